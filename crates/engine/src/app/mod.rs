@@ -1,0 +1,79 @@
+//! Traffic sources and sinks as plain state machines.
+//!
+//! An application never touches the event queue: the engine calls it with
+//! the current time and an input (start, a timer it asked for, a packet for
+//! it) and it answers with [`Action`]s. That keeps every application
+//! testable alone (see the tests in each file).
+
+pub mod cbr;
+pub mod poisson;
+pub mod sink;
+
+use crate::net::Packet;
+use crate::sim::SimTime;
+
+pub use cbr::CbrSource;
+pub use poisson::PoissonSource;
+pub use sink::Sink;
+
+/// What an application asks the engine to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Send a packet. The engine stamps `id`, `src`, `created_at` and, for
+    /// multicast, the distribution tree.
+    Send(Packet),
+    /// Call `on_timer(token)` at `at`.
+    Timer { at: SimTime, token: u64 },
+}
+
+pub trait App: Send {
+    fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>);
+    fn on_timer(&mut self, _now: SimTime, _token: u64, _out: &mut Vec<Action>) {}
+    fn on_packet(&mut self, _now: SimTime, _pkt: &Packet, _out: &mut Vec<Action>) {}
+}
+
+/// The fixed part of every packet a source sends.
+#[derive(Clone, Debug)]
+pub struct PacketTemplate {
+    pub flow: crate::net::FlowId,
+    pub dst: crate::net::Dest,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub dscp: u8,
+    pub payload_bytes: u32,
+    pub transport: crate::net::Transport,
+}
+
+impl PacketTemplate {
+    pub fn make(&self, seq: u64) -> Packet {
+        Packet {
+            id: 0,
+            flow: self.flow,
+            seq,
+            size_bytes: self.payload_bytes
+                + crate::net::packet::IPV4_HEADER_BYTES
+                + self.transport.header_bytes(),
+            src: 0,
+            dst: self.dst,
+            src_port: self.src_port,
+            dst_port: self.dst_port,
+            dscp: self.dscp,
+            created_at: SimTime::ZERO,
+            transport: self.transport,
+        }
+    }
+}
+
+/// When a source stops: at a time, after a number of packets, or both.
+#[derive(Clone, Copy, Debug)]
+pub struct StopRule {
+    /// No packet at or after this time.
+    pub stop: SimTime,
+    pub max_packets: Option<u64>,
+}
+
+impl StopRule {
+    pub fn allows(&self, now: SimTime, sent: u64) -> bool {
+        now < self.stop && self.max_packets.is_none_or(|m| sent < m)
+    }
+}

@@ -1,0 +1,20 @@
+//! Loss models behind one trait. A model sees every packet that crosses its
+//! attachment point (a link direction, or a node's local delivery) and says
+//! whether it is lost. Each model owns its random stream.
+
+pub mod explicit;
+pub mod gilbert;
+pub mod rate;
+
+use crate::net::Packet;
+use crate::sim::SimTime;
+
+pub use explicit::ExplicitLoss;
+pub use gilbert::GilbertElliott;
+pub use rate::{BitErrorRate, ByteErrorRate, PacketLossRate};
+
+pub trait LossModel: Send {
+    /// True if `pkt`, crossing at `now`, is lost.
+    fn is_lost(&mut self, pkt: &Packet, now: SimTime) -> bool;
+    fn kind(&self) -> &'static str;
+}

@@ -1,0 +1,9 @@
+//! Measurements: what happened to every packet, and the tables built from it.
+
+pub mod pcap;
+pub mod recorder;
+pub mod summary;
+pub mod table;
+
+pub use recorder::{DropSite, Recorder};
+pub use table::{Column, Table};

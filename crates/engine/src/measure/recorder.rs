@@ -1,0 +1,214 @@
+//! The recorder: the fate of every packet, kept in columnar buffers.
+//!
+//! Flows are measured per (flow, receiver) pair ("fr"): a unicast flow has
+//! one, a multicast flow one per group member other than its sender. Each
+//! drop is charged to the receivers it deprives of the packet, so that for
+//! every pair `sent = received + lost + in_flight` holds exactly at the end.
+
+use crate::net::{DropReason, FlowId, LinkDirId, NodeId, Packet};
+use crate::sim::SimTime;
+
+/// Where a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropSite {
+    /// In the queue or on the wire of a link direction.
+    Link(LinkDirId),
+    /// At a node (no route, or at local delivery).
+    Node(NodeId),
+}
+
+/// Trace event kinds (ns-2 style letters).
+pub mod trace_kind {
+    /// Enqueued at a link.
+    pub const ENQUEUE: u8 = b'+';
+    /// Transmission started on a link.
+    pub const DEQUEUE: u8 = b'-';
+    /// Arrived at the far end of a link.
+    pub const RECEIVE: u8 = b'r';
+    /// Dropped.
+    pub const DROP: u8 = b'd';
+    /// Delivered to an application.
+    pub const DELIVER: u8 = b'D';
+}
+
+pub struct FlowMeta {
+    pub name: String,
+    pub kind: &'static str,
+    pub src: NodeId,
+    pub receivers: Vec<NodeId>,
+    pub start: SimTime,
+    pub stop: SimTime,
+}
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Default)]
+pub struct Recorder {
+    pub flows: Vec<FlowMeta>,
+    fr_of: Vec<Vec<u32>>,
+    pub fr_flow: Vec<FlowId>,
+    pub fr_node: Vec<NodeId>,
+    // per flow
+    pub sent: Vec<u64>,
+    pub sent_bytes: Vec<u64>,
+    // per (flow, receiver)
+    pub received: Vec<u64>,
+    pub received_bytes: Vec<u64>,
+    pub dropped: Vec<[u64; DropReason::COUNT]>,
+    pub lost_seqs: Vec<Vec<u64>>,
+    /// RFC 3550 A.8 interarrival jitter, in nanoseconds.
+    pub jitter_ns: Vec<f64>,
+    last_transit: Vec<Option<i64>>,
+    // per-delivery log
+    pub log_fr: Vec<u32>,
+    pub log_seq: Vec<u64>,
+    pub log_size: Vec<u32>,
+    pub log_sent: Vec<u64>,
+    pub log_recv: Vec<u64>,
+    // drop log (one row per dropped copy)
+    pub dl_time: Vec<u64>,
+    pub dl_flow: Vec<u32>,
+    pub dl_seq: Vec<u64>,
+    pub dl_id: Vec<u64>,
+    pub dl_size: Vec<u32>,
+    pub dl_reason: Vec<DropReason>,
+    pub dl_site: Vec<DropSite>,
+    // optional per-hop trace
+    pub trace_on: bool,
+    pub tr_time: Vec<u64>,
+    pub tr_kind: Vec<u8>,
+    /// Link-dir for link events, node for deliveries and node drops.
+    pub tr_at: Vec<u32>,
+    pub tr_id: Vec<u64>,
+    pub tr_flow: Vec<u32>,
+    pub tr_seq: Vec<u64>,
+    pub tr_size: Vec<u32>,
+    // queue samples
+    pub qs_time: Vec<u64>,
+    pub qs_ld: Vec<u32>,
+    pub qs_packets: Vec<u64>,
+    pub qs_bytes: Vec<u64>,
+}
+
+impl Recorder {
+    pub fn new(flows: Vec<FlowMeta>, num_nodes: usize, trace_on: bool) -> Self {
+        let mut r = Recorder {
+            trace_on,
+            ..Default::default()
+        };
+        for (f, meta) in flows.iter().enumerate() {
+            let mut map = vec![NONE; num_nodes];
+            for &n in &meta.receivers {
+                map[n as usize] = r.fr_flow.len() as u32;
+                r.fr_flow.push(f as FlowId);
+                r.fr_node.push(n);
+            }
+            r.fr_of.push(map);
+        }
+        let n_fr = r.fr_flow.len();
+        r.sent = vec![0; flows.len()];
+        r.sent_bytes = vec![0; flows.len()];
+        r.received = vec![0; n_fr];
+        r.received_bytes = vec![0; n_fr];
+        r.dropped = vec![[0; DropReason::COUNT]; n_fr];
+        r.lost_seqs = vec![Vec::new(); n_fr];
+        r.jitter_ns = vec![0.0; n_fr];
+        r.last_transit = vec![None; n_fr];
+        r.flows = flows;
+        r
+    }
+
+    /// Index of the (flow, receiver) pair, if `node` receives `flow`.
+    pub fn fr(&self, flow: FlowId, node: NodeId) -> Option<usize> {
+        let i = *self.fr_of.get(flow as usize)?.get(node as usize)?;
+        (i != NONE).then_some(i as usize)
+    }
+
+    pub fn num_fr(&self) -> usize {
+        self.fr_flow.len()
+    }
+
+    pub fn on_send(&mut self, p: &Packet) {
+        self.sent[p.flow as usize] += 1;
+        self.sent_bytes[p.flow as usize] += p.size_bytes as u64;
+    }
+
+    /// A packet handed to an application on `node` at `now`.
+    pub fn on_deliver(&mut self, p: &Packet, node: NodeId, now: SimTime) {
+        if self.trace_on {
+            self.trace(trace_kind::DELIVER, node, p, now);
+        }
+        let Some(i) = self.fr(p.flow, node) else {
+            return;
+        };
+        self.received[i] += 1;
+        self.received_bytes[i] += p.size_bytes as u64;
+        // RFC 3550 A.8: J += (|D(i-1,i)| - J) / 16 over transit times, in
+        // arrival order.
+        let transit = now.as_nanos() as i64 - p.created_at.as_nanos() as i64;
+        if let Some(prev) = self.last_transit[i] {
+            let d = (transit - prev).abs() as f64;
+            self.jitter_ns[i] += (d - self.jitter_ns[i]) / 16.0;
+        }
+        self.last_transit[i] = Some(transit);
+        self.log_fr.push(i as u32);
+        self.log_seq.push(p.seq);
+        self.log_size.push(p.size_bytes);
+        self.log_sent.push(p.created_at.as_nanos());
+        self.log_recv.push(now.as_nanos());
+    }
+
+    /// A dropped packet copy; `receivers` are the receivers it would have
+    /// reached.
+    pub fn on_drop(
+        &mut self,
+        p: &Packet,
+        reason: DropReason,
+        site: DropSite,
+        now: SimTime,
+        receivers: &[NodeId],
+    ) {
+        if self.trace_on {
+            let at = match site {
+                DropSite::Link(l) => l,
+                DropSite::Node(n) => n,
+            };
+            self.trace(trace_kind::DROP, at, p, now);
+        }
+        self.dl_time.push(now.as_nanos());
+        self.dl_flow.push(p.flow);
+        self.dl_seq.push(p.seq);
+        self.dl_id.push(p.id);
+        self.dl_size.push(p.size_bytes);
+        self.dl_reason.push(reason);
+        self.dl_site.push(site);
+        for &n in receivers {
+            if let Some(i) = self.fr(p.flow, n) {
+                self.dropped[i][reason.index()] += 1;
+                self.lost_seqs[i].push(p.seq);
+            }
+        }
+    }
+
+    #[inline]
+    pub fn trace(&mut self, kind: u8, at: u32, p: &Packet, now: SimTime) {
+        self.tr_time.push(now.as_nanos());
+        self.tr_kind.push(kind);
+        self.tr_at.push(at);
+        self.tr_id.push(p.id);
+        self.tr_flow.push(p.flow);
+        self.tr_seq.push(p.seq);
+        self.tr_size.push(p.size_bytes);
+    }
+
+    pub fn sample_queue(&mut self, now: SimTime, ld: LinkDirId, packets: usize, bytes: u64) {
+        self.qs_time.push(now.as_nanos());
+        self.qs_ld.push(ld);
+        self.qs_packets.push(packets as u64);
+        self.qs_bytes.push(bytes);
+    }
+
+    pub fn total_dropped(&self, fr: usize) -> u64 {
+        self.dropped[fr].iter().sum()
+    }
+}

@@ -1,0 +1,8 @@
+//! Network: packets, nodes, links, routing.
+
+pub mod packet;
+pub mod routing;
+pub mod topology;
+
+pub use packet::{Dest, DropReason, FlowId, GroupId, LinkDirId, NodeId, Packet, Transport};
+pub use topology::{LinkDir, Node};

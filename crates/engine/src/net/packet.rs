@@ -1,0 +1,104 @@
+//! The packet: a small plain struct. No byte buffers on the hot path; real
+//! byte formats live in `wire/` and are produced only for pcap export.
+
+use crate::sim::SimTime;
+
+pub type NodeId = u32;
+pub type LinkDirId = u32;
+pub type FlowId = u32;
+pub type GroupId = u32;
+
+/// IPv4 header bytes (no options).
+pub const IPV4_HEADER_BYTES: u32 = 20;
+/// UDP header bytes.
+pub const UDP_HEADER_BYTES: u32 = 8;
+
+/// Where a packet is going.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dest {
+    /// One node (unicast).
+    Node(NodeId),
+    /// A multicast group, delivered along the shortest-path tree `tree`
+    /// rooted at the sender (stamped by the engine at origination).
+    Group { group: GroupId, tree: u32 },
+}
+
+/// The transport header carried, enough to account sizes and write pcap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Udp,
+}
+
+impl Transport {
+    pub fn header_bytes(self) -> u32 {
+        match self {
+            Transport::Udp => UDP_HEADER_BYTES,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Packet {
+    /// Unique per packet originated in a run; multicast copies share it.
+    pub id: u64,
+    pub flow: FlowId,
+    /// Per-flow sequence number, starting at 0.
+    pub seq: u64,
+    /// Size on the wire: IPv4 total length (IP header + transport + payload).
+    pub size_bytes: u32,
+    pub src: NodeId,
+    pub dst: Dest,
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// DiffServ code point (6 bits).
+    pub dscp: u8,
+    /// When the application handed the packet to the network.
+    pub created_at: SimTime,
+    pub transport: Transport,
+}
+
+impl Packet {
+    pub fn payload_bytes(&self) -> u32 {
+        self.size_bytes - IPV4_HEADER_BYTES - self.transport.header_bytes()
+    }
+}
+
+/// Why a packet was dropped. Every drop carries one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DropReason {
+    /// The queue was full (drop-tail overflow).
+    QueueOverflow,
+    /// Lost on a link by its loss model (bit/byte errors, random loss...).
+    LinkLoss,
+    /// Lost at the receiving node by its loss model.
+    ReceiverLoss,
+    /// No route from the node to the destination.
+    NoRoute,
+    /// Reached its destination node, but no application listens on the port.
+    NoListener,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 5] = [
+        DropReason::QueueOverflow,
+        DropReason::LinkLoss,
+        DropReason::ReceiverLoss,
+        DropReason::NoRoute,
+        DropReason::NoListener,
+    ];
+    pub const COUNT: usize = Self::ALL.len();
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::QueueOverflow => "queue_overflow",
+            DropReason::LinkLoss => "link_loss",
+            DropReason::ReceiverLoss => "receiver_loss",
+            DropReason::NoRoute => "no_route",
+            DropReason::NoListener => "no_listener",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}

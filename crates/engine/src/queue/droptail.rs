@@ -1,0 +1,87 @@
+//! Drop-tail FIFO with a packet limit, a byte limit, or both.
+
+use super::{QueueCtx, QueueDiscipline};
+use crate::net::{DropReason, Packet};
+use std::collections::VecDeque;
+
+pub struct DropTail {
+    q: VecDeque<Packet>,
+    bytes: u64,
+    limit_packets: Option<usize>,
+    limit_bytes: Option<u64>,
+}
+
+impl DropTail {
+    pub fn new(limit_packets: Option<usize>, limit_bytes: Option<u64>) -> Self {
+        DropTail {
+            q: VecDeque::new(),
+            bytes: 0,
+            limit_packets,
+            limit_bytes,
+        }
+    }
+    pub fn packets(limit: usize) -> Self {
+        Self::new(Some(limit), None)
+    }
+    pub fn bytes(limit: u64) -> Self {
+        Self::new(None, Some(limit))
+    }
+}
+
+impl QueueDiscipline for DropTail {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
+        let full_p = self.limit_packets.is_some_and(|l| self.q.len() >= l);
+        let full_b = self
+            .limit_bytes
+            .is_some_and(|l| self.bytes + pkt.size_bytes as u64 > l);
+        if full_p || full_b {
+            ctx.dropped.push((pkt, DropReason::QueueOverflow));
+        } else {
+            self.bytes += pkt.size_bytes as u64;
+            self.q.push_back(pkt);
+        }
+    }
+
+    fn dequeue(&mut self, _ctx: &mut QueueCtx<'_>) -> Option<Packet> {
+        let p = self.q.pop_front()?;
+        self.bytes -= p.size_bytes as u64;
+        Some(p)
+    }
+
+    fn len_packets(&self) -> usize {
+        self.q.len()
+    }
+    fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
+    fn held(&self) -> Vec<&Packet> {
+        self.q.iter().collect()
+    }
+    fn kind(&self) -> &'static str {
+        "droptail"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::tests::pkt;
+    use crate::queue::Queue;
+    use crate::sim::SimTime;
+
+    #[test]
+    fn fifo_order_and_byte_limit() {
+        let mut q = Queue::new(Box::new(DropTail::bytes(250)));
+        let mut d = Vec::new();
+        for s in 0..3 {
+            q.enqueue(pkt(s, 100), SimTime(0), &mut d);
+        }
+        assert_eq!(d.len(), 1, "third 100-byte packet exceeds 250 bytes");
+        q.enqueue(pkt(9, 50), SimTime(0), &mut d);
+        assert_eq!(q.len_bytes(), 250);
+        let order: Vec<u64> =
+            std::iter::from_fn(|| q.dequeue(SimTime(1), &mut d).map(|p| p.seq)).collect();
+        assert_eq!(order, vec![0, 1, 9]);
+        assert!(q.balanced());
+    }
+}

@@ -1,0 +1,189 @@
+//! Queue disciplines behind one trait, with one base that does the
+//! accounting.
+//!
+//! A discipline ([`QueueDiscipline`]) decides policy only: what to hold,
+//! what to drop (on enqueue or on dequeue, the arriving packet or another
+//! one) and what to send next. [`Queue`] wraps it and keeps the books:
+//! arrivals, departures, drops by reason, time-averaged and peak length, and
+//! the conservation rule `arrivals = departures + drops + length`, which it
+//! checks after every operation in debug builds and at the end of each run.
+//! RED, WRED, schedulers (WFQ, DRR) and CoDel fit the same trait: a drop is
+//! reported by pushing the packet with its reason into the context.
+
+pub mod droptail;
+
+use crate::net::{DropReason, Packet};
+use crate::sim::SimTime;
+
+pub use droptail::DropTail;
+
+/// What a discipline may use and report during one operation.
+pub struct QueueCtx<'a> {
+    pub now: SimTime,
+    /// Packets the discipline dropped during this call, with the reason.
+    pub dropped: &'a mut Vec<(Packet, DropReason)>,
+}
+
+pub trait QueueDiscipline: Send {
+    /// Takes `pkt`: holds it, or reports it (or another held packet) dropped.
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>);
+    /// The next packet to transmit, if any (may also report drops).
+    fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Packet>;
+    fn len_packets(&self) -> usize;
+    fn len_bytes(&self) -> u64;
+    /// Held packets, in no particular order (end-of-run accounting).
+    fn held(&self) -> Vec<&Packet>;
+    /// Short name of the discipline, e.g. "droptail".
+    fn kind(&self) -> &'static str;
+}
+
+/// Counters a [`Queue`] keeps.
+#[derive(Clone, Debug, Default)]
+pub struct QueueStats {
+    pub arrivals: u64,
+    pub arrival_bytes: u64,
+    pub departures: u64,
+    pub departure_bytes: u64,
+    pub drops: [u64; DropReason::COUNT],
+    pub drop_bytes: u64,
+    pub max_packets: usize,
+    pub max_bytes: u64,
+    /// Time integrals of the length (packet*ns and byte*ns).
+    pub area_packets: u128,
+    pub area_bytes: u128,
+    pub last_change: SimTime,
+}
+
+impl QueueStats {
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+/// A queue: a discipline plus the bookkeeping every discipline shares.
+pub struct Queue {
+    disc: Box<dyn QueueDiscipline>,
+    pub stats: QueueStats,
+}
+
+impl Queue {
+    pub fn new(disc: Box<dyn QueueDiscipline>) -> Self {
+        Queue {
+            disc,
+            stats: QueueStats::default(),
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        self.disc.kind()
+    }
+    pub fn len_packets(&self) -> usize {
+        self.disc.len_packets()
+    }
+    pub fn len_bytes(&self) -> u64 {
+        self.disc.len_bytes()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.disc.len_packets() == 0
+    }
+    pub fn held(&self) -> Vec<&Packet> {
+        self.disc.held()
+    }
+
+    fn integrate(&mut self, now: SimTime) {
+        let dt = now.saturating_sub(self.stats.last_change).as_nanos() as u128;
+        self.stats.area_packets += dt * self.disc.len_packets() as u128;
+        self.stats.area_bytes += dt * self.disc.len_bytes() as u128;
+        self.stats.last_change = now;
+    }
+
+    fn count_drops(&mut self, dropped: &[(Packet, DropReason)], from: usize) {
+        for (p, r) in &dropped[from..] {
+            self.stats.drops[r.index()] += 1;
+            self.stats.drop_bytes += p.size_bytes as u64;
+        }
+    }
+
+    /// Offers `pkt`; drops (if any) are appended to `dropped`.
+    pub fn enqueue(&mut self, pkt: Packet, now: SimTime, dropped: &mut Vec<(Packet, DropReason)>) {
+        self.integrate(now);
+        self.stats.arrivals += 1;
+        self.stats.arrival_bytes += pkt.size_bytes as u64;
+        let before = dropped.len();
+        self.disc.enqueue(pkt, &mut QueueCtx { now, dropped });
+        self.count_drops(dropped, before);
+        let (lp, lb) = (self.disc.len_packets(), self.disc.len_bytes());
+        self.stats.max_packets = self.stats.max_packets.max(lp);
+        self.stats.max_bytes = self.stats.max_bytes.max(lb);
+        debug_assert!(self.balanced(), "queue conservation broken on enqueue");
+    }
+
+    /// Takes the next packet to send; drops (if any) are appended to `dropped`.
+    pub fn dequeue(
+        &mut self,
+        now: SimTime,
+        dropped: &mut Vec<(Packet, DropReason)>,
+    ) -> Option<Packet> {
+        self.integrate(now);
+        let before = dropped.len();
+        let p = self.disc.dequeue(&mut QueueCtx { now, dropped });
+        self.count_drops(dropped, before);
+        if let Some(p) = &p {
+            self.stats.departures += 1;
+            self.stats.departure_bytes += p.size_bytes as u64;
+        }
+        debug_assert!(self.balanced(), "queue conservation broken on dequeue");
+        p
+    }
+
+    /// arrivals == departures + drops + held.
+    pub fn balanced(&self) -> bool {
+        self.stats.arrivals
+            == self.stats.departures + self.stats.total_drops() + self.disc.len_packets() as u64
+    }
+
+    /// Closes the time integrals at `end`.
+    pub fn finish(&mut self, end: SimTime) {
+        self.integrate(end);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::{Dest, Transport};
+
+    pub fn pkt(seq: u64, size: u32) -> Packet {
+        Packet {
+            id: seq,
+            flow: 0,
+            seq,
+            size_bytes: size,
+            src: 0,
+            dst: Dest::Node(1),
+            src_port: 1,
+            dst_port: 2,
+            dscp: 0,
+            created_at: SimTime::ZERO,
+            transport: Transport::Udp,
+        }
+    }
+
+    #[test]
+    fn base_accounts_and_averages() {
+        let mut q = Queue::new(Box::new(DropTail::packets(2)));
+        let mut d = Vec::new();
+        q.enqueue(pkt(0, 100), SimTime(0), &mut d);
+        q.enqueue(pkt(1, 100), SimTime(10), &mut d);
+        q.enqueue(pkt(2, 100), SimTime(10), &mut d);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].1, DropReason::QueueOverflow);
+        assert_eq!(q.dequeue(SimTime(20), &mut d).unwrap().seq, 0);
+        q.finish(SimTime(40));
+        assert!(q.balanced());
+        assert_eq!(q.stats.drops[DropReason::QueueOverflow.index()], 1);
+        // 1 pkt for 10 ns, 2 for 10 ns, 1 for 20 ns = 50 packet*ns.
+        assert_eq!(q.stats.area_packets, 50);
+        assert_eq!(q.stats.max_packets, 2);
+    }
+}

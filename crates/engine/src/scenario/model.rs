@@ -1,0 +1,271 @@
+//! The scenario data model: the single source of truth for the schema.
+//!
+//! Units are in the field names (`_s`, `_ms`, `_bps`, `_bytes`). Defaults
+//! are stated on each field and in docs/scenario.md.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A complete simulation scenario.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name, used in result files.
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Simulated time to run, in seconds.
+    pub duration_s: f64,
+    /// Nodes (hosts and routers alike).
+    pub nodes: Vec<NodeSpec>,
+    /// Full-duplex point-to-point links.
+    #[serde(default)]
+    pub links: Vec<LinkSpec>,
+    /// Multicast groups.
+    #[serde(default)]
+    pub groups: Vec<GroupSpec>,
+    /// Traffic flows.
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+    #[serde(default)]
+    pub routing: RoutingSpec,
+    #[serde(default)]
+    pub measure: MeasureSpec,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Unique node name.
+    pub name: String,
+    /// Loss applied to packets delivered to applications on this node
+    /// (a receiver's own error model; forwarded traffic is not affected).
+    #[serde(default)]
+    pub receiver_loss: Option<LossSpec>,
+}
+
+/// A full-duplex link between nodes `a` and `b`. The top-level fields apply
+/// to both directions; `ab` (a to b) and `ba` (b to a) override them per
+/// direction.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Unique link name; default "<a>-<b>".
+    #[serde(default)]
+    pub name: Option<String>,
+    pub a: String,
+    pub b: String,
+    /// Transmission rate in bit/s.
+    pub rate_bps: f64,
+    /// One-way propagation delay in milliseconds.
+    pub delay_ms: f64,
+    /// Transmit queue of each direction; default drop-tail of 100 packets.
+    #[serde(default)]
+    pub queue: Option<QueueSpec>,
+    /// Loss model of each direction (each direction gets its own instance
+    /// and random stream).
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+    /// Routing cost; default 1 (metric "hops") or the delay in ms (metric
+    /// "delay").
+    #[serde(default)]
+    pub cost: Option<f64>,
+    #[serde(default)]
+    pub ab: Option<DirSpec>,
+    #[serde(default)]
+    pub ba: Option<DirSpec>,
+}
+
+/// Per-direction overrides of a link.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DirSpec {
+    #[serde(default)]
+    pub rate_bps: Option<f64>,
+    #[serde(default)]
+    pub delay_ms: Option<f64>,
+    #[serde(default)]
+    pub queue: Option<QueueSpec>,
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+    #[serde(default)]
+    pub cost: Option<f64>,
+}
+
+/// A queue discipline.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueSpec {
+    /// FIFO that drops arrivals when full. Give a packet limit, a byte
+    /// limit, or both (the first reached applies).
+    Droptail {
+        #[serde(default)]
+        limit_packets: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+    },
+}
+
+/// A loss model.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossSpec {
+    /// Each packet lost independently with probability `rate`.
+    Packet { rate: f64 },
+    /// Each byte in error with probability `rate`; a packet of n bytes is
+    /// lost with probability 1-(1-rate)^n.
+    ByteError { rate: f64 },
+    /// Each bit in error with probability `rate`; a packet of n bytes is
+    /// lost with probability 1-(1-rate)^(8n).
+    BitError { rate: f64 },
+    /// Two-state Markov chain stepped once per packet.
+    GilbertElliott {
+        p_good_to_bad: f64,
+        p_bad_to_good: f64,
+        /// Loss probability in the good state (default 0).
+        #[serde(default)]
+        loss_good: Option<f64>,
+        /// Loss probability in the bad state (default 1).
+        #[serde(default)]
+        loss_bad: Option<f64>,
+    },
+    /// Deterministic losses.
+    Explicit {
+        /// 0-based ordinals of the packets crossing this point.
+        #[serde(default)]
+        ordinals: Vec<u64>,
+        /// Specific packets by flow name and sequence number.
+        #[serde(default)]
+        packets: Vec<FlowSeq>,
+        /// Time windows [start_s, end_s) in which every packet is lost.
+        #[serde(default)]
+        windows_s: Vec<[f64; 2]>,
+    },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSeq {
+    pub flow: String,
+    pub seq: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    pub name: String,
+    /// Member nodes; each receives the group's flows (except its own).
+    pub members: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowKind {
+    /// Constant bit rate over UDP.
+    Cbr,
+    /// Poisson arrivals over UDP.
+    Poisson,
+}
+
+/// A traffic flow from `src` to a node (`dst`) or a multicast group
+/// (`group`).
+///
+/// Sizes: `payload_bytes` is the application payload; the packet on the
+/// wire adds UDP (8 B) and IPv4 (20 B) headers. Rates (`rate_bps`) count
+/// payload bits, like a codec's bit rate.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Unique flow name.
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: FlowKind,
+    pub src: String,
+    /// Destination node (unicast). Give exactly one of `dst` and `group`.
+    #[serde(default)]
+    pub dst: Option<String>,
+    /// Destination multicast group.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Application payload per packet, in bytes.
+    pub payload_bytes: u32,
+    /// cbr: payload bit rate (give this or `interval_ms`); poisson: mean
+    /// payload bit rate (give this or `rate_pps`).
+    #[serde(default)]
+    pub rate_bps: Option<f64>,
+    /// cbr: time between packets, in milliseconds.
+    #[serde(default)]
+    pub interval_ms: Option<f64>,
+    /// poisson: mean packets per second.
+    #[serde(default)]
+    pub rate_pps: Option<f64>,
+    /// Start time in seconds (default 0).
+    #[serde(default)]
+    pub start_s: f64,
+    /// No packet is sent at or after this time (default: end of run).
+    #[serde(default)]
+    pub stop_s: Option<f64>,
+    /// Stop after this many packets.
+    #[serde(default)]
+    pub max_packets: Option<u64>,
+    /// UDP source port (default 10000 + flow index).
+    #[serde(default)]
+    pub src_port: Option<u16>,
+    /// UDP destination port (default 20000 + flow index).
+    #[serde(default)]
+    pub dst_port: Option<u16>,
+    /// DiffServ code point, 0-63 (default 0).
+    #[serde(default)]
+    pub dscp: u8,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteMetric {
+    /// Every link costs 1 (unless it sets `cost`).
+    #[default]
+    Hops,
+    /// A link costs its propagation delay in ms (unless it sets `cost`).
+    Delay,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingSpec {
+    #[serde(default)]
+    pub metric: RouteMetric,
+    /// Explicit unicast routes that override the computed ones.
+    #[serde(default)]
+    pub routes: Vec<RouteSpec>,
+}
+
+/// At `node`, send packets for `dst` to the neighbour `next_hop`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    pub node: String,
+    pub dst: String,
+    pub next_hop: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureSpec {
+    /// Record a per-hop packet trace (enqueue, transmit, receive, drop,
+    /// deliver). Large; off by default.
+    #[serde(default)]
+    pub trace: bool,
+    /// Sample every queue's length at this period, in ms (off if absent).
+    #[serde(default)]
+    pub queue_sample_ms: Option<f64>,
+    /// Windows [start_s, end_s) over which to report per-flow throughput.
+    #[serde(default)]
+    pub windows_s: Vec<[f64; 2]>,
+    /// Write one pcap file per link (needs an output directory).
+    #[serde(default)]
+    pub pcap: bool,
+    /// Bytes captured per packet in pcap files (0 = whole packet).
+    #[serde(default)]
+    pub pcap_snaplen: u32,
+}

@@ -1,0 +1,388 @@
+//! Parsing and validation. Every problem is reported as a [`FieldError`]
+//! naming the path of the offending field (`links[2].rate_bps`) and what is
+//! wrong with it; validation collects all problems rather than stopping at
+//! the first.
+
+use super::model::*;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Parses a scenario from JSON text; structural errors (wrong type, unknown
+/// or missing field) name their path.
+pub fn parse_json(text: &str) -> Result<Scenario, Vec<FieldError>> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." {
+            "(scenario)".to_string()
+        } else {
+            path
+        };
+        let msg = e.inner().to_string();
+        // Line/column refer to the JSON handed over, not the user's file.
+        let msg = match msg.rfind(" at line ") {
+            Some(i) => msg[..i].to_string(),
+            None => msg,
+        };
+        vec![FieldError { path, message: msg }]
+    })
+}
+
+/// Parses and validates.
+pub fn parse_and_validate(text: &str) -> Result<Scenario, Vec<FieldError>> {
+    let s = parse_json(text)?;
+    let errs = validate(&s);
+    if errs.is_empty() {
+        Ok(s)
+    } else {
+        Err(errs)
+    }
+}
+
+struct V {
+    errs: Vec<FieldError>,
+}
+
+impl V {
+    fn err(&mut self, path: impl Into<String>, msg: impl Into<String>) {
+        self.errs.push(FieldError {
+            path: path.into(),
+            message: msg.into(),
+        });
+    }
+    fn positive(&mut self, path: &str, x: f64) {
+        if !x.is_finite() || x <= 0.0 {
+            self.err(path, format!("must be a positive number (got {x})"));
+        }
+    }
+    fn non_negative(&mut self, path: &str, x: f64) {
+        if !x.is_finite() || x < 0.0 {
+            self.err(path, format!("must be a non-negative number (got {x})"));
+        }
+    }
+    fn probability(&mut self, path: &str, x: f64) {
+        if !x.is_finite() || !(0.0..=1.0).contains(&x) {
+            self.err(path, format!("must be a probability in [0, 1] (got {x})"));
+        }
+    }
+    fn unique<'a>(&mut self, what: &str, names: impl Iterator<Item = (String, &'a str)>) {
+        let mut seen = HashSet::new();
+        for (path, n) in names {
+            if n.is_empty() {
+                self.err(path, format!("{what} name must not be empty"));
+            } else if !seen.insert(n) {
+                self.err(path, format!("duplicate {what} name \"{n}\""));
+            }
+        }
+    }
+    fn known(&mut self, path: &str, name: &str, set: &HashSet<&str>, what: &str) -> bool {
+        if set.contains(name) {
+            true
+        } else {
+            self.err(path, format!("unknown {what} \"{name}\""));
+            false
+        }
+    }
+
+    fn queue(&mut self, path: &str, q: &QueueSpec) {
+        match q {
+            QueueSpec::Droptail {
+                limit_packets,
+                limit_bytes,
+            } => {
+                if limit_packets.is_none() && limit_bytes.is_none() {
+                    self.err(path, "droptail needs limit_packets or limit_bytes");
+                }
+                if *limit_packets == Some(0) {
+                    self.err(format!("{path}.limit_packets"), "must be at least 1");
+                }
+                if *limit_bytes == Some(0) {
+                    self.err(format!("{path}.limit_bytes"), "must be at least 1");
+                }
+            }
+        }
+    }
+
+    fn loss(&mut self, path: &str, l: &LossSpec, flows: &HashSet<&str>) {
+        match l {
+            LossSpec::Packet { rate }
+            | LossSpec::ByteError { rate }
+            | LossSpec::BitError { rate } => self.probability(&format!("{path}.rate"), *rate),
+            LossSpec::GilbertElliott {
+                p_good_to_bad,
+                p_bad_to_good,
+                loss_good,
+                loss_bad,
+            } => {
+                self.probability(&format!("{path}.p_good_to_bad"), *p_good_to_bad);
+                self.probability(&format!("{path}.p_bad_to_good"), *p_bad_to_good);
+                if let Some(x) = loss_good {
+                    self.probability(&format!("{path}.loss_good"), *x);
+                }
+                if let Some(x) = loss_bad {
+                    self.probability(&format!("{path}.loss_bad"), *x);
+                }
+                if *p_good_to_bad + *p_bad_to_good <= 0.0 {
+                    self.err(path, "p_good_to_bad and p_bad_to_good must not both be 0");
+                }
+            }
+            LossSpec::Explicit {
+                packets, windows_s, ..
+            } => {
+                for (i, p) in packets.iter().enumerate() {
+                    self.known(&format!("{path}.packets[{i}].flow"), &p.flow, flows, "flow");
+                }
+                for (i, w) in windows_s.iter().enumerate() {
+                    self.window(&format!("{path}.windows_s[{i}]"), w);
+                }
+            }
+        }
+    }
+
+    fn window(&mut self, path: &str, w: &[f64; 2]) {
+        if !w[0].is_finite() || !w[1].is_finite() || w[0] < 0.0 || w[1] <= w[0] {
+            self.err(
+                path,
+                format!(
+                    "must be [start, end] with 0 <= start < end (got [{}, {}])",
+                    w[0], w[1]
+                ),
+            );
+        }
+    }
+}
+
+/// Semantic checks of a parsed scenario.
+pub fn validate(s: &Scenario) -> Vec<FieldError> {
+    let mut v = V { errs: Vec::new() };
+    v.positive("duration_s", s.duration_s);
+    if s.nodes.is_empty() {
+        v.err("nodes", "at least one node is needed");
+    }
+    v.unique(
+        "node",
+        s.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (format!("nodes[{i}].name"), n.name.as_str())),
+    );
+    v.unique(
+        "group",
+        s.groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (format!("groups[{i}].name"), g.name.as_str())),
+    );
+    v.unique(
+        "flow",
+        s.flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (format!("flows[{i}].name"), f.name.as_str())),
+    );
+    let nodes: HashSet<&str> = s.nodes.iter().map(|n| n.name.as_str()).collect();
+    let groups: HashSet<&str> = s.groups.iter().map(|g| g.name.as_str()).collect();
+    let flows: HashSet<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
+
+    for (i, n) in s.nodes.iter().enumerate() {
+        if let Some(l) = &n.receiver_loss {
+            v.loss(&format!("nodes[{i}].receiver_loss"), l, &flows);
+        }
+    }
+
+    let mut link_names = HashSet::new();
+    let mut neighbours: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for (i, l) in s.links.iter().enumerate() {
+        let p = format!("links[{i}]");
+        let ka = v.known(&format!("{p}.a"), &l.a, &nodes, "node");
+        let kb = v.known(&format!("{p}.b"), &l.b, &nodes, "node");
+        if ka && kb && l.a == l.b {
+            v.err(
+                format!("{p}.b"),
+                format!("a link cannot join node \"{}\" to itself", l.a),
+            );
+        }
+        neighbours
+            .entry(l.a.as_str())
+            .or_default()
+            .insert(l.b.as_str());
+        neighbours
+            .entry(l.b.as_str())
+            .or_default()
+            .insert(l.a.as_str());
+        let name = l.name.clone().unwrap_or_else(|| format!("{}-{}", l.a, l.b));
+        if name.is_empty() {
+            v.err(format!("{p}.name"), "link name must not be empty");
+        } else if !link_names.insert(name.clone()) {
+            v.err(
+                format!("{p}.name"),
+                format!("duplicate link name \"{name}\" (parallel links need distinct names)"),
+            );
+        }
+        v.positive(&format!("{p}.rate_bps"), l.rate_bps);
+        if l.rate_bps.is_finite() && l.rate_bps > 0.0 && l.rate_bps < 1.0 {
+            v.err(format!("{p}.rate_bps"), "must be at least 1 bit/s");
+        }
+        v.non_negative(&format!("{p}.delay_ms"), l.delay_ms);
+        if let Some(q) = &l.queue {
+            v.queue(&format!("{p}.queue"), q);
+        }
+        if let Some(x) = &l.loss {
+            v.loss(&format!("{p}.loss"), x, &flows);
+        }
+        if let Some(c) = l.cost {
+            v.non_negative(&format!("{p}.cost"), c);
+        }
+        for (dname, d) in [("ab", &l.ab), ("ba", &l.ba)] {
+            let Some(d) = d else { continue };
+            let dp = format!("{p}.{dname}");
+            if let Some(r) = d.rate_bps {
+                v.positive(&format!("{dp}.rate_bps"), r);
+            }
+            if let Some(x) = d.delay_ms {
+                v.non_negative(&format!("{dp}.delay_ms"), x);
+            }
+            if let Some(q) = &d.queue {
+                v.queue(&format!("{dp}.queue"), q);
+            }
+            if let Some(x) = &d.loss {
+                v.loss(&format!("{dp}.loss"), x, &flows);
+            }
+            if let Some(c) = d.cost {
+                v.non_negative(&format!("{dp}.cost"), c);
+            }
+        }
+    }
+
+    for (i, g) in s.groups.iter().enumerate() {
+        if g.members.is_empty() {
+            v.err(
+                format!("groups[{i}].members"),
+                "a group needs at least one member",
+            );
+        }
+        for (j, m) in g.members.iter().enumerate() {
+            v.known(&format!("groups[{i}].members[{j}]"), m, &nodes, "node");
+        }
+    }
+
+    for (i, f) in s.flows.iter().enumerate() {
+        let p = format!("flows[{i}]");
+        v.known(&format!("{p}.src"), &f.src, &nodes, "node");
+        match (&f.dst, &f.group) {
+            (Some(d), None) => {
+                if v.known(&format!("{p}.dst"), d, &nodes, "node") && *d == f.src {
+                    v.err(format!("{p}.dst"), "must differ from src");
+                }
+            }
+            (None, Some(g)) => {
+                v.known(&format!("{p}.group"), g, &groups, "group");
+            }
+            (Some(_), Some(_)) => v.err(&p, "give either dst or group, not both"),
+            (None, None) => v.err(
+                &p,
+                "give a destination: dst (a node) or group (a multicast group)",
+            ),
+        }
+        if f.payload_bytes == 0 || f.payload_bytes > 65_507 {
+            v.err(
+                format!("{p}.payload_bytes"),
+                format!("must be 1..=65507 bytes (got {})", f.payload_bytes),
+            );
+        }
+        match f.kind {
+            FlowKind::Cbr => {
+                match (f.rate_bps, f.interval_ms) {
+                    (Some(r), None) => v.positive(&format!("{p}.rate_bps"), r),
+                    (None, Some(x)) => v.positive(&format!("{p}.interval_ms"), x),
+                    (Some(_), Some(_)) => v.err(&p, "cbr takes rate_bps or interval_ms, not both"),
+                    (None, None) => v.err(&p, "cbr needs rate_bps or interval_ms"),
+                }
+                if f.rate_pps.is_some() {
+                    v.err(
+                        format!("{p}.rate_pps"),
+                        "not used by cbr (give rate_bps or interval_ms)",
+                    );
+                }
+            }
+            FlowKind::Poisson => {
+                match (f.rate_bps, f.rate_pps) {
+                    (Some(r), None) => v.positive(&format!("{p}.rate_bps"), r),
+                    (None, Some(x)) => v.positive(&format!("{p}.rate_pps"), x),
+                    (Some(_), Some(_)) => v.err(&p, "poisson takes rate_bps or rate_pps, not both"),
+                    (None, None) => v.err(&p, "poisson needs rate_bps or rate_pps"),
+                }
+                if f.interval_ms.is_some() {
+                    v.err(
+                        format!("{p}.interval_ms"),
+                        "not used by poisson (give rate_bps or rate_pps)",
+                    );
+                }
+            }
+        }
+        v.non_negative(&format!("{p}.start_s"), f.start_s);
+        if f.start_s.is_finite() && s.duration_s.is_finite() && f.start_s >= s.duration_s {
+            v.err(
+                format!("{p}.start_s"),
+                format!(
+                    "starts at {} s, not before the end of the run (duration_s = {})",
+                    f.start_s, s.duration_s
+                ),
+            );
+        }
+        if let Some(stop) = f.stop_s {
+            if !stop.is_finite() || stop <= f.start_s {
+                v.err(
+                    format!("{p}.stop_s"),
+                    format!("must be after start_s = {} (got {stop})", f.start_s),
+                );
+            }
+        }
+        if f.max_packets == Some(0) {
+            v.err(format!("{p}.max_packets"), "must be at least 1");
+        }
+        if f.dscp > 63 {
+            v.err(
+                format!("{p}.dscp"),
+                format!("must be 0..=63 (got {})", f.dscp),
+            );
+        }
+    }
+
+    for (i, r) in s.routing.routes.iter().enumerate() {
+        let p = format!("routing.routes[{i}]");
+        let a = v.known(&format!("{p}.node"), &r.node, &nodes, "node");
+        v.known(&format!("{p}.dst"), &r.dst, &nodes, "node");
+        let b = v.known(&format!("{p}.next_hop"), &r.next_hop, &nodes, "node");
+        if a && b
+            && !neighbours
+                .get(r.node.as_str())
+                .is_some_and(|n| n.contains(r.next_hop.as_str()))
+        {
+            v.err(
+                format!("{p}.next_hop"),
+                format!("\"{}\" is not a neighbour of \"{}\"", r.next_hop, r.node),
+            );
+        }
+    }
+
+    if let Some(x) = s.measure.queue_sample_ms {
+        v.positive("measure.queue_sample_ms", x);
+    }
+    for (i, w) in s.measure.windows_s.iter().enumerate() {
+        v.window(&format!("measure.windows_s[{i}]"), w);
+    }
+    v.errs
+}

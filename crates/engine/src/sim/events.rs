@@ -1,0 +1,253 @@
+//! The event queue: a contract in three rules.
+//!
+//! 1. Events pop in order of (time, insertion sequence), so events scheduled
+//!    for the same instant run in the order they were scheduled. Runs are
+//!    therefore bit-for-bit repeatable.
+//! 2. Scheduling before the current time is an error.
+//! 3. An event scheduled with [`EventQueue::schedule_cancellable`] gets an
+//!    [`EventKey`]; cancelling it removes it lazily (it is skipped when it
+//!    reaches the head). Cancelling an event that already ran, or twice, is
+//!    reported and changes nothing. Plain events (the packet hot path) carry
+//!    no cancellation bookkeeping.
+
+use super::time::SimTime;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashSet};
+
+/// Handle of a scheduled event, usable to cancel it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EventKey(pub u64);
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("cannot schedule at {at} which is before now ({now})")]
+pub struct PastSchedule {
+    pub at: SimTime,
+    pub now: SimTime,
+}
+
+struct Entry<E> {
+    at: SimTime,
+    seq: u64,
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, o: &Self) -> bool {
+        self.at == o.at && self.seq == o.seq
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<E> Ord for Entry<E> {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.at.cmp(&self.at).then_with(|| o.seq.cmp(&self.seq))
+    }
+}
+
+/// A priority queue of events of type `E` with a clock.
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    cancellable: HashSet<u64>,
+    cancelled: HashSet<u64>,
+    next_seq: u64,
+    now: SimTime,
+    popped: u64,
+}
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> EventQueue<E> {
+    pub fn new() -> Self {
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            cancellable: HashSet::new(),
+            cancelled: HashSet::new(),
+            next_seq: 0,
+            now: SimTime::ZERO,
+            popped: 0,
+        }
+    }
+
+    /// The current simulated time: that of the last event popped.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Number of events executed so far (cancelled ones excluded).
+    pub fn events_executed(&self) -> u64 {
+        self.popped
+    }
+
+    /// Pending events, cancelled ones excluded.
+    pub fn len(&self) -> usize {
+        self.heap.len() - self.cancelled.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Schedules `event` at absolute time `at`.
+    pub fn schedule(&mut self, at: SimTime, event: E) -> Result<(), PastSchedule> {
+        self.push(at, event).map(|_| ())
+    }
+
+    /// Schedules `event` after `delay` from now (never in the past).
+    pub fn schedule_in(&mut self, delay: SimTime, event: E) {
+        let at = self.now + delay;
+        let _ = self.push(at, event);
+    }
+
+    /// Schedules a cancellable `event` at `at` and returns its key.
+    pub fn schedule_cancellable(
+        &mut self,
+        at: SimTime,
+        event: E,
+    ) -> Result<EventKey, PastSchedule> {
+        let seq = self.push(at, event)?;
+        self.cancellable.insert(seq);
+        Ok(EventKey(seq))
+    }
+
+    fn push(&mut self, at: SimTime, event: E) -> Result<u64, PastSchedule> {
+        if at < self.now {
+            return Err(PastSchedule { at, now: self.now });
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Entry { at, seq, event });
+        Ok(seq)
+    }
+
+    /// Cancels a pending cancellable event. Returns false if it already ran
+    /// or was already cancelled.
+    pub fn cancel(&mut self, key: EventKey) -> bool {
+        if self.cancellable.remove(&key.0) {
+            self.cancelled.insert(key.0);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Time of the next live event, if any.
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.skip_cancelled();
+        self.heap.peek().map(|e| e.at)
+    }
+
+    fn skip_cancelled(&mut self) {
+        while let Some(top) = self.heap.peek() {
+            if !self.cancelled.is_empty() && self.cancelled.remove(&top.seq) {
+                self.heap.pop();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Pops the next live event and advances the clock to its time.
+    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        self.skip_cancelled();
+        let e = self.heap.pop()?;
+        if !self.cancellable.is_empty() {
+            self.cancellable.remove(&e.seq);
+        }
+        self.now = e.at;
+        self.popped += 1;
+        Some((e.at, e.event))
+    }
+
+    /// Pops the next live event if it is due at or before `until`.
+    pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
+        match self.peek_time() {
+            Some(t) if t <= until => self.pop(),
+            _ => None,
+        }
+    }
+
+    /// Moves the clock forward to `t` without running anything (used when a
+    /// run stops at a horizon with no event exactly there).
+    pub fn advance_to(&mut self, t: SimTime) {
+        if t > self.now {
+            self.now = t;
+        }
+    }
+
+    /// Live pending events, in no particular order (for end-of-run accounting).
+    pub fn pending(&self) -> impl Iterator<Item = (SimTime, &E)> {
+        self.heap
+            .iter()
+            .filter(|e| !self.cancelled.contains(&e.seq))
+            .map(|e| (e.at, &e.event))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pops_in_time_then_insertion_order() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(5), "b").unwrap();
+        q.schedule(SimTime(1), "a").unwrap();
+        q.schedule(SimTime(5), "c").unwrap();
+        q.schedule(SimTime(5), "d").unwrap();
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|x| x.1)).collect();
+        assert_eq!(order, vec!["a", "b", "c", "d"]);
+        assert_eq!(q.now(), SimTime(5));
+    }
+
+    #[test]
+    fn scheduling_in_the_past_is_an_error() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(10), 1).unwrap();
+        q.pop();
+        assert_eq!(
+            q.schedule(SimTime(9), 2),
+            Err(PastSchedule {
+                at: SimTime(9),
+                now: SimTime(10)
+            })
+        );
+        assert!(q.schedule(SimTime(10), 3).is_ok());
+    }
+
+    #[test]
+    fn cancelled_events_never_run() {
+        let mut q = EventQueue::new();
+        let a = q.schedule_cancellable(SimTime(1), 'a').unwrap();
+        q.schedule(SimTime(2), 'b').unwrap();
+        let c = q.schedule_cancellable(SimTime(3), 'c').unwrap();
+        let d = q.schedule_cancellable(SimTime(0), 'd').unwrap();
+        assert_eq!(q.pop(), Some((SimTime(0), 'd')));
+        assert!(!q.cancel(d), "an event that ran cannot be cancelled");
+        assert!(q.cancel(a));
+        assert!(!q.cancel(a));
+        assert!(q.cancel(c));
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.pop(), Some((SimTime(2), 'b')));
+        assert_eq!(q.pop(), None);
+        assert_eq!(q.events_executed(), 2, "d and b ran, a and c did not");
+    }
+
+    #[test]
+    fn pop_until_respects_horizon() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(1), 1).unwrap();
+        q.schedule(SimTime(7), 2).unwrap();
+        assert!(q.pop_until(SimTime(5)).is_some());
+        assert!(q.pop_until(SimTime(5)).is_none());
+        assert_eq!(q.len(), 1);
+    }
+}

@@ -1,0 +1,109 @@
+//! Simulated time as integer nanoseconds.
+//!
+//! Float seconds never drive the clock: conversions happen at the scenario
+//! boundary only, so that event order and timing are exact and repeatable.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// An instant or a span of simulated time, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimTime(pub u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    pub const fn from_nanos(ns: u64) -> Self {
+        SimTime(ns)
+    }
+    pub const fn from_micros(us: u64) -> Self {
+        SimTime(us * 1_000)
+    }
+    pub const fn from_millis(ms: u64) -> Self {
+        SimTime(ms * 1_000_000)
+    }
+    pub const fn from_secs(s: u64) -> Self {
+        SimTime(s * 1_000_000_000)
+    }
+    /// Rounds to the nearest nanosecond. Callers validate that `s` is finite
+    /// and non-negative (the scenario validator does).
+    pub fn from_secs_f64(s: f64) -> Self {
+        SimTime((s * 1e9).round() as u64)
+    }
+    pub fn from_millis_f64(ms: f64) -> Self {
+        SimTime((ms * 1e6).round() as u64)
+    }
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    pub fn saturating_sub(self, other: SimTime) -> SimTime {
+        SimTime(self.0.saturating_sub(other.0))
+    }
+}
+
+impl Add for SimTime {
+    type Output = SimTime;
+    fn add(self, rhs: SimTime) -> SimTime {
+        SimTime(self.0 + rhs.0)
+    }
+}
+impl AddAssign for SimTime {
+    fn add_assign(&mut self, rhs: SimTime) {
+        self.0 += rhs.0;
+    }
+}
+impl Sub for SimTime {
+    type Output = SimTime;
+    fn sub(self, rhs: SimTime) -> SimTime {
+        SimTime(self.0 - rhs.0)
+    }
+}
+
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.9}s", self.as_secs_f64())
+    }
+}
+
+/// Serialisation time of `bits` on a link of `rate_bps`, as whole nanoseconds
+/// plus the sub-nanosecond remainder (numerator over `rate_bps`).
+///
+/// Carrying the remainder across back-to-back packets keeps a busy link's
+/// long-run rate exact even when 8S/R is not a whole number of nanoseconds.
+pub fn tx_time(bits: u64, rate_bps: u64, carry: u64) -> (SimTime, u64) {
+    let num = bits as u128 * 1_000_000_000u128 + carry as u128;
+    let ns = num / rate_bps as u128;
+    let rem = num % rate_bps as u128;
+    (SimTime(ns as u64), rem as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_round_to_nearest_nanosecond() {
+        assert_eq!(SimTime::from_secs_f64(1.5).as_nanos(), 1_500_000_000);
+        assert_eq!(SimTime::from_millis_f64(0.0000004).as_nanos(), 0);
+        assert_eq!(SimTime::from_millis_f64(0.0000006).as_nanos(), 1);
+        assert_eq!(
+            SimTime::from_millis(25) + SimTime::from_micros(3),
+            SimTime(25_003_000)
+        );
+    }
+
+    #[test]
+    fn tx_time_is_exact_with_carry() {
+        // 1000 B at 3 Mbit/s = 2_666_666.67 ns: three packets take exactly 8 ms.
+        let (a, c1) = tx_time(8000, 3_000_000, 0);
+        let (b, c2) = tx_time(8000, 3_000_000, c1);
+        let (c, c3) = tx_time(8000, 3_000_000, c2);
+        assert_eq!(a.0 + b.0 + c.0, 8_000_000);
+        assert_eq!(c3, 0);
+        assert_eq!(tx_time(12_000, 10_000_000, 0), (SimTime(1_200_000), 0));
+    }
+}

@@ -1,0 +1,380 @@
+//! The world: nodes, links, applications, and the loop that drives them.
+//!
+//! Packet path: an application's `Send` enters its node; the node delivers
+//! it locally or forwards it (unicast next hop, or one copy per branch of the
+//! multicast tree); a link direction enqueues it, serialises it at its rate
+//! (exact integer nanoseconds) and, after the propagation delay, hands it to
+//! the next node, unless its loss model discards it.
+
+use crate::app::{Action, App};
+use crate::measure::pcap::PcapWriter;
+use crate::measure::recorder::trace_kind;
+use crate::measure::{DropSite, Recorder};
+use crate::net::routing::McastTree;
+use crate::net::{Dest, DropReason, LinkDir, LinkDirId, Node, NodeId, Packet};
+use crate::sim::time::tx_time;
+use crate::sim::{EventQueue, SimTime};
+
+pub enum Ev {
+    /// The transmitter of a link-dir finished sending a packet.
+    TxDone(LinkDirId),
+    /// A packet reaches the far end of a link-dir.
+    Arrive(LinkDirId, Packet),
+    AppStart(u32),
+    AppTimer(u32, u64),
+    /// Periodic queue-length sampling.
+    Sample,
+}
+
+pub struct AppSlot {
+    pub node: NodeId,
+    pub start: SimTime,
+    pub app: Box<dyn App>,
+}
+
+pub struct World {
+    pub nodes: Vec<Node>,
+    pub links: Vec<LinkDir>,
+    /// Names of the full-duplex links (index = LinkDir::link).
+    pub link_names: Vec<String>,
+    /// `routes[node][dst]`: first link-dir towards dst.
+    pub routes: Vec<Vec<Option<LinkDirId>>>,
+    pub trees: Vec<McastTree>,
+    /// (sender node, group) -> tree index.
+    pub tree_of: std::collections::HashMap<(NodeId, u32), u32>,
+    pub apps: Vec<AppSlot>,
+    /// Per node: (port, app index).
+    pub ports: Vec<Vec<(u16, u32)>>,
+    pub rec: Recorder,
+    pub q: EventQueue<Ev>,
+    pub horizon: SimTime,
+    pub sample_every: Option<SimTime>,
+    /// Per full-duplex link: its pcap writer, if capturing.
+    pub pcap: Vec<Option<PcapWriter>>,
+    pub group_addrs: Vec<[u8; 4]>,
+    pub next_packet_id: u64,
+    /// Extra copies made by multicast duplication.
+    pub copies: u64,
+    /// Packets originated by applications.
+    pub originated: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub io_error: Option<String>,
+    actions: Vec<Action>,
+    drops: Vec<(Packet, DropReason)>,
+}
+
+/// Called every so many events; return false to stop the run.
+pub type Progress<'a> = &'a mut dyn FnMut(SimTime, u64) -> bool;
+
+pub const PROGRESS_EVERY: u64 = 1 << 20;
+
+impl World {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        nodes: Vec<Node>,
+        links: Vec<LinkDir>,
+        link_names: Vec<String>,
+        routes: Vec<Vec<Option<LinkDirId>>>,
+        trees: Vec<McastTree>,
+        tree_of: std::collections::HashMap<(NodeId, u32), u32>,
+        apps: Vec<AppSlot>,
+        ports: Vec<Vec<(u16, u32)>>,
+        rec: Recorder,
+        horizon: SimTime,
+        sample_every: Option<SimTime>,
+        group_addrs: Vec<[u8; 4]>,
+    ) -> Self {
+        let n_links = link_names.len();
+        World {
+            nodes,
+            links,
+            link_names,
+            routes,
+            trees,
+            tree_of,
+            apps,
+            ports,
+            rec,
+            q: EventQueue::new(),
+            horizon,
+            sample_every,
+            pcap: (0..n_links).map(|_| None).collect(),
+            group_addrs,
+            next_packet_id: 0,
+            copies: 0,
+            originated: 0,
+            delivered: 0,
+            dropped: 0,
+            io_error: None,
+            actions: Vec::with_capacity(16),
+            drops: Vec::with_capacity(16),
+        }
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+
+    /// Runs until the horizon. Returns false if `progress` asked to stop.
+    pub fn run(&mut self, progress: Progress<'_>) -> bool {
+        for i in 0..self.apps.len() {
+            let at = self.apps[i].start;
+            self.q
+                .schedule(at, Ev::AppStart(i as u32))
+                .expect("start times are validated");
+        }
+        if self.sample_every.is_some() {
+            self.q
+                .schedule(SimTime::ZERO, Ev::Sample)
+                .expect("time zero");
+        }
+        let mut next_report = PROGRESS_EVERY;
+        while let Some((now, ev)) = self.q.pop_until(self.horizon) {
+            self.dispatch(now, ev);
+            if self.q.events_executed() >= next_report {
+                next_report += PROGRESS_EVERY;
+                if !progress(now, self.q.events_executed()) {
+                    return false;
+                }
+            }
+        }
+        self.q.advance_to(self.horizon);
+        true
+    }
+
+    fn dispatch(&mut self, now: SimTime, ev: Ev) {
+        match ev {
+            Ev::TxDone(ld) => self.tx_done(ld, now),
+            Ev::Arrive(ld, p) => self.arrive(ld, p, now),
+            Ev::AppStart(a) => {
+                let mut acts = std::mem::take(&mut self.actions);
+                self.apps[a as usize].app.on_start(now, &mut acts);
+                self.run_actions(a, &mut acts, now);
+                self.actions = acts;
+            }
+            Ev::AppTimer(a, token) => {
+                let mut acts = std::mem::take(&mut self.actions);
+                self.apps[a as usize].app.on_timer(now, token, &mut acts);
+                self.run_actions(a, &mut acts, now);
+                self.actions = acts;
+            }
+            Ev::Sample => {
+                for (i, l) in self.links.iter().enumerate() {
+                    self.rec.sample_queue(
+                        now,
+                        i as LinkDirId,
+                        l.queue.len_packets(),
+                        l.queue.len_bytes(),
+                    );
+                }
+                let every = self.sample_every.expect("sampling on");
+                self.q.schedule_in(every, Ev::Sample);
+            }
+        }
+    }
+
+    fn run_actions(&mut self, app: u32, acts: &mut Vec<Action>, now: SimTime) {
+        let node = self.apps[app as usize].node;
+        for a in acts.drain(..) {
+            match a {
+                Action::Timer { at, token } => {
+                    // An application asking for the past is a bug in that
+                    // application; run it now rather than corrupt the clock.
+                    let at = at.max(now);
+                    self.q
+                        .schedule(at, Ev::AppTimer(app, token))
+                        .expect("clamped to now");
+                }
+                Action::Send(mut p) => {
+                    p.id = self.next_packet_id;
+                    self.next_packet_id += 1;
+                    p.src = node;
+                    p.created_at = now;
+                    if let Dest::Group { group, .. } = p.dst {
+                        let tree = self
+                            .tree_of
+                            .get(&(node, group))
+                            .copied()
+                            .unwrap_or(u32::MAX);
+                        p.dst = Dest::Group { group, tree };
+                    }
+                    self.originated += 1;
+                    self.rec.on_send(&p);
+                    self.forward(node, p, now);
+                }
+            }
+        }
+    }
+
+    /// A packet at `node` (originated here or arrived from a link).
+    fn forward(&mut self, node: NodeId, p: Packet, now: SimTime) {
+        match p.dst {
+            Dest::Node(d) if d == node => self.deliver(node, p, now),
+            Dest::Node(d) => match self.routes[node as usize][d as usize] {
+                Some(ld) => self.enqueue(ld, p, now),
+                None => self.drop(p, DropReason::NoRoute, DropSite::Node(node), now),
+            },
+            Dest::Group { tree, .. } => {
+                let Some(t) = self.trees.get(tree as usize) else {
+                    return self.drop(p, DropReason::NoRoute, DropSite::Node(node), now);
+                };
+                let n_out = t.out[node as usize].len();
+                let local = t.local[node as usize];
+                let targets = n_out + local as usize;
+                if targets == 0 {
+                    return self.drop(p, DropReason::NoRoute, DropSite::Node(node), now);
+                }
+                self.copies += targets as u64 - 1;
+                for k in 0..n_out {
+                    let ld = self.trees[tree as usize].out[node as usize][k];
+                    let last = k + 1 == n_out && !local;
+                    if last {
+                        return self.enqueue(ld, p, now);
+                    }
+                    self.enqueue(ld, p.clone(), now);
+                }
+                self.deliver(node, p, now);
+            }
+        }
+    }
+
+    fn deliver(&mut self, node: NodeId, p: Packet, now: SimTime) {
+        if let Some(loss) = self.nodes[node as usize].receiver_loss.as_mut() {
+            if loss.is_lost(&p, now) {
+                return self.drop(p, DropReason::ReceiverLoss, DropSite::Node(node), now);
+            }
+        }
+        let Some(&(_, app)) = self.ports[node as usize]
+            .iter()
+            .find(|(port, _)| *port == p.dst_port)
+        else {
+            return self.drop(p, DropReason::NoListener, DropSite::Node(node), now);
+        };
+        self.delivered += 1;
+        self.rec.on_deliver(&p, node, now);
+        let mut acts = std::mem::take(&mut self.actions);
+        self.apps[app as usize].app.on_packet(now, &p, &mut acts);
+        self.run_actions(app, &mut acts, now);
+        self.actions = acts;
+    }
+
+    fn enqueue(&mut self, ld: LinkDirId, p: Packet, now: SimTime) {
+        if self.rec.trace_on {
+            self.rec.trace(trace_kind::ENQUEUE, ld, &p, now);
+        }
+        let mut drops = std::mem::take(&mut self.drops);
+        let link = &mut self.links[ld as usize];
+        link.queue.enqueue(p, now, &mut drops);
+        let next = if !link.busy {
+            link.queue.dequeue(now, &mut drops)
+        } else {
+            None
+        };
+        for (d, r) in drops.drain(..) {
+            self.drop(d, r, DropSite::Link(ld), now);
+        }
+        self.drops = drops;
+        if let Some(p) = next {
+            self.start_tx(ld, p, now);
+        }
+    }
+
+    fn start_tx(&mut self, ld: LinkDirId, p: Packet, now: SimTime) {
+        let link = &mut self.links[ld as usize];
+        let (tx, carry) = tx_time(p.size_bytes as u64 * 8, link.rate_bps, link.tx_carry);
+        link.tx_carry = carry;
+        link.busy = true;
+        link.busy_ns += tx.as_nanos();
+        link.tx_packets += 1;
+        link.tx_bytes += p.size_bytes as u64;
+        let arrive_at = now + tx + link.delay;
+        let lidx = link.link as usize;
+        if let Some(w) = self.pcap[lidx].as_mut() {
+            let src = self.nodes[p.src as usize].addr;
+            let dst = match p.dst {
+                Dest::Node(d) => self.nodes[d as usize].addr,
+                Dest::Group { group, .. } => self.group_addrs[group as usize],
+            };
+            if let Err(e) = w.write(now, &p, src, dst) {
+                self.io_error
+                    .get_or_insert_with(|| format!("pcap for link {}: {e}", self.link_names[lidx]));
+                self.pcap[lidx] = None;
+            }
+        }
+        if self.rec.trace_on {
+            self.rec.trace(trace_kind::DEQUEUE, ld, &p, now);
+        }
+        self.q.schedule_in(tx, Ev::TxDone(ld));
+        self.q
+            .schedule(arrive_at, Ev::Arrive(ld, p))
+            .expect("future");
+    }
+
+    fn tx_done(&mut self, ld: LinkDirId, now: SimTime) {
+        let mut drops = std::mem::take(&mut self.drops);
+        let link = &mut self.links[ld as usize];
+        link.busy = false;
+        let next = link.queue.dequeue(now, &mut drops);
+        if next.is_none() {
+            link.tx_carry = 0; // idle: the next packet starts on a fresh clock edge
+        }
+        for (d, r) in drops.drain(..) {
+            self.drop(d, r, DropSite::Link(ld), now);
+        }
+        self.drops = drops;
+        if let Some(p) = next {
+            self.start_tx(ld, p, now);
+        }
+    }
+
+    fn arrive(&mut self, ld: LinkDirId, p: Packet, now: SimTime) {
+        if self.rec.trace_on {
+            self.rec.trace(trace_kind::RECEIVE, ld, &p, now);
+        }
+        let link = &mut self.links[ld as usize];
+        if let Some(loss) = link.loss.as_mut() {
+            if loss.is_lost(&p, now) {
+                link.lost_packets += 1;
+                return self.drop(p, DropReason::LinkLoss, DropSite::Link(ld), now);
+            }
+        }
+        let to = link.to;
+        self.forward(to, p, now);
+    }
+
+    /// Records a drop and charges it to the receivers it deprives.
+    fn drop(&mut self, p: Packet, reason: DropReason, site: DropSite, now: SimTime) {
+        self.dropped += 1;
+        let local_delivery = matches!(reason, DropReason::ReceiverLoss | DropReason::NoListener);
+        match (p.dst, site) {
+            (Dest::Node(d), _) => self.rec.on_drop(&p, reason, site, now, &[d]),
+            (Dest::Group { .. }, DropSite::Node(n)) if local_delivery => {
+                self.rec.on_drop(&p, reason, site, now, &[n])
+            }
+            (Dest::Group { tree, .. }, _) => {
+                let at = match site {
+                    DropSite::Link(ld) => self.links[ld as usize].to,
+                    DropSite::Node(n) => n,
+                };
+                match self.trees.get(tree as usize) {
+                    Some(t) => self
+                        .rec
+                        .on_drop(&p, reason, site, now, &t.below[at as usize]),
+                    None => self.rec.on_drop(&p, reason, site, now, &[]),
+                }
+            }
+        }
+    }
+
+    /// Receivers a packet copy in flight towards node `at` would reach.
+    pub fn receivers_below(&self, p: &Packet, at: NodeId) -> Vec<NodeId> {
+        match p.dst {
+            Dest::Node(d) => vec![d],
+            Dest::Group { tree, .. } => self
+                .trees
+                .get(tree as usize)
+                .map_or(vec![], |t| t.below[at as usize].clone()),
+        }
+    }
+}

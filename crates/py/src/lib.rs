@@ -1,0 +1,112 @@
+//! Thin PyO3 bindings: scenario in (JSON text), results out (numpy columns
+//! and a JSON metadata string). All logic lives in `mediasim-engine`; this
+//! file only converts types and maps engine errors to Python exceptions.
+
+use mediasim_engine::measure::Column;
+use mediasim_engine::{EngineError, RunOptions};
+use numpy::IntoPyArray;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+/// Maps an engine error to the matching Python exception (in one place).
+fn to_py_err(py: Python<'_>, e: EngineError) -> PyErr {
+    match e {
+        EngineError::Scenario(errs) => {
+            let pairs: Vec<(String, String)> = errs
+                .iter()
+                .map(|e| (e.path.clone(), e.message.clone()))
+                .collect();
+            let msg = EngineError::Scenario(errs).to_string();
+            match py
+                .import("mediasim.errors")
+                .and_then(|m| m.getattr("ScenarioError"))
+                .and_then(|cls| cls.call1((msg, pairs)))
+            {
+                Ok(obj) => PyErr::from_value(obj),
+                Err(err) => err,
+            }
+        }
+        EngineError::Io(m) => PyOSError::new_err(m),
+        EngineError::Conservation(m) => PyRuntimeError::new_err(m),
+        EngineError::Interrupted(t) => {
+            PyKeyboardInterrupt::new_err(format!("run interrupted at {t}"))
+        }
+    }
+}
+
+fn column_to_py<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match c {
+        Column::U64(v) => v.into_pyarray(py).into_any(),
+        Column::I64(v) => v.into_pyarray(py).into_any(),
+        Column::F64(v) => v.into_pyarray(py).into_any(),
+        Column::Str(v) => PyList::new(py, v)?.into_any(),
+    })
+}
+
+/// run(scenario_json, seed=0, replication=0, pcap_dir=None, pcap=False, trace=False)
+/// -> (tables: dict[str, dict[str, array]], meta_json: str)
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=0, replication=0, pcap_dir=None, pcap=false, trace=false))]
+fn run<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    seed: u64,
+    replication: u64,
+    pcap_dir: Option<String>,
+    pcap: bool,
+    trace: bool,
+) -> PyResult<(Bound<'py, PyDict>, String)> {
+    let opts = RunOptions {
+        seed,
+        replication,
+        pcap_dir: pcap_dir.map(Into::into),
+        pcap,
+        trace,
+    };
+    let text = scenario_json.to_string();
+    // Release the GIL for the run; every so many events re-attach briefly
+    // to let Ctrl-C through.
+    let result = py.detach(move || {
+        let mut progress = |_now, _events| Python::attach(|py| py.check_signals().is_ok());
+        mediasim_engine::run_json(&text, &opts, &mut progress)
+    });
+    let out = result.map_err(|e| to_py_err(py, e))?;
+    let tables = PyDict::new(py);
+    for t in out.tables {
+        let cols = PyDict::new(py);
+        for (name, c) in t.columns {
+            cols.set_item(name, column_to_py(py, c)?)?;
+        }
+        tables.set_item(t.name, cols)?;
+    }
+    Ok((tables, out.meta_json))
+}
+
+/// Parses and validates a scenario; raises ScenarioError listing every problem.
+#[pyfunction]
+fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<()> {
+    mediasim_engine::scenario::parse_and_validate(scenario_json)
+        .map(|_| ())
+        .map_err(|errs| to_py_err(py, EngineError::Scenario(errs)))
+}
+
+/// The JSON Schema of a scenario.
+#[pyfunction]
+fn schema() -> String {
+    mediasim_engine::scenario::json_schema()
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    mediasim_engine::VERSION
+}
+
+#[pymodule]
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

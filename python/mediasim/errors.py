@@ -1,0 +1,18 @@
+"""Exceptions raised by mediasim."""
+
+from __future__ import annotations
+
+
+class ScenarioError(ValueError):
+    """A scenario is invalid. ``errors`` lists every problem as
+    ``(path, message)``, e.g. ``("links[2].rate_bps", "must be a positive number (got 0)")``."""
+
+    def __init__(self, message: str, errors: list[tuple[str, str]] | None = None):
+        super().__init__(message)
+        self.errors: list[tuple[str, str]] = [tuple(e) for e in (errors or [])]
+
+    def __str__(self) -> str:  # one problem per line, paths first
+        if not self.errors:
+            return super().__str__()
+        lines = [f"  {p}: {m}" for p, m in self.errors]
+        return "invalid scenario:\n" + "\n".join(lines)

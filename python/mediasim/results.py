@@ -1,0 +1,90 @@
+"""Results of one run: pandas DataFrames plus run metadata.
+
+Tables (see docs/results.md for every column):
+
+- ``flows``: one row per (flow, receiver): counts, losses by reason,
+  throughput, one-way delay statistics, RFC 3550 jitter, loss runs.
+- ``packets``: one row per delivered packet (send/receive time, size, seq).
+- ``drops``: one row per dropped packet copy, with reason and site.
+- ``throughput``: per (flow, receiver) and measurement window.
+- ``loss_runs``: histogram of runs of consecutive lost packets.
+- ``links``, ``queues``: per link direction.
+- ``queue_samples``: queue length over time (if sampling was asked for).
+- ``trace``: per-hop packet events (if asked for).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+TABLES = ("flows", "packets", "drops", "throughput", "loss_runs", "links", "queues", "queue_samples", "trace")
+
+
+def _frame(name: str, cols: dict[str, Any], meta: dict[str, Any]) -> pd.DataFrame:
+    df = pd.DataFrame({k: (np.asarray(v) if not isinstance(v, list) else v) for k, v in cols.items()})
+    # Integer-coded columns become categoricals with the engine's names.
+    coded = meta.get("coded_columns", {}).get(name, {})
+    for col, code in coded.items():
+        if col in df:
+            # Names are unique (the engine validates them).
+            df[col] = pd.Categorical.from_codes(df[col].to_numpy().astype("int64"), categories=meta["codes"][code])
+    for col in [c for c in df.columns if c.endswith("_ns")]:
+        df[col[:-3] + "_s"] = df[col].to_numpy() * 1e-9
+    if name == "packets" and len(df.columns):
+        df["delay_ms"] = (df["recv_ns"].to_numpy().astype("int64") - df["sent_ns"].to_numpy().astype("int64")) * 1e-6
+    return df
+
+
+@dataclass
+class Results:
+    """What one run produced."""
+
+    meta: dict[str, Any]
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @classmethod
+    def from_engine(cls, raw: dict[str, dict[str, Any]], meta_json: str, extra: dict[str, Any] | None = None) -> "Results":
+        meta = json.loads(meta_json)
+        if extra:
+            meta.update(extra)
+        tables = {name: _frame(name, cols, meta) for name, cols in raw.items()}
+        return cls(meta=meta, tables=tables)
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        tables = self.__dict__.get("tables", {})
+        if name in tables:
+            return tables[name]
+        if name in TABLES:
+            return pd.DataFrame()
+        raise AttributeError(name)
+
+    def summary(self) -> pd.DataFrame:
+        """The per-flow table with the most-read columns, for printing."""
+        cols = [
+            "flow", "receiver", "sent", "received", "lost", "in_flight", "loss_rate",
+            "throughput_bps", "delay_mean_ms", "delay_p99_ms", "jitter_ms",
+        ]
+        return self.flows[[c for c in cols if c in self.flows.columns]]
+
+    def to_parquet(self, directory: str | Path) -> Path:
+        """Writes every table as ``<name>.parquet`` and the metadata as
+        ``meta.json`` into ``directory`` (created if needed)."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        for name, df in self.tables.items():
+            df.to_parquet(d / f"{name}.parquet", index=False)
+        (d / "meta.json").write_text(json.dumps(self.meta, indent=2))
+        return d
+
+    @classmethod
+    def read_parquet(cls, directory: str | Path) -> "Results":
+        d = Path(directory)
+        meta = json.loads((d / "meta.json").read_text())
+        tables = {p.stem: pd.read_parquet(p) for p in sorted(d.glob("*.parquet"))}
+        return cls(meta=meta, tables=tables)

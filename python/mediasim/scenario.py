@@ -1,0 +1,225 @@
+"""Scenarios: load them from JSON, TOML or YAML files, or build them in code.
+
+A scenario is plain data (a dict) whose schema lives in the engine
+(``mediasim schema`` prints it); this module only reads files, offers a
+builder, and applies overrides. It never re-implements the engine's rules:
+validation happens in the engine and names the offending field.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import _engine
+from .errors import ScenarioError
+
+
+class Scenario:
+    """A scenario as plain data, with a small builder API.
+
+    >>> sc = Scenario("two-hosts", duration_s=10)
+    >>> sc.node("a").node("b").link("a", "b", rate_bps=1e6, delay_ms=10)
+    >>> sc.flow("f", "cbr", src="a", dst="b", payload_bytes=160, interval_ms=20)
+    """
+
+    def __init__(self, name: str = "", duration_s: float = 10.0, **fields: Any):
+        self.data: dict[str, Any] = {"name": name, "duration_s": duration_s, "nodes": [], "links": []}
+        self.data.update(fields)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Scenario":
+        sc = cls.__new__(cls)
+        sc.data = copy.deepcopy(data)
+        return sc
+
+    def to_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(self.data)
+
+    def to_json(self) -> str:
+        return json.dumps(self.data)
+
+    @property
+    def name(self) -> str:
+        return self.data.get("name") or "scenario"
+
+    # -- builder ---------------------------------------------------------
+    def node(self, name: str, **fields: Any) -> "Scenario":
+        self.data.setdefault("nodes", []).append({"name": name, **fields})
+        return self
+
+    def link(self, a: str, b: str, rate_bps: float, delay_ms: float, **fields: Any) -> "Scenario":
+        self.data.setdefault("links", []).append(
+            {"a": a, "b": b, "rate_bps": rate_bps, "delay_ms": delay_ms, **fields}
+        )
+        return self
+
+    def group(self, name: str, members: list[str]) -> "Scenario":
+        self.data.setdefault("groups", []).append({"name": name, "members": list(members)})
+        return self
+
+    def flow(self, name: str, type: str, src: str, **fields: Any) -> "Scenario":
+        self.data.setdefault("flows", []).append({"name": name, "type": type, "src": src, **fields})
+        return self
+
+    def measure(self, **fields: Any) -> "Scenario":
+        self.data.setdefault("measure", {}).update(fields)
+        return self
+
+    # -- checks and overrides ---------------------------------------------
+    def validate(self) -> "Scenario":
+        """Raises ScenarioError naming every invalid field."""
+        _engine.validate(self.to_json())
+        return self
+
+    def set(self, path: str, value: Any) -> "Scenario":
+        """Sets one field by path, e.g. ``set("links[0].rate_bps", 2e6)`` or
+        ``set("flows[name=voice].start_s", 3)`` (select list items by name)."""
+        keys = _parse_path(path)
+        cur: Any = self.data
+        for i, k in enumerate(keys[:-1]):
+            cur = _step(cur, k, path, create=not isinstance(keys[i + 1], int))
+        last = keys[-1]
+        if isinstance(last, int):
+            if not isinstance(cur, list) or not -len(cur) <= last < len(cur):
+                raise ScenarioError(f"{path}: no such list item", [(path, "no such list item")])
+            cur[last] = value
+        elif isinstance(last, tuple):
+            raise ScenarioError(f"{path}: cannot replace a selected item", [(path, "cannot replace a selected item")])
+        else:
+            if not isinstance(cur, dict):
+                raise ScenarioError(f"{path}: not a table", [(path, "not a table")])
+            cur[last] = value
+        return self
+
+    def with_overrides(self, overrides: dict[str, Any]) -> "Scenario":
+        sc = Scenario.from_dict(self.data)
+        for k, v in overrides.items():
+            sc.set(k, v)
+        return sc
+
+
+_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]|\[name=([^\]]+)\]")
+
+
+def _parse_path(path: str) -> list[Any]:
+    keys: list[Any] = []
+    pos = 0
+    while pos < len(path):
+        if path[pos] == ".":
+            pos += 1
+            continue
+        m = _TOKEN.match(path, pos)
+        if not m:
+            raise ScenarioError(f"{path}: cannot parse this path", [(path, "cannot parse this path")])
+        if m.group(1) is not None:
+            keys.append(m.group(1))
+        elif m.group(2) is not None:
+            keys.append(int(m.group(2)))
+        else:
+            keys.append(("name", m.group(3)))
+        pos = m.end()
+    if not keys:
+        raise ScenarioError("empty override path", [(path, "empty path")])
+    return keys
+
+
+def _step(cur: Any, key: Any, path: str, create: bool) -> Any:
+    if isinstance(key, int):
+        if not isinstance(cur, list) or key >= len(cur):
+            raise ScenarioError(f"{path}: no such list item", [(path, f"no list item {key}")])
+        return cur[key]
+    if isinstance(key, tuple):
+        if isinstance(cur, list):
+            for item in cur:
+                if isinstance(item, dict) and item.get("name") == key[1]:
+                    return item
+        raise ScenarioError(f"{path}: no item named {key[1]!r}", [(path, f"no item named {key[1]!r}")])
+    if not isinstance(cur, dict):
+        raise ScenarioError(f"{path}: not a table", [(path, "not a table")])
+    if key not in cur or cur[key] is None:
+        if not create:
+            raise ScenarioError(f"{path}: no field {key!r}", [(path, f"no field {key!r}")])
+        cur[key] = {}
+    return cur[key]
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """SafeLoader that also reads YAML 1.2 floats such as ``10e6`` and
+    ``1.5e-3`` (YAML 1.1, which PyYAML follows, makes them strings)."""
+
+
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    list("-+0123456789."),
+)
+
+
+def split_override(text: str) -> tuple[str, str]:
+    """Splits ``PATH=VALUE`` at the first ``=`` outside brackets, so that
+    ``flows[name=voice].start_s=3`` works."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "=" and depth == 0:
+            return text[:i].strip(), text[i + 1 :].strip()
+    raise ScenarioError(f"override {text!r}: expected PATH=VALUE", [(text, "expected PATH=VALUE")])
+
+
+def parse_value(text: str) -> Any:
+    """Parses a command-line override value: JSON if it parses, else a string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Loads a scenario from a .json, .toml, .yaml or .yml file."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"scenario file not found: {p}")
+    text = p.read_text()
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".json":
+            data = json.loads(text)
+        elif suffix == ".toml":
+            data = tomllib.loads(text)
+        elif suffix in (".yaml", ".yml"):
+            data = yaml.load(text, Loader=_Yaml12Loader)
+        else:
+            raise ScenarioError(
+                f"{p}: unknown scenario format {suffix!r} (use .json, .toml, .yaml or .yml)",
+                [(str(p), f"unknown format {suffix!r}")],
+            )
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError) as e:
+        raise ScenarioError(f"{p}: cannot parse: {e}", [(str(p), f"cannot parse: {e}")]) from None
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{p}: a scenario must be a table/mapping", [(str(p), "must be a table/mapping")])
+    return Scenario.from_dict(data)
+
+
+def as_scenario(x: "Scenario | dict | str | Path") -> Scenario:
+    if isinstance(x, Scenario):
+        return x
+    if isinstance(x, dict):
+        return Scenario.from_dict(x)
+    return load_scenario(x)

@@ -1,0 +1,36 @@
+"""Small statistics helpers for replicated experiments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+
+
+def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t confidence interval (low, high) of i.i.d.
+    replication values; NaNs are ignored. With one value the interval is
+    (mean, mean); with none, all NaN."""
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        return (float("nan"),) * 3
+    m = float(x.mean())
+    if x.size == 1:
+        return m, m, m
+    half = float(_st.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    return m, m - half, m + half
+
+
+def summarize(df: pd.DataFrame, by: list[str], metrics: list[str], level: float = 0.95) -> pd.DataFrame:
+    """Per group of ``by``: n, and mean / ci_low / ci_high of each metric."""
+    rows = []
+    for key, g in df.groupby(by, sort=True, observed=True):
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, key))
+        row["n"] = len(g)
+        for m in metrics:
+            mean, lo, hi = mean_ci(g[m].to_numpy(), level)
+            row[f"{m}_mean"], row[f"{m}_ci_low"], row[f"{m}_ci_high"] = mean, lo, hi
+        rows.append(row)
+    return pd.DataFrame(rows)

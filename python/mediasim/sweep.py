@@ -1,0 +1,97 @@
+"""Run many scenarios or replications in parallel on a local process pool.
+
+Each job is independent (its own process, its own random streams derived
+from seed and replication), so results do not depend on the number of
+workers or the order in which jobs finish.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from .results import Results
+from .run import run
+from .scenario import Scenario, as_scenario
+
+
+@dataclass
+class Job:
+    """One run: a scenario, its seed and replication, and labels that
+    identify it in combined tables (e.g. the swept parameters)."""
+
+    scenario: dict[str, Any]
+    seed: int = 0
+    replication: int = 0
+    labels: dict[str, Any] = field(default_factory=dict)
+    out: str | None = None
+
+    @property
+    def key(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.labels.items()]
+        parts += [f"seed={self.seed}", f"rep={self.replication}"]
+        return ",".join(parts)
+
+
+def replications(scenario: Scenario | dict | str | Path, n: int, seed: int = 0, **labels: Any) -> list[Job]:
+    """``n`` replications of one scenario: same seed, replication 0..n-1."""
+    data = as_scenario(scenario).to_dict()
+    return [Job(data, seed=seed, replication=r, labels=dict(labels)) for r in range(n)]
+
+
+def _run_job(job: Job) -> Results:
+    res = run(job.scenario, seed=job.seed, replication=job.replication, out=job.out)
+    res.meta["labels"] = job.labels
+    return res
+
+
+def run_many(
+    jobs: Iterable[Job],
+    workers: int | None = None,
+    progress: bool = True,
+    desc: str = "runs",
+) -> list[Results]:
+    """Runs ``jobs`` on ``workers`` processes (default: all cores) and returns
+    their Results in job order. ``workers=1`` runs in this process."""
+    jobs = list(jobs)
+    if workers is None:
+        workers = os.cpu_count() or 1
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1 (got {workers})")
+    bar = tqdm(total=len(jobs), desc=desc, disable=not progress, unit="run")
+    out: list[Results | None] = [None] * len(jobs)
+    try:
+        if workers == 1 or len(jobs) <= 1:
+            for i, job in enumerate(jobs):
+                out[i] = _run_job(job)
+                bar.update()
+        else:
+            with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+                futs = {pool.submit(_run_job, job): i for i, job in enumerate(jobs)}
+                for fut in as_completed(futs):
+                    out[futs[fut]] = fut.result()
+                    bar.update()
+    finally:
+        bar.close()
+    return [r for r in out if r is not None]
+
+
+def combine(results: list[Results], table: str) -> "Any":
+    """Concatenates one table over runs, with label, seed and replication
+    columns in front."""
+    import pandas as pd
+
+    frames = []
+    for r in results:
+        df = getattr(r, table).copy()
+        lab = {**r.meta.get("labels", {}), "seed": r.meta["seed"], "replication": r.meta["replication"]}
+        for i, (k, v) in enumerate(lab.items()):
+            df.insert(i, k, v)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
