@@ -22,7 +22,7 @@ _EXPORTS = {
     "Scenario": "scenario",
     "ScenarioError": "errors",
     "load_scenario": "scenario",
-    "run": "run",
+    "run": "runner",
     "run_many": "sweep",
     "replications": "sweep",
     "Job": "sweep",

@@ -52,7 +52,7 @@ def main() -> None:
               help="Override a scenario field, e.g. --set links[0].rate_bps=2e6 (repeatable).")
 def run_cmd(scenario, seed, replication, out, pcap, trace, overrides) -> None:
     """Run SCENARIO (.toml, .yaml or .json) and print the per-flow table."""
-    from .run import run
+    from .runner import run
 
     sc = _load(scenario, overrides)
     if pcap and out is None:

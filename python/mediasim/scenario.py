@@ -206,10 +206,8 @@ def load_scenario(path: str | Path) -> Scenario:
         elif suffix in (".yaml", ".yml"):
             data = yaml.load(text, Loader=_Yaml12Loader)
         else:
-            raise ScenarioError(
-                f"{p}: unknown scenario format {suffix!r} (use .json, .toml, .yaml or .yml)",
-                [(str(p), f"unknown format {suffix!r}")],
-            )
+            msg = f"unknown scenario format {suffix!r} (use .json, .toml, .yaml or .yml)"
+            raise ScenarioError(f"{p}: {msg}", [(str(p), msg)])
     except (json.JSONDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError) as e:
         raise ScenarioError(f"{p}: cannot parse: {e}", [(str(p), f"cannot parse: {e}")]) from None
     if not isinstance(data, dict):

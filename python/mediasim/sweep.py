@@ -17,7 +17,7 @@ from typing import Any
 from tqdm import tqdm
 
 from .results import Results
-from .run import run
+from .runner import run
 from .scenario import Scenario, as_scenario
 
 

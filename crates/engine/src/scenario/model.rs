@@ -138,7 +138,9 @@ pub enum LossSpec {
         /// Specific packets by flow name and sequence number.
         #[serde(default)]
         packets: Vec<FlowSeq>,
-        /// Time windows [start_s, end_s) in which every packet is lost.
+        /// Time windows [start_s, end_s) in which every packet is lost; the
+        /// time is when the packet reaches the loss point (the far end of a
+        /// link, or the receiving node).
         #[serde(default)]
         windows_s: Vec<[f64; 2]>,
     },

@@ -1,0 +1,39 @@
+"""Shared scenario builders for the tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mediasim import Scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def line(n_hops: int, rate_bps: float, delay_ms: float, duration_s: float = 10.0, **link) -> Scenario:
+    """n0 - n1 - ... - n<hops>, identical links."""
+    sc = Scenario("line", duration_s=duration_s)
+    for i in range(n_hops + 1):
+        sc.node(f"n{i}")
+    for i in range(n_hops):
+        sc.link(f"n{i}", f"n{i + 1}", rate_bps=rate_bps, delay_ms=delay_ms, **link)
+    return sc
+
+
+def assert_balanced(res) -> None:
+    """Every packet copy is delivered, dropped (with a reason) or in flight."""
+    m = res.meta
+    assert m["originated"] + m["multicast_copies"] == m["delivered"] + m["dropped"] + m["in_flight"]
+    assert len(res.drops) == m["dropped"]
+    assert set(res.drops["reason"]) <= {"queue_overflow", "link_loss", "receiver_loss", "no_route", "no_listener"}
+    f = res.flows
+    assert (f["sent"] == f["received"] + f["lost"] + f["in_flight"]).all()
+    drop_cols = [c for c in f.columns if c.startswith("dropped_")]
+    assert (f[drop_cols].sum(axis=1) == f["lost"]).all()
+
+
+@pytest.fixture
+def examples() -> Path:
+    return EXAMPLES

@@ -1,0 +1,66 @@
+"""The mediasim command line."""
+
+import json
+
+from click.testing import CliRunner
+
+from mediasim.cli import main
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_run_prints_per_flow_table(examples, tmp_path):
+    r = invoke("run", examples / "dumbbell.toml", "--seed", 2, "--out", tmp_path / "o", "--pcap")
+    assert r.exit_code == 0, r.output
+    for flow in ("voice", "video", "background"):
+        assert f"| {flow}" in r.output
+    assert "(balanced)" in r.output
+    assert (tmp_path / "o" / "flows.parquet").exists()
+    assert (tmp_path / "o" / "pcap" / "bottleneck.pcap").exists()
+
+
+def test_run_with_override_and_error(examples):
+    r = invoke("run", examples / "dumbbell.toml", "--set", "links[name=bottleneck].rate_bps=-5")
+    assert r.exit_code == 2
+    assert "links[3].rate_bps: must be a positive number (got -5)" in r.output
+    r = invoke("run", examples / "dumbbell.toml", "--set", "nonsense")
+    assert r.exit_code == 2 and "expected PATH=VALUE" in r.output
+    r = invoke("run", "no/such/file.toml")
+    assert r.exit_code == 2 and "not found" in r.output
+
+
+def test_validate_and_schema(examples):
+    r = invoke("validate", examples / "multicast_tree.yaml")
+    assert r.exit_code == 0 and "valid" in r.output
+    r = invoke("schema")
+    assert r.exit_code == 0
+    schema = json.loads(r.output)
+    assert schema["title"] == "Scenario"
+    assert {"duration_s", "nodes", "links", "flows"} <= set(schema["properties"])
+    assert "duration_s" in schema["required"]
+
+
+def test_bench_quick_prints_figures():
+    r = invoke("bench", "--quick", "--json")
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output)
+    assert [x["flows"] for x in rows] == [1, 8]
+    for x in rows:
+        assert x["events"] > 0 and x["delivered"] > 0
+        assert x["events_per_s"] > 0 and x["peak_rss_mb"] > 0
+
+
+def test_demo_writes_tables_plots_and_report(tmp_path):
+    r = invoke("demo", "--out", tmp_path, "--replications", 2, "--workers", 2)
+    assert r.exit_code == 0, r.output
+    for f in ("report.md", "summary.csv", "summary.parquet", "buffer_tradeoff.png", "queue_length.png"):
+        assert (tmp_path / f).stat().st_size > 0
+    import pandas as pd
+
+    s = pd.read_csv(tmp_path / "summary.csv")
+    voice = s[s["flow"] == "voice"].sort_values("buffer_packets")
+    # the shape the demo exists to show: bigger buffers, less loss, more delay
+    assert voice["loss_rate_mean"].iloc[0] > voice["loss_rate_mean"].iloc[-1]
+    assert voice["delay_p99_ms_mean"].iloc[0] < voice["delay_p99_ms_mean"].iloc[-1]

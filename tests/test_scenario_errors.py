@@ -1,0 +1,123 @@
+"""Bad scenarios fail with messages that name the field and the problem."""
+
+import json
+
+import pytest
+
+import mediasim
+from mediasim import ScenarioError
+
+
+def base() -> dict:
+    return {
+        "duration_s": 5,
+        "nodes": [{"name": "a"}, {"name": "b"}],
+        "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 10}],
+        "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b", "payload_bytes": 100, "interval_ms": 20}],
+    }
+
+
+def errors_of(data) -> list[tuple[str, str]]:
+    with pytest.raises(ScenarioError) as e:
+        mediasim.Scenario.from_dict(data).validate()
+    return e.value.errors
+
+
+@pytest.mark.parametrize("path,value,field,fragment", [
+    ("links[0].rate_bps", 0, "links[0].rate_bps", "must be a positive number (got 0)"),
+    ("links[0].delay_ms", -1, "links[0].delay_ms", "non-negative"),
+    ("links[0].b", "zz", "links[0].b", 'unknown node "zz"'),
+    ("links[0].b", "a", "links[0].b", "to itself"),
+    ("links[0].rate_bps", "fast", "links[0].rate_bps", "invalid type: string \"fast\", expected f64"),
+    ("links[0].queue", {"type": "droptail", "limit_packets": 0}, "links[0].queue.limit_packets", "at least 1"),
+    ("links[0].queue", {"type": "droptail"}, "links[0].queue", "needs limit_packets or limit_bytes"),
+    ("links[0].queue", {"type": "red"}, "links[0].queue.type", "unknown variant `red`"),
+    ("links[0].loss", {"type": "packet", "rate": 1.5}, "links[0].loss.rate", "probability in [0, 1]"),
+    ("flows[0].dst", "a", "flows[0].dst", "must differ from src"),
+    ("flows[0].interval_ms", None, "flows[0]", "cbr needs rate_bps or interval_ms"),
+    ("flows[0].rate_bps", 5e4, "flows[0]", "not both"),
+    ("flows[0].start_s", 9, "flows[0].start_s", "not before the end of the run"),
+    ("flows[0].payload_bytes", 70000, "flows[0].payload_bytes", "1..=65507"),
+    ("flows[0].dscp", 64, "flows[0].dscp", "0..=63"),
+    ("flows[0].type", "tcp", "flows[0].type", "unknown variant `tcp`"),
+    ("duration_s", 0, "duration_s", "positive"),
+    ("measure", {"windows_s": [[5, 2]]}, "measure.windows_s[0]", "start < end"),
+])
+def test_field_errors_name_path_and_problem(path, value, field, fragment):
+    sc = mediasim.Scenario.from_dict(base()).set(path, value)
+    errs = errors_of(sc.data)
+    assert any(p == field and fragment in m for p, m in errs), errs
+
+
+def test_unknown_and_missing_fields():
+    d = base()
+    d["links"][0]["rat_bps"] = 1
+    errs = errors_of(d)
+    assert errs[0][0] == "links[0].rat_bps" and "unknown field `rat_bps`" in errs[0][1]
+    d = base()
+    del d["duration_s"]
+    assert "missing field `duration_s`" in errors_of(d)[0][1]
+
+
+def test_all_problems_are_reported_at_once():
+    d = base()
+    d["links"][0]["rate_bps"] = -1
+    d["flows"][0]["src"] = "nowhere"
+    d["nodes"].append({"name": "a"})
+    paths = {p for p, _ in errors_of(d)}
+    assert {"links[0].rate_bps", "flows[0].src", "nodes[2].name"} <= paths
+
+
+def test_unreachable_destination_is_reported_when_running():
+    d = base()
+    d["nodes"].append({"name": "island"})
+    d["flows"][0]["dst"] = "island"
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(d)
+    assert ("flows[0].dst", 'no route from "a" to "island"') in e.value.errors
+
+
+def test_explicit_route_to_non_neighbour():
+    d = base()
+    d["routing"] = {"routes": [{"node": "a", "dst": "b", "next_hop": "a"}]}
+    assert any("is not a neighbour" in m for _, m in errors_of(d))
+
+
+def test_file_level_errors(tmp_path):
+    bad_toml = tmp_path / "x.toml"
+    bad_toml.write_text("duration_s = = 1")
+    with pytest.raises(ScenarioError, match="cannot parse"):
+        mediasim.load_scenario(bad_toml)
+    bad_yaml = tmp_path / "x.yaml"
+    bad_yaml.write_text("nodes: [a, b\n")
+    with pytest.raises(ScenarioError, match="cannot parse"):
+        mediasim.load_scenario(bad_yaml)
+    other = tmp_path / "x.ini"
+    other.write_text("")
+    with pytest.raises(ScenarioError, match="unknown scenario format"):
+        mediasim.load_scenario(other)
+    with pytest.raises(FileNotFoundError):
+        mediasim.load_scenario(tmp_path / "missing.toml")
+    lst = tmp_path / "x.json"
+    lst.write_text(json.dumps([1, 2]))
+    with pytest.raises(ScenarioError, match="must be a table"):
+        mediasim.load_scenario(lst)
+
+
+def test_yaml_floats_with_exponents_are_numbers(tmp_path):
+    y = tmp_path / "s.yaml"
+    y.write_text("duration_s: 1\nnodes: [{name: a}, {name: b}]\nlinks: [{a: a, b: b, rate_bps: 10e6, delay_ms: 1.5e0}]\n")
+    sc = mediasim.load_scenario(y)
+    assert sc.data["links"][0]["rate_bps"] == 10e6
+    sc.validate()
+
+
+def test_override_paths():
+    sc = mediasim.Scenario.from_dict(base())
+    sc.set("flows[name=f].start_s", 1.5).set("links[0].queue", {"type": "droptail", "limit_bytes": 3000})
+    assert sc.data["flows"][0]["start_s"] == 1.5
+    sc.validate()
+    with pytest.raises(ScenarioError, match="no item named 'g'"):
+        sc.set("flows[name=g].start_s", 1)
+    with pytest.raises(ScenarioError, match="no such list item"):
+        sc.set("links[4]", {})
