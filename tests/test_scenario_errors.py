@@ -49,6 +49,28 @@ def test_field_errors_name_path_and_problem(path, value, field, fragment):
     assert any(p == field and fragment in m for p, m in errs), errs
 
 
+@pytest.mark.parametrize("path,value,fragment", [
+    ("links[0].delay_ms", float("nan"), 'invalid type: string "nan"'),
+    ("links[0].rate_bps", float("inf"), 'invalid type: string "inf"'),
+    ("links[0].delay_ms", 1e300, "must be at most"),
+    ("duration_s", 1e12, "must be at most"),
+])
+def test_non_finite_and_huge_values(path, value, fragment):
+    sc = mediasim.Scenario.from_dict(base()).set(path, value)
+    errs = errors_of(sc.data)
+    assert any(p == path and fragment in m for p, m in errs), errs
+
+
+def test_extreme_but_valid_values_run_without_hanging():
+    # A Poisson source so slow that its next packet lies beyond representable
+    # time, and a link so fast that serialisation rounds to 0 ns.
+    d = base()
+    d["flows"][0] = {"name": "f", "type": "poisson", "src": "a", "dst": "b", "payload_bytes": 100, "rate_pps": 1e-300}
+    d["links"][0]["rate_bps"] = 1e30
+    res = mediasim.run(d)
+    assert res.flows["sent"].iloc[0] == 0
+
+
 def test_unknown_and_missing_fields():
     d = base()
     d["links"][0]["rat_bps"] = 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -43,7 +44,9 @@ class Scenario:
         return copy.deepcopy(self.data)
 
     def to_json(self) -> str:
-        return json.dumps(self.data)
+        # JSON has no NaN/Infinity: send them as strings so that the engine
+        # rejects them with the field's path ("invalid type: string ...").
+        return json.dumps(_finite_or_str(self.data), allow_nan=False)
 
     @property
     def name(self) -> str:
@@ -103,6 +106,16 @@ class Scenario:
         for k, v in overrides.items():
             sc.set(k, v)
         return sc
+
+
+def _finite_or_str(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    if isinstance(x, dict):
+        return {k: _finite_or_str(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite_or_str(v) for v in x]
+    return x
 
 
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]|\[name=([^\]]+)\]")

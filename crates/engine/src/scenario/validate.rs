@@ -51,6 +51,11 @@ pub fn parse_and_validate(text: &str) -> Result<Scenario, Vec<FieldError>> {
     }
 }
 
+/// Longest run accepted: about 3 years of simulated time.
+pub const MAX_DURATION_S: f64 = 1e8;
+/// Longest propagation delay accepted: about 11 days.
+pub const MAX_DELAY_MS: f64 = 1e9;
+
 struct V {
     errs: Vec<FieldError>,
 }
@@ -70,6 +75,11 @@ impl V {
     fn non_negative(&mut self, path: &str, x: f64) {
         if !x.is_finite() || x < 0.0 {
             self.err(path, format!("must be a non-negative number (got {x})"));
+        }
+    }
+    fn at_most(&mut self, path: &str, x: f64, max: f64) {
+        if x.is_finite() && x > max {
+            self.err(path, format!("must be at most {max} (got {x})"));
         }
     }
     fn probability(&mut self, path: &str, x: f64) {
@@ -168,6 +178,12 @@ impl V {
 pub fn validate(s: &Scenario) -> Vec<FieldError> {
     let mut v = V { errs: Vec::new() };
     v.positive("duration_s", s.duration_s);
+    if s.duration_s > MAX_DURATION_S {
+        v.err(
+            "duration_s",
+            format!("must be at most {MAX_DURATION_S} s (got {})", s.duration_s),
+        );
+    }
     if s.nodes.is_empty() {
         v.err("nodes", "at least one node is needed");
     }
@@ -236,6 +252,7 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
             v.err(format!("{p}.rate_bps"), "must be at least 1 bit/s");
         }
         v.non_negative(&format!("{p}.delay_ms"), l.delay_ms);
+        v.at_most(&format!("{p}.delay_ms"), l.delay_ms, MAX_DELAY_MS);
         if let Some(q) = &l.queue {
             v.queue(&format!("{p}.queue"), q);
         }
@@ -253,6 +270,7 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
             }
             if let Some(x) = d.delay_ms {
                 v.non_negative(&format!("{dp}.delay_ms"), x);
+                v.at_most(&format!("{dp}.delay_ms"), x, MAX_DELAY_MS);
             }
             if let Some(q) = &d.queue {
                 v.queue(&format!("{dp}.queue"), q);

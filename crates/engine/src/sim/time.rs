@@ -45,15 +45,17 @@ impl SimTime {
     }
 }
 
+// Addition saturates: a time past the end of representable time (~584
+// years) is "never", not a wrap-around into the past.
 impl Add for SimTime {
     type Output = SimTime;
     fn add(self, rhs: SimTime) -> SimTime {
-        SimTime(self.0 + rhs.0)
+        SimTime(self.0.saturating_add(rhs.0))
     }
 }
 impl AddAssign for SimTime {
     fn add_assign(&mut self, rhs: SimTime) {
-        self.0 += rhs.0;
+        self.0 = self.0.saturating_add(rhs.0);
     }
 }
 impl Sub for SimTime {

@@ -1,0 +1,107 @@
+//! Whole-engine scenarios run through the public entry point.
+
+use mediasim_engine::measure::{Column, Table};
+use mediasim_engine::{run_json, EngineError, RunOptions};
+
+fn run(json: &str, seed: u64) -> Vec<Table> {
+    let mut progress = |_, _| true;
+    run_json(
+        json,
+        &RunOptions {
+            seed,
+            ..Default::default()
+        },
+        &mut progress,
+    )
+    .expect("run")
+    .tables
+}
+
+fn table<'a>(t: &'a [Table], name: &str) -> &'a Table {
+    t.iter().find(|t| t.name == name).expect("table")
+}
+
+fn u64s<'a>(t: &'a Table, col: &str) -> &'a [u64] {
+    match t.get(col) {
+        Some(Column::U64(v)) => v,
+        other => panic!("column {col}: {other:?}"),
+    }
+}
+
+const TWO_HOPS: &str = r#"{
+  "duration_s": 2,
+  "nodes": [{"name": "a"}, {"name": "r"}, {"name": "b"}],
+  "links": [
+    {"a": "a", "b": "r", "rate_bps": 8e6, "delay_ms": 3},
+    {"a": "r", "b": "b", "rate_bps": 1e6, "delay_ms": 10,
+     "queue": {"type": "droptail", "limit_packets": 5},
+     "loss": {"type": "packet", "rate": 0.1}}
+  ],
+  "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b", "payload_bytes": 972, "interval_ms": 4}]
+}"#;
+
+#[test]
+fn delays_are_store_and_forward_sums() {
+    let t = run(TWO_HOPS, 1);
+    let p = table(&t, "packets");
+    let (sent, recv) = (u64s(p, "sent_ns"), u64s(p, "recv_ns"));
+    // 1000 B: 1 ms on the 8 Mbit/s hop, 8 ms on the 1 Mbit/s hop, plus 13 ms,
+    // plus waiting in the slow hop's queue (packets come every 4 ms, leave every 8).
+    let min = sent.iter().zip(recv).map(|(s, r)| r - s).min().unwrap();
+    assert_eq!(min, 1_000_000 + 8_000_000 + 13_000_000);
+}
+
+#[test]
+fn conservation_and_reasons() {
+    let t = run(TWO_HOPS, 2);
+    let f = table(&t, "flows");
+    let (sent, got, lost, fly) = (
+        u64s(f, "sent")[0],
+        u64s(f, "received")[0],
+        u64s(f, "lost")[0],
+        u64s(f, "in_flight")[0],
+    );
+    assert_eq!(sent, got + lost + fly);
+    let (q, l) = (
+        u64s(f, "dropped_queue_overflow")[0],
+        u64s(f, "dropped_link_loss")[0],
+    );
+    assert!(q > 0 && l > 0);
+    assert_eq!(q + l, lost);
+}
+
+#[test]
+fn same_seed_same_tables() {
+    assert_eq!(run(TWO_HOPS, 9), run(TWO_HOPS, 9));
+    assert_ne!(
+        table(&run(TWO_HOPS, 9), "drops"),
+        table(&run(TWO_HOPS, 10), "drops")
+    );
+}
+
+#[test]
+fn invalid_scenarios_are_errors_not_panics() {
+    let mut progress = |_, _| true;
+    let bad = TWO_HOPS.replace("\"rate_bps\": 1e6", "\"rate_bps\": -1");
+    match run_json(&bad, &RunOptions::default(), &mut progress) {
+        Err(EngineError::Scenario(e)) => assert_eq!(e[0].path, "links[1].rate_bps"),
+        Err(other) => panic!("unexpected error: {other}"),
+        Ok(_) => panic!("accepted a negative rate"),
+    }
+    for junk in ["", "[]", "{", "{\"duration_s\": 1}", "null"] {
+        assert!(matches!(
+            run_json(junk, &RunOptions::default(), &mut progress),
+            Err(EngineError::Scenario(_))
+        ));
+    }
+}
+
+#[test]
+fn progress_callback_can_interrupt() {
+    let long = TWO_HOPS.replace("\"duration_s\": 2", "\"duration_s\": 100000");
+    let mut progress = |_, _| false;
+    assert!(matches!(
+        run_json(&long, &RunOptions::default(), &mut progress),
+        Err(EngineError::Interrupted(_))
+    ));
+}
