@@ -37,7 +37,7 @@ def run_demo(out: Path, replications: int = 8, seed: int = 1, workers: int | Non
 
     flows = combine(results, "flows")
     flows.to_parquet(out / "flows.parquet", index=False)
-    table = summarize(flows, ["flow", "buffer_packets"], METRICS)
+    table = summarize(flows, ["flow", "buffer_packets"], METRICS, bounds={"loss_rate": (0.0, 1.0)})
     table.to_csv(out / "summary.csv", index=False)
     table.to_parquet(out / "summary.parquet", index=False)
 

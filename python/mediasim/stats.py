@@ -22,8 +22,17 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     return m, m - half, m + half
 
 
-def summarize(df: pd.DataFrame, by: list[str], metrics: list[str], level: float = 0.95) -> pd.DataFrame:
-    """Per group of ``by``: n, and mean / ci_low / ci_high of each metric."""
+def summarize(
+    df: pd.DataFrame,
+    by: list[str],
+    metrics: list[str],
+    level: float = 0.95,
+    bounds: dict[str, tuple[float, float]] | None = None,
+) -> pd.DataFrame:
+    """Per group of ``by``: n, and mean / ci_low / ci_high of each metric.
+    ``bounds`` clips a metric's interval to its physical range (e.g. a loss
+    rate to [0, 1]), since the t interval knows nothing of it."""
+    bounds = bounds or {}
     rows = []
     for key, g in df.groupby(by, sort=True, observed=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -31,6 +40,8 @@ def summarize(df: pd.DataFrame, by: list[str], metrics: list[str], level: float 
         row["n"] = len(g)
         for m in metrics:
             mean, lo, hi = mean_ci(g[m].to_numpy(), level)
+            if m in bounds:
+                lo, hi = max(lo, bounds[m][0]), min(hi, bounds[m][1])
             row[f"{m}_mean"], row[f"{m}_ci_low"], row[f"{m}_ci_high"] = mean, lo, hi
         rows.append(row)
     return pd.DataFrame(rows)
