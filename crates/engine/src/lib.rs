@@ -19,6 +19,7 @@ pub mod loss;
 pub mod measure;
 pub mod net;
 pub mod output;
+pub mod proto;
 pub mod queue;
 pub mod scenario;
 pub mod sim;

@@ -5,7 +5,7 @@
 use crate::net::packet::Transport;
 use crate::net::Packet;
 use crate::sim::SimTime;
-use crate::wire::{ipv4, udp};
+use crate::wire::{ipv4, tcp, udp};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -50,6 +50,7 @@ impl PcapWriter {
         self.buf.resize(len, 0);
         let proto = match p.transport {
             Transport::Udp => ipv4::PROTO_UDP,
+            Transport::Tcp(_) => tcp::PROTO_TCP,
         };
         ipv4::Ipv4Repr {
             src,
@@ -61,7 +62,15 @@ impl PcapWriter {
             ttl: 64,
         }
         .emit(&mut self.buf);
-        match p.transport {
+        match &p.transport {
+            Transport::Tcp(h) => tcp::emit(
+                h,
+                p.src_port,
+                p.dst_port,
+                &mut self.buf[ipv4::HEADER_LEN..],
+                src,
+                dst,
+            ),
             Transport::Udp => {
                 let seg_len = len - ipv4::HEADER_LEN;
                 udp::UdpRepr {

@@ -1,8 +1,10 @@
 //! Network: packets, nodes, links, routing.
 
+pub mod header;
 pub mod packet;
 pub mod routing;
 pub mod topology;
 
+pub use header::{tcp_flags, TcpHeader};
 pub use packet::{Dest, DropReason, FlowId, GroupId, LinkDirId, NodeId, Packet, Transport};
 pub use topology::{LinkDir, Node};

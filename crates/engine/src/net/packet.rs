@@ -1,6 +1,7 @@
 //! The packet: a small plain struct. No byte buffers on the hot path; real
 //! byte formats live in `wire/` and are produced only for pcap export.
 
+use super::header::TcpHeader;
 use crate::sim::SimTime;
 
 pub type NodeId = u32;
@@ -27,12 +28,14 @@ pub enum Dest {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
     Udp,
+    Tcp(TcpHeader),
 }
 
 impl Transport {
-    pub fn header_bytes(self) -> u32 {
+    pub fn header_bytes(&self) -> u32 {
         match self {
             Transport::Udp => UDP_HEADER_BYTES,
+            Transport::Tcp(h) => h.header_bytes(),
         }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod checksum;
 pub mod ipv4;
+pub mod tcp;
 pub mod udp;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

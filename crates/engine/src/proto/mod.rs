@@ -1,0 +1,5 @@
+//! Transport and session protocols as sans-IO state machines: each takes
+//! (now, input) and returns what to send and when it next needs to be woken;
+//! none knows the simulator.
+
+pub mod tcp;

@@ -1,0 +1,112 @@
+//! TCP as sans-IO state machines: [`TcpSender`] and [`TcpReceiver`].
+//!
+//! Each takes the current time and an input (a segment, a timer expiry) and
+//! appends the segments to send to an output vector; `deadline()` says when
+//! it next needs to be woken. Neither knows the simulator.
+//!
+//! Sequence numbers: the SYN is 0, data byte i (0-based) is 1 + i, a FIN
+//! follows the last data byte. Data segments are cut at fixed MSS
+//! boundaries, so retransmissions reuse the original boundaries.
+
+pub mod receiver;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;
+
+#[cfg(test)]
+mod tests;
+
+pub use receiver::TcpReceiver;
+pub use sender::TcpSender;
+
+use crate::net::TcpHeader;
+use crate::sim::SimTime;
+
+/// Loss recovery flavour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// RFC 5681 fast retransmit / fast recovery.
+    Reno,
+    /// RFC 6582 NewReno (partial ACKs keep recovery going).
+    NewReno,
+    /// RFC 6675 SACK-based loss recovery with RFC 2018 SACK.
+    Sack,
+}
+
+/// Initial congestion window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitialWindow {
+    /// RFC 3390: min(4*MSS, max(2*MSS, 4380 bytes)).
+    Rfc3390,
+    /// A number of segments (10 is RFC 6928's IW10).
+    Segments(u32),
+}
+
+#[derive(Clone, Debug)]
+pub struct TcpConfig {
+    pub flavor: Flavor,
+    /// Sender maximum segment size (payload bytes).
+    pub mss: u32,
+    pub initial_window: InitialWindow,
+    /// ns-2 style cap on the window in packets (None: no cap).
+    pub max_window_packets: Option<u32>,
+    /// Receive window the receiver advertises, in bytes.
+    pub rwnd_bytes: u64,
+    pub initial_rto: SimTime,
+    pub min_rto: SimTime,
+    pub max_rto: SimTime,
+    pub clock_granularity: SimTime,
+    pub dupthresh: u32,
+    /// RFC 3042 limited transmit.
+    pub limited_transmit: bool,
+    /// Three-way handshake before data (and FIN at the end of a finite
+    /// transfer). Without it the sender starts established.
+    pub handshake: bool,
+    /// Receiver: delay ACKs (RFC 5681 4.2: at least every second full-sized
+    /// segment, and within the timeout).
+    pub delayed_ack: bool,
+    pub delack_timeout: SimTime,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            flavor: Flavor::Sack,
+            mss: 1460,
+            initial_window: InitialWindow::Rfc3390,
+            max_window_packets: None,
+            rwnd_bytes: 1 << 20,
+            initial_rto: SimTime::from_secs(1),
+            min_rto: SimTime::from_secs(1),
+            max_rto: SimTime::from_secs(60),
+            clock_granularity: SimTime::from_millis(1),
+            dupthresh: 3,
+            limited_transmit: true,
+            handshake: true,
+            delayed_ack: true,
+            delack_timeout: SimTime::from_millis(200),
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Initial window in bytes.
+    pub fn initial_window_bytes(&self) -> u64 {
+        let mss = self.mss as u64;
+        match self.initial_window {
+            InitialWindow::Rfc3390 => (4 * mss).min((2 * mss).max(4380)),
+            InitialWindow::Segments(n) => n as u64 * mss,
+        }
+    }
+}
+
+/// A segment to send: header plus payload length (the payload is not
+/// materialised).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub hdr: TcpHeader,
+    pub payload: u32,
+}
+
+/// A time series sample recorded on change.
+pub type Series = Vec<(SimTime, f64)>;

@@ -1,0 +1,213 @@
+//! The TCP receiver: cumulative ACKs, out-of-order buffering, SACK blocks
+//! (RFC 2018) and delayed ACKs (RFC 5681 4.2 and 4.3).
+
+use super::{Segment, TcpConfig};
+use crate::net::header::MAX_SACK_BLOCKS;
+use crate::net::tcp_flags::{ACK, FIN, SYN};
+use crate::net::TcpHeader;
+use crate::sim::SimTime;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiverState {
+    Listen,
+    SynReceived,
+    Established,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ReceiverStats {
+    pub segments: u64,
+    pub out_of_order: u64,
+    pub duplicates: u64,
+    pub acks_sent: u64,
+    pub delayed_acks: u64,
+    pub first_data_at: Option<SimTime>,
+    /// When every byte up to the FIN had arrived in order.
+    pub done_at: Option<SimTime>,
+}
+
+pub struct TcpReceiver {
+    cfg: TcpConfig,
+    pub state: ReceiverState,
+    rcv_nxt: u64,
+    /// Out-of-order data above rcv_nxt, sorted and merged.
+    ooo: Vec<(u64, u64)>,
+    /// Starts of the most recently received out-of-order segments, newest
+    /// first (for the order of SACK blocks).
+    recent: Vec<u64>,
+    unacked: u32,
+    delack_at: Option<SimTime>,
+    fin_end: Option<u64>,
+    pub stats: ReceiverStats,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: TcpConfig) -> Self {
+        TcpReceiver {
+            cfg,
+            state: ReceiverState::Listen,
+            rcv_nxt: 1,
+            ooo: Vec::new(),
+            recent: Vec::new(),
+            unacked: 0,
+            delack_at: None,
+            fin_end: None,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+    /// Data bytes received in order.
+    pub fn bytes_in_order(&self) -> u64 {
+        let fin = self.fin_end.is_some_and(|f| self.rcv_nxt >= f) as u64;
+        self.rcv_nxt - 1 - fin
+    }
+    pub fn deadline(&self) -> Option<SimTime> {
+        self.delack_at
+    }
+
+    pub fn on_segment(
+        &mut self,
+        now: SimTime,
+        h: &TcpHeader,
+        payload: u32,
+        out: &mut Vec<Segment>,
+    ) {
+        if h.has(SYN) {
+            // (Re)answer every SYN; the sender's SYN retransmission covers a
+            // lost SYN-ACK, so the receiver keeps no timer of its own.
+            if self.state != ReceiverState::Established {
+                self.state = ReceiverState::SynReceived;
+            }
+            let hdr = TcpHeader {
+                seq: 0,
+                ack: 1,
+                flags: SYN | ACK,
+                wnd: self.cfg.rwnd_bytes,
+                mss: self.cfg.mss as u16,
+                ..Default::default()
+            };
+            out.push(Segment { hdr, payload: 0 });
+            self.stats.acks_sent += 1;
+            return;
+        }
+        self.state = ReceiverState::Established;
+        let len = h.seq_len(payload);
+        if len == 0 {
+            return;
+        }
+        self.stats.segments += 1;
+        self.stats.first_data_at.get_or_insert(now);
+        let (s, e) = (h.seq, h.seq + len);
+        if h.has(FIN) {
+            self.fin_end = Some(e);
+        }
+        if e <= self.rcv_nxt {
+            // Old data: ACK at once (RFC 5681 4.2), so the sender sees a dupack.
+            self.stats.duplicates += 1;
+            return self.send_ack(out);
+        }
+        if s <= self.rcv_nxt {
+            let had_hole = !self.ooo.is_empty();
+            self.rcv_nxt = e;
+            while let Some(&(a, b)) = self.ooo.first() {
+                if a > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(b);
+                self.ooo.remove(0);
+            }
+            let nxt = self.rcv_nxt;
+            self.recent.retain(|&r| r >= nxt);
+            let fin_done = self.fin_end.is_some_and(|f| self.rcv_nxt >= f);
+            if fin_done && self.stats.done_at.is_none() {
+                self.stats.done_at = Some(now);
+            }
+            // RFC 5681 4.2: ACK at once when filling a gap; a FIN is ACKed at
+            // once; otherwise at least every second segment, within the timeout.
+            if had_hole || fin_done || !self.cfg.delayed_ack {
+                return self.send_ack(out);
+            }
+            self.unacked += 1;
+            if self.unacked >= 2 {
+                self.send_ack(out);
+            } else if self.delack_at.is_none() {
+                self.delack_at = Some(now + self.cfg.delack_timeout);
+            }
+        } else {
+            // Out of order: buffer, and send an immediate duplicate ACK
+            // with SACK blocks (RFC 5681 4.2, RFC 2018).
+            self.stats.out_of_order += 1;
+            self.insert(s, e);
+            self.recent.retain(|&r| r != s);
+            self.recent.insert(0, s);
+            self.recent.truncate(16);
+            self.send_ack(out);
+        }
+    }
+
+    fn insert(&mut self, s: u64, e: u64) {
+        let i = self.ooo.partition_point(|r| r.1 < s);
+        let mut j = i;
+        let (mut ns, mut ne) = (s, e);
+        while j < self.ooo.len() && self.ooo[j].0 <= ne {
+            ns = ns.min(self.ooo[j].0);
+            ne = ne.max(self.ooo[j].1);
+            j += 1;
+        }
+        self.ooo.splice(i..j, [(ns, ne)]);
+    }
+
+    /// SACK blocks: the first holds the most recently received segment,
+    /// then other recently reported ones (RFC 2018 section 4).
+    fn sack_blocks(&self) -> ([(u64, u64); MAX_SACK_BLOCKS], u8) {
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+        let mut n = 0;
+        let mut push = |b: (u64, u64), blocks: &mut [(u64, u64); MAX_SACK_BLOCKS]| {
+            if n < MAX_SACK_BLOCKS && !blocks[..n].contains(&b) {
+                blocks[n] = b;
+                n += 1;
+            }
+        };
+        for &r in &self.recent {
+            if let Some(&b) = self.ooo.iter().find(|b| b.0 <= r && r < b.1) {
+                push(b, &mut blocks);
+            }
+        }
+        for &b in self.ooo.iter().rev() {
+            push(b, &mut blocks);
+        }
+        (blocks, n as u8)
+    }
+
+    fn send_ack(&mut self, out: &mut Vec<Segment>) {
+        let (sack, n_sack) = if self.cfg.flavor == super::Flavor::Sack {
+            self.sack_blocks()
+        } else {
+            ([(0, 0); 3], 0)
+        };
+        let hdr = TcpHeader {
+            seq: 1,
+            ack: self.rcv_nxt,
+            flags: ACK,
+            wnd: self.cfg.rwnd_bytes,
+            sack,
+            n_sack,
+            mss: 0,
+        };
+        out.push(Segment { hdr, payload: 0 });
+        self.stats.acks_sent += 1;
+        self.unacked = 0;
+        self.delack_at = None;
+    }
+
+    /// The delayed-ACK timer (call at or after `deadline()`).
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        if self.delack_at.is_some_and(|t| now >= t) {
+            self.stats.delayed_acks += 1;
+            self.send_ack(out);
+        }
+    }
+}

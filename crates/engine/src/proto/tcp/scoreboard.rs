@@ -1,0 +1,125 @@
+//! The SACK scoreboard (RFC 6675 section 4): which bytes above the
+//! cumulative ACK the receiver has reported, and the IsLost test.
+
+/// SACKed ranges [start, end) above the cumulative ACK, sorted and merged.
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    ranges: Vec<(u64, u64)>,
+}
+
+impl Scoreboard {
+    pub fn clear(&mut self) {
+        self.ranges.clear();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    pub fn ranges(&self) -> &[(u64, u64)] {
+        &self.ranges
+    }
+
+    /// Adds SACK blocks (clipped above `una`); returns the number of bytes
+    /// newly marked.
+    pub fn update(&mut self, blocks: &[(u64, u64)], una: u64) -> u64 {
+        let before = self.sacked_bytes();
+        for &(s, e) in blocks {
+            let s = s.max(una);
+            if e > s {
+                self.insert(s, e);
+            }
+        }
+        self.sacked_bytes() - before
+    }
+
+    fn insert(&mut self, s: u64, e: u64) {
+        let i = self.ranges.partition_point(|r| r.1 < s);
+        let mut j = i;
+        let (mut ns, mut ne) = (s, e);
+        while j < self.ranges.len() && self.ranges[j].0 <= ne {
+            ns = ns.min(self.ranges[j].0);
+            ne = ne.max(self.ranges[j].1);
+            j += 1;
+        }
+        self.ranges.splice(i..j, [(ns, ne)]);
+    }
+
+    /// Forgets everything below the new cumulative ACK.
+    pub fn advance(&mut self, una: u64) {
+        self.ranges.retain(|r| r.1 > una);
+        if let Some(first) = self.ranges.first_mut() {
+            first.0 = first.0.max(una);
+        }
+    }
+
+    pub fn sacked_bytes(&self) -> u64 {
+        self.ranges.iter().map(|r| r.1 - r.0).sum()
+    }
+
+    pub fn is_sacked(&self, seq: u64) -> bool {
+        let i = self.ranges.partition_point(|r| r.1 <= seq);
+        i < self.ranges.len() && self.ranges[i].0 <= seq
+    }
+
+    /// End of the highest SACKed range (0 if none).
+    pub fn highest_sacked(&self) -> u64 {
+        self.ranges.last().map_or(0, |r| r.1)
+    }
+
+    /// SACKed bytes strictly above `seq`.
+    pub fn sacked_above(&self, seq: u64) -> u64 {
+        self.ranges
+            .iter()
+            .filter(|r| r.1 > seq + 1)
+            .map(|r| r.1 - r.0.max(seq + 1))
+            .sum()
+    }
+
+    /// IsLost(seq) (RFC 6675 section 4): true when DupThresh discontiguous
+    /// SACKed segments, or more than (DupThresh - 1) * SMSS bytes, lie above
+    /// `seq`. Discontiguous segments are counted as SACKed full segments.
+    pub fn is_lost(&self, seq: u64, dupthresh: u32, smss: u64) -> bool {
+        let above = self.sacked_above(seq);
+        above > (dupthresh as u64 - 1) * smss || above.div_ceil(smss) >= dupthresh as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_merge_and_advance() {
+        let mut sb = Scoreboard::default();
+        assert_eq!(sb.update(&[(300, 400), (100, 200)], 50), 200);
+        assert_eq!(sb.update(&[(200, 300)], 50), 100);
+        assert_eq!(sb.ranges(), &[(100, 400)]);
+        assert_eq!(sb.update(&[(150, 250)], 50), 0, "nothing new");
+        sb.update(&[(500, 600)], 50);
+        sb.advance(350);
+        assert_eq!(sb.ranges(), &[(350, 400), (500, 600)]);
+        assert!(sb.is_sacked(399) && !sb.is_sacked(400) && sb.is_sacked(500));
+        assert_eq!(sb.highest_sacked(), 600);
+    }
+
+    #[test]
+    fn is_lost_needs_dupthresh_segments_above() {
+        // RFC 6675: segment 1 is lost once three segments above it are SACKed.
+        let smss = 100;
+        let mut sb = Scoreboard::default();
+        sb.update(&[(101, 201)], 1);
+        assert!(!sb.is_lost(1, 3, smss));
+        sb.update(&[(201, 301)], 1);
+        assert!(
+            !sb.is_lost(1, 3, smss),
+            "two segments: (DupThresh-1)*SMSS bytes, not more"
+        );
+        sb.update(&[(401, 501)], 1);
+        assert!(sb.is_lost(1, 3, smss));
+        assert!(
+            !sb.is_lost(301, 3, smss),
+            "only one SACKed segment above 301"
+        );
+    }
+}

@@ -1,0 +1,605 @@
+//! The TCP sender: congestion control (RFC 5681), loss recovery in three
+//! flavours (Reno RFC 5681, NewReno RFC 6582, SACK RFC 6675), limited
+//! transmit (RFC 3042), RTO (RFC 6298), optional handshake and FIN.
+
+use super::rtt::RttEstimator;
+use super::scoreboard::Scoreboard;
+use super::{Flavor, Segment, Series, TcpConfig};
+use crate::net::tcp_flags::{ACK, FIN, SYN};
+use crate::net::TcpHeader;
+use crate::sim::SimTime;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderState {
+    Idle,
+    SynSent,
+    Established,
+    /// Every byte (and the FIN) acknowledged.
+    Done,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    pub segments_sent: u64,
+    pub data_bytes_sent: u64,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub limited_transmits: u64,
+    pub rtt_samples: u64,
+    pub started_at: Option<SimTime>,
+    pub established_at: Option<SimTime>,
+    pub done_at: Option<SimTime>,
+}
+
+/// Time series, recorded when the value changes.
+#[derive(Clone, Debug, Default)]
+pub struct SenderSeries {
+    pub cwnd: Series,
+    pub ssthresh: Series,
+    pub rtt: Series,
+    pub srtt: Series,
+    pub rto: Series,
+}
+
+enum Next {
+    Retx(u64),
+    New,
+    Rescue(u64),
+}
+
+pub struct TcpSender {
+    cfg: TcpConfig,
+    mss: u64,
+    pub state: SenderState,
+    /// One past the last data byte.
+    data_end: u64,
+    /// A finite transfer ends with a FIN (on the last data segment).
+    finite: bool,
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    cwnd: u64,
+    ssthresh: u64,
+    rwnd: u64,
+    dupacks: u32,
+    in_recovery: bool,
+    recover: u64,
+    first_partial: bool,
+    sb: Scoreboard,
+    high_rxt: u64,
+    rescue_rxt: Option<u64>,
+    rtt: RttEstimator,
+    /// The segment being timed: (sequence end, send time). One at a time.
+    timing: Option<(u64, SimTime)>,
+    syn_retransmitted: bool,
+    /// The RTO fired and no new data has been acknowledged since.
+    backed_off: bool,
+    rto_at: Option<SimTime>,
+    pub stats: SenderStats,
+    pub series: SenderSeries,
+}
+
+const UNLIMITED: u64 = u64::MAX / 4;
+
+impl TcpSender {
+    /// `bytes`: the transfer size, or None for an unlimited (bulk) source.
+    pub fn new(cfg: TcpConfig, bytes: Option<u64>) -> Self {
+        let mss = cfg.mss as u64;
+        let rtt = RttEstimator::new(
+            cfg.initial_rto,
+            cfg.min_rto,
+            cfg.max_rto,
+            cfg.clock_granularity,
+        );
+        TcpSender {
+            mss,
+            state: SenderState::Idle,
+            data_end: bytes.map_or(UNLIMITED, |b| 1 + b),
+            finite: bytes.is_some() && cfg.handshake,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            cwnd: cfg.initial_window_bytes(),
+            ssthresh: UNLIMITED,
+            rwnd: cfg.rwnd_bytes,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            first_partial: false,
+            sb: Scoreboard::default(),
+            high_rxt: 0,
+            rescue_rxt: None,
+            rtt,
+            timing: None,
+            syn_retransmitted: false,
+            backed_off: false,
+            rto_at: None,
+            stats: SenderStats::default(),
+            series: SenderSeries::default(),
+            cfg,
+        }
+    }
+
+    pub fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+    pub fn rto(&self) -> SimTime {
+        self.rtt.rto()
+    }
+    pub fn srtt(&self) -> Option<SimTime> {
+        self.rtt.srtt()
+    }
+    /// Data bytes acknowledged so far.
+    pub fn bytes_acked(&self) -> u64 {
+        self.snd_una.saturating_sub(1).min(self.data_end - 1)
+    }
+    /// When the sender next needs `on_timer`.
+    pub fn deadline(&self) -> Option<SimTime> {
+        self.rto_at
+    }
+
+    fn flight(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// End of the sequence space: past the FIN for a finite transfer.
+    fn seq_end(&self) -> u64 {
+        self.data_end + self.finite as u64
+    }
+
+    /// Payload of the segment starting at `seq` (segments are cut at fixed
+    /// MSS boundaries from sequence number 1).
+    fn seg_len(&self, seq: u64) -> u64 {
+        if seq >= self.data_end {
+            return 0;
+        }
+        let boundary = 1 + ((seq - 1) / self.mss + 1) * self.mss;
+        boundary.min(self.data_end) - seq
+    }
+
+    /// Sequence number after the segment starting at `seq`.
+    fn seg_end(&self, seq: u64) -> u64 {
+        let len = self.seg_len(seq);
+        seq + len + (self.finite && seq + len == self.data_end) as u64
+    }
+
+    fn window(&self) -> u64 {
+        let cap = self
+            .cfg
+            .max_window_packets
+            .map_or(UNLIMITED, |p| p as u64 * self.mss);
+        self.cwnd.min(self.rwnd).min(cap)
+    }
+
+    fn send_seg(&mut self, now: SimTime, seq: u64, retx: bool, out: &mut Vec<Segment>) -> u64 {
+        let len = self.seg_len(seq);
+        let fin = self.finite && seq + len == self.data_end;
+        let hdr = TcpHeader {
+            seq,
+            ack: self.cfg.handshake as u64,
+            flags: ACK | if fin { FIN } else { 0 },
+            wnd: self.cfg.rwnd_bytes,
+            ..Default::default()
+        };
+        out.push(Segment {
+            hdr,
+            payload: len as u32,
+        });
+        self.stats.segments_sent += 1;
+        self.stats.data_bytes_sent += len;
+        let end = seq + len + fin as u64;
+        if retx {
+            self.stats.retransmissions += 1;
+            // Karn: never time a segment that has been retransmitted.
+            if self.timing.is_some_and(|(tend, _)| tend > seq) {
+                self.timing = None;
+            }
+        } else if self.timing.is_none() {
+            self.timing = Some((end, now));
+        }
+        // RFC 6298 5.1: start the timer if it is not running.
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+        end
+    }
+
+    /// Sends new (or, after an RTO, go-back-N) data as the window allows.
+    fn send_window(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        while self.snd_nxt < self.seq_end() {
+            let len = self.seg_len(self.snd_nxt);
+            if self.snd_nxt + len - self.snd_una > self.window() && self.snd_nxt > self.snd_una {
+                break;
+            }
+            let retx = self.snd_nxt < self.snd_max;
+            let end = self.send_seg(now, self.snd_nxt, retx, out);
+            self.snd_nxt = end;
+            self.snd_max = self.snd_max.max(end);
+        }
+    }
+
+    fn record(&mut self, now: SimTime) {
+        let cw = self.cwnd as f64;
+        if self.series.cwnd.last().is_none_or(|x| x.1 != cw) {
+            self.series.cwnd.push((now, cw));
+        }
+        let ss = if self.ssthresh >= UNLIMITED {
+            f64::INFINITY
+        } else {
+            self.ssthresh as f64
+        };
+        if self.series.ssthresh.last().is_none_or(|x| x.1 != ss) {
+            self.series.ssthresh.push((now, ss));
+        }
+        let rto = self.rtt.rto().as_secs_f64();
+        if self.series.rto.last().is_none_or(|x| x.1 != rto) {
+            self.series.rto.push((now, rto));
+        }
+    }
+
+    /// Opens the connection (SYN) or, without handshake, starts sending.
+    pub fn start(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        self.stats.started_at = Some(now);
+        if self.cfg.handshake {
+            self.state = SenderState::SynSent;
+            self.send_syn(now, out);
+        } else {
+            self.establish(now);
+            self.send_window(now, out);
+        }
+        self.record(now);
+    }
+
+    fn send_syn(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        let hdr = TcpHeader {
+            seq: 0,
+            ack: 0,
+            flags: SYN,
+            wnd: self.cfg.rwnd_bytes,
+            mss: self.cfg.mss as u16,
+            ..Default::default()
+        };
+        out.push(Segment { hdr, payload: 0 });
+        self.stats.segments_sent += 1;
+        if !self.syn_retransmitted {
+            self.timing = Some((1, now));
+        }
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    fn establish(&mut self, now: SimTime) {
+        self.state = SenderState::Established;
+        self.stats.established_at = Some(now);
+        self.snd_una = 1;
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+        self.recover = 0;
+        self.rto_at = None;
+    }
+
+    /// A segment from the receiver.
+    pub fn on_segment(&mut self, now: SimTime, h: &TcpHeader, out: &mut Vec<Segment>) {
+        match self.state {
+            SenderState::SynSent => {
+                if h.has(SYN) && h.has(ACK) && h.ack == 1 {
+                    if let Some((_, t)) = self.timing.take() {
+                        self.rtt.sample(now - t);
+                        self.stats.rtt_samples += 1;
+                        self.series.rtt.push((now, (now - t).as_secs_f64()));
+                    }
+                    if self.syn_retransmitted {
+                        // RFC 6298 5.7: after a lost SYN, RTO is 3 s when data starts.
+                        self.rtt.reset_rto(SimTime::from_secs(3));
+                    }
+                    self.rwnd = h.wnd;
+                    self.establish(now);
+                    self.send_window(now, out);
+                }
+            }
+            SenderState::Established => self.on_ack(now, h, out),
+            SenderState::Idle | SenderState::Done => {}
+        }
+        self.record(now);
+    }
+
+    fn on_ack(&mut self, now: SimTime, h: &TcpHeader, out: &mut Vec<Segment>) {
+        let ack = h.ack;
+        if ack > self.snd_max || h.has(SYN) {
+            return;
+        }
+        self.rwnd = h.wnd;
+        let sack = self.cfg.flavor == Flavor::Sack;
+        let new_sacked = if sack {
+            self.sb.update(h.sack_blocks(), ack.max(self.snd_una))
+        } else {
+            0
+        };
+        if ack > self.snd_una {
+            self.on_new_ack(now, ack, out);
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            // RFC 6675 section 2: with SACK, a duplicate ACK must bring new
+            // SACK information to count.
+            if sack && new_sacked == 0 {
+                if self.in_recovery {
+                    self.sack_recovery_send(now, out);
+                }
+                return;
+            }
+            self.on_dupack(now, ack, out);
+        }
+    }
+
+    fn on_new_ack(&mut self, now: SimTime, ack: u64, out: &mut Vec<Segment>) {
+        let acked = ack - self.snd_una;
+        if let Some((end, t)) = self.timing {
+            if ack >= end {
+                self.rtt.sample(now - t);
+                self.stats.rtt_samples += 1;
+                self.series.rtt.push((now, (now - t).as_secs_f64()));
+                if let Some(s) = self.rtt.srtt() {
+                    self.series.srtt.push((now, s.as_secs_f64()));
+                }
+                self.timing = None;
+            }
+        }
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.sb.advance(ack);
+        self.backed_off = false;
+        let mut restart_timer = true;
+        if self.in_recovery {
+            match self.cfg.flavor {
+                Flavor::Reno => {
+                    // RFC 5681 3.2 step 6: deflate and leave recovery.
+                    self.in_recovery = false;
+                    self.cwnd = self.ssthresh;
+                    self.dupacks = 0;
+                }
+                Flavor::NewReno => {
+                    if ack >= self.recover {
+                        // RFC 6582 3.2 step 3 (full ACK), option 1.
+                        self.in_recovery = false;
+                        self.cwnd = self.ssthresh.min(self.flight().max(self.mss) + self.mss);
+                        self.dupacks = 0;
+                    } else {
+                        // Step 3 (partial ACK): retransmit the first unacked
+                        // segment, deflate by the amount acked, add back one
+                        // SMSS if at least one was acked; reset the timer on
+                        // the first partial ACK only ("Impatient").
+                        self.send_seg(now, self.snd_una, true, out);
+                        self.cwnd = self.cwnd.saturating_sub(acked)
+                            + if acked >= self.mss { self.mss } else { 0 };
+                        self.cwnd = self.cwnd.max(self.mss);
+                        restart_timer = self.first_partial;
+                        self.first_partial = false;
+                    }
+                }
+                Flavor::Sack => {
+                    if ack >= self.recover {
+                        self.in_recovery = false;
+                        self.dupacks = 0;
+                    }
+                }
+            }
+        } else {
+            self.dupacks = 0;
+            if self.cwnd < self.ssthresh {
+                // RFC 5681 eq. 2: slow start, at most one SMSS per ACK.
+                self.cwnd += acked.min(self.mss);
+            } else {
+                // RFC 5681 eq. 3: congestion avoidance.
+                self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
+            }
+        }
+        if self.data_end != UNLIMITED && ack >= self.seq_end() {
+            self.state = SenderState::Done;
+            self.stats.done_at = Some(now);
+            self.rto_at = None;
+            return;
+        }
+        if restart_timer {
+            // RFC 6298 5.2 / 5.3.
+            self.rto_at = (self.snd_una < self.snd_max).then(|| now + self.rtt.rto());
+        }
+        if self.in_recovery && self.cfg.flavor == Flavor::Sack {
+            self.sack_recovery_send(now, out);
+        } else {
+            self.send_window(now, out);
+        }
+    }
+
+    fn on_dupack(&mut self, now: SimTime, ack: u64, out: &mut Vec<Segment>) {
+        self.dupacks += 1;
+        if self.in_recovery {
+            match self.cfg.flavor {
+                Flavor::Reno | Flavor::NewReno => {
+                    // RFC 5681 3.2 step 4: inflate by one SMSS per dupack.
+                    self.cwnd += self.mss;
+                    self.send_window(now, out);
+                }
+                Flavor::Sack => self.sack_recovery_send(now, out),
+            }
+            return;
+        }
+        let sack = self.cfg.flavor == Flavor::Sack;
+        let lost = sack && self.sb.is_lost(self.snd_una, self.cfg.dupthresh, self.mss);
+        if self.dupacks >= self.cfg.dupthresh || lost {
+            // RFC 6582 3.2 step 2 (and RFC 6675's RecoveryPoint): no new
+            // recovery for losses from before the last one or the last RTO.
+            if self.cfg.flavor != Flavor::Reno && ack <= self.recover {
+                return;
+            }
+            self.stats.fast_recoveries += 1;
+            self.in_recovery = true;
+            self.recover = self.snd_max;
+            self.ssthresh = (self.flight() / 2).max(2 * self.mss);
+            if sack {
+                // RFC 6675 section 5 step 4.
+                self.cwnd = self.ssthresh;
+                self.rescue_rxt = None;
+                let end = self.send_seg(now, self.snd_una, true, out);
+                self.high_rxt = end;
+                self.sack_recovery_send(now, out);
+            } else {
+                // RFC 5681 3.2 steps 2-3.
+                self.first_partial = true;
+                self.send_seg(now, self.snd_una, true, out);
+                self.cwnd = self.ssthresh + self.cfg.dupthresh as u64 * self.mss;
+                self.send_window(now, out);
+            }
+        } else if self.cfg.limited_transmit {
+            // RFC 3042: one new segment per each of the first two duplicate
+            // ACKs, if the receiver's window allows and the outstanding data
+            // stays within cwnd + 2 segments; cwnd is not changed.
+            if self.snd_nxt < self.seq_end() && self.snd_nxt == self.snd_max {
+                let len = self.seg_len(self.snd_nxt);
+                let after = self.flight() + len;
+                if after <= self.cwnd + 2 * self.mss && after <= self.rwnd {
+                    let end = self.send_seg(now, self.snd_nxt, false, out);
+                    self.snd_nxt = end;
+                    self.snd_max = end;
+                    self.stats.limited_transmits += 1;
+                }
+            }
+        }
+    }
+
+    /// SetPipe (RFC 6675 section 4): bytes believed in the network.
+    fn pipe(&self) -> u64 {
+        let (dt, smss) = (self.cfg.dupthresh, self.mss);
+        let mut pipe = 0;
+        let mut s = self.snd_una;
+        while s < self.snd_max {
+            let e = self.seg_end(s);
+            if !self.sb.is_sacked(s) {
+                if !self.sb.is_lost(s, dt, smss) {
+                    pipe += e - s;
+                }
+                if s < self.high_rxt {
+                    pipe += e - s;
+                }
+            }
+            s = e;
+        }
+        pipe
+    }
+
+    /// NextSeg (RFC 6675 section 4), rules 1-4.
+    fn next_seg(&self) -> Option<Next> {
+        let (dt, smss) = (self.cfg.dupthresh, self.mss);
+        let top = self.sb.highest_sacked().min(self.snd_max);
+        let mut s = self.snd_una;
+        while s < top {
+            if s >= self.high_rxt && !self.sb.is_sacked(s) && self.sb.is_lost(s, dt, smss) {
+                return Some(Next::Retx(s));
+            }
+            s = self.seg_end(s);
+        }
+        if self.snd_max < self.seq_end() {
+            let len = self.seg_len(self.snd_max);
+            let cap = self
+                .cfg
+                .max_window_packets
+                .map_or(UNLIMITED, |p| p as u64 * self.mss);
+            if self.snd_max + len - self.snd_una <= self.rwnd.min(cap) {
+                return Some(Next::New);
+            }
+        }
+        let mut s = self.snd_una;
+        while s < top {
+            if s >= self.high_rxt && !self.sb.is_sacked(s) {
+                return Some(Next::Retx(s));
+            }
+            s = self.seg_end(s);
+        }
+        if self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
+            let mut s = self.snd_una;
+            let mut last = None;
+            while s < self.snd_max {
+                if !self.sb.is_sacked(s) {
+                    last = Some(s);
+                }
+                s = self.seg_end(s);
+            }
+            return last.map(Next::Rescue);
+        }
+        None
+    }
+
+    /// RFC 6675 section 5 step (C): send while cwnd - pipe >= 1 SMSS.
+    fn sack_recovery_send(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        while self.pipe() + self.mss <= self.cwnd {
+            match self.next_seg() {
+                None => break,
+                Some(Next::Retx(s)) => {
+                    let end = self.send_seg(now, s, true, out);
+                    self.high_rxt = self.high_rxt.max(end);
+                }
+                Some(Next::New) => {
+                    let end = self.send_seg(now, self.snd_max, false, out);
+                    self.snd_max = end;
+                    self.snd_nxt = end;
+                }
+                Some(Next::Rescue(s)) => {
+                    self.send_seg(now, s, true, out);
+                    self.rescue_rxt = Some(self.recover);
+                    // HighRxt is not updated for a rescue retransmission.
+                }
+            }
+        }
+    }
+
+    /// The retransmission timer (call at or after `deadline()`).
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        match self.rto_at {
+            Some(at) if now >= at => {}
+            _ => return,
+        }
+        self.rto_at = None;
+        self.stats.timeouts += 1;
+        match self.state {
+            SenderState::SynSent => {
+                self.syn_retransmitted = true;
+                self.timing = None;
+                self.rtt.backoff();
+                self.send_syn(now, out);
+            }
+            SenderState::Established => {
+                // RFC 5681 eq. 4; ssthresh is held when the same data times
+                // out again. RFC 6298 5.4-5.6: retransmit, back off.
+                if !self.backed_off {
+                    self.ssthresh = (self.flight() / 2).max(2 * self.mss);
+                }
+                self.backed_off = true;
+                self.cwnd = self.mss;
+                self.rtt.backoff();
+                self.in_recovery = false;
+                self.dupacks = 0;
+                self.recover = self.snd_max;
+                // The scoreboard is cleared (RFC 6675 5.1 lets the sender
+                // discard SACK information after an RTO); go-back-N follows.
+                self.sb.clear();
+                self.high_rxt = self.snd_una;
+                self.rescue_rxt = None;
+                self.timing = None;
+                self.snd_nxt = self.snd_una;
+                self.send_window(now, out);
+            }
+            SenderState::Idle | SenderState::Done => {}
+        }
+        self.record(now);
+    }
+}

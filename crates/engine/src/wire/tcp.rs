@@ -1,0 +1,177 @@
+//! TCP header (RFC 9293) with options: MSS, window scale (RFC 7323) and
+//! SACK-permitted on SYN segments; SACK blocks (RFC 2018) otherwise.
+
+use super::{checksum, WireError};
+use crate::net::header::{tcp_flags, TcpHeader, MAX_SACK_BLOCKS};
+
+pub const PROTO_TCP: u8 = 6;
+/// Window scale shift announced on SYN segments.
+pub const WINDOW_SHIFT: u8 = 7;
+
+/// Writes the TCP header of `h` (length `h.header_bytes()`) plus checksum
+/// into `seg`, which holds the whole segment (header and payload).
+pub fn emit(
+    h: &TcpHeader,
+    src_port: u16,
+    dst_port: u16,
+    seg: &mut [u8],
+    src: [u8; 4],
+    dst: [u8; 4],
+) {
+    let hl = h.header_bytes() as usize;
+    let syn = h.has(tcp_flags::SYN);
+    seg[0..2].copy_from_slice(&src_port.to_be_bytes());
+    seg[2..4].copy_from_slice(&dst_port.to_be_bytes());
+    seg[4..8].copy_from_slice(&(h.seq as u32).to_be_bytes());
+    seg[8..12].copy_from_slice(&(h.ack as u32).to_be_bytes());
+    seg[12] = ((hl / 4) as u8) << 4;
+    seg[13] = h.flags;
+    // RFC 7323 2.2: the window in a SYN is never scaled.
+    let wnd = if syn { h.wnd } else { h.wnd >> WINDOW_SHIFT };
+    seg[14..16].copy_from_slice(&(wnd.min(65535) as u16).to_be_bytes());
+    seg[16..20].copy_from_slice(&[0, 0, 0, 0]);
+    let o = &mut seg[20..hl];
+    if syn {
+        let mss = h.mss.to_be_bytes();
+        o.copy_from_slice(&[2, 4, mss[0], mss[1], 1, 3, 3, WINDOW_SHIFT, 1, 1, 4, 2]);
+    } else if h.n_sack > 0 {
+        o[0] = 1;
+        o[1] = 1;
+        o[2] = 5;
+        o[3] = 2 + 8 * h.n_sack;
+        for (i, &(l, r)) in h.sack_blocks().iter().enumerate() {
+            o[4 + 8 * i..8 + 8 * i].copy_from_slice(&(l as u32).to_be_bytes());
+            o[8 + 8 * i..12 + 8 * i].copy_from_slice(&(r as u32).to_be_bytes());
+        }
+    }
+    let len = seg.len() as u32;
+    let mut acc = checksum::sum(0, &src);
+    acc = checksum::sum(acc, &dst);
+    acc += PROTO_TCP as u32 + len;
+    let c = checksum::finish(checksum::sum(acc, seg));
+    seg[16..18].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Parses a TCP header back (32-bit sequence numbers as read), checking the
+/// checksum. Returns the header, ports and header length.
+pub fn parse(
+    seg: &[u8],
+    src: [u8; 4],
+    dst: [u8; 4],
+) -> Result<(TcpHeader, u16, u16, usize), WireError> {
+    if seg.len() < 20 {
+        return Err(WireError::Truncated {
+            need: 20,
+            have: seg.len(),
+        });
+    }
+    let hl = (seg[12] >> 4) as usize * 4;
+    if hl < 20 || hl > seg.len() {
+        return Err(WireError::BadField {
+            field: "data offset",
+            value: hl as u64,
+        });
+    }
+    let mut acc = checksum::sum(0, &src);
+    acc = checksum::sum(acc, &dst);
+    acc += PROTO_TCP as u32 + seg.len() as u32;
+    if checksum::finish(checksum::sum(acc, seg)) != 0 {
+        return Err(WireError::Checksum);
+    }
+    let mut h = TcpHeader {
+        seq: u32::from_be_bytes(seg[4..8].try_into().unwrap()) as u64,
+        ack: u32::from_be_bytes(seg[8..12].try_into().unwrap()) as u64,
+        flags: seg[13],
+        wnd: u16::from_be_bytes([seg[14], seg[15]]) as u64,
+        ..Default::default()
+    };
+    let mut i = 20;
+    while i < hl {
+        match seg[i] {
+            0 => break,
+            1 => i += 1,
+            kind => {
+                let len = *seg.get(i + 1).ok_or(WireError::Truncated {
+                    need: i + 2,
+                    have: hl,
+                })? as usize;
+                if len < 2 || i + len > hl {
+                    return Err(WireError::BadField {
+                        field: "option length",
+                        value: len as u64,
+                    });
+                }
+                let body = &seg[i + 2..i + len];
+                match kind {
+                    2 if len == 4 => h.mss = u16::from_be_bytes([body[0], body[1]]),
+                    5 => {
+                        for b in body.chunks_exact(8).take(MAX_SACK_BLOCKS) {
+                            let l = u32::from_be_bytes(b[0..4].try_into().unwrap()) as u64;
+                            let r = u32::from_be_bytes(b[4..8].try_into().unwrap()) as u64;
+                            h.sack[h.n_sack as usize] = (l, r);
+                            h.n_sack += 1;
+                        }
+                    }
+                    _ => {}
+                }
+                i += len;
+            }
+        }
+    }
+    if !h.has(tcp_flags::SYN) {
+        h.wnd <<= WINDOW_SHIFT;
+    }
+    let ports = (
+        u16::from_be_bytes([seg[0], seg[1]]),
+        u16::from_be_bytes([seg[2], seg[3]]),
+    );
+    Ok((h, ports.0, ports.1, hl))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::tcp_flags::{ACK, SYN};
+
+    #[test]
+    fn syn_round_trip_with_options() {
+        let h = TcpHeader {
+            seq: 0,
+            ack: 0,
+            flags: SYN,
+            wnd: 60000,
+            mss: 1460,
+            ..Default::default()
+        };
+        let mut seg = vec![0u8; h.header_bytes() as usize];
+        emit(&h, 1000, 80, &mut seg, [10, 0, 0, 1], [10, 0, 0, 2]);
+        assert_eq!(seg.len(), 32);
+        assert_eq!(seg[12], 8 << 4);
+        assert_eq!(&seg[20..24], &[2, 4, 0x05, 0xb4], "MSS 1460");
+        let (back, sp, dp, hl) = parse(&seg, [10, 0, 0, 1], [10, 0, 0, 2]).unwrap();
+        assert_eq!((back, sp, dp, hl), (h, 1000, 80, 32));
+    }
+
+    #[test]
+    fn sack_blocks_round_trip() {
+        let h = TcpHeader {
+            seq: 1,
+            ack: 2921,
+            flags: ACK,
+            wnd: 1 << 20,
+            sack: [(4381, 5841), (7301, 8761), (0, 0)],
+            n_sack: 2,
+            mss: 0,
+        };
+        let mut seg = vec![0u8; h.header_bytes() as usize + 10];
+        emit(&h, 80, 1000, &mut seg, [10, 0, 0, 2], [10, 0, 0, 1]);
+        assert_eq!(h.header_bytes(), 40);
+        let (back, ..) = parse(&seg, [10, 0, 0, 2], [10, 0, 0, 1]).unwrap();
+        assert_eq!(back, h);
+        seg[30] ^= 0xff;
+        assert_eq!(
+            parse(&seg, [10, 0, 0, 2], [10, 0, 0, 1]).unwrap_err(),
+            WireError::Checksum
+        );
+    }
+}
