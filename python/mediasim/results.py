@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-TABLES = ("flows", "packets", "drops", "throughput", "loss_runs", "links", "queues", "queue_samples", "trace")
+TABLES = ("flows", "packets", "drops", "throughput", "loss_runs", "links", "queues", "queue_samples", "trace", "tcp", "tcp_series")
 
 
 def _frame(name: str, cols: dict[str, Any], meta: dict[str, Any]) -> pd.DataFrame:

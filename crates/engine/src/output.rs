@@ -302,6 +302,7 @@ pub fn tables(
         .col("bytes", Column::U64(r.qs_bytes.clone()));
 
     let mut out = vec![flows, runs, win, packets, drops, lt, qt, samples];
+    out.extend(app_tables(w, end));
     if r.trace_on {
         out.push(
             Table::new("trace")
@@ -316,6 +317,76 @@ pub fn tables(
                 .col("seq", Column::U64(r.tr_seq.clone()))
                 .col("size_bytes", u32s(&r.tr_size)),
         );
+    }
+    out
+}
+
+/// Tables reported by applications (e.g. "tcp" and "tcp_series"): one row
+/// per flow, the values of all its applications side by side.
+fn app_tables(w: &World, end: crate::sim::SimTime) -> Vec<Table> {
+    use std::collections::BTreeMap;
+    let mut rows: BTreeMap<&'static str, BTreeMap<u32, Vec<(&'static str, f64)>>> = BTreeMap::new();
+    let mut series: BTreeMap<&'static str, (Vec<String>, Vec<String>, Vec<u64>, Vec<f64>)> =
+        BTreeMap::new();
+    for slot in &w.apps {
+        let Some(st) = slot.app.stats(end) else {
+            continue;
+        };
+        rows.entry(st.table)
+            .or_default()
+            .entry(st.flow)
+            .or_default()
+            .extend(st.values);
+        let s = series.entry(st.table).or_default();
+        for (var, pts) in st.series {
+            for (t, v) in pts {
+                s.0.push(w.rec.flows[st.flow as usize].name.clone());
+                s.1.push(var.to_string());
+                s.2.push(t.as_nanos());
+                s.3.push(v);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (table, by_flow) in rows {
+        let mut names: Vec<&'static str> = Vec::new();
+        for vals in by_flow.values() {
+            for (k, _) in vals {
+                if !names.contains(k) {
+                    names.push(k);
+                }
+            }
+        }
+        let mut t = Table::new(table).col(
+            "flow",
+            Column::Str(
+                by_flow
+                    .keys()
+                    .map(|&f| w.rec.flows[f as usize].name.clone())
+                    .collect(),
+            ),
+        );
+        for name in names {
+            let col = by_flow
+                .values()
+                .map(|vals| {
+                    vals.iter()
+                        .find(|(k, _)| *k == name)
+                        .map_or(f64::NAN, |x| x.1)
+                })
+                .collect();
+            t = t.col(name, Column::F64(col));
+        }
+        out.push(t);
+        if let Some((f, var, time, val)) = series.remove(table) {
+            out.push(
+                Table::new(&format!("{table}_series"))
+                    .col("flow", Column::Str(f))
+                    .col("var", Column::Str(var))
+                    .col("time_ns", Column::U64(time))
+                    .col("value", Column::F64(val)),
+            );
+        }
     }
     out
 }

@@ -8,6 +8,7 @@
 pub mod cbr;
 pub mod poisson;
 pub mod sink;
+pub mod tcp;
 
 use crate::net::Packet;
 use crate::sim::SimTime;
@@ -15,6 +16,7 @@ use crate::sim::SimTime;
 pub use cbr::CbrSource;
 pub use poisson::PoissonSource;
 pub use sink::Sink;
+pub use tcp::{TcpSink, TcpSource};
 
 /// What an application asks the engine to do.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,6 +32,21 @@ pub trait App: Send {
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>);
     fn on_timer(&mut self, _now: SimTime, _token: u64, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, _now: SimTime, _pkt: &Packet, _out: &mut Vec<Action>) {}
+    /// Measurements to report at the end of a run (`end`), if any.
+    fn stats(&self, _end: SimTime) -> Option<AppStats> {
+        None
+    }
+}
+
+/// What an application reports at the end of a run: one row of named
+/// values in table `table` (rows of the same flow are merged), and time
+/// series recorded on change.
+#[derive(Clone, Debug, Default)]
+pub struct AppStats {
+    pub table: &'static str,
+    pub flow: crate::net::FlowId,
+    pub values: Vec<(&'static str, f64)>,
+    pub series: Vec<(&'static str, Vec<(SimTime, f64)>)>,
 }
 
 /// The fixed part of every packet a source sends.

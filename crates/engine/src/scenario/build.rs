@@ -2,7 +2,7 @@
 
 use super::model::*;
 use super::validate::FieldError;
-use crate::app::{CbrSource, PacketTemplate, PoissonSource, Sink, StopRule};
+use crate::app::{CbrSource, PacketTemplate, PoissonSource, Sink, StopRule, TcpSink, TcpSource};
 use crate::loss::{
     BitErrorRate, ByteErrorRate, ExplicitLoss, GilbertElliott, LossModel, PacketLossRate,
 };
@@ -11,6 +11,7 @@ use crate::measure::Recorder;
 use crate::net::routing::{multicast_tree, unicast_table, Graph};
 use crate::net::topology::{group_addr, node_addr};
 use crate::net::{Dest, LinkDir, LinkDirId, Node, NodeId, Transport};
+use crate::proto::tcp::{Flavor, InitialWindow, TcpConfig};
 use crate::queue::{DropTail, Queue};
 use crate::sim::{RngStreams, SimTime};
 use crate::world::{AppSlot, World};
@@ -80,6 +81,67 @@ fn build_queue(spec: Option<&QueueSpec>) -> Queue {
     }
 }
 
+/// The TCP configuration of a flow: scenario options over RFC defaults.
+pub fn tcp_config(t: Option<&TcpSpec>, finite: bool) -> TcpConfig {
+    let d = TcpConfig::default();
+    let Some(t) = t else {
+        return TcpConfig {
+            handshake: finite,
+            ..d
+        };
+    };
+    let ms = |x: Option<f64>, def: SimTime| x.map_or(def, SimTime::from_millis_f64);
+    TcpConfig {
+        flavor: match t.flavor {
+            TcpFlavor::Reno => Flavor::Reno,
+            TcpFlavor::Newreno => Flavor::NewReno,
+            TcpFlavor::Sack => Flavor::Sack,
+        },
+        mss: t.mss_bytes.unwrap_or(d.mss),
+        initial_window: match t.initial_window {
+            None | Some(InitialWindowSpec::Named(InitialWindowName::Rfc3390)) => {
+                InitialWindow::Rfc3390
+            }
+            Some(InitialWindowSpec::Segments(n)) => InitialWindow::Segments(n),
+        },
+        max_window_packets: t.max_window_packets,
+        rwnd_bytes: t.rwnd_bytes.unwrap_or(d.rwnd_bytes),
+        initial_rto: ms(t.initial_rto_ms, d.initial_rto),
+        min_rto: ms(t.min_rto_ms, d.min_rto),
+        max_rto: ms(t.max_rto_ms, d.max_rto),
+        clock_granularity: d.clock_granularity,
+        dupthresh: t.dupthresh.unwrap_or(d.dupthresh),
+        limited_transmit: t.limited_transmit.unwrap_or(d.limited_transmit),
+        handshake: t.handshake.unwrap_or(finite),
+        delayed_ack: t.delayed_ack.unwrap_or(d.delayed_ack),
+        delack_timeout: ms(t.delack_timeout_ms, d.delack_timeout),
+    }
+}
+
+/// Walks the unicast route from `a` to `b`: a dead end or a loop (possible
+/// with explicit routes) is reported.
+fn route_problem(
+    routes: &[Vec<Option<LinkDirId>>],
+    links: &[LinkDir],
+    a: NodeId,
+    b: NodeId,
+    n: usize,
+) -> Option<&'static str> {
+    let mut at = a;
+    let mut hops = 0;
+    while at != b {
+        if hops > n {
+            return Some("routes loop");
+        }
+        match routes[at as usize][b as usize] {
+            Some(ld) => at = links[ld as usize].to,
+            None => return Some("no route"),
+        }
+        hops += 1;
+    }
+    None
+}
+
 /// Builds the world for one (seed, replication). The scenario must have
 /// passed [`super::validate::validate`]; remaining errors are the ones only
 /// the built topology reveals (unreachable destinations, routing loops).
@@ -90,11 +152,21 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
         .enumerate()
         .map(|(i, n)| (n.name.as_str(), i as NodeId))
         .collect();
-    let flow_ids: HashMap<&str, u32> = s
-        .flows
+    // Recorder flow ids: each scenario flow in order, a TCP flow followed by
+    // its ACK flow "<name>/ack".
+    let mut flow_names: Vec<String> = Vec::new();
+    let mut data_flow_id: Vec<u32> = Vec::new();
+    for f in &s.flows {
+        data_flow_id.push(flow_names.len() as u32);
+        flow_names.push(f.name.clone());
+        if f.kind == FlowKind::Tcp {
+            flow_names.push(format!("{}/ack", f.name));
+        }
+    }
+    let flow_ids: HashMap<&str, u32> = flow_names
         .iter()
         .enumerate()
-        .map(|(i, f)| (f.name.as_str(), i as u32))
+        .map(|(i, n)| (n.as_str(), i as u32))
         .collect();
     let mut errors = Vec::new();
 
@@ -203,8 +275,11 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
     let mut ports: Vec<Vec<(u16, u32)>> = vec![Vec::new(); nodes.len()];
     let mut metas = Vec::new();
 
+    // (node, port) -> (app index, flow index, shareable by UDP sinks)
+    let mut port_owner: HashMap<(NodeId, u16), (u32, usize, bool)> = HashMap::new();
     for (i, f) in s.flows.iter().enumerate() {
         let p = format!("flows[{i}]");
+        let fid = data_flow_id[i];
         let src = node_id[f.src.as_str()];
         let src_port = f.src_port.unwrap_or(10_000u16.wrapping_add(i as u16));
         let dst_port = f.dst_port.unwrap_or(20_000u16.wrapping_add(i as u16));
@@ -239,98 +314,165 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
             )
         } else {
             let d = node_id[f.dst.as_deref().expect("validated")];
-            // Walk the route: catches dead ends and loops (explicit routes).
-            let mut at = src;
-            let mut hops = 0;
-            while at != d && hops <= nodes.len() {
-                match routes[at as usize][d as usize] {
-                    Some(ld) => at = links[ld as usize].to,
-                    None => break,
+            for (a, b, field) in [(src, d, "dst"), (d, src, "src")] {
+                if f.kind != FlowKind::Tcp && field == "src" {
+                    continue; // only TCP needs the way back (ACKs)
                 }
-                hops += 1;
-            }
-            if at != d {
-                let why = if hops > nodes.len() {
-                    "routes loop"
-                } else {
-                    "no route"
-                };
-                errors.push(err(
-                    format!("{p}.dst"),
-                    format!("{why} from \"{}\" to \"{}\"", f.src, nodes[d as usize].name),
-                ));
+                if let Some(why) = route_problem(&routes, &links, a, b, nodes.len()) {
+                    errors.push(err(
+                        format!("{p}.{field}"),
+                        format!(
+                            "{why} from \"{}\" to \"{}\"",
+                            nodes[a as usize].name, nodes[b as usize].name
+                        ),
+                    ));
+                }
             }
             (Dest::Node(d), vec![d])
         };
         let tpl = PacketTemplate {
-            flow: i as u32,
+            flow: fid,
             dst,
             src_port,
             dst_port,
             dscp: f.dscp,
-            payload_bytes: f.payload_bytes,
+            payload_bytes: f.payload_bytes.unwrap_or(0),
             transport: Transport::Udp,
         };
-        let start = SimTime::from_secs_f64(f.start_s);
+        let mut start = SimTime::from_secs_f64(f.start_s);
+        if let Some(j) = f.start_jitter_s.filter(|j| *j > 0.0) {
+            let mut r = rng.stream(&format!("flow:{}:start", f.name));
+            start = SimTime::from_secs_f64(f.start_s + j * crate::sim::uniform(&mut r));
+        }
         let stop = f.stop_s.map_or(horizon, SimTime::from_secs_f64);
         let stop_rule = StopRule {
             stop,
             max_packets: f.max_packets,
         };
-        let payload_bits = f.payload_bytes as f64 * 8.0;
-        let app: Box<dyn crate::app::App> = match f.kind {
-            FlowKind::Cbr => {
-                let interval = match (f.interval_ms, f.rate_bps) {
-                    (Some(ms), _) => SimTime::from_millis_f64(ms),
-                    (None, Some(r)) => SimTime::from_secs_f64(payload_bits / r),
-                    (None, None) => unreachable!("validated"),
-                };
-                if interval == SimTime::ZERO {
+        let payload_bits = f.payload_bytes.unwrap_or(0) as f64 * 8.0;
+        let mut claim = |node: NodeId,
+                         port: u16,
+                         app: u32,
+                         shareable: bool,
+                         field: &str,
+                         errors: &mut Vec<FieldError>|
+         -> bool {
+            match port_owner.get(&(node, port)) {
+                Some(&(_, _, true)) if shareable => false,
+                Some(&(_, other, _)) => {
                     errors.push(err(
-                        &p,
-                        "packet interval rounds to 0 ns: rate too high for the packet size",
+                        format!("{p}.{field}"),
+                        format!(
+                            "port {port} on node \"{}\" is already used by flow \"{}\"",
+                            nodes[node as usize].name, s.flows[other].name
+                        ),
                     ));
+                    false
                 }
-                Box::new(CbrSource::new(tpl, interval, stop_rule))
-            }
-            FlowKind::Poisson => {
-                let pps = f
-                    .rate_pps
-                    .unwrap_or_else(|| f.rate_bps.expect("validated") / payload_bits);
-                Box::new(PoissonSource::new(
-                    tpl,
-                    pps,
-                    stop_rule,
-                    rng.stream(&format!("flow:{}:arrivals", f.name)),
-                ))
+                None => {
+                    port_owner.insert((node, port), (app, i, shareable));
+                    ports[node as usize].push((port, app));
+                    true
+                }
             }
         };
-        apps.push(AppSlot {
-            node: src,
-            start,
-            app,
-        });
-        for &r in &receivers {
-            if !ports[r as usize].iter().any(|(port, _)| *port == dst_port) {
-                ports[r as usize].push((dst_port, apps.len() as u32));
+        let kind = match f.kind {
+            FlowKind::Cbr => "cbr",
+            FlowKind::Poisson => "poisson",
+            FlowKind::Tcp => "tcp",
+        };
+        match f.kind {
+            FlowKind::Cbr | FlowKind::Poisson => {
+                let app: Box<dyn crate::app::App> = if f.kind == FlowKind::Cbr {
+                    let interval = match (f.interval_ms, f.rate_bps) {
+                        (Some(ms), _) => SimTime::from_millis_f64(ms),
+                        (None, Some(r)) => SimTime::from_secs_f64(payload_bits / r),
+                        (None, None) => unreachable!("validated"),
+                    };
+                    if interval == SimTime::ZERO {
+                        errors.push(err(
+                            &p,
+                            "packet interval rounds to 0 ns: rate too high for the packet size",
+                        ));
+                    }
+                    Box::new(CbrSource::new(tpl, interval, stop_rule))
+                } else {
+                    let pps = f
+                        .rate_pps
+                        .unwrap_or_else(|| f.rate_bps.expect("validated") / payload_bits);
+                    Box::new(PoissonSource::new(
+                        tpl,
+                        pps,
+                        stop_rule,
+                        rng.stream(&format!("flow:{}:arrivals", f.name)),
+                    ))
+                };
                 apps.push(AppSlot {
-                    node: r,
+                    node: src,
                     start,
-                    app: Box::new(Sink),
+                    app,
+                });
+                for &r in &receivers {
+                    let idx = apps.len() as u32;
+                    if claim(r, dst_port, idx, true, "dst_port", &mut errors) {
+                        apps.push(AppSlot {
+                            node: r,
+                            start,
+                            app: Box::new(Sink),
+                        });
+                    }
+                }
+                metas.push(FlowMeta {
+                    name: f.name.clone(),
+                    kind,
+                    src,
+                    receivers,
+                    start,
+                    stop,
+                });
+            }
+            FlowKind::Tcp => {
+                let d = receivers[0];
+                let cfg = tcp_config(f.tcp.as_ref(), f.bytes.is_some());
+                let ack_tpl = PacketTemplate {
+                    flow: fid + 1,
+                    dst: Dest::Node(src),
+                    src_port: dst_port,
+                    dst_port: src_port,
+                    ..tpl.clone()
+                };
+                let src_idx = apps.len() as u32;
+                claim(src, src_port, src_idx, false, "src_port", &mut errors);
+                apps.push(AppSlot {
+                    node: src,
+                    start,
+                    app: Box::new(TcpSource::new(tpl, cfg.clone(), f.bytes)),
+                });
+                let sink_idx = apps.len() as u32;
+                claim(d, dst_port, sink_idx, false, "dst_port", &mut errors);
+                apps.push(AppSlot {
+                    node: d,
+                    start,
+                    app: Box::new(TcpSink::new(ack_tpl, cfg, fid, start)),
+                });
+                metas.push(FlowMeta {
+                    name: f.name.clone(),
+                    kind,
+                    src,
+                    receivers: vec![d],
+                    start,
+                    stop: horizon,
+                });
+                metas.push(FlowMeta {
+                    name: format!("{}/ack", f.name),
+                    kind: "tcp_ack",
+                    src: d,
+                    receivers: vec![src],
+                    start,
+                    stop: horizon,
                 });
             }
         }
-        metas.push(FlowMeta {
-            name: f.name.clone(),
-            kind: match f.kind {
-                FlowKind::Cbr => "cbr",
-                FlowKind::Poisson => "poisson",
-            },
-            src,
-            receivers,
-            start,
-            stop,
-        });
     }
     if !errors.is_empty() {
         return Err(errors);

@@ -168,6 +168,8 @@ pub enum FlowKind {
     Cbr,
     /// Poisson arrivals over UDP.
     Poisson,
+    /// TCP: a finite transfer of `bytes`, or a bulk (FTP-like) source.
+    Tcp,
 }
 
 /// A traffic flow from `src` to a node (`dst`) or a multicast group
@@ -175,7 +177,8 @@ pub enum FlowKind {
 ///
 /// Sizes: `payload_bytes` is the application payload; the packet on the
 /// wire adds UDP (8 B) and IPv4 (20 B) headers. Rates (`rate_bps`) count
-/// payload bits, like a codec's bit rate.
+/// payload bits, like a codec's bit rate. A TCP flow sends MSS-sized
+/// segments (see `tcp`) and also creates the flow "<name>/ack" for its ACKs.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
@@ -190,8 +193,15 @@ pub struct FlowSpec {
     /// Destination multicast group.
     #[serde(default)]
     pub group: Option<String>,
-    /// Application payload per packet, in bytes.
-    pub payload_bytes: u32,
+    /// Application payload per packet, in bytes (cbr, poisson).
+    #[serde(default)]
+    pub payload_bytes: Option<u32>,
+    /// tcp: bytes to transfer; absent means an unlimited (bulk) source.
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// TCP options (tcp only).
+    #[serde(default)]
+    pub tcp: Option<TcpSpec>,
     /// cbr: payload bit rate (give this or `interval_ms`); poisson: mean
     /// payload bit rate (give this or `rate_pps`).
     #[serde(default)]
@@ -205,6 +215,10 @@ pub struct FlowSpec {
     /// Start time in seconds (default 0).
     #[serde(default)]
     pub start_s: f64,
+    /// Random start: the flow starts uniformly in [start_s, start_s +
+    /// start_jitter_s], drawn from the flow's own random stream.
+    #[serde(default)]
+    pub start_jitter_s: Option<f64>,
     /// No packet is sent at or after this time (default: end of run).
     #[serde(default)]
     pub stop_s: Option<f64>,
@@ -220,6 +234,79 @@ pub struct FlowSpec {
     /// DiffServ code point, 0-63 (default 0).
     #[serde(default)]
     pub dscp: u8,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpFlavor {
+    /// RFC 5681 fast retransmit and fast recovery.
+    Reno,
+    /// RFC 6582.
+    Newreno,
+    /// RFC 2018 SACK with RFC 6675 loss recovery.
+    #[default]
+    Sack,
+}
+
+/// Initial window: a number of segments (e.g. 3, or 10 for RFC 6928) or
+/// "rfc3390" for min(4*MSS, max(2*MSS, 4380 bytes)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum InitialWindowSpec {
+    Segments(u32),
+    Named(InitialWindowName),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InitialWindowName {
+    Rfc3390,
+}
+
+/// TCP options. Defaults follow the RFCs (see docs/models/tcp.md).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// Loss recovery: "reno", "newreno" or "sack" (default).
+    #[serde(default)]
+    pub flavor: TcpFlavor,
+    /// Maximum segment size (payload bytes, default 1460).
+    #[serde(default)]
+    pub mss_bytes: Option<u32>,
+    /// Default "rfc3390".
+    #[serde(default)]
+    pub initial_window: Option<InitialWindowSpec>,
+    /// Cap on the window in packets (ns-2's window_), default none.
+    #[serde(default)]
+    pub max_window_packets: Option<u32>,
+    /// Receive window in bytes (default 1048576).
+    #[serde(default)]
+    pub rwnd_bytes: Option<u64>,
+    /// Minimum RTO in ms (RFC 6298: 1000, the default; 200 is common).
+    #[serde(default)]
+    pub min_rto_ms: Option<f64>,
+    /// RTO before the first RTT sample, ms (default 1000).
+    #[serde(default)]
+    pub initial_rto_ms: Option<f64>,
+    /// Maximum RTO in ms (default 60000).
+    #[serde(default)]
+    pub max_rto_ms: Option<f64>,
+    /// Delayed ACKs at the receiver (default true).
+    #[serde(default)]
+    pub delayed_ack: Option<bool>,
+    /// Delayed-ACK timeout in ms (default 200).
+    #[serde(default)]
+    pub delack_timeout_ms: Option<f64>,
+    /// RFC 3042 limited transmit (default true).
+    #[serde(default)]
+    pub limited_transmit: Option<bool>,
+    /// Three-way handshake and FIN (default: on for finite transfers, off
+    /// for bulk sources).
+    #[serde(default)]
+    pub handshake: Option<bool>,
+    /// Duplicate ACK threshold (default 3).
+    #[serde(default)]
+    pub dupthresh: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

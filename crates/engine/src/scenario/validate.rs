@@ -161,6 +161,57 @@ impl V {
         }
     }
 
+    fn tcp(&mut self, path: &str, t: &TcpSpec) {
+        if let Some(m) = t.mss_bytes {
+            if m == 0 || m > 65_495 {
+                self.err(
+                    format!("{path}.mss_bytes"),
+                    format!("must be 1..=65495 (got {m})"),
+                );
+            }
+        }
+        if let Some(InitialWindowSpec::Segments(0)) = t.initial_window {
+            self.err(
+                format!("{path}.initial_window"),
+                "must be at least 1 segment",
+            );
+        }
+        if t.max_window_packets == Some(0) {
+            self.err(format!("{path}.max_window_packets"), "must be at least 1");
+        }
+        if let Some(r) = t.rwnd_bytes {
+            let mss = t.mss_bytes.unwrap_or(1460) as u64;
+            if r < mss {
+                self.err(
+                    format!("{path}.rwnd_bytes"),
+                    format!("must be at least one MSS ({mss} bytes)"),
+                );
+            }
+        }
+        for (name, x) in [
+            ("min_rto_ms", t.min_rto_ms),
+            ("initial_rto_ms", t.initial_rto_ms),
+            ("max_rto_ms", t.max_rto_ms),
+            ("delack_timeout_ms", t.delack_timeout_ms),
+        ] {
+            if let Some(x) = x {
+                self.positive(&format!("{path}.{name}"), x);
+                self.at_most(&format!("{path}.{name}"), x, MAX_DELAY_MS);
+            }
+        }
+        if let (Some(a), Some(b)) = (t.min_rto_ms, t.max_rto_ms) {
+            if a > b {
+                self.err(
+                    format!("{path}.max_rto_ms"),
+                    format!("must be at least min_rto_ms ({a})"),
+                );
+            }
+        }
+        if t.dupthresh == Some(0) {
+            self.err(format!("{path}.dupthresh"), "must be at least 1");
+        }
+    }
+
     fn window(&mut self, path: &str, w: &[f64; 2]) {
         if !w[0].is_finite() || !w[1].is_finite() || w[0] < 0.0 || w[1] <= w[0] {
             self.err(
@@ -210,7 +261,18 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
     );
     let nodes: HashSet<&str> = s.nodes.iter().map(|n| n.name.as_str()).collect();
     let groups: HashSet<&str> = s.groups.iter().map(|g| g.name.as_str()).collect();
-    let flows: HashSet<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
+    let ack_names: Vec<String> = s
+        .flows
+        .iter()
+        .filter(|f| f.kind == FlowKind::Tcp)
+        .map(|f| format!("{}/ack", f.name))
+        .collect();
+    let flows: HashSet<&str> = s
+        .flows
+        .iter()
+        .map(|f| f.name.as_str())
+        .chain(ack_names.iter().map(|n| n.as_str()))
+        .collect();
 
     for (i, n) in s.nodes.iter().enumerate() {
         if let Some(l) = &n.receiver_loss {
@@ -314,11 +376,29 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
                 "give a destination: dst (a node) or group (a multicast group)",
             ),
         }
-        if f.payload_bytes == 0 || f.payload_bytes > 65_507 {
-            v.err(
+        let udp = matches!(f.kind, FlowKind::Cbr | FlowKind::Poisson);
+        match (udp, f.payload_bytes) {
+            (true, None) => v.err(
                 format!("{p}.payload_bytes"),
-                format!("must be 1..=65507 bytes (got {})", f.payload_bytes),
-            );
+                "required for cbr and poisson flows",
+            ),
+            (true, Some(b)) if b == 0 || b > 65_507 => v.err(
+                format!("{p}.payload_bytes"),
+                format!("must be 1..=65507 bytes (got {b})"),
+            ),
+            (false, Some(_)) => v.err(
+                format!("{p}.payload_bytes"),
+                "not used by tcp (segments are MSS-sized; see tcp.mss_bytes)",
+            ),
+            _ => {}
+        }
+        if udp {
+            if f.bytes.is_some() {
+                v.err(format!("{p}.bytes"), "only tcp flows take bytes");
+            }
+            if f.tcp.is_some() {
+                v.err(format!("{p}.tcp"), "only tcp flows take tcp options");
+            }
         }
         match f.kind {
             FlowKind::Cbr => {
@@ -348,6 +428,42 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
                         "not used by poisson (give rate_bps or rate_pps)",
                     );
                 }
+            }
+            FlowKind::Tcp => {
+                for (name, given) in [
+                    ("rate_bps", f.rate_bps.is_some()),
+                    ("interval_ms", f.interval_ms.is_some()),
+                    ("rate_pps", f.rate_pps.is_some()),
+                    ("max_packets", f.max_packets.is_some()),
+                ] {
+                    if given {
+                        v.err(
+                            format!("{p}.{name}"),
+                            "not used by tcp (it sends as fast as its window allows)",
+                        );
+                    }
+                }
+                if f.group.is_some() {
+                    v.err(format!("{p}.group"), "tcp is unicast: give dst");
+                }
+                if f.bytes == Some(0) {
+                    v.err(format!("{p}.bytes"), "must be at least 1");
+                }
+                if let Some(t) = &f.tcp {
+                    v.tcp(&format!("{p}.tcp"), t);
+                }
+            }
+        }
+        if let Some(j) = f.start_jitter_s {
+            v.non_negative(&format!("{p}.start_jitter_s"), j);
+            if j.is_finite() && f.start_s + j >= s.duration_s {
+                v.err(
+                    format!("{p}.start_jitter_s"),
+                    format!(
+                        "the latest start ({} s) is not before the end of the run",
+                        f.start_s + j
+                    ),
+                );
             }
         }
         v.non_negative(&format!("{p}.start_s"), f.start_s);

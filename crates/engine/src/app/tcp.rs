@@ -1,0 +1,200 @@
+//! TCP endpoints as applications: a source (sender plus a bulk or finite
+//! data supply) and a sink (receiver). Both wrap the sans-IO state machines
+//! of `proto::tcp` and turn their segments into packets.
+//!
+//! Timers are lazy: at most one engine timer is pending per endpoint for
+//! its earliest deadline; when it fires, the state machine checks its own
+//! deadline, and a later deadline is simply re-armed. Re-arming the RTO on
+//! every ACK therefore costs no event.
+
+use super::{Action, App, AppStats, PacketTemplate};
+use crate::net::packet::IPV4_HEADER_BYTES;
+use crate::net::{Packet, Transport};
+use crate::proto::tcp::{Segment, TcpConfig, TcpReceiver, TcpSender};
+use crate::sim::SimTime;
+
+fn secs(t: Option<SimTime>) -> f64 {
+    t.map_or(f64::NAN, |t| t.as_secs_f64())
+}
+
+/// Turns segments into packets and keeps one timer armed for `deadline`.
+struct Endpoint {
+    tpl: PacketTemplate,
+    segs: Vec<Segment>,
+    timer_at: Option<SimTime>,
+    next_ord: u64,
+}
+
+impl Endpoint {
+    fn new(tpl: PacketTemplate) -> Self {
+        Endpoint {
+            tpl,
+            segs: Vec::with_capacity(8),
+            timer_at: None,
+            next_ord: 0,
+        }
+    }
+
+    fn flush(&mut self, deadline: Option<SimTime>, out: &mut Vec<Action>) {
+        for s in self.segs.drain(..) {
+            let mut p = self.tpl.make(self.next_ord);
+            self.next_ord += 1;
+            p.size_bytes = IPV4_HEADER_BYTES + s.hdr.header_bytes() + s.payload;
+            p.transport = Transport::Tcp(s.hdr);
+            out.push(Action::Send(p));
+        }
+        if let Some(d) = deadline {
+            if self.timer_at.is_none_or(|t| d < t) {
+                out.push(Action::Timer { at: d, token: 0 });
+                self.timer_at = Some(d);
+            }
+        }
+    }
+
+    fn timer_fired(&mut self, now: SimTime) {
+        if self.timer_at.is_some_and(|t| t <= now) {
+            self.timer_at = None;
+        }
+    }
+}
+
+pub struct TcpSource {
+    ep: Endpoint,
+    snd: TcpSender,
+    bytes: Option<u64>,
+}
+
+impl TcpSource {
+    pub fn new(tpl: PacketTemplate, cfg: TcpConfig, bytes: Option<u64>) -> Self {
+        TcpSource {
+            ep: Endpoint::new(tpl),
+            snd: TcpSender::new(cfg, bytes),
+            bytes,
+        }
+    }
+}
+
+impl App for TcpSource {
+    fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        self.snd.start(now, &mut self.ep.segs);
+        self.ep.flush(self.snd.deadline(), out);
+    }
+    fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
+        self.ep.timer_fired(now);
+        self.snd.on_timer(now, &mut self.ep.segs);
+        self.ep.flush(self.snd.deadline(), out);
+    }
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
+        if let Transport::Tcp(h) = &pkt.transport {
+            self.snd.on_segment(now, h, &mut self.ep.segs);
+            self.ep.flush(self.snd.deadline(), out);
+        }
+    }
+    fn stats(&self, end: SimTime) -> Option<AppStats> {
+        let st = &self.snd.stats;
+        let start = st.started_at.unwrap_or(end);
+        let until = st.done_at.unwrap_or(end);
+        let active = until.saturating_sub(start).as_secs_f64();
+        let acked = self.snd.bytes_acked();
+        let s = &self.snd.series;
+        Some(AppStats {
+            table: "tcp",
+            flow: self.ep.tpl.flow,
+            values: vec![
+                ("bytes", self.bytes.map_or(f64::NAN, |b| b as f64)),
+                ("start_s", secs(st.started_at)),
+                ("established_s", secs(st.established_at)),
+                ("sender_done_s", secs(st.done_at)),
+                ("bytes_acked", acked as f64),
+                (
+                    "goodput_bps",
+                    if active > 0.0 {
+                        acked as f64 * 8.0 / active
+                    } else {
+                        f64::NAN
+                    },
+                ),
+                ("segments_sent", st.segments_sent as f64),
+                ("data_bytes_sent", st.data_bytes_sent as f64),
+                ("retransmissions", st.retransmissions as f64),
+                ("timeouts", st.timeouts as f64),
+                ("fast_recoveries", st.fast_recoveries as f64),
+                ("limited_transmits", st.limited_transmits as f64),
+                ("rtt_samples", st.rtt_samples as f64),
+                (
+                    "srtt_ms",
+                    self.snd.srtt().map_or(f64::NAN, |t| t.as_secs_f64() * 1e3),
+                ),
+                ("final_cwnd_bytes", self.snd.cwnd() as f64),
+            ],
+            series: vec![
+                ("cwnd_bytes", s.cwnd.clone()),
+                ("ssthresh_bytes", s.ssthresh.clone()),
+                ("rtt_s", s.rtt.clone()),
+                ("srtt_s", s.srtt.clone()),
+                ("rto_s", s.rto.clone()),
+            ],
+        })
+    }
+}
+
+pub struct TcpSink {
+    ep: Endpoint,
+    rcv: TcpReceiver,
+    /// The data flow this sink receives (its packets carry the ACK flow id).
+    data_flow: crate::net::FlowId,
+    start: SimTime,
+}
+
+impl TcpSink {
+    pub fn new(
+        tpl: PacketTemplate,
+        cfg: TcpConfig,
+        data_flow: crate::net::FlowId,
+        start: SimTime,
+    ) -> Self {
+        TcpSink {
+            ep: Endpoint::new(tpl),
+            rcv: TcpReceiver::new(cfg),
+            data_flow,
+            start,
+        }
+    }
+}
+
+impl App for TcpSink {
+    fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
+    fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
+        self.ep.timer_fired(now);
+        self.rcv.on_timer(now, &mut self.ep.segs);
+        self.ep.flush(self.rcv.deadline(), out);
+    }
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
+        if let Transport::Tcp(h) = &pkt.transport {
+            self.rcv
+                .on_segment(now, h, pkt.payload_bytes(), &mut self.ep.segs);
+            self.ep.flush(self.rcv.deadline(), out);
+        }
+    }
+    fn stats(&self, _end: SimTime) -> Option<AppStats> {
+        let st = &self.rcv.stats;
+        Some(AppStats {
+            table: "tcp",
+            flow: self.data_flow,
+            values: vec![
+                ("receiver_done_s", secs(st.done_at)),
+                (
+                    "completion_time_s",
+                    st.done_at
+                        .map_or(f64::NAN, |d| (d - self.start).as_secs_f64()),
+                ),
+                ("bytes_delivered", self.rcv.bytes_in_order() as f64),
+                ("acks_sent", st.acks_sent as f64),
+                ("delayed_acks", st.delayed_acks as f64),
+                ("out_of_order_segments", st.out_of_order as f64),
+                ("duplicate_segments", st.duplicates as f64),
+            ],
+            series: vec![],
+        })
+    }
+}
