@@ -39,7 +39,10 @@ def errors_of(data) -> list[tuple[str, str]]:
     ("flows[0].start_s", 9, "flows[0].start_s", "not before the end of the run"),
     ("flows[0].payload_bytes", 70000, "flows[0].payload_bytes", "1..=65507"),
     ("flows[0].dscp", 64, "flows[0].dscp", "0..=63"),
-    ("flows[0].type", "tcp", "flows[0].type", "unknown variant `tcp`"),
+    ("flows[0].type", "quic", "flows[0].type", "unknown variant `quic`"),
+    ("flows[0].type", "tcp", "flows[0].payload_bytes", "not used by tcp"),
+    ("flows[0].payload_bytes", None, "flows[0].payload_bytes", "required for cbr and poisson"),
+    ("flows[0].name", "a/b", "flows[0].name", "must not contain '/'"),
     ("duration_s", 0, "duration_s", "positive"),
     ("measure", {"windows_s": [[5, 2]]}, "measure.windows_s[0]", "start < end"),
 ])
