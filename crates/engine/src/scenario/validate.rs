@@ -259,6 +259,14 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
             .enumerate()
             .map(|(i, f)| (format!("flows[{i}].name"), f.name.as_str())),
     );
+    for (i, f) in s.flows.iter().enumerate() {
+        if f.name.contains('/') {
+            v.err(
+                format!("flows[{i}].name"),
+                "must not contain '/' (reserved for \"<tcp flow>/ack\")",
+            );
+        }
+    }
     let nodes: HashSet<&str> = s.nodes.iter().map(|n| n.name.as_str()).collect();
     let groups: HashSet<&str> = s.groups.iter().map(|g| g.name.as_str()).collect();
     let ack_names: Vec<String> = s
