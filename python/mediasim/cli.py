@@ -111,6 +111,46 @@ def bench_cmd(quick, as_json) -> None:
         click.echo(_fmt_table(pd.DataFrame(rows)))
 
 
+@main.command("reproduce")
+@click.argument("study")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Output folder (default results/STUDY).")
+@click.option("--replications", type=click.IntRange(min=1), default=None, help="Replications per configuration.")
+@click.option("--seed", type=click.IntRange(min=0), default=None)
+@click.option("--quick", is_flag=True, help="Small version (few replications), for a fast look.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: all cores).")
+@click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
+              help="Override a study parameter, e.g. --set bottleneck_rate_bps=4e6 --set flows=1,6.")
+def reproduce_cmd(study, out, replications, seed, quick, workers, overrides) -> None:
+    """Run a reference study (e.g. iw10) and write its tables, plots and report."""
+    from . import experiments
+
+    try:
+        mod = experiments.get(study)
+    except KeyError as e:
+        _fail(str(e.args[0]))
+    params = mod.Params()
+    if quick:
+        params = params.quick()
+    ov = {}
+    for o in overrides:
+        if "=" not in o:
+            _fail(f"--set {o!r}: expected NAME=VALUE")
+        k, v = o.split("=", 1)
+        ov[k.strip()] = v.strip()
+    if replications is not None:
+        ov["replications"] = str(replications)
+    if seed is not None:
+        ov["seed"] = str(seed)
+    try:
+        params = params.with_overrides(ov)
+    except ValueError as e:
+        _fail(str(e))
+    out_dir = Path(out or f"results/{study}")
+    report = mod.reproduce(params, out_dir, workers=workers)
+    click.echo(report.read_text())
+    click.echo(f"\nwritten to {out_dir}/")
+
+
 @main.command("demo")
 @click.option("--out", type=click.Path(file_okay=False), default="results/demo", show_default=True)
 @click.option("--replications", type=click.IntRange(min=1), default=8, show_default=True)

@@ -8,7 +8,7 @@ workers or the order in which jobs finish.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,10 +45,10 @@ def replications(scenario: Scenario | dict | str | Path, n: int, seed: int = 0, 
     return [Job(data, seed=seed, replication=r, labels=dict(labels)) for r in range(n)]
 
 
-def _run_job(job: Job) -> Results:
+def _run_job(job: Job, analyse: Callable[[Results, Job], Any] | None = None) -> Any:
     res = run(job.scenario, seed=job.seed, replication=job.replication, out=job.out)
-    res.meta["labels"] = job.labels
-    return res
+    res.meta["labels"] = {k: v for k, v in job.labels.items() if not k.startswith("_")}
+    return res if analyse is None else analyse(res, job)
 
 
 def run_many(
@@ -56,30 +56,35 @@ def run_many(
     workers: int | None = None,
     progress: bool = True,
     desc: str = "runs",
-) -> list[Results]:
+    analyse: Callable[[Results, Job], Any] | None = None,
+) -> list[Any]:
     """Runs ``jobs`` on ``workers`` processes (default: all cores) and returns
-    their Results in job order. ``workers=1`` runs in this process."""
+    their Results in job order. ``workers=1`` runs in this process.
+
+    With ``analyse`` (a top-level function, so it can be sent to workers),
+    each worker returns ``analyse(results, job)`` instead of the Results:
+    only the analysis crosses process boundaries."""
     jobs = list(jobs)
     if workers is None:
         workers = os.cpu_count() or 1
     if workers < 1:
         raise ValueError(f"workers must be at least 1 (got {workers})")
     bar = tqdm(total=len(jobs), desc=desc, disable=not progress, unit="run")
-    out: list[Results | None] = [None] * len(jobs)
+    out: list[Any] = [None] * len(jobs)
     try:
         if workers == 1 or len(jobs) <= 1:
             for i, job in enumerate(jobs):
-                out[i] = _run_job(job)
+                out[i] = _run_job(job, analyse)
                 bar.update()
         else:
             with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-                futs = {pool.submit(_run_job, job): i for i, job in enumerate(jobs)}
+                futs = {pool.submit(_run_job, job, analyse): i for i, job in enumerate(jobs)}
                 for fut in as_completed(futs):
                     out[futs[fut]] = fut.result()
                     bar.update()
     finally:
         bar.close()
-    return [r for r in out if r is not None]
+    return out
 
 
 def combine(results: list[Results], table: str) -> "Any":

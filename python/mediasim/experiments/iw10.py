@@ -1,0 +1,263 @@
+"""Initial window 10 versus interactive real-time traffic (the IW10 study,
+shared/experiments/iw10-interactive.md).
+
+A 16 kbit/s voice-like CBR flow (40-byte payload every 20 ms over
+RTP/UDP/IP) shares a slow access link with 1, 2 or 6 short TCP transfers
+(372 kB in total) that start at random between 10 and 12 s, with initial
+window 3 or 10. Jitter-buffer discards count as loss; each voice packet
+gets a quality level from the length of the loss period it falls in.
+
+Values the study states are in the first block of ``Params``; values it
+leaves open are chosen here, marked "chosen", and documented in
+docs/experiments/iw10.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..quality_plots import plot_good_quality, plot_level_bars
+from ..scenario import Scenario
+from ..stats import summarize
+from ..sweep import Job, run_many
+from .quality import LEVELS, base_delay, quality_metrics
+
+NAME = "iw10"
+
+
+@dataclass
+class Params:
+    # --- stated by the study ---
+    flows: tuple[int, ...] = (1, 2, 6)
+    initial_windows: tuple[int, ...] = (3, 10)
+    jitter_buffers_ms: tuple[float, ...] = (40.0, 60.0, 80.0, 100.0)
+    replications: int = 50
+    total_bytes: int = 372_000  # "sizes add up to 372 kB" (kB read as 1000 bytes)
+    tcp_start_s: float = 10.0  # TCP flows start uniformly in [10, 12] s
+    tcp_start_spread_s: float = 2.0
+    mss_bytes: int = 1460
+    cbr_payload_bytes: int = 40  # voice payload; RTP adds 12 bytes, UDP 8, IPv4 20
+    cbr_interval_ms: float = 20.0
+    base_window_s: float = 2.0  # n: base delay from the n seconds before observation
+    # --- chosen here (the study does not state them) ---
+    bottleneck_rate_bps: float = 2e6  # chosen: access downlink
+    uplink_rate_bps: float = 512e3  # chosen: access uplink (carries TCP ACKs)
+    one_way_delay_ms: float = 25.0  # chosen: base one-way propagation delay, server to client
+    server_link_rate_bps: float = 100e6  # chosen: server to access router
+    server_link_delay_ms: float = 1.0  # chosen: part of the 25 ms
+    buffer_packets: int = 50  # chosen: drop-tail buffer of the downlink
+    observation_s: tuple[float, float] = (10.0, 20.0)  # chosen: voice packets sent in this window are judged
+    min_rto_ms: float = 1000.0  # chosen: RFC 6298 minimum RTO
+    tcp_flavor: str = "sack"  # SACK-based recovery (stated), RFC 6675
+    delack_timeout_ms: float = 200.0  # chosen: RFC 5681 upper bound commonly used
+    rtp_header_bytes: int = 12
+    seed: int = 1
+
+    @property
+    def duration_s(self) -> float:
+        # Run 1 s past the observation window: the longest queueing delay
+        # (50 x 1500 B at 2 Mbit/s = 0.3 s) cannot leave a judged packet in flight.
+        return self.observation_s[1] + 1.0
+
+    def quick(self) -> "Params":
+        """A small version for tests: 4 replications, same set-up."""
+        return dataclasses.replace(self, replications=4)
+
+    def with_overrides(self, overrides: dict[str, str]) -> "Params":
+        """Applies name=value strings, converted to each field's type."""
+        p = self
+        fields_ = {f.name: f for f in dataclasses.fields(self)}
+        for k, v in overrides.items():
+            if k not in fields_:
+                raise ValueError(f"iw10: unknown parameter {k!r} (known: {', '.join(sorted(fields_))})")
+            cur = getattr(self, k)
+            try:
+                if isinstance(cur, tuple):
+                    items = [x for x in str(v).strip("()[] ").split(",") if x.strip()]
+                    val: Any = tuple(type(cur[0])(x) for x in items)
+                elif isinstance(cur, bool):
+                    val = str(v).lower() in ("1", "true", "yes")
+                else:
+                    val = type(cur)(float(v)) if isinstance(cur, int) else type(cur)(v)
+            except (TypeError, ValueError):
+                raise ValueError(f"iw10: {k}={v!r} is not a valid {type(cur).__name__}") from None
+            p = dataclasses.replace(p, **{k: val})
+        p.check()
+        return p
+
+    def check(self) -> None:
+        problems = []
+        if self.replications < 1:
+            problems.append("replications must be at least 1")
+        if not self.flows or min(self.flows) < 1:
+            problems.append("flows must be positive counts")
+        if not self.initial_windows or min(self.initial_windows) < 1:
+            problems.append("initial_windows must be at least 1 segment")
+        if not self.jitter_buffers_ms or min(self.jitter_buffers_ms) < 0:
+            problems.append("jitter_buffers_ms must be non-negative")
+        if self.observation_s[0] - self.base_window_s < 0:
+            problems.append("base_window_s reaches before time 0")
+        if self.observation_s[1] <= self.observation_s[0]:
+            problems.append("observation_s must be (start, end) with start < end")
+        if self.server_link_delay_ms >= self.one_way_delay_ms:
+            problems.append("one_way_delay_ms must exceed server_link_delay_ms")
+        if problems:
+            raise ValueError("iw10: " + "; ".join(problems))
+
+
+def scenario(p: Params, n_flows: int, iw: int) -> Scenario:
+    """One configuration: server -> router -> client, voice plus n_flows
+    TCP transfers downstream."""
+    sc = Scenario(f"iw10-{n_flows}flows-iw{iw}", duration_s=p.duration_s)
+    sc.data["description"] = "IW10 study: CBR voice and short TCP transfers over an access link"
+    sc.node("server").node("router").node("client")
+    sc.link("server", "router", rate_bps=p.server_link_rate_bps, delay_ms=p.server_link_delay_ms,
+            queue={"type": "droptail", "limit_packets": 1000})
+    sc.link("router", "client", name="access", rate_bps=p.bottleneck_rate_bps,
+            delay_ms=p.one_way_delay_ms - p.server_link_delay_ms,
+            queue={"type": "droptail", "limit_packets": p.buffer_packets},
+            ba={"rate_bps": p.uplink_rate_bps})
+    sc.flow("voice", "cbr", src="server", dst="client", payload_bytes=p.cbr_payload_bytes + p.rtp_header_bytes,
+            interval_ms=p.cbr_interval_ms, start_s=0.0)
+    sizes = [p.total_bytes // n_flows] * n_flows
+    sizes[0] += p.total_bytes - sum(sizes)
+    for i, size in enumerate(sizes):
+        sc.flow(f"tcp{i}", "tcp", src="server", dst="client", bytes=size,
+                start_s=p.tcp_start_s, start_jitter_s=p.tcp_start_spread_s,
+                tcp={"flavor": p.tcp_flavor, "initial_window": iw, "mss_bytes": p.mss_bytes,
+                     "min_rto_ms": p.min_rto_ms, "delayed_ack": True, "limited_transmit": True,
+                     "delack_timeout_ms": p.delack_timeout_ms})
+    return sc
+
+
+def voice_delays(res, p: Params) -> tuple[np.ndarray, np.ndarray]:
+    """Send times and one-way delays (NaN if never delivered) of every voice
+    packet, in sequence order."""
+    sent = int(res.flows.set_index("flow").loc["voice", "sent"])
+    seq_sent_s = np.arange(sent) * p.cbr_interval_ms / 1e3
+    delay = np.full(sent, np.nan)
+    pk = res.packets[res.packets["flow"] == "voice"]
+    delay[pk["seq"].to_numpy().astype(np.int64)] = pk["delay_ms"].to_numpy() / 1e3
+    return seq_sent_s, delay
+
+
+def analyse(res, job: Job) -> list[dict[str, Any]]:
+    """Per-run rows: one per jitter buffer size. Runs in the worker."""
+    p: Params = job.labels.pop("_params")
+    sent_s, delay = voice_delays(res, p)
+    t0, t1 = p.observation_s
+    base = base_delay(sent_s, delay, t0 - p.base_window_s, t0)
+    window = (sent_s >= t0) & (sent_s < t1)
+    dropped = set(res.drops[res.drops["flow"] == "voice"]["seq"].astype(int))
+    missing = [k for k in np.flatnonzero(window & np.isnan(delay)) if k not in dropped]
+    if missing:
+        raise RuntimeError(f"iw10: voice packets {missing[:5]} neither delivered nor dropped: run too short")
+    tcp = res.tcp
+    rows = []
+    for jb in p.jitter_buffers_ms:
+        m = quality_metrics(delay[window], base, jb / 1e3)
+        rows.append({
+            **job.labels,
+            "replication": job.replication,
+            "jitter_buffer_ms": jb,
+            **m,
+            "base_delay_ms": base * 1e3,
+            "tcp_completion_mean_s": float(tcp["completion_time_s"].mean()),
+            "tcp_completion_max_s": float(tcp["completion_time_s"].max()),
+            "tcp_completed": float(tcp["completion_time_s"].notna().mean()),
+            "tcp_retransmissions": float(tcp["retransmissions"].sum()),
+            "tcp_timeouts": float(tcp["timeouts"].sum()),
+        })
+    return rows
+
+
+def jobs(p: Params) -> list[Job]:
+    out = []
+    for n in p.flows:
+        for iw in p.initial_windows:
+            data = scenario(p, n, iw).to_dict()
+            for r in range(p.replications):
+                out.append(Job(data, seed=p.seed, replication=r, labels={"flows": n, "iw": iw, "_params": p}))
+    return out
+
+
+METRICS = [f"level_{lv}" for lv in LEVELS] + ["good_quality", "pure_loss", "delayed_loss", "loss"]
+
+
+def aggregate(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    keys = ["flows", "iw", "jitter_buffer_ms"]
+    bounds = {m: (0.0, 1.0) for m in METRICS}
+    summary = summarize(rows, keys, METRICS, bounds=bounds)
+    levels = []
+    for _, r in summary.iterrows():
+        for lv in LEVELS:
+            levels.append({
+                "flows": r["flows"], "iw": r["iw"], "jitter_buffer_ms": r["jitter_buffer_ms"], "level": lv,
+                "share_mean": r[f"level_{lv}_mean"], "share_ci_low": r[f"level_{lv}_ci_low"],
+                "share_ci_high": r[f"level_{lv}_ci_high"],
+            })
+    tcp = summarize(rows[rows["jitter_buffer_ms"] == rows["jitter_buffer_ms"].min()], ["flows", "iw"],
+                    ["tcp_completion_mean_s", "tcp_completion_max_s", "tcp_completed", "tcp_retransmissions",
+                     "tcp_timeouts", "base_delay_ms"])
+    cols = keys + ["n"] + [f"{m}_{s}" for m in ("good_quality", "pure_loss", "delayed_loss") for s in ("mean", "ci_low", "ci_high")]
+    return {"summary": summary[cols], "quality_levels": pd.DataFrame(levels), "tcp": tcp, "all_metrics": summary}
+
+
+def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True) -> Path:
+    p.check()
+    out.mkdir(parents=True, exist_ok=True)
+    results = run_many(jobs(p), workers=workers, progress=progress, desc="iw10 runs", analyse=analyse)
+    rows = pd.DataFrame([r for rs in results for r in rs])
+    rows.to_parquet(out / "replications.parquet", index=False)
+    tables = aggregate(rows)
+    for name, df in tables.items():
+        df.to_csv(out / f"{name}.csv", index=False)
+        df.to_parquet(out / f"{name}.parquet", index=False)
+    plot_level_bars(tables["quality_levels"], out / "quality_levels.png")
+    plot_good_quality(tables["summary"], out / "good_quality.png")
+    return write_report(p, tables, out)
+
+
+def write_report(p: Params, tables: dict[str, pd.DataFrame], out: Path) -> Path:
+    stated = {f.name for f in dataclasses.fields(Params)}
+    params = pd.DataFrame(
+        [{"parameter": k, "value": str(v)} for k, v in dataclasses.asdict(p).items() if k in stated]
+    )
+    s = tables["summary"]
+    md = [
+        "# IW10 versus interactive traffic",
+        "",
+        "Study: shared/experiments/iw10-interactive.md. Definition and chosen values: docs/experiments/iw10.md.",
+        f"{p.replications} replications per configuration, seed {p.seed}, 95% Student-t confidence intervals "
+        "(clipped to [0, 1]).",
+        "",
+        "## Good quality (levels 0 and 1) and loss rates",
+        "",
+        s.to_markdown(index=False, floatfmt=".4f"),
+        "",
+        "## Quality level distribution",
+        "",
+        tables["quality_levels"].pivot_table(index=["flows", "iw", "jitter_buffer_ms"], columns="level",
+                                             values="share_mean").reset_index().to_markdown(index=False, floatfmt=".4f"),
+        "",
+        "## TCP transfers",
+        "",
+        tables["tcp"].to_markdown(index=False, floatfmt=".3f"),
+        "",
+        "Plots: `quality_levels.png` (stacked level shares), `good_quality.png` (good quality versus jitter buffer).",
+        "",
+        "## Parameters",
+        "",
+        params.to_markdown(index=False),
+        "",
+    ]
+    report = out / "report.md"
+    report.write_text("\n".join(md))
+    (out / "summary.md").write_text(s.to_markdown(index=False, floatfmt=".4f") + "\n")
+    return report

@@ -1,0 +1,109 @@
+"""The IW10 study: metric code on hand-made sequences, and a quick run of
+the whole study checking its tables and the shapes that must hold."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from mediasim.cli import main
+from mediasim.experiments import iw10
+from mediasim.experiments.quality import base_delay, classify, quality_metrics, run_lengths_to_levels
+
+NAN = float("nan")
+
+
+def test_base_delay_is_the_minimum_in_the_window_before_observation():
+    sent = np.array([7.9, 8.0, 8.5, 9.0, 9.99, 10.0, 10.5])
+    delay = np.array([0.010, 0.030, NAN, 0.026, 0.028, 0.001, 0.002])
+    # window [8, 10): 0.030, lost, 0.026, 0.028 -> 0.026 (7.9 and 10.x excluded)
+    assert base_delay(sent, delay, 8.0, 10.0) == 0.026
+    assert np.isnan(base_delay(sent, delay, 20.0, 22.0))
+
+
+def test_delayed_loss_is_strictly_beyond_base_plus_buffer():
+    delay = np.array([0.030, 0.070, 0.0701, NAN])
+    pure, delayed = classify(delay, base_s=0.030, jitter_buffer_s=0.040)
+    assert list(pure) == [False, False, False, True]
+    assert list(delayed) == [False, False, True, False]
+
+
+@pytest.mark.parametrize("run,level", [(1, 1), (2, 2), (3, 2), (4, 3), (5, 3), (6, 4), (9, 4), (10, 5), (25, 5)])
+def test_run_lengths_map_to_levels(run, level):
+    lost = np.array([False] + [True] * run + [False])
+    assert list(run_lengths_to_levels(lost)) == [0] + [level] * run + [0]
+
+
+def test_levels_of_a_mixed_sequence_and_shares():
+    lost = np.array([0, 1, 0, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1], dtype=bool)
+    assert list(run_lengths_to_levels(lost)) == [0, 1, 0, 2, 2, 0, 3, 3, 3, 3, 0, 4, 4, 4, 4, 4, 4]
+    base = 0.050
+    delay = np.where(lost, NAN, base)
+    delay[[3, 4]] = base + 0.2  # two of the losses are late arrivals, not pure losses
+    m = quality_metrics(delay, base, 0.060)
+    assert m["packets"] == 17
+    assert m["pure_loss"] == pytest.approx(11 / 17) and m["delayed_loss"] == pytest.approx(2 / 17)
+    assert m["level_0"] == pytest.approx(4 / 17) and m["level_4"] == pytest.approx(6 / 17)
+    assert sum(m[f"level_{lv}"] for lv in range(6)) == pytest.approx(1.0)
+    assert m["good_quality"] == pytest.approx(5 / 17)
+
+
+def test_scenario_matches_the_study_definition():
+    p = iw10.Params()
+    sc = iw10.scenario(p, 6, 10).to_dict()
+    tcp = [f for f in sc["flows"] if f["type"] == "tcp"]
+    assert len(tcp) == 6 and sum(f["bytes"] for f in tcp) == 372_000
+    assert all(f["tcp"]["initial_window"] == 10 and f["tcp"]["flavor"] == "sack" for f in tcp)
+    assert all(f["start_s"] == 10.0 and f["start_jitter_s"] == 2.0 for f in tcp)
+    voice = sc["flows"][0]
+    assert voice["payload_bytes"] == 52 and voice["interval_ms"] == 20  # 40 B + RTP 12 B: 16 kbit/s payload
+    access = [l for l in sc["links"] if l.get("name") == "access"][0]
+    assert access["rate_bps"] == 2e6 and access["queue"]["limit_packets"] == 50
+    assert access["delay_ms"] + sc["links"][0]["delay_ms"] == 25.0
+
+
+def test_params_overrides_are_typed_and_checked():
+    p = iw10.Params().with_overrides({"flows": "1,6", "bottleneck_rate_bps": "4e6", "replications": "3"})
+    assert p.flows == (1, 6) and p.bottleneck_rate_bps == 4e6 and p.replications == 3
+    with pytest.raises(ValueError, match="unknown parameter 'nope'"):
+        iw10.Params().with_overrides({"nope": "1"})
+    with pytest.raises(ValueError, match="replications must be at least 1"):
+        iw10.Params().with_overrides({"replications": "0"})
+    with pytest.raises(ValueError, match="not a valid"):
+        iw10.Params().with_overrides({"buffer_packets": "many"})
+
+
+@pytest.fixture(scope="module")
+def quick_study(tmp_path_factory):
+    out = tmp_path_factory.mktemp("iw10")
+    r = CliRunner().invoke(main, ["reproduce", "iw10", "--quick", "--out", str(out), "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_quick_study_writes_tables_plots_report(quick_study):
+    for f in ("report.md", "summary.csv", "summary.parquet", "quality_levels.csv", "tcp.csv",
+              "replications.parquet", "quality_levels.png", "good_quality.png"):
+        assert (quick_study / f).stat().st_size > 0, f
+    s = pd.read_csv(quick_study / "summary.csv")
+    assert len(s) == 3 * 2 * 4 and (s["n"] == 4).all()
+    lv = pd.read_csv(quick_study / "quality_levels.csv")
+    sums = lv.groupby(["flows", "iw", "jitter_buffer_ms"])["share_mean"].sum()
+    assert np.allclose(sums, 1.0)
+    assert (s["good_quality_ci_low"] <= s["good_quality_mean"]).all()
+    tcp = pd.read_csv(quick_study / "tcp.csv")
+    assert (tcp["tcp_completed_mean"] == 1.0).all(), "every transfer finishes inside the run"
+
+
+def test_quick_study_shapes(quick_study):
+    s = pd.read_csv(quick_study / "summary.csv")
+    # Larger jitter buffers never hurt: the same delays judged against a
+    # larger allowance lose fewer packets.
+    for _, g in s.groupby(["flows", "iw"]):
+        g = g.sort_values("jitter_buffer_ms")
+        assert g["good_quality_mean"].is_monotonic_increasing
+        assert g["delayed_loss_mean"].is_monotonic_decreasing
+        assert g["pure_loss_mean"].nunique() == 1
+    # IW10 harms the voice flow more than IW3 (averaged over the configurations).
+    by_iw = s.groupby("iw")["good_quality_mean"].mean()
+    assert by_iw[10] < by_iw[3]
