@@ -10,6 +10,7 @@ import click
 
 from . import _engine
 from .errors import ScenarioError
+from .report import md_table
 from .scenario import load_scenario, parse_value, split_override
 
 
@@ -32,7 +33,7 @@ def _load(path: str, overrides: tuple[str, ...]):
 
 
 def _fmt_table(df) -> str:
-    return df.to_markdown(index=False, floatfmt=".4g")
+    return md_table(df, 4)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

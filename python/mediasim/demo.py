@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .scenario import load_scenario  # noqa: E402
+from .report import md_table  # noqa: E402
 from .stats import summarize  # noqa: E402
 from .sweep import Job, combine, run_many  # noqa: E402
 
@@ -85,16 +86,16 @@ def run_demo(out: Path, replications: int = 8, seed: int = 1, workers: int | Non
         "",
         "## Voice",
         "",
-        voice[cols].to_markdown(index=False, floatfmt=".4g"),
+        md_table(voice[cols], 4),
         "",
         "## All flows",
         "",
-        table.to_markdown(index=False, floatfmt=".4g"),
+        md_table(table, 4),
         "",
         "Plots: `buffer_tradeoff.png` (loss and delay versus buffer), `queue_length.png` (queue over time).",
         "",
     ]
     report = out / "report.md"
     report.write_text("\n".join(md))
-    (out / "summary.md").write_text(table.to_markdown(index=False, floatfmt=".4g") + "\n")
+    (out / "summary.md").write_text(md_table(table, 4) + "\n")
     return report

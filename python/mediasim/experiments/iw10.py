@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..quality_plots import plot_good_quality, plot_level_bars
+from ..report import md_table
 from ..scenario import Scenario
 from ..stats import summarize
 from ..sweep import Job, run_many
@@ -198,7 +199,7 @@ def aggregate(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     for _, r in summary.iterrows():
         for lv in LEVELS:
             levels.append({
-                "flows": r["flows"], "iw": r["iw"], "jitter_buffer_ms": r["jitter_buffer_ms"], "level": lv,
+                "flows": int(r["flows"]), "iw": int(r["iw"]), "jitter_buffer_ms": r["jitter_buffer_ms"], "level": lv,
                 "share_mean": r[f"level_{lv}_mean"], "share_ci_low": r[f"level_{lv}_ci_low"],
                 "share_ci_high": r[f"level_{lv}_ci_high"],
             })
@@ -206,6 +207,8 @@ def aggregate(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
                     ["tcp_completion_mean_s", "tcp_completion_max_s", "tcp_completed", "tcp_retransmissions",
                      "tcp_timeouts", "base_delay_ms"])
     cols = keys + ["n"] + [f"{m}_{s}" for m in ("good_quality", "pure_loss", "delayed_loss") for s in ("mean", "ci_low", "ci_high")]
+    for df in (summary, tcp):
+        df[["flows", "iw"]] = df[["flows", "iw"]].astype(int)
     return {"summary": summary[cols], "quality_levels": pd.DataFrame(levels), "tcp": tcp, "all_metrics": summary}
 
 
@@ -239,25 +242,25 @@ def write_report(p: Params, tables: dict[str, pd.DataFrame], out: Path) -> Path:
         "",
         "## Good quality (levels 0 and 1) and loss rates",
         "",
-        s.to_markdown(index=False, floatfmt=".4f"),
+        md_table(s, 4),
         "",
         "## Quality level distribution",
         "",
-        tables["quality_levels"].pivot_table(index=["flows", "iw", "jitter_buffer_ms"], columns="level",
-                                             values="share_mean").reset_index().to_markdown(index=False, floatfmt=".4f"),
+        md_table(tables["quality_levels"].pivot_table(index=["flows", "iw", "jitter_buffer_ms"], columns="level",
+                                                      values="share_mean").reset_index(), 4),
         "",
         "## TCP transfers",
         "",
-        tables["tcp"].to_markdown(index=False, floatfmt=".3f"),
+        md_table(tables["tcp"], 3),
         "",
         "Plots: `quality_levels.png` (stacked level shares), `good_quality.png` (good quality versus jitter buffer).",
         "",
         "## Parameters",
         "",
-        params.to_markdown(index=False),
+        md_table(params),
         "",
     ]
     report = out / "report.md"
     report.write_text("\n".join(md))
-    (out / "summary.md").write_text(s.to_markdown(index=False, floatfmt=".4f") + "\n")
+    (out / "summary.md").write_text(md_table(s, 4) + "\n")
     return report
