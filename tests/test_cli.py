@@ -46,7 +46,7 @@ def test_bench_quick_prints_figures():
     r = invoke("bench", "--quick", "--json")
     assert r.exit_code == 0, r.output
     rows = json.loads(r.output)
-    assert [x["flows"] for x in rows] == [1, 8]
+    assert [(x["workload"], x["flows"]) for x in rows] == [("udp-dumbbell-1", 1), ("udp-dumbbell-8", 8), ("tcp-dumbbell-1", 1), ("tcp-dumbbell-8", 8)]
     for x in rows:
         assert x["events"] > 0 and x["delivered"] > 0
         assert x["events_per_s"] > 0 and x["peak_rss_mb"] > 0

@@ -10,7 +10,14 @@ Build or load a scenario, run it, and get pandas tables back::
 Names are imported lazily, so ``import mediasim`` stays cheap.
 """
 
+import os
 from importlib import import_module
+
+# mediasim does no linear algebra, and parallelism comes from running many
+# simulations in processes: keep numpy's BLAS from starting (and spinning)
+# a thread per core in every process. Set before numpy is first imported.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 from typing import Any
 
 from ._engine import version as _engine_version

@@ -2,10 +2,14 @@
 memory is its own. Prints simulated events, events per wall second,
 delivered packets per wall second, wall time and peak RSS.
 
-Workload "udp-dumbbell-N": N Poisson UDP flows of 1000-byte packets share a
-10 Mbit/s, 20 ms bottleneck (drop-tail, 100 packets) behind 100 Mbit/s, 1 ms
-access links, for 60 simulated seconds; total offered load is 1.1 x the
-bottleneck, so the queue is busy and drops.
+Both workloads share one dumbbell: a 10 Mbit/s, 20 ms bottleneck (drop-tail,
+100 packets) behind 100 Mbit/s, 1 ms access links, 60 simulated seconds,
+1000-byte packets.
+
+- "udp-dumbbell-N": N Poisson UDP flows offering 1.1 x the bottleneck.
+- "tcp-dumbbell-N": N bulk TCP SACK flows (MSS 960, so data packets are
+  1000 bytes on the wire; delayed ACKs) plus one 1 Mbit/s CBR flow, the
+  workload of the ns-2 side-by-side (``mediasim.ns2_compare``).
 """
 
 from __future__ import annotations
@@ -41,22 +45,64 @@ def dumbbell(n_flows: int, duration_s: float = 60.0) -> dict[str, Any]:
     return {"name": f"udp-dumbbell-{n_flows}", "duration_s": duration_s, "nodes": nodes, "links": links, "flows": flows}
 
 
-def _child(n_flows: int, duration_s: float) -> None:
-    """Runs one workload in this (fresh) process and prints its figures."""
+CBR_BPS = 1e6  # chosen: the CBR flow of the TCP dumbbell
+
+
+def tcp_dumbbell(n_flows: int, duration_s: float = 60.0, flavor: str = "sack") -> dict[str, Any]:
+    nodes = [{"name": "r1"}, {"name": "r2"}, {"name": "cs"}, {"name": "cd"}]
+    links = [
+        {"name": "bottleneck", "a": "r1", "b": "r2", "rate_bps": BOTTLENECK_BPS, "delay_ms": 20.0,
+         "queue": {"type": "droptail", "limit_packets": 100}},
+        {"a": "cs", "b": "r1", "rate_bps": ACCESS_BPS, "delay_ms": 1.0},
+        {"a": "r2", "b": "cd", "rate_bps": ACCESS_BPS, "delay_ms": 1.0},
+    ]
+    flows = [{"name": "cbr", "type": "cbr", "src": "cs", "dst": "cd", "payload_bytes": PAYLOAD, "rate_bps": CBR_BPS * PAYLOAD / 1000}]
+    for i in range(n_flows):
+        s, d = f"s{i}", f"d{i}"
+        nodes += [{"name": s}, {"name": d}]
+        links += [
+            {"a": s, "b": "r1", "rate_bps": ACCESS_BPS, "delay_ms": 1.0},
+            {"a": "r2", "b": d, "rate_bps": ACCESS_BPS, "delay_ms": 1.0},
+        ]
+        flows.append({"name": f"tcp{i}", "type": "tcp", "src": s, "dst": d,
+                      "tcp": {"flavor": flavor, "mss_bytes": 960, "rwnd_bytes": 1 << 24}})
+    return {"name": f"tcp-dumbbell-{n_flows}", "duration_s": duration_s, "nodes": nodes, "links": links, "flows": flows}
+
+
+WORKLOADS = {"udp": dumbbell, "tcp": tcp_dumbbell}
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process. VmHWM belongs to the address
+    space, so unlike ru_maxrss it does not inherit the parent's peak across
+    fork + exec."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _child(workload: str, n_flows: int, duration_s: float) -> None:
+    """Runs one workload in this (fresh) process and prints its figures."""
     import time
 
     import numpy  # noqa: F401  (the binding returns numpy arrays; load it outside the timing)
 
     from . import _engine
 
-    sc = json.dumps(dumbbell(n_flows, duration_s))
-    base_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    sc = json.dumps(WORKLOADS[workload](n_flows, duration_s))
+    base_mb = peak_rss_mb()
     t0 = time.perf_counter()
     _tables, meta_json = _engine.run(sc, seed=1)
     wall = time.perf_counter() - t0
     meta = json.loads(meta_json)
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    rss_mb = peak_rss_mb()
     print(json.dumps({
         "workload": meta["scenario"],
         "flows": n_flows,
@@ -67,24 +113,31 @@ def _child(n_flows: int, duration_s: float) -> None:
         "engine_wall_s": round(meta["wall_s"], 4),
         "events_per_s": round(meta["events"] / wall),
         "delivered_per_s": round(meta["delivered"] / wall),
+        "wall_us_per_delivered": round(wall / max(meta["delivered"], 1) * 1e6, 3),
         "peak_rss_mb": round(rss_mb, 1),
         "baseline_rss_mb": round(base_mb, 1),
     }))
 
 
-def run_benchmarks(quick: bool = False) -> list[dict[str, Any]]:
-    cases = [(1, 5.0), (8, 5.0)] if quick else [(1, 60.0), (8, 60.0), (64, 60.0), (256, 60.0)]
+def run_benchmarks(quick: bool = False, workloads: tuple[str, ...] = ("udp", "tcp")) -> list[dict[str, Any]]:
+    sizes = [(1, 5.0), (8, 5.0)] if quick else [(1, 60.0), (8, 60.0), (64, 60.0), (256, 60.0)]
     rows = []
-    for n, dur in cases:
-        proc = subprocess.run(
-            [sys.executable, "-m", "mediasim.bench", str(n), str(dur)],
-            capture_output=True, text=True, check=False,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"benchmark with {n} flows failed:\n{proc.stderr}")
-        rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    for w in workloads:
+        for n, dur in sizes:
+            rows.append(run_one(w, n, dur))
     return rows
 
 
+def run_one(workload: str, n: int, dur: float) -> dict[str, Any]:
+    """One workload in a fresh process."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "mediasim.bench", workload, str(n), str(dur)],
+        capture_output=True, text=True, check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark {workload} with {n} flows failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 if __name__ == "__main__":
-    _child(int(sys.argv[1]), float(sys.argv[2]))
+    _child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]))

@@ -121,7 +121,7 @@ pub fn run(
         .iter()
         .map(|x| (SimTime::from_secs_f64(x[0]), SimTime::from_secs_f64(x[1])))
         .collect();
-    let tables = output::tables(&w, &in_flight, &windows);
+    let tables = output::tables(&mut w, &in_flight, &windows);
     let codes = output::codes(&w);
     let wall = t0.elapsed().as_secs_f64();
     let meta = serde_json::json!({

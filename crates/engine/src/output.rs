@@ -3,7 +3,7 @@
 use crate::measure::summary::flow_tables;
 use crate::measure::{Column, DropSite, Table};
 use crate::net::DropReason;
-use crate::world::{Ev, World};
+use crate::world::World;
 
 /// Names behind the integer codes of the large per-packet tables.
 pub struct Codes {
@@ -50,10 +50,10 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
             charge(w, p, l.to, &mut in_flight);
         }
     }
-    for (_, ev) in w.q.pending() {
-        if let Ev::Arrive(ld, p) = ev {
+    for l in &w.links {
+        for (_, p) in &l.in_transit {
             total += 1;
-            charge(w, p, w.links[*ld as usize].to, &mut in_flight);
+            charge(w, p, l.to, &mut in_flight);
         }
     }
     let ledger = Ledger {
@@ -87,8 +87,10 @@ fn u32s(v: &[u32]) -> Column {
 }
 
 /// Builds every result table.
+/// Builds every result table. Large columns are moved out of the recorder
+/// (not copied), so call this once, last.
 pub fn tables(
-    w: &World,
+    w: &mut World,
     in_flight: &[u64],
     windows: &[(crate::sim::SimTime, crate::sim::SimTime)],
 ) -> Vec<Table> {
@@ -96,7 +98,11 @@ pub fn tables(
     let dur_ns = end.as_nanos().max(1) as f64;
     let node_names: Vec<String> = w.nodes.iter().map(|n| n.name.clone()).collect();
     let (flows, runs, win) = flow_tables(&w.rec, &node_names, in_flight, end, windows);
-    let r = &w.rec;
+    let app = app_tables(w, end);
+    let codes_flow = w.rec.fr_flow.clone();
+    let codes_node = w.rec.fr_node.clone();
+    let r = &mut w.rec;
+    let take = std::mem::take::<Vec<u64>>;
 
     let packets = Table::new("packets")
         .col(
@@ -104,7 +110,7 @@ pub fn tables(
             Column::U64(
                 r.log_fr
                     .iter()
-                    .map(|&i| r.fr_flow[i as usize] as u64)
+                    .map(|&i| codes_flow[i as usize] as u64)
                     .collect(),
             ),
         )
@@ -113,20 +119,20 @@ pub fn tables(
             Column::U64(
                 r.log_fr
                     .iter()
-                    .map(|&i| r.fr_node[i as usize] as u64)
+                    .map(|&i| codes_node[i as usize] as u64)
                     .collect(),
             ),
         )
-        .col("seq", Column::U64(r.log_seq.clone()))
+        .col("seq", Column::U64(take(&mut r.log_seq)))
         .col("size_bytes", u32s(&r.log_size))
-        .col("sent_ns", Column::U64(r.log_sent.clone()))
-        .col("recv_ns", Column::U64(r.log_recv.clone()));
+        .col("sent_ns", Column::U64(take(&mut r.log_sent)))
+        .col("recv_ns", Column::U64(take(&mut r.log_recv)));
 
     let drops = Table::new("drops")
-        .col("time_ns", Column::U64(r.dl_time.clone()))
+        .col("time_ns", Column::U64(take(&mut r.dl_time)))
         .col("flow", u32s(&r.dl_flow))
-        .col("seq", Column::U64(r.dl_seq.clone()))
-        .col("packet_id", Column::U64(r.dl_id.clone()))
+        .col("seq", Column::U64(take(&mut r.dl_seq)))
+        .col("packet_id", Column::U64(take(&mut r.dl_id)))
         .col("size_bytes", u32s(&r.dl_size))
         .col(
             "reason",
@@ -296,25 +302,25 @@ pub fn tables(
     debug_assert_eq!(qt.rows(), n);
 
     let samples = Table::new("queue_samples")
-        .col("time_ns", Column::U64(r.qs_time.clone()))
+        .col("time_ns", Column::U64(take(&mut r.qs_time)))
         .col("link_dir", u32s(&r.qs_ld))
-        .col("packets", Column::U64(r.qs_packets.clone()))
-        .col("bytes", Column::U64(r.qs_bytes.clone()));
+        .col("packets", Column::U64(take(&mut r.qs_packets)))
+        .col("bytes", Column::U64(take(&mut r.qs_bytes)));
 
     let mut out = vec![flows, runs, win, packets, drops, lt, qt, samples];
-    out.extend(app_tables(w, end));
+    out.extend(app);
     if r.trace_on {
         out.push(
             Table::new("trace")
-                .col("time_ns", Column::U64(r.tr_time.clone()))
+                .col("time_ns", Column::U64(take(&mut r.tr_time)))
                 .col(
                     "event",
                     Column::Str(r.tr_kind.iter().map(|&k| (k as char).to_string()).collect()),
                 )
                 .col("at", u32s(&r.tr_at))
-                .col("packet_id", Column::U64(r.tr_id.clone()))
+                .col("packet_id", Column::U64(take(&mut r.tr_id)))
                 .col("flow", u32s(&r.tr_flow))
-                .col("seq", Column::U64(r.tr_seq.clone()))
+                .col("seq", Column::U64(take(&mut r.tr_seq)))
                 .col("size_bytes", u32s(&r.tr_size)),
         );
     }

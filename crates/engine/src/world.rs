@@ -15,11 +15,15 @@ use crate::net::{Dest, DropReason, LinkDir, LinkDirId, Node, NodeId, Packet};
 use crate::sim::time::tx_time;
 use crate::sim::{EventQueue, SimTime};
 
+/// Events are small (16 bytes). Packets on a wire wait in their link-dir's
+/// in-transit FIFO (arrivals on one direction are in time order), and only
+/// the head of each FIFO has an event: the heap stays as small as the number
+/// of busy links plus timers, and never moves packets around.
 pub enum Ev {
-    /// The transmitter of a link-dir finished sending a packet.
+    /// The transmitter of a link-dir is free again and a packet waits for it.
     TxDone(LinkDirId),
-    /// A packet reaches the far end of a link-dir.
-    Arrive(LinkDirId, Packet),
+    /// The first packet in transit on link-dir `.0` reaches the far end.
+    Arrive(LinkDirId),
     AppStart(u32),
     AppTimer(u32, u64),
     /// Periodic queue-length sampling.
@@ -146,7 +150,20 @@ impl World {
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::TxDone(ld) => self.tx_done(ld, now),
-            Ev::Arrive(ld, p) => self.arrive(ld, p, now),
+            Ev::Arrive(ld) => {
+                let link = &mut self.links[ld as usize];
+                let (at, p) = link
+                    .in_transit
+                    .pop_front()
+                    .expect("an arrival event has a packet in transit");
+                debug_assert_eq!(at, now);
+                if let Some(&(next, _)) = link.in_transit.front() {
+                    self.q
+                        .schedule(next, Ev::Arrive(ld))
+                        .expect("arrivals are in time order");
+                }
+                self.arrive(ld, p, now)
+            }
             Ev::AppStart(a) => {
                 let mut acts = std::mem::take(&mut self.actions);
                 self.apps[a as usize].app.on_start(now, &mut acts);
@@ -266,11 +283,20 @@ impl World {
         let mut drops = std::mem::take(&mut self.drops);
         let link = &mut self.links[ld as usize];
         link.queue.enqueue(p, now, &mut drops);
-        let next = if !link.busy {
+        let idle = now >= link.busy_until && !link.done_pending;
+        let next = if idle {
             link.queue.dequeue(now, &mut drops)
         } else {
             None
         };
+        if !idle && !link.done_pending && !link.queue.is_empty() {
+            // Someone waits for the busy transmitter: wake it when it frees.
+            link.done_pending = true;
+            let at = link.busy_until;
+            self.q
+                .schedule(at, Ev::TxDone(ld))
+                .expect("busy_until is not in the past");
+        }
         for (d, r) in drops.drain(..) {
             self.drop(d, r, DropSite::Link(ld), now);
         }
@@ -282,14 +308,27 @@ impl World {
 
     fn start_tx(&mut self, ld: LinkDirId, p: Packet, now: SimTime) {
         let link = &mut self.links[ld as usize];
-        let (tx, carry) = tx_time(p.size_bytes as u64 * 8, link.rate_bps, link.tx_carry);
-        link.tx_carry = carry;
-        link.busy = true;
+        if now > link.busy_until {
+            link.tx_carry = 0; // after an idle gap the next packet starts on a fresh clock edge
+        }
+        let bits = p.size_bytes as u64 * 8;
+        let tx = if link.ns_per_bit > 0 {
+            SimTime(bits * link.ns_per_bit) // exact: 1e9 is a multiple of the rate
+        } else {
+            let (tx, carry) = tx_time(bits, link.rate_bps, link.tx_carry);
+            link.tx_carry = carry;
+            tx
+        };
+        link.busy_until = now + tx;
         link.busy_ns += tx.as_nanos();
         link.tx_packets += 1;
         link.tx_bytes += p.size_bytes as u64;
         let arrive_at = now + tx + link.delay;
         let lidx = link.link as usize;
+        if !link.done_pending && !link.queue.is_empty() {
+            link.done_pending = true;
+            self.q.schedule_in(tx, Ev::TxDone(ld));
+        }
         if let Some(w) = self.pcap[lidx].as_mut() {
             let src = self.nodes[p.src as usize].addr;
             let dst = match p.dst {
@@ -305,20 +344,18 @@ impl World {
         if self.rec.trace_on {
             self.rec.trace(trace_kind::DEQUEUE, ld, &p, now);
         }
-        self.q.schedule_in(tx, Ev::TxDone(ld));
-        self.q
-            .schedule(arrive_at, Ev::Arrive(ld, p))
-            .expect("future");
+        let link = &mut self.links[ld as usize];
+        link.in_transit.push_back((arrive_at, p));
+        if link.in_transit.len() == 1 {
+            self.q.schedule(arrive_at, Ev::Arrive(ld)).expect("future");
+        }
     }
 
     fn tx_done(&mut self, ld: LinkDirId, now: SimTime) {
         let mut drops = std::mem::take(&mut self.drops);
         let link = &mut self.links[ld as usize];
-        link.busy = false;
+        link.done_pending = false;
         let next = link.queue.dequeue(now, &mut drops);
-        if next.is_none() {
-            link.tx_carry = 0; // idle: the next packet starts on a fresh clock edge
-        }
         for (d, r) in drops.drain(..) {
             self.drop(d, r, DropSite::Link(ld), now);
         }

@@ -24,13 +24,22 @@ pub struct LinkDir {
     pub from: NodeId,
     pub to: NodeId,
     pub rate_bps: u64,
+    /// 1e9 / rate_bps when that is a whole number (then serialisation is a
+    /// multiplication, exact), else 0.
+    pub ns_per_bit: u64,
     pub delay: crate::sim::SimTime,
     pub queue: Queue,
     pub loss: Option<Box<dyn LossModel>>,
     /// Routing cost of this direction.
     pub cost: f64,
     // -- transmitter state --
-    pub busy: bool,
+    /// When the packet being serialised (if any) is fully sent.
+    pub busy_until: crate::sim::SimTime,
+    /// A TxDone event is scheduled (at `busy_until`).
+    pub done_pending: bool,
+    /// Packets on the wire (being serialised or propagating), with their
+    /// arrival times, in order.
+    pub in_transit: std::collections::VecDeque<(crate::sim::SimTime, crate::net::Packet)>,
     /// Sub-nanosecond remainder of serialisation times (see `sim::time::tx_time`).
     pub tx_carry: u64,
     // -- statistics --

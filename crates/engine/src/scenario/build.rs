@@ -209,11 +209,21 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
                 from: f,
                 to: t,
                 rate_bps: d.rate_bps.unwrap_or(l.rate_bps).round() as u64,
+                ns_per_bit: {
+                    let r = d.rate_bps.unwrap_or(l.rate_bps).round() as u64;
+                    if r > 0 && 1_000_000_000 % r == 0 {
+                        1_000_000_000 / r
+                    } else {
+                        0
+                    }
+                },
                 delay: SimTime::from_millis_f64(delay_ms),
                 queue: build_queue(d.queue.as_ref().or(l.queue.as_ref())),
                 loss,
                 cost,
-                busy: false,
+                busy_until: SimTime::ZERO,
+                done_pending: false,
+                in_transit: std::collections::VecDeque::new(),
                 tx_carry: 0,
                 tx_packets: 0,
                 tx_bytes: 0,

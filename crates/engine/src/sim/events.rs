@@ -33,7 +33,7 @@ struct Entry<E> {
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.at == o.at && self.seq == o.seq
+        self.seq == o.seq
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -44,8 +44,12 @@ impl<E> PartialOrd for Entry<E> {
 }
 impl<E> Ord for Entry<E> {
     // Reversed: BinaryHeap is a max-heap and we want the earliest first.
+    #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
-        o.at.cmp(&self.at).then_with(|| o.seq.cmp(&self.seq))
+        // One comparison on the packed (time, seq) key.
+        let a = ((self.at.0 as u128) << 64) | self.seq as u128;
+        let b = ((o.at.0 as u128) << 64) | o.seq as u128;
+        b.cmp(&a)
     }
 }
 

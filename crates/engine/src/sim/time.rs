@@ -76,7 +76,16 @@ impl fmt::Display for SimTime {
 ///
 /// Carrying the remainder across back-to-back packets keeps a busy link's
 /// long-run rate exact even when 8S/R is not a whole number of nanoseconds.
+#[inline]
 pub fn tx_time(bits: u64, rate_bps: u64, carry: u64) -> (SimTime, u64) {
+    // 64-bit arithmetic whenever it cannot overflow (always, for real packet
+    // sizes); 128-bit otherwise.
+    if let Some(num) = bits
+        .checked_mul(1_000_000_000)
+        .and_then(|x| x.checked_add(carry))
+    {
+        return (SimTime(num / rate_bps), num % rate_bps);
+    }
     let num = bits as u128 * 1_000_000_000u128 + carry as u128;
     let ns = num / rate_bps as u128;
     let rem = num % rate_bps as u128;

@@ -1,0 +1,153 @@
+"""Side by side with ns-2: the TCP dumbbell of ``mediasim bench`` run in
+mediasim and in ns-2 (the simulator the reference studies used), in
+alternation, several times. Prints the median wall time per packet through
+the bottleneck for each and their ratio.
+
+ns-2 is a reference, never a dependency: install it with
+``apt-get install ns2``. The Tcl script is generated here; its topology,
+rates, queue, packet size and TCP variant mirror ``bench.tcp_dumbbell``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from . import bench
+
+TCL = r"""
+set ns [new Simulator]
+set n {n}
+set r1 [$ns node]
+set r2 [$ns node]
+$ns duplex-link $r1 $r2 10Mb 20ms DropTail
+$ns queue-limit $r1 $r2 100
+set qmon [$ns monitor-queue $r1 $r2 [open /dev/null w]]
+Agent/TCP set packetSize_ 960
+Agent/TCP set window_ 16384
+Agent/TCP set windowInit_ 3
+set cs [$ns node]
+set cd [$ns node]
+$ns duplex-link $cs $r1 100Mb 1ms DropTail
+$ns duplex-link $r2 $cd 100Mb 1ms DropTail
+set udp [new Agent/UDP]
+$ns attach-agent $cs $udp
+set null [new Agent/Null]
+$ns attach-agent $cd $null
+$ns connect $udp $null
+set cbr [new Application/Traffic/CBR]
+$cbr set packetSize_ 972
+$cbr set rate_ 1Mb
+$cbr attach-agent $udp
+$ns at 0.0 "$cbr start"
+for {{set i 0}} {{$i < $n}} {{incr i}} {{
+    set s($i) [$ns node]
+    set d($i) [$ns node]
+    $ns duplex-link $s($i) $r1 100Mb 1ms DropTail
+    $ns duplex-link $r2 $d($i) 100Mb 1ms DropTail
+    set tcp($i) [new Agent/TCP/Sack1]
+    $ns attach-agent $s($i) $tcp($i)
+    set sink($i) [new Agent/TCPSink/Sack1/DelAck]
+    $ns attach-agent $d($i) $sink($i)
+    $ns connect $tcp($i) $sink($i)
+    set ftp($i) [new Application/FTP]
+    $ftp($i) attach-agent $tcp($i)
+    $ns at 0.0 "$ftp($i) start"
+}}
+proc finish {{}} {{
+    global qmon
+    puts "bottleneck_departures [$qmon set pdepartures_]"
+    puts "bottleneck_drops [$qmon set pdrops_]"
+    exit 0
+}}
+$ns at {duration} "finish"
+$ns run
+"""
+
+
+def ns2_script(n: int, duration_s: float) -> str:
+    return TCL.format(n=n, duration=duration_s)
+
+
+def run_ns2(n: int, duration_s: float, workdir: Path) -> dict[str, Any]:
+    script = workdir / f"dumbbell_{n}.tcl"
+    script.write_text(ns2_script(n, duration_s))
+    t0 = time.perf_counter()
+    proc = subprocess.run(["ns", str(script)], capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"ns-2 failed for n={n}:\n{proc.stderr[-2000:]}")
+    vals = dict(line.split() for line in proc.stdout.splitlines() if line.startswith("bottleneck_"))
+    return {"wall_s": wall, "bottleneck_packets": int(vals["bottleneck_departures"])}
+
+
+_MEDIASIM_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy
+from mediasim import _engine
+from mediasim.bench import tcp_dumbbell
+t1 = time.perf_counter()
+tables, meta = _engine.run(json.dumps(tcp_dumbbell(int(sys.argv[1]), float(sys.argv[2]))), seed=1)
+t2 = time.perf_counter()
+links = tables["links"]
+i = list(links["direction"]).index("bottleneck:r1->r2")
+print(json.dumps({"startup_s": t1 - t0, "run_s": t2 - t1, "bottleneck_packets": int(links["tx_packets"][i])}))
+"""
+
+
+def run_mediasim(n: int, duration_s: float) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _MEDIASIM_CHILD, str(n), str(duration_s)],
+                          capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"mediasim failed for n={n}:\n{proc.stderr[-2000:]}")
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"wall_s": wall, "run_s": r["run_s"], "bottleneck_packets": r["bottleneck_packets"]}
+
+
+def compare(sizes=(1, 8, 64, 256), repeats: int = 5, duration_s: float = 60.0) -> list[dict[str, Any]]:
+    if shutil.which("ns") is None:
+        raise RuntimeError("ns-2 not found: install it with `apt-get install ns2`")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            ms, ns = [], []
+            for _ in range(repeats):  # alternate, so machine noise hits both
+                ms.append(run_mediasim(n, duration_s))
+                ns.append(run_ns2(n, duration_s, Path(tmp)))
+            med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
+            m_pk, n_pk = med(ms, "bottleneck_packets"), med(ns, "bottleneck_packets")
+            row = {
+                "flows": n,
+                "ns2_wall_s": med(ns, "wall_s"),
+                "ns2_bottleneck_pkts": int(n_pk),
+                "ns2_us_per_pkt": med(ns, "wall_s") / n_pk * 1e6,
+                "mediasim_wall_s": med(ms, "wall_s"),
+                "mediasim_engine_s": med(ms, "run_s"),
+                "mediasim_bottleneck_pkts": int(m_pk),
+                "mediasim_us_per_pkt": med(ms, "wall_s") / m_pk * 1e6,
+                "mediasim_engine_us_per_pkt": med(ms, "run_s") / m_pk * 1e6,
+            }
+            row["speedup_process"] = row["ns2_us_per_pkt"] / row["mediasim_us_per_pkt"]
+            row["speedup_engine"] = row["ns2_us_per_pkt"] / row["mediasim_engine_us_per_pkt"]
+            rows.append(row)
+    return rows
+
+
+if __name__ == "__main__":
+    import pandas as pd
+
+    from .report import md_table
+
+    sizes = tuple(int(x) for x in sys.argv[1].split(",")) if len(sys.argv) > 1 else (1, 8, 64, 256)
+    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    print(md_table(pd.DataFrame(compare(sizes, repeats)), 4))
