@@ -133,6 +133,7 @@ impl App for TcpSource {
                 ("rtt_s", s.rtt.clone()),
                 ("srtt_s", s.srtt.clone()),
                 ("rto_s", s.rto.clone()),
+                ("recovery", s.recovery.clone()),
             ],
         })
     }

@@ -112,6 +112,7 @@ pub fn tcp_config(t: Option<&TcpSpec>, finite: bool) -> TcpConfig {
         clock_granularity: d.clock_granularity,
         dupthresh: t.dupthresh.unwrap_or(d.dupthresh),
         limited_transmit: t.limited_transmit.unwrap_or(d.limited_transmit),
+        newreno_impatient: t.newreno_timer.unwrap_or_default() == NewRenoTimer::Impatient,
         handshake: t.handshake.unwrap_or(finite),
         delayed_ack: t.delayed_ack.unwrap_or(d.delayed_ack),
         delack_timeout: ms(t.delack_timeout_ms, d.delack_timeout),

@@ -238,6 +238,14 @@ pub struct FlowSpec {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+pub enum NewRenoTimer {
+    #[default]
+    Impatient,
+    SlowButSteady,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum TcpFlavor {
     /// RFC 5681 fast retransmit and fast recovery.
     Reno,
@@ -300,6 +308,11 @@ pub struct TcpSpec {
     /// RFC 3042 limited transmit (default true).
     #[serde(default)]
     pub limited_transmit: Option<bool>,
+    /// NewReno: reset the retransmission timer on the first partial ACK only
+    /// ("impatient", RFC 6582's choice, default) or on every partial ACK
+    /// ("slow_but_steady", ns-2's default).
+    #[serde(default)]
+    pub newreno_timer: Option<NewRenoTimer>,
     /// Three-way handshake and FIN (default: on for finite transfers, off
     /// for bulk sources).
     #[serde(default)]

@@ -59,6 +59,10 @@ pub struct TcpConfig {
     pub dupthresh: u32,
     /// RFC 3042 limited transmit.
     pub limited_transmit: bool,
+    /// NewReno partial ACKs reset the retransmission timer only for the
+    /// first one (RFC 6582's "Impatient" variant, the default) or for every
+    /// one ("Slow-but-Steady", ns-2's default).
+    pub newreno_impatient: bool,
     /// Three-way handshake before data (and FIN at the end of a finite
     /// transfer). Without it the sender starts established.
     pub handshake: bool,
@@ -82,6 +86,7 @@ impl Default for TcpConfig {
             clock_granularity: SimTime::from_millis(1),
             dupthresh: 3,
             limited_transmit: true,
+            newreno_impatient: true,
             handshake: true,
             delayed_ack: true,
             delack_timeout: SimTime::from_millis(200),

@@ -40,6 +40,8 @@ pub struct SenderSeries {
     pub rtt: Series,
     pub srtt: Series,
     pub rto: Series,
+    /// 1 while in fast recovery / loss recovery, 0 otherwise.
+    pub recovery: Series,
 }
 
 enum Next {
@@ -248,6 +250,10 @@ impl TcpSender {
         if self.series.rto.last().is_none_or(|x| x.1 != rto) {
             self.series.rto.push((now, rto));
         }
+        let rec = self.in_recovery as u8 as f64;
+        if self.series.recovery.last().is_none_or(|x| x.1 != rec) {
+            self.series.recovery.push((now, rec));
+        }
     }
 
     /// Opens the connection (SYN) or, without handshake, starts sending.
@@ -378,12 +384,13 @@ impl TcpSender {
                         // Step 3 (partial ACK): retransmit the first unacked
                         // segment, deflate by the amount acked, add back one
                         // SMSS if at least one was acked; reset the timer on
-                        // the first partial ACK only ("Impatient").
+                        // the first partial ACK only ("Impatient", RFC 6582
+                        // section 4) unless configured "Slow-but-Steady".
                         self.send_seg(now, self.snd_una, true, out);
                         self.cwnd = self.cwnd.saturating_sub(acked)
                             + if acked >= self.mss { self.mss } else { 0 };
                         self.cwnd = self.cwnd.max(self.mss);
-                        restart_timer = self.first_partial;
+                        restart_timer = self.first_partial || !self.cfg.newreno_impatient;
                         self.first_partial = false;
                     }
                 }
