@@ -98,18 +98,52 @@ def schema_cmd() -> None:
 @main.command("bench")
 @click.option("--quick", is_flag=True, help="A short run (a smoke test, not a measurement).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def bench_cmd(quick, as_json) -> None:
+@click.option("--vs-ns2", is_flag=True, help="Run the TCP dumbbell in mediasim and ns-2 in alternation and compare.")
+@click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True, help="With --vs-ns2: runs per size.")
+@click.option("--sizes", default="1,8,64,256", show_default=True, help="With --vs-ns2: numbers of TCP flows.")
+def bench_cmd(quick, as_json, vs_ns2, repeats, sizes) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
-    wall time and peak memory."""
-    from .bench import run_benchmarks
+    wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
+    if vs_ns2:
+        from .ns2_compare import compare
 
-    rows = run_benchmarks(quick=quick)
+        try:
+            ns = tuple(int(x) for x in sizes.split(","))
+        except ValueError:
+            _fail(f"--sizes {sizes!r}: expected comma-separated integers")
+        try:
+            rows = compare(ns, repeats)
+        except RuntimeError as e:
+            _fail(str(e))
+    else:
+        from .bench import run_benchmarks
+
+        rows = run_benchmarks(quick=quick)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     else:
         import pandas as pd
 
         click.echo(_fmt_table(pd.DataFrame(rows)))
+
+
+@main.command("crosscheck")
+@click.option("--impatient", is_flag=True, help="Use mediasim's default NewReno timer variant (RFC 6582) instead of ns-2's.")
+@click.option("--no-ns3", is_flag=True, help="Compare with ns-2 only.")
+def crosscheck_cmd(impatient, no_ns3) -> None:
+    """Compare TCP behaviour on the reference dumbbell with ns-2 and ns-3
+    (install them with scripts/install-reference-simulators)."""
+    from .crosscheck import compare, ns3_python
+
+    try:
+        df = compare(newreno_timer="impatient" if impatient else "slow_but_steady", with_ns3=not no_ns3)
+    except (RuntimeError, FileNotFoundError) as e:
+        _fail(str(e))
+    click.echo(md_table(df.map(lambda x: f"{x:.4g}" if isinstance(x, float) else x)))
+    click.echo("\nverdict: closest reference's difference (absolute for utilisation and jain, relative otherwise); "
+               "ok = within 0.02 / 0.05 / 15% / 15% of at least one reference")
+    if no_ns3 or ns3_python() is None:
+        click.echo("compared with ns-2 only")
 
 
 @main.command("reproduce")

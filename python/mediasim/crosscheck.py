@@ -20,6 +20,7 @@ test: neither simulator is a dependency.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -195,24 +196,78 @@ def summarize_run(sim: str, n: int, flavor: str, util: float, goodput: np.ndarra
     }
 
 
-def compare(sizes=(1, 8), flavors=("newreno", "sack"), newreno_timer: str = "slow_but_steady") -> pd.DataFrame:
+def ns3_python() -> str | None:
+    """An interpreter with the ns3 package: $MEDIASIM_NS3_PYTHON, or the
+    venv made by scripts/install-reference-simulators."""
+    for cand in (os.environ.get("MEDIASIM_NS3_PYTHON"), "/opt/ns3env/venv/bin/python"):
+        if cand and Path(cand).exists():
+            return cand
+    return None
+
+
+def ns3_run(n: int, flavor: str, python: str) -> dict[str, Any]:
+    script = Path(__file__).resolve().parent / "refsim" / "ns3_dumbbell.py"
+    proc = subprocess.run([python, str(script), str(n), flavor, str(DURATION_S)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ns-3 run failed:\n{proc.stderr[-3000:]}")
+    cw: dict[int, list[tuple[float, float]]] = {}
+    rx, btx = {}, 0
+    for line in proc.stdout.splitlines():
+        p = line.split()
+        if not p:
+            continue
+        if p[0] == "cw":
+            cw.setdefault(int(p[1]), []).append((float(p[2]), float(p[3])))
+        elif p[0] == "rx":
+            rx[int(p[1])] = int(p[2])
+        elif p[0] == "btx":
+            btx = int(p[1])
+    util = btx * 8 / (10e6 * DURATION_S)
+    goodput = np.array([rx[i] * 8 / DURATION_S for i in sorted(rx)])
+    grid = np.arange(0, DURATION_S, SAMPLE_S)
+    per_flow = []
+    for i in sorted(cw):
+        a = np.array(cw[i])
+        idx = np.searchsorted(a[:, 0], grid, side="right") - 1
+        w = np.where(idx >= 0, a[np.clip(idx, 0, None), 1], 2.0)
+        per_flow.append(sawtooth(grid, w))
+    return summarize_run("ns-3", n, flavor, util, goodput, per_flow)
+
+
+TOLERANCE = {"utilization": ("abs", 0.02), "jain": ("abs", 0.05),
+             "sawtooth_period_s": ("rel", 0.15), "sawtooth_peak_pkts": ("rel", 0.15)}
+
+
+def verdict(m: dict[str, Any], refs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per metric: the closest reference's difference, and whether it is
+    within tolerance of at least one reference."""
+    row: dict[str, Any] = {"simulator": "verdict", "flows": m["flows"], "flavor": m["flavor"]}
+    for k, (kind, tol) in TOLERANCE.items():
+        diffs = []
+        for r in refs:
+            if kind == "abs":
+                diffs.append(abs(m[k] - r[k]))
+            else:
+                diffs.append(abs(m[k] / r[k] - 1) if r[k] else float("inf"))
+        best = min(diffs)
+        row[k] = f"{'ok' if best <= tol else 'OFF'} ({best:.3g})"
+    return row
+
+
+def compare(sizes=(1, 8), flavors=("newreno", "sack"), newreno_timer: str = "slow_but_steady",
+            with_ns3: bool = True) -> pd.DataFrame:
     if shutil.which("ns") is None:
         raise RuntimeError("ns-2 not found: install it with `apt-get install ns2`")
+    py3 = ns3_python() if with_ns3 else None
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for flavor in flavors:
             for n in sizes:
                 m = mediasim_run(n, flavor, newreno_timer)
-                r = ns2_run(n, flavor, Path(tmp))
-                rows += [m, r]
-                rows.append({
-                    "simulator": "agreement", "flows": n, "flavor": flavor,
-                    "utilization": abs(m["utilization"] - r["utilization"]),
-                    "jain": abs(m["jain"] - r["jain"]),
-                    "goodput_mbps": m["goodput_mbps"] / r["goodput_mbps"] - 1,
-                    "sawtooth_period_s": m["sawtooth_period_s"] / r["sawtooth_period_s"] - 1,
-                    "sawtooth_peak_pkts": m["sawtooth_peak_pkts"] / r["sawtooth_peak_pkts"] - 1,
-                })
+                refs = [ns2_run(n, flavor, Path(tmp))]
+                if py3:
+                    refs.append(ns3_run(n, flavor, py3))
+                rows += [m, *refs, verdict(m, refs)]
     return pd.DataFrame(rows)
 
 
@@ -220,7 +275,9 @@ if __name__ == "__main__":
     from .report import md_table
 
     timer = "impatient" if "--impatient" in sys.argv else "slow_but_steady"
-    df = compare(newreno_timer=timer)
-    print(md_table(df, 4))
-    print("\nagreement rows: absolute differences (utilisation, jain) and relative differences (others)")
-    sys.exit(0)
+    df = compare(newreno_timer=timer, with_ns3="--no-ns3" not in sys.argv)
+    print(md_table(df.map(lambda x: f"{x:.4g}" if isinstance(x, float) else x)))
+    print("\nverdict: the closest reference's difference (absolute for utilisation and jain, relative otherwise);")
+    print("ok = within tolerance (utilisation 0.02, jain 0.05, sawtooth period and peak 15%) of at least one reference")
+    if ns3_python() is None:
+        print("ns-3 not found (pip install ns3 into a venv and set MEDIASIM_NS3_PYTHON): compared with ns-2 only")

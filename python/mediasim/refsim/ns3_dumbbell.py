@@ -1,0 +1,128 @@
+"""The cross-check dumbbell in ns-3, run by an interpreter that has the
+`ns3` package (``pip install ns3``). Standalone: it does not import
+mediasim. Usage: python ns3_dumbbell.py N newreno|sack DURATION_S
+
+Prints lines: "btx <bottleneck bytes incl. PPP header>", "rx <i> <bytes>",
+"cw <i> <time_s> <cwnd_packets>".
+"""
+
+import sys
+
+from ns import ns
+
+CODE = r"""
+#include "ns3/core-module.h"
+#include "ns3/network-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/applications-module.h"
+#include "ns3/traffic-control-module.h"
+#include <sstream>
+#include <map>
+using namespace ns3;
+
+static std::ostringstream g_out;
+static uint64_t g_btx = 0;
+static std::map<uint32_t, uint32_t> g_flow_of_node;
+
+static void MsCwnd(std::string ctx, uint32_t, uint32_t v) {
+  auto a = ctx.find("/NodeList/") + 10;
+  auto b = ctx.find('/', a);
+  uint32_t id = std::stoul(ctx.substr(a, b - a));
+  g_out << "cw " << g_flow_of_node[id] << " " << Simulator::Now().GetSeconds() << " " << v / 960.0 << "\n";
+}
+static void MsConnect(uint32_t id) {
+  std::ostringstream p;
+  p << "/NodeList/" << id << "/$ns3::TcpL4Protocol/SocketList/0/CongestionWindow";
+  Config::Connect(p.str(), MakeCallback(&MsCwnd));
+}
+static void MsTx(Ptr<const Packet> p) { g_btx += p->GetSize(); }
+
+std::string MsRunDumbbell(int n, bool sack, double duration) {
+  Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
+  Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
+  Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(960));
+  Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(2));
+  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+  Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(Seconds(0.1)));
+  Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 24));
+  Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 24));
+  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(0.2)));
+  Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
+  Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+  Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
+
+  NodeContainer r, cs, cd, s, d;
+  r.Create(2); cs.Create(1); cd.Create(1); s.Create(n); d.Create(n);
+  InternetStackHelper stack;
+  stack.InstallAll();
+  PointToPointHelper bn, acc;
+  bn.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
+  bn.SetChannelAttribute("Delay", StringValue("20ms"));
+  bn.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("100p"));
+  acc.SetDeviceAttribute("DataRate", StringValue("100Mbps"));
+  acc.SetChannelAttribute("Delay", StringValue("1ms"));
+  acc.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1000p"));
+  Ipv4AddressHelper addr;
+  TrafficControlHelper tch;
+  uint32_t k = 0;
+  auto link = [&](PointToPointHelper& h, Ptr<Node> a, Ptr<Node> b) {
+    NetDeviceContainer dev = h.Install(a, b);
+    std::ostringstream net;
+    net << "10." << (k / 250) << "." << (k % 250) << ".0";
+    k++;
+    addr.SetBase(net.str().c_str(), "255.255.255.0");
+    Ipv4InterfaceContainer ifc = addr.Assign(dev);
+    tch.Uninstall(dev);  // no queue disc: the device's drop-tail queue is the queue
+    return std::make_pair(dev, ifc);
+  };
+  auto bott = link(bn, r.Get(0), r.Get(1));
+  bott.first.Get(0)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&MsTx));
+  link(acc, cs.Get(0), r.Get(0));
+  auto cdl = link(acc, r.Get(1), cd.Get(0));
+  std::vector<Ipv4Address> dst;
+  for (int i = 0; i < n; i++) {
+    link(acc, s.Get(i), r.Get(0));
+    auto dl = link(acc, r.Get(1), d.Get(i));
+    dst.push_back(dl.second.GetAddress(1));
+  }
+  Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+  OnOffHelper onoff("ns3::UdpSocketFactory", InetSocketAddress(cdl.second.GetAddress(1), 9));
+  onoff.SetConstantRate(DataRate("1Mbps"), 972);
+  onoff.Install(cs.Get(0)).Start(Seconds(0.0));
+  PacketSinkHelper udpsink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 9));
+  udpsink.Install(cd.Get(0));
+
+  ApplicationContainer sinks;
+  for (int i = 0; i < n; i++) {
+    BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(dst[i], 5000));
+    bulk.SetAttribute("MaxBytes", UintegerValue(0));
+    bulk.SetAttribute("SendSize", UintegerValue(960));
+    bulk.Install(s.Get(i)).Start(Seconds(0.0));
+    PacketSinkHelper ps("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 5000));
+    sinks.Add(ps.Install(d.Get(i)));
+    g_flow_of_node[s.Get(i)->GetId()] = i;
+    Simulator::Schedule(Seconds(0.0001), &MsConnect, s.Get(i)->GetId());
+  }
+  Simulator::Stop(Seconds(duration));
+  Simulator::Run();
+  g_out << "btx " << g_btx << "\n";
+  for (int i = 0; i < n; i++) {
+    g_out << "rx " << i << " " << DynamicCast<PacketSink>(sinks.Get(i))->GetTotalRx() << "\n";
+  }
+  Simulator::Destroy();
+  return g_out.str();
+}
+"""
+
+
+def main() -> None:
+    n, flavor, duration = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+    ns.cppyy.cppdef(CODE)
+    out = ns.cppyy.gbl.MsRunDumbbell(n, flavor == "sack", duration)
+    sys.stdout.write(str(out))
+
+
+if __name__ == "__main__":
+    main()
