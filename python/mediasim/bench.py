@@ -25,48 +25,38 @@ PAYLOAD = 1000 - 28  # 1000-byte IP packets
 LOAD = 1.1
 
 
-def dumbbell(n_flows: int, duration_s: float = 60.0) -> dict[str, Any]:
+def _dumbbell_base(name: str, n_pairs: int, duration_s: float, extra_pair: bool) -> dict[str, Any]:
+    """The shared topology: r1 -(bottleneck)- r2, and n_pairs sender/receiver
+    pairs s<i> -> r1, r2 -> d<i> on access links (plus cs/cd if extra_pair)."""
     nodes = [{"name": "r1"}, {"name": "r2"}]
-    links = [
-        {"name": "bottleneck", "a": "r1", "b": "r2", "rate_bps": BOTTLENECK_BPS, "delay_ms": 20.0,
-         "queue": {"type": "droptail", "limit_packets": 100}},
-    ]
-    flows = []
-    per_flow_bps = LOAD * BOTTLENECK_BPS * PAYLOAD / 1000 / n_flows
-    for i in range(n_flows):
-        s, d = f"s{i}", f"d{i}"
+    links = [{"name": "bottleneck", "a": "r1", "b": "r2", "rate_bps": BOTTLENECK_BPS, "delay_ms": 20.0,
+              "queue": {"type": "droptail", "limit_packets": 100}}]
+    pairs = ([("cs", "cd")] if extra_pair else []) + [(f"s{i}", f"d{i}") for i in range(n_pairs)]
+    for s, d in pairs:
         nodes += [{"name": s}, {"name": d}]
-        links += [
-            {"a": s, "b": "r1", "rate_bps": ACCESS_BPS, "delay_ms": 1.0},
-            {"a": "r2", "b": d, "rate_bps": ACCESS_BPS, "delay_ms": 1.0},
-        ]
-        flows.append({"name": f"f{i}", "type": "poisson", "src": s, "dst": d,
-                      "payload_bytes": PAYLOAD, "rate_bps": per_flow_bps})
-    return {"name": f"udp-dumbbell-{n_flows}", "duration_s": duration_s, "nodes": nodes, "links": links, "flows": flows}
+        links += [{"a": s, "b": "r1", "rate_bps": ACCESS_BPS, "delay_ms": 1.0},
+                  {"a": "r2", "b": d, "rate_bps": ACCESS_BPS, "delay_ms": 1.0}]
+    return {"name": name, "duration_s": duration_s, "nodes": nodes, "links": links, "flows": []}
+
+
+def dumbbell(n_flows: int, duration_s: float = 60.0) -> dict[str, Any]:
+    sc = _dumbbell_base(f"udp-dumbbell-{n_flows}", n_flows, duration_s, extra_pair=False)
+    per_flow_bps = LOAD * BOTTLENECK_BPS * PAYLOAD / 1000 / n_flows
+    sc["flows"] = [{"name": f"f{i}", "type": "poisson", "src": f"s{i}", "dst": f"d{i}",
+                    "payload_bytes": PAYLOAD, "rate_bps": per_flow_bps} for i in range(n_flows)]
+    return sc
 
 
 CBR_BPS = 1e6  # chosen: the CBR flow of the TCP dumbbell
 
 
 def tcp_dumbbell(n_flows: int, duration_s: float = 60.0, flavor: str = "sack") -> dict[str, Any]:
-    nodes = [{"name": "r1"}, {"name": "r2"}, {"name": "cs"}, {"name": "cd"}]
-    links = [
-        {"name": "bottleneck", "a": "r1", "b": "r2", "rate_bps": BOTTLENECK_BPS, "delay_ms": 20.0,
-         "queue": {"type": "droptail", "limit_packets": 100}},
-        {"a": "cs", "b": "r1", "rate_bps": ACCESS_BPS, "delay_ms": 1.0},
-        {"a": "r2", "b": "cd", "rate_bps": ACCESS_BPS, "delay_ms": 1.0},
-    ]
-    flows = [{"name": "cbr", "type": "cbr", "src": "cs", "dst": "cd", "payload_bytes": PAYLOAD, "rate_bps": CBR_BPS * PAYLOAD / 1000}]
-    for i in range(n_flows):
-        s, d = f"s{i}", f"d{i}"
-        nodes += [{"name": s}, {"name": d}]
-        links += [
-            {"a": s, "b": "r1", "rate_bps": ACCESS_BPS, "delay_ms": 1.0},
-            {"a": "r2", "b": d, "rate_bps": ACCESS_BPS, "delay_ms": 1.0},
-        ]
-        flows.append({"name": f"tcp{i}", "type": "tcp", "src": s, "dst": d,
-                      "tcp": {"flavor": flavor, "mss_bytes": 960, "rwnd_bytes": 1 << 24}})
-    return {"name": f"tcp-dumbbell-{n_flows}", "duration_s": duration_s, "nodes": nodes, "links": links, "flows": flows}
+    sc = _dumbbell_base(f"tcp-dumbbell-{n_flows}", n_flows, duration_s, extra_pair=True)
+    sc["flows"] = [{"name": "cbr", "type": "cbr", "src": "cs", "dst": "cd", "payload_bytes": PAYLOAD,
+                    "rate_bps": CBR_BPS * PAYLOAD / 1000}]
+    sc["flows"] += [{"name": f"tcp{i}", "type": "tcp", "src": f"s{i}", "dst": f"d{i}",
+                     "tcp": {"flavor": flavor, "mss_bytes": 960, "rwnd_bytes": 1 << 24}} for i in range(n_flows)]
+    return sc
 
 
 WORKLOADS = {"udp": dumbbell, "tcp": tcp_dumbbell}

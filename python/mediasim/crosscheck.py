@@ -33,75 +33,13 @@ import pandas as pd
 
 from . import _engine
 from .bench import tcp_dumbbell
+from .refsim import ns2_dumbbell
 from .results import Results
 
 DURATION_S = 60.0
 WARMUP_S = 10.0
 SAMPLE_S = 0.01
 MSS = 960  # 1000-byte packets on the wire
-
-NS2_TCL = r"""
-set ns [new Simulator]
-set n {n}
-set r1 [$ns node]
-set r2 [$ns node]
-$ns duplex-link $r1 $r2 10Mb 20ms DropTail
-$ns queue-limit $r1 $r2 100
-set qmon [$ns monitor-queue $r1 $r2 [open /dev/null w]]
-Agent/TCP set packetSize_ 960
-Agent/TCP set window_ 10000
-Agent/TCP set windowInit_ 2
-Agent/TCP set minrto_ 0.2
-Agent/TCPSink/DelAck set interval_ 0.1
-set cs [$ns node]
-set cd [$ns node]
-$ns duplex-link $cs $r1 100Mb 1ms DropTail
-$ns duplex-link $r2 $cd 100Mb 1ms DropTail
-set udp [new Agent/UDP]
-$ns attach-agent $cs $udp
-set null [new Agent/Null]
-$ns attach-agent $cd $null
-$ns connect $udp $null
-set cbr [new Application/Traffic/CBR]
-$cbr set packetSize_ 972
-$cbr set rate_ 1Mb
-$cbr attach-agent $udp
-$ns at 0.0 "$cbr start"
-for {{set i 0}} {{$i < $n}} {{incr i}} {{
-    set s($i) [$ns node]
-    set d($i) [$ns node]
-    $ns duplex-link $s($i) $r1 100Mb 1ms DropTail
-    $ns duplex-link $r2 $d($i) 100Mb 1ms DropTail
-    set tcp($i) [new Agent/TCP/{agent}]
-    $ns attach-agent $s($i) $tcp($i)
-    set sink($i) [new Agent/{sink}]
-    $ns attach-agent $d($i) $sink($i)
-    $ns connect $tcp($i) $sink($i)
-    set ftp($i) [new Application/FTP]
-    $ftp($i) attach-agent $tcp($i)
-    $ns at 0.0 "$ftp($i) start"
-}}
-proc sample {{}} {{
-    global ns tcp n
-    set now [$ns now]
-    for {{set i 0}} {{$i < $n}} {{incr i}} {{
-        puts "cwnd $i $now [$tcp($i) set cwnd_]"
-    }}
-    $ns at [expr $now + {sample}] "sample"
-}}
-proc finish {{}} {{
-    global qmon tcp n
-    puts "bdepartures [$qmon set bdepartures_]"
-    for {{set i 0}} {{$i < $n}} {{incr i}} {{
-        puts "acked $i [$tcp($i) set ack_]"
-    }}
-    exit 0
-}}
-$ns at 0.0 "sample"
-$ns at {duration} "finish"
-$ns run
-"""
-
 
 def jain(x: np.ndarray) -> float:
     x = np.asarray(x, dtype=float)
@@ -161,20 +99,11 @@ def mediasim_run(n: int, flavor: str, newreno_timer: str = "slow_but_steady") ->
 
 
 def ns2_run(n: int, flavor: str, workdir: Path) -> dict[str, Any]:
-    agent, sink = ("Newreno", "TCPSink/DelAck") if flavor == "newreno" else ("Sack1", "TCPSink/Sack1/DelAck")
     script = workdir / f"x_{n}_{flavor}.tcl"
-    script.write_text(NS2_TCL.format(n=n, agent=agent, sink=sink, sample=SAMPLE_S, duration=DURATION_S))
-    out = subprocess.run(["ns", str(script)], capture_output=True, text=True, check=True).stdout
-    cw: dict[int, list[tuple[float, float]]] = {}
-    acked, bdep = {}, 0
-    for line in out.splitlines():
-        p = line.split()
-        if p[0] == "cwnd":
-            cw.setdefault(int(p[1]), []).append((float(p[2]), float(p[3])))
-        elif p[0] == "acked":
-            acked[int(p[1])] = int(p[2])
-        elif p[0] == "bdepartures":
-            bdep = int(p[1])
+    script.write_text(ns2_dumbbell.script(n, DURATION_S, flavor, sample_s=SAMPLE_S, window=10000, iw=2,
+                                          extra="Agent/TCP set minrto_ 0.2\nAgent/TCPSink/DelAck set interval_ 0.1"))
+    out = ns2_dumbbell.parse(subprocess.run(["ns", str(script)], capture_output=True, text=True, check=True).stdout)
+    cw, acked, bdep = out["cwnd"], out["acked"], out["bdepartures"]
     util = bdep * 8 / (10e6 * DURATION_S)
     goodput = np.array([acked[i] * MSS * 8 / DURATION_S for i in sorted(acked)])
     per_flow = []

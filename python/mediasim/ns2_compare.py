@@ -20,60 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import bench
-
-TCL = r"""
-set ns [new Simulator]
-set n {n}
-set r1 [$ns node]
-set r2 [$ns node]
-$ns duplex-link $r1 $r2 10Mb 20ms DropTail
-$ns queue-limit $r1 $r2 100
-set qmon [$ns monitor-queue $r1 $r2 [open /dev/null w]]
-Agent/TCP set packetSize_ 960
-Agent/TCP set window_ 16384
-Agent/TCP set windowInit_ 3
-set cs [$ns node]
-set cd [$ns node]
-$ns duplex-link $cs $r1 100Mb 1ms DropTail
-$ns duplex-link $r2 $cd 100Mb 1ms DropTail
-set udp [new Agent/UDP]
-$ns attach-agent $cs $udp
-set null [new Agent/Null]
-$ns attach-agent $cd $null
-$ns connect $udp $null
-set cbr [new Application/Traffic/CBR]
-$cbr set packetSize_ 972
-$cbr set rate_ 1Mb
-$cbr attach-agent $udp
-$ns at 0.0 "$cbr start"
-for {{set i 0}} {{$i < $n}} {{incr i}} {{
-    set s($i) [$ns node]
-    set d($i) [$ns node]
-    $ns duplex-link $s($i) $r1 100Mb 1ms DropTail
-    $ns duplex-link $r2 $d($i) 100Mb 1ms DropTail
-    set tcp($i) [new Agent/TCP/Sack1]
-    $ns attach-agent $s($i) $tcp($i)
-    set sink($i) [new Agent/TCPSink/Sack1/DelAck]
-    $ns attach-agent $d($i) $sink($i)
-    $ns connect $tcp($i) $sink($i)
-    set ftp($i) [new Application/FTP]
-    $ftp($i) attach-agent $tcp($i)
-    $ns at 0.0 "$ftp($i) start"
-}}
-proc finish {{}} {{
-    global qmon
-    puts "bottleneck_departures [$qmon set pdepartures_]"
-    puts "bottleneck_drops [$qmon set pdrops_]"
-    exit 0
-}}
-$ns at {duration} "finish"
-$ns run
-"""
-
+from .refsim import ns2_dumbbell
 
 def ns2_script(n: int, duration_s: float) -> str:
-    return TCL.format(n=n, duration=duration_s)
+    return ns2_dumbbell.script(n, duration_s, flavor="sack")
 
 
 def run_ns2(n: int, duration_s: float, workdir: Path) -> dict[str, Any]:
@@ -84,8 +34,7 @@ def run_ns2(n: int, duration_s: float, workdir: Path) -> dict[str, Any]:
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"ns-2 failed for n={n}:\n{proc.stderr[-2000:]}")
-    vals = dict(line.split() for line in proc.stdout.splitlines() if line.startswith("bottleneck_"))
-    return {"wall_s": wall, "bottleneck_packets": int(vals["bottleneck_departures"])}
+    return {"wall_s": wall, "bottleneck_packets": ns2_dumbbell.parse(proc.stdout)["pdepartures"]}
 
 
 _MEDIASIM_CHILD = r"""

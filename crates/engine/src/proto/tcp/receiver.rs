@@ -1,6 +1,7 @@
 //! The TCP receiver: cumulative ACKs, out-of-order buffering, SACK blocks
 //! (RFC 2018) and delayed ACKs (RFC 5681 4.2 and 4.3).
 
+use super::scoreboard::RangeSet;
 use super::{Segment, TcpConfig};
 use crate::net::header::MAX_SACK_BLOCKS;
 use crate::net::tcp_flags::{ACK, FIN, SYN};
@@ -30,8 +31,8 @@ pub struct TcpReceiver {
     cfg: TcpConfig,
     pub state: ReceiverState,
     rcv_nxt: u64,
-    /// Out-of-order data above rcv_nxt, sorted and merged.
-    ooo: Vec<(u64, u64)>,
+    /// Out-of-order data above rcv_nxt.
+    ooo: RangeSet,
     /// Starts of the most recently received out-of-order segments, newest
     /// first (for the order of SACK blocks).
     recent: Vec<u64>,
@@ -47,7 +48,7 @@ impl TcpReceiver {
             cfg,
             state: ReceiverState::Listen,
             rcv_nxt: 1,
-            ooo: Vec::new(),
+            ooo: RangeSet::default(),
             recent: Vec::new(),
             unacked: 0,
             delack_at: None,
@@ -112,12 +113,12 @@ impl TcpReceiver {
         if s <= self.rcv_nxt {
             let had_hole = !self.ooo.is_empty();
             self.rcv_nxt = e;
-            while let Some(&(a, b)) = self.ooo.first() {
+            while let Some((a, b)) = self.ooo.first() {
                 if a > self.rcv_nxt {
                     break;
                 }
                 self.rcv_nxt = self.rcv_nxt.max(b);
-                self.ooo.remove(0);
+                self.ooo.pop_first();
             }
             let nxt = self.rcv_nxt;
             self.recent.retain(|&r| r >= nxt);
@@ -140,24 +141,12 @@ impl TcpReceiver {
             // Out of order: buffer, and send an immediate duplicate ACK
             // with SACK blocks (RFC 5681 4.2, RFC 2018).
             self.stats.out_of_order += 1;
-            self.insert(s, e);
+            self.ooo.insert(s, e);
             self.recent.retain(|&r| r != s);
             self.recent.insert(0, s);
             self.recent.truncate(16);
             self.send_ack(out);
         }
-    }
-
-    fn insert(&mut self, s: u64, e: u64) {
-        let i = self.ooo.partition_point(|r| r.1 < s);
-        let mut j = i;
-        let (mut ns, mut ne) = (s, e);
-        while j < self.ooo.len() && self.ooo[j].0 <= ne {
-            ns = ns.min(self.ooo[j].0);
-            ne = ne.max(self.ooo[j].1);
-            j += 1;
-        }
-        self.ooo.splice(i..j, [(ns, ne)]);
     }
 
     /// SACK blocks: the first holds the most recently received segment,
@@ -172,11 +161,11 @@ impl TcpReceiver {
             }
         };
         for &r in &self.recent {
-            if let Some(&b) = self.ooo.iter().find(|b| b.0 <= r && r < b.1) {
+            if let Some(&b) = self.ooo.as_slice().iter().find(|b| b.0 <= r && r < b.1) {
                 push(b, &mut blocks);
             }
         }
-        for &b in self.ooo.iter().rev() {
+        for &b in self.ooo.as_slice().iter().rev() {
             push(b, &mut blocks);
         }
         (blocks, n as u8)

@@ -1,10 +1,59 @@
 //! The SACK scoreboard (RFC 6675 section 4): which bytes above the
 //! cumulative ACK the receiver has reported, and the IsLost test.
 
-/// SACKed ranges [start, end) above the cumulative ACK, sorted and merged.
+/// Sorted, merged, non-overlapping byte ranges [start, end).
+#[derive(Clone, Debug, Default)]
+pub struct RangeSet {
+    ranges: Vec<(u64, u64)>,
+}
+
+impl RangeSet {
+    /// Adds [s, e), merging with overlapping or adjacent ranges.
+    pub fn insert(&mut self, s: u64, e: u64) {
+        let i = self.ranges.partition_point(|r| r.1 < s);
+        let mut j = i;
+        let (mut ns, mut ne) = (s, e);
+        while j < self.ranges.len() && self.ranges[j].0 <= ne {
+            ns = ns.min(self.ranges[j].0);
+            ne = ne.max(self.ranges[j].1);
+            j += 1;
+        }
+        self.ranges.splice(i..j, [(ns, ne)]);
+    }
+
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        &self.ranges
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    pub fn first(&self) -> Option<(u64, u64)> {
+        self.ranges.first().copied()
+    }
+
+    pub fn pop_first(&mut self) {
+        self.ranges.remove(0);
+    }
+
+    pub fn clear(&mut self) {
+        self.ranges.clear();
+    }
+
+    /// Drops everything below `floor`.
+    pub fn trim_below(&mut self, floor: u64) {
+        self.ranges.retain(|r| r.1 > floor);
+        if let Some(first) = self.ranges.first_mut() {
+            first.0 = first.0.max(floor);
+        }
+    }
+}
+
+/// SACKed ranges [start, end) above the cumulative ACK.
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
-    ranges: Vec<(u64, u64)>,
+    ranges: RangeSet,
 }
 
 impl Scoreboard {
@@ -17,7 +66,7 @@ impl Scoreboard {
     }
 
     pub fn ranges(&self) -> &[(u64, u64)] {
-        &self.ranges
+        self.ranges.as_slice()
     }
 
     /// Adds SACK blocks (clipped above `una`); returns the number of bytes
@@ -27,49 +76,35 @@ impl Scoreboard {
         for &(s, e) in blocks {
             let s = s.max(una);
             if e > s {
-                self.insert(s, e);
+                self.ranges.insert(s, e);
             }
         }
         self.sacked_bytes() - before
     }
 
-    fn insert(&mut self, s: u64, e: u64) {
-        let i = self.ranges.partition_point(|r| r.1 < s);
-        let mut j = i;
-        let (mut ns, mut ne) = (s, e);
-        while j < self.ranges.len() && self.ranges[j].0 <= ne {
-            ns = ns.min(self.ranges[j].0);
-            ne = ne.max(self.ranges[j].1);
-            j += 1;
-        }
-        self.ranges.splice(i..j, [(ns, ne)]);
-    }
-
     /// Forgets everything below the new cumulative ACK.
     pub fn advance(&mut self, una: u64) {
-        self.ranges.retain(|r| r.1 > una);
-        if let Some(first) = self.ranges.first_mut() {
-            first.0 = first.0.max(una);
-        }
+        self.ranges.trim_below(una);
     }
 
     pub fn sacked_bytes(&self) -> u64 {
-        self.ranges.iter().map(|r| r.1 - r.0).sum()
+        self.ranges().iter().map(|r| r.1 - r.0).sum()
     }
 
     pub fn is_sacked(&self, seq: u64) -> bool {
-        let i = self.ranges.partition_point(|r| r.1 <= seq);
-        i < self.ranges.len() && self.ranges[i].0 <= seq
+        let r = self.ranges();
+        let i = r.partition_point(|r| r.1 <= seq);
+        i < r.len() && r[i].0 <= seq
     }
 
     /// End of the highest SACKed range (0 if none).
     pub fn highest_sacked(&self) -> u64 {
-        self.ranges.last().map_or(0, |r| r.1)
+        self.ranges().last().map_or(0, |r| r.1)
     }
 
     /// SACKed bytes strictly above `seq`.
     pub fn sacked_above(&self, seq: u64) -> u64 {
-        self.ranges
+        self.ranges()
             .iter()
             .filter(|r| r.1 > seq + 1)
             .map(|r| r.1 - r.0.max(seq + 1))
