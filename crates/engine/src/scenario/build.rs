@@ -11,7 +11,7 @@ use crate::measure::Recorder;
 use crate::net::routing::{multicast_tree, unicast_table, Graph};
 use crate::net::topology::{group_addr, node_addr};
 use crate::net::{Dest, LinkDir, LinkDirId, Node, NodeId, Transport};
-use crate::proto::tcp::{Flavor, InitialWindow, TcpConfig};
+use crate::proto::tcp::{Flavor, InitialWindow, NewRenoRecovery, TcpConfig};
 use crate::queue::{DropTail, Queue};
 use crate::sim::{RngStreams, SimTime};
 use crate::world::{AppSlot, World};
@@ -113,6 +113,10 @@ pub fn tcp_config(t: Option<&TcpSpec>, finite: bool) -> TcpConfig {
         dupthresh: t.dupthresh.unwrap_or(d.dupthresh),
         limited_transmit: t.limited_transmit.unwrap_or(d.limited_transmit),
         newreno_impatient: t.newreno_timer.unwrap_or_default() == NewRenoTimer::Impatient,
+        newreno_recovery: match t.newreno_recovery.unwrap_or_default() {
+            NewRenoRecoverySpec::Rfc6582 => NewRenoRecovery::Rfc6582,
+            NewRenoRecoverySpec::Ns2 => NewRenoRecovery::Ns2,
+        },
         handshake: t.handshake.unwrap_or(finite),
         delayed_ack: t.delayed_ack.unwrap_or(d.delayed_ack),
         delack_timeout: ms(t.delack_timeout_ms, d.delack_timeout),

@@ -238,6 +238,14 @@ pub struct FlowSpec {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+pub enum NewRenoRecoverySpec {
+    #[default]
+    Rfc6582,
+    Ns2,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum NewRenoTimer {
     #[default]
     Impatient,
@@ -313,6 +321,11 @@ pub struct TcpSpec {
     /// ("slow_but_steady", ns-2's default).
     #[serde(default)]
     pub newreno_timer: Option<NewRenoTimer>,
+    /// NewReno window rules: "rfc6582" (default) or "ns2" (ns-2's default
+    /// Agent/TCP/Newreno: partial ACKs reset the window to ssthresh, full
+    /// ACKs set cwnd = ssthresh, recovery halves cwnd).
+    #[serde(default)]
+    pub newreno_recovery: Option<NewRenoRecoverySpec>,
     /// Three-way handshake and FIN (default: on for finite transfers, off
     /// for bulk sources).
     #[serde(default)]

@@ -33,6 +33,20 @@ pub enum Flavor {
     Sack,
 }
 
+/// NewReno's window rules during and after recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewRenoRecovery {
+    /// RFC 6582 3.2: a partial ACK deflates cwnd by the amount acknowledged
+    /// and adds back one SMSS; a full ACK sets cwnd = min(ssthresh,
+    /// max(FlightSize, SMSS) + SMSS) (option 1).
+    Rfc6582,
+    /// ns-2's Agent/TCP/Newreno defaults: a partial ACK removes all
+    /// inflation (window = ssthresh, `partial_window_deflation_ 0`); a full
+    /// ACK sets cwnd = ssthresh (RFC 6582 option 2); entering recovery
+    /// halves cwnd rather than FlightSize.
+    Ns2,
+}
+
 /// Initial congestion window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InitialWindow {
@@ -63,6 +77,9 @@ pub struct TcpConfig {
     /// first one (RFC 6582's "Impatient" variant, the default) or for every
     /// one ("Slow-but-Steady", ns-2's default).
     pub newreno_impatient: bool,
+    /// NewReno partial/full ACK rules: RFC 6582 (default), or the variant
+    /// ns-2 implements by default.
+    pub newreno_recovery: NewRenoRecovery,
     /// Three-way handshake before data (and FIN at the end of a finite
     /// transfer). Without it the sender starts established.
     pub handshake: bool,
@@ -87,6 +104,7 @@ impl Default for TcpConfig {
             dupthresh: 3,
             limited_transmit: true,
             newreno_impatient: true,
+            newreno_recovery: NewRenoRecovery::Rfc6582,
             handshake: true,
             delayed_ack: true,
             delack_timeout: SimTime::from_millis(200),

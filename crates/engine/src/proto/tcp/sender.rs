@@ -4,7 +4,7 @@
 
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
-use super::{Flavor, Segment, Series, TcpConfig};
+use super::{Flavor, NewRenoRecovery, Segment, Series, TcpConfig};
 use crate::net::tcp_flags::{ACK, FIN, SYN};
 use crate::net::TcpHeader;
 use crate::sim::SimTime;
@@ -378,7 +378,12 @@ impl TcpSender {
                     if ack >= self.recover {
                         // RFC 6582 3.2 step 3 (full ACK), option 1.
                         self.in_recovery = false;
-                        self.cwnd = self.ssthresh.min(self.flight().max(self.mss) + self.mss);
+                        self.cwnd = match self.cfg.newreno_recovery {
+                            NewRenoRecovery::Rfc6582 => {
+                                self.ssthresh.min(self.flight().max(self.mss) + self.mss)
+                            }
+                            NewRenoRecovery::Ns2 => self.ssthresh,
+                        };
                         self.dupacks = 0;
                     } else {
                         // Step 3 (partial ACK): retransmit the first unacked
@@ -387,9 +392,14 @@ impl TcpSender {
                         // the first partial ACK only ("Impatient", RFC 6582
                         // section 4) unless configured "Slow-but-Steady".
                         self.send_seg(now, self.snd_una, true, out);
-                        self.cwnd = self.cwnd.saturating_sub(acked)
-                            + if acked >= self.mss { self.mss } else { 0 };
-                        self.cwnd = self.cwnd.max(self.mss);
+                        self.cwnd = match self.cfg.newreno_recovery {
+                            NewRenoRecovery::Rfc6582 => {
+                                let c = self.cwnd.saturating_sub(acked)
+                                    + if acked >= self.mss { self.mss } else { 0 };
+                                c.max(self.mss)
+                            }
+                            NewRenoRecovery::Ns2 => self.ssthresh,
+                        };
                         restart_timer = self.first_partial || !self.cfg.newreno_impatient;
                         self.first_partial = false;
                     }
@@ -452,7 +462,11 @@ impl TcpSender {
             self.stats.fast_recoveries += 1;
             self.in_recovery = true;
             self.recover = self.snd_max;
-            self.ssthresh = (self.flight() / 2).max(2 * self.mss);
+            let basis = match (self.cfg.flavor, self.cfg.newreno_recovery) {
+                (Flavor::NewReno, NewRenoRecovery::Ns2) => self.window(),
+                _ => self.flight(),
+            };
+            self.ssthresh = (basis / 2).max(2 * self.mss);
             if sack {
                 // RFC 6675 section 5 step 4.
                 self.cwnd = self.ssthresh;

@@ -537,3 +537,38 @@ fn sack_repairs_three_losses_in_one_window_without_timeout_newreno_needs_more_rt
     assert!(results[0] >= t(200), "{results:?}");
     assert!(results[1] < t(100), "{results:?}");
 }
+
+#[test]
+fn newreno_ns2_variant_resets_window_to_ssthresh_on_partial_and_full_acks() {
+    let mut c = cfg(Flavor::NewReno);
+    c.limited_transmit = false;
+    c.initial_window = InitialWindow::Segments(10);
+    c.newreno_recovery = NewRenoRecovery::Ns2;
+    let mut s = TcpSender::new(c, None);
+    let mut out = Vec::new();
+    s.start(t(0), &mut out);
+    for i in 0..4 {
+        s.on_segment(t(100 + i), &ack(seg(0)), &mut out);
+    }
+    assert_eq!(s.ssthresh(), 5 * MSS, "half the window");
+    assert_eq!(
+        s.cwnd(),
+        9 * MSS,
+        "ssthresh + 3 SMSS, one more for the fourth dupack"
+    );
+    s.on_segment(t(200), &ack(seg(5)), &mut out);
+    assert!(s.in_recovery());
+    assert_eq!(
+        s.cwnd(),
+        5 * MSS,
+        "partial ACK: all inflation removed (ns-2 dupwnd_ = 0)"
+    );
+    let high = s.snd_max();
+    s.on_segment(t(300), &ack(high), &mut out);
+    assert!(!s.in_recovery());
+    assert_eq!(
+        s.cwnd(),
+        5 * MSS,
+        "full ACK: cwnd = ssthresh (RFC 6582 option 2)"
+    );
+}
