@@ -280,10 +280,13 @@ impl World {
         if self.rec.trace_on {
             self.rec.trace(trace_kind::ENQUEUE, ld, &p, now);
         }
-        let mut drops = std::mem::take(&mut self.drops);
         let link = &mut self.links[ld as usize];
-        link.queue.enqueue(p, now, &mut drops);
         let idle = now >= link.busy_until && !link.done_pending;
+        if idle && link.queue.pass_through(&p) {
+            return self.start_tx(ld, p, now);
+        }
+        let mut drops = std::mem::take(&mut self.drops);
+        link.queue.enqueue(p, now, &mut drops);
         let next = if idle {
             link.queue.dequeue(now, &mut drops)
         } else {
