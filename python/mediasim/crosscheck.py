@@ -87,13 +87,14 @@ def mediasim_run(n: int, flavor: str, newreno_timer: str = "slow_but_steady") ->
 
     for flow, g in ser[ser["var"] == "cwnd_bytes"].groupby("flow", observed=True):
         w = on_grid(g) / MSS
-        # ns-2 keeps fast-recovery inflation apart from cwnd_ (dupwnd_);
-        # RFC 5681's cwnd includes it. Hold cwnd at its pre-recovery value
-        # during recovery so both measure the same window.
+        # ns-2 keeps fast-recovery inflation apart from cwnd_ (in dupwnd_),
+        # so its cwnd_ during recovery is ssthresh; RFC 5681's cwnd includes
+        # the inflation (ssthresh + 3 SMSS + one per dupack), which for
+        # small windows hides the halving from the detector. Compare the
+        # same quantity: min(cwnd, ssthresh) while in recovery.
         rec = on_grid(ser[(ser["var"] == "recovery") & (ser["flow"] == flow)]) > 0
-        for i in np.flatnonzero(rec):
-            if i > 0:
-                w[i] = min(w[i], w[i - 1])
+        ss = on_grid(ser[(ser["var"] == "ssthresh_bytes") & (ser["flow"] == flow)]) / MSS
+        w = np.where(rec, np.minimum(w, ss), w)
         per_flow.append(sawtooth(grid, w))
     return summarize_run("mediasim", n, flavor, util, goodput, per_flow)
 
