@@ -2,4 +2,5 @@
 //! (now, input) and returns what to send and when it next needs to be woken;
 //! none knows the simulator.
 
+pub mod rtp;
 pub mod tcp;

@@ -62,7 +62,8 @@ impl QueueDiscipline for DropTail {
     }
     fn passes_through_when_empty(&self, pkt: &Packet) -> bool {
         // An empty FIFO accepts any packet within its limits.
-        self.limit_packets.is_none_or(|l| l > 0) && self.limit_bytes.is_none_or(|l| pkt.size_bytes as u64 <= l)
+        self.limit_packets.is_none_or(|l| l > 0)
+            && self.limit_bytes.is_none_or(|l| pkt.size_bytes as u64 <= l)
     }
 }
 

@@ -216,7 +216,10 @@ mod tests {
     #[test]
     fn pass_through_only_when_empty_and_the_packet_fits() {
         let mut q = Queue::new(Box::new(DropTail::bytes(500)));
-        assert!(!q.pass_through(&pkt(0, 600)), "larger than the byte limit: enqueue must drop it");
+        assert!(
+            !q.pass_through(&pkt(0, 600)),
+            "larger than the byte limit: enqueue must drop it"
+        );
         assert!(q.pass_through(&pkt(1, 400)));
         let mut d = Vec::new();
         q.enqueue(pkt(2, 100), SimTime(5), &mut d);
