@@ -6,6 +6,8 @@
 
 pub mod checksum;
 pub mod ipv4;
+pub mod rtcp;
+pub mod rtp;
 pub mod tcp;
 pub mod udp;
 

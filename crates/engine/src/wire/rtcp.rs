@@ -1,0 +1,461 @@
+//! RTCP packets (RFC 3550 section 6.4-6.6) and RTCP feedback (RFC 4585
+//! section 6): SR, RR, SDES (CNAME), BYE, RTPFB Generic NACK and PSFB
+//! application-layer feedback, plus compound packets.
+
+use super::WireError;
+
+pub const PT_SR: u8 = 200;
+pub const PT_RR: u8 = 201;
+pub const PT_SDES: u8 = 202;
+pub const PT_BYE: u8 = 203;
+pub const PT_RTPFB: u8 = 205;
+pub const PT_PSFB: u8 = 206;
+/// RTPFB FMT 1: Generic NACK (RFC 4585 6.2.1).
+pub const FMT_NACK: u8 = 1;
+/// PSFB FMT 15: application layer feedback (RFC 4585 6.4).
+pub const FMT_AFB: u8 = 15;
+const SDES_CNAME: u8 = 1;
+
+/// A reception report block (RFC 3550 6.4.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReportBlock {
+    pub ssrc: u32,
+    pub fraction_lost: u8,
+    /// 24-bit signed.
+    pub cumulative_lost: i32,
+    pub ext_highest_seq: u32,
+    pub jitter: u32,
+    pub lsr: u32,
+    pub dlsr: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RtcpPacket {
+    SenderReport {
+        ssrc: u32,
+        ntp: u64,
+        rtp_ts: u32,
+        packet_count: u32,
+        octet_count: u32,
+        reports: Vec<ReportBlock>,
+    },
+    ReceiverReport {
+        ssrc: u32,
+        reports: Vec<ReportBlock>,
+    },
+    /// One chunk with a CNAME item.
+    Sdes {
+        ssrc: u32,
+        cname: String,
+    },
+    Bye {
+        ssrcs: Vec<u32>,
+    },
+    /// Generic NACK: (PID, BLP) pairs.
+    Nack {
+        sender_ssrc: u32,
+        media_ssrc: u32,
+        entries: Vec<(u16, u16)>,
+    },
+    /// Application layer feedback: opaque FCI (a multiple of 4 bytes).
+    AppFeedback {
+        sender_ssrc: u32,
+        media_ssrc: u32,
+        data: Vec<u8>,
+    },
+}
+
+fn header(buf: &mut Vec<u8>, count: u8, pt: u8, body_len: usize) {
+    buf.push(0x80 | (count & 0x1f));
+    buf.push(pt);
+    buf.extend_from_slice(&((body_len / 4) as u16).to_be_bytes()); // words - 1 (header word excluded)
+}
+
+fn push_block(buf: &mut Vec<u8>, b: &ReportBlock) {
+    buf.extend_from_slice(&b.ssrc.to_be_bytes());
+    let cl = (b.cumulative_lost.clamp(-0x80_0000, 0x7f_ffff) as u32) & 0x00ff_ffff;
+    buf.extend_from_slice(&((b.fraction_lost as u32) << 24 | cl).to_be_bytes());
+    for v in [b.ext_highest_seq, b.jitter, b.lsr, b.dlsr] {
+        buf.extend_from_slice(&v.to_be_bytes());
+    }
+}
+
+fn read_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+fn read_block(b: &[u8]) -> ReportBlock {
+    let word = read_u32(b, 4);
+    let mut cl = (word & 0x00ff_ffff) as i32;
+    if cl & 0x80_0000 != 0 {
+        cl -= 0x100_0000; // sign-extend 24 bits
+    }
+    ReportBlock {
+        ssrc: read_u32(b, 0),
+        fraction_lost: (word >> 24) as u8,
+        cumulative_lost: cl,
+        ext_highest_seq: read_u32(b, 8),
+        jitter: read_u32(b, 12),
+        lsr: read_u32(b, 16),
+        dlsr: read_u32(b, 20),
+    }
+}
+
+impl RtcpPacket {
+    /// Appends the packet's bytes to `buf`.
+    pub fn emit(&self, buf: &mut Vec<u8>) {
+        match self {
+            RtcpPacket::SenderReport {
+                ssrc,
+                ntp,
+                rtp_ts,
+                packet_count,
+                octet_count,
+                reports,
+            } => {
+                header(buf, reports.len() as u8, PT_SR, 24 + 24 * reports.len());
+                buf.extend_from_slice(&ssrc.to_be_bytes());
+                buf.extend_from_slice(&ntp.to_be_bytes());
+                for v in [*rtp_ts, *packet_count, *octet_count] {
+                    buf.extend_from_slice(&v.to_be_bytes());
+                }
+                reports.iter().for_each(|b| push_block(buf, b));
+            }
+            RtcpPacket::ReceiverReport { ssrc, reports } => {
+                header(buf, reports.len() as u8, PT_RR, 4 + 24 * reports.len());
+                buf.extend_from_slice(&ssrc.to_be_bytes());
+                reports.iter().for_each(|b| push_block(buf, b));
+            }
+            RtcpPacket::Sdes { ssrc, cname } => {
+                let text = &cname.as_bytes()[..cname.len().min(255)];
+                // chunk: SSRC, item (type, len, text), end item, pad to 4.
+                let raw = 4 + 2 + text.len() + 1;
+                let padded = raw.div_ceil(4) * 4;
+                header(buf, 1, PT_SDES, padded);
+                buf.extend_from_slice(&ssrc.to_be_bytes());
+                buf.push(SDES_CNAME);
+                buf.push(text.len() as u8);
+                buf.extend_from_slice(text);
+                buf.resize(buf.len() + (padded - raw) + 1, 0);
+            }
+            RtcpPacket::Bye { ssrcs } => {
+                header(buf, ssrcs.len() as u8, PT_BYE, 4 * ssrcs.len());
+                ssrcs
+                    .iter()
+                    .for_each(|s| buf.extend_from_slice(&s.to_be_bytes()));
+            }
+            RtcpPacket::Nack {
+                sender_ssrc,
+                media_ssrc,
+                entries,
+            } => {
+                header(buf, FMT_NACK, PT_RTPFB, 8 + 4 * entries.len());
+                buf.extend_from_slice(&sender_ssrc.to_be_bytes());
+                buf.extend_from_slice(&media_ssrc.to_be_bytes());
+                for (pid, blp) in entries {
+                    buf.extend_from_slice(&pid.to_be_bytes());
+                    buf.extend_from_slice(&blp.to_be_bytes());
+                }
+            }
+            RtcpPacket::AppFeedback {
+                sender_ssrc,
+                media_ssrc,
+                data,
+            } => {
+                let padded = data.len().div_ceil(4) * 4;
+                header(buf, FMT_AFB, PT_PSFB, 8 + padded);
+                buf.extend_from_slice(&sender_ssrc.to_be_bytes());
+                buf.extend_from_slice(&media_ssrc.to_be_bytes());
+                buf.extend_from_slice(data);
+                buf.resize(buf.len() + padded - data.len(), 0);
+            }
+        }
+    }
+
+    /// Length on the wire in bytes.
+    pub fn wire_len(&self) -> usize {
+        let mut v = Vec::new();
+        self.emit(&mut v);
+        v.len()
+    }
+
+    /// Parses one packet; returns it and the bytes it used.
+    pub fn parse(buf: &[u8]) -> Result<(RtcpPacket, usize), WireError> {
+        if buf.len() < 4 {
+            return Err(WireError::Truncated {
+                need: 4,
+                have: buf.len(),
+            });
+        }
+        if buf[0] >> 6 != 2 {
+            return Err(WireError::BadField {
+                field: "rtcp version",
+                value: (buf[0] >> 6) as u64,
+            });
+        }
+        let count = (buf[0] & 0x1f) as usize;
+        let pt = buf[1];
+        let len = (u16::from_be_bytes([buf[2], buf[3]]) as usize + 1) * 4;
+        if buf.len() < len {
+            return Err(WireError::Truncated {
+                need: len,
+                have: buf.len(),
+            });
+        }
+        let body = &buf[4..len];
+        let need = |n: usize| {
+            if body.len() < n {
+                Err(WireError::BadField {
+                    field: "rtcp length",
+                    value: len as u64,
+                })
+            } else {
+                Ok(())
+            }
+        };
+        let p = match pt {
+            PT_SR => {
+                need(24 + 24 * count)?;
+                RtcpPacket::SenderReport {
+                    ssrc: read_u32(body, 0),
+                    ntp: u64::from_be_bytes(body[4..12].try_into().unwrap()),
+                    rtp_ts: read_u32(body, 12),
+                    packet_count: read_u32(body, 16),
+                    octet_count: read_u32(body, 20),
+                    reports: (0..count)
+                        .map(|i| read_block(&body[24 + 24 * i..]))
+                        .collect(),
+                }
+            }
+            PT_RR => {
+                need(4 + 24 * count)?;
+                RtcpPacket::ReceiverReport {
+                    ssrc: read_u32(body, 0),
+                    reports: (0..count)
+                        .map(|i| read_block(&body[4 + 24 * i..]))
+                        .collect(),
+                }
+            }
+            PT_SDES => {
+                need(6)?;
+                let n = body[5] as usize;
+                need(6 + n)?;
+                if body[4] != SDES_CNAME {
+                    return Err(WireError::BadField {
+                        field: "sdes item",
+                        value: body[4] as u64,
+                    });
+                }
+                RtcpPacket::Sdes {
+                    ssrc: read_u32(body, 0),
+                    cname: String::from_utf8_lossy(&body[6..6 + n]).into_owned(),
+                }
+            }
+            PT_BYE => {
+                need(4 * count)?;
+                RtcpPacket::Bye {
+                    ssrcs: (0..count).map(|i| read_u32(body, 4 * i)).collect(),
+                }
+            }
+            PT_RTPFB if count as u8 == FMT_NACK => {
+                need(8)?;
+                let entries = body[8..]
+                    .chunks_exact(4)
+                    .map(|c| {
+                        (
+                            u16::from_be_bytes([c[0], c[1]]),
+                            u16::from_be_bytes([c[2], c[3]]),
+                        )
+                    })
+                    .collect();
+                RtcpPacket::Nack {
+                    sender_ssrc: read_u32(body, 0),
+                    media_ssrc: read_u32(body, 4),
+                    entries,
+                }
+            }
+            PT_PSFB if count as u8 == FMT_AFB => {
+                need(8)?;
+                RtcpPacket::AppFeedback {
+                    sender_ssrc: read_u32(body, 0),
+                    media_ssrc: read_u32(body, 4),
+                    data: body[8..].to_vec(),
+                }
+            }
+            other => {
+                return Err(WireError::BadField {
+                    field: "rtcp packet type",
+                    value: other as u64,
+                })
+            }
+        };
+        Ok((p, len))
+    }
+
+    /// Parses a compound packet.
+    pub fn parse_compound(mut buf: &[u8]) -> Result<Vec<RtcpPacket>, WireError> {
+        let mut out = Vec::new();
+        while !buf.is_empty() {
+            let (p, used) = RtcpPacket::parse(buf)?;
+            out.push(p);
+            buf = &buf[used..];
+        }
+        Ok(out)
+    }
+}
+
+/// Generic NACK entries for a set of lost sequence numbers (RFC 4585
+/// 6.2.1): each entry names a packet (PID) and, in its bitmask (BLP), which
+/// of the 16 following are lost too.
+pub fn nack_entries(lost: &[u16]) -> Vec<(u16, u16)> {
+    let mut seqs: Vec<u16> = lost.to_vec();
+    seqs.sort_unstable();
+    seqs.dedup();
+    let mut out: Vec<(u16, u16)> = Vec::new();
+    for s in seqs {
+        if let Some(last) = out.last_mut() {
+            let d = s.wrapping_sub(last.0);
+            if (1..=16).contains(&d) {
+                last.1 |= 1 << (d - 1);
+                continue;
+            }
+        }
+        out.push((s, 0));
+    }
+    out
+}
+
+/// The sequence numbers a Generic NACK reports.
+pub fn nack_seqs(entries: &[(u16, u16)]) -> Vec<u16> {
+    let mut out = Vec::new();
+    for &(pid, blp) in entries {
+        out.push(pid);
+        for i in 0..16 {
+            if blp & (1 << i) != 0 {
+                out.push(pid.wrapping_add(i + 1));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block() -> ReportBlock {
+        ReportBlock {
+            ssrc: 0x01020304,
+            fraction_lost: 64,
+            cumulative_lost: -3,
+            ext_highest_seq: 70000,
+            jitter: 12,
+            lsr: 0xaabbccdd,
+            dlsr: 65536,
+        }
+    }
+
+    #[test]
+    fn receiver_report_bytes_are_as_specified() {
+        let mut b = Vec::new();
+        RtcpPacket::ReceiverReport {
+            ssrc: 9,
+            reports: vec![block()],
+        }
+        .emit(&mut b);
+        assert_eq!(b.len(), 32);
+        // V=2 RC=1, PT=201, length 7 words - 1 = 7
+        assert_eq!(&b[..8], &[0x81, 201, 0, 7, 0, 0, 0, 9]);
+        // fraction 64, cumulative lost -3 as 24-bit two's complement
+        assert_eq!(&b[12..16], &[64, 0xff, 0xff, 0xfd]);
+    }
+
+    #[test]
+    fn every_packet_type_round_trips_alone_and_in_a_compound() {
+        let packets = vec![
+            RtcpPacket::SenderReport {
+                ssrc: 1,
+                ntp: 0x0102030405060708,
+                rtp_ts: 9,
+                packet_count: 10,
+                octet_count: 11,
+                reports: vec![block(), block()],
+            },
+            RtcpPacket::ReceiverReport {
+                ssrc: 2,
+                reports: vec![],
+            },
+            RtcpPacket::Sdes {
+                ssrc: 1,
+                cname: "a1@mediasim".to_string(),
+            },
+            RtcpPacket::Bye { ssrcs: vec![1, 5] },
+            RtcpPacket::Nack {
+                sender_ssrc: 2,
+                media_ssrc: 1,
+                entries: vec![(100, 0b101), (300, 0)],
+            },
+            RtcpPacket::AppFeedback {
+                sender_ssrc: 2,
+                media_ssrc: 1,
+                data: vec![0, 7, 0, 2, 0, 7, 0, 3],
+            },
+        ];
+        let mut compound = Vec::new();
+        for p in &packets {
+            let mut one = Vec::new();
+            p.emit(&mut one);
+            assert_eq!(one.len() % 4, 0, "{p:?} is 32-bit aligned");
+            assert_eq!(RtcpPacket::parse(&one).unwrap(), (p.clone(), one.len()));
+            assert_eq!(p.wire_len(), one.len());
+            compound.extend_from_slice(&one);
+        }
+        assert_eq!(RtcpPacket::parse_compound(&compound).unwrap(), packets);
+    }
+
+    #[test]
+    fn sdes_cname_is_padded_and_null_terminated() {
+        let mut b = Vec::new();
+        RtcpPacket::Sdes {
+            ssrc: 1,
+            cname: "ab".into(),
+        }
+        .emit(&mut b);
+        // 4 header + 4 SSRC + 1 type + 1 len + 2 text + 1 end = 13 -> 16
+        assert_eq!(b.len(), 16);
+        assert_eq!(&b[8..16], &[1, 2, b'a', b'b', 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn generic_nack_packs_losses_into_pid_and_bitmask() {
+        let lost = [100u16, 101, 103, 116, 117, 200, 65535, 0];
+        let e = nack_entries(&lost);
+        // 0 and 65535 sort apart (no wrap merging across the sort), each alone or grouped
+        assert_eq!(e[0], (0, 0));
+        assert_eq!(e[1], (100, 0b1000_0000_0000_0101)); // 101 (bit0), 103 (bit2), 116 (bit15)
+        assert_eq!(e[2], (117, 0));
+        let mut back = nack_seqs(&e);
+        back.sort_unstable();
+        let mut want = lost.to_vec();
+        want.sort_unstable();
+        assert_eq!(back, want);
+    }
+
+    #[test]
+    fn malformed_input_is_an_error_not_a_panic() {
+        assert!(RtcpPacket::parse(&[0x81, 201, 0]).is_err());
+        assert!(
+            RtcpPacket::parse(&[0x81, 201, 0, 9, 0, 0, 0, 1]).is_err(),
+            "length beyond the buffer"
+        );
+        assert!(
+            RtcpPacket::parse(&[0x81, 201, 0, 0]).is_err(),
+            "RC=1 but no room for a block"
+        );
+        assert!(
+            RtcpPacket::parse(&[0x80, 199, 0, 0]).is_err(),
+            "unknown type"
+        );
+        assert!(RtcpPacket::parse(&[0x40, 201, 0, 0]).is_err(), "version 1");
+    }
+}
