@@ -25,8 +25,11 @@ pub struct TimingConfig {
     /// Share of the RTCP bandwidth for senders when they are at most this
     /// share of the members (0.25).
     pub sender_fraction: f64,
-    /// Minimum interval Tmin (5 s in AVP; halved before the first packet).
+    /// Minimum interval Tmin after the first packet (AVP: 5 s; AVPF: 0).
     pub min_interval_s: f64,
+    /// Tmin before the first packet (AVP: half of 5 s; AVPF: 1 s in
+    /// multiparty sessions, 0 point-to-point; RFC 4585 3.5.1).
+    pub initial_min_interval_s: f64,
     /// Timer reconsideration (6.3.3/6.3.6). Off only to show what it
     /// prevents.
     pub reconsideration: bool,
@@ -39,13 +42,16 @@ impl Default for TimingConfig {
             rtcp_fraction: 0.05,
             sender_fraction: 0.25,
             min_interval_s: 5.0,
+            initial_min_interval_s: 2.5,
             reconsideration: true,
         }
     }
 }
 
 /// The deterministic interval Td of RFC 3550 A.7, in seconds (before the
-/// [0.5, 1.5] randomisation and the compensation). `rtcp_bw` is in
+/// [0.5, 1.5] randomisation and the compensation), with minimum `tmin_s`
+/// (A.7 halves its 5 s minimum before the first packet; the caller passes
+/// the minimum that applies). `rtcp_bw` is in
 /// octets per second; `avg_rtcp_size` in octets including lower layers.
 pub fn deterministic_interval(
     members: u32,
@@ -53,15 +59,10 @@ pub fn deterministic_interval(
     rtcp_bw: f64,
     we_sent: bool,
     avg_rtcp_size: f64,
-    initial: bool,
-    min_interval_s: f64,
+    tmin_s: f64,
     sender_fraction: f64,
 ) -> f64 {
-    let rtcp_min_time = if initial {
-        min_interval_s / 2.0
-    } else {
-        min_interval_s
-    };
+    let rtcp_min_time = tmin_s;
     let mut bw = rtcp_bw;
     let mut n = members as f64;
     // Senders get their share only while they are at most a quarter of
@@ -111,6 +112,11 @@ pub struct RtcpTiming {
     last_own_rtp: Option<SimTime>,
     avg_rtcp_size: f64,
     initial: bool,
+    /// T_rr: the last (randomised) interval computed (RFC 4585 3.4 e).
+    last_t: f64,
+    /// Tmin used for member time-outs: 5 s (RFC 3550 6.3.5), or
+    /// T_rr_interval in AVPF when that is set (RFC 4585 3.5.4).
+    pub timeout_tmin_s: f64,
     pub packets_sent: u64,
     pub bytes_sent: u64,
     pub reconsiderations: u64,
@@ -137,12 +143,28 @@ impl RtcpTiming {
             last_own_rtp: None,
             avg_rtcp_size: first_packet_bytes,
             initial: true,
+            last_t: 0.0,
+            timeout_tmin_s: 5.0,
             packets_sent: 0,
             bytes_sent: 0,
             reconsiderations: 0,
         };
-        t.tn = now + SimTime::from_secs_f64(t.randomised(rng));
+        let first = t.randomised(rng);
+        t.tn = now + SimTime::from_secs_f64(first);
         t
+    }
+
+    /// T_rr, the Regular RTCP interval: the last interval computed.
+    pub fn t_rr(&self) -> f64 {
+        self.last_t
+    }
+
+    fn tmin(&self) -> f64 {
+        if self.initial {
+            self.cfg.initial_min_interval_s
+        } else {
+            self.cfg.min_interval_s
+        }
     }
 
     pub fn members(&self) -> u32 {
@@ -176,14 +198,14 @@ impl RtcpTiming {
             self.rtcp_bw(),
             self.we_sent,
             self.avg_rtcp_size,
-            self.initial,
-            self.cfg.min_interval_s,
+            self.tmin(),
             self.cfg.sender_fraction,
         )
     }
 
-    fn randomised(&self, rng: &mut SimRng) -> f64 {
-        rtcp_interval(self.td(), rng)
+    fn randomised(&mut self, rng: &mut SimRng) -> f64 {
+        self.last_t = rtcp_interval(self.td(), rng);
+        self.last_t
     }
 
     /// The timer fired (A.7 OnExpire for a regular packet).
@@ -204,16 +226,38 @@ impl RtcpTiming {
         }
     }
 
-    /// A compound packet of `bytes` (IP and UDP included) left at `now`.
+    /// A regular compound packet of `bytes` (IP and UDP included) left at
+    /// `now` (A.7 OnExpire after sending).
     pub fn on_sent(&mut self, now: SimTime, bytes: f64, rng: &mut SimRng) {
+        self.count_sent(bytes);
+        self.initial = false;
+        self.advance(now, rng);
+    }
+
+    fn count_sent(&mut self, bytes: f64) {
         self.packets_sent += 1;
         self.bytes_sent += bytes as u64;
         // 6.3.3: avg_rtcp_size is a 1/16 moving average over all packets.
         self.avg_rtcp_size = bytes / 16.0 + self.avg_rtcp_size * 15.0 / 16.0;
+    }
+
+    /// tp = now, tn = now + T: after a regular packet is sent, or suppressed
+    /// under T_rr_interval (RFC 4585 3.5.3).
+    pub fn advance(&mut self, now: SimTime, rng: &mut SimRng) {
         self.tp = now;
-        self.initial = false;
-        self.tn = now + SimTime::from_secs_f64(self.randomised(rng));
+        let t = self.randomised(rng);
+        self.tn = now + SimTime::from_secs_f64(t);
         self.pmembers = self.members();
+    }
+
+    /// An Early RTCP packet of `bytes` left (RFC 4585 3.5.2 step 6): the
+    /// next regular slot is skipped: tn = tp + 2 T_rr, tp = the old tn.
+    pub fn on_early_sent(&mut self, bytes: f64) {
+        self.count_sent(bytes);
+        let t_rr = SimTime::from_secs_f64(self.last_t);
+        let old_tn = self.tn;
+        self.tn = self.tp + t_rr + t_rr;
+        self.tp = old_tn;
     }
 
     /// We sent an RTP packet (we count as a sender for 2 intervals).
@@ -282,8 +326,7 @@ impl RtcpTiming {
             self.rtcp_bw(),
             self.we_sent,
             self.avg_rtcp_size,
-            false,
-            5.0,
+            self.timeout_tmin_s,
             self.cfg.sender_fraction,
         );
         let member_limit = SimTime::from_secs_f64(MEMBER_TIMEOUT_INTERVALS * td);
@@ -320,6 +363,7 @@ mod tests {
     /// A.7 by hand: Td = max(Tmin, avg * n / bw_share).
     #[test]
     fn deterministic_interval_matches_rfc3550_a7_over_a_grid() {
+        // (The initial Tmin of AVP is half of 5 s, passed as 2.5.)
         for &members in &[1u32, 2, 4, 10, 100, 1000] {
             for &senders in &[0u32, 1, 2, 50] {
                 if senders > members {
@@ -340,16 +384,20 @@ mod tests {
                             };
                             let want = (avg * n / share).max(5.0);
                             let got = deterministic_interval(
-                                members, senders, rtcp_bw, we_sent, avg, false, 5.0, 0.25,
+                                members, senders, rtcp_bw, we_sent, avg, 5.0, 0.25,
                             );
                             assert!(
                                 (got - want).abs() < 1e-12,
                                 "{members} {senders} {bw_bps} {avg} {we_sent}"
                             );
                             let got_initial = deterministic_interval(
-                                members, senders, rtcp_bw, we_sent, avg, true, 5.0, 0.25,
+                                members, senders, rtcp_bw, we_sent, avg, 2.5, 0.25,
                             );
                             assert!((got_initial - (avg * n / share).max(2.5)).abs() < 1e-12);
+                            let avpf = deterministic_interval(
+                                members, senders, rtcp_bw, we_sent, avg, 0.0, 0.25,
+                            );
+                            assert!((avpf - avg * n / share).abs() < 1e-12, "AVPF: no minimum");
                         }
                     }
                 }
