@@ -7,6 +7,7 @@
 
 pub mod cbr;
 pub mod poisson;
+pub mod rtp;
 pub mod sink;
 pub mod tcp;
 
@@ -77,6 +78,7 @@ impl PacketTemplate {
             dscp: self.dscp,
             created_at: SimTime::ZERO,
             transport: self.transport,
+            app: crate::net::packet::AppData::None,
         }
     }
 }

@@ -58,6 +58,52 @@ pub struct Packet {
     /// When the application handed the packet to the network.
     pub created_at: SimTime,
     pub transport: Transport,
+    /// Application header carried in the payload (RTP, RTCP), if any.
+    pub app: AppData,
+}
+
+/// What an application put in the payload, for the receiving application
+/// and for pcap export. RTCP compounds are boxed: they are rare next to
+/// media packets and keep the packet small.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum AppData {
+    #[default]
+    None,
+    Rtp {
+        ssrc: u32,
+        seq: u16,
+        timestamp: u32,
+    },
+    Rtcp(Box<RtcpCompound>),
+}
+
+/// One report block, with LSR and DLSR as simulated times (exported as NTP
+/// short format).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RtcpReport {
+    pub ssrc: u32,
+    pub fraction_lost: u8,
+    pub cumulative_lost: i32,
+    pub ext_highest_seq: u32,
+    pub jitter: u32,
+    /// When the reported source's last SR was sent (its NTP timestamp).
+    pub lsr: Option<SimTime>,
+    /// Delay since that SR arrived.
+    pub dlsr: SimTime,
+}
+
+/// A compound RTCP packet's contents.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RtcpCompound {
+    pub ssrc: u32,
+    /// Sender info (SR) when the member sent RTP recently or sends SRs.
+    pub sender: Option<(u32, u32)>,
+    pub reports: Vec<RtcpReport>,
+    /// Generic NACK feedback: (media SSRC, lost sequence numbers).
+    pub nacks: Vec<(u32, Vec<u16>)>,
+    pub bye: bool,
+    pub early: bool,
+    pub cname: String,
 }
 
 impl Packet {

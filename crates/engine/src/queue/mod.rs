@@ -192,6 +192,7 @@ mod tests {
             dscp: 0,
             created_at: SimTime::ZERO,
             transport: Transport::Udp,
+            app: Default::default(),
         }
     }
 

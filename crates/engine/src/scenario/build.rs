@@ -2,6 +2,7 @@
 
 use super::model::*;
 use super::validate::FieldError;
+use crate::app::rtp::{MediaConfig, RtpMember};
 use crate::app::{CbrSource, PacketTemplate, PoissonSource, Sink, StopRule, TcpSink, TcpSource};
 use crate::loss::{
     BitErrorRate, ByteErrorRate, ExplicitLoss, GilbertElliott, LossModel, PacketLossRate,
@@ -11,6 +12,7 @@ use crate::measure::Recorder;
 use crate::net::routing::{multicast_tree, unicast_table, Graph};
 use crate::net::topology::{group_addr, node_addr};
 use crate::net::{Dest, LinkDir, LinkDirId, Node, NodeId, Transport};
+use crate::proto::rtp::{AvpfConfig, DitherRule, RtcpScheduler, RtcpTiming, TimingConfig};
 use crate::proto::tcp::{Flavor, InitialWindow, NewRenoRecovery, TcpConfig};
 use crate::queue::{DropTail, Queue};
 use crate::sim::{RngStreams, SimTime};
@@ -167,6 +169,21 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
         if f.kind == FlowKind::Tcp {
             flow_names.push(format!("{}/ack", f.name));
         }
+    }
+    // RTP sessions: per member, "<session>/<node>/rtp" (media senders) and
+    // "<session>/<node>/rtcp".
+    let mut session_flow_ids: Vec<Vec<(Option<u32>, u32)>> = Vec::new();
+    for r in &s.rtp_sessions {
+        let mut ids = Vec::new();
+        for m in &r.members {
+            let rtp = m.media.then(|| {
+                flow_names.push(format!("{}/{}/rtp", r.name, m.node));
+                (flow_names.len() - 1) as u32
+            });
+            flow_names.push(format!("{}/{}/rtcp", r.name, m.node));
+            ids.push((rtp, (flow_names.len() - 1) as u32));
+        }
+        session_flow_ids.push(ids);
     }
     let flow_ids: HashMap<&str, u32> = flow_names
         .iter()
@@ -489,6 +506,172 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
             }
         }
     }
+    let mut extra_groups = 0u32;
+    for (k, r) in s.rtp_sessions.iter().enumerate() {
+        let p = format!("rtp_sessions[{k}]");
+        let member_nodes: Vec<NodeId> =
+            r.members.iter().map(|m| node_id[m.node.as_str()]).collect();
+        let gid = (s.groups.len() as u32) + extra_groups;
+        let multicast = r.transport == RtpTransport::Multicast;
+        if multicast {
+            extra_groups += 1;
+        }
+        let rtp_port = 5004u16.wrapping_add(2 * k as u16);
+        let rtcp_port = rtp_port.wrapping_add(1);
+        let start = SimTime::from_secs_f64(r.start_s);
+        let stop = r.stop_s.map_or(horizon, SimTime::from_secs_f64);
+        let media_senders = r.members.iter().filter(|m| m.media).count().max(1) as f64;
+        let wire_bytes = r.media_payload_bytes as f64 + 12.0 + 28.0;
+        let interval =
+            SimTime::from_secs_f64(wire_bytes * 8.0 / (r.session_bw_bps / media_senders));
+        let point_to_point = !multicast;
+        let a = r.avpf.clone().unwrap_or_default();
+        let avpf_cfg = AvpfConfig {
+            trr_interval_s: a.trr_interval_ms.unwrap_or(0.0) / 1e3,
+            dither: match a.dither {
+                DitherRuleSpec::Rfc => DitherRule::Rfc {
+                    l: a.l.unwrap_or(0.5),
+                },
+                DitherRuleSpec::Rtt => DitherRule::RttDraft {
+                    k: a.k.unwrap_or(1.0),
+                    l: a.l.unwrap_or(0.5),
+                },
+            },
+            max_feedback_delay_s: a.max_feedback_delay_ms.unwrap_or(1000.0) / 1e3,
+            point_to_point,
+            retention_s: a.retention_ms.unwrap_or(2000.0) / 1e3,
+        };
+        for (j, m) in r.members.iter().enumerate() {
+            let node = member_nodes[j];
+            let others: Vec<NodeId> = member_nodes
+                .iter()
+                .copied()
+                .filter(|&n| n != node)
+                .collect();
+            let dst = if multicast {
+                if !tree_of.contains_key(&(node, gid)) {
+                    let (tree, unreachable) =
+                        multicast_tree(&graph, node, gid, &member_nodes, from_of);
+                    for u in unreachable {
+                        errors.push(err(
+                            format!("{p}.members[{j}]"),
+                            format!(
+                                "member \"{}\" is unreachable from \"{}\"",
+                                nodes[u as usize].name, m.node
+                            ),
+                        ));
+                    }
+                    tree_of.insert((node, gid), trees.len() as u32);
+                    trees.push(tree);
+                }
+                Dest::Group {
+                    group: gid,
+                    tree: tree_of[&(node, gid)],
+                }
+            } else {
+                let other = others[0];
+                if let Some(why) = route_problem(&routes, &links, node, other, nodes.len()) {
+                    errors.push(err(
+                        format!("{p}.members[{j}]"),
+                        format!("{why} from \"{}\"", m.node),
+                    ));
+                }
+                Dest::Node(other)
+            };
+            let (rtp_flow, rtcp_flow) = session_flow_ids[k][j];
+            let tpl = |flow: u32, port: u16, payload: u32| PacketTemplate {
+                flow,
+                dst,
+                src_port: port,
+                dst_port: port,
+                dscp: 0,
+                payload_bytes: payload,
+                transport: Transport::Udp,
+            };
+            let media = rtp_flow.map(|f| MediaConfig {
+                template: tpl(f, rtp_port, r.media_payload_bytes + 12),
+                interval,
+            });
+            let avpf = m.profile == RtpProfile::Avpf;
+            let timing_cfg = TimingConfig {
+                session_bw_bps: r.session_bw_bps,
+                rtcp_fraction: r.rtcp_fraction.unwrap_or(0.05),
+                sender_fraction: 0.25,
+                min_interval_s: if avpf { 0.0 } else { 5.0 },
+                initial_min_interval_s: if !avpf {
+                    2.5
+                } else if point_to_point {
+                    0.0
+                } else {
+                    1.0
+                },
+                reconsideration: true,
+            };
+            let mut rng = rng.stream(&format!("rtp:{}:{}", r.name, m.node));
+            let ssrc = 1000 * (k as u32 + 1) + j as u32 + 1;
+            let cname = format!("{}@{}", m.node, r.name);
+            // A first compound is about an RR with one block plus SDES.
+            let mut timing = RtcpTiming::new(
+                timing_cfg,
+                ssrc,
+                28.0 + 32.0 + 8.0 + cname.len() as f64,
+                start,
+                &mut rng,
+            );
+            if avpf && a.trr_interval_ms.is_some_and(|x| x > 0.0) {
+                timing.timeout_tmin_s = a.trr_interval_ms.unwrap_or(0.0) / 1e3;
+            }
+            let sched = RtcpScheduler::new(timing, avpf.then(|| avpf_cfg.clone()));
+            let app = RtpMember::new(
+                ssrc,
+                cname,
+                media,
+                m.sender_reports,
+                tpl(rtcp_flow, rtcp_port, 0),
+                sched,
+                rng,
+                start,
+                stop,
+                r.session_bw_bps,
+            );
+            let idx = apps.len() as u32;
+            for (port, field) in [(rtp_port, "rtp"), (rtcp_port, "rtcp")] {
+                if ports[node as usize].iter().any(|(q, _)| *q == port) {
+                    errors.push(err(
+                        format!("{p}.members[{j}]"),
+                        format!("{field} port {port} on \"{}\" is taken", m.node),
+                    ));
+                } else {
+                    ports[node as usize].push((port, idx));
+                }
+            }
+            apps.push(AppSlot {
+                node,
+                start,
+                app: Box::new(app),
+            });
+            if let Some(f) = rtp_flow {
+                debug_assert_eq!(f as usize, metas.len());
+                metas.push(FlowMeta {
+                    name: flow_names[f as usize].clone(),
+                    kind: "rtp",
+                    src: node,
+                    receivers: others.clone(),
+                    start,
+                    stop,
+                });
+            }
+            debug_assert_eq!(rtcp_flow as usize, metas.len());
+            metas.push(FlowMeta {
+                name: flow_names[rtcp_flow as usize].clone(),
+                kind: "rtcp",
+                src: node,
+                receivers: others,
+                start,
+                stop: horizon,
+            });
+        }
+    }
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -498,7 +681,9 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
         .queue_sample_ms
         .map(SimTime::from_millis_f64)
         .filter(|t| *t > SimTime::ZERO);
-    let group_addrs = (0..s.groups.len() as u32).map(group_addr).collect();
+    let group_addrs = (0..s.groups.len() as u32 + extra_groups)
+        .map(group_addr)
+        .collect();
     Ok(World::new(
         nodes,
         links,

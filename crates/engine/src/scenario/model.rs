@@ -28,10 +28,110 @@ pub struct Scenario {
     /// Traffic flows.
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// RTP sessions (media and RTCP among a set of members).
+    #[serde(default)]
+    pub rtp_sessions: Vec<RtpSessionSpec>,
     #[serde(default)]
     pub routing: RoutingSpec,
     #[serde(default)]
     pub measure: MeasureSpec,
+}
+
+/// An RTP session: media from the members that send it, RTCP from all,
+/// over multicast (every member reaches every other along shortest-path
+/// trees) or unicast (exactly two members).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RtpSessionSpec {
+    /// Unique session name (no '/').
+    pub name: String,
+    pub members: Vec<RtpMemberSpec>,
+    /// "multicast" (default) or "unicast" (two members).
+    #[serde(default)]
+    pub transport: RtpTransport,
+    /// Session bandwidth in bit/s: the media rate on the wire (IP, UDP and
+    /// RTP headers included), shared equally by the media senders; RTCP
+    /// gets `rtcp_fraction` of it on top.
+    pub session_bw_bps: f64,
+    /// RTP payload per media packet, in bytes (RTP 12, UDP 8, IPv4 20 are
+    /// added on the wire).
+    pub media_payload_bytes: u32,
+    /// Default 0.05.
+    #[serde(default)]
+    pub rtcp_fraction: Option<f64>,
+    #[serde(default)]
+    pub start_s: f64,
+    /// Members send BYE and stop at this time (default: end of run, no BYE).
+    #[serde(default)]
+    pub stop_s: Option<f64>,
+    /// AVPF parameters (used by members whose profile is "avpf").
+    #[serde(default)]
+    pub avpf: Option<AvpfSpec>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RtpTransport {
+    #[default]
+    Multicast,
+    Unicast,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RtpProfile {
+    Avp,
+    #[default]
+    Avpf,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RtpMemberSpec {
+    pub node: String,
+    /// "avpf" (default) or "avp".
+    #[serde(default)]
+    pub profile: RtpProfile,
+    /// Sends media (an RTP sender).
+    #[serde(default)]
+    pub media: bool,
+    /// Sends sender reports even without media (so it gets an RTT estimate
+    /// from the media sender's report blocks).
+    #[serde(default)]
+    pub sender_reports: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DitherRuleSpec {
+    /// RFC 4585: 0 point-to-point, else l * T_rr.
+    #[default]
+    Rfc,
+    /// Draft rule: k * RTT / 2 * members with an RTT estimate, else l * T_rr.
+    Rtt,
+}
+
+/// AVPF parameters (RFC 4585 section 3).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AvpfSpec {
+    /// T_rr_interval in ms (default 0: none).
+    #[serde(default)]
+    pub trr_interval_ms: Option<f64>,
+    #[serde(default)]
+    pub dither: DitherRuleSpec,
+    /// l (default 0.5).
+    #[serde(default)]
+    pub l: Option<f64>,
+    /// k of the draft rule (default 1).
+    #[serde(default)]
+    pub k: Option<f64>,
+    /// T_max_fb_delay in ms (default 1000).
+    #[serde(default)]
+    pub max_feedback_delay_ms: Option<f64>,
+    /// T_retention in ms (default 2000, the minimum RFC 4585 allows).
+    #[serde(default)]
+    pub retention_ms: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]

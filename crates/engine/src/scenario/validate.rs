@@ -503,6 +503,100 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
         }
     }
 
+    let mut session_names = HashSet::new();
+    for (i, r) in s.rtp_sessions.iter().enumerate() {
+        let p = format!("rtp_sessions[{i}]");
+        if r.name.is_empty() || r.name.contains('/') {
+            v.err(
+                format!("{p}.name"),
+                "must be non-empty and must not contain '/'",
+            );
+        } else if !session_names.insert(r.name.as_str()) {
+            v.err(
+                format!("{p}.name"),
+                format!("duplicate session name \"{}\"", r.name),
+            );
+        }
+        if r.members.len() < 2 {
+            v.err(
+                format!("{p}.members"),
+                "a session needs at least two members",
+            );
+        }
+        if r.transport == RtpTransport::Unicast && r.members.len() != 2 {
+            v.err(
+                format!("{p}.members"),
+                format!(
+                    "a unicast session has exactly two members (got {})",
+                    r.members.len()
+                ),
+            );
+        }
+        let mut seen = HashSet::new();
+        for (j, m) in r.members.iter().enumerate() {
+            if v.known(&format!("{p}.members[{j}].node"), &m.node, &nodes, "node")
+                && !seen.insert(m.node.as_str())
+            {
+                v.err(
+                    format!("{p}.members[{j}].node"),
+                    format!("\"{}\" is already a member", m.node),
+                );
+            }
+        }
+        v.positive(&format!("{p}.session_bw_bps"), r.session_bw_bps);
+        if r.media_payload_bytes == 0 || r.media_payload_bytes > 65_495 {
+            v.err(
+                format!("{p}.media_payload_bytes"),
+                format!("must be 1..=65495 bytes (got {})", r.media_payload_bytes),
+            );
+        }
+        if let Some(f) = r.rtcp_fraction {
+            if !f.is_finite() || f <= 0.0 || f > 1.0 {
+                v.err(
+                    format!("{p}.rtcp_fraction"),
+                    format!("must be in (0, 1] (got {f})"),
+                );
+            }
+        }
+        v.non_negative(&format!("{p}.start_s"), r.start_s);
+        if r.start_s.is_finite() && r.start_s >= s.duration_s {
+            v.err(format!("{p}.start_s"), "must be before the end of the run");
+        }
+        if let Some(stop) = r.stop_s {
+            if !stop.is_finite() || stop <= r.start_s {
+                v.err(
+                    format!("{p}.stop_s"),
+                    format!("must be after start_s = {}", r.start_s),
+                );
+            }
+        }
+        if let Some(a) = &r.avpf {
+            for (name, x) in [
+                ("trr_interval_ms", a.trr_interval_ms),
+                ("l", a.l),
+                ("k", a.k),
+            ] {
+                if let Some(x) = x {
+                    v.non_negative(&format!("{p}.avpf.{name}"), x);
+                }
+            }
+            for (name, x) in [
+                ("max_feedback_delay_ms", a.max_feedback_delay_ms),
+                ("retention_ms", a.retention_ms),
+            ] {
+                if let Some(x) = x {
+                    v.positive(&format!("{p}.avpf.{name}"), x);
+                }
+            }
+            if a.retention_ms.is_some_and(|x| x < 2000.0) {
+                v.err(
+                    format!("{p}.avpf.retention_ms"),
+                    "RFC 4585 requires at least 2000 ms",
+                );
+            }
+        }
+    }
+
     for (i, r) in s.routing.routes.iter().enumerate() {
         let p = format!("routing.routes[{i}]");
         let a = v.known(&format!("{p}.node"), &r.node, &nodes, "node");

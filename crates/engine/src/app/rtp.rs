@@ -1,0 +1,471 @@
+//! An RTP session member: sends media (optionally), keeps reception
+//! statistics per source, detects losses from sequence gaps, and sends
+//! RTCP compound packets when its scheduler (AVP or AVPF) says so, with
+//! report blocks, SDES CNAME and Generic NACK feedback. Measures its RTCP
+//! traffic, its feedback (wanted, sent, suppressed, discarded, waiting
+//! time) and, as a media sender, the delay until each loss is reported.
+
+use super::{Action, App, AppStats, PacketTemplate};
+use crate::net::packet::{AppData, RtcpCompound, RtcpReport, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::net::{FlowId, Packet};
+use crate::proto::rtp::{FbItem, RtcpScheduler, SourceStats, Transmit};
+use crate::sim::{SimRng, SimTime};
+use crate::wire::rtcp::{nack_entries, RtcpPacket};
+use std::collections::{HashMap, HashSet};
+
+/// RTP media clock (90 kHz, as for video).
+pub const RTP_CLOCK_HZ: u64 = 90_000;
+const TOKEN_MEDIA: u64 = 1;
+const TOKEN_RTCP: u64 = 2;
+const TOKEN_TIMEOUTS: u64 = 3;
+
+pub struct MediaConfig {
+    pub template: PacketTemplate,
+    pub interval: SimTime,
+}
+
+struct Source {
+    stats: SourceStats,
+    next_seq: Option<u16>,
+    /// (sender's SR time, our arrival time) of its last SR.
+    last_sr: Option<(SimTime, SimTime)>,
+    sends_media: bool,
+}
+
+pub struct RtpMember {
+    ssrc: u32,
+    cname: String,
+    media: Option<MediaConfig>,
+    sends_sr: bool,
+    rtcp_tpl: PacketTemplate,
+    sched: RtcpScheduler,
+    rng: SimRng,
+    stop: SimTime,
+    session_bw_bps: f64,
+    start: SimTime,
+    seq: u16,
+    packets_sent: u32,
+    octets_sent: u32,
+    sources: HashMap<u32, Source>,
+    sent_at: HashMap<u16, SimTime>,
+    reported: HashSet<u16>,
+    loss_report_delays: Vec<f64>,
+    rtt_s: Option<f64>,
+    rtcp_bytes: u64,
+    rtcp_packets: u64,
+    rtcp_timer_at: Option<SimTime>,
+    data_flow: FlowId,
+    byes_sent: bool,
+}
+
+impl RtpMember {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        ssrc: u32,
+        cname: String,
+        media: Option<MediaConfig>,
+        sends_sr: bool,
+        rtcp_tpl: PacketTemplate,
+        sched: RtcpScheduler,
+        rng: SimRng,
+        start: SimTime,
+        stop: SimTime,
+        session_bw_bps: f64,
+    ) -> Self {
+        let data_flow = rtcp_tpl.flow;
+        RtpMember {
+            ssrc,
+            cname,
+            media,
+            sends_sr,
+            rtcp_tpl,
+            sched,
+            rng,
+            stop,
+            session_bw_bps,
+            start,
+            seq: 0,
+            packets_sent: 0,
+            octets_sent: 0,
+            sources: HashMap::new(),
+            sent_at: HashMap::new(),
+            reported: HashSet::new(),
+            loss_report_delays: Vec::new(),
+            rtt_s: None,
+            rtcp_bytes: 0,
+            rtcp_packets: 0,
+            rtcp_timer_at: None,
+            data_flow,
+            byes_sent: false,
+        }
+    }
+
+    fn arm_rtcp(&mut self, out: &mut Vec<Action>) {
+        let d = self.sched.deadline();
+        if d < self.stop && self.rtcp_timer_at.is_none_or(|t| d < t) {
+            self.rtcp_timer_at = Some(d);
+            out.push(Action::Timer {
+                at: d,
+                token: TOKEN_RTCP,
+            });
+        }
+    }
+
+    fn report_blocks(&mut self, now: SimTime) -> Vec<RtcpReport> {
+        let mut ssrcs: Vec<u32> = self
+            .sources
+            .iter()
+            .filter(|(_, s)| s.stats.is_valid())
+            .map(|(k, _)| *k)
+            .collect();
+        ssrcs.sort_unstable();
+        ssrcs
+            .into_iter()
+            .take(31)
+            .map(|ssrc| {
+                let s = self.sources.get_mut(&ssrc).expect("listed");
+                RtcpReport {
+                    ssrc,
+                    fraction_lost: s.stats.take_fraction_lost(),
+                    cumulative_lost: s.stats.cumulative_lost(),
+                    ext_highest_seq: s.stats.extended_max(),
+                    jitter: s.stats.jitter(),
+                    lsr: s.last_sr.map(|x| x.0),
+                    dlsr: s.last_sr.map_or(SimTime::ZERO, |x| now - x.1),
+                }
+            })
+            .collect()
+    }
+
+    /// Sends the compound the scheduler asked for.
+    fn send_rtcp(&mut self, now: SimTime, tx: Transmit, bye: bool, out: &mut Vec<Action>) {
+        let (fb, early) = match &tx {
+            Transmit::Early(fb) => (fb.clone(), true),
+            Transmit::Regular(fb) => (fb.clone(), false),
+        };
+        let sender = (self.sched.timing.we_sent() || self.sends_sr)
+            .then_some((self.packets_sent, self.octets_sent));
+        // RFC 4585 3.1: an Early packet is a minimal compound (no report
+        // blocks needed); a Regular one carries every report block.
+        let reports = if early {
+            Vec::new()
+        } else {
+            self.report_blocks(now)
+        };
+        let nacks = merge_nacks(&fb);
+        let c = RtcpCompound {
+            ssrc: self.ssrc,
+            sender,
+            reports,
+            nacks,
+            bye,
+            early,
+            cname: self.cname.clone(),
+        };
+        let payload = compound_bytes(&c);
+        let size = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + payload as u32;
+        let mut p = self.rtcp_tpl.make(self.rtcp_packets);
+        p.size_bytes = size;
+        p.app = AppData::Rtcp(Box::new(c));
+        out.push(Action::Send(p));
+        self.rtcp_packets += 1;
+        self.rtcp_bytes += size as u64;
+        self.sched.on_sent(now, &tx, size as f64, &mut self.rng);
+    }
+
+    fn send_media(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        let Some(m) = &self.media else { return };
+        if now >= self.stop {
+            return;
+        }
+        let mut p = m.template.make(self.seq as u64);
+        p.app = AppData::Rtp {
+            ssrc: self.ssrc,
+            seq: self.seq,
+            timestamp: rtp_ts(now),
+        };
+        self.sent_at.insert(self.seq, now);
+        self.octets_sent = self.octets_sent.wrapping_add(p.payload_bytes() - 12);
+        self.packets_sent = self.packets_sent.wrapping_add(1);
+        self.seq = self.seq.wrapping_add(1);
+        out.push(Action::Send(p));
+        self.sched.timing.on_own_rtp(now);
+        out.push(Action::Timer {
+            at: now + m.interval,
+            token: TOKEN_MEDIA,
+        });
+    }
+
+    fn on_rtp(&mut self, now: SimTime, ssrc: u32, seq: u16, ts: u32) {
+        self.sched.timing.on_rtp(ssrc, now);
+        let src = self.sources.entry(ssrc).or_insert(Source {
+            stats: SourceStats::default(),
+            next_seq: None,
+            last_sr: None,
+            sends_media: true,
+        });
+        src.sends_media = true;
+        src.stats.update_seq(seq);
+        src.stats.update_jitter(
+            (now.as_nanos() as u128 * RTP_CLOCK_HZ as u128 / 1_000_000_000) as i64,
+            ts,
+        );
+        // A gap in sequence numbers is one loss event (one Generic NACK).
+        let mut lost = Vec::new();
+        if let Some(next) = src.next_seq {
+            let gap = seq.wrapping_sub(next);
+            if gap > 0 && gap < 3000 {
+                lost = (0..gap).map(|i| next.wrapping_add(i)).collect();
+            }
+            if gap < 3000 {
+                src.next_seq = Some(seq.wrapping_add(1));
+            }
+        } else {
+            src.next_seq = Some(seq.wrapping_add(1));
+        }
+        if !lost.is_empty() {
+            self.sched.on_loss(now, ssrc, lost, &mut self.rng);
+        }
+    }
+
+    /// An RTCP compound that was sent at `sent_at` (its SR timestamp).
+    fn on_rtcp(&mut self, now: SimTime, c: &RtcpCompound, bytes: u32, sent_at: SimTime) {
+        self.sched.timing.on_rtcp(c.ssrc, bytes as f64, now);
+        if c.bye {
+            self.sched.timing.on_bye(c.ssrc, now);
+            self.sources.remove(&c.ssrc);
+            return;
+        }
+        let src = self.sources.entry(c.ssrc).or_insert(Source {
+            stats: SourceStats::default(),
+            next_seq: None,
+            last_sr: None,
+            sends_media: false,
+        });
+        if c.sender.is_some() {
+            // LSR: the SR's own timestamp, i.e. when it was sent.
+            src.last_sr = Some((sent_at, now));
+        }
+        let from_media_source = src.sends_media;
+        for rb in &c.reports {
+            if rb.ssrc == self.ssrc {
+                if let Some(lsr) = rb.lsr {
+                    // RFC 3550 6.4.1: RTT = A - LSR - DLSR.
+                    let rtt = now
+                        .saturating_sub(lsr)
+                        .saturating_sub(rb.dlsr)
+                        .as_secs_f64();
+                    if from_media_source || self.rtt_s.is_none() {
+                        self.rtt_s = Some(rtt);
+                        self.sched.set_rtt(rtt);
+                    }
+                }
+            }
+        }
+        for (media, seqs) in &c.nacks {
+            self.sched.on_feedback_heard(now, *media, seqs);
+            if *media == self.ssrc {
+                for s in seqs {
+                    if self.reported.insert(*s) {
+                        if let Some(t) = self.sent_at.get(s) {
+                            self.loss_report_delays.push((now - *t).as_secs_f64());
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// RTP timestamp of simulated time `now` (90 kHz clock).
+fn rtp_ts(now: SimTime) -> u32 {
+    (now.as_nanos() as u128 * RTP_CLOCK_HZ as u128 / 1_000_000_000) as u32
+}
+
+/// One Generic NACK per media source, merging the loss events.
+fn merge_nacks(fb: &[FbItem]) -> Vec<(u32, Vec<u16>)> {
+    let mut by: Vec<(u32, Vec<u16>)> = Vec::new();
+    for it in fb {
+        match by.iter_mut().find(|(m, _)| *m == it.media_ssrc) {
+            Some((_, s)) => s.extend_from_slice(&it.seqs),
+            None => by.push((it.media_ssrc, it.seqs.clone())),
+        }
+    }
+    by
+}
+
+/// The wire packets of a compound (for its size and for pcap export).
+pub fn compound_packets(c: &RtcpCompound) -> Vec<RtcpPacket> {
+    let blocks = c
+        .reports
+        .iter()
+        .map(|r| crate::wire::rtcp::ReportBlock {
+            ssrc: r.ssrc,
+            fraction_lost: r.fraction_lost,
+            cumulative_lost: r.cumulative_lost,
+            ext_highest_seq: r.ext_highest_seq,
+            jitter: r.jitter,
+            lsr: r.lsr.map_or(0, ntp_short),
+            dlsr: ntp_short_duration(r.dlsr),
+        })
+        .collect();
+    let mut v = vec![match c.sender {
+        Some((packets, octets)) => RtcpPacket::SenderReport {
+            ssrc: c.ssrc,
+            ntp: 0,
+            rtp_ts: 0,
+            packet_count: packets,
+            octet_count: octets,
+            reports: blocks,
+        },
+        None => RtcpPacket::ReceiverReport {
+            ssrc: c.ssrc,
+            reports: blocks,
+        },
+    }];
+    v.push(RtcpPacket::Sdes {
+        ssrc: c.ssrc,
+        cname: c.cname.clone(),
+    });
+    for (media, seqs) in &c.nacks {
+        v.push(RtcpPacket::Nack {
+            sender_ssrc: c.ssrc,
+            media_ssrc: *media,
+            entries: nack_entries(seqs),
+        });
+    }
+    if c.bye {
+        v.push(RtcpPacket::Bye {
+            ssrcs: vec![c.ssrc],
+        });
+    }
+    v
+}
+
+fn compound_bytes(c: &RtcpCompound) -> usize {
+    compound_packets(c).iter().map(|p| p.wire_len()).sum()
+}
+
+/// The middle 32 bits of a 64-bit NTP timestamp for simulated time `t`.
+fn ntp_short(t: SimTime) -> u32 {
+    let secs = t.as_nanos() / 1_000_000_000;
+    let frac = ((t.as_nanos() % 1_000_000_000) << 16) / 1_000_000_000;
+    ((secs as u32) << 16) | frac as u32
+}
+
+fn ntp_short_duration(d: SimTime) -> u32 {
+    ntp_short(d)
+}
+
+impl App for RtpMember {
+    fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        if self.media.is_some() {
+            self.send_media(now, out);
+        }
+        self.arm_rtcp(out);
+        out.push(Action::Timer {
+            at: now + SimTime::from_secs(1),
+            token: TOKEN_TIMEOUTS,
+        });
+    }
+
+    fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
+        match token {
+            TOKEN_MEDIA => self.send_media(now, out),
+            TOKEN_TIMEOUTS => {
+                self.sched.timing.check_timeouts(now);
+                if now < self.stop {
+                    out.push(Action::Timer {
+                        at: now + SimTime::from_secs(1),
+                        token: TOKEN_TIMEOUTS,
+                    });
+                }
+            }
+            _ => {
+                if self.rtcp_timer_at.is_some_and(|t| t <= now) {
+                    self.rtcp_timer_at = None;
+                }
+                if now >= self.stop {
+                    if !self.byes_sent {
+                        self.byes_sent = true;
+                        self.send_rtcp(now, Transmit::Regular(vec![]), true, out);
+                    }
+                    return;
+                }
+                if now >= self.sched.deadline() {
+                    if let Some(tx) = self.sched.on_timer(now, &mut self.rng) {
+                        self.send_rtcp(now, tx, false, out);
+                    }
+                }
+            }
+        }
+        self.arm_rtcp(out);
+    }
+
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
+        match &pkt.app {
+            AppData::Rtp {
+                ssrc,
+                seq,
+                timestamp,
+            } => self.on_rtp(now, *ssrc, *seq, *timestamp),
+            AppData::Rtcp(c) => self.on_rtcp(now, c, pkt.size_bytes, pkt.created_at),
+            AppData::None => {}
+        }
+        self.arm_rtcp(out);
+    }
+
+    fn stats(&self, end: SimTime) -> Option<AppStats> {
+        let active = end.min(self.stop).saturating_sub(self.start).as_secs_f64();
+        let st = &self.sched.stats;
+        let mean = |v: &[f64]| {
+            if v.is_empty() {
+                f64::NAN
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        Some(AppStats {
+            table: "rtp",
+            flow: self.data_flow,
+            values: vec![
+                ("ssrc", self.ssrc as f64),
+                ("avpf", self.sched.is_avpf() as u8 as f64),
+                ("media_sender", self.media.is_some() as u8 as f64),
+                ("rtcp_packets", self.rtcp_packets as f64),
+                ("rtcp_bytes", self.rtcp_bytes as f64),
+                (
+                    "rtcp_bps",
+                    if active > 0.0 {
+                        self.rtcp_bytes as f64 * 8.0 / active
+                    } else {
+                        f64::NAN
+                    },
+                ),
+                (
+                    "rtcp_share_pct",
+                    if active > 0.0 {
+                        self.rtcp_bytes as f64 * 8.0 / active / self.session_bw_bps * 100.0
+                    } else {
+                        f64::NAN
+                    },
+                ),
+                ("early_packets", st.early_packets as f64),
+                ("regular_packets", st.regular_packets as f64),
+                ("regular_suppressed", st.regular_suppressed as f64),
+                ("fb_wanted", st.wanted as f64),
+                ("fb_sent", st.sent as f64),
+                ("fb_sent_early", st.sent_early as f64),
+                ("fb_suppressed", st.suppressed as f64),
+                ("fb_discarded", st.discarded as f64),
+                ("mwt_s", st.mean_wait_s()),
+                ("members", self.sched.timing.members() as f64),
+                ("rtt_s", self.rtt_s.unwrap_or(f64::NAN)),
+                ("loss_reports", self.loss_report_delays.len() as f64),
+                ("loss_report_delay_mean_s", mean(&self.loss_report_delays)),
+                ("media_packets_sent", self.packets_sent as f64),
+            ],
+            series: vec![],
+        })
+    }
+}

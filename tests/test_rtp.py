@@ -1,0 +1,92 @@
+"""RTP sessions at scenario level: RTCP bandwidth share, AVP versus AVPF
+feedback delay, suppression in multicast, RTT from LSR/DLSR, accounting."""
+
+import pytest
+
+import mediasim
+from conftest import assert_balanced
+
+
+def unicast(profile, duration_s=120, loss=0.01, bw=200e3, payload=460):
+    sc = mediasim.Scenario("u", duration_s=duration_s)
+    sc.node("a1").node("a2").link("a1", "a2", rate_bps=10e6, delay_ms=10, ab={"loss": {"type": "packet", "rate": loss}})
+    sc.data["rtp_sessions"] = [{
+        "name": "s", "transport": "unicast", "session_bw_bps": bw, "media_payload_bytes": payload,
+        "members": [{"node": "a1", "media": True, "profile": profile}, {"node": "a2", "profile": profile}],
+    }]
+    return mediasim.run(sc, seed=1)
+
+
+def test_avpf_rtcp_stays_at_five_percent_avp_far_below():
+    avpf = unicast("avpf")
+    assert_balanced(avpf)
+    total = avpf.tables["rtp"]["rtcp_share_pct"].sum()
+    assert total == pytest.approx(5.0, abs=0.2)
+    avp = unicast("avp")
+    assert avp.tables["rtp"]["rtcp_share_pct"].sum() < 0.5  # the 5 s minimum dominates at 200 kbit/s
+
+
+def test_avp_feedback_waits_about_half_the_minimum_interval_avpf_ten_times_less():
+    avp = unicast("avp").tables["rtp"].set_index("flow").loc["s/a2/rtcp"]
+    avpf = unicast("avpf").tables["rtp"].set_index("flow").loc["s/a2/rtcp"]
+    assert avp["fb_wanted"] > 30 and avp["fb_discarded"] == 0
+    assert 2.0 < avp["mwt_s"] < 3.0
+    assert avpf["mwt_s"] * 10 < avp["mwt_s"]
+    assert avpf["fb_sent"] == avpf["fb_wanted"] - avpf["fb_discarded"]
+
+
+def test_rtt_from_lsr_dlsr_and_loss_report_delay_at_the_sender():
+    r = unicast("avpf").tables["rtp"].set_index("flow")
+    # 2 x 10 ms propagation plus serialisation of the reports at 10 Mbit/s
+    assert r.loc["s/a1/rtcp", "rtt_s"] == pytest.approx(0.020, abs=0.001)
+    assert r.loc["s/a1/rtcp", "loss_reports"] > 30
+    assert r.loc["s/a1/rtcp", "loss_report_delay_mean_s"] < 0.2
+
+
+def star(dither=None, members=("a2", "a3", "a4")):
+    sc = mediasim.Scenario("m", duration_s=120)
+    sc.node("a1")
+    for m in members:
+        sc.node(m)
+    sc.node("hub")
+    sc.link("a1", "hub", rate_bps=10e6, delay_ms=5, ab={"loss": {"type": "packet", "rate": 0.01}})
+    for m in members:
+        sc.link("hub", m, rate_bps=10e6, delay_ms=5)
+    sess = {"name": "g", "session_bw_bps": 200e3, "media_payload_bytes": 460,
+            "members": [{"node": "a1", "media": True}] + [{"node": m} for m in members]}
+    if dither:
+        sess["avpf"] = dither
+    sc.data["rtp_sessions"] = [sess]
+    return sc
+
+
+def test_shared_losses_are_suppressed_in_multicast():
+    res = mediasim.run(star(), seed=2)
+    assert_balanced(res)
+    rtp = res.tables["rtp"].set_index("flow")
+    rx = rtp.drop(index="g/a1/rtcp")
+    # every receiver sees the same losses (upstream of the hub)
+    assert rx["fb_wanted"].nunique() == 1 and rx["fb_wanted"].iloc[0] > 30
+    assert rx["fb_suppressed"].sum() > 0
+    assert (rx["fb_sent"] + rx["fb_suppressed"] + rx["fb_discarded"] <= rx["fb_wanted"]).all()
+    assert rtp["rtcp_share_pct"].sum() == pytest.approx(5.0, abs=0.3)
+
+
+def test_rtcp_packets_reach_every_member_and_members_learn_the_group():
+    res = mediasim.run(star(), seed=3)
+    assert (res.tables["rtp"]["members"] == 4).all()
+    f = res.flows[res.flows["kind"] == "rtcp"]
+    assert len(f) == 4 * 3  # each member's RTCP to three others
+
+
+def test_rtp_session_validation():
+    sc = star()
+    sc.data["rtp_sessions"][0]["transport"] = "unicast"
+    sc.data["rtp_sessions"][0]["avpf"] = {"retention_ms": 500}
+    sc.data["rtp_sessions"][0]["members"].append({"node": "a2"})
+    with pytest.raises(mediasim.ScenarioError) as e:
+        sc.validate()
+    msgs = dict(e.value.errors)
+    assert "exactly two members" in msgs["rtp_sessions[0].members"]
+    assert "already a member" in msgs["rtp_sessions[0].members[4].node"]
+    assert "at least 2000 ms" in msgs["rtp_sessions[0].avpf.retention_ms"]
