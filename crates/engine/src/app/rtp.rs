@@ -294,8 +294,9 @@ fn merge_nacks(fb: &[FbItem]) -> Vec<(u32, Vec<u16>)> {
     by
 }
 
-/// The wire packets of a compound (for its size and for pcap export).
-pub fn compound_packets(c: &RtcpCompound) -> Vec<RtcpPacket> {
+/// The wire packets of a compound sent at `now` (for its size and for
+/// pcap export; the SR's NTP and RTP timestamps are `now`).
+pub fn compound_packets(c: &RtcpCompound, now: SimTime) -> Vec<RtcpPacket> {
     let blocks = c
         .reports
         .iter()
@@ -312,8 +313,8 @@ pub fn compound_packets(c: &RtcpCompound) -> Vec<RtcpPacket> {
     let mut v = vec![match c.sender {
         Some((packets, octets)) => RtcpPacket::SenderReport {
             ssrc: c.ssrc,
-            ntp: 0,
-            rtp_ts: 0,
+            ntp: ntp64(now),
+            rtp_ts: rtp_ts(now),
             packet_count: packets,
             octet_count: octets,
             reports: blocks,
@@ -343,7 +344,18 @@ pub fn compound_packets(c: &RtcpCompound) -> Vec<RtcpPacket> {
 }
 
 fn compound_bytes(c: &RtcpCompound) -> usize {
-    compound_packets(c).iter().map(|p| p.wire_len()).sum()
+    // The length does not depend on the timestamps.
+    compound_packets(c, SimTime::ZERO)
+        .iter()
+        .map(|p| p.wire_len())
+        .sum()
+}
+
+/// 64-bit NTP timestamp (seconds since the simulation start, 32.32).
+fn ntp64(t: SimTime) -> u64 {
+    let secs = t.as_nanos() / 1_000_000_000;
+    let frac = (((t.as_nanos() % 1_000_000_000) as u128) << 32) / 1_000_000_000;
+    (secs << 32) | frac as u64
 }
 
 /// The middle 32 bits of a 64-bit NTP timestamp for simulated time `t`.

@@ -2,10 +2,11 @@
 //! i.e. bare IPv4) per link. Packets are captured when their transmission
 //! starts, as a capture on the sending interface would see them.
 
+use crate::net::packet::AppData;
 use crate::net::packet::Transport;
 use crate::net::Packet;
 use crate::sim::SimTime;
-use crate::wire::{ipv4, tcp, udp};
+use crate::wire::{ipv4, rtp, tcp, udp};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -73,6 +74,34 @@ impl PcapWriter {
             ),
             Transport::Udp => {
                 let seg_len = len - ipv4::HEADER_LEN;
+                // Application header in the UDP payload (before the checksum
+                // is computed over it).
+                let payload = &mut self.buf[ipv4::HEADER_LEN + udp::HEADER_LEN..];
+                match &p.app {
+                    AppData::Rtp {
+                        ssrc,
+                        seq,
+                        timestamp,
+                    } if payload.len() >= rtp::HEADER_LEN => {
+                        rtp::RtpHeader {
+                            marker: false,
+                            payload_type: 96,
+                            seq: *seq,
+                            timestamp: *timestamp,
+                            ssrc: *ssrc,
+                        }
+                        .emit(payload);
+                    }
+                    AppData::Rtcp(c) => {
+                        let mut bytes = Vec::with_capacity(payload.len());
+                        for pk in crate::app::rtp::compound_packets(c, now) {
+                            pk.emit(&mut bytes);
+                        }
+                        let n = bytes.len().min(payload.len());
+                        payload[..n].copy_from_slice(&bytes[..n]);
+                    }
+                    _ => {}
+                }
                 udp::UdpRepr {
                     src_port: p.src_port,
                     dst_port: p.dst_port,
