@@ -155,7 +155,8 @@ def crosscheck_cmd(impatient, no_ns3) -> None:
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: all cores).")
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
               help="Override a study parameter, e.g. --set bottleneck_rate_bps=4e6 --set flows=1,6.")
-def reproduce_cmd(study, out, replications, seed, quick, workers, overrides) -> None:
+@click.option("--case", "cases", multiple=True, type=int, help="Only these cases (studies with cases, e.g. avpf).")
+def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cases) -> None:
     """Run a reference study (e.g. iw10) and write its tables, plots and report."""
     from . import experiments
 
@@ -181,7 +182,13 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides) -> 
     except ValueError as e:
         _fail(str(e))
     out_dir = Path(out or f"results/{study}")
-    report = mod.reproduce(params, out_dir, workers=workers)
+    kwargs = {"cases": tuple(cases)} if cases else {}
+    if cases and not hasattr(mod, "CASES"):
+        _fail(f"study {study!r} has no cases")
+    try:
+        report = mod.reproduce(params, out_dir, workers=workers, **kwargs)
+    except ValueError as e:
+        _fail(str(e))
     click.echo(report.read_text())
     click.echo(f"\nwritten to {out_dir}/")
 

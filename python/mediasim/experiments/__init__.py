@@ -10,6 +10,7 @@ from importlib import import_module
 
 STUDIES = {
     "iw10": "iw10",
+    "avpf": "avpf",
 }
 
 

@@ -27,6 +27,7 @@ from ..report import md_table
 from ..scenario import Scenario
 from ..stats import summarize
 from ..sweep import Job, run_many
+from .params import apply_overrides
 from .quality import LEVELS, base_delay, quality_metrics
 
 NAME = "iw10"
@@ -72,25 +73,7 @@ class Params:
 
     def with_overrides(self, overrides: dict[str, str]) -> "Params":
         """Applies name=value strings, converted to each field's type."""
-        p = self
-        fields_ = {f.name: f for f in dataclasses.fields(self)}
-        for k, v in overrides.items():
-            if k not in fields_:
-                raise ValueError(f"iw10: unknown parameter {k!r} (known: {', '.join(sorted(fields_))})")
-            cur = getattr(self, k)
-            try:
-                if isinstance(cur, tuple):
-                    items = [x for x in str(v).strip("()[] ").split(",") if x.strip()]
-                    val: Any = tuple(type(cur[0])(x) for x in items)
-                elif isinstance(cur, bool):
-                    val = str(v).lower() in ("1", "true", "yes")
-                else:
-                    val = type(cur)(float(v)) if isinstance(cur, int) else type(cur)(v)
-            except (TypeError, ValueError):
-                raise ValueError(f"iw10: {k}={v!r} is not a valid {type(cur).__name__}") from None
-            p = dataclasses.replace(p, **{k: val})
-        p.check()
-        return p
+        return apply_overrides(self, overrides, NAME)
 
     def check(self) -> None:
         problems = []

@@ -1,0 +1,292 @@
+"""AVPF feedback timing study (shared/experiments/avpf-feedback.md).
+
+Cases built so far: 1 (RTCP share, unicast, no loss), 2 (the same with
+byte errors), 3 (RTCP share in multicast trees), 4 (unicast feedback: sent,
+discarded, mean waiting time, AVP against AVPF). Cases 5-9 (multicast
+feedback, the k and l studies, NEWPRED) are not built yet.
+
+Values the study states are in the first block of ``Params``; the others
+are chosen here, marked "chosen", and listed in docs/experiments/avpf.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ..report import md_table  # noqa: E402
+from ..scenario import Scenario  # noqa: E402
+from ..stats import summarize  # noqa: E402
+from ..sweep import Job, run_many  # noqa: E402
+from .params import apply_overrides  # noqa: E402
+
+NAME = "avpf"
+CASES = (1, 2, 3, 4)
+
+
+@dataclass
+class Params:
+    # --- stated by the study ---
+    session_bws_bps: tuple[float, ...] = (2e6, 200e3, 20e3)  # cases 1-2
+    max_feedback_delay_ms: float = 1000.0
+    loss_rates: tuple[float, ...] = (0.001, 0.01)  # case 4
+    # --- chosen here (the study does not state them) ---
+    replications: int = 5  # chosen
+    duration_s: float = 300.0  # chosen: 60 regular AVP intervals
+    unicast_link_bps: float = 100e6  # chosen: "well above the session rate"
+    unicast_delay_ms: float = 10.0  # chosen
+    payload_2m: int = 1000  # case 4 states 1000-byte media packets at 2 Mbit/s
+    payload_200k: int = 500  # chosen: 200 kbit/s packet size is not stated
+    payload_20k: int = 100  # case 4 states 100-byte media packets at 20 kbit/s
+    byte_error_rate: float = 1e-5  # chosen: about 1% loss for a 1000-byte packet
+    congestion_factor: float = 0.9  # chosen: bottleneck at 90% of the media rate
+    congestion_buffer_packets: int = 20  # chosen
+    core_bps: float = 10e6  # chosen (study's example): A1-A2/A3/A4
+    core_delay_ms: float = 5.0
+    mobile_bps: float = 2e6  # chosen: A5-A8 behind A2
+    mobile_delay_ms: float = 100.0
+    lowbw_bps: float = 256e3  # chosen: A9-A12 behind A3
+    lowbw_delay_ms: float = 20.0
+    fast_bps: float = 10e6  # chosen: A13-A16 behind A4
+    fast_delay_ms: float = 10.0
+    multicast_bws_bps: tuple[float, ...] = (20e3, 64e3)  # chosen: "low session bandwidths", case 3
+    seed: int = 1
+
+    def payload(self, bw: float) -> int:
+        return {2e6: self.payload_2m, 200e3: self.payload_200k, 20e3: self.payload_20k}.get(
+            bw, max(20, int(bw * 0.02 / 8))  # chosen: 20 ms of media otherwise
+        )
+
+    def quick(self) -> "Params":
+        # Fewer replications, same length: shorter runs leave 16-member
+        # sessions with too few reports per member for their share to settle.
+        return dataclasses.replace(self, replications=2)
+
+    def with_overrides(self, overrides: dict[str, str]) -> "Params":
+        return apply_overrides(self, overrides, NAME)
+
+    def check(self) -> None:
+        problems = []
+        if self.replications < 1:
+            problems.append("replications must be at least 1")
+        if self.duration_s <= 20:
+            problems.append("duration_s must exceed 20 s (AVP needs several 5 s intervals)")
+        if problems:
+            raise ValueError("avpf: " + "; ".join(problems))
+
+
+# ---------------------------------------------------------------- topologies
+
+def t2(p: Params, bw: float, loss: dict | None = None, congested: bool = False) -> Scenario:
+    sc = Scenario("t2", duration_s=p.duration_s)
+    sc.node("A1").node("A2")
+    rate = bw * p.congestion_factor if congested else p.unicast_link_bps
+    link: dict[str, Any] = {}
+    if congested:
+        link["queue"] = {"type": "droptail", "limit_packets": p.congestion_buffer_packets}
+    if loss:
+        link["ab"] = {"loss": loss}
+    sc.link("A1", "A2", rate_bps=rate, delay_ms=p.unicast_delay_ms, **link)
+    return sc
+
+
+def tree(p: Params, size: int, loss_all: dict | None = None) -> Scenario:
+    """T-4, T-8 or T-16 (every agent a host and a router)."""
+    sc = Scenario(f"t{size}", duration_s=p.duration_s)
+    for i in range(1, size + 1):
+        sc.node(f"A{i}")
+    extra = {"loss": loss_all} if loss_all else {}
+    core = dict(rate_bps=p.core_bps, delay_ms=p.core_delay_ms, **extra)
+    for i in (2, 3, 4):
+        sc.link("A1", f"A{i}", **core)
+    kinds = {"mobile": (p.mobile_bps, p.mobile_delay_ms), "lowbw": (p.lowbw_bps, p.lowbw_delay_ms),
+             "fast": (p.fast_bps, p.fast_delay_ms)}
+    if size == 8:
+        attach = [("A2", "A5", "mobile"), ("A2", "A6", "mobile"), ("A3", "A7", "lowbw"), ("A4", "A8", "fast")]
+    elif size == 16:
+        attach = [("A2", f"A{i}", "mobile") for i in range(5, 9)] + [("A3", f"A{i}", "lowbw") for i in range(9, 13)] \
+            + [("A4", f"A{i}", "fast") for i in range(13, 17)]
+    else:
+        attach = []
+    for a, b, kind in attach:
+        rate, delay = kinds[kind]
+        sc.link(a, b, rate_bps=rate, delay_ms=delay, **extra)
+    return sc
+
+
+def session(sc: Scenario, bw: float, payload: int, members: list[dict], transport: str, p: Params) -> Scenario:
+    sc.data["rtp_sessions"] = [{
+        "name": "s", "transport": transport, "session_bw_bps": bw, "media_payload_bytes": payload,
+        "avpf": {"max_feedback_delay_ms": p.max_feedback_delay_ms}, "members": members,
+    }]
+    return sc
+
+
+# --------------------------------------------------------------------- cases
+
+PROFILES = {"both AVPF": ("avpf", "avpf"), "A1 AVP, A2 AVPF": ("avp", "avpf"), "both AVP": ("avp", "avp")}
+
+
+def case_1_2(p: Params, errors: bool) -> list[tuple[dict, Scenario]]:
+    out = []
+    for bw in p.session_bws_bps:
+        for senders in ("A1", "A1+A2"):
+            for label, (pa, pb) in PROFILES.items():
+                loss = {"type": "byte_error", "rate": p.byte_error_rate} if errors else None
+                sc = t2(p, bw, loss=loss)
+                if errors:
+                    sc.data["links"][0]["ba"] = {"loss": loss}
+                members = [{"node": "A1", "profile": pa, "media": True},
+                           {"node": "A2", "profile": pb, "media": senders == "A1+A2"}]
+                out.append(({"case": 2 if errors else 1, "session_bw_bps": bw, "senders": senders, "profiles": label},
+                            session(sc, bw, p.payload(bw), members, "unicast", p)))
+    return out
+
+
+def case_3(p: Params) -> list[tuple[dict, Scenario]]:
+    out = []
+    for size in (4, 8, 16):
+        for cond in ("none", "byte errors", "congestion"):
+            for bw in p.multicast_bws_bps:
+                loss = {"type": "byte_error", "rate": p.byte_error_rate} if cond == "byte errors" else None
+                sc = tree(p, size, loss_all=loss)
+                if cond == "congestion":
+                    # The A1-A2 link carries less than the two senders offer.
+                    sc.data["links"][0].update({"rate_bps": bw * p.congestion_factor,
+                                                "queue": {"type": "droptail", "limit_packets": p.congestion_buffer_packets}})
+                members = [{"node": f"A{i}", "media": i in (1, 2)} for i in range(1, size + 1)]
+                out.append(({"case": 3, "topology": f"T-{size}", "condition": cond, "session_bw_bps": bw},
+                            session(sc, bw, p.payload(bw), members, "multicast", p)))
+    return out
+
+
+def case_4(p: Params) -> list[tuple[dict, Scenario]]:
+    out = []
+    for bw, payload in ((2e6, p.payload_2m), (20e3, p.payload_20k)):
+        for loss_label in [*(f"plr {x:g}" for x in p.loss_rates), "congestion"]:
+            for prof in ("avp", "avpf"):
+                if loss_label == "congestion":
+                    sc = t2(p, bw, congested=True)
+                else:
+                    sc = t2(p, bw, loss={"type": "packet", "rate": float(loss_label.split()[1])})
+                members = [{"node": "A1", "media": True, "profile": prof}, {"node": "A2", "profile": prof}]
+                out.append(({"case": 4, "session_bw_bps": bw, "loss": loss_label, "profile": prof.upper()},
+                            session(sc, bw, payload, members, "unicast", p)))
+    return out
+
+
+def analyse(res, job: Job) -> list[dict[str, Any]]:
+    rtp = res.tables["rtp"]
+    labels = {k: v for k, v in job.labels.items() if not k.startswith("_")}
+    rows = []
+    for _, r in rtp.iterrows():
+        member = r["flow"].split("/")[1]
+        rows.append({**labels, "replication": job.replication, "member": member,
+                     **{k: r[k] for k in ("rtcp_share_pct", "fb_wanted", "fb_sent", "fb_suppressed",
+                                          "fb_discarded", "mwt_s", "early_packets", "loss_report_delay_mean_s")}})
+    return rows
+
+
+def build_jobs(p: Params, cases: tuple[int, ...]) -> list[Job]:
+    specs = []
+    if 1 in cases:
+        specs += case_1_2(p, errors=False)
+    if 2 in cases:
+        specs += case_1_2(p, errors=True)
+    if 3 in cases:
+        specs += case_3(p)
+    if 4 in cases:
+        specs += case_4(p)
+    return [Job(sc.to_dict(), seed=p.seed, replication=r, labels=labels)
+            for labels, sc in specs for r in range(p.replications)]
+
+
+def tables(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    out: dict[str, pd.DataFrame] = {}
+    pct = {"rtcp_share_pct": (0.0, 100.0)}
+    for case in sorted(rows["case"].unique()):
+        d = rows[rows["case"] == case].dropna(axis=1, how="all")
+        keys = [c for c in ("session_bw_bps", "senders", "profiles", "topology", "condition", "loss", "profile")
+                if c in d.columns]
+        if case in (1, 2, 3):
+            per_member = summarize(d, keys + ["member"], ["rtcp_share_pct"], bounds=pct)
+            total = d.groupby(keys + ["replication"], sort=False)["rtcp_share_pct"].sum().reset_index()
+            out[f"case{case}_members"] = per_member
+            out[f"case{case}_total"] = summarize(total, keys, ["rtcp_share_pct"], bounds=pct)
+        else:
+            rx = d[d["member"] == "A2"]
+            out["case4_feedback"] = summarize(rx, keys, ["fb_wanted", "fb_sent", "fb_discarded", "mwt_s"])
+    return out
+
+
+def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
+    made = []
+    for case in (1, 2):
+        key = f"case{case}_total"
+        if key not in t:
+            continue
+        d = t[key]
+        fig, ax = plt.subplots(figsize=(9, 4))
+        labels = [f"{bw / 1e3:g}k {s}\n{pr}" for bw, s, pr in zip(d["session_bw_bps"], d["senders"], d["profiles"])]
+        ax.bar(range(len(d)), d["rtcp_share_pct_mean"],
+               yerr=[d["rtcp_share_pct_mean"] - d["rtcp_share_pct_ci_low"], d["rtcp_share_pct_ci_high"] - d["rtcp_share_pct_mean"]])
+        ax.axhline(5.0, color="k", linestyle="--", linewidth=1, label="5% share")
+        ax.set_xticks(range(len(d)), labels, fontsize=6, rotation=90)
+        ax.set_ylabel("RTCP, % of session bandwidth (sum)")
+        ax.set_title(f"Case {case}: RTCP share, unicast" + (" with byte errors" if case == 2 else ""))
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / f"case{case}_rtcp_share.png", dpi=120)
+        plt.close(fig)
+        made.append(f"case{case}_rtcp_share.png")
+    if "case4_feedback" in t:
+        d = t["case4_feedback"]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for prof, g in d.groupby("profile"):
+            labels = [f"{bw / 1e3:g}k, {loss}" for bw, loss in zip(g["session_bw_bps"], g["loss"])]
+            ax.plot(labels, g["mwt_s_mean"], marker="o", label=prof)
+        ax.set_yscale("log")
+        ax.set_ylabel("mean waiting time of feedback (s)")
+        ax.set_title("Case 4: feedback waiting time, AVP against AVPF")
+        ax.tick_params(axis="x", rotation=30)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "case4_mwt.png", dpi=120)
+        plt.close(fig)
+        made.append("case4_mwt.png")
+    return made
+
+
+def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
+              cases: tuple[int, ...] = CASES) -> Path:
+    p.check()
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        raise ValueError(f"avpf: case(s) {unknown} not built yet (built: {list(CASES)})")
+    out.mkdir(parents=True, exist_ok=True)
+    results = run_many(build_jobs(p, cases), workers=workers, progress=progress, desc="avpf runs", analyse=analyse)
+    rows = pd.DataFrame([r for rs in results for r in rs])
+    rows.to_parquet(out / "replications.parquet", index=False)
+    t = tables(rows)
+    for name, df in t.items():
+        df.to_csv(out / f"{name}.csv", index=False)
+        df.to_parquet(out / f"{name}.parquet", index=False)
+    made = plots(t, out)
+    md = ["# AVPF feedback timing", "",
+          "Study: shared/experiments/avpf-feedback.md. Definition and chosen values: docs/experiments/avpf.md.",
+          f"Cases {', '.join(map(str, cases))}; {p.replications} replications, {p.duration_s:g} s each, seed {p.seed}; "
+          "95% Student-t confidence intervals.", ""]
+    for name, df in t.items():
+        md += [f"## {name}", "", md_table(df, 4), ""]
+    md += ["Plots: " + ", ".join(f"`{m}`" for m in made), ""]
+    report = out / "report.md"
+    report.write_text("\n".join(md))
+    return report

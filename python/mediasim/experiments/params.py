@@ -1,0 +1,36 @@
+"""Typed overrides of a study's parameter dataclass (``--set NAME=VALUE``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeVar
+
+P = TypeVar("P")
+
+
+def apply_overrides(params: P, overrides: dict[str, str], study: str) -> P:
+    """Returns a copy of ``params`` with NAME=VALUE strings converted to
+    each field's type (tuples from comma-separated lists); raises
+    ValueError naming the study, the field and the problem."""
+    fields = {f.name for f in dataclasses.fields(params)}  # type: ignore[arg-type]
+    out = params
+    for k, v in overrides.items():
+        if k not in fields:
+            raise ValueError(f"{study}: unknown parameter {k!r} (known: {', '.join(sorted(fields))})")
+        cur = getattr(params, k)
+        try:
+            val: Any
+            if isinstance(cur, tuple):
+                items = [x for x in str(v).strip("()[] ").split(",") if x.strip()]
+                val = tuple(type(cur[0])(float(x)) if isinstance(cur[0], int) else type(cur[0])(x) for x in items)
+            elif isinstance(cur, bool):
+                val = str(v).lower() in ("1", "true", "yes")
+            elif isinstance(cur, int):
+                val = int(float(v))
+            else:
+                val = type(cur)(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"{study}: {k}={v!r} is not a valid {type(cur).__name__}") from None
+        out = dataclasses.replace(out, **{k: val})  # type: ignore[type-var]
+    out.check()  # type: ignore[attr-defined]
+    return out

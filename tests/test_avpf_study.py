@@ -1,0 +1,57 @@
+"""The AVPF study (cases built so far) in quick mode: the spec-level shapes."""
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from mediasim.cli import main
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    out = tmp_path_factory.mktemp("avpf")
+    r = CliRunner().invoke(main, ["reproduce", "avpf", "--quick", "--out", str(out), "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_writes_tables_plots_and_report(study):
+    for f in ("report.md", "replications.parquet", "case1_total.csv", "case2_total.csv", "case3_total.csv",
+              "case4_feedback.csv", "case1_rtcp_share.png", "case4_mwt.png"):
+        assert (study / f).stat().st_size > 0, f
+    assert len(pd.read_csv(study / "case1_total.csv")) == 18  # 3 bandwidths x 2 sender sets x 3 profile mixes
+
+
+@pytest.mark.parametrize("case", [1, 2, 3])
+def test_all_avpf_rtcp_share_is_five_percent_within_two_tenths(case, study):
+    t = pd.read_csv(study / f"case{case}_total.csv")
+    if case in (1, 2):
+        t = t[t["profiles"] == "both AVPF"]
+    assert len(t) > 0
+    assert ((t["rtcp_share_pct_mean"] - 5.0).abs() <= 0.2).all(), t[["rtcp_share_pct_mean"]]
+
+
+def test_avp_members_use_far_less_at_high_bandwidth(study):
+    t = pd.read_csv(study / "case1_total.csv").set_index(["session_bw_bps", "senders", "profiles"])
+    assert t.loc[(2e6, "A1", "both AVP"), "rtcp_share_pct_mean"] < 0.1
+
+
+def test_avp_feedback_waits_half_the_minimum_interval_avpf_ten_times_less(study):
+    t = pd.read_csv(study / "case4_feedback.csv")
+    for (bw, loss), g in t.groupby(["session_bw_bps", "loss"]):
+        avp = g[g["profile"] == "AVP"]["mwt_s_mean"].iloc[0]
+        avpf = g[g["profile"] == "AVPF"]["mwt_s_mean"].iloc[0]
+        # About half the 5 s minimum: with timer reconsideration (and its
+        # e - 3/2 compensation) AVP intervals average Td = 5 s, so a loss
+        # waits about 2.5 s (measured 2.54-2.56 s with hundreds of losses).
+        # A handful of loss events makes a noisy mean.
+        wanted = g[g["profile"] == "AVP"]["fb_wanted_mean"].iloc[0]
+        lo, hi = (2.3, 2.8) if wanted >= 100 else (1.3, 3.7)
+        assert lo < avp < hi, (bw, loss, avp, wanted)
+        if loss.startswith("plr"):
+            assert avpf * 10 < avp, (bw, loss, avp, avpf)
+        else:
+            # Under the chosen heavy congestion (about 10% loss) losses come
+            # faster than allow_early permits Early packets, and at 20 kbit/s
+            # the gap narrows (about 8x, docs/experiments/avpf.md).
+            assert avpf * 5 < avp, (bw, loss, avp, avpf)
