@@ -55,3 +55,43 @@ def test_avp_feedback_waits_half_the_minimum_interval_avpf_ten_times_less(study)
             # faster than allow_early permits Early packets, and at 20 kbit/s
             # the gap narrows (about 8x, docs/experiments/avpf.md).
             assert avpf * 5 < avp, (bw, loss, avp, avpf)
+
+
+@pytest.fixture(scope="module")
+def multicast(tmp_path_factory):
+    out = tmp_path_factory.mktemp("avpf_mc")
+    r = CliRunner().invoke(main, ["reproduce", "avpf", "--quick", "--case", "5", "--case", "7", "--case", "8",
+                                  "--out", str(out), "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_shared_losses_let_suppression_work_distributed_ones_do_not(multicast):
+    f = pd.read_csv(multicast / "case5_feedback.csv")
+    rate = f["fb_suppressed_mean"] / f["fb_wanted_mean"]
+    assert (rate[f["losses"] == "shared"] > 0.3).all()
+    assert (rate[f["losses"] == "distributed"] < 0.05).all()
+
+
+def test_larger_dither_delays_loss_reports(multicast):
+    for case, x, lo, hi in ((7, "k", 0.1, 4.0), (8, "l", 0.1, 1.0)):
+        s = pd.read_csv(multicast / f"case{case}_sender.csv")
+        for _, g in s.groupby("scenario"):
+            d = g.set_index(x)["loss_report_delay_mean_s_mean"]
+            assert d[hi] > d[lo], (case, d)
+
+
+def test_l_beyond_one_changes_nothing_rfc_step_3a(multicast):
+    # T_dither_max = l * T_rr >= T_rr puts t0 + T_dither_max past tn: the
+    # feedback always rides the Regular packet, whatever l.
+    s = pd.read_csv(multicast / "case8_sender.csv")
+    for _, g in s.groupby("scenario"):
+        d = g.set_index("l")["loss_report_delay_mean_s_mean"]
+        assert d[1.0] == d[2.0] == d[4.0]
+
+
+def test_an_rtt_estimate_improves_the_trade_off(multicast):
+    draft = pd.read_csv(multicast / "case7_sender.csv")
+    rfc = pd.read_csv(multicast / "case8_sender.csv")
+    assert draft["failure_rate_mean"].mean() < 0.5 * rfc["failure_rate_mean"].mean()
+    assert draft["loss_report_delay_mean_s_mean"].mean() < rfc["loss_report_delay_mean_s_mean"].mean()

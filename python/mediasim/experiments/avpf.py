@@ -1,9 +1,11 @@
 """AVPF feedback timing study (shared/experiments/avpf-feedback.md).
 
-Cases built so far: 1 (RTCP share, unicast, no loss), 2 (the same with
-byte errors), 3 (RTCP share in multicast trees), 4 (unicast feedback: sent,
-discarded, mean waiting time, AVP against AVPF). Cases 5-9 (multicast
-feedback, the k and l studies, NEWPRED) are not built yet.
+Cases built: 1 (RTCP share, unicast, no loss), 2 (the same with byte
+errors), 3 (RTCP share in multicast trees), 4 (unicast feedback: sent,
+discarded, mean waiting time, AVP against AVPF), 5 and 6 (multicast feedback
+in T-16 with shared or distributed losses; in 6 the lossy members also send
+SRs), 7 (the k study, draft T_dither_max rule) and 8 (the l study, RFC
+rule). Case 9 (NEWPRED) is not built yet.
 
 Values the study states are in the first block of ``Params``; the others
 are chosen here, marked "chosen", and listed in docs/experiments/avpf.md.
@@ -29,7 +31,7 @@ from ..sweep import Job, run_many  # noqa: E402
 from .params import apply_overrides  # noqa: E402
 
 NAME = "avpf"
-CASES = (1, 2, 3, 4)
+CASES = (1, 2, 3, 4, 5, 6, 7, 8)
 
 
 @dataclass
@@ -58,6 +60,9 @@ class Params:
     fast_bps: float = 10e6  # chosen: A13-A16 behind A4
     fast_delay_ms: float = 10.0
     multicast_bws_bps: tuple[float, ...] = (20e3, 64e3)  # chosen: "low session bandwidths", case 3
+    feedback_bw_bps: float = 200e3  # chosen: session bandwidth of cases 5-8
+    feedback_byte_error_rate: float = 1e-5  # chosen: cases 5-8 (0.5% loss per 528-byte packet)
+    k_values: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 3.0, 4.0)  # study
     seed: int = 1
 
     def payload(self, bw: float) -> int:
@@ -183,15 +188,66 @@ def case_4(p: Params) -> list[tuple[dict, Scenario]]:
     return out
 
 
+def case_5_6(p: Params, with_sr: bool) -> list[tuple[dict, Scenario]]:
+    out = []
+    lossy = {"shared": ["A2", "A5", "A6", "A7", "A8"], "distributed": ["A5", "A6", "A7", "A8"]}
+    for kind in ("shared", "distributed"):
+        sc = tree(p, 16)
+        loss = {"type": "byte_error", "rate": p.feedback_byte_error_rate}
+        for l in sc.data["links"]:
+            if (kind == "shared" and (l["a"], l["b"]) == ("A1", "A2")) or (kind == "distributed" and l["a"] == "A2"):
+                l["ab"] = {"loss": loss}
+        members = [{"node": f"A{i}", "media": i == 1, "sender_reports": with_sr and f"A{i}" in lossy[kind]}
+                   for i in range(1, 17)]
+        out.append(({"case": 6 if with_sr else 5, "losses": kind},
+                    session(sc, p.feedback_bw_bps, p.payload_200k, members, "multicast", p)))
+    return out
+
+
+# The k and l studies: who joins, who shares the losses (on A1-A2 only),
+# and which member is nearer the source (An) or farther (Af).
+SUPPRESSION_SCENARIOS = {
+    1: {"members": ["A1", "A2", "A5", "A3", "A9"], "an": "A2", "af": "A5", "sr": ["A2", "A5"]},
+    2: {"members": ["A1", "A2", "A3", "A5", "A6", "A9"], "an": "A5", "af": "A6", "sr": ["A2", "A5", "A6"]},
+    3: {"members": ["A1", "A2", "A3", "A5", "A6", "A9"], "an": "A5", "af": "A6", "sr": ["A2", "A5", "A6"],
+        "delays": {"A5": 20.0, "A6": 40.0}},
+}
+
+
+def case_7_8(p: Params, case: int) -> list[tuple[dict, Scenario]]:
+    out = []
+    for sid, spec in SUPPRESSION_SCENARIOS.items():
+        for x in p.k_values:
+            sc = tree(p, 16)
+            for l in sc.data["links"]:
+                if (l["a"], l["b"]) == ("A1", "A2"):
+                    l["ab"] = {"loss": {"type": "byte_error", "rate": p.feedback_byte_error_rate}}
+                if l["a"] == "A2" and l["b"] in spec.get("delays", {}):
+                    l["delay_ms"] = spec["delays"][l["b"]]
+            members = [{"node": m, "media": m == "A1", "sender_reports": case == 7 and m in spec["sr"]}
+                       for m in spec["members"]]
+            session(sc, p.feedback_bw_bps, p.payload_200k, members, "multicast", p)
+            avpf = sc.data["rtp_sessions"][0]["avpf"]
+            if case == 7:
+                avpf.update({"dither": "rtt", "k": x})
+            else:
+                avpf.update({"dither": "rfc", "l": x})
+            out.append(({"case": case, "scenario": sid, "k" if case == 7 else "l": x, "_an": spec["an"],
+                         "_af": spec["af"]}, sc))
+    return out
+
+
 def analyse(res, job: Job) -> list[dict[str, Any]]:
     rtp = res.tables["rtp"]
     labels = {k: v for k, v in job.labels.items() if not k.startswith("_")}
+    role = {job.labels.get("_an"): "An", job.labels.get("_af"): "Af"}
     rows = []
     for _, r in rtp.iterrows():
         member = r["flow"].split("/")[1]
-        rows.append({**labels, "replication": job.replication, "member": member,
+        rows.append({**labels, "replication": job.replication, "member": member, "role": role.get(member, ""),
                      **{k: r[k] for k in ("rtcp_share_pct", "fb_wanted", "fb_sent", "fb_suppressed",
-                                          "fb_discarded", "mwt_s", "early_packets", "loss_report_delay_mean_s")}})
+                                          "fb_discarded", "mwt_s", "early_packets", "loss_report_delay_mean_s",
+                                          "loss_reports", "losses_multiply_reported")}})
     return rows
 
 
@@ -205,6 +261,13 @@ def build_jobs(p: Params, cases: tuple[int, ...]) -> list[Job]:
         specs += case_3(p)
     if 4 in cases:
         specs += case_4(p)
+    if 5 in cases:
+        specs += case_5_6(p, with_sr=False)
+    if 6 in cases:
+        specs += case_5_6(p, with_sr=True)
+    for c in (7, 8):
+        if c in cases:
+            specs += case_7_8(p, c)
     return [Job(sc.to_dict(), seed=p.seed, replication=r, labels=labels)
             for labels, sc in specs for r in range(p.replications)]
 
@@ -221,9 +284,24 @@ def tables(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
             total = d.groupby(keys + ["replication"], sort=False)["rtcp_share_pct"].sum().reset_index()
             out[f"case{case}_members"] = per_member
             out[f"case{case}_total"] = summarize(total, keys, ["rtcp_share_pct"], bounds=pct)
-        else:
+        elif case == 4:
             rx = d[d["member"] == "A2"]
             out["case4_feedback"] = summarize(rx, keys, ["fb_wanted", "fb_sent", "fb_discarded", "mwt_s"])
+        elif case in (5, 6):
+            lossy = d[d["fb_wanted"] > 0]
+            out[f"case{case}_feedback"] = summarize(lossy, ["losses", "member"],
+                                                    ["fb_wanted", "fb_sent", "fb_suppressed", "fb_discarded", "mwt_s"])
+        else:
+            x = "k" if case == 7 else "l"
+            m = d[d["role"] != ""].copy()
+            m["suppression_rate"] = m["fb_suppressed"] / m["fb_wanted"]
+            rates = summarize(m, ["scenario", x, "role"], ["suppression_rate"], bounds={"suppression_rate": (0.0, 1.0)})
+            src = d[d["member"] == "A1"].copy()
+            src["failure_rate"] = src["losses_multiply_reported"] / src["loss_reports"]
+            sender = summarize(src, ["scenario", x], ["failure_rate", "loss_report_delay_mean_s"],
+                               bounds={"failure_rate": (0.0, 1.0)})
+            out[f"case{case}_suppression"] = rates
+            out[f"case{case}_sender"] = sender
     return out
 
 
@@ -262,6 +340,28 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
         fig.savefig(out / "case4_mwt.png", dpi=120)
         plt.close(fig)
         made.append("case4_mwt.png")
+    for case in (7, 8):
+        if f"case{case}_suppression" not in t:
+            continue
+        x = "k" if case == 7 else "l"
+        rates, sender = t[f"case{case}_suppression"], t[f"case{case}_sender"]
+        fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+        for sid, g in rates.groupby("scenario"):
+            for role, gg in g.groupby("role"):
+                axes[0].plot(gg[x], gg["suppression_rate_mean"], marker="o",
+                             linestyle="-" if role == "An" else "--", label=f"scenario {sid}, {role}")
+        for sid, g in sender.groupby("scenario"):
+            axes[1].plot(g[x], g["failure_rate_mean"], marker="o", label=f"scenario {sid}")
+            axes[2].plot(g[x], g["loss_report_delay_mean_s_mean"], marker="o", label=f"scenario {sid}")
+        for ax, yl in zip(axes, ("suppression rate", "suppression failure rate", "loss report delay at A1 (s)")):
+            ax.set_xlabel(x)
+            ax.set_ylabel(yl)
+            ax.legend(fontsize=7)
+        fig.suptitle(f"Case {case}: the {x} study ({'draft RTT rule' if case == 7 else 'RFC rule'})")
+        fig.tight_layout()
+        fig.savefig(out / f"case{case}_{x}_study.png", dpi=120)
+        plt.close(fig)
+        made.append(f"case{case}_{x}_study.png")
     return made
 
 

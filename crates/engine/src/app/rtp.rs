@@ -49,6 +49,8 @@ pub struct RtpMember {
     sources: HashMap<u32, Source>,
     sent_at: HashMap<u16, SimTime>,
     reported: HashSet<u16>,
+    /// Per lost packet of ours: the members that reported it.
+    reporters: HashMap<u16, HashSet<u32>>,
     loss_report_delays: Vec<f64>,
     rtt_s: Option<f64>,
     rtcp_bytes: u64,
@@ -90,6 +92,7 @@ impl RtpMember {
             sources: HashMap::new(),
             sent_at: HashMap::new(),
             reported: HashSet::new(),
+            reporters: HashMap::new(),
             loss_report_delays: Vec::new(),
             rtt_s: None,
             rtcp_bytes: 0,
@@ -111,11 +114,14 @@ impl RtpMember {
         }
     }
 
+    /// Report blocks about every valid RTP source and every member that
+    /// sends SRs without media (the study's "RTP senders that send no
+    /// media"): a zero block still carries LSR/DLSR, so they learn an RTT.
     fn report_blocks(&mut self, now: SimTime) -> Vec<RtcpReport> {
         let mut ssrcs: Vec<u32> = self
             .sources
             .iter()
-            .filter(|(_, s)| s.stats.is_valid())
+            .filter(|(_, s)| s.stats.is_valid() || s.last_sr.is_some())
             .map(|(k, _)| *k)
             .collect();
         ssrcs.sort_unstable();
@@ -124,12 +130,23 @@ impl RtpMember {
             .take(31)
             .map(|ssrc| {
                 let s = self.sources.get_mut(&ssrc).expect("listed");
+                let (fraction_lost, cumulative_lost, ext_highest_seq, jitter) =
+                    if s.stats.is_valid() {
+                        (
+                            s.stats.take_fraction_lost(),
+                            s.stats.cumulative_lost(),
+                            s.stats.extended_max(),
+                            s.stats.jitter(),
+                        )
+                    } else {
+                        (0, 0, 0, 0)
+                    };
                 RtcpReport {
                     ssrc,
-                    fraction_lost: s.stats.take_fraction_lost(),
-                    cumulative_lost: s.stats.cumulative_lost(),
-                    ext_highest_seq: s.stats.extended_max(),
-                    jitter: s.stats.jitter(),
+                    fraction_lost,
+                    cumulative_lost,
+                    ext_highest_seq,
+                    jitter,
                     lsr: s.last_sr.map(|x| x.0),
                     dlsr: s.last_sr.map_or(SimTime::ZERO, |x| now - x.1),
                 }
@@ -266,6 +283,7 @@ impl RtpMember {
             self.sched.on_feedback_heard(now, *media, seqs);
             if *media == self.ssrc {
                 for s in seqs {
+                    self.reporters.entry(*s).or_default().insert(c.ssrc);
                     if self.reported.insert(*s) {
                         if let Some(t) = self.sent_at.get(s) {
                             self.loss_report_delays.push((now - *t).as_secs_f64());
@@ -474,6 +492,12 @@ impl App for RtpMember {
                 ("members", self.sched.timing.members() as f64),
                 ("rtt_s", self.rtt_s.unwrap_or(f64::NAN)),
                 ("loss_reports", self.loss_report_delays.len() as f64),
+                // Lost packets reported by more than one member (a
+                // suppression failure when the loss was shared).
+                (
+                    "losses_multiply_reported",
+                    self.reporters.values().filter(|r| r.len() > 1).count() as f64,
+                ),
                 ("loss_report_delay_mean_s", mean(&self.loss_report_delays)),
                 ("media_packets_sent", self.packets_sent as f64),
             ],
