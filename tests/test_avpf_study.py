@@ -95,3 +95,38 @@ def test_an_rtt_estimate_improves_the_trade_off(multicast):
     rfc = pd.read_csv(multicast / "case8_sender.csv")
     assert draft["failure_rate_mean"].mean() < 0.5 * rfc["failure_rate_mean"].mean()
     assert draft["loss_report_delay_mean_s_mean"].mean() < rfc["loss_report_delay_mean_s_mean"].mean()
+
+
+@pytest.fixture(scope="module")
+def newpred(tmp_path_factory):
+    out = tmp_path_factory.mktemp("avpf_np")
+    r = CliRunner().invoke(main, ["reproduce", "avpf", "--quick", "--case", "9", "--case", "10",
+                                  "--out", str(out), "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_newpred_recovery_is_round_trip_plus_waiting(newpred):
+    d = pd.read_csv(newpred / "case9_newpred.csv")
+    for (sess, plr), g in d.groupby(["session", "loss_rate"]):
+        g = g.set_index("link2_delay_ms")
+        extra = g.loc[500.0, "recovery_time_mean_s_mean"] - g.loc[10.0, "recovery_time_mean_s_mean"]
+        # 490 ms more each way on link 2, for the feedback and the repair
+        assert extra == pytest.approx(0.98, abs=0.1), (sess, plr, extra)
+        assert (g["waiting_time_mean_s_mean"] < g["recovery_time_mean_s_mean"]).all()
+
+
+def test_newpred_waiting_grows_with_loss_and_shrinks_with_bandwidth(newpred):
+    d = pd.read_csv(newpred / "case9_newpred.csv")
+    for (sess, delay), g in d.groupby(["session", "link2_delay_ms"]):
+        w = g.set_index("loss_rate")["waiting_time_mean_s_mean"]
+        assert w[0.1] > w[0.01], (sess, delay, w)
+    by_bw = d.groupby("session_kbps")["waiting_time_mean_s_mean"].mean().sort_index()
+    assert by_bw.iloc[0] > by_bw.iloc[-1]
+
+
+def test_newpred_congested_by_tcp_recovers_losses(newpred):
+    d = pd.read_csv(newpred / "case10_newpred.csv")
+    short = d[d["link2_delay_ms"] == 10.0]
+    assert (short["fb_wanted_mean"] > 0).all(), "64 TCP flows congest link 2"
+    assert (short["recoveries_mean"] > 0).all()

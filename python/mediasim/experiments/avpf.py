@@ -5,7 +5,9 @@ errors), 3 (RTCP share in multicast trees), 4 (unicast feedback: sent,
 discarded, mean waiting time, AVP against AVPF), 5 and 6 (multicast feedback
 in T-16 with shared or distributed losses; in 6 the lossy members also send
 SRs), 7 (the k study, draft T_dither_max rule) and 8 (the l study, RFC
-rule). Case 9 (NEWPRED) is not built yet.
+rule), 9 (NEWPRED error repair on a three-link chain, link 2 lossy) and 10
+(the study's "simulation B": case 9 with link 2 loss-free but congested by
+64 FTP/TCP flows, 32 from each side).
 
 Values the study states are in the first block of ``Params``; the others
 are chosen here, marked "chosen", and listed in docs/experiments/avpf.md.
@@ -31,7 +33,7 @@ from ..sweep import Job, run_many  # noqa: E402
 from .params import apply_overrides  # noqa: E402
 
 NAME = "avpf"
-CASES = (1, 2, 3, 4, 5, 6, 7, 8)
+CASES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 
 
 @dataclass
@@ -63,6 +65,14 @@ class Params:
     feedback_bw_bps: float = 200e3  # chosen: session bandwidth of cases 5-8
     feedback_byte_error_rate: float = 1e-5  # chosen: cases 5-8 (0.5% loss per 528-byte packet)
     k_values: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 3.0, 4.0)  # study
+    newpred_delays_ms: tuple[float, ...] = (10.0, 50.0, 100.0, 200.0, 500.0)  # study
+    newpred_loss_rates: tuple[float, ...] = (0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2)  # study
+    # (bandwidth kbit/s, frames/s, segments/frame), study
+    newpred_sessions: tuple[str, ...] = ("32:4:3", "32:5:3", "64:5:3", "64:10:3", "128:10:6", "128:15:6",
+                                         "384:15:6", "384:30:6", "512:30:6", "1000:30:9", "2000:30:9")
+    newpred_link_bps: float = 10e6  # chosen: all three links of case 9
+    newpred_duration_s: float = 60.0  # chosen
+    ftp_flows_per_side: int = 32  # study (simulation B)
     seed: int = 1
 
     def payload(self, bw: float) -> int:
@@ -73,7 +83,11 @@ class Params:
     def quick(self) -> "Params":
         # Fewer replications, same length: shorter runs leave 16-member
         # sessions with too few reports per member for their share to settle.
-        return dataclasses.replace(self, replications=2)
+        # Case 9's grid is thinned to three delays, two loss rates, three
+        # sessions.
+        return dataclasses.replace(self, replications=2, newpred_delays_ms=(10.0, 100.0, 500.0),
+                                   newpred_loss_rates=(0.01, 0.1),
+                                   newpred_sessions=("32:4:3", "128:10:6", "2000:30:9"))
 
     def with_overrides(self, overrides: dict[str, str]) -> "Params":
         return apply_overrides(self, overrides, NAME)
@@ -237,6 +251,48 @@ def case_7_8(p: Params, case: int) -> list[tuple[dict, Scenario]]:
     return out
 
 
+def newpred_chain(p: Params, bw: float, fps: float, segs: int, delay_ms: float, plr: float | None,
+                  ftp: bool = False) -> Scenario:
+    sc = Scenario("newpred", duration_s=p.newpred_duration_s)
+    for n in ("S", "R1", "R2", "C"):
+        sc.node(n)
+    sc.link("S", "R1", rate_bps=p.newpred_link_bps, delay_ms=10.0)
+    link2: dict[str, Any] = {}
+    if plr:
+        link2["ab"] = {"loss": {"type": "packet", "rate": plr}}
+    sc.link("R1", "R2", rate_bps=p.newpred_link_bps, delay_ms=delay_ms, **link2)
+    sc.link("R2", "C", rate_bps=p.newpred_link_bps, delay_ms=10.0)
+    if ftp:
+        for i in range(p.ftp_flows_per_side):
+            for side, near, far in (("l", "R1", "R2"), ("r", "R2", "R1")):
+                a, b = f"{side}s{i}", f"{side}d{i}"
+                sc.node(a).node(b)
+                sc.link(a, near, rate_bps=100e6, delay_ms=1.0)
+                sc.link(far, b, rate_bps=100e6, delay_ms=1.0)
+                sc.flow(f"ftp-{side}{i}", "tcp", src=a, dst=b, start_s=0.0, start_jitter_s=1.0,
+                        tcp={"flavor": "sack"})
+    sc.data["rtp_sessions"] = [{
+        "name": "s", "transport": "unicast", "session_bw_bps": bw, "media_payload_bytes": 100,
+        "newpred": {"frames_per_s": fps, "segments_per_frame": segs},
+        "avpf": {"max_feedback_delay_ms": p.max_feedback_delay_ms},
+        "members": [{"node": "S", "media": True}, {"node": "C"}],
+    }]
+    return sc
+
+
+def case_9(p: Params, ftp: bool) -> list[tuple[dict, Scenario]]:
+    out = []
+    for spec in p.newpred_sessions:
+        kb, fps, segs = (float(x) for x in spec.split(":"))
+        for d in p.newpred_delays_ms:
+            for plr in ((None,) if ftp else p.newpred_loss_rates):
+                labels = {"case": 10 if ftp else 9, "session": spec, "session_kbps": kb, "link2_delay_ms": d}
+                if not ftp:
+                    labels["loss_rate"] = plr
+                out.append((labels, newpred_chain(p, kb * 1e3, fps, int(segs), d, plr, ftp)))
+    return out
+
+
 def analyse(res, job: Job) -> list[dict[str, Any]]:
     rtp = res.tables["rtp"]
     labels = {k: v for k, v in job.labels.items() if not k.startswith("_")}
@@ -247,7 +303,8 @@ def analyse(res, job: Job) -> list[dict[str, Any]]:
         rows.append({**labels, "replication": job.replication, "member": member, "role": role.get(member, ""),
                      **{k: r[k] for k in ("rtcp_share_pct", "fb_wanted", "fb_sent", "fb_suppressed",
                                           "fb_discarded", "mwt_s", "early_packets", "loss_report_delay_mean_s",
-                                          "loss_reports", "losses_multiply_reported")}})
+                                          "loss_reports", "losses_multiply_reported", "recoveries",
+                                          "recovery_time_mean_s", "waiting_time_mean_s")}})
     return rows
 
 
@@ -268,6 +325,10 @@ def build_jobs(p: Params, cases: tuple[int, ...]) -> list[Job]:
     for c in (7, 8):
         if c in cases:
             specs += case_7_8(p, c)
+    if 9 in cases:
+        specs += case_9(p, ftp=False)
+    if 10 in cases:
+        specs += case_9(p, ftp=True)
     return [Job(sc.to_dict(), seed=p.seed, replication=r, labels=labels)
             for labels, sc in specs for r in range(p.replications)]
 
@@ -291,6 +352,11 @@ def tables(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
             lossy = d[d["fb_wanted"] > 0]
             out[f"case{case}_feedback"] = summarize(lossy, ["losses", "member"],
                                                     ["fb_wanted", "fb_sent", "fb_suppressed", "fb_discarded", "mwt_s"])
+        elif case in (9, 10):
+            rx = d[d["member"] == "C"]
+            keys9 = ["session", "session_kbps", "link2_delay_ms"] + (["loss_rate"] if case == 9 else [])
+            out[f"case{case}_newpred"] = summarize(rx, keys9, ["fb_wanted", "recoveries", "recovery_time_mean_s",
+                                                                "waiting_time_mean_s", "fb_discarded"])
         else:
             x = "k" if case == 7 else "l"
             m = d[d["role"] != ""].copy()
@@ -340,6 +406,22 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
         fig.savefig(out / "case4_mwt.png", dpi=120)
         plt.close(fig)
         made.append("case4_mwt.png")
+    if "case9_newpred" in t:
+        d = t["case9_newpred"]
+        delays = sorted(d["link2_delay_ms"].unique())
+        fig, axes = plt.subplots(1, len(delays), figsize=(3.6 * len(delays), 3.8), sharey=True, squeeze=False)
+        for ax, dl in zip(axes[0], delays):
+            for sess, g in d[d["link2_delay_ms"] == dl].groupby("session", sort=False):
+                ax.plot(g["loss_rate"], g["waiting_time_mean_s_mean"], marker="o", label=sess)
+            ax.set_xscale("log")
+            ax.set_title(f"link 2 delay {dl:g} ms")
+            ax.set_xlabel("packet loss rate on link 2")
+        axes[0][0].set_ylabel("NEWPRED waiting time (s)")
+        axes[0][-1].legend(fontsize=6, title="kbit/s:fps:segments", title_fontsize=6)
+        fig.tight_layout()
+        fig.savefig(out / "case9_newpred_waiting.png", dpi=120)
+        plt.close(fig)
+        made.append("case9_newpred_waiting.png")
     for case in (7, 8):
         if f"case{case}_suppression" not in t:
             continue

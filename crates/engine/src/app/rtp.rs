@@ -21,7 +21,17 @@ const TOKEN_TIMEOUTS: u64 = 3;
 
 pub struct MediaConfig {
     pub template: PacketTemplate,
+    /// Time between frames (one packet per frame unless NEWPRED).
     pub interval: SimTime,
+}
+
+/// NEWPRED: each frame is cut into `segments` RTP packets; the receiver
+/// sends, per frame with lost segments, one application-layer feedback
+/// message with a 4-byte NACK per lost segment; the sender answers each
+/// with a repair (the segment coded from an acknowledged reference).
+#[derive(Clone, Copy, Debug)]
+pub struct NewpredConfig {
+    pub segments: u16,
 }
 
 struct Source {
@@ -58,6 +68,12 @@ pub struct RtpMember {
     rtcp_timer_at: Option<SimTime>,
     data_flow: FlowId,
     byes_sent: bool,
+    newpred: Option<NewpredConfig>,
+    /// Receiver: when each lost segment was detected.
+    detected: HashMap<u16, SimTime>,
+    recovery_times: Vec<f64>,
+    waiting_times: Vec<f64>,
+    repairs_sent: u64,
 }
 
 impl RtpMember {
@@ -100,7 +116,17 @@ impl RtpMember {
             rtcp_timer_at: None,
             data_flow,
             byes_sent: false,
+            newpred: None,
+            detected: HashMap::new(),
+            recovery_times: Vec::new(),
+            waiting_times: Vec::new(),
+            repairs_sent: 0,
         }
+    }
+
+    pub fn with_newpred(mut self, cfg: NewpredConfig) -> Self {
+        self.newpred = Some(cfg);
+        self
     }
 
     fn arm_rtcp(&mut self, out: &mut Vec<Action>) {
@@ -175,6 +201,7 @@ impl RtpMember {
             sender,
             reports,
             nacks,
+            app_layer_fb: self.newpred.is_some(),
             bye,
             early,
             cname: self.cname.clone(),
@@ -195,25 +222,59 @@ impl RtpMember {
         if now >= self.stop {
             return;
         }
-        let mut p = m.template.make(self.seq as u64);
-        p.app = AppData::Rtp {
-            ssrc: self.ssrc,
-            seq: self.seq,
-            timestamp: rtp_ts(now),
-        };
-        self.sent_at.insert(self.seq, now);
-        self.octets_sent = self.octets_sent.wrapping_add(p.payload_bytes() - 12);
-        self.packets_sent = self.packets_sent.wrapping_add(1);
-        self.seq = self.seq.wrapping_add(1);
-        out.push(Action::Send(p));
+        let segments = self.newpred.map_or(1, |n| n.segments);
+        let ts = rtp_ts(now);
+        let (tpl, interval) = (m.template.clone(), m.interval);
+        for _ in 0..segments {
+            let mut p = tpl.make(self.seq as u64);
+            p.app = AppData::Rtp {
+                ssrc: self.ssrc,
+                seq: self.seq,
+                timestamp: ts,
+                repair: None,
+            };
+            self.sent_at.insert(self.seq, now);
+            self.octets_sent = self.octets_sent.wrapping_add(p.payload_bytes() - 12);
+            self.packets_sent = self.packets_sent.wrapping_add(1);
+            self.seq = self.seq.wrapping_add(1);
+            out.push(Action::Send(p));
+        }
         self.sched.timing.on_own_rtp(now);
         out.push(Action::Timer {
-            at: now + m.interval,
+            at: now + interval,
             token: TOKEN_MEDIA,
         });
     }
 
-    fn on_rtp(&mut self, now: SimTime, ssrc: u32, seq: u16, ts: u32) {
+    /// NEWPRED sender: answer each reported segment with a repair.
+    fn send_repairs(&mut self, seqs: &[u16], fb_sent_at: SimTime, out: &mut Vec<Action>) {
+        let Some(m) = &self.media else { return };
+        let tpl = m.template.clone();
+        for &s in seqs {
+            let mut p = tpl.make(s as u64);
+            p.app = AppData::Rtp {
+                ssrc: self.ssrc,
+                seq: s,
+                timestamp: 0,
+                repair: Some(fb_sent_at),
+            };
+            self.repairs_sent += 1;
+            out.push(Action::Send(p));
+        }
+    }
+
+    fn on_rtp(&mut self, now: SimTime, ssrc: u32, seq: u16, ts: u32, repair: Option<SimTime>) {
+        if let Some(fb_sent) = repair {
+            // A NEWPRED repair: recovery time from detection; waiting time is
+            // that minus the round trip (feedback transit + repair transit).
+            if let Some(t_det) = self.detected.remove(&seq) {
+                let recovery = (now - t_det).as_secs_f64();
+                self.recovery_times.push(recovery);
+                self.waiting_times
+                    .push(recovery - (now - fb_sent).as_secs_f64());
+            }
+            return;
+        }
         self.sched.timing.on_rtp(ssrc, now);
         let src = self.sources.entry(ssrc).or_insert(Source {
             stats: SourceStats::default(),
@@ -240,13 +301,40 @@ impl RtpMember {
         } else {
             src.next_seq = Some(seq.wrapping_add(1));
         }
-        if !lost.is_empty() {
-            self.sched.on_loss(now, ssrc, lost, &mut self.rng);
+        if lost.is_empty() {
+            return;
+        }
+        match self.newpred {
+            None => self.sched.on_loss(now, ssrc, lost, &mut self.rng),
+            Some(np) => {
+                // One feedback message per frame with lost segments.
+                for &s in &lost {
+                    self.detected.insert(s, now);
+                }
+                let mut i = 0;
+                while i < lost.len() {
+                    let frame = lost[i] / np.segments;
+                    let mut j = i;
+                    while j < lost.len() && lost[j] / np.segments == frame {
+                        j += 1;
+                    }
+                    self.sched
+                        .on_loss(now, ssrc, lost[i..j].to_vec(), &mut self.rng);
+                    i = j;
+                }
+            }
         }
     }
 
     /// An RTCP compound that was sent at `sent_at` (its SR timestamp).
-    fn on_rtcp(&mut self, now: SimTime, c: &RtcpCompound, bytes: u32, sent_at: SimTime) {
+    fn on_rtcp(
+        &mut self,
+        now: SimTime,
+        c: &RtcpCompound,
+        bytes: u32,
+        sent_at: SimTime,
+        out: &mut Vec<Action>,
+    ) {
         self.sched.timing.on_rtcp(c.ssrc, bytes as f64, now);
         if c.bye {
             self.sched.timing.on_bye(c.ssrc, now);
@@ -281,6 +369,9 @@ impl RtpMember {
         }
         for (media, seqs) in &c.nacks {
             self.sched.on_feedback_heard(now, *media, seqs);
+            if *media == self.ssrc && self.newpred.is_some() {
+                self.send_repairs(seqs, sent_at, out);
+            }
             if *media == self.ssrc {
                 for s in seqs {
                     self.reporters.entry(*s).or_default().insert(c.ssrc);
@@ -438,8 +529,9 @@ impl App for RtpMember {
                 ssrc,
                 seq,
                 timestamp,
-            } => self.on_rtp(now, *ssrc, *seq, *timestamp),
-            AppData::Rtcp(c) => self.on_rtcp(now, c, pkt.size_bytes, pkt.created_at),
+                repair,
+            } => self.on_rtp(now, *ssrc, *seq, *timestamp, *repair),
+            AppData::Rtcp(c) => self.on_rtcp(now, c, pkt.size_bytes, pkt.created_at, out),
             AppData::None => {}
         }
         self.arm_rtcp(out);
@@ -500,6 +592,10 @@ impl App for RtpMember {
                 ),
                 ("loss_report_delay_mean_s", mean(&self.loss_report_delays)),
                 ("media_packets_sent", self.packets_sent as f64),
+                ("repairs_sent", self.repairs_sent as f64),
+                ("recoveries", self.recovery_times.len() as f64),
+                ("recovery_time_mean_s", mean(&self.recovery_times)),
+                ("waiting_time_mean_s", mean(&self.waiting_times)),
             ],
             series: vec![],
         })

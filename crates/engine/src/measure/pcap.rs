@@ -82,6 +82,7 @@ impl PcapWriter {
                         ssrc,
                         seq,
                         timestamp,
+                        ..
                     } if payload.len() >= rtp::HEADER_LEN => {
                         rtp::RtpHeader {
                             marker: false,

@@ -69,10 +69,12 @@ pub struct Packet {
 pub enum AppData {
     #[default]
     None,
+    /// `repair`: a NEWPRED repair answering feedback sent at that time.
     Rtp {
         ssrc: u32,
         seq: u16,
         timestamp: u32,
+        repair: Option<SimTime>,
     },
     Rtcp(Box<RtcpCompound>),
 }
@@ -101,6 +103,9 @@ pub struct RtcpCompound {
     pub reports: Vec<RtcpReport>,
     /// Generic NACK feedback: (media SSRC, lost sequence numbers).
     pub nacks: Vec<(u32, Vec<u16>)>,
+    /// Feedback sent as application-layer feedback (PSFB AFB) with one
+    /// 4-byte NACK per lost segment (NEWPRED) instead of Generic NACK.
+    pub app_layer_fb: bool,
     pub bye: bool,
     pub early: bool,
     pub cname: String,

@@ -2,7 +2,7 @@
 
 use super::model::*;
 use super::validate::FieldError;
-use crate::app::rtp::{MediaConfig, RtpMember};
+use crate::app::rtp::{MediaConfig, NewpredConfig, RtpMember};
 use crate::app::{CbrSource, PacketTemplate, PoissonSource, Sink, StopRule, TcpSink, TcpSource};
 use crate::loss::{
     BitErrorRate, ByteErrorRate, ExplicitLoss, GilbertElliott, LossModel, PacketLossRate,
@@ -521,9 +521,28 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
         let start = SimTime::from_secs_f64(r.start_s);
         let stop = r.stop_s.map_or(horizon, SimTime::from_secs_f64);
         let media_senders = r.members.iter().filter(|m| m.media).count().max(1) as f64;
-        let wire_bytes = r.media_payload_bytes as f64 + 12.0 + 28.0;
-        let interval =
-            SimTime::from_secs_f64(wire_bytes * 8.0 / (r.session_bw_bps / media_senders));
+        let (payload, interval) = match &r.newpred {
+            // NEWPRED: a frame every 1/fps, cut into equal segments that fill
+            // the bandwidth on the wire.
+            Some(np) => {
+                let seg = r.session_bw_bps
+                    / media_senders
+                    / np.frames_per_s
+                    / 8.0
+                    / np.segments_per_frame as f64;
+                (
+                    (seg - 40.0).round().max(1.0) as u32,
+                    SimTime::from_secs_f64(1.0 / np.frames_per_s),
+                )
+            }
+            None => {
+                let wire_bytes = r.media_payload_bytes as f64 + 12.0 + 28.0;
+                (
+                    r.media_payload_bytes,
+                    SimTime::from_secs_f64(wire_bytes * 8.0 / (r.session_bw_bps / media_senders)),
+                )
+            }
+        };
         let point_to_point = !multicast;
         let a = r.avpf.clone().unwrap_or_default();
         let avpf_cfg = AvpfConfig {
@@ -589,7 +608,7 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
                 transport: Transport::Udp,
             };
             let media = rtp_flow.map(|f| MediaConfig {
-                template: tpl(f, rtp_port, r.media_payload_bytes + 12),
+                template: tpl(f, rtp_port, payload + 12),
                 interval,
             });
             let avpf = m.profile == RtpProfile::Avpf;
@@ -622,7 +641,7 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
                 timing.timeout_tmin_s = a.trr_interval_ms.unwrap_or(0.0) / 1e3;
             }
             let sched = RtcpScheduler::new(timing, avpf.then(|| avpf_cfg.clone()));
-            let app = RtpMember::new(
+            let mut app = RtpMember::new(
                 ssrc,
                 cname,
                 media,
@@ -634,6 +653,11 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
                 stop,
                 r.session_bw_bps,
             );
+            if let Some(np) = &r.newpred {
+                app = app.with_newpred(NewpredConfig {
+                    segments: np.segments_per_frame,
+                });
+            }
             let idx = apps.len() as u32;
             for (port, field) in [(rtp_port, "rtp"), (rtcp_port, "rtcp")] {
                 if ports[node as usize].iter().any(|(q, _)| *q == port) {

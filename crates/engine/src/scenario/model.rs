@@ -67,6 +67,19 @@ pub struct RtpSessionSpec {
     /// AVPF parameters (used by members whose profile is "avpf").
     #[serde(default)]
     pub avpf: Option<AvpfSpec>,
+    /// NEWPRED error repair: frames cut into segments, application-layer
+    /// feedback per frame, repairs from the sender. With it, the media
+    /// packet size follows from the bandwidth, the frame rate and the
+    /// segments (media_payload_bytes is ignored).
+    #[serde(default)]
+    pub newpred: Option<NewpredSpec>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewpredSpec {
+    pub frames_per_s: f64,
+    pub segments_per_frame: u16,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

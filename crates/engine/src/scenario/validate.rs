@@ -570,6 +570,27 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
                 );
             }
         }
+        if let Some(np) = &r.newpred {
+            v.positive(&format!("{p}.newpred.frames_per_s"), np.frames_per_s);
+            if np.segments_per_frame == 0 {
+                v.err(
+                    format!("{p}.newpred.segments_per_frame"),
+                    "must be at least 1",
+                );
+            }
+            let media = r.members.iter().filter(|m| m.media).count().max(1) as f64;
+            let seg_bytes = r.session_bw_bps
+                / media
+                / np.frames_per_s.max(1e-9)
+                / 8.0
+                / np.segments_per_frame.max(1) as f64;
+            if np.frames_per_s > 0.0 && seg_bytes < 41.0 {
+                v.err(
+                    format!("{p}.newpred"),
+                    format!("segments of {seg_bytes:.1} bytes leave no room for RTP/UDP/IP headers (40 bytes)"),
+                );
+            }
+        }
         if let Some(a) = &r.avpf {
             for (name, x) in [
                 ("trr_interval_ms", a.trr_interval_ms),
