@@ -9,7 +9,7 @@ use crate::loss::{
 };
 use crate::measure::recorder::FlowMeta;
 use crate::measure::Recorder;
-use crate::net::routing::{multicast_tree, unicast_table, Graph};
+use crate::net::routing::{multicast_tree, unicast_table, Graph, McastTree};
 use crate::net::topology::{group_addr, node_addr};
 use crate::net::{Dest, LinkDir, LinkDirId, Node, NodeId, Transport};
 use crate::proto::rtp::{AvpfConfig, DitherRule, RtcpScheduler, RtcpTiming, TimingConfig};
@@ -123,6 +123,28 @@ pub fn tcp_config(t: Option<&TcpSpec>, finite: bool) -> TcpConfig {
         delayed_ack: t.delayed_ack.unwrap_or(d.delayed_ack),
         delack_timeout: ms(t.delack_timeout_ms, d.delack_timeout),
     }
+}
+
+/// The multicast tree of (`root`, group `gid`) over `members`, built on
+/// first use. Returns its index, and (when just built) the members it
+/// cannot reach.
+fn tree_index(
+    trees: &mut Vec<McastTree>,
+    tree_of: &mut HashMap<(NodeId, u32), u32>,
+    graph: &Graph,
+    root: NodeId,
+    gid: u32,
+    members: &[NodeId],
+    from_of: impl Fn(LinkDirId) -> NodeId,
+) -> (u32, Vec<NodeId>) {
+    if let Some(&i) = tree_of.get(&(root, gid)) {
+        return (i, Vec::new());
+    }
+    let (tree, unreachable) = multicast_tree(graph, root, gid, members, from_of);
+    let i = trees.len() as u32;
+    tree_of.insert((root, gid), i);
+    trees.push(tree);
+    (i, unreachable)
 }
 
 /// Walks the unicast route from `a` to `b`: a dead end or a loop (possible
@@ -322,20 +344,23 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
                 .copied()
                 .filter(|&m| m != src)
                 .collect();
-            if !tree_of.contains_key(&(src, gid)) {
-                let (tree, unreachable) =
-                    multicast_tree(&graph, src, gid, &group_members[gid as usize], from_of);
-                for u in unreachable {
-                    errors.push(err(
-                        format!("{p}.group"),
-                        format!(
-                            "member \"{}\" of group \"{g}\" is unreachable from \"{}\"",
-                            nodes[u as usize].name, f.src
-                        ),
-                    ));
-                }
-                tree_of.insert((src, gid), trees.len() as u32);
-                trees.push(tree);
+            let (_, unreachable) = tree_index(
+                &mut trees,
+                &mut tree_of,
+                &graph,
+                src,
+                gid,
+                &group_members[gid as usize],
+                from_of,
+            );
+            for u in unreachable {
+                errors.push(err(
+                    format!("{p}.group"),
+                    format!(
+                        "member \"{}\" of group \"{g}\" is unreachable from \"{}\"",
+                        nodes[u as usize].name, f.src
+                    ),
+                ));
             }
             (
                 Dest::Group {
@@ -568,20 +593,23 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
                 .filter(|&n| n != node)
                 .collect();
             let dst = if multicast {
-                if !tree_of.contains_key(&(node, gid)) {
-                    let (tree, unreachable) =
-                        multicast_tree(&graph, node, gid, &member_nodes, from_of);
-                    for u in unreachable {
-                        errors.push(err(
-                            format!("{p}.members[{j}]"),
-                            format!(
-                                "member \"{}\" is unreachable from \"{}\"",
-                                nodes[u as usize].name, m.node
-                            ),
-                        ));
-                    }
-                    tree_of.insert((node, gid), trees.len() as u32);
-                    trees.push(tree);
+                let (_, unreachable) = tree_index(
+                    &mut trees,
+                    &mut tree_of,
+                    &graph,
+                    node,
+                    gid,
+                    &member_nodes,
+                    from_of,
+                );
+                for u in unreachable {
+                    errors.push(err(
+                        format!("{p}.members[{j}]"),
+                        format!(
+                            "member \"{}\" is unreachable from \"{}\"",
+                            nodes[u as usize].name, m.node
+                        ),
+                    ));
                 }
                 Dest::Group {
                     group: gid,
