@@ -213,8 +213,12 @@ def case_5_6(p: Params, with_sr: bool) -> list[tuple[dict, Scenario]]:
                 l["ab"] = {"loss": loss}
         members = [{"node": f"A{i}", "media": i == 1, "sender_reports": with_sr and f"A{i}" in lossy[kind]}
                    for i in range(1, 17)]
-        out.append(({"case": 6 if with_sr else 5, "losses": kind},
-                    session(sc, p.feedback_bw_bps, p.payload_200k, members, "multicast", p)))
+        session(sc, p.feedback_bw_bps, p.payload_200k, members, "multicast", p)
+        # The draft's RTT rule (k = 1): members with an RTT estimate (the SR
+        # senders of case 6) use k * RTT / 2 * members, the others l * T_rr,
+        # which is the RFC rule; so case 5 is the RFC rule in effect.
+        sc.data["rtp_sessions"][0]["avpf"].update({"dither": "rtt", "k": 1.0})
+        out.append(({"case": 6 if with_sr else 5, "losses": kind}, sc))
     return out
 
 
