@@ -363,6 +363,7 @@ def tables(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
                                                                 "waiting_time_mean_s", "fb_discarded"])
         else:
             x = "k" if case == 7 else "l"
+            d = d.astype({"scenario": int})  # NaN in other cases made it float
             m = d[d["role"] != ""].copy()
             m["suppression_rate"] = m["fb_suppressed"] / m["fb_wanted"]
             rates = summarize(m, ["scenario", x, "role"], ["suppression_rate"], bounds={"suppression_rate": (0.0, 1.0)})
