@@ -34,6 +34,7 @@ pub struct NewpredConfig {
     pub segments: u16,
 }
 
+#[derive(Default)]
 struct Source {
     stats: SourceStats,
     next_seq: Option<u16>,
@@ -276,12 +277,7 @@ impl RtpMember {
             return;
         }
         self.sched.timing.on_rtp(ssrc, now);
-        let src = self.sources.entry(ssrc).or_insert(Source {
-            stats: SourceStats::default(),
-            next_seq: None,
-            last_sr: None,
-            sends_media: true,
-        });
+        let src = self.sources.entry(ssrc).or_insert_with(Source::default);
         src.sends_media = true;
         src.stats.update_seq(seq);
         src.stats.update_jitter(
@@ -341,12 +337,7 @@ impl RtpMember {
             self.sources.remove(&c.ssrc);
             return;
         }
-        let src = self.sources.entry(c.ssrc).or_insert(Source {
-            stats: SourceStats::default(),
-            next_seq: None,
-            last_sr: None,
-            sends_media: false,
-        });
+        let src = self.sources.entry(c.ssrc).or_insert_with(Source::default);
         if c.sender.is_some() {
             // LSR: the SR's own timestamp, i.e. when it was sent.
             src.last_sr = Some((sent_at, now));
