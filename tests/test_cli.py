@@ -21,6 +21,13 @@ def test_run_prints_per_flow_table(examples, tmp_path):
     assert (tmp_path / "o" / "pcap" / "bottleneck.pcap").exists()
 
 
+def test_run_shows_tcp_and_rtp_tables(examples):
+    r = invoke("run", examples / "tcp_web_and_voice.toml")
+    assert r.exit_code == 0 and "TCP:" in r.output and "| web0" in r.output
+    r = invoke("run", examples / "rtp_avpf_multicast.yaml")
+    assert r.exit_code == 0 and "RTP members:" in r.output and "conf/A2/rtcp" in r.output
+
+
 def test_run_with_override_and_error(examples):
     r = invoke("run", examples / "dumbbell.toml", "--set", "links[name=bottleneck].rate_bps=-5")
     assert r.exit_code == 2

@@ -67,6 +67,17 @@ def run_cmd(scenario, seed, replication, out, pcap, trace, overrides) -> None:
     m = res.meta
     click.echo(f"# {sc.name}: {m['duration_s']} s simulated, seed {seed}, replication {replication}")
     click.echo(_fmt_table(res.summary()))
+    if not res.tcp.empty:
+        cols = ["flow", "bytes_delivered", "goodput_bps", "completion_time_s", "retransmissions", "timeouts",
+                "fast_recoveries", "srtt_ms"]
+        click.echo("\nTCP:")
+        click.echo(_fmt_table(res.tcp[[c for c in cols if c in res.tcp.columns]]))
+    if "rtp" in res.tables and not res.tables["rtp"].empty:
+        cols = ["flow", "avpf", "rtcp_share_pct", "early_packets", "fb_wanted", "fb_sent", "fb_suppressed",
+                "fb_discarded", "mwt_s", "rtt_s", "loss_report_delay_mean_s"]
+        rtp = res.tables["rtp"]
+        click.echo("\nRTP members:")
+        click.echo(_fmt_table(rtp[[c for c in cols if c in rtp.columns]]))
     click.echo(
         f"\npackets: originated {m['originated']}, multicast copies {m['multicast_copies']}, "
         f"delivered {m['delivered']}, dropped {m['dropped']}, in flight {m['in_flight']} (balanced)"
