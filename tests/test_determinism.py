@@ -52,3 +52,14 @@ def test_adding_a_component_does_not_shift_other_streams():
     lost_base = base.drops[base.drops["flow"] == "main"]["seq"].tolist()
     lost_more = more.drops[more.drops["flow"] == "main"]["seq"].tolist()
     assert lost_base and lost_base == lost_more
+
+
+def test_tcp_and_rtp_runs_are_bit_identical(examples):
+    for name, extra in (("tcp_web_and_voice.toml", ("tcp", "tcp_series")), ("rtp_avpf_multicast.yaml", ("rtp",))):
+        a = mediasim.run(examples / name, seed=5)
+        b = mediasim.run(examples / name, seed=5)
+        assert tables_equal(a, b), name
+        for t in extra:
+            pd.testing.assert_frame_equal(a.tables[t], b.tables[t], check_exact=True)
+        c = mediasim.run(examples / name, seed=6)
+        assert not a.packets.equals(c.packets), name

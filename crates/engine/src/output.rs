@@ -327,13 +327,17 @@ pub fn tables(
     out
 }
 
+/// One application's named values.
+type NamedValues = Vec<(&'static str, f64)>;
+/// Long-format series columns: flow, variable, time, value.
+type SeriesColumns = (Vec<String>, Vec<String>, Vec<u64>, Vec<f64>);
+
 /// Tables reported by applications (e.g. "tcp" and "tcp_series"): one row
 /// per flow, the values of all its applications side by side.
 fn app_tables(w: &World, end: crate::sim::SimTime) -> Vec<Table> {
     use std::collections::BTreeMap;
-    let mut rows: BTreeMap<&'static str, BTreeMap<u32, Vec<(&'static str, f64)>>> = BTreeMap::new();
-    let mut series: BTreeMap<&'static str, (Vec<String>, Vec<String>, Vec<u64>, Vec<f64>)> =
-        BTreeMap::new();
+    let mut rows: BTreeMap<&'static str, BTreeMap<u32, NamedValues>> = BTreeMap::new();
+    let mut series: BTreeMap<&'static str, SeriesColumns> = BTreeMap::new();
     for slot in &w.apps {
         let Some(st) = slot.app.stats(end) else {
             continue;

@@ -32,18 +32,52 @@ fn random_bytes_never_panic() {
 #[test]
 fn mutated_and_truncated_valid_packets_never_panic() {
     let mut rng = RngStreams::new(2, 0).stream("fuzz");
-    let block = ReportBlock { ssrc: 1, fraction_lost: 3, cumulative_lost: -2, ext_highest_seq: 9, jitter: 4, lsr: 5, dlsr: 6 };
+    let block = ReportBlock {
+        ssrc: 1,
+        fraction_lost: 3,
+        cumulative_lost: -2,
+        ext_highest_seq: 9,
+        jitter: 4,
+        lsr: 5,
+        dlsr: 6,
+    };
     let mut compound = Vec::new();
     for p in [
-        RtcpPacket::SenderReport { ssrc: 1, ntp: 2, rtp_ts: 3, packet_count: 4, octet_count: 5, reports: vec![block] },
-        RtcpPacket::Sdes { ssrc: 1, cname: "x@y".into() },
-        RtcpPacket::Nack { sender_ssrc: 1, media_ssrc: 2, entries: vec![(5, 3)] },
-        RtcpPacket::AppFeedback { sender_ssrc: 1, media_ssrc: 2, data: vec![1, 2, 3, 4] },
+        RtcpPacket::SenderReport {
+            ssrc: 1,
+            ntp: 2,
+            rtp_ts: 3,
+            packet_count: 4,
+            octet_count: 5,
+            reports: vec![block],
+        },
+        RtcpPacket::Sdes {
+            ssrc: 1,
+            cname: "x@y".into(),
+        },
+        RtcpPacket::Nack {
+            sender_ssrc: 1,
+            media_ssrc: 2,
+            entries: vec![(5, 3)],
+        },
+        RtcpPacket::AppFeedback {
+            sender_ssrc: 1,
+            media_ssrc: 2,
+            data: vec![1, 2, 3, 4],
+        },
         RtcpPacket::Bye { ssrcs: vec![1] },
     ] {
         p.emit(&mut compound);
     }
-    let h = TcpHeader { seq: 1, ack: 2, flags: 0x10, wnd: 1000, sack: [(10, 20), (30, 40), (0, 0)], n_sack: 2, mss: 0 };
+    let h = TcpHeader {
+        seq: 1,
+        ack: 2,
+        flags: 0x10,
+        wnd: 1000,
+        sack: [(10, 20), (30, 40), (0, 0)],
+        n_sack: 2,
+        mss: 0,
+    };
     let mut seg = vec![0u8; h.header_bytes() as usize + 8];
     tcp::emit(&h, 1, 2, &mut seg, [10, 0, 0, 1], [10, 0, 0, 1]);
     for base in [compound, seg] {

@@ -277,7 +277,7 @@ impl RtpMember {
             return;
         }
         self.sched.timing.on_rtp(ssrc, now);
-        let src = self.sources.entry(ssrc).or_insert_with(Source::default);
+        let src = self.sources.entry(ssrc).or_default();
         src.sends_media = true;
         src.stats.update_seq(seq);
         src.stats.update_jitter(
@@ -337,7 +337,7 @@ impl RtpMember {
             self.sources.remove(&c.ssrc);
             return;
         }
-        let src = self.sources.entry(c.ssrc).or_insert_with(Source::default);
+        let src = self.sources.entry(c.ssrc).or_default();
         if c.sender.is_some() {
             // LSR: the SR's own timestamp, i.e. when it was sent.
             src.last_sr = Some((sent_at, now));
