@@ -87,6 +87,65 @@ def run_cmd(scenario, seed, replication, out, pcap, trace, overrides) -> None:
         click.echo(f"tables written to {out}/")
 
 
+@main.command("sweep")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--vary", "vary", multiple=True, metavar="PATH=V1,V2,...", required=True,
+              help="A field and the values to try (JSON each), e.g. --vary 'links[name=bottleneck].rate_bps=1e6,2e6'. "
+                   "Several --vary make a grid.")
+@click.option("--replications", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: all cores).")
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Sweep folder (resumable).")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Fixed overrides applied first.")
+def sweep_cmd(scenario, vary, replications, seed, workers, out, overrides) -> None:
+    """Run SCENARIO over a grid of field values x replications; each run is
+    stored under OUT/runs/ (re-running skips finished runs)."""
+    from .stats import summarize
+    from .sweep import grid, run_sweep
+
+    sc = _load(scenario, overrides)
+    axes = {}
+    for v in vary:
+        try:
+            k, vals = split_override(v)
+        except ScenarioError as e:
+            _fail(str(e))
+        axes[k] = [parse_value(x) for x in _split_values(vals)]
+    try:
+        jobs = grid(sc, axes, replications=replications, seed=seed)
+        for j in jobs[:: max(1, replications)]:
+            from .scenario import Scenario
+
+            Scenario.from_dict(j.scenario).validate()
+    except ScenarioError as e:
+        _fail(str(e))
+    flows = run_sweep(jobs, out, workers=workers)
+    keys = list(axes) + ["flow", "receiver"]
+    table = summarize(flows, keys, ["loss_rate", "throughput_bps", "delay_mean_ms", "delay_p99_ms", "jitter_ms"],
+                      bounds={"loss_rate": (0.0, 1.0)})
+    table.to_csv(Path(out) / "summary.csv", index=False)
+    click.echo(_fmt_table(table))
+    click.echo(f"\n{len(jobs)} runs; tables in {out}/ (flows.parquet, summary.csv, runs/)")
+
+
+def _split_values(text: str) -> list[str]:
+    """Splits V1,V2,... at commas outside brackets and braces (JSON values)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
 @main.command("validate")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a field first.")

@@ -100,3 +100,66 @@ def combine(results: list[Results], table: str) -> "Any":
             df.insert(i, k, v)
         frames.append(df)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def grid(scenario: Scenario | dict | str | Path, vary: dict[str, list[Any]], replications: int = 1,
+         seed: int = 0) -> list[Job]:
+    """Jobs for every combination of the values in ``vary`` (override path
+    -> values) times ``replications``. Labels are the paths and values."""
+    import itertools
+
+    base = as_scenario(scenario)
+    keys = list(vary)
+    jobs = []
+    for combo in itertools.product(*(vary[k] for k in keys)):
+        sc = base.with_overrides(dict(zip(keys, combo)))
+        labels = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in zip(keys, combo)}
+        jobs += [Job(sc.to_dict(), seed=seed, replication=r, labels=dict(labels)) for r in range(replications)]
+    return jobs
+
+
+def _run_key(job: Job) -> str:
+    import hashlib
+    import json as _json
+
+    blob = _json.dumps([job.labels, job.seed, job.replication], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def run_sweep(jobs: list[Job], out: str | Path, workers: int | None = None, progress: bool = True) -> "Any":
+    """Runs ``jobs``, storing each run's tables under ``out/runs/<key>/``
+    (key: a hash of labels, seed and replication). Runs already stored are
+    skipped, so an interrupted sweep resumes where it stopped and a failure
+    never loses finished runs. Returns the combined flow table, also
+    written to ``out/flows.parquet``."""
+    import json as _json
+
+    import pandas as pd
+
+    from .results import Results
+
+    out = Path(out)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    todo = []
+    for job in jobs:
+        d = out / "runs" / _run_key(job)
+        if not (d / "meta.json").exists():
+            job.out = str(d)
+            todo.append(job)
+    if todo:
+        run_many(todo, workers=workers, progress=progress, desc="sweep runs", analyse=_discard)
+    results = []
+    for job in jobs:
+        d = out / "runs" / _run_key(job)
+        r = Results.read_parquet(d)
+        r.meta["labels"] = job.labels
+        results.append(r)
+    flows = combine(results, "flows")
+    flows.to_parquet(out / "flows.parquet", index=False)
+    (out / "sweep.json").write_text(_json.dumps({"runs": len(jobs), "newly_run": len(todo)}, indent=2))
+    return flows
+
+
+def _discard(res: Results, job: Job) -> None:
+    """Analysis for stored runs: the tables are on disk already."""
+    return None
