@@ -344,7 +344,7 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
                 .copied()
                 .filter(|&m| m != src)
                 .collect();
-            let (_, unreachable) = tree_index(
+            let (ti, unreachable) = tree_index(
                 &mut trees,
                 &mut tree_of,
                 &graph,
@@ -365,7 +365,7 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
             (
                 Dest::Group {
                     group: gid,
-                    tree: tree_of[&(src, gid)],
+                    tree: ti,
                 },
                 receivers,
             )
@@ -593,7 +593,7 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
                 .filter(|&n| n != node)
                 .collect();
             let dst = if multicast {
-                let (_, unreachable) = tree_index(
+                let (ti, unreachable) = tree_index(
                     &mut trees,
                     &mut tree_of,
                     &graph,
@@ -613,7 +613,7 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
                 }
                 Dest::Group {
                     group: gid,
-                    tree: tree_of[&(node, gid)],
+                    tree: ti,
                 }
             } else {
                 let other = others[0];
