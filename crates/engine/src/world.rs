@@ -76,10 +76,7 @@ pub const PROGRESS_EVERY: u64 = 1 << 20;
 impl World {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        nodes: Vec<Node>,
-        links: Vec<LinkDir>,
-        link_names: Vec<String>,
-        routes: Vec<Vec<Option<LinkDirId>>>,
+        topo: crate::scenario::build::Topology,
         trees: Vec<McastTree>,
         tree_of: std::collections::HashMap<(NodeId, u32), u32>,
         apps: Vec<AppSlot>,
@@ -89,12 +86,12 @@ impl World {
         sample_every: Option<SimTime>,
         group_addrs: Vec<[u8; 4]>,
     ) -> Self {
-        let n_links = link_names.len();
+        let n_links = topo.link_names.len();
         World {
-            nodes,
-            links,
-            link_names,
-            routes,
+            nodes: topo.nodes,
+            links: topo.links,
+            link_names: topo.link_names,
+            routes: topo.routes,
             trees,
             tree_of,
             apps,

@@ -1,7 +1,64 @@
 //! Constant bit rate source: one packet of fixed size every `interval`.
 
+use super::flow::{add_udp_sinks_and_meta, check_udp_payload, FlowCommon, FlowModel, ResolvedFlow};
 use super::{Action, App, PacketTemplate, StopRule};
+use crate::scenario::build::BuildCtx;
+use crate::scenario::check::{Checker, Scope};
 use crate::sim::SimTime;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Constant bit rate over UDP: `payload_bytes` every `interval_ms`, or at
+/// `rate_bps` (payload bits).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CbrSpec {
+    /// Application payload per packet, in bytes.
+    #[serde(default)]
+    pub payload_bytes: Option<u32>,
+    /// Payload bit rate (give this or `interval_ms`).
+    #[serde(default)]
+    pub rate_bps: Option<f64>,
+    /// Time between packets, in milliseconds.
+    #[serde(default)]
+    pub interval_ms: Option<f64>,
+    /// Stop after this many packets.
+    #[serde(default)]
+    pub max_packets: Option<u64>,
+}
+
+impl FlowModel for CbrSpec {
+    fn validate(&self, _flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
+        check_udp_payload(p, self.payload_bytes, c);
+        match (self.rate_bps, self.interval_ms) {
+            (Some(r), None) => c.positive(&format!("{p}.rate_bps"), r),
+            (None, Some(x)) => c.positive(&format!("{p}.interval_ms"), x),
+            (Some(_), Some(_)) => c.err(p, "cbr takes rate_bps or interval_ms, not both"),
+            (None, None) => c.err(p, "cbr needs rate_bps or interval_ms"),
+        }
+        c.at_least_one(&format!("{p}.max_packets"), self.max_packets);
+    }
+
+    fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {
+        let payload = self.payload_bytes.expect("validated");
+        let interval = match (self.interval_ms, self.rate_bps) {
+            (Some(ms), _) => SimTime::from_millis_f64(ms),
+            (None, Some(r)) => SimTime::from_secs_f64(payload as f64 * 8.0 / r),
+            (None, None) => unreachable!("validated"),
+        };
+        if interval == SimTime::ZERO {
+            let msg = "packet interval rounds to 0 ns: rate too high for the packet size";
+            ctx.err(&f.path, msg);
+        }
+        let stop = StopRule {
+            stop: f.stop,
+            max_packets: self.max_packets,
+        };
+        let app = CbrSource::new(f.udp_template(payload), interval, stop);
+        ctx.add_app(f.src, f.start, Box::new(app));
+        add_udp_sinks_and_meta(f, "cbr", ctx);
+    }
+}
 
 pub struct CbrSource {
     tpl: PacketTemplate,

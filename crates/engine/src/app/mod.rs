@@ -6,8 +6,10 @@
 //! testable alone (see the tests in each file).
 
 pub mod cbr;
+pub mod flow;
 pub mod poisson;
 pub mod rtp;
+pub mod session;
 pub mod sink;
 pub mod tcp;
 

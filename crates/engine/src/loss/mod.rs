@@ -5,6 +5,7 @@
 pub mod explicit;
 pub mod gilbert;
 pub mod rate;
+pub mod spec;
 
 use crate::net::Packet;
 use crate::sim::SimTime;
@@ -12,6 +13,7 @@ use crate::sim::SimTime;
 pub use explicit::ExplicitLoss;
 pub use gilbert::GilbertElliott;
 pub use rate::{BitErrorRate, ByteErrorRate, PacketLossRate};
+pub use spec::{LossModelSpec, LossSpec};
 
 pub trait LossModel: Send {
     /// True if `pkt`, crossing at `now`, is lost.

@@ -1,8 +1,48 @@
 //! Independent losses: per packet, per byte, per bit.
 
+use super::spec::LossModelSpec;
 use super::LossModel;
 use crate::net::Packet;
+use crate::scenario::check::{Checker, Scope};
 use crate::sim::{uniform, SimRng, SimTime};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Declares the spec of a model given by one probability, `rate`.
+macro_rules! rate_spec {
+    ($(#[doc = $doc:literal])* $spec:ident => $model:ident) => {
+        $(#[doc = $doc])*
+        #[derive(Clone, Debug, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $spec {
+            pub rate: f64,
+        }
+
+        impl LossModelSpec for $spec {
+            fn validate(&self, path: &str, _scope: &Scope<'_>, c: &mut Checker) {
+                c.probability(&format!("{path}.rate"), self.rate);
+            }
+            fn build(&self, rng: SimRng, _flow_id: &dyn Fn(&str) -> u32) -> Box<dyn LossModel> {
+                Box::new($model::new(self.rate, rng))
+            }
+        }
+    };
+}
+
+rate_spec! {
+    /// Each packet lost independently with probability `rate`.
+    PacketLossSpec => PacketLossRate
+}
+rate_spec! {
+    /// Each byte in error with probability `rate`; a packet of n bytes is
+    /// lost with probability 1-(1-rate)^n.
+    ByteErrorSpec => ByteErrorRate
+}
+rate_spec! {
+    /// Each bit in error with probability `rate`; a packet of n bytes is
+    /// lost with probability 1-(1-rate)^(8n).
+    BitErrorSpec => BitErrorRate
+}
 
 /// Each packet is lost independently with probability `rate`.
 pub struct PacketLossRate {

@@ -1,8 +1,50 @@
 //! Drop-tail FIFO with a packet limit, a byte limit, or both.
 
+use super::spec::{QueueModel, QueueSite};
 use super::{QueueCtx, QueueDiscipline};
 use crate::net::{DropReason, Packet};
+use crate::scenario::check::Checker;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use std::collections::VecDeque;
+
+/// FIFO that drops arrivals when full. Give a packet limit, a byte limit,
+/// or both (the first reached applies).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DropTailSpec {
+    #[serde(default)]
+    pub limit_packets: Option<u64>,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+}
+
+/// Checks of a FIFO's limits, shared by the FIFO disciplines.
+pub fn check_limits(
+    kind: &str,
+    path: &str,
+    limit_packets: Option<u64>,
+    limit_bytes: Option<u64>,
+    c: &mut Checker,
+) {
+    if limit_packets.is_none() && limit_bytes.is_none() {
+        c.err(path, format!("{kind} needs limit_packets or limit_bytes"));
+    }
+    c.at_least_one(&format!("{path}.limit_packets"), limit_packets);
+    c.at_least_one(&format!("{path}.limit_bytes"), limit_bytes);
+}
+
+impl QueueModel for DropTailSpec {
+    fn validate(&self, path: &str, c: &mut Checker) {
+        check_limits("droptail", path, self.limit_packets, self.limit_bytes, c);
+    }
+    fn build(&self, _site: &QueueSite<'_>) -> Box<dyn QueueDiscipline> {
+        Box::new(DropTail::new(
+            self.limit_packets.map(|x| x as usize),
+            self.limit_bytes,
+        ))
+    }
+}
 
 pub struct DropTail {
     q: VecDeque<Packet>,

@@ -10,12 +10,16 @@
 //! RED, WRED, schedulers (WFQ, DRR) and CoDel fit the same trait: a drop is
 //! reported by pushing the packet with its reason into the context.
 
+pub mod drophead;
 pub mod droptail;
+pub mod spec;
 
 use crate::net::{DropReason, Packet};
 use crate::sim::SimTime;
 
+pub use drophead::DropHead;
 pub use droptail::DropTail;
+pub use spec::{build_queue, QueueModel, QueueSite, QueueSpec};
 
 /// What a discipline may use and report during one operation.
 pub struct QueueCtx<'a> {

@@ -7,6 +7,8 @@
 //! deadline, and a later deadline is simply re-armed. Re-arming the RTO on
 //! every ACK therefore costs no event.
 
+pub mod spec;
+
 use super::{Action, App, AppStats, PacketTemplate};
 use crate::net::packet::IPV4_HEADER_BYTES;
 use crate::net::{Packet, Transport};

@@ -1,0 +1,436 @@
+//! Flows in scenarios: the fields every flow has (name, endpoints, timing,
+//! ports, DSCP), their checks and their resolution in the built network,
+//! and the registry of flow kinds (one line each). A kind's own fields,
+//! checks and construction live beside its application (`cbr.rs`,
+//! `poisson.rs`, `tcp/spec.rs`).
+
+use super::PacketTemplate;
+use crate::net::{Dest, NodeId, Transport};
+use crate::scenario::build::BuildCtx;
+use crate::scenario::check::{Checker, Scope};
+use crate::scenario::tagged;
+use crate::sim::SimTime;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
+use std::sync::OnceLock;
+
+/// A flow kind's scenario spec.
+pub trait FlowModel {
+    /// Flows this one derives besides itself, e.g. "<name>/ack".
+    fn derived_flows(&self, _name: &str) -> Vec<String> {
+        Vec::new()
+    }
+    /// True if the destination must also reach the source (ACKs).
+    fn needs_return_route(&self) -> bool {
+        false
+    }
+    /// Reports every problem of the kind's own fields (and of common
+    /// fields the kind restricts), each at its field below `path`.
+    fn validate(&self, flow: &FlowCommon, path: &str, scope: &Scope<'_>, c: &mut Checker);
+    /// Adds the flow's applications and flow metadata.
+    fn build(&self, flow: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>);
+}
+
+crate::model_family! {
+    /// What a flow sends, chosen by "type".
+    pub enum FlowKind: dyn FlowModel {
+        Cbr(super::cbr::CbrSpec) = "cbr",
+        Poisson(super::poisson::PoissonSpec) = "poisson",
+        Tcp(super::tcp::spec::TcpFlowSpec) = "tcp",
+    }
+}
+
+/// The fields every flow has.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowCommon {
+    /// Unique flow name.
+    pub name: String,
+    pub src: String,
+    /// Destination node (unicast). Give exactly one of `dst` and `group`.
+    #[serde(default)]
+    pub dst: Option<String>,
+    /// Destination multicast group.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Start time in seconds (default 0).
+    #[serde(default)]
+    pub start_s: f64,
+    /// Random start: the flow starts uniformly in [start_s, start_s +
+    /// start_jitter_s], drawn from the flow's own random stream.
+    #[serde(default)]
+    pub start_jitter_s: Option<f64>,
+    /// No packet is sent at or after this time (default: end of run).
+    #[serde(default)]
+    pub stop_s: Option<f64>,
+    /// Source port (default 10000 + flow index).
+    #[serde(default)]
+    pub src_port: Option<u16>,
+    /// Destination port (default 20000 + flow index).
+    #[serde(default)]
+    pub dst_port: Option<u16>,
+    /// DiffServ code point, 0-63 (default 0).
+    #[serde(default)]
+    pub dscp: u8,
+}
+
+/// A traffic flow from `src` to a node (`dst`) or a multicast group
+/// (`group`): the common fields plus its kind's (chosen by "type").
+///
+/// Sizes: `payload_bytes` is the application payload; the packet on the
+/// wire adds UDP (8 B) and IPv4 (20 B) headers. Rates (`rate_bps`) count
+/// payload bits, like a codec's bit rate. A TCP flow sends MSS-sized
+/// segments (see `tcp`) and also creates the flow "<name>/ack" for its ACKs.
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    pub common: FlowCommon,
+    pub kind: FlowKind,
+    /// Fields of other kinds given to this one: (field, problem).
+    pub misplaced: Vec<(String, String)>,
+}
+
+impl FlowSpec {
+    /// This flow's name and the names of the flows it derives.
+    pub fn flow_names(&self) -> Vec<String> {
+        let mut v = vec![self.common.name.clone()];
+        v.extend(self.kind.model().derived_flows(&self.common.name));
+        v
+    }
+}
+
+fn common_fields() -> &'static [String] {
+    static F: OnceLock<Vec<String>> = OnceLock::new();
+    F.get_or_init(tagged::field_names::<FlowCommon>)
+}
+
+fn kind_fields() -> &'static [(&'static str, Vec<String>)] {
+    static F: OnceLock<Vec<(&'static str, Vec<String>)>> = OnceLock::new();
+    F.get_or_init(FlowKind::fields_by_tag)
+}
+
+/// Takes out of `map` the fields its kind does not take but another kind
+/// does; returns them with the message validation reports for each (all at
+/// once, with the other problems, rather than "unknown field").
+fn take_misplaced(map: &mut Map<String, Value>) -> Vec<(String, String)> {
+    let Some(tag) = map.get("type").and_then(Value::as_str).map(str::to_string) else {
+        return Vec::new();
+    };
+    let fields = kind_fields();
+    let Some((_, own)) = fields.iter().find(|(t, _)| *t == tag) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let keys: Vec<String> = map
+        .keys()
+        .filter(|k| *k != "type" && !own.contains(k))
+        .cloned()
+        .collect();
+    for key in keys {
+        let users: Vec<&str> = (fields.iter())
+            .filter(|(_, f)| f.contains(&key))
+            .map(|(t, _)| *t)
+            .collect();
+        if !users.is_empty() {
+            map.remove(&key);
+            let msg = format!(
+                "not used by {tag} flows (a field of {} flows)",
+                users.join(", ")
+            );
+            out.push((key, msg));
+        }
+    }
+    out
+}
+
+impl<'de> Deserialize<'de> for FlowSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut map = tagged::object(d)?;
+        let mut common = Map::new();
+        for k in common_fields() {
+            if let Some(v) = map.remove(k) {
+                common.insert(k.clone(), v);
+            }
+        }
+        let common = tagged::parse(common)?;
+        let misplaced = take_misplaced(&mut map);
+        let kind = FlowKind::from_object(map)?;
+        Ok(FlowSpec {
+            common,
+            kind,
+            misplaced,
+        })
+    }
+}
+
+impl JsonSchema for FlowSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FlowSpec".into()
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let common = FlowCommon::json_schema(g).to_value();
+        let variants = (FlowKind::variant_schemas(g).into_iter())
+            .map(|v| merge_object_schemas(&common, v))
+            .collect();
+        tagged::one_of(
+            "A traffic flow from `src` to a node (`dst`) or a multicast group (`group`): \
+             the common fields plus those of its kind, chosen by \"type\".",
+            variants,
+        )
+    }
+}
+
+/// `kind`'s object schema with `common`'s properties and required fields.
+fn merge_object_schemas(common: &Value, mut kind: Value) -> Value {
+    for key in ["properties", "required"] {
+        let (Some(from), Some(obj)) = (common.get(key), kind.as_object_mut()) else {
+            continue;
+        };
+        let into = obj.entry(key).or_insert_with(|| from.clone());
+        match (into, from) {
+            (Value::Object(a), Value::Object(b)) => {
+                a.extend(b.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            (Value::Array(a), Value::Array(b)) if !std::ptr::eq(a, b) => {
+                a.extend(
+                    b.iter()
+                        .filter(|x| !a.contains(x))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                );
+            }
+            _ => {}
+        }
+    }
+    kind
+}
+
+/// Checks of the common fields, then the kind's.
+pub fn validate_flow(f: &FlowSpec, path: &str, scope: &Scope<'_>, c: &mut Checker) {
+    let p = path;
+    let cm = &f.common;
+    if cm.name.contains('/') {
+        let msg = "must not contain '/' (reserved for derived flows such as \"<tcp flow>/ack\")";
+        c.err(format!("{p}.name"), msg);
+    }
+    scope.node(c, &format!("{p}.src"), &cm.src);
+    match (&cm.dst, &cm.group) {
+        (Some(d), None) => {
+            if scope.node(c, &format!("{p}.dst"), d) && *d == cm.src {
+                c.err(format!("{p}.dst"), "must differ from src");
+            }
+        }
+        (None, Some(g)) => {
+            scope.group(c, &format!("{p}.group"), g);
+        }
+        (Some(_), Some(_)) => c.err(p, "give either dst or group, not both"),
+        (None, None) => c.err(
+            p,
+            "give a destination: dst (a node) or group (a multicast group)",
+        ),
+    }
+    for (field, msg) in &f.misplaced {
+        c.err(format!("{p}.{field}"), msg.clone());
+    }
+    f.kind.model().validate(cm, p, scope, c);
+    validate_timing(cm, p, scope, c);
+    if cm.dscp > 63 {
+        c.err(
+            format!("{p}.dscp"),
+            format!("must be 0..=63 (got {})", cm.dscp),
+        );
+    }
+}
+
+fn validate_timing(cm: &FlowCommon, p: &str, scope: &Scope<'_>, c: &mut Checker) {
+    let end = scope.duration_s;
+    if let Some(j) = cm.start_jitter_s {
+        c.non_negative(&format!("{p}.start_jitter_s"), j);
+        if j.is_finite() && cm.start_s + j >= end {
+            let latest = cm.start_s + j;
+            let msg = format!("the latest start ({latest} s) is not before the end of the run");
+            c.err(format!("{p}.start_jitter_s"), msg);
+        }
+    }
+    c.non_negative(&format!("{p}.start_s"), cm.start_s);
+    if cm.start_s.is_finite() && end.is_finite() && cm.start_s >= end {
+        let msg = format!(
+            "starts at {} s, not before the end of the run (duration_s = {end})",
+            cm.start_s
+        );
+        c.err(format!("{p}.start_s"), msg);
+    }
+    if let Some(stop) = cm.stop_s {
+        if !stop.is_finite() || stop <= cm.start_s {
+            let msg = format!("must be after start_s = {} (got {stop})", cm.start_s);
+            c.err(format!("{p}.stop_s"), msg);
+        }
+    }
+}
+
+/// A flow placed in the built network: what every kind's construction needs.
+pub struct ResolvedFlow<'a> {
+    pub spec: &'a FlowCommon,
+    /// Position in the scenario's flow list.
+    pub index: usize,
+    pub path: String,
+    /// Recorder id of the flow (derived flows follow it).
+    pub id: u32,
+    pub src: NodeId,
+    pub dst: Dest,
+    /// Nodes that receive the flow (the group's members but the source).
+    pub receivers: Vec<NodeId>,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub start: SimTime,
+    pub stop: SimTime,
+}
+
+impl ResolvedFlow<'_> {
+    /// The fixed part of the flow's packets, UDP with `payload_bytes`.
+    pub fn udp_template(&self, payload_bytes: u32) -> PacketTemplate {
+        PacketTemplate {
+            flow: self.id,
+            dst: self.dst,
+            src_port: self.src_port,
+            dst_port: self.dst_port,
+            dscp: self.spec.dscp,
+            payload_bytes,
+            transport: Transport::Udp,
+        }
+    }
+}
+
+/// Places flow `index` in the network, then lets its kind build it.
+pub fn build_flow(index: usize, f: &FlowSpec, ctx: &mut BuildCtx<'_>) {
+    let cm = &f.common;
+    let path = format!("flows[{index}]");
+    let src = ctx.node(&cm.src);
+    let (dst, receivers) = match &cm.group {
+        Some(g) => group_destination(&path, src, cm, g, ctx),
+        None => unicast_destination(&path, src, cm, f.kind.model().needs_return_route(), ctx),
+    };
+    let mut start = SimTime::from_secs_f64(cm.start_s);
+    if let Some(j) = cm.start_jitter_s.filter(|j| *j > 0.0) {
+        let mut r = ctx.stream(&format!("flow:{}:start", cm.name));
+        start = SimTime::from_secs_f64(cm.start_s + j * crate::sim::uniform(&mut r));
+    }
+    let resolved = ResolvedFlow {
+        spec: cm,
+        index,
+        path,
+        id: ctx.flow_id(&cm.name),
+        src,
+        dst,
+        receivers,
+        src_port: cm.src_port.unwrap_or(10_000u16.wrapping_add(index as u16)),
+        dst_port: cm.dst_port.unwrap_or(20_000u16.wrapping_add(index as u16)),
+        start,
+        stop: cm.stop_s.map_or(ctx.horizon, SimTime::from_secs_f64),
+    };
+    f.kind.model().build(&resolved, ctx);
+}
+
+fn group_destination(
+    path: &str,
+    src: NodeId,
+    cm: &FlowCommon,
+    g: &str,
+    ctx: &mut BuildCtx<'_>,
+) -> (Dest, Vec<NodeId>) {
+    let gid = ctx.group(g);
+    let members = ctx.group_members[gid as usize].clone();
+    let (tree, unreachable) = ctx.tree(src, gid, &members);
+    for u in unreachable {
+        let msg = format!(
+            "member \"{}\" of group \"{g}\" is unreachable from \"{}\"",
+            ctx.node_name(u),
+            cm.src
+        );
+        ctx.err(format!("{path}.group"), msg);
+    }
+    let receivers = members.into_iter().filter(|&m| m != src).collect();
+    (Dest::Group { group: gid, tree }, receivers)
+}
+
+fn unicast_destination(
+    path: &str,
+    src: NodeId,
+    cm: &FlowCommon,
+    return_route: bool,
+    ctx: &mut BuildCtx<'_>,
+) -> (Dest, Vec<NodeId>) {
+    let d = ctx.node(cm.dst.as_deref().expect("validated"));
+    let mut legs = vec![(src, d, "dst")];
+    if return_route {
+        legs.push((d, src, "src"));
+    }
+    for (a, b, field) in legs {
+        if let Some(why) = ctx.route_problem(a, b) {
+            let msg = format!(
+                "{why} from \"{}\" to \"{}\"",
+                ctx.node_name(a),
+                ctx.node_name(b)
+            );
+            ctx.err(format!("{path}.{field}"), msg);
+        }
+    }
+    (Dest::Node(d), vec![d])
+}
+
+/// Checks a UDP source's payload size (cbr, poisson).
+pub fn check_udp_payload(path: &str, payload_bytes: Option<u32>, c: &mut Checker) {
+    match payload_bytes {
+        None => c.err(
+            format!("{path}.payload_bytes"),
+            "required for cbr and poisson flows",
+        ),
+        Some(b) if b == 0 || b > 65_507 => c.err(
+            format!("{path}.payload_bytes"),
+            format!("must be 1..=65507 bytes (got {b})"),
+        ),
+        _ => {}
+    }
+}
+
+/// A UDP sink on every receiver of `f` (flows to the same port share one),
+/// and the flow's metadata.
+pub fn add_udp_sinks_and_meta(f: &ResolvedFlow<'_>, kind: &'static str, ctx: &mut BuildCtx<'_>) {
+    use super::sink::Sink;
+    use crate::scenario::build::PortClaim;
+    for &r in &f.receivers {
+        let idx = ctx.next_app();
+        match ctx.claim_port(r, f.dst_port, idx, &f.spec.name, true) {
+            PortClaim::Claimed => {
+                ctx.add_app(r, f.start, Box::new(Sink));
+            }
+            PortClaim::Shared => {}
+            PortClaim::Taken(owner) => port_taken(f, "dst_port", r, f.dst_port, &owner, ctx),
+        }
+    }
+    let meta = crate::measure::recorder::FlowMeta {
+        name: f.spec.name.clone(),
+        kind,
+        src: f.src,
+        receivers: f.receivers.clone(),
+        start: f.start,
+        stop: f.stop,
+    };
+    ctx.add_flow_meta(f.id, meta);
+}
+
+/// Reports a port collision of flow `f` at `field`.
+pub fn port_taken(
+    f: &ResolvedFlow<'_>,
+    field: &str,
+    node: NodeId,
+    port: u16,
+    owner: &str,
+    ctx: &mut BuildCtx<'_>,
+) {
+    let msg = format!(
+        "port {port} on node \"{}\" is already used by flow \"{owner}\"",
+        ctx.node_name(node)
+    );
+    ctx.err(format!("{}.{field}", f.path), msg);
+}

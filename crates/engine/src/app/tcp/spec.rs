@@ -1,0 +1,285 @@
+//! TCP flows in scenarios: the flow's fields and TCP options, their
+//! checks, the mapping onto [`TcpConfig`], and construction (a source, a
+//! sink, and the flow "<name>/ack" for the ACKs).
+
+use super::{TcpSink, TcpSource};
+use crate::app::flow::{port_taken, FlowCommon, FlowModel, ResolvedFlow};
+use crate::app::PacketTemplate;
+use crate::measure::recorder::FlowMeta;
+use crate::net::Dest;
+use crate::proto::tcp::{Flavor, InitialWindow, NewRenoRecovery, TcpConfig};
+use crate::scenario::build::{BuildCtx, PortClaim};
+use crate::scenario::check::{Checker, Scope, MAX_DELAY_MS};
+use crate::sim::SimTime;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// TCP: a finite transfer of `bytes`, or a bulk (FTP-like) source. It
+/// sends MSS-sized segments (see `tcp`).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpFlowSpec {
+    /// Bytes to transfer; absent means an unlimited (bulk) source.
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// TCP options.
+    #[serde(default)]
+    pub tcp: Option<TcpSpec>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NewRenoRecoverySpec {
+    #[default]
+    Rfc6582,
+    Ns2,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NewRenoTimer {
+    #[default]
+    Impatient,
+    SlowButSteady,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpFlavor {
+    /// RFC 5681 fast retransmit and fast recovery.
+    Reno,
+    /// RFC 6582.
+    Newreno,
+    /// RFC 2018 SACK with RFC 6675 loss recovery.
+    #[default]
+    Sack,
+}
+
+/// Initial window: a number of segments (e.g. 3, or 10 for RFC 6928) or
+/// "rfc3390" for min(4*MSS, max(2*MSS, 4380 bytes)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum InitialWindowSpec {
+    Segments(u32),
+    Named(InitialWindowName),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InitialWindowName {
+    Rfc3390,
+}
+
+/// TCP options. Defaults follow the RFCs (see docs/models/tcp.md).
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// Loss recovery: "reno", "newreno" or "sack" (default).
+    #[serde(default)]
+    pub flavor: TcpFlavor,
+    /// Maximum segment size (payload bytes, default 1460).
+    #[serde(default)]
+    pub mss_bytes: Option<u32>,
+    /// Default "rfc3390".
+    #[serde(default)]
+    pub initial_window: Option<InitialWindowSpec>,
+    /// Cap on the window in packets (ns-2's window_), default none.
+    #[serde(default)]
+    pub max_window_packets: Option<u32>,
+    /// Receive window in bytes (default 1048576).
+    #[serde(default)]
+    pub rwnd_bytes: Option<u64>,
+    /// Minimum RTO in ms (RFC 6298: 1000, the default; 200 is common).
+    #[serde(default)]
+    pub min_rto_ms: Option<f64>,
+    /// RTO before the first RTT sample, ms (default 1000).
+    #[serde(default)]
+    pub initial_rto_ms: Option<f64>,
+    /// Maximum RTO in ms (default 60000).
+    #[serde(default)]
+    pub max_rto_ms: Option<f64>,
+    /// Delayed ACKs at the receiver (default true).
+    #[serde(default)]
+    pub delayed_ack: Option<bool>,
+    /// Delayed-ACK timeout in ms (default 200).
+    #[serde(default)]
+    pub delack_timeout_ms: Option<f64>,
+    /// RFC 3042 limited transmit (default true).
+    #[serde(default)]
+    pub limited_transmit: Option<bool>,
+    /// NewReno: reset the retransmission timer on the first partial ACK only
+    /// ("impatient", RFC 6582's choice, default) or on every partial ACK
+    /// ("slow_but_steady", ns-2's default).
+    #[serde(default)]
+    pub newreno_timer: Option<NewRenoTimer>,
+    /// NewReno window rules: "rfc6582" (default) or "ns2" (ns-2's default
+    /// Agent/TCP/Newreno: partial ACKs reset the window to ssthresh, full
+    /// ACKs set cwnd = ssthresh, recovery halves cwnd).
+    #[serde(default)]
+    pub newreno_recovery: Option<NewRenoRecoverySpec>,
+    /// Three-way handshake and FIN (default: on for finite transfers, off
+    /// for bulk sources).
+    #[serde(default)]
+    pub handshake: Option<bool>,
+    /// Duplicate ACK threshold (default 3).
+    #[serde(default)]
+    pub dupthresh: Option<u32>,
+}
+
+impl FlowModel for TcpFlowSpec {
+    fn derived_flows(&self, name: &str) -> Vec<String> {
+        vec![format!("{name}/ack")]
+    }
+    fn needs_return_route(&self) -> bool {
+        true
+    }
+    fn validate(&self, flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
+        if flow.group.is_some() {
+            c.err(format!("{p}.group"), "tcp is unicast: give dst");
+        }
+        c.at_least_one(&format!("{p}.bytes"), self.bytes);
+        if let Some(t) = &self.tcp {
+            t.validate(&format!("{p}.tcp"), c);
+        }
+    }
+    fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {
+        let d = f.receivers[0];
+        let cfg = tcp_config(self.tcp.as_ref(), self.bytes.is_some());
+        let tpl = f.udp_template(0);
+        let ack_tpl = PacketTemplate {
+            flow: f.id + 1,
+            dst: Dest::Node(f.src),
+            src_port: f.dst_port,
+            dst_port: f.src_port,
+            ..tpl.clone()
+        };
+        let source = TcpSource::new(tpl, cfg.clone(), self.bytes);
+        claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);
+        let sink = TcpSink::new(ack_tpl, cfg, f.id, f.start);
+        claim_and_add(f, "dst_port", d, f.dst_port, Box::new(sink), ctx);
+        let meta = |name: String, kind, src, to| FlowMeta {
+            name,
+            kind,
+            src,
+            receivers: vec![to],
+            start: f.start,
+            stop: ctx.horizon,
+        };
+        let (data, ack) = (
+            meta(f.spec.name.clone(), "tcp", f.src, d),
+            meta(format!("{}/ack", f.spec.name), "tcp_ack", d, f.src),
+        );
+        ctx.add_flow_meta(f.id, data);
+        ctx.add_flow_meta(f.id + 1, ack);
+    }
+}
+
+/// Claims `port` on `node` for the next application, then adds `app`
+/// (added even when the port is taken, so that indices stay in step; the
+/// run does not start with a reported error).
+fn claim_and_add(
+    f: &ResolvedFlow<'_>,
+    field: &str,
+    node: crate::net::NodeId,
+    port: u16,
+    app: Box<dyn crate::app::App>,
+    ctx: &mut BuildCtx<'_>,
+) {
+    let idx = ctx.next_app();
+    if let PortClaim::Taken(owner) = ctx.claim_port(node, port, idx, &f.spec.name, false) {
+        port_taken(f, field, node, port, &owner, ctx);
+    }
+    ctx.add_app(node, f.start, app);
+}
+
+impl TcpSpec {
+    fn validate(&self, path: &str, c: &mut Checker) {
+        if let Some(m) = self.mss_bytes {
+            if m == 0 || m > 65_495 {
+                c.err(
+                    format!("{path}.mss_bytes"),
+                    format!("must be 1..=65495 (got {m})"),
+                );
+            }
+        }
+        if let Some(InitialWindowSpec::Segments(0)) = self.initial_window {
+            c.err(
+                format!("{path}.initial_window"),
+                "must be at least 1 segment",
+            );
+        }
+        let max_window = self.max_window_packets.map(u64::from);
+        c.at_least_one(&format!("{path}.max_window_packets"), max_window);
+        if let Some(r) = self.rwnd_bytes {
+            let mss = self.mss_bytes.unwrap_or(1460) as u64;
+            if r < mss {
+                let msg = format!("must be at least one MSS ({mss} bytes)");
+                c.err(format!("{path}.rwnd_bytes"), msg);
+            }
+        }
+        self.validate_timers(path, c);
+        c.at_least_one(&format!("{path}.dupthresh"), self.dupthresh.map(u64::from));
+    }
+
+    fn validate_timers(&self, path: &str, c: &mut Checker) {
+        for (name, x) in [
+            ("min_rto_ms", self.min_rto_ms),
+            ("initial_rto_ms", self.initial_rto_ms),
+            ("max_rto_ms", self.max_rto_ms),
+            ("delack_timeout_ms", self.delack_timeout_ms),
+        ] {
+            if let Some(x) = x {
+                c.positive(&format!("{path}.{name}"), x);
+                c.at_most(&format!("{path}.{name}"), x, MAX_DELAY_MS);
+            }
+        }
+        if let (Some(a), Some(b)) = (self.min_rto_ms, self.max_rto_ms) {
+            if a > b {
+                let msg = format!("must be at least min_rto_ms ({a})");
+                c.err(format!("{path}.max_rto_ms"), msg);
+            }
+        }
+    }
+}
+
+/// The TCP configuration of a flow: scenario options over RFC defaults.
+pub fn tcp_config(t: Option<&TcpSpec>, finite: bool) -> TcpConfig {
+    let d = TcpConfig::default();
+    let Some(t) = t else {
+        return TcpConfig {
+            handshake: finite,
+            ..d
+        };
+    };
+    let ms = |x: Option<f64>, def: SimTime| x.map_or(def, SimTime::from_millis_f64);
+    TcpConfig {
+        flavor: match t.flavor {
+            TcpFlavor::Reno => Flavor::Reno,
+            TcpFlavor::Newreno => Flavor::NewReno,
+            TcpFlavor::Sack => Flavor::Sack,
+        },
+        mss: t.mss_bytes.unwrap_or(d.mss),
+        initial_window: match t.initial_window {
+            None | Some(InitialWindowSpec::Named(InitialWindowName::Rfc3390)) => {
+                InitialWindow::Rfc3390
+            }
+            Some(InitialWindowSpec::Segments(n)) => InitialWindow::Segments(n),
+        },
+        max_window_packets: t.max_window_packets,
+        rwnd_bytes: t.rwnd_bytes.unwrap_or(d.rwnd_bytes),
+        initial_rto: ms(t.initial_rto_ms, d.initial_rto),
+        min_rto: ms(t.min_rto_ms, d.min_rto),
+        max_rto: ms(t.max_rto_ms, d.max_rto),
+        clock_granularity: d.clock_granularity,
+        dupthresh: t.dupthresh.unwrap_or(d.dupthresh),
+        limited_transmit: t.limited_transmit.unwrap_or(d.limited_transmit),
+        newreno_impatient: t.newreno_timer.unwrap_or_default() == NewRenoTimer::Impatient,
+        newreno_recovery: match t.newreno_recovery.unwrap_or_default() {
+            NewRenoRecoverySpec::Rfc6582 => NewRenoRecovery::Rfc6582,
+            NewRenoRecoverySpec::Ns2 => NewRenoRecovery::Ns2,
+        },
+        handshake: t.handshake.unwrap_or(finite),
+        delayed_ack: t.delayed_ack.unwrap_or(d.delayed_ack),
+        delack_timeout: ms(t.delack_timeout_ms, d.delack_timeout),
+    }
+}

@@ -1,0 +1,50 @@
+//! Queue disciplines in scenarios. Each discipline's spec type, checks and
+//! construction live in its own file; this file registers them (one line
+//! each) and builds the queue of a link direction.
+
+use super::{DropTail, Queue, QueueDiscipline};
+use crate::scenario::check::Checker;
+use crate::sim::{RngStreams, SimRng};
+
+/// What a discipline may use when it is built for one link direction.
+pub struct QueueSite<'a> {
+    pub rng: &'a RngStreams,
+    /// The link direction's name, e.g. "bottleneck:r1->r2".
+    pub name: &'a str,
+    pub rate_bps: u64,
+}
+
+impl QueueSite<'_> {
+    /// The discipline's own random stream (for randomised drops).
+    pub fn stream(&self) -> SimRng {
+        self.rng.stream(&format!("link:{}:queue", self.name))
+    }
+}
+
+/// A queue discipline's scenario spec.
+pub trait QueueModel {
+    /// Reports every problem, each at its field below `path`.
+    fn validate(&self, path: &str, c: &mut Checker);
+    /// A fresh discipline for one link direction.
+    fn build(&self, site: &QueueSite<'_>) -> Box<dyn QueueDiscipline>;
+}
+
+crate::model_family! {
+    /// A queue discipline, chosen by "type".
+    pub enum QueueSpec: dyn QueueModel {
+        Droptail(super::droptail::DropTailSpec) = "droptail",
+        DropHead(super::drophead::DropHeadSpec) = "drophead",
+    }
+}
+
+/// Transmit queue of a link direction that gives none: drop-tail of this
+/// many packets.
+pub const DEFAULT_QUEUE_PACKETS: u64 = 100;
+
+/// The queue of one link direction.
+pub fn build_queue(spec: Option<&QueueSpec>, site: &QueueSite<'_>) -> Queue {
+    match spec {
+        None => Queue::new(Box::new(DropTail::packets(DEFAULT_QUEUE_PACKETS as usize))),
+        Some(s) => Queue::new(s.model().build(site)),
+    }
+}

@@ -1,0 +1,83 @@
+//! Turns a validated scenario into a [`World`]: the topology first, then
+//! every flow and session through its own model, then the recorder.
+
+mod ctx;
+mod topology;
+
+pub use ctx::{BuildCtx, PortClaim, Topology};
+
+use super::check::FieldError;
+use super::document::Scenario;
+use crate::app::flow::build_flow;
+use crate::measure::Recorder;
+use crate::net::topology::group_addr;
+use crate::net::NodeId;
+use crate::sim::{RngStreams, SimTime};
+use crate::world::World;
+use std::collections::HashMap;
+
+/// Builds the world for one (seed, replication). The scenario must have
+/// passed [`super::validate::validate`]; remaining errors are the ones only
+/// the built topology reveals (unreachable destinations, routing loops,
+/// port collisions, intervals that round to zero).
+pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
+    let flow_id: HashMap<String, u32> = (s.flow_names().into_iter().enumerate())
+        .map(|(i, n)| (n, i as u32))
+        .collect();
+    let topo = topology::build(s, rng, &|name| flow_id[name]);
+    let horizon = SimTime::from_secs_f64(s.duration_s);
+    let groups = scenario_groups(s, &topo.nodes);
+    let mut ctx = BuildCtx::new(rng, horizon, topo, groups, flow_id);
+    for (i, f) in s.flows.iter().enumerate() {
+        build_flow(i, f, &mut ctx);
+    }
+    for r in s.sessions() {
+        r.model.build(r.index, &r.path, &mut ctx);
+    }
+    if !ctx.errors.is_empty() {
+        return Err(ctx.errors);
+    }
+    Ok(world(s, ctx))
+}
+
+/// The scenario's groups with their members (sorted, each once).
+fn scenario_groups(s: &Scenario, nodes: &[crate::net::Node]) -> Vec<(String, Vec<NodeId>)> {
+    let id: HashMap<&str, NodeId> = (nodes.iter().enumerate())
+        .map(|(i, n)| (n.name.as_str(), i as NodeId))
+        .collect();
+    (s.groups.iter())
+        .map(|g| {
+            let mut m: Vec<NodeId> = g.members.iter().map(|m| id[m.as_str()]).collect();
+            m.sort_unstable();
+            m.dedup();
+            (g.name.clone(), m)
+        })
+        .collect()
+}
+
+fn world(s: &Scenario, ctx: BuildCtx<'_>) -> World {
+    let rec = Recorder::new(ctx.metas, ctx.nodes.len(), s.measure.trace);
+    let sample_every = (s.measure.queue_sample_ms)
+        .map(SimTime::from_millis_f64)
+        .filter(|t| *t > SimTime::ZERO);
+    let group_addrs = (0..ctx.group_members.len() as u32)
+        .map(group_addr)
+        .collect();
+    World::new(
+        Topology {
+            nodes: ctx.nodes,
+            links: ctx.links,
+            link_names: ctx.link_names,
+            graph: ctx.graph,
+            routes: ctx.routes,
+        },
+        ctx.trees,
+        ctx.tree_of,
+        ctx.apps,
+        ctx.ports,
+        rec,
+        ctx.horizon,
+        sample_every,
+        group_addrs,
+    )
+}

@@ -1,0 +1,159 @@
+//! Nodes, link directions (each with its queue and loss model), the
+//! routing graph and the unicast routing table.
+
+use super::super::document::{DirSpec, LinkSpec, RouteMetric, Scenario};
+use super::ctx::Topology;
+use crate::loss::LossSpec;
+use crate::net::routing::{unicast_table, Graph};
+use crate::net::topology::node_addr;
+use crate::net::{LinkDir, LinkDirId, Node, NodeId};
+use crate::queue::{build_queue, QueueSite};
+use crate::sim::{RngStreams, SimTime};
+use std::collections::HashMap;
+
+/// Builds the topology; `flow_id` maps flow names (for explicit losses).
+pub fn build(s: &Scenario, rng: &RngStreams, flow_id: &dyn Fn(&str) -> u32) -> Topology {
+    let node_id: HashMap<&str, NodeId> = (s.nodes.iter().enumerate())
+        .map(|(i, n)| (n.name.as_str(), i as NodeId))
+        .collect();
+    let mut nodes: Vec<Node> = (s.nodes.iter().enumerate())
+        .map(|(i, n)| Node {
+            name: n.name.clone(),
+            out: Vec::new(),
+            receiver_loss: n.receiver_loss.as_ref().map(|l| {
+                let stream = format!("node:{}:receiver_loss", n.name);
+                build_loss(l, rng, &stream, flow_id)
+            }),
+            addr: node_addr(i as u32),
+        })
+        .collect();
+    let mut links: Vec<LinkDir> = Vec::new();
+    let mut link_names = Vec::new();
+    for (i, l) in s.links.iter().enumerate() {
+        let name = l.display_name();
+        for (from, to, dir) in [(&l.a, &l.b, &l.ab), (&l.b, &l.a, &l.ba)] {
+            let (f, t) = (node_id[from.as_str()], node_id[to.as_str()]);
+            nodes[f as usize].out.push(links.len() as LinkDirId);
+            let dname = format!("{name}:{from}->{to}");
+            let dir = dir.clone().unwrap_or_default();
+            let ends = LinkEnds {
+                link: i as u32,
+                from: f,
+                to: t,
+            };
+            links.push(link_dir(s, l, &dir, ends, dname, rng, flow_id));
+        }
+        link_names.push(name);
+    }
+    let graph = Graph {
+        adj: (nodes.iter())
+            .map(|n| {
+                (n.out.iter())
+                    .map(|&ld| (ld, links[ld as usize].to, links[ld as usize].cost))
+                    .collect()
+            })
+            .collect(),
+    };
+    let routes = routes(s, &node_id, &nodes, &links, &graph);
+    Topology {
+        nodes,
+        links,
+        link_names,
+        graph,
+        routes,
+    }
+}
+
+fn build_loss(
+    spec: &LossSpec,
+    rng: &RngStreams,
+    stream: &str,
+    flow_id: &dyn Fn(&str) -> u32,
+) -> Box<dyn crate::loss::LossModel> {
+    spec.model().build(rng.stream(stream), flow_id)
+}
+
+/// Which link a direction belongs to, and its ends.
+struct LinkEnds {
+    link: u32,
+    from: NodeId,
+    to: NodeId,
+}
+
+/// One direction of link `l`, with the direction's overrides `d`.
+fn link_dir(
+    s: &Scenario,
+    l: &LinkSpec,
+    d: &DirSpec,
+    ends: LinkEnds,
+    name: String,
+    rng: &RngStreams,
+    flow_id: &dyn Fn(&str) -> u32,
+) -> LinkDir {
+    let delay_ms = d.delay_ms.unwrap_or(l.delay_ms);
+    let cost = d.cost.or(l.cost).unwrap_or(match s.routing.metric {
+        RouteMetric::Hops => 1.0,
+        RouteMetric::Delay => delay_ms,
+    });
+    let loss = (d.loss.as_ref().or(l.loss.as_ref()))
+        .map(|x| build_loss(x, rng, &format!("link:{name}:loss"), flow_id));
+    let rate_bps = d.rate_bps.unwrap_or(l.rate_bps).round() as u64;
+    let site = QueueSite {
+        rng,
+        name: &name,
+        rate_bps,
+    };
+    let queue = build_queue(d.queue.as_ref().or(l.queue.as_ref()), &site);
+    LinkDir {
+        name,
+        link: ends.link,
+        from: ends.from,
+        to: ends.to,
+        rate_bps,
+        ns_per_bit: exact_ns_per_bit(rate_bps),
+        delay: SimTime::from_millis_f64(delay_ms),
+        queue,
+        loss,
+        cost,
+        busy_until: SimTime::ZERO,
+        done_pending: false,
+        in_transit: std::collections::VecDeque::new(),
+        tx_carry: 0,
+        tx_packets: 0,
+        tx_bytes: 0,
+        busy_ns: 0,
+        lost_packets: 0,
+    }
+}
+
+/// 1e9 / rate when that is a whole number (serialisation is then one exact
+/// multiplication), else 0.
+fn exact_ns_per_bit(rate_bps: u64) -> u64 {
+    if rate_bps > 0 && 1_000_000_000 % rate_bps == 0 {
+        1_000_000_000 / rate_bps
+    } else {
+        0
+    }
+}
+
+/// Shortest-path routes, then the scenario's explicit routes over them.
+fn routes(
+    s: &Scenario,
+    node_id: &HashMap<&str, NodeId>,
+    nodes: &[Node],
+    links: &[LinkDir],
+    graph: &Graph,
+) -> Vec<Vec<Option<LinkDirId>>> {
+    let from_of = |ld: LinkDirId| links[ld as usize].from;
+    let mut routes = unicast_table(graph, from_of);
+    for r in &s.routing.routes {
+        let (a, b, dst) = (
+            node_id[r.node.as_str()],
+            node_id[r.next_hop.as_str()],
+            node_id[r.dst.as_str()],
+        );
+        let ld = (nodes[a as usize].out.iter().copied()).find(|&ld| links[ld as usize].to == b);
+        routes[a as usize][dst as usize] = ld;
+    }
+    routes
+}

@@ -1,0 +1,123 @@
+//! Validation helpers every model's spec uses: errors that name the field
+//! path (`links[2].queue.limit_packets`), the common checks, and the scope
+//! of names a spec may refer to. Validation collects every problem rather
+//! than stopping at the first.
+
+use std::collections::HashSet;
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    pub path: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Longest run accepted: about 3 years of simulated time.
+pub const MAX_DURATION_S: f64 = 1e8;
+/// Longest propagation delay (or timer) accepted: about 11 days.
+pub const MAX_DELAY_MS: f64 = 1e9;
+
+/// Collects field errors.
+#[derive(Default)]
+pub struct Checker {
+    pub errs: Vec<FieldError>,
+}
+
+impl Checker {
+    pub fn err(&mut self, path: impl Into<String>, msg: impl Into<String>) {
+        self.errs.push(FieldError::new(path, msg));
+    }
+    pub fn positive(&mut self, path: &str, x: f64) {
+        if !x.is_finite() || x <= 0.0 {
+            self.err(path, format!("must be a positive number (got {x})"));
+        }
+    }
+    pub fn non_negative(&mut self, path: &str, x: f64) {
+        if !x.is_finite() || x < 0.0 {
+            self.err(path, format!("must be a non-negative number (got {x})"));
+        }
+    }
+    pub fn at_most(&mut self, path: &str, x: f64, max: f64) {
+        if x.is_finite() && x > max {
+            self.err(path, format!("must be at most {max} (got {x})"));
+        }
+    }
+    pub fn probability(&mut self, path: &str, x: f64) {
+        if !x.is_finite() || !(0.0..=1.0).contains(&x) {
+            self.err(path, format!("must be a probability in [0, 1] (got {x})"));
+        }
+    }
+    /// `x`, if given, is at least 1.
+    pub fn at_least_one(&mut self, path: &str, x: Option<u64>) {
+        if x == Some(0) {
+            self.err(path, "must be at least 1");
+        }
+    }
+    /// A time window `[start_s, end_s)` with 0 <= start < end.
+    pub fn window(&mut self, path: &str, w: &[f64; 2]) {
+        if !w[0].is_finite() || !w[1].is_finite() || w[0] < 0.0 || w[1] <= w[0] {
+            self.err(
+                path,
+                format!(
+                    "must be [start, end] with 0 <= start < end (got [{}, {}])",
+                    w[0], w[1]
+                ),
+            );
+        }
+    }
+    /// Names are non-empty and distinct; `names` yields (path, name).
+    pub fn unique<'a>(&mut self, what: &str, names: impl Iterator<Item = (String, &'a str)>) {
+        let mut seen = HashSet::new();
+        for (path, n) in names {
+            if n.is_empty() {
+                self.err(path, format!("{what} name must not be empty"));
+            } else if !seen.insert(n) {
+                self.err(path, format!("duplicate {what} name \"{n}\""));
+            }
+        }
+    }
+}
+
+/// What a spec may refer to by name, and run-wide facts it checks against.
+pub struct Scope<'a> {
+    pub nodes: HashSet<&'a str>,
+    pub groups: HashSet<&'a str>,
+    /// Every flow of the run, derived ones included ("<tcp flow>/ack",
+    /// "<session>/<node>/rtcp").
+    pub flows: HashSet<String>,
+    pub duration_s: f64,
+}
+
+impl Scope<'_> {
+    fn known(c: &mut Checker, path: &str, name: &str, ok: bool, what: &str) -> bool {
+        if !ok {
+            c.err(path, format!("unknown {what} \"{name}\""));
+        }
+        ok
+    }
+    /// True if `name` is a node; otherwise reports it at `path`.
+    pub fn node(&self, c: &mut Checker, path: &str, name: &str) -> bool {
+        Self::known(c, path, name, self.nodes.contains(name), "node")
+    }
+    pub fn group(&self, c: &mut Checker, path: &str, name: &str) -> bool {
+        Self::known(c, path, name, self.groups.contains(name), "group")
+    }
+    pub fn flow(&self, c: &mut Checker, path: &str, name: &str) -> bool {
+        Self::known(c, path, name, self.flows.contains(name), "flow")
+    }
+}

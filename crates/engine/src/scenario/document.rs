@@ -1,0 +1,214 @@
+//! The scenario document: the single source of truth for the schema.
+//!
+//! This file holds what every scenario has (nodes, links, groups, routing,
+//! measurement) and the lists of models; each model's own spec type lives
+//! beside its code (queue disciplines in `queue/`, loss models in `loss/`,
+//! flow kinds in `app/`, session protocols in `app/<protocol>/spec.rs`).
+//! Units are in the field names (`_s`, `_ms`, `_bps`, `_bytes`). Defaults
+//! are stated on each field and in docs/scenario.md.
+
+use crate::app::flow::FlowSpec;
+use crate::app::rtp::RtpSessionSpec;
+use crate::app::session::SessionModel;
+use crate::loss::LossSpec;
+use crate::queue::QueueSpec;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// A complete simulation scenario.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name, used in result files.
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Simulated time to run, in seconds.
+    pub duration_s: f64,
+    /// Nodes (hosts and routers alike).
+    pub nodes: Vec<NodeSpec>,
+    /// Full-duplex point-to-point links.
+    #[serde(default)]
+    pub links: Vec<LinkSpec>,
+    /// Multicast groups.
+    #[serde(default)]
+    pub groups: Vec<GroupSpec>,
+    /// Traffic flows.
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+    /// RTP sessions (media and RTCP among a set of members).
+    #[serde(default)]
+    pub rtp_sessions: Vec<RtpSessionSpec>,
+    #[serde(default)]
+    pub routing: RoutingSpec,
+    #[serde(default)]
+    pub measure: MeasureSpec,
+}
+
+/// A session of some protocol: where it sits in the document, its index
+/// among its protocol's sessions, and the model.
+pub struct SessionRef<'a> {
+    pub path: String,
+    pub index: usize,
+    pub model: &'a dyn SessionModel,
+}
+
+impl Scenario {
+    /// Every session, protocol by protocol. A new session protocol adds its
+    /// list to [`Scenario`] and one line here.
+    pub fn sessions(&self) -> Vec<SessionRef<'_>> {
+        let mut out = Vec::new();
+        list(&mut out, "rtp_sessions", &self.rtp_sessions);
+        out
+    }
+
+    /// The name of every flow in recorder-id order: each scenario flow (and
+    /// the flows it derives, such as "<tcp flow>/ack"), then each session's.
+    pub fn flow_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for f in &self.flows {
+            names.extend(f.flow_names());
+        }
+        for s in self.sessions() {
+            names.extend(s.model.flow_names());
+        }
+        names
+    }
+}
+
+fn list<'a, T: SessionModel>(out: &mut Vec<SessionRef<'a>>, field: &str, items: &'a [T]) {
+    for (index, model) in items.iter().enumerate() {
+        out.push(SessionRef {
+            path: format!("{field}[{index}]"),
+            index,
+            model,
+        });
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Unique node name.
+    pub name: String,
+    /// Loss applied to packets delivered to applications on this node
+    /// (a receiver's own error model; forwarded traffic is not affected).
+    #[serde(default)]
+    pub receiver_loss: Option<LossSpec>,
+}
+
+/// A full-duplex link between nodes `a` and `b`. The top-level fields apply
+/// to both directions; `ab` (a to b) and `ba` (b to a) override them per
+/// direction.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Unique link name; default "<a>-<b>".
+    #[serde(default)]
+    pub name: Option<String>,
+    pub a: String,
+    pub b: String,
+    /// Transmission rate in bit/s.
+    pub rate_bps: f64,
+    /// One-way propagation delay in milliseconds.
+    pub delay_ms: f64,
+    /// Transmit queue of each direction; default drop-tail of 100 packets.
+    #[serde(default)]
+    pub queue: Option<QueueSpec>,
+    /// Loss model of each direction (each direction gets its own instance
+    /// and random stream).
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+    /// Routing cost; default 1 (metric "hops") or the delay in ms (metric
+    /// "delay").
+    #[serde(default)]
+    pub cost: Option<f64>,
+    #[serde(default)]
+    pub ab: Option<DirSpec>,
+    #[serde(default)]
+    pub ba: Option<DirSpec>,
+}
+
+impl LinkSpec {
+    /// The link's name: `name`, or "<a>-<b>".
+    pub fn display_name(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}", self.a, self.b))
+    }
+}
+
+/// Per-direction overrides of a link.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DirSpec {
+    #[serde(default)]
+    pub rate_bps: Option<f64>,
+    #[serde(default)]
+    pub delay_ms: Option<f64>,
+    #[serde(default)]
+    pub queue: Option<QueueSpec>,
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+    #[serde(default)]
+    pub cost: Option<f64>,
+}
+
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    pub name: String,
+    /// Member nodes; each receives the group's flows (except its own).
+    pub members: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteMetric {
+    /// Every link costs 1 (unless it sets `cost`).
+    #[default]
+    Hops,
+    /// A link costs its propagation delay in ms (unless it sets `cost`).
+    Delay,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingSpec {
+    #[serde(default)]
+    pub metric: RouteMetric,
+    /// Explicit unicast routes that override the computed ones.
+    #[serde(default)]
+    pub routes: Vec<RouteSpec>,
+}
+
+/// At `node`, send packets for `dst` to the neighbour `next_hop`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    pub node: String,
+    pub dst: String,
+    pub next_hop: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureSpec {
+    /// Record a per-hop packet trace (enqueue, transmit, receive, drop,
+    /// deliver). Large; off by default.
+    #[serde(default)]
+    pub trace: bool,
+    /// Sample every queue's length at this period, in ms (off if absent).
+    #[serde(default)]
+    pub queue_sample_ms: Option<f64>,
+    /// Windows [start_s, end_s) over which to report per-flow throughput.
+    #[serde(default)]
+    pub windows_s: Vec<[f64; 2]>,
+    /// Write one pcap file per link (needs an output directory).
+    #[serde(default)]
+    pub pcap: bool,
+    /// Bytes captured per packet in pcap files (0 = whole packet).
+    #[serde(default)]
+    pub pcap_snaplen: u32,
+}

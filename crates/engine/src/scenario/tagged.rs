@@ -1,0 +1,188 @@
+//! Model families chosen by a `"type"` field: queue disciplines, loss
+//! models, flow kinds. Each model's spec type lives beside its code; the
+//! scenario document holds one enum per family, declared with
+//! [`model_family!`] (one line per model). This module is the serde and
+//! JSON Schema glue: it parses the chosen model's fields with their own
+//! paths, so an error inside a model still names its field
+//! (`links[0].queue.limit_packets`, not just `links[0].queue`).
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::{DeserializeOwned, Error};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
+
+/// Brackets a path inside a tagged value at the start of an error message;
+/// [`super::parse::parse_json`] joins it to the outer path.
+pub const PATH_MARK: char = '\u{1}';
+
+/// An error at `path` below the value being parsed.
+pub fn nested<E: Error>(path: &str, msg: &str) -> E {
+    E::custom(format!("{PATH_MARK}{path}{PATH_MARK}{msg}"))
+}
+
+/// Joins `inner` (a path below `outer`) to `outer`.
+pub fn join_path(outer: &str, inner: &str) -> String {
+    if outer.is_empty() || outer == "." {
+        inner.to_string()
+    } else if inner.starts_with('[') {
+        format!("{outer}{inner}")
+    } else {
+        format!("{outer}.{inner}")
+    }
+}
+
+/// Reads an object.
+pub fn object<'de, D: Deserializer<'de>>(d: D) -> Result<Map<String, Value>, D::Error> {
+    Map::<String, Value>::deserialize(d)
+}
+
+/// Takes the `"type"` field out of `map` and checks it names one of `tags`.
+pub fn take_tag<E: Error>(
+    map: &mut Map<String, Value>,
+    tags: &'static [&'static str],
+) -> Result<String, E> {
+    let tag = match map.remove("type") {
+        None => return Err(E::missing_field("type")),
+        Some(Value::String(s)) => s,
+        Some(other) => {
+            let msg = format!("invalid type: {other}, expected a string");
+            return Err(nested("type", &msg));
+        }
+    };
+    if !tags.contains(&tag.as_str()) {
+        let msg = serde_json::Error::unknown_variant(&tag, tags).to_string();
+        return Err(nested("type", &msg));
+    }
+    Ok(tag)
+}
+
+/// Parses `map` as a `T`, keeping the path of any error inside it.
+pub fn parse<T: DeserializeOwned, E: Error>(map: Map<String, Value>) -> Result<T, E> {
+    serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
+        let path = e.path().to_string();
+        let msg = e.inner().to_string();
+        if path == "." {
+            E::custom(msg)
+        } else {
+            nested(&path, &msg)
+        }
+    })
+}
+
+/// The object schema of `T` with a `"type": tag` property added.
+pub fn variant_schema<T: JsonSchema>(g: &mut SchemaGenerator, tag: &str) -> Value {
+    let mut s = T::json_schema(g).to_value();
+    if let Some(obj) = s.as_object_mut() {
+        let props = obj
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(p) = props.as_object_mut() {
+            p.insert(
+                "type".into(),
+                serde_json::json!({"type": "string", "const": tag}),
+            );
+        }
+        let req = obj
+            .entry("required")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Some(r) = req.as_array_mut() {
+            r.insert(0, Value::String("type".into()));
+        }
+    }
+    s
+}
+
+/// `{"oneOf": variants}` with a description.
+pub fn one_of(description: &str, variants: Vec<Value>) -> Schema {
+    Schema::try_from(serde_json::json!({"description": description, "oneOf": variants}))
+        .expect("an object is a schema")
+}
+
+/// The field names `T`'s schema declares (for hints about misplaced fields).
+pub fn field_names<T: JsonSchema>() -> Vec<String> {
+    let s = SchemaGenerator::default().into_root_schema_for::<T>();
+    s.get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// Declares a model family: an enum with one variant per model, chosen by
+/// the `"type"` field, and dispatch to the family's trait.
+///
+/// ```text
+/// model_family! {
+///     /// A queue discipline.
+///     pub enum QueueSpec: dyn QueueModel {
+///         Droptail(DropTailSpec) = "droptail",
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! model_family {
+    (
+        $(#[doc = $doc:literal])*
+        pub enum $name:ident : dyn $tr:path {
+            $( $variant:ident($spec:ty) = $tag:literal ),+ $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Clone, Debug)]
+        pub enum $name {
+            $( $variant($spec) ),+
+        }
+
+        impl $name {
+            /// The `"type"` names of the registered models.
+            pub const TAGS: &'static [&'static str] = &[$($tag),+];
+
+            /// The `"type"` of this model.
+            pub fn tag(&self) -> &'static str {
+                match self { $( Self::$variant(_) => $tag ),+ }
+            }
+
+            /// The model, through its family's trait.
+            pub fn model(&self) -> &dyn $tr {
+                match self { $( Self::$variant(s) => s ),+ }
+            }
+
+            /// Parses an object whose `"type"` names the model.
+            pub fn from_object<E: serde::de::Error>(
+                mut map: serde_json::Map<String, serde_json::Value>,
+            ) -> Result<Self, E> {
+                let tag = $crate::scenario::tagged::take_tag::<E>(&mut map, Self::TAGS)?;
+                match tag.as_str() {
+                    $( $tag => $crate::scenario::tagged::parse::<$spec, E>(map).map(Self::$variant), )+
+                    _ => unreachable!("take_tag checks the tag"),
+                }
+            }
+
+            /// The field names each model declares, by `"type"`.
+            pub fn fields_by_tag() -> Vec<(&'static str, Vec<String>)> {
+                vec![$( ($tag, $crate::scenario::tagged::field_names::<$spec>()) ),+]
+            }
+
+            /// One object schema per model, each with its `"type"`.
+            pub fn variant_schemas(g: &mut schemars::SchemaGenerator) -> Vec<serde_json::Value> {
+                vec![$( $crate::scenario::tagged::variant_schema::<$spec>(g, $tag) ),+]
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                Self::from_object($crate::scenario::tagged::object(d)?)
+            }
+        }
+
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                let doc: &[&str] = &[$($doc),*];
+                let doc = doc.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+                $crate::scenario::tagged::one_of(&doc, Self::variant_schemas(g))
+            }
+        }
+    };
+}
