@@ -1,8 +1,9 @@
 //! End of run: close the books, check packet conservation, build tables.
 
-use crate::measure::summary::flow_tables;
-use crate::measure::{Column, DropSite, Table};
-use crate::net::DropReason;
+use crate::measure::summary::{flow_tables, FlowInputs};
+use crate::measure::{Column, DropSite, Recorder, Table};
+use crate::net::{DropReason, LinkDir, NodeId};
+use crate::sim::SimTime;
 use crate::world::World;
 
 /// Names behind the integer codes of the large per-packet tables.
@@ -86,245 +87,199 @@ fn u32s(v: &[u32]) -> Column {
     Column::U64(v.iter().map(|&x| x as u64).collect())
 }
 
-/// Builds every result table.
+/// A column with one value per link direction.
+fn per_link<T>(w: &World, f: impl Fn(&LinkDir) -> T) -> Vec<T> {
+    w.links.iter().map(f).collect()
+}
+
 /// Builds every result table. Large columns are moved out of the recorder
 /// (not copied), so call this once, last.
-pub fn tables(
-    w: &mut World,
-    in_flight: &[u64],
-    windows: &[(crate::sim::SimTime, crate::sim::SimTime)],
-) -> Vec<Table> {
+pub fn tables(w: &mut World, in_flight: &[u64], windows: &[(SimTime, SimTime)]) -> Vec<Table> {
     let end = w.now();
-    let dur_ns = end.as_nanos().max(1) as f64;
     let node_names: Vec<String> = w.nodes.iter().map(|n| n.name.clone()).collect();
-    let (flows, runs, win) = flow_tables(&w.rec, &node_names, in_flight, end, windows);
+    let inputs = FlowInputs {
+        rec: &w.rec,
+        node_names: &node_names,
+        in_flight,
+        end,
+        windows,
+    };
+    let (flows, runs, win) = flow_tables(&inputs);
     let app = app_tables(w, end);
-    let codes_flow = w.rec.fr_flow.clone();
-    let codes_node = w.rec.fr_node.clone();
-    let r = &mut w.rec;
-    let take = std::mem::take::<Vec<u64>>;
+    let links = links_table(w, &node_names);
+    let queues = queues_table(w);
+    let packets = packets_table(&mut w.rec);
+    let drops = drops_table(w);
+    let samples = samples_table(&mut w.rec);
+    let mut out = vec![flows, runs, win, packets, drops, links, queues, samples];
+    out.extend(app);
+    if w.rec.trace_on {
+        out.push(trace_table(&mut w.rec));
+    }
+    out
+}
 
-    let packets = Table::new("packets")
-        .col(
-            "flow",
-            Column::U64(
-                r.log_fr
-                    .iter()
-                    .map(|&i| codes_flow[i as usize] as u64)
-                    .collect(),
-            ),
-        )
-        .col(
-            "receiver",
-            Column::U64(
-                r.log_fr
-                    .iter()
-                    .map(|&i| codes_node[i as usize] as u64)
-                    .collect(),
-            ),
-        )
+/// One row per delivered packet copy.
+fn packets_table(r: &mut Recorder) -> Table {
+    let flow = r
+        .log_fr
+        .iter()
+        .map(|&i| r.fr_flow[i as usize] as u64)
+        .collect();
+    let receiver = r
+        .log_fr
+        .iter()
+        .map(|&i| r.fr_node[i as usize] as u64)
+        .collect();
+    Table::new("packets")
+        .col("flow", Column::U64(flow))
+        .col("receiver", Column::U64(receiver))
         .col("seq", Column::U64(take(&mut r.log_seq)))
         .col("size_bytes", u32s(&r.log_size))
         .col("sent_ns", Column::U64(take(&mut r.log_sent)))
-        .col("recv_ns", Column::U64(take(&mut r.log_recv)));
+        .col("recv_ns", Column::U64(take(&mut r.log_recv)))
+}
 
-    let drops = Table::new("drops")
+/// One row per dropped packet copy, with its reason and site.
+fn drops_table(w: &mut World) -> Table {
+    let site = (w.rec.dl_site.iter())
+        .map(|s| match s {
+            DropSite::Link(l) => w.links[*l as usize].name.clone(),
+            DropSite::Node(n) => format!("node:{}", w.nodes[*n as usize].name),
+        })
+        .collect();
+    let r = &mut w.rec;
+    let reason = r.dl_reason.iter().map(|x| x.as_str().to_string()).collect();
+    Table::new("drops")
         .col("time_ns", Column::U64(take(&mut r.dl_time)))
         .col("flow", u32s(&r.dl_flow))
         .col("seq", Column::U64(take(&mut r.dl_seq)))
         .col("packet_id", Column::U64(take(&mut r.dl_id)))
         .col("size_bytes", u32s(&r.dl_size))
-        .col(
-            "reason",
-            Column::Str(r.dl_reason.iter().map(|x| x.as_str().to_string()).collect()),
-        )
-        .col(
-            "site",
-            Column::Str(
-                r.dl_site
-                    .iter()
-                    .map(|s| match s {
-                        DropSite::Link(l) => w.links[*l as usize].name.clone(),
-                        DropSite::Node(n) => format!("node:{}", w.nodes[*n as usize].name),
-                    })
-                    .collect(),
-            ),
-        );
+        .col("reason", Column::Str(reason))
+        .col("site", Column::Str(site))
+}
 
-    let n = w.links.len();
-    let mut lt = Table::new("links")
+/// One row per link direction: rate, delay, traffic, utilisation, losses.
+fn links_table(w: &World, node_names: &[String]) -> Table {
+    let dur_ns = w.now().as_nanos().max(1) as f64;
+    let name = |i: NodeId| node_names[i as usize].clone();
+    Table::new("links")
         .col(
             "link",
-            Column::Str(
-                w.links
-                    .iter()
-                    .map(|l| w.link_names[l.link as usize].clone())
-                    .collect(),
-            ),
+            Column::Str(per_link(w, |l| w.link_names[l.link as usize].clone())),
         )
-        .col(
-            "direction",
-            Column::Str(w.links.iter().map(|l| l.name.clone()).collect()),
-        )
-        .col(
-            "from",
-            Column::Str(
-                w.links
-                    .iter()
-                    .map(|l| node_names[l.from as usize].clone())
-                    .collect(),
-            ),
-        )
-        .col(
-            "to",
-            Column::Str(
-                w.links
-                    .iter()
-                    .map(|l| node_names[l.to as usize].clone())
-                    .collect(),
-            ),
-        )
-        .col(
-            "rate_bps",
-            Column::U64(w.links.iter().map(|l| l.rate_bps).collect()),
-        )
+        .col("direction", Column::Str(per_link(w, |l| l.name.clone())))
+        .col("from", Column::Str(per_link(w, |l| name(l.from))))
+        .col("to", Column::Str(per_link(w, |l| name(l.to))))
+        .col("rate_bps", Column::U64(per_link(w, |l| l.rate_bps)))
         .col(
             "delay_ms",
-            Column::F64(
-                w.links
-                    .iter()
-                    .map(|l| l.delay.as_nanos() as f64 * 1e-6)
-                    .collect(),
-            ),
+            Column::F64(per_link(w, |l| l.delay.as_nanos() as f64 * 1e-6)),
         )
-        .col(
-            "tx_packets",
-            Column::U64(w.links.iter().map(|l| l.tx_packets).collect()),
-        )
-        .col(
-            "tx_bytes",
-            Column::U64(w.links.iter().map(|l| l.tx_bytes).collect()),
-        );
-    // Busy time is booked at transmission start; clip a transmission that
-    // runs past the end of the run.
-    lt = lt
+        .col("tx_packets", Column::U64(per_link(w, |l| l.tx_packets)))
+        .col("tx_bytes", Column::U64(per_link(w, |l| l.tx_bytes)))
+        // Busy time is booked at transmission start; clip a transmission
+        // that runs past the end of the run.
         .col(
             "utilization",
-            Column::F64(
-                w.links
-                    .iter()
-                    .map(|l| (l.busy_ns as f64 / dur_ns).min(1.0))
-                    .collect(),
-            ),
+            Column::F64(per_link(w, |l| (l.busy_ns as f64 / dur_ns).min(1.0))),
         )
-        .col(
-            "lost_packets",
-            Column::U64(w.links.iter().map(|l| l.lost_packets).collect()),
-        )
+        .col("lost_packets", Column::U64(per_link(w, |l| l.lost_packets)))
         .col(
             "queue_drops",
-            Column::U64(
-                w.links
-                    .iter()
-                    .map(|l| l.queue.stats.total_drops())
-                    .collect(),
-            ),
-        );
-
-    let mut qt = Table::new("queues")
-        .col(
-            "direction",
-            Column::Str(w.links.iter().map(|l| l.name.clone()).collect()),
+            Column::U64(per_link(w, |l| l.queue.stats.total_drops())),
         )
+}
+
+/// One row per link direction's queue: the shared accounting, then the
+/// values its discipline reports (NaN where another discipline has none).
+fn queues_table(w: &World) -> Table {
+    let dur_ns = w.now().as_nanos().max(1) as f64;
+    let mut t = Table::new("queues")
+        .col("direction", Column::Str(per_link(w, |l| l.name.clone())))
         .col(
             "kind",
-            Column::Str(w.links.iter().map(|l| l.queue.kind().to_string()).collect()),
+            Column::Str(per_link(w, |l| l.queue.kind().to_string())),
         )
-        .col(
-            "arrivals",
-            Column::U64(w.links.iter().map(|l| l.queue.stats.arrivals).collect()),
-        )
-        .col(
-            "departures",
-            Column::U64(w.links.iter().map(|l| l.queue.stats.departures).collect()),
-        );
+        .col("arrivals", Column::U64(per_link(w, |l| st(l).arrivals)))
+        .col("departures", Column::U64(per_link(w, |l| st(l).departures)));
     for reason in DropReason::ALL {
-        let v: Vec<u64> = w
-            .links
-            .iter()
-            .map(|l| l.queue.stats.drops[reason.index()])
-            .collect();
+        let v = per_link(w, |l| l.queue.stats.drops[reason.index()]);
         if reason == DropReason::QueueOverflow || v.iter().any(|&x| x > 0) {
-            qt = qt.col(&format!("dropped_{}", reason.as_str()), Column::U64(v));
+            t = t.col(&format!("dropped_{}", reason.as_str()), Column::U64(v));
         }
     }
-    qt = qt
+    t = t
         .col(
             "mean_packets",
-            Column::F64(
-                w.links
-                    .iter()
-                    .map(|l| l.queue.stats.area_packets as f64 / dur_ns)
-                    .collect(),
-            ),
+            Column::F64(per_link(w, |l| st(l).area_packets as f64 / dur_ns)),
         )
         .col(
             "mean_bytes",
-            Column::F64(
-                w.links
-                    .iter()
-                    .map(|l| l.queue.stats.area_bytes as f64 / dur_ns)
-                    .collect(),
-            ),
+            Column::F64(per_link(w, |l| st(l).area_bytes as f64 / dur_ns)),
         )
         .col(
             "max_packets",
-            Column::U64(
-                w.links
-                    .iter()
-                    .map(|l| l.queue.stats.max_packets as u64)
-                    .collect(),
-            ),
+            Column::U64(per_link(w, |l| st(l).max_packets as u64)),
         )
-        .col(
-            "max_bytes",
-            Column::U64(w.links.iter().map(|l| l.queue.stats.max_bytes).collect()),
-        )
+        .col("max_bytes", Column::U64(per_link(w, |l| st(l).max_bytes)))
         .col(
             "final_packets",
-            Column::U64(
-                w.links
-                    .iter()
-                    .map(|l| l.queue.len_packets() as u64)
-                    .collect(),
-            ),
+            Column::U64(per_link(w, |l| l.queue.len_packets() as u64)),
         );
-    debug_assert_eq!(qt.rows(), n);
+    discipline_columns(w, t)
+}
 
-    let samples = Table::new("queue_samples")
+fn st(l: &LinkDir) -> &crate::queue::QueueStats {
+    &l.queue.stats
+}
+
+/// Columns of discipline-specific values (RED's average queue, say), in
+/// the order they first appear.
+fn discipline_columns(w: &World, mut t: Table) -> Table {
+    let per: Vec<Vec<(&'static str, f64)>> = per_link(w, |l| l.queue.discipline_stats());
+    let mut names: Vec<&'static str> = Vec::new();
+    for (k, _) in per.iter().flatten() {
+        if !names.contains(k) {
+            names.push(k);
+        }
+    }
+    for name in names {
+        let col = (per.iter())
+            .map(|vals| {
+                vals.iter()
+                    .find(|(k, _)| *k == name)
+                    .map_or(f64::NAN, |x| x.1)
+            })
+            .collect();
+        t = t.col(name, Column::F64(col));
+    }
+    t
+}
+
+fn samples_table(r: &mut Recorder) -> Table {
+    Table::new("queue_samples")
         .col("time_ns", Column::U64(take(&mut r.qs_time)))
         .col("link_dir", u32s(&r.qs_ld))
         .col("packets", Column::U64(take(&mut r.qs_packets)))
-        .col("bytes", Column::U64(take(&mut r.qs_bytes)));
+        .col("bytes", Column::U64(take(&mut r.qs_bytes)))
+}
 
-    let mut out = vec![flows, runs, win, packets, drops, lt, qt, samples];
-    out.extend(app);
-    if r.trace_on {
-        out.push(
-            Table::new("trace")
-                .col("time_ns", Column::U64(take(&mut r.tr_time)))
-                .col(
-                    "event",
-                    Column::Str(r.tr_kind.iter().map(|&k| (k as char).to_string()).collect()),
-                )
-                .col("at", u32s(&r.tr_at))
-                .col("packet_id", Column::U64(take(&mut r.tr_id)))
-                .col("flow", u32s(&r.tr_flow))
-                .col("seq", Column::U64(take(&mut r.tr_seq)))
-                .col("size_bytes", u32s(&r.tr_size)),
-        );
-    }
-    out
+fn trace_table(r: &mut Recorder) -> Table {
+    let event = r.tr_kind.iter().map(|&k| (k as char).to_string()).collect();
+    Table::new("trace")
+        .col("time_ns", Column::U64(take(&mut r.tr_time)))
+        .col("event", Column::Str(event))
+        .col("at", u32s(&r.tr_at))
+        .col("packet_id", Column::U64(take(&mut r.tr_id)))
+        .col("flow", u32s(&r.tr_flow))
+        .col("seq", Column::U64(take(&mut r.tr_seq)))
+        .col("size_bytes", u32s(&r.tr_size))
+}
+
+fn take(v: &mut Vec<u64>) -> Vec<u64> {
+    std::mem::take(v)
 }
 
 /// One application's named values.

@@ -41,184 +41,247 @@ fn ms(ns: f64) -> f64 {
     ns * 1e-6
 }
 
+/// Names of the delay columns, in the order [`delay_stats`] returns them.
+const DELAY_COLUMNS: [&str; 6] = [
+    "delay_mean_ms",
+    "delay_min_ms",
+    "delay_p50_ms",
+    "delay_p95_ms",
+    "delay_p99_ms",
+    "delay_max_ms",
+];
+
+/// Mean, min, median, 95th and 99th percentile and max of one-way delays
+/// (ns in, ms out; NaN when there are none). Sorts `d`.
+fn delay_stats(d: &mut [u64]) -> [f64; 6] {
+    d.sort_unstable();
+    let mean = if d.is_empty() {
+        f64::NAN
+    } else {
+        d.iter().map(|&x| x as f64).sum::<f64>() / d.len() as f64
+    };
+    [
+        mean,
+        d.first().map_or(f64::NAN, |&x| x as f64),
+        percentile(d, 0.50),
+        percentile(d, 0.95),
+        percentile(d, 0.99),
+        d.last().map_or(f64::NAN, |&x| x as f64),
+    ]
+    .map(ms)
+}
+
+/// What the flow tables are built from.
+pub struct FlowInputs<'a> {
+    pub rec: &'a Recorder,
+    pub node_names: &'a [String],
+    /// Per (flow, receiver): copies still in flight at the end.
+    pub in_flight: &'a [u64],
+    pub end: SimTime,
+    pub windows: &'a [(SimTime, SimTime)],
+}
+
+impl FlowInputs<'_> {
+    fn flow_name(&self, i: usize) -> String {
+        self.rec.flows[self.rec.fr_flow[i] as usize].name.clone()
+    }
+    fn receiver(&self, i: usize) -> String {
+        self.node_names[self.rec.fr_node[i] as usize].clone()
+    }
+}
+
 /// The per-(flow, receiver) summary table, the loss-run histogram and the
 /// throughput-per-window table.
-pub fn flow_tables(
-    rec: &Recorder,
-    node_names: &[String],
-    in_flight: &[u64],
-    end: SimTime,
-    windows: &[(SimTime, SimTime)],
-) -> (Table, Table, Table) {
+pub fn flow_tables(x: &FlowInputs<'_>) -> (Table, Table, Table) {
+    let rec = x.rec;
     let n = rec.num_fr();
     let mut delays: Vec<Vec<u64>> = vec![Vec::new(); n];
     for k in 0..rec.log_fr.len() {
         delays[rec.log_fr[k] as usize].push(rec.log_recv[k] - rec.log_sent[k]);
     }
-    let mut win_bytes = vec![vec![0u64; windows.len()]; n];
-    if !windows.is_empty() {
-        for k in 0..rec.log_fr.len() {
-            let t = rec.log_recv[k];
-            for (w, &(a, b)) in windows.iter().enumerate() {
-                if t >= a.as_nanos() && t < b.as_nanos() {
-                    win_bytes[rec.log_fr[k] as usize][w] += rec.log_size[k] as u64;
-                }
-            }
-        }
+    let runs: Vec<Vec<u64>> = (0..n).map(|i| loss_runs(&rec.lost_seqs[i])).collect();
+    let mut cols = FlowColumns::default();
+    for (i, d) in delays.iter_mut().enumerate() {
+        cols.push(x, i, delay_stats(d), &runs[i]);
     }
+    (cols.into_table(), loss_run_table(x, &runs), window_table(x))
+}
 
-    let mut c_flow = Vec::with_capacity(n);
-    let mut c_kind = Vec::with_capacity(n);
-    let mut c_src = Vec::with_capacity(n);
-    let mut c_rcv = Vec::with_capacity(n);
-    let (mut c_start, mut c_stop) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut c_sent, mut c_sent_b, mut c_recv, mut c_recv_b) = (vec![], vec![], vec![], vec![]);
-    let (mut c_lost, mut c_infl, mut c_lrate) = (vec![], vec![], vec![]);
-    let mut c_drop: Vec<Vec<u64>> = vec![Vec::new(); DropReason::COUNT];
-    let (
-        mut c_thr,
-        mut c_dmean,
-        mut c_dmin,
-        mut c_d50,
-        mut c_d95,
-        mut c_d99,
-        mut c_dmax,
-        mut c_jit,
-    ) = (
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-    );
-    let (mut c_runs, mut c_run_mean, mut c_run_max) = (vec![], vec![], vec![]);
-    let (mut lr_flow, mut lr_rcv, mut lr_len, mut lr_count) = (vec![], vec![], vec![], vec![]);
-    let (mut w_flow, mut w_rcv, mut w_a, mut w_b, mut w_bytes, mut w_thr) =
-        (vec![], vec![], vec![], vec![], vec![], vec![]);
+/// The flows table's columns, filled row by row.
+#[derive(Default)]
+struct FlowColumns {
+    names: [Vec<String>; 4],
+    start_stop: [Vec<f64>; 2],
+    counts: [Vec<u64>; 6],
+    loss_rate: Vec<f64>,
+    dropped: Vec<Vec<u64>>,
+    throughput: Vec<f64>,
+    delay: [Vec<f64>; 6],
+    jitter: Vec<f64>,
+    run_count: Vec<u64>,
+    run_mean: Vec<f64>,
+    run_max: Vec<u64>,
+}
 
-    for i in 0..n {
+impl FlowColumns {
+    fn push(&mut self, x: &FlowInputs<'_>, i: usize, delay: [f64; 6], runs: &[u64]) {
+        let rec = x.rec;
         let f = rec.fr_flow[i] as usize;
         let meta = &rec.flows[f];
-        let rcv = &node_names[rec.fr_node[i] as usize];
-        c_flow.push(meta.name.clone());
-        c_kind.push(meta.kind.to_string());
-        c_src.push(node_names[meta.src as usize].clone());
-        c_rcv.push(rcv.clone());
-        c_start.push(meta.start.as_secs_f64());
-        c_stop.push(meta.stop.min(end).as_secs_f64());
-        c_sent.push(rec.sent[f]);
-        c_sent_b.push(rec.sent_bytes[f]);
-        c_recv.push(rec.received[i]);
-        c_recv_b.push(rec.received_bytes[i]);
+        let stop = meta.stop.min(x.end);
+        let names = [
+            meta.name.clone(),
+            meta.kind.to_string(),
+            x.node_names[meta.src as usize].clone(),
+            x.receiver(i),
+        ];
+        for (col, v) in self.names.iter_mut().zip(names) {
+            col.push(v);
+        }
+        self.start_stop[0].push(meta.start.as_secs_f64());
+        self.start_stop[1].push(stop.as_secs_f64());
         let lost = rec.total_dropped(i);
-        c_lost.push(lost);
-        c_infl.push(in_flight[i]);
+        let counts = [
+            rec.sent[f],
+            rec.sent_bytes[f],
+            rec.received[i],
+            rec.received_bytes[i],
+            lost,
+            x.in_flight[i],
+        ];
+        for (col, v) in self.counts.iter_mut().zip(counts) {
+            col.push(v);
+        }
         let settled = rec.received[i] + lost;
-        c_lrate.push(if settled == 0 {
-            f64::NAN
-        } else {
-            lost as f64 / settled as f64
-        });
-        for (r, col) in c_drop.iter_mut().enumerate() {
+        self.loss_rate.push(ratio(lost as f64, settled as f64));
+        self.dropped.resize(DropReason::COUNT, Vec::new());
+        for (r, col) in self.dropped.iter_mut().enumerate() {
             col.push(rec.dropped[i][r]);
         }
-        let active = meta.stop.min(end).saturating_sub(meta.start).as_secs_f64();
-        c_thr.push(if active > 0.0 {
-            rec.received_bytes[i] as f64 * 8.0 / active
-        } else {
-            f64::NAN
-        });
-        let d = &mut delays[i];
-        d.sort_unstable();
-        let mean = if d.is_empty() {
-            f64::NAN
-        } else {
-            d.iter().map(|&x| x as f64).sum::<f64>() / d.len() as f64
-        };
-        c_dmean.push(ms(mean));
-        c_dmin.push(ms(d.first().map_or(f64::NAN, |&x| x as f64)));
-        c_d50.push(ms(percentile(d, 0.50)));
-        c_d95.push(ms(percentile(d, 0.95)));
-        c_d99.push(ms(percentile(d, 0.99)));
-        c_dmax.push(ms(d.last().map_or(f64::NAN, |&x| x as f64)));
-        c_jit.push(if rec.received[i] < 2 {
+        let active = stop.saturating_sub(meta.start).as_secs_f64();
+        self.throughput
+            .push(ratio(rec.received_bytes[i] as f64 * 8.0, active));
+        for (col, v) in self.delay.iter_mut().zip(delay) {
+            col.push(v);
+        }
+        let jitter = if rec.received[i] < 2 {
             f64::NAN
         } else {
             ms(rec.jitter_ns[i])
-        });
-        let runs = loss_runs(&rec.lost_seqs[i]);
-        c_runs.push(runs.len() as u64);
-        c_run_mean.push(if runs.is_empty() {
+        };
+        self.jitter.push(jitter);
+        self.run_count.push(runs.len() as u64);
+        let mean = if runs.is_empty() {
             0.0
         } else {
             runs.iter().sum::<u64>() as f64 / runs.len() as f64
-        });
-        c_run_max.push(runs.iter().copied().max().unwrap_or(0));
-        let mut hist: std::collections::BTreeMap<u64, u64> = Default::default();
-        for r in runs {
-            *hist.entry(r).or_default() += 1;
-        }
-        for (len, count) in hist {
-            lr_flow.push(meta.name.clone());
-            lr_rcv.push(rcv.clone());
-            lr_len.push(len);
-            lr_count.push(count);
-        }
-        for (w, &(a, b)) in windows.iter().enumerate() {
-            w_flow.push(meta.name.clone());
-            w_rcv.push(rcv.clone());
-            w_a.push(a.as_secs_f64());
-            w_b.push(b.as_secs_f64());
-            w_bytes.push(win_bytes[i][w]);
-            w_thr.push(win_bytes[i][w] as f64 * 8.0 / (b - a).as_secs_f64());
-        }
+        };
+        self.run_mean.push(mean);
+        self.run_max.push(runs.iter().copied().max().unwrap_or(0));
     }
 
-    let mut flows = Table::new("flows")
-        .col("flow", Column::Str(c_flow))
-        .col("kind", Column::Str(c_kind))
-        .col("src", Column::Str(c_src))
-        .col("receiver", Column::Str(c_rcv))
-        .col("start_s", Column::F64(c_start))
-        .col("stop_s", Column::F64(c_stop))
-        .col("sent", Column::U64(c_sent))
-        .col("sent_bytes", Column::U64(c_sent_b))
-        .col("received", Column::U64(c_recv))
-        .col("received_bytes", Column::U64(c_recv_b))
-        .col("lost", Column::U64(c_lost))
-        .col("in_flight", Column::U64(c_infl))
-        .col("loss_rate", Column::F64(c_lrate));
-    for (r, col) in DropReason::ALL.iter().zip(c_drop) {
-        flows = flows.col(&format!("dropped_{}", r.as_str()), Column::U64(col));
+    fn into_table(self) -> Table {
+        let mut t = Table::new("flows");
+        for (name, col) in ["flow", "kind", "src", "receiver"]
+            .into_iter()
+            .zip(self.names)
+        {
+            t = t.col(name, Column::Str(col));
+        }
+        for (name, col) in ["start_s", "stop_s"].into_iter().zip(self.start_stop) {
+            t = t.col(name, Column::F64(col));
+        }
+        let count_names = [
+            "sent",
+            "sent_bytes",
+            "received",
+            "received_bytes",
+            "lost",
+            "in_flight",
+        ];
+        for (name, col) in count_names.into_iter().zip(self.counts) {
+            t = t.col(name, Column::U64(col));
+        }
+        t = t.col("loss_rate", Column::F64(self.loss_rate));
+        let mut dropped = self.dropped;
+        dropped.resize(DropReason::COUNT, Vec::new());
+        for (r, col) in DropReason::ALL.iter().zip(dropped) {
+            t = t.col(&format!("dropped_{}", r.as_str()), Column::U64(col));
+        }
+        t = t.col("throughput_bps", Column::F64(self.throughput));
+        for (name, col) in DELAY_COLUMNS.into_iter().zip(self.delay) {
+            t = t.col(name, Column::F64(col));
+        }
+        t.col("jitter_ms", Column::F64(self.jitter))
+            .col("loss_runs", Column::U64(self.run_count))
+            .col("loss_run_mean", Column::F64(self.run_mean))
+            .col("loss_run_max", Column::U64(self.run_max))
     }
-    let flows = flows
-        .col("throughput_bps", Column::F64(c_thr))
-        .col("delay_mean_ms", Column::F64(c_dmean))
-        .col("delay_min_ms", Column::F64(c_dmin))
-        .col("delay_p50_ms", Column::F64(c_d50))
-        .col("delay_p95_ms", Column::F64(c_d95))
-        .col("delay_p99_ms", Column::F64(c_d99))
-        .col("delay_max_ms", Column::F64(c_dmax))
-        .col("jitter_ms", Column::F64(c_jit))
-        .col("loss_runs", Column::U64(c_runs))
-        .col("loss_run_mean", Column::F64(c_run_mean))
-        .col("loss_run_max", Column::U64(c_run_max));
-    let runs = Table::new("loss_runs")
-        .col("flow", Column::Str(lr_flow))
-        .col("receiver", Column::Str(lr_rcv))
-        .col("run_length", Column::U64(lr_len))
-        .col("count", Column::U64(lr_count));
-    let win = Table::new("throughput")
-        .col("flow", Column::Str(w_flow))
-        .col("receiver", Column::Str(w_rcv))
-        .col("window_start_s", Column::F64(w_a))
-        .col("window_end_s", Column::F64(w_b))
-        .col("bytes", Column::U64(w_bytes))
-        .col("throughput_bps", Column::F64(w_thr));
-    (flows, runs, win)
+}
+
+/// a / b, NaN when b is 0 (or not positive).
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
+}
+
+/// Histogram of loss-run lengths per (flow, receiver).
+fn loss_run_table(x: &FlowInputs<'_>, runs: &[Vec<u64>]) -> Table {
+    let (mut flow, mut rcv, mut len, mut count) = (vec![], vec![], vec![], vec![]);
+    for (i, r) in runs.iter().enumerate() {
+        let mut hist: std::collections::BTreeMap<u64, u64> = Default::default();
+        for &l in r {
+            *hist.entry(l).or_default() += 1;
+        }
+        for (l, c) in hist {
+            flow.push(x.flow_name(i));
+            rcv.push(x.receiver(i));
+            len.push(l);
+            count.push(c);
+        }
+    }
+    Table::new("loss_runs")
+        .col("flow", Column::Str(flow))
+        .col("receiver", Column::Str(rcv))
+        .col("run_length", Column::U64(len))
+        .col("count", Column::U64(count))
+}
+
+/// Bytes and throughput per (flow, receiver) and measurement window.
+fn window_table(x: &FlowInputs<'_>) -> Table {
+    let rec = x.rec;
+    let n = rec.num_fr();
+    let mut bytes = vec![vec![0u64; x.windows.len()]; n];
+    for k in 0..rec.log_fr.len() {
+        let t = rec.log_recv[k];
+        for (w, &(a, b)) in x.windows.iter().enumerate() {
+            if t >= a.as_nanos() && t < b.as_nanos() {
+                bytes[rec.log_fr[k] as usize][w] += rec.log_size[k] as u64;
+            }
+        }
+    }
+    let (mut flow, mut rcv, mut wa, mut wb, mut wbytes, mut thr) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for (i, per_window) in bytes.iter().enumerate() {
+        for (&(a, b), &by) in x.windows.iter().zip(per_window) {
+            flow.push(x.flow_name(i));
+            rcv.push(x.receiver(i));
+            wa.push(a.as_secs_f64());
+            wb.push(b.as_secs_f64());
+            wbytes.push(by);
+            thr.push(by as f64 * 8.0 / (b - a).as_secs_f64());
+        }
+    }
+    Table::new("throughput")
+        .col("flow", Column::Str(flow))
+        .col("receiver", Column::Str(rcv))
+        .col("window_start_s", Column::F64(wa))
+        .col("window_end_s", Column::F64(wb))
+        .col("bytes", Column::U64(wbytes))
+        .col("throughput_bps", Column::F64(thr))
 }
 
 #[cfg(test)]

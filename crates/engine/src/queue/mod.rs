@@ -47,6 +47,11 @@ pub trait QueueDiscipline: Send {
     fn passes_through_when_empty(&self, _pkt: &Packet) -> bool {
         false
     }
+    /// Values of the discipline's own to report at the end of the run, as
+    /// extra columns of the queues table (e.g. RED's average queue).
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Counters a [`Queue`] keeps.
@@ -100,6 +105,10 @@ impl Queue {
     }
     pub fn held(&self) -> Vec<&Packet> {
         self.disc.held()
+    }
+    /// The discipline's own end-of-run values (see [`QueueDiscipline::stats`]).
+    pub fn discipline_stats(&self) -> Vec<(&'static str, f64)> {
+        self.disc.stats()
     }
 
     fn integrate(&mut self, now: SimTime) {
