@@ -39,6 +39,8 @@ impl PcapWriter {
         })
     }
 
+    /// Writes one record: the packet's bytes built from its headers
+    /// (payload bytes beyond the headers are zero), captured at `now`.
     pub fn write(
         &mut self,
         now: SimTime,
@@ -49,68 +51,40 @@ impl PcapWriter {
         let len = p.size_bytes as usize;
         self.buf.clear();
         self.buf.resize(len, 0);
-        let proto = match p.transport {
+        let protocol = match p.transport {
             Transport::Udp => ipv4::PROTO_UDP,
             Transport::Tcp(_) => tcp::PROTO_TCP,
         };
         ipv4::Ipv4Repr {
             src,
             dst,
-            protocol: proto,
+            protocol,
             total_len: len as u16,
             ident: p.id as u16,
             dscp: p.dscp,
             ttl: 64,
         }
         .emit(&mut self.buf);
+        let seg = &mut self.buf[ipv4::HEADER_LEN..];
         match &p.transport {
-            Transport::Tcp(h) => tcp::emit(
-                h,
-                p.src_port,
-                p.dst_port,
-                &mut self.buf[ipv4::HEADER_LEN..],
-                src,
-                dst,
-            ),
+            Transport::Tcp(h) => tcp::emit(h, p.src_port, p.dst_port, seg, src, dst),
             Transport::Udp => {
-                let seg_len = len - ipv4::HEADER_LEN;
-                // Application header in the UDP payload (before the checksum
-                // is computed over it).
-                let payload = &mut self.buf[ipv4::HEADER_LEN + udp::HEADER_LEN..];
-                match &p.app {
-                    AppData::Rtp {
-                        ssrc,
-                        seq,
-                        timestamp,
-                        ..
-                    } if payload.len() >= rtp::HEADER_LEN => {
-                        rtp::RtpHeader {
-                            marker: false,
-                            payload_type: 96,
-                            seq: *seq,
-                            timestamp: *timestamp,
-                            ssrc: *ssrc,
-                        }
-                        .emit(payload);
-                    }
-                    AppData::Rtcp(c) => {
-                        let mut bytes = Vec::with_capacity(payload.len());
-                        for pk in crate::app::rtp::compound_packets(c, now) {
-                            pk.emit(&mut bytes);
-                        }
-                        let n = bytes.len().min(payload.len());
-                        payload[..n].copy_from_slice(&bytes[..n]);
-                    }
-                    _ => {}
-                }
-                udp::UdpRepr {
+                // The application header goes in first: the UDP checksum
+                // covers it.
+                emit_app_header(&p.app, now, &mut seg[udp::HEADER_LEN..]);
+                let udp = udp::UdpRepr {
                     src_port: p.src_port,
                     dst_port: p.dst_port,
-                    len: seg_len as u16,
-                }
-                .emit(&mut self.buf[ipv4::HEADER_LEN..], src, dst);
+                    len: seg.len() as u16,
+                };
+                udp.emit(seg, src, dst);
             }
         }
+        self.write_record(now, len)
+    }
+
+    /// The record header (ns timestamps) and the captured bytes.
+    fn write_record(&mut self, now: SimTime, len: usize) -> std::io::Result<()> {
         let cap = if self.snaplen == 0 {
             len
         } else {
@@ -128,5 +102,36 @@ impl PcapWriter {
 
     pub fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// An RTP header or an RTCP compound at the start of a UDP payload (cut to
+/// the payload's size).
+fn emit_app_header(app: &AppData, now: SimTime, payload: &mut [u8]) {
+    match app {
+        AppData::Rtp {
+            ssrc,
+            seq,
+            timestamp,
+            ..
+        } if payload.len() >= rtp::HEADER_LEN => {
+            rtp::RtpHeader {
+                marker: false,
+                payload_type: 96,
+                seq: *seq,
+                timestamp: *timestamp,
+                ssrc: *ssrc,
+            }
+            .emit(payload);
+        }
+        AppData::Rtcp(c) => {
+            let mut bytes = Vec::with_capacity(payload.len());
+            for pk in crate::app::rtp::compound_packets(c, now) {
+                pk.emit(&mut bytes);
+            }
+            let n = bytes.len().min(payload.len());
+            payload[..n].copy_from_slice(&bytes[..n]);
+        }
+        _ => {}
     }
 }

@@ -181,107 +181,18 @@ impl RtcpPacket {
 
     /// Parses one packet; returns it and the bytes it used.
     pub fn parse(buf: &[u8]) -> Result<(RtcpPacket, usize), WireError> {
-        if buf.len() < 4 {
-            return Err(WireError::Truncated {
-                need: 4,
-                have: buf.len(),
-            });
-        }
-        if buf[0] >> 6 != 2 {
-            return Err(WireError::BadField {
-                field: "rtcp version",
-                value: (buf[0] >> 6) as u64,
-            });
-        }
-        let count = (buf[0] & 0x1f) as usize;
-        let pt = buf[1];
-        let len = (u16::from_be_bytes([buf[2], buf[3]]) as usize + 1) * 4;
-        if buf.len() < len {
-            return Err(WireError::Truncated {
-                need: len,
-                have: buf.len(),
-            });
-        }
-        let body = &buf[4..len];
-        let need = |n: usize| {
-            if body.len() < n {
-                Err(WireError::BadField {
-                    field: "rtcp length",
-                    value: len as u64,
-                })
-            } else {
-                Ok(())
-            }
+        let (count, pt, len) = parse_header(buf)?;
+        let b = Body {
+            b: &buf[4..len],
+            len,
         };
         let p = match pt {
-            PT_SR => {
-                need(24 + 24 * count)?;
-                RtcpPacket::SenderReport {
-                    ssrc: read_u32(body, 0),
-                    ntp: u64::from_be_bytes(body[4..12].try_into().unwrap()),
-                    rtp_ts: read_u32(body, 12),
-                    packet_count: read_u32(body, 16),
-                    octet_count: read_u32(body, 20),
-                    reports: (0..count)
-                        .map(|i| read_block(&body[24 + 24 * i..]))
-                        .collect(),
-                }
-            }
-            PT_RR => {
-                need(4 + 24 * count)?;
-                RtcpPacket::ReceiverReport {
-                    ssrc: read_u32(body, 0),
-                    reports: (0..count)
-                        .map(|i| read_block(&body[4 + 24 * i..]))
-                        .collect(),
-                }
-            }
-            PT_SDES => {
-                need(6)?;
-                let n = body[5] as usize;
-                need(6 + n)?;
-                if body[4] != SDES_CNAME {
-                    return Err(WireError::BadField {
-                        field: "sdes item",
-                        value: body[4] as u64,
-                    });
-                }
-                RtcpPacket::Sdes {
-                    ssrc: read_u32(body, 0),
-                    cname: String::from_utf8_lossy(&body[6..6 + n]).into_owned(),
-                }
-            }
-            PT_BYE => {
-                need(4 * count)?;
-                RtcpPacket::Bye {
-                    ssrcs: (0..count).map(|i| read_u32(body, 4 * i)).collect(),
-                }
-            }
-            PT_RTPFB if count as u8 == FMT_NACK => {
-                need(8)?;
-                let entries = body[8..]
-                    .chunks_exact(4)
-                    .map(|c| {
-                        (
-                            u16::from_be_bytes([c[0], c[1]]),
-                            u16::from_be_bytes([c[2], c[3]]),
-                        )
-                    })
-                    .collect();
-                RtcpPacket::Nack {
-                    sender_ssrc: read_u32(body, 0),
-                    media_ssrc: read_u32(body, 4),
-                    entries,
-                }
-            }
-            PT_PSFB if count as u8 == FMT_AFB => {
-                need(8)?;
-                RtcpPacket::AppFeedback {
-                    sender_ssrc: read_u32(body, 0),
-                    media_ssrc: read_u32(body, 4),
-                    data: body[8..].to_vec(),
-                }
-            }
+            PT_SR => b.sender_report(count)?,
+            PT_RR => b.receiver_report(count)?,
+            PT_SDES => b.sdes()?,
+            PT_BYE => b.bye(count)?,
+            PT_RTPFB if count as u8 == FMT_NACK => b.nack()?,
+            PT_PSFB if count as u8 == FMT_AFB => b.app_feedback()?,
             other => {
                 return Err(WireError::BadField {
                     field: "rtcp packet type",
@@ -457,5 +368,127 @@ mod tests {
             "unknown type"
         );
         assert!(RtcpPacket::parse(&[0x40, 201, 0, 0]).is_err(), "version 1");
+    }
+}
+
+/// The common header (RFC 3550 6.4.1): (count or FMT, packet type, length
+/// of the whole packet in bytes), checked against the buffer.
+fn parse_header(buf: &[u8]) -> Result<(usize, u8, usize), WireError> {
+    if buf.len() < 4 {
+        return Err(WireError::Truncated {
+            need: 4,
+            have: buf.len(),
+        });
+    }
+    if buf[0] >> 6 != 2 {
+        return Err(WireError::BadField {
+            field: "rtcp version",
+            value: (buf[0] >> 6) as u64,
+        });
+    }
+    let len = (u16::from_be_bytes([buf[2], buf[3]]) as usize + 1) * 4;
+    if buf.len() < len {
+        return Err(WireError::Truncated {
+            need: len,
+            have: buf.len(),
+        });
+    }
+    Ok(((buf[0] & 0x1f) as usize, buf[1], len))
+}
+
+/// The body of one RTCP packet (after its 4-byte header).
+struct Body<'a> {
+    b: &'a [u8],
+    /// The packet's length from its header, for messages.
+    len: usize,
+}
+
+impl Body<'_> {
+    /// The body holds at least `n` bytes, as its header's count requires.
+    fn need(&self, n: usize) -> Result<(), WireError> {
+        if self.b.len() < n {
+            Err(WireError::BadField {
+                field: "rtcp length",
+                value: self.len as u64,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    fn sender_report(&self, count: usize) -> Result<RtcpPacket, WireError> {
+        self.need(24 + 24 * count)?;
+        let body = self.b;
+        Ok(RtcpPacket::SenderReport {
+            ssrc: read_u32(body, 0),
+            ntp: u64::from_be_bytes(body[4..12].try_into().expect("8 bytes")),
+            rtp_ts: read_u32(body, 12),
+            packet_count: read_u32(body, 16),
+            octet_count: read_u32(body, 20),
+            reports: (0..count)
+                .map(|i| read_block(&body[24 + 24 * i..]))
+                .collect(),
+        })
+    }
+
+    fn receiver_report(&self, count: usize) -> Result<RtcpPacket, WireError> {
+        self.need(4 + 24 * count)?;
+        Ok(RtcpPacket::ReceiverReport {
+            ssrc: read_u32(self.b, 0),
+            reports: (0..count)
+                .map(|i| read_block(&self.b[4 + 24 * i..]))
+                .collect(),
+        })
+    }
+
+    fn sdes(&self) -> Result<RtcpPacket, WireError> {
+        self.need(6)?;
+        let n = self.b[5] as usize;
+        self.need(6 + n)?;
+        if self.b[4] != SDES_CNAME {
+            return Err(WireError::BadField {
+                field: "sdes item",
+                value: self.b[4] as u64,
+            });
+        }
+        Ok(RtcpPacket::Sdes {
+            ssrc: read_u32(self.b, 0),
+            cname: String::from_utf8_lossy(&self.b[6..6 + n]).into_owned(),
+        })
+    }
+
+    fn bye(&self, count: usize) -> Result<RtcpPacket, WireError> {
+        self.need(4 * count)?;
+        Ok(RtcpPacket::Bye {
+            ssrcs: (0..count).map(|i| read_u32(self.b, 4 * i)).collect(),
+        })
+    }
+
+    /// RTPFB Generic NACK (RFC 4585 6.2.1): PID/BLP pairs after the SSRCs.
+    fn nack(&self) -> Result<RtcpPacket, WireError> {
+        self.need(8)?;
+        let entries = (self.b[8..].chunks_exact(4))
+            .map(|c| {
+                (
+                    u16::from_be_bytes([c[0], c[1]]),
+                    u16::from_be_bytes([c[2], c[3]]),
+                )
+            })
+            .collect();
+        Ok(RtcpPacket::Nack {
+            sender_ssrc: read_u32(self.b, 0),
+            media_ssrc: read_u32(self.b, 4),
+            entries,
+        })
+    }
+
+    /// PSFB application-layer feedback (RFC 4585 6.4): opaque data.
+    fn app_feedback(&self) -> Result<RtcpPacket, WireError> {
+        self.need(8)?;
+        Ok(RtcpPacket::AppFeedback {
+            sender_ssrc: read_u32(self.b, 0),
+            media_ssrc: read_u32(self.b, 4),
+            data: self.b[8..].to_vec(),
+        })
     }
 }

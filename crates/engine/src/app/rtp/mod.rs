@@ -1,6 +1,7 @@
 //! RTP sessions: the member application, its RTCP compounds on the wire,
 //! and the session's scenario spec.
 
+pub mod build;
 pub mod compound;
 pub mod member;
 pub mod spec;

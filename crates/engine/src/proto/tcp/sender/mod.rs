@@ -2,9 +2,11 @@
 //! flavours (Reno RFC 5681, NewReno RFC 6582, SACK RFC 6675), limited
 //! transmit (RFC 3042), RTO (RFC 6298), optional handshake and FIN.
 
+mod recovery;
+
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
-use super::{Flavor, NewRenoRecovery, Segment, Series, TcpConfig};
+use super::{Flavor, Segment, Series, TcpConfig};
 use crate::net::tcp_flags::{ACK, FIN, SYN};
 use crate::net::TcpHeader;
 use crate::sim::SimTime;
@@ -348,79 +350,47 @@ impl TcpSender {
         }
     }
 
+    /// An RTT sample if `ack` covers the timed segment (Karn: only
+    /// segments never retransmitted are timed).
+    fn take_rtt_sample(&mut self, now: SimTime, ack: u64) {
+        let Some((end, t)) = self.timing else { return };
+        if ack < end {
+            return;
+        }
+        self.rtt.sample(now - t);
+        self.stats.rtt_samples += 1;
+        self.series.rtt.push((now, (now - t).as_secs_f64()));
+        if let Some(s) = self.rtt.srtt() {
+            self.series.srtt.push((now, s.as_secs_f64()));
+        }
+        self.timing = None;
+    }
+
+    /// Window growth outside recovery.
+    fn grow_window(&mut self, acked: u64) {
+        if self.cwnd < self.ssthresh {
+            // RFC 5681 eq. 2: slow start, at most one SMSS per ACK.
+            self.cwnd += acked.min(self.mss);
+        } else {
+            // RFC 5681 eq. 3: congestion avoidance.
+            self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
+        }
+    }
+
     fn on_new_ack(&mut self, now: SimTime, ack: u64, out: &mut Vec<Segment>) {
         let acked = ack - self.snd_una;
-        if let Some((end, t)) = self.timing {
-            if ack >= end {
-                self.rtt.sample(now - t);
-                self.stats.rtt_samples += 1;
-                self.series.rtt.push((now, (now - t).as_secs_f64()));
-                if let Some(s) = self.rtt.srtt() {
-                    self.series.srtt.push((now, s.as_secs_f64()));
-                }
-                self.timing = None;
-            }
-        }
+        self.take_rtt_sample(now, ack);
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.sb.advance(ack);
         self.backed_off = false;
-        let mut restart_timer = true;
-        if self.in_recovery {
-            match self.cfg.flavor {
-                Flavor::Reno => {
-                    // RFC 5681 3.2 step 6: deflate and leave recovery.
-                    self.in_recovery = false;
-                    self.cwnd = self.ssthresh;
-                    self.dupacks = 0;
-                }
-                Flavor::NewReno => {
-                    if ack >= self.recover {
-                        // RFC 6582 3.2 step 3 (full ACK), option 1.
-                        self.in_recovery = false;
-                        self.cwnd = match self.cfg.newreno_recovery {
-                            NewRenoRecovery::Rfc6582 => {
-                                self.ssthresh.min(self.flight().max(self.mss) + self.mss)
-                            }
-                            NewRenoRecovery::Ns2 => self.ssthresh,
-                        };
-                        self.dupacks = 0;
-                    } else {
-                        // Step 3 (partial ACK): retransmit the first unacked
-                        // segment, deflate by the amount acked, add back one
-                        // SMSS if at least one was acked; reset the timer on
-                        // the first partial ACK only ("Impatient", RFC 6582
-                        // section 4) unless configured "Slow-but-Steady".
-                        self.send_seg(now, self.snd_una, true, out);
-                        self.cwnd = match self.cfg.newreno_recovery {
-                            NewRenoRecovery::Rfc6582 => {
-                                let c = self.cwnd.saturating_sub(acked)
-                                    + if acked >= self.mss { self.mss } else { 0 };
-                                c.max(self.mss)
-                            }
-                            NewRenoRecovery::Ns2 => self.ssthresh,
-                        };
-                        restart_timer = self.first_partial || !self.cfg.newreno_impatient;
-                        self.first_partial = false;
-                    }
-                }
-                Flavor::Sack => {
-                    if ack >= self.recover {
-                        self.in_recovery = false;
-                        self.dupacks = 0;
-                    }
-                }
-            }
+        let restart_timer = if self.in_recovery {
+            self.ack_in_recovery(now, ack, acked, out)
         } else {
             self.dupacks = 0;
-            if self.cwnd < self.ssthresh {
-                // RFC 5681 eq. 2: slow start, at most one SMSS per ACK.
-                self.cwnd += acked.min(self.mss);
-            } else {
-                // RFC 5681 eq. 3: congestion avoidance.
-                self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
-            }
-        }
+            self.grow_window(acked);
+            true
+        };
         if self.data_end != UNLIMITED && ack >= self.seq_end() {
             self.state = SenderState::Done;
             self.stats.done_at = Some(now);
@@ -435,151 +405,6 @@ impl TcpSender {
             self.sack_recovery_send(now, out);
         } else {
             self.send_window(now, out);
-        }
-    }
-
-    fn on_dupack(&mut self, now: SimTime, ack: u64, out: &mut Vec<Segment>) {
-        self.dupacks += 1;
-        if self.in_recovery {
-            match self.cfg.flavor {
-                Flavor::Reno | Flavor::NewReno => {
-                    // RFC 5681 3.2 step 4: inflate by one SMSS per dupack.
-                    self.cwnd += self.mss;
-                    self.send_window(now, out);
-                }
-                Flavor::Sack => self.sack_recovery_send(now, out),
-            }
-            return;
-        }
-        let sack = self.cfg.flavor == Flavor::Sack;
-        let lost = sack && self.sb.is_lost(self.snd_una, self.cfg.dupthresh, self.mss);
-        if self.dupacks >= self.cfg.dupthresh || lost {
-            // RFC 6582 3.2 step 2 (and RFC 6675's RecoveryPoint): no new
-            // recovery for losses from before the last one or the last RTO.
-            if self.cfg.flavor != Flavor::Reno && ack <= self.recover {
-                return;
-            }
-            self.stats.fast_recoveries += 1;
-            self.in_recovery = true;
-            self.recover = self.snd_max;
-            let basis = match (self.cfg.flavor, self.cfg.newreno_recovery) {
-                (Flavor::NewReno, NewRenoRecovery::Ns2) => self.window(),
-                _ => self.flight(),
-            };
-            self.ssthresh = (basis / 2).max(2 * self.mss);
-            if sack {
-                // RFC 6675 section 5 step 4.
-                self.cwnd = self.ssthresh;
-                self.rescue_rxt = None;
-                let end = self.send_seg(now, self.snd_una, true, out);
-                self.high_rxt = end;
-                self.sack_recovery_send(now, out);
-            } else {
-                // RFC 5681 3.2 steps 2-3.
-                self.first_partial = true;
-                self.send_seg(now, self.snd_una, true, out);
-                self.cwnd = self.ssthresh + self.cfg.dupthresh as u64 * self.mss;
-                self.send_window(now, out);
-            }
-        } else if self.cfg.limited_transmit {
-            // RFC 3042: one new segment per each of the first two duplicate
-            // ACKs, if the receiver's window allows and the outstanding data
-            // stays within cwnd + 2 segments; cwnd is not changed.
-            if self.snd_nxt < self.seq_end() && self.snd_nxt == self.snd_max {
-                let len = self.seg_len(self.snd_nxt);
-                let after = self.flight() + len;
-                if after <= self.cwnd + 2 * self.mss && after <= self.rwnd {
-                    let end = self.send_seg(now, self.snd_nxt, false, out);
-                    self.snd_nxt = end;
-                    self.snd_max = end;
-                    self.stats.limited_transmits += 1;
-                }
-            }
-        }
-    }
-
-    /// SetPipe (RFC 6675 section 4): bytes believed in the network.
-    fn pipe(&self) -> u64 {
-        let (dt, smss) = (self.cfg.dupthresh, self.mss);
-        let mut pipe = 0;
-        let mut s = self.snd_una;
-        while s < self.snd_max {
-            let e = self.seg_end(s);
-            if !self.sb.is_sacked(s) {
-                if !self.sb.is_lost(s, dt, smss) {
-                    pipe += e - s;
-                }
-                if s < self.high_rxt {
-                    pipe += e - s;
-                }
-            }
-            s = e;
-        }
-        pipe
-    }
-
-    /// NextSeg (RFC 6675 section 4), rules 1-4.
-    fn next_seg(&self) -> Option<Next> {
-        let (dt, smss) = (self.cfg.dupthresh, self.mss);
-        let top = self.sb.highest_sacked().min(self.snd_max);
-        let mut s = self.snd_una;
-        while s < top {
-            if s >= self.high_rxt && !self.sb.is_sacked(s) && self.sb.is_lost(s, dt, smss) {
-                return Some(Next::Retx(s));
-            }
-            s = self.seg_end(s);
-        }
-        if self.snd_max < self.seq_end() {
-            let len = self.seg_len(self.snd_max);
-            let cap = self
-                .cfg
-                .max_window_packets
-                .map_or(UNLIMITED, |p| p as u64 * self.mss);
-            if self.snd_max + len - self.snd_una <= self.rwnd.min(cap) {
-                return Some(Next::New);
-            }
-        }
-        let mut s = self.snd_una;
-        while s < top {
-            if s >= self.high_rxt && !self.sb.is_sacked(s) {
-                return Some(Next::Retx(s));
-            }
-            s = self.seg_end(s);
-        }
-        if self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
-            let mut s = self.snd_una;
-            let mut last = None;
-            while s < self.snd_max {
-                if !self.sb.is_sacked(s) {
-                    last = Some(s);
-                }
-                s = self.seg_end(s);
-            }
-            return last.map(Next::Rescue);
-        }
-        None
-    }
-
-    /// RFC 6675 section 5 step (C): send while cwnd - pipe >= 1 SMSS.
-    fn sack_recovery_send(&mut self, now: SimTime, out: &mut Vec<Segment>) {
-        while self.pipe() + self.mss <= self.cwnd {
-            match self.next_seg() {
-                None => break,
-                Some(Next::Retx(s)) => {
-                    let end = self.send_seg(now, s, true, out);
-                    self.high_rxt = self.high_rxt.max(end);
-                }
-                Some(Next::New) => {
-                    let end = self.send_seg(now, self.snd_max, false, out);
-                    self.snd_max = end;
-                    self.snd_nxt = end;
-                }
-                Some(Next::Rescue(s)) => {
-                    self.send_seg(now, s, true, out);
-                    self.rescue_rxt = Some(self.recover);
-                    // HighRxt is not updated for a rescue retransmission.
-                }
-            }
         }
     }
 

@@ -1,0 +1,269 @@
+//! Tests of the avpf rules.
+use super::super::rtcp_timing::TimingConfig;
+use super::*;
+use crate::sim::RngStreams;
+
+fn t(ms: u64) -> SimTime {
+    SimTime::from_millis(ms)
+}
+
+/// An AVPF member of a multiparty session that already knows `others`
+/// members, with its first Regular packet sent at 1 s.
+fn member(avpf: Option<AvpfConfig>, others: u32) -> (RtcpScheduler, SimRng) {
+    let mut rng = RngStreams::new(5, 0).stream("m");
+    let p2p = avpf.as_ref().is_some_and(|c| c.point_to_point);
+    let cfg = match &avpf {
+        Some(_) => TimingConfig {
+            session_bw_bps: 200e3,
+            min_interval_s: 0.0,
+            initial_min_interval_s: if p2p { 0.0 } else { 1.0 },
+            ..Default::default()
+        },
+        None => TimingConfig {
+            session_bw_bps: 200e3,
+            ..Default::default()
+        },
+    };
+    let mut timing = RtcpTiming::new(cfg, 100, 80.0, SimTime::ZERO, &mut rng);
+    for s in 1..=others {
+        timing.on_rtcp(s, 80.0, SimTime::ZERO);
+    }
+    let mut s = RtcpScheduler::new(timing, avpf);
+    let first = Transmit::Regular(vec![]);
+    s.on_sent(t(1000), &first, 80.0, &mut rng);
+    (s, rng)
+}
+
+#[test]
+fn initial_tmin_is_one_second_multiparty_and_zero_point_to_point() {
+    // RFC 4585 3.5.1. With a tiny avg size the bandwidth term is ~0,
+    // so Td is the minimum itself.
+    let mut rng = RngStreams::new(1, 0).stream("x");
+    let multi = TimingConfig {
+        min_interval_s: 0.0,
+        initial_min_interval_s: 1.0,
+        ..Default::default()
+    };
+    let tm = RtcpTiming::new(multi, 1, 1.0, SimTime::ZERO, &mut rng);
+    assert!((tm.td() - 1.0).abs() < 1e-9);
+    let p2p = TimingConfig {
+        min_interval_s: 0.0,
+        initial_min_interval_s: 0.0,
+        ..Default::default()
+    };
+    let tp = RtcpTiming::new(p2p, 1, 1.0, SimTime::ZERO, &mut rng);
+    // No minimum: only the bandwidth term, 1 B over 75% of 400 B/s.
+    assert!((tp.td() - 1.0 / 300.0).abs() < 1e-12);
+}
+
+#[test]
+fn step_4b_schedules_an_early_packet_within_t_dither_max() {
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 5);
+    let t0 = t(1010);
+    s.on_loss(t0, 7, vec![42], &mut rng);
+    let te = s.early_at().expect("early packet scheduled");
+    let dither = s.t_dither_max();
+    assert!(
+        (dither - 0.5 * s.timing.t_rr()).abs() < 1e-12,
+        "T_dither_max = l * T_rr, l = 0.5"
+    );
+    assert!(te >= t0 && te <= t0 + SimTime::from_secs_f64(dither));
+    assert_eq!(s.deadline(), te);
+}
+
+#[test]
+fn step_6_after_an_early_packet_the_next_regular_slot_is_skipped() {
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 5);
+    let (tp, tn) = (s.timing.last_time(), s.timing.next_time());
+    let t_rr = SimTime::from_secs_f64(s.timing.t_rr());
+    s.on_loss(t(1010), 7, vec![42], &mut rng);
+    let te = s.early_at().unwrap();
+    let sent = s.on_timer(te, &mut rng).expect("early packet due");
+    assert_eq!(
+        sent,
+        Transmit::Early(vec![FbItem {
+            media_ssrc: 7,
+            seqs: vec![42],
+            t0: t(1010)
+        }])
+    );
+    s.on_sent(te, &sent, 80.0, &mut rng);
+    assert!(
+        !s.allow_early(),
+        "allow_early = FALSE after an Early packet"
+    );
+    assert_eq!(s.timing.next_time(), tp + t_rr + t_rr, "tn = tp + 2 T_rr");
+    assert_eq!(s.timing.last_time(), tn, "tp = the previous tn");
+    assert_eq!(s.stats.sent_early, 1);
+    assert!((s.stats.mean_wait_s() - (te - t(1010)).as_secs_f64()).abs() < 1e-12);
+}
+
+#[test]
+fn step_2a_new_feedback_joins_the_scheduled_packet() {
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 5);
+    s.on_loss(t(1010), 7, vec![42], &mut rng);
+    let te = s.early_at().unwrap();
+    s.on_loss(t(1011), 7, vec![50, 51], &mut rng);
+    assert_eq!(s.early_at(), Some(te), "scheduling unchanged");
+    match s.on_timer(te, &mut rng) {
+        Some(Transmit::Early(fb)) => assert_eq!(fb.len(), 2),
+        other => panic!("expected an early packet, got {other:?}"),
+    }
+}
+
+#[test]
+fn step_3a_feedback_rides_the_regular_packet_when_it_is_within_reach() {
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 5);
+    let tn = s.timing.next_time();
+    let just_before = tn.saturating_sub(SimTime::from_micros(10));
+    s.on_loss(just_before, 7, vec![9], &mut rng);
+    assert_eq!(
+        s.early_at(),
+        None,
+        "t0 + T_dither_max > tn: no Early packet"
+    );
+    let mut got = None;
+    let mut now = s.deadline();
+    for _ in 0..10 {
+        if let Some(x) = s.on_timer(now, &mut rng) {
+            got = Some(x);
+            break;
+        }
+        now = s.deadline(); // reconsideration may move tn
+    }
+    match got {
+        Some(Transmit::Regular(fb)) => assert_eq!(fb[0].seqs, vec![9]),
+        other => panic!("expected the regular packet to carry it, got {other:?}"),
+    }
+}
+
+#[test]
+fn step_4a_without_allow_early_feedback_waits_or_is_discarded() {
+    let cfg = AvpfConfig {
+        max_feedback_delay_s: 1.0,
+        ..Default::default()
+    };
+    let (mut s, mut rng) = member(Some(cfg), 30);
+    s.on_loss(t(1001), 7, vec![1], &mut rng);
+    let te = s.early_at().unwrap();
+    let sent = s.on_timer(te, &mut rng).unwrap();
+    s.on_sent(te, &sent, 80.0, &mut rng);
+    assert!(!s.allow_early());
+    let tn = s.timing.next_time();
+    // A loss detected more than T_max_fb_delay before tn is discarded.
+    let far = tn.saturating_sub(SimTime::from_millis(1500));
+    if far > te {
+        s.on_loss(far, 7, vec![2], &mut rng);
+        assert_eq!(s.stats.discarded, 1);
+    }
+    // One within it waits for the Regular packet.
+    let near = tn.saturating_sub(SimTime::from_millis(500)).max(te);
+    s.on_loss(near, 7, vec![3], &mut rng);
+    assert_eq!(s.early_at(), None);
+    assert_eq!(
+        s.stats.wanted - s.stats.discarded - s.stats.sent,
+        1,
+        "one waiting"
+    );
+}
+
+#[test]
+fn step_5_feedback_heard_from_another_member_suppresses_ours() {
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 5);
+    s.on_loss(t(1010), 7, vec![42, 43], &mut rng);
+    // Partial overlap (5b): ours still goes out.
+    s.on_feedback_heard(t(1011), 7, &[42]);
+    assert!(s.early_at().is_some());
+    // A superset (5a): ours is discarded and the Early packet cancelled.
+    s.on_feedback_heard(t(1012), 7, &[42, 43, 44]);
+    assert_eq!(s.early_at(), None);
+    assert_eq!(s.stats.suppressed, 1);
+    assert!(s.allow_early(), "nothing was sent early");
+    // Feedback heard within T_retention before t0 suppresses at once.
+    s.on_loss(t(1500), 7, vec![44], &mut rng);
+    assert_eq!(s.stats.suppressed, 2);
+    assert_eq!(s.early_at(), None);
+}
+
+#[test]
+fn point_to_point_sends_early_feedback_at_once() {
+    let cfg = AvpfConfig {
+        point_to_point: true,
+        ..Default::default()
+    };
+    let (mut s, mut rng) = member(Some(cfg), 1);
+    assert_eq!(s.t_dither_max(), 0.0);
+    s.on_loss(t(1010), 7, vec![1], &mut rng);
+    assert_eq!(s.early_at(), Some(t(1010)), "te = t0");
+}
+
+#[test]
+fn draft_rule_uses_k_rtt_over_two_times_members_when_rtt_is_known() {
+    let cfg = AvpfConfig {
+        dither: DitherRule::RttDraft { k: 1.0, l: 0.5 },
+        ..Default::default()
+    };
+    let (mut s, _) = member(Some(cfg), 4);
+    assert!(
+        (s.t_dither_max() - 0.5 * s.timing.t_rr()).abs() < 1e-12,
+        "no RTT yet: l * T_rr"
+    );
+    s.set_rtt(0.1);
+    assert!((s.t_dither_max() - 1.0 * 0.1 / 2.0 * 5.0).abs() < 1e-12);
+}
+
+#[test]
+fn t_rr_interval_suppresses_regular_packets_without_feedback() {
+    let cfg = AvpfConfig {
+        trr_interval_s: 5.0,
+        ..Default::default()
+    };
+    let (mut s, mut rng) = member(Some(cfg), 5);
+    let mut now = s.deadline();
+    let mut sent = 0;
+    for _ in 0..200 {
+        if now > SimTime::from_secs(30) {
+            break;
+        }
+        if let Some(x) = s.on_timer(now, &mut rng) {
+            s.on_sent(now, &x, 80.0, &mut rng);
+            sent += 1;
+        }
+        now = s.deadline();
+    }
+    // T_rr is well below a second here; with T_rr_interval = 5 s only
+    // about one Regular packet per 5 s goes out, the rest are suppressed.
+    assert!(
+        s.stats.regular_suppressed > 10 * sent as u64 / 2,
+        "suppressed {} sent {sent}",
+        s.stats.regular_suppressed
+    );
+    assert!((4..=9).contains(&sent), "sent {sent}");
+    assert!(
+        s.allow_early(),
+        "a suppressed regular slot re-allows early packets"
+    );
+}
+
+#[test]
+fn avp_members_never_send_early_and_ignore_feedback() {
+    let (mut s, mut rng) = member(None, 5);
+    s.on_loss(t(1010), 7, vec![1], &mut rng);
+    assert_eq!(s.early_at(), None);
+    s.on_feedback_heard(t(1011), 7, &[1]);
+    assert_eq!(s.stats.suppressed, 0, "AVP ignores feedback");
+    let mut now = s.deadline();
+    let got = loop {
+        if let Some(x) = s.on_timer(now, &mut rng) {
+            break x;
+        }
+        now = s.deadline();
+    };
+    assert!(matches!(got, Transmit::Regular(ref fb) if fb.len() == 1));
+    // The next AVP slot is at least 0.5 * 5 s / (e - 3/2) after the last one.
+    let min_gap = 5.0 * 0.5 / super::super::rtcp_timing::COMPENSATION;
+    assert!(
+        now.as_secs_f64() - 1.0 >= min_gap - 1e-9,
+        "AVP waits for a 5 s-minimum slot"
+    );
+}

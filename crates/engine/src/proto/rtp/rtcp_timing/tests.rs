@@ -1,0 +1,165 @@
+//! Tests of the rtcp timing rules.
+use super::*;
+use crate::sim::RngStreams;
+
+/// A.7 by hand: Td = max(Tmin, avg * n / bw_share).
+#[test]
+fn deterministic_interval_matches_rfc3550_a7_over_a_grid() {
+    // (The initial Tmin of AVP is half of 5 s, passed as 2.5.)
+    for &members in &[1u32, 2, 4, 10, 100, 1000] {
+        for &senders in &[0u32, 1, 2, 50] {
+            if senders > members {
+                continue;
+            }
+            for &bw_bps in &[20e3, 200e3, 2e6] {
+                for &avg in &[60.0, 100.0, 400.0] {
+                    for we_sent in [false, true] {
+                        let rtcp_bw = bw_bps * 0.05 / 8.0;
+                        let (share, n) = if senders as f64 <= 0.25 * members as f64 {
+                            if we_sent {
+                                (0.25 * rtcp_bw, senders as f64)
+                            } else {
+                                (0.75 * rtcp_bw, (members - senders) as f64)
+                            }
+                        } else {
+                            (rtcp_bw, members as f64)
+                        };
+                        let want = (avg * n / share).max(5.0);
+                        let got = deterministic_interval(
+                            members, senders, rtcp_bw, we_sent, avg, 5.0, 0.25,
+                        );
+                        assert!(
+                            (got - want).abs() < 1e-12,
+                            "{members} {senders} {bw_bps} {avg} {we_sent}"
+                        );
+                        let got_initial = deterministic_interval(
+                            members, senders, rtcp_bw, we_sent, avg, 2.5, 0.25,
+                        );
+                        assert!((got_initial - (avg * n / share).max(2.5)).abs() < 1e-12);
+                        let avpf = deterministic_interval(
+                            members, senders, rtcp_bw, we_sent, avg, 0.0, 0.25,
+                        );
+                        assert!((avpf - avg * n / share).abs() < 1e-12, "AVPF: no minimum");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn randomised_interval_stays_in_bounds_and_averages_td_over_e_minus_three_halves() {
+    let mut rng = RngStreams::new(1, 0).stream("t");
+    let td = 5.0;
+    let n = 200_000;
+    let mut sum = 0.0;
+    for _ in 0..n {
+        let t = rtcp_interval(td, &mut rng);
+        assert!(t >= 0.5 * td / COMPENSATION && t < 1.5 * td / COMPENSATION);
+        sum += t;
+    }
+    let mean = sum / n as f64;
+    assert!(
+        (mean / (td / COMPENSATION) - 1.0).abs() < 0.005,
+        "mean {mean}"
+    );
+}
+
+#[test]
+fn reverse_reconsideration_pulls_the_timer_in() {
+    let mut rng = RngStreams::new(2, 0).stream("t");
+    let cfg = TimingConfig {
+        session_bw_bps: 20e3,
+        ..Default::default()
+    };
+    let mut t = RtcpTiming::new(cfg, 1, 100.0, SimTime::ZERO, &mut rng);
+    for s in 2..=10 {
+        t.on_rtcp(s, 100.0, SimTime::ZERO);
+    }
+    let now = SimTime::from_secs(1);
+    t.on_sent(now, 100.0, &mut rng); // pmembers = 10
+    let (tn, tp) = (t.next_time(), t.last_time());
+    let later = SimTime::from_secs(2);
+    for s in 2..=6 {
+        t.on_bye(s, later);
+    }
+    // members 5 of pmembers 10 at the last step: both gaps shrink.
+    assert_eq!(t.members(), 5);
+    assert!(t.next_time() < tn);
+    assert!(t.next_time() >= later);
+    assert!(t.last_time() > tp.saturating_sub(SimTime::from_secs(1)));
+}
+
+#[test]
+fn silent_members_time_out_after_five_intervals_and_senders_after_two() {
+    let mut rng = RngStreams::new(3, 0).stream("t");
+    let mut t = RtcpTiming::new(TimingConfig::default(), 1, 100.0, SimTime::ZERO, &mut rng);
+    t.on_rtp(2, SimTime::ZERO);
+    t.on_rtcp(3, 100.0, SimTime::ZERO);
+    assert_eq!((t.members(), t.senders()), (3, 1));
+    // Td here is the 5 s minimum: sender status lapses after 10 s,
+    // membership after 25 s.
+    assert_eq!(t.check_timeouts(SimTime::from_secs(11)), 0);
+    assert_eq!(t.senders(), 0);
+    assert_eq!(t.check_timeouts(SimTime::from_secs(26)), 2);
+    assert_eq!(t.members(), 1);
+}
+
+/// Step join: `n` members start at t = 0 on a shared medium with no
+/// delay. Returns the RTCP packets sent in the first `horizon_s`.
+fn step_join(n: u32, reconsideration: bool, horizon_s: f64) -> u64 {
+    let streams = RngStreams::new(9, 0);
+    let cfg = TimingConfig {
+        session_bw_bps: 64e3,
+        reconsideration,
+        ..Default::default()
+    };
+    let mut rngs: Vec<SimRng> = (0..n).map(|i| streams.stream(&format!("m{i}"))).collect();
+    let mut m: Vec<RtcpTiming> = (0..n)
+        .map(|i| RtcpTiming::new(cfg.clone(), i, 100.0, SimTime::ZERO, &mut rngs[i as usize]))
+        .collect();
+    let horizon = SimTime::from_secs_f64(horizon_s);
+    let mut sent = 0;
+    loop {
+        let (i, t) = m
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (i, x.next_time()))
+            .min_by_key(|x| (x.1, x.0))
+            .unwrap();
+        if t > horizon {
+            break;
+        }
+        match m[i].on_expire(t, &mut rngs[i]) {
+            Expiry::Reschedule => {}
+            Expiry::Send => {
+                sent += 1;
+                m[i].on_sent(t, 100.0, &mut rngs[i]);
+                for (j, other) in m.iter_mut().enumerate() {
+                    if j != i {
+                        other.on_rtcp(i as u32, 100.0, t);
+                    }
+                }
+            }
+        }
+    }
+    sent
+}
+
+#[test]
+fn step_join_reconsideration_keeps_rtcp_near_its_share() {
+    // 64 kbit/s session: RTCP gets 400 B/s, i.e. 4 packets of 100 B per
+    // second. 500 members joining at once.
+    let share_10s = 4.0 * 10.0;
+    let without = step_join(500, false, 10.0);
+    let with = step_join(500, true, 10.0);
+    eprintln!("step join, 500 members, first 10 s: {without} packets without reconsideration, {with} with (share {share_10s})");
+    assert!(
+        without as f64 > 10.0 * share_10s,
+        "without reconsideration: {without}"
+    );
+    assert!(
+        (with as f64) < 3.0 * share_10s,
+        "with reconsideration: {with}"
+    );
+}
