@@ -8,16 +8,19 @@ Build or load a scenario, run it, and get pandas tables back::
     print(res.flows)
 
 Names are imported lazily, so ``import mediasim`` stays cheap.
+
+Importing mediasim (or any of its modules) changes nothing in the
+importing process: no environment variables, no matplotlib backend.
+
+Layout: the user API is here (``Scenario``, ``load_scenario``, ``run``,
+``run_many``, ``replications``, ``grid``, ``run_sweep``, ``Results``);
+``mediasim.experiments`` holds the reference studies and the demo;
+``mediasim.validation`` the reference-simulator drivers, cross-checks,
+benchmarks and the output-hash regression check; ``mediasim.reporting``
+the shared table and plot helpers.
 """
 
-import os
 from importlib import import_module
-
-# mediasim does no linear algebra, and parallelism comes from running many
-# simulations in processes: keep numpy's BLAS from starting (and spinning)
-# a thread per core in every process. Set before numpy is first imported.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
 from typing import Any
 
 from ._engine import version as _engine_version
@@ -33,6 +36,8 @@ _EXPORTS = {
     "run_many": "sweep",
     "replications": "sweep",
     "Job": "sweep",
+    "grid": "sweep",
+    "run_sweep": "sweep",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import click
 
 from . import _engine
 from .errors import ScenarioError
-from .report import md_table
+from .reporting.tables import md_table
 from .scenario import load_scenario, parse_value, split_override
 
 
@@ -40,6 +41,12 @@ def _fmt_table(df) -> str:
 @click.version_option(_engine.version(), prog_name="mediasim")
 def main() -> None:
     """mediasim: packet-level network simulation for real-time media."""
+    # A command is mediasim's own process: mediasim does no linear algebra
+    # and gets its parallelism from processes, so numpy's BLAS keeps to one
+    # thread in it and in its workers (set before a command imports numpy).
+    # Importing the library never touches the environment.
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
 
 
 @main.command("run")
@@ -175,7 +182,7 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
     if vs_ns2:
-        from .ns2_compare import compare
+        from .validation.ns2_compare import compare
 
         try:
             ns = tuple(int(x) for x in sizes.split(","))
@@ -186,7 +193,7 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes) -> None:
         except RuntimeError as e:
             _fail(str(e))
     else:
-        from .bench import run_benchmarks
+        from .validation.bench import run_benchmarks
 
         rows = run_benchmarks(quick=quick)
     if as_json:
@@ -203,7 +210,7 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes) -> None:
 def crosscheck_cmd(impatient, no_ns3) -> None:
     """Compare TCP behaviour on the reference dumbbell with ns-2 and ns-3
     (install them with scripts/install-reference-simulators)."""
-    from .crosscheck import compare, ns3_python
+    from .validation.crosscheck import compare, ns3_python
 
     try:
         df = compare(newreno_timer="impatient" if impatient else "slow_but_steady", with_ns3=not no_ns3)
@@ -271,7 +278,7 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
 def demo_cmd(out, replications, seed, workers) -> None:
     """The demo study: voice over a congested dumbbell, bottleneck buffer
     swept, with replications; writes tables, plots and a report."""
-    from .demo import run_demo
+    from .experiments.demo import run_demo
 
     report = run_demo(Path(out), replications=replications, seed=seed, workers=workers)
     click.echo(report.read_text())

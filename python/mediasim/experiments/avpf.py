@@ -20,17 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ..report import md_table  # noqa: E402
-from ..scenario import Scenario  # noqa: E402
-from ..stats import summarize  # noqa: E402
-from ..sweep import Job, run_many  # noqa: E402
-from .params import apply_overrides  # noqa: E402
+from ..reporting.plots import subplots
+from ..reporting.tables import md_table
+from ..scenario import Scenario
+from ..stats import summarize
+from ..sweep import Job, run_many
+from .params import apply_overrides
 
 NAME = "avpf"
 CASES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
@@ -383,7 +380,7 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
         if key not in t:
             continue
         d = t[key]
-        fig, ax = plt.subplots(figsize=(9, 4))
+        fig, ax = subplots(figsize=(9, 4))
         labels = [f"{bw / 1e3:g}k {s}\n{pr}" for bw, s, pr in zip(d["session_bw_bps"], d["senders"], d["profiles"])]
         ax.bar(range(len(d)), d["rtcp_share_pct_mean"],
                yerr=[d["rtcp_share_pct_mean"] - d["rtcp_share_pct_ci_low"], d["rtcp_share_pct_ci_high"] - d["rtcp_share_pct_mean"]])
@@ -394,11 +391,10 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
         ax.legend()
         fig.tight_layout()
         fig.savefig(out / f"case{case}_rtcp_share.png", dpi=120)
-        plt.close(fig)
         made.append(f"case{case}_rtcp_share.png")
     if "case4_feedback" in t:
         d = t["case4_feedback"]
-        fig, ax = plt.subplots(figsize=(7, 4))
+        fig, ax = subplots(figsize=(7, 4))
         for prof, g in d.groupby("profile"):
             labels = [f"{bw / 1e3:g}k, {loss}" for bw, loss in zip(g["session_bw_bps"], g["loss"])]
             ax.plot(labels, g["mwt_s_mean"], marker="o", label=prof)
@@ -409,12 +405,11 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
         ax.legend()
         fig.tight_layout()
         fig.savefig(out / "case4_mwt.png", dpi=120)
-        plt.close(fig)
         made.append("case4_mwt.png")
     if "case9_newpred" in t:
         d = t["case9_newpred"]
         delays = sorted(d["link2_delay_ms"].unique())
-        fig, axes = plt.subplots(1, len(delays), figsize=(3.6 * len(delays), 3.8), sharey=True, squeeze=False)
+        fig, axes = subplots(1, len(delays), figsize=(3.6 * len(delays), 3.8), sharey=True, squeeze=False)
         for ax, dl in zip(axes[0], delays):
             for sess, g in d[d["link2_delay_ms"] == dl].groupby("session", sort=False):
                 ax.plot(g["loss_rate"], g["waiting_time_mean_s_mean"], marker="o", label=sess)
@@ -425,14 +420,13 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
         axes[0][-1].legend(fontsize=6, title="kbit/s:fps:segments", title_fontsize=6)
         fig.tight_layout()
         fig.savefig(out / "case9_newpred_waiting.png", dpi=120)
-        plt.close(fig)
         made.append("case9_newpred_waiting.png")
     for case in (7, 8):
         if f"case{case}_suppression" not in t:
             continue
         x = "k" if case == 7 else "l"
         rates, sender = t[f"case{case}_suppression"], t[f"case{case}_sender"]
-        fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+        fig, axes = subplots(1, 3, figsize=(13, 3.8))
         for sid, g in rates.groupby("scenario"):
             for role, gg in g.groupby("role"):
                 axes[0].plot(gg[x], gg["suppression_rate_mean"], marker="o",
@@ -447,7 +441,6 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
         fig.suptitle(f"Case {case}: the {x} study ({'draft RTT rule' if case == 7 else 'RFC rule'})")
         fig.tight_layout()
         fig.savefig(out / f"case{case}_{x}_study.png", dpi=120)
-        plt.close(fig)
         made.append(f"case{case}_{x}_study.png")
     return made
 

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..quality_plots import plot_good_quality, plot_level_bars
-from ..report import md_table
+from ..reporting.quality_plots import plot_good_quality, plot_level_bars
+from ..reporting.tables import md_table
 from ..scenario import Scenario
 from ..stats import summarize
 from ..sweep import Job, run_many

@@ -92,7 +92,7 @@ def folder_hashes(label: str, folder: Path) -> dict[str, str]:
 def run_studies(root: Path, workers: int | None = 2) -> dict[str, Path]:
     """Runs every study in quick mode and the demo; returns their folders."""
     from .. import experiments
-    from ..demo import run_demo
+    from ..experiments.demo import run_demo
 
     folders = {}
     for name in sorted(experiments.STUDIES):

@@ -42,7 +42,7 @@ import json, sys, time
 t0 = time.perf_counter()
 import numpy
 from mediasim import _engine
-from mediasim.bench import tcp_dumbbell
+from mediasim.validation.bench import tcp_dumbbell
 t1 = time.perf_counter()
 tables, meta = _engine.run(json.dumps(tcp_dumbbell(int(sys.argv[1]), float(sys.argv[2]))), seed=1)
 t2 = time.perf_counter()

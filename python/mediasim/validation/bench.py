@@ -9,7 +9,7 @@ Both workloads share one dumbbell: a 10 Mbit/s, 20 ms bottleneck (drop-tail,
 - "udp-dumbbell-N": N Poisson UDP flows offering 1.1 x the bottleneck.
 - "tcp-dumbbell-N": N bulk TCP SACK flows (MSS 960, so data packets are
   1000 bytes on the wire; delayed ACKs) plus one 1 Mbit/s CBR flow, the
-  workload of the ns-2 side-by-side (``mediasim.ns2_compare``).
+  workload of the ns-2 side-by-side (``mediasim.validation.ns2_compare``).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def _child(workload: str, n_flows: int, duration_s: float) -> None:
 
     import numpy  # noqa: F401  (the binding returns numpy arrays; load it outside the timing)
 
-    from . import _engine
+    from .. import _engine
 
     sc = json.dumps(WORKLOADS[workload](n_flows, duration_s))
     base_mb = peak_rss_mb()
@@ -121,7 +121,7 @@ def run_benchmarks(quick: bool = False, workloads: tuple[str, ...] = ("udp", "tc
 def run_one(workload: str, n: int, dur: float) -> dict[str, Any]:
     """One workload in a fresh process."""
     proc = subprocess.run(
-        [sys.executable, "-m", "mediasim.bench", workload, str(n), str(dur)],
+        [sys.executable, "-m", "mediasim.validation.bench", workload, str(n), str(dur)],
         capture_output=True, text=True, check=False,
     )
     if proc.returncode != 0:

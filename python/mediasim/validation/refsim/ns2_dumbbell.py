@@ -1,6 +1,6 @@
 """The reference dumbbell as an ns-2 Tcl script (one generator for the
 side-by-side benchmark and the behavioural cross-check). Mirrors
-``mediasim.bench.tcp_dumbbell``: 10 Mbit/s 20 ms bottleneck with a
+``mediasim.validation.bench.tcp_dumbbell``: 10 Mbit/s 20 ms bottleneck with a
 100-packet drop-tail queue, 100 Mbit/s 1 ms access links, one 1 Mbit/s CBR
 flow and N bulk TCP flows with 1000-byte packets (packetSize_ 960 plus
 40 bytes of headers)."""

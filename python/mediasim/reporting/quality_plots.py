@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+from .plots import subplots
 
 LEVEL_COLOURS = ["#2b8a3e", "#8ce99a", "#ffd43b", "#ff922b", "#f03e3e", "#862e9c"]
 
@@ -16,7 +14,7 @@ LEVEL_COLOURS = ["#2b8a3e", "#8ce99a", "#ffd43b", "#ff922b", "#f03e3e", "#862e9c
 def plot_level_bars(levels: pd.DataFrame, path: Path) -> None:
     """Stacked bars of level shares per (flows, IW), one panel per jitter buffer."""
     jbs = sorted(levels["jitter_buffer_ms"].unique())
-    fig, axes = plt.subplots(1, len(jbs), figsize=(3.2 * len(jbs), 4), sharey=True, squeeze=False)
+    fig, axes = subplots(1, len(jbs), figsize=(3.2 * len(jbs), 4), sharey=True, squeeze=False)
     for ax, jb in zip(axes[0], jbs):
         d = levels[levels["jitter_buffer_ms"] == jb].pivot_table(index=["flows", "iw"], columns="level", values="share_mean")
         labels = [f"{f}f IW{iw}" for f, iw in d.index]
@@ -31,12 +29,11 @@ def plot_level_bars(levels: pd.DataFrame, path: Path) -> None:
     axes[0][-1].legend(loc="lower right", fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def plot_good_quality(summary: pd.DataFrame, path: Path) -> None:
     """Good-quality share versus jitter buffer, one line per (flows, IW)."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     for (f, iw), g in summary.groupby(["flows", "iw"]):
         g = g.sort_values("jitter_buffer_ms")
         y = g["good_quality_mean"]
@@ -48,4 +45,3 @@ def plot_good_quality(summary: pd.DataFrame, path: Path) -> None:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)

@@ -12,7 +12,7 @@ Settings aligned with ns-2's defaults where the two differ: minimum RTO
 limit (ns-2 window_ set to 10000), and NewReno's timer reset on every
 partial ACK ("slow_but_steady": ns-2's newreno_changes1_ = 0). mediasim's
 own default is RFC 6582's "impatient" variant; ``--impatient`` compares
-that too, to show the difference. Run with ``python -m mediasim.crosscheck``;
+that too, to show the difference. Run with ``python -m mediasim.validation.crosscheck``;
 ns-2 comes from ``apt-get install ns2``. This is a reference check, not a
 test: neither simulator is a dependency.
 """
@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _engine
+from .. import _engine
 from .bench import tcp_dumbbell
 from .refsim import ns2_dumbbell
-from .results import Results
+from ..results import Results
 
 DURATION_S = 60.0
 WARMUP_S = 10.0
@@ -202,7 +202,7 @@ def compare(sizes=(1, 8), flavors=("newreno", "sack"), newreno_timer: str = "slo
 
 
 if __name__ == "__main__":
-    from .report import md_table
+    from ..reporting.tables import md_table
 
     timer = "impatient" if "--impatient" in sys.argv else "slow_but_steady"
     df = compare(newreno_timer=timer, with_ns3="--no-ns3" not in sys.argv)

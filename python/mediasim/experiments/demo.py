@@ -11,18 +11,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+from ..reporting.plots import subplots
+from ..scenario import load_scenario
+from ..reporting.tables import md_table
+from ..stats import summarize
+from ..sweep import Job, combine, run_many
 
-from .scenario import load_scenario  # noqa: E402
-from .report import md_table  # noqa: E402
-from .stats import summarize  # noqa: E402
-from .sweep import Job, combine, run_many  # noqa: E402
-
-EXAMPLE = Path(__file__).resolve().parent / "data" / "dumbbell.toml"
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "dumbbell.toml"
 BUFFERS = [3, 5, 10, 20, 50]
 METRICS = ["loss_rate", "delay_mean_ms", "delay_p99_ms", "jitter_ms", "throughput_bps"]
 
@@ -50,7 +47,7 @@ def run_demo(out: Path, replications: int = 8, seed: int = 1, workers: int | Non
             q = r.queue_samples
             samples[b] = q[q["link_dir"] == "bottleneck:r1->r2"]
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = subplots(1, 2, figsize=(10, 4))
     for flow, g in table.groupby("flow"):
         for ax, m, label in [(axes[0], "loss_rate", "loss rate"), (axes[1], "delay_p99_ms", "99th pct one-way delay (ms)")]:
             y = g[f"{m}_mean"]
@@ -63,9 +60,8 @@ def run_demo(out: Path, replications: int = 8, seed: int = 1, workers: int | Non
     fig.suptitle(f"Buffer size trade-off ({replications} replications, 95% CI)")
     fig.tight_layout()
     fig.savefig(out / "buffer_tradeoff.png", dpi=120)
-    plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(10, 3.5))
+    fig, ax = subplots(figsize=(10, 3.5))
     for b, q in sorted(samples.items()):
         ax.step(q["time_s"], q["packets"], where="post", label=f"buffer {b} packets")
     ax.set_xlabel("time (s)")
@@ -73,7 +69,6 @@ def run_demo(out: Path, replications: int = 8, seed: int = 1, workers: int | Non
     ax.legend()
     fig.tight_layout()
     fig.savefig(out / "queue_length.png", dpi=120)
-    plt.close(fig)
 
     voice = table[table["flow"] == "voice"]
     cols = ["buffer_packets", "n"] + [f"{m}_{s}" for m in ["loss_rate", "delay_p99_ms", "jitter_ms"] for s in ("mean", "ci_low", "ci_high")]

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def md_table(df: pd.DataFrame, digits: int = 4) -> str:
     """Markdown table; float columns get `digits` significant digits,
     integer columns (and float columns holding only whole numbers, such as
     counters) stay integers."""
+    import pandas as pd
+
     out = df.copy()
     for c in out.columns:
         if pd.api.types.is_float_dtype(out[c]):

@@ -1,0 +1,1 @@
+"""Shared helpers for studies' reports: Markdown tables and plots."""
