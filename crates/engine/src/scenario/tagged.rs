@@ -186,3 +186,59 @@ macro_rules! model_family {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::flow::{FlowCommon, FlowKind};
+    use crate::queue::QueueSpec;
+
+    fn parse_queue(v: serde_json::Value) -> Result<QueueSpec, String> {
+        serde_json::from_value(v).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_type_picks_the_model_and_errors_carry_the_inner_path() {
+        let q = parse_queue(serde_json::json!({"type": "drophead", "limit_packets": 5}));
+        assert_eq!(q.expect("valid").tag(), "drophead");
+        let e = parse_queue(serde_json::json!({"type": "red"})).unwrap_err();
+        assert_eq!(
+            e,
+            format!("{PATH_MARK}type{PATH_MARK}unknown variant `red`, expected `droptail` or `drophead`")
+        );
+        let e =
+            parse_queue(serde_json::json!({"type": "droptail", "limit_bytes": -1})).unwrap_err();
+        assert!(
+            e.starts_with(&format!("{PATH_MARK}limit_bytes{PATH_MARK}invalid value")),
+            "{e}"
+        );
+        let e = parse_queue(serde_json::json!({"limit_bytes": 1})).unwrap_err();
+        assert_eq!(e, "missing field `type`");
+    }
+
+    #[test]
+    fn paths_join_below_fields_and_list_items() {
+        assert_eq!(
+            join_path("links[0].queue", "limit_packets"),
+            "links[0].queue.limit_packets"
+        );
+        assert_eq!(join_path("flows", "[2].name"), "flows[2].name");
+        assert_eq!(join_path(".", "a"), "a");
+    }
+
+    #[test]
+    fn no_flow_kind_claims_a_common_field() {
+        let common = field_names::<FlowCommon>();
+        assert!(common.contains(&"name".to_string()) && common.contains(&"dscp".to_string()));
+        for (tag, fields) in FlowKind::fields_by_tag() {
+            assert!(!fields.is_empty(), "{tag} declares no fields");
+            for f in fields {
+                assert!(
+                    !common.contains(&f),
+                    "{tag} redeclares the common field {f}"
+                );
+                assert_ne!(f, "type", "{tag} declares \"type\"");
+            }
+        }
+    }
+}
