@@ -70,13 +70,13 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
             ledger.originated, ledger.copies, ledger.delivered, ledger.dropped, ledger.in_flight
         ));
     }
-    for i in 0..w.rec.num_fr() {
+    for (i, &infl) in in_flight.iter().enumerate() {
         let f = w.rec.fr_flow[i] as usize;
         let (sent, got, lost) = (w.rec.sent[f], w.rec.received[i], w.rec.total_dropped(i));
-        if sent != got + lost + in_flight[i] {
+        if sent != got + lost + infl {
             return Err(format!(
-                "packet conservation violated for flow \"{}\" at receiver \"{}\": sent {sent} != received {got} + lost {lost} + in flight {}",
-                w.rec.flows[f].name, w.nodes[w.rec.fr_node[i] as usize].name, in_flight[i]
+                "packet conservation violated for flow \"{}\" at receiver \"{}\": sent {sent} != received {got} + lost {lost} + in flight {infl}",
+                w.rec.flows[f].name, w.nodes[w.rec.fr_node[i] as usize].name
             ));
         }
     }

@@ -124,8 +124,8 @@ mod tests {
 
     #[test]
     fn any_error_probability_matches_closed_form() {
-        let p = 1e-4;
-        let exact = 1.0 - (1.0 - p as f64).powi(1000);
+        let p: f64 = 1e-4;
+        let exact = 1.0 - (1.0 - p).powi(1000);
         assert!((any_error_probability(p, 1000) - exact).abs() < 1e-12);
         assert_eq!(any_error_probability(0.0, 1500), 0.0);
         assert_eq!(any_error_probability(1.0, 1), 1.0);

@@ -346,7 +346,7 @@ fn handshake_syn_retransmission_and_rto_of_three_seconds() {
         "Karn: no sample from a retransmitted SYN"
     );
     assert_eq!(out.len(), 4, "IW of 4 segments");
-    assert!(out.last().unwrap().hdr.has(FIN) == false);
+    assert!(!out.last().unwrap().hdr.has(FIN));
     s.on_segment(t(1200), &ack(seg(4)), &mut out);
     let fin_seg = out.last().unwrap();
     assert!(
