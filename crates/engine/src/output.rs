@@ -237,16 +237,25 @@ fn st(l: &LinkDir) -> &crate::queue::QueueStats {
 
 /// Columns of discipline-specific values (RED's average queue, say), in
 /// the order they first appear.
-fn discipline_columns(w: &World, mut t: Table) -> Table {
-    let per: Vec<Vec<(&'static str, f64)>> = per_link(w, |l| l.queue.discipline_stats());
+fn discipline_columns(w: &World, t: Table) -> Table {
+    let per: Vec<NamedValues> = per_link(w, |l| l.queue.discipline_stats());
+    add_named_columns(t, &per)
+}
+
+/// One F64 column per name in `rows` (in the order names first appear),
+/// NaN where a row lacks it.
+fn add_named_columns<'a>(
+    mut t: Table,
+    rows: impl IntoIterator<Item = &'a NamedValues> + Clone,
+) -> Table {
     let mut names: Vec<&'static str> = Vec::new();
-    for (k, _) in per.iter().flatten() {
+    for (k, _) in rows.clone().into_iter().flatten() {
         if !names.contains(k) {
             names.push(k);
         }
     }
     for name in names {
-        let col = (per.iter())
+        let col = (rows.clone().into_iter())
             .map(|vals| {
                 vals.iter()
                     .find(|(k, _)| *k == name)
@@ -314,34 +323,13 @@ fn app_tables(w: &World, end: crate::sim::SimTime) -> Vec<Table> {
     }
     let mut out = Vec::new();
     for (table, by_flow) in rows {
-        let mut names: Vec<&'static str> = Vec::new();
-        for vals in by_flow.values() {
-            for (k, _) in vals {
-                if !names.contains(k) {
-                    names.push(k);
-                }
-            }
-        }
-        let mut t = Table::new(table).col(
-            "flow",
-            Column::Str(
-                by_flow
-                    .keys()
-                    .map(|&f| w.rec.flows[f as usize].name.clone())
-                    .collect(),
-            ),
+        let flows = (by_flow.keys())
+            .map(|&f| w.rec.flows[f as usize].name.clone())
+            .collect();
+        let t = add_named_columns(
+            Table::new(table).col("flow", Column::Str(flows)),
+            by_flow.values(),
         );
-        for name in names {
-            let col = by_flow
-                .values()
-                .map(|vals| {
-                    vals.iter()
-                        .find(|(k, _)| *k == name)
-                        .map_or(f64::NAN, |x| x.1)
-                })
-                .collect();
-            t = t.col(name, Column::F64(col));
-        }
         out.push(t);
         if let Some((f, var, time, val)) = series.remove(table) {
             out.push(

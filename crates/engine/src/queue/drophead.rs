@@ -13,13 +13,13 @@
 //! `queue_overflow`: the queue was full, only the victim differs.
 
 use super::droptail::check_limits;
+use super::fifo::Fifo;
 use super::spec::{QueueModel, QueueSite};
 use super::{QueueCtx, QueueDiscipline};
 use crate::net::{DropReason, Packet};
 use crate::scenario::check::Checker;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use std::collections::VecDeque;
 
 /// FIFO that, when full, drops the oldest packets to make room for an
 /// arrival. Give a packet limit, a byte limit, or both.
@@ -45,65 +45,49 @@ impl QueueModel for DropHeadSpec {
 }
 
 pub struct DropHead {
-    q: VecDeque<Packet>,
-    bytes: u64,
-    limit_packets: Option<usize>,
-    limit_bytes: Option<u64>,
+    fifo: Fifo,
 }
 
 impl DropHead {
     pub fn new(limit_packets: Option<usize>, limit_bytes: Option<u64>) -> Self {
         DropHead {
-            q: VecDeque::new(),
-            bytes: 0,
-            limit_packets,
-            limit_bytes,
+            fifo: Fifo::new(limit_packets, limit_bytes),
         }
-    }
-
-    fn fits(&self, size: u64) -> bool {
-        self.limit_packets.is_none_or(|l| self.q.len() < l)
-            && self.limit_bytes.is_none_or(|l| self.bytes + size <= l)
     }
 }
 
 impl QueueDiscipline for DropHead {
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
         let size = pkt.size_bytes as u64;
-        if self.limit_bytes.is_some_and(|l| size > l) {
+        if !self.fifo.could_ever_fit(size) {
             ctx.dropped.push((pkt, DropReason::QueueOverflow));
             return;
         }
-        while !self.fits(size) {
-            let Some(old) = self.q.pop_front() else { break };
-            self.bytes -= old.size_bytes as u64;
+        while !self.fifo.fits(size) {
+            let Some(old) = self.fifo.pop_front() else {
+                break;
+            };
             ctx.dropped.push((old, DropReason::QueueOverflow));
         }
-        self.bytes += size;
-        self.q.push_back(pkt);
+        self.fifo.push_back(pkt);
     }
-
     fn dequeue(&mut self, _ctx: &mut QueueCtx<'_>) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.size_bytes as u64;
-        Some(p)
+        self.fifo.pop_front()
     }
-
     fn len_packets(&self) -> usize {
-        self.q.len()
+        self.fifo.len_packets()
     }
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.len_bytes()
     }
     fn held(&self) -> Vec<&Packet> {
-        self.q.iter().collect()
+        self.fifo.held()
     }
     fn kind(&self) -> &'static str {
         "drophead"
     }
     fn passes_through_when_empty(&self, pkt: &Packet) -> bool {
-        self.limit_packets.is_none_or(|l| l > 0)
-            && self.limit_bytes.is_none_or(|l| pkt.size_bytes as u64 <= l)
+        self.fifo.could_ever_fit(pkt.size_bytes as u64)
     }
 }
 

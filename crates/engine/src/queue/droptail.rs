@@ -1,12 +1,12 @@
 //! Drop-tail FIFO with a packet limit, a byte limit, or both.
 
+use super::fifo::Fifo;
 use super::spec::{QueueModel, QueueSite};
 use super::{QueueCtx, QueueDiscipline};
 use crate::net::{DropReason, Packet};
 use crate::scenario::check::Checker;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use std::collections::VecDeque;
 
 /// FIFO that drops arrivals when full. Give a packet limit, a byte limit,
 /// or both (the first reached applies).
@@ -47,19 +47,13 @@ impl QueueModel for DropTailSpec {
 }
 
 pub struct DropTail {
-    q: VecDeque<Packet>,
-    bytes: u64,
-    limit_packets: Option<usize>,
-    limit_bytes: Option<u64>,
+    fifo: Fifo,
 }
 
 impl DropTail {
     pub fn new(limit_packets: Option<usize>, limit_bytes: Option<u64>) -> Self {
         DropTail {
-            q: VecDeque::new(),
-            bytes: 0,
-            limit_packets,
-            limit_bytes,
+            fifo: Fifo::new(limit_packets, limit_bytes),
         }
     }
     pub fn packets(limit: usize) -> Self {
@@ -72,40 +66,30 @@ impl DropTail {
 
 impl QueueDiscipline for DropTail {
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
-        let full_p = self.limit_packets.is_some_and(|l| self.q.len() >= l);
-        let full_b = self
-            .limit_bytes
-            .is_some_and(|l| self.bytes + pkt.size_bytes as u64 > l);
-        if full_p || full_b {
-            ctx.dropped.push((pkt, DropReason::QueueOverflow));
+        if self.fifo.fits(pkt.size_bytes as u64) {
+            self.fifo.push_back(pkt);
         } else {
-            self.bytes += pkt.size_bytes as u64;
-            self.q.push_back(pkt);
+            ctx.dropped.push((pkt, DropReason::QueueOverflow));
         }
     }
-
     fn dequeue(&mut self, _ctx: &mut QueueCtx<'_>) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.size_bytes as u64;
-        Some(p)
+        self.fifo.pop_front()
     }
-
     fn len_packets(&self) -> usize {
-        self.q.len()
+        self.fifo.len_packets()
     }
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.len_bytes()
     }
     fn held(&self) -> Vec<&Packet> {
-        self.q.iter().collect()
+        self.fifo.held()
     }
     fn kind(&self) -> &'static str {
         "droptail"
     }
     fn passes_through_when_empty(&self, pkt: &Packet) -> bool {
         // An empty FIFO accepts any packet within its limits.
-        self.limit_packets.is_none_or(|l| l > 0)
-            && self.limit_bytes.is_none_or(|l| pkt.size_bytes as u64 <= l)
+        self.fifo.could_ever_fit(pkt.size_bytes as u64)
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub mod drophead;
 pub mod droptail;
+pub mod fifo;
 pub mod spec;
 
 use crate::net::{DropReason, Packet};

@@ -1,0 +1,51 @@
+//! The first-in first-out store that FIFO disciplines share: packets in
+//! arrival order, their byte count, and the packet and byte limits.
+
+use crate::net::Packet;
+use std::collections::VecDeque;
+
+pub struct Fifo {
+    q: VecDeque<Packet>,
+    bytes: u64,
+    limit_packets: Option<usize>,
+    limit_bytes: Option<u64>,
+}
+
+impl Fifo {
+    pub fn new(limit_packets: Option<usize>, limit_bytes: Option<u64>) -> Self {
+        Fifo {
+            q: VecDeque::new(),
+            bytes: 0,
+            limit_packets,
+            limit_bytes,
+        }
+    }
+
+    /// A packet of `size` bytes fits in with what is held.
+    pub fn fits(&self, size: u64) -> bool {
+        self.limit_packets.is_none_or(|l| self.q.len() < l)
+            && self.limit_bytes.is_none_or(|l| self.bytes + size <= l)
+    }
+    /// A packet of `size` bytes could fit were the queue empty.
+    pub fn could_ever_fit(&self, size: u64) -> bool {
+        self.limit_packets.is_none_or(|l| l > 0) && self.limit_bytes.is_none_or(|l| size <= l)
+    }
+    pub fn push_back(&mut self, p: Packet) {
+        self.bytes += p.size_bytes as u64;
+        self.q.push_back(p);
+    }
+    pub fn pop_front(&mut self) -> Option<Packet> {
+        let p = self.q.pop_front()?;
+        self.bytes -= p.size_bytes as u64;
+        Some(p)
+    }
+    pub fn len_packets(&self) -> usize {
+        self.q.len()
+    }
+    pub fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
+    pub fn held(&self) -> Vec<&Packet> {
+        self.q.iter().collect()
+    }
+}
