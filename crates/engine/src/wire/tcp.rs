@@ -105,7 +105,11 @@ pub fn parse(
                 match kind {
                     2 if len == 4 => h.mss = u16::from_be_bytes([body[0], body[1]]),
                     5 => {
-                        for b in body.chunks_exact(8).take(MAX_SACK_BLOCKS) {
+                        // Several SACK options may come in one segment; keep
+                        // the first blocks, as many as the header holds
+                        // (RFC 2018 4: the first block is the most recent).
+                        let room = MAX_SACK_BLOCKS - h.n_sack as usize;
+                        for b in body.chunks_exact(8).take(room) {
                             let l = u32::from_be_bytes(b[0..4].try_into().unwrap()) as u64;
                             let r = u32::from_be_bytes(b[4..8].try_into().unwrap()) as u64;
                             h.sack[h.n_sack as usize] = (l, r);
@@ -128,10 +132,44 @@ pub fn parse(
     Ok((h, ports.0, ports.1, hl))
 }
 
+/// Writes the checksum of `seg` (a TCP segment whose checksum field may
+/// hold anything) from `src` to `dst`.
+pub fn fill_checksum(seg: &mut [u8], src: [u8; 4], dst: [u8; 4]) {
+    seg[16..18].copy_from_slice(&[0, 0]);
+    let mut acc = checksum::sum(0, &src);
+    acc = checksum::sum(acc, &dst);
+    acc += PROTO_TCP as u32 + seg.len() as u32;
+    let c = checksum::finish(checksum::sum(acc, seg));
+    seg[16..18].copy_from_slice(&c.to_be_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::net::tcp_flags::{ACK, SYN};
+
+    #[test]
+    fn two_sack_options_keep_the_first_three_blocks() {
+        // Regression: a valid segment with two SACK options of two blocks
+        // each overflowed the three-block header (index out of bounds).
+        let a = [10, 0, 0, 1];
+        let mut seg = vec![0u8; 20];
+        seg[12] = 15 << 4; // 60 bytes: 20 + two 18-byte options + 4 padding
+        seg[13] = ACK;
+        for opt in 0..2u32 {
+            seg.extend_from_slice(&[5, 18]);
+            for b in 0..2u32 {
+                let l = 1000 * (1 + 2 * opt + b);
+                seg.extend_from_slice(&l.to_be_bytes());
+                seg.extend_from_slice(&(l + 500).to_be_bytes());
+            }
+        }
+        seg.extend_from_slice(&[1, 1, 1, 0]);
+        assert_eq!(seg.len(), 60);
+        fill_checksum(&mut seg, a, a);
+        let (h, ..) = parse(&seg, a, a).expect("a valid segment parses");
+        assert_eq!(h.sack_blocks(), &[(1000, 1500), (2000, 2500), (3000, 3500)]);
+    }
 
     #[test]
     fn syn_round_trip_with_options() {
