@@ -90,3 +90,47 @@ def test_pcap_without_output_directory_is_a_clear_error():
     sc.node("a").node("b").link("a", "b", rate_bps=1e6, delay_ms=10)
     with pytest.raises(OSError, match="pcap capture needs an output directory"):
         mediasim.run(sc, pcap=True)
+
+
+def recomputed_checksums(buf: bytes) -> tuple[int, int]:
+    """The IPv4 header and UDP/TCP checksums dpkt computes itself for the
+    packet in ``buf`` once both fields are zeroed (its own one's complement
+    sum and pseudo-header, independent of mediasim's)."""
+    ip = dpkt.ip.IP(buf)
+    ip.sum = 0
+    ip.data.sum = 0
+    again = dpkt.ip.IP(bytes(ip))
+    return again.sum, again.data.sum
+
+
+@pytest.mark.parametrize("example,link,proto", [
+    ("dumbbell.toml", "bottleneck", dpkt.ip.IP_PROTO_UDP),
+    ("rtp_avpf_multicast.yaml", "hub-A2", dpkt.ip.IP_PROTO_UDP),
+    ("tcp_web_and_voice.toml", "access", dpkt.ip.IP_PROTO_TCP),
+])
+def test_checksums_match_an_independent_computation(tmp_path, examples, example, link, proto):
+    mediasim.run(examples / example, seed=1, out=tmp_path, pcap=True)
+    pkts = read_pcap(tmp_path / "pcap" / f"{link}.pcap")
+    protos = set()
+    assert len(pkts) > 50
+    for _, buf in pkts:
+        ip = dpkt.ip.IP(buf)
+        protos.add(ip.p)
+        assert (ip.sum, ip.data.sum) == recomputed_checksums(buf)
+        assert ip.data.sum != 0
+    assert proto in protos
+
+
+def test_dscp_of_a_flow_is_in_the_ip_header(tmp_path):
+    sc = mediasim.Scenario("dscp", duration_s=1)
+    sc.node("a").node("b").link("a", "b", rate_bps=1e6, delay_ms=1)
+    sc.flow("ef", "cbr", src="a", dst="b", payload_bytes=100, interval_ms=50, dscp=46)
+    sc.flow("af", "cbr", src="a", dst="b", payload_bytes=100, interval_ms=50, dscp=10, start_s=0.01)
+    sc.flow("be", "cbr", src="a", dst="b", payload_bytes=100, interval_ms=50, start_s=0.02)
+    mediasim.run(sc, out=tmp_path, pcap=True)
+    by_port = {}
+    for _, buf in read_pcap(tmp_path / "pcap" / "a-b.pcap"):
+        ip = dpkt.ip.IP(buf)
+        by_port.setdefault(ip.data.dport, set()).add(ip.tos)
+    # DSCP is the upper six bits of the old TOS byte (RFC 2474); ECN bits 0.
+    assert by_port == {20000: {46 << 2}, 20001: {10 << 2}, 20002: {0}}

@@ -403,6 +403,72 @@ mod tests {
         assert_eq!(&b[12..16], &[64, 0xff, 0xff, 0xfd]);
     }
 
+    fn bytes_of(p: &RtcpPacket) -> Vec<u8> {
+        let mut b = Vec::new();
+        p.emit(&mut b);
+        b
+    }
+
+    /// Each packet type against bytes written out by hand from the RFC
+    /// layouts (RFC 3550 6.4.1, 6.4.2, 6.5, 6.6; RFC 4585 6.1, 6.2.1, 6.4).
+    #[test]
+    fn every_packet_type_matches_hand_built_bytes() {
+        let block_bytes = [
+            1, 2, 3, 4, // SSRC_1
+            64, 0xff, 0xff, 0xfd, // fraction lost, cumulative -3 (24-bit)
+            0, 1, 0x11, 0x70, // extended highest sequence 70000
+            0, 0, 0, 12, // jitter
+            0xaa, 0xbb, 0xcc, 0xdd, // LSR
+            0, 1, 0, 0, // DLSR 65536 (1 s)
+        ];
+        let sr = RtcpPacket::SenderReport {
+            ssrc: 0x11223344,
+            ntp: 0x0102030405060708,
+            rtp_ts: 0x0a0b0c0d,
+            packet_count: 16,
+            octet_count: 512,
+            reports: vec![block()],
+        };
+        let mut want = vec![0x81, 200, 0, 12, 0x11, 0x22, 0x33, 0x44];
+        want.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 0x0a, 0x0b, 0x0c, 0x0d]);
+        want.extend_from_slice(&[0, 0, 0, 16, 0, 0, 2, 0]);
+        want.extend_from_slice(&block_bytes);
+        assert_eq!(bytes_of(&sr), want, "SR");
+        let rr = RtcpPacket::ReceiverReport {
+            ssrc: 9,
+            reports: vec![block()],
+        };
+        let mut want = vec![0x81, 201, 0, 7, 0, 0, 0, 9];
+        want.extend_from_slice(&block_bytes);
+        assert_eq!(bytes_of(&rr), want, "RR");
+        let sdes = RtcpPacket::Sdes {
+            ssrc: 7,
+            cname: "ab".into(),
+        };
+        let want = [0x81, 202, 0, 3, 0, 0, 0, 7, 1, 2, b'a', b'b', 0, 0, 0, 0];
+        assert_eq!(bytes_of(&sdes), want, "SDES");
+        let bye = RtcpPacket::Bye { ssrcs: vec![1, 5] };
+        assert_eq!(bytes_of(&bye), [0x82, 203, 0, 2, 0, 0, 0, 1, 0, 0, 0, 5], "BYE");
+        let nack = RtcpPacket::Nack {
+            sender_ssrc: 2,
+            media_ssrc: 1,
+            entries: vec![(100, 0b101), (300, 0)],
+        };
+        let want = [
+            0x81, 205, 0, 4, 0, 0, 0, 2, 0, 0, 0, 1, 0, 100, 0, 5, 0x01, 0x2c, 0, 0,
+        ];
+        assert_eq!(bytes_of(&nack), want, "Generic NACK");
+        let afb = RtcpPacket::AppFeedback {
+            sender_ssrc: 2,
+            media_ssrc: 1,
+            data: vec![9, 8, 7, 6, 5],
+        };
+        let want = [
+            0x8f, 206, 0, 4, 0, 0, 0, 2, 0, 0, 0, 1, 9, 8, 7, 6, 5, 0, 0, 0,
+        ];
+        assert_eq!(bytes_of(&afb), want, "PSFB application-layer feedback");
+    }
+
     #[test]
     fn every_packet_type_round_trips_alone_and_in_a_compound() {
         let packets = vec![
