@@ -91,7 +91,4 @@ impl LossModel for ExplicitLoss {
             || self.flow_seqs.contains(&(pkt.flow, pkt.seq))
             || self.windows.iter().any(|&(a, b)| now >= a && now < b)
     }
-    fn kind(&self) -> &'static str {
-        "explicit"
-    }
 }

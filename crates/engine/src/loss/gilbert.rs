@@ -79,12 +79,6 @@ impl GilbertElliott {
             rng,
         }
     }
-
-    /// Long-run loss probability.
-    pub fn stationary_loss(&self) -> f64 {
-        let pb = self.p_good_to_bad / (self.p_good_to_bad + self.p_bad_to_good);
-        pb * self.loss_bad + (1.0 - pb) * self.loss_good
-    }
 }
 
 impl LossModel for GilbertElliott {
@@ -101,8 +95,5 @@ impl LossModel for GilbertElliott {
             self.loss_good
         };
         uniform(&mut self.rng) < h
-    }
-    fn kind(&self) -> &'static str {
-        "gilbert_elliott"
     }
 }

@@ -18,5 +18,7 @@ pub use spec::{LossModelSpec, LossSpec};
 pub trait LossModel: Send {
     /// True if `pkt`, crossing at `now`, is lost.
     fn is_lost(&mut self, pkt: &Packet, now: SimTime) -> bool;
-    fn kind(&self) -> &'static str;
 }
+
+#[cfg(test)]
+mod tests;

@@ -60,9 +60,6 @@ impl LossModel for PacketLossRate {
     fn is_lost(&mut self, _pkt: &Packet, _now: SimTime) -> bool {
         uniform(&mut self.rng) < self.rate
     }
-    fn kind(&self) -> &'static str {
-        "packet"
-    }
 }
 
 /// Probability that a unit of `n` independent elements, each in error with
@@ -92,9 +89,6 @@ impl LossModel for ByteErrorRate {
     fn is_lost(&mut self, pkt: &Packet, _now: SimTime) -> bool {
         uniform(&mut self.rng) < any_error_probability(self.rate, pkt.size_bytes as u64)
     }
-    fn kind(&self) -> &'static str {
-        "byte_error"
-    }
 }
 
 /// A packet of n bytes is lost with probability 1 - (1 - p)^(8n).
@@ -112,9 +106,6 @@ impl BitErrorRate {
 impl LossModel for BitErrorRate {
     fn is_lost(&mut self, pkt: &Packet, _now: SimTime) -> bool {
         uniform(&mut self.rng) < any_error_probability(self.rate, 8 * pkt.size_bytes as u64)
-    }
-    fn kind(&self) -> &'static str {
-        "bit_error"
     }
 }
 

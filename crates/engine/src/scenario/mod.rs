@@ -22,3 +22,6 @@ pub fn json_schema() -> String {
     let schema = schemars::schema_for!(Scenario);
     serde_json::to_string_pretty(&schema).expect("schema serialises")
 }
+
+#[cfg(test)]
+mod tests;

@@ -448,7 +448,11 @@ mod tests {
         let want = [0x81, 202, 0, 3, 0, 0, 0, 7, 1, 2, b'a', b'b', 0, 0, 0, 0];
         assert_eq!(bytes_of(&sdes), want, "SDES");
         let bye = RtcpPacket::Bye { ssrcs: vec![1, 5] };
-        assert_eq!(bytes_of(&bye), [0x82, 203, 0, 2, 0, 0, 0, 1, 0, 0, 0, 5], "BYE");
+        assert_eq!(
+            bytes_of(&bye),
+            [0x82, 203, 0, 2, 0, 0, 0, 1, 0, 0, 0, 5],
+            "BYE"
+        );
         let nack = RtcpPacket::Nack {
             sender_ssrc: 2,
             media_ssrc: 1,

@@ -1,0 +1,373 @@
+//! Validation of every model's spec: each bad value is reported at its
+//! field with the problem (the Python tests check the same through the
+//! binding; these keep the rules visible to mutation testing).
+
+use super::{parse_and_validate, FieldError};
+use serde_json::{json, Value};
+
+fn base() -> Value {
+    json!({
+        "duration_s": 5,
+        "nodes": [{"name": "a"}, {"name": "b"}],
+        "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 10}],
+        "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b",
+                   "payload_bytes": 100, "interval_ms": 20}],
+    })
+}
+
+fn errors(v: &Value) -> Vec<FieldError> {
+    match parse_and_validate(&v.to_string()) {
+        Ok(_) => Vec::new(),
+        Err(e) => e,
+    }
+}
+
+/// `base()` with `value` at `pointer` has an error at `path` containing
+/// `fragment`.
+fn check(pointer: &str, value: Value, path: &str, fragment: &str) {
+    let mut v = base();
+    *v.pointer_mut(pointer)
+        .unwrap_or_else(|| panic!("no {pointer} in the base scenario")) = value;
+    let errs = errors(&v);
+    assert!(
+        errs.iter()
+            .any(|e| e.path == path && e.message.contains(fragment)),
+        "{pointer}: expected {path}: ...{fragment}..., got {errs:?}"
+    );
+}
+
+#[test]
+fn the_base_scenario_is_valid() {
+    assert_eq!(errors(&base()), vec![]);
+}
+
+#[test]
+fn queue_disciplines() {
+    for (tag, path) in [
+        ("droptail", "links[0].queue"),
+        ("drophead", "links[0].queue"),
+    ] {
+        let mut v = base();
+        v["links"][0]["queue"] = json!({"type": tag});
+        let errs = errors(&v);
+        assert!(
+            errs.iter().any(|e| e.path == path
+                && e.message == format!("{tag} needs limit_packets or limit_bytes")),
+            "{errs:?}"
+        );
+        for field in ["limit_packets", "limit_bytes"] {
+            let mut v = base();
+            v["links"][0]["queue"] = json!({"type": tag, field: 0});
+            let errs = errors(&v);
+            assert!(
+                errs.iter()
+                    .any(|e| e.path == format!("links[0].queue.{field}")
+                        && e.message == "must be at least 1"),
+                "{errs:?}"
+            );
+        }
+        let mut v = base();
+        v["links"][0]["ab"] = json!({"queue": {"type": tag, "limit_bytes": 1}});
+        assert_eq!(errors(&v), vec![], "a 1-byte limit is legal");
+    }
+}
+
+fn with_loss(loss: Value) -> Vec<FieldError> {
+    let mut v = base();
+    v["links"][0]["loss"] = loss;
+    errors(&v)
+}
+
+#[test]
+fn loss_models() {
+    for tag in ["packet", "byte_error", "bit_error"] {
+        for bad in [-0.1, 1.5] {
+            let e = with_loss(json!({"type": tag, "rate": bad}));
+            assert!(
+                e.iter().any(|e| e.path == "links[0].loss.rate"
+                    && e.message.contains("probability in [0, 1]")),
+                "{e:?}"
+            );
+        }
+        for ok in [0.0, 1.0] {
+            assert_eq!(with_loss(json!({"type": tag, "rate": ok})), vec![]);
+        }
+    }
+    let ge = |gb: f64, bg: f64, hg: f64, hb: f64| {
+        with_loss(
+            json!({"type": "gilbert_elliott", "p_good_to_bad": gb, "p_bad_to_good": bg,
+                         "loss_good": hg, "loss_bad": hb}),
+        )
+    };
+    assert_eq!(ge(0.1, 0.2, 0.0, 1.0), vec![]);
+    assert_eq!(ge(0.0, 0.2, 0.0, 1.0), vec![], "one transition may be 0");
+    for (args, field) in [
+        ((1.5, 0.2, 0.0, 1.0), "p_good_to_bad"),
+        ((0.1, -0.2, 0.0, 1.0), "p_bad_to_good"),
+        ((0.1, 0.2, 1.1, 1.0), "loss_good"),
+        ((0.1, 0.2, 0.0, 2.0), "loss_bad"),
+    ] {
+        let e = ge(args.0, args.1, args.2, args.3);
+        assert!(
+            e.iter().any(|e| e.path == format!("links[0].loss.{field}")),
+            "{field}: {e:?}"
+        );
+    }
+    let e = ge(0.0, 0.0, 0.0, 1.0);
+    assert!(
+        e.iter()
+            .any(|e| e.path == "links[0].loss" && e.message.contains("must not both be 0")),
+        "{e:?}"
+    );
+    let e = with_loss(
+        json!({"type": "explicit", "packets": [{"flow": "nope", "seq": 1}],
+                             "windows_s": [[2, 1]]}),
+    );
+    assert!(
+        e.iter()
+            .any(|e| e.path == "links[0].loss.packets[0].flow"
+                && e.message == "unknown flow \"nope\""),
+        "{e:?}"
+    );
+    assert!(
+        e.iter().any(|e| e.path == "links[0].loss.windows_s[0]"),
+        "{e:?}"
+    );
+    let ok = with_loss(
+        json!({"type": "explicit", "packets": [{"flow": "f", "seq": 1}], "windows_s": [[0, 1]]}),
+    );
+    assert_eq!(ok, vec![]);
+}
+
+#[test]
+fn flows_and_tcp_options() {
+    check(
+        "/flows/0/payload_bytes",
+        json!(0),
+        "flows[0].payload_bytes",
+        "1..=65507",
+    );
+    check(
+        "/flows/0/payload_bytes",
+        json!(65508),
+        "flows[0].payload_bytes",
+        "1..=65507",
+    );
+    check(
+        "/flows/0/interval_ms",
+        json!(0),
+        "flows[0].interval_ms",
+        "positive",
+    );
+    check(
+        "/flows/0/dst",
+        json!("a"),
+        "flows[0].dst",
+        "must differ from src",
+    );
+    check(
+        "/flows/0/src",
+        json!("zz"),
+        "flows[0].src",
+        "unknown node \"zz\"",
+    );
+    let mut v = base();
+    v["flows"][0]["dscp"] = json!(64);
+    v["flows"][0]["max_packets"] = json!(0);
+    v["flows"][0]["start_s"] = json!(5);
+    let e = errors(&v);
+    for (path, frag) in [
+        ("flows[0].dscp", "0..=63"),
+        ("flows[0].max_packets", "at least 1"),
+        ("flows[0].start_s", "not before the end of the run"),
+    ] {
+        assert!(
+            e.iter().any(|e| e.path == path && e.message.contains(frag)),
+            "{path}: {e:?}"
+        );
+    }
+    let tcp = |opts: Value| {
+        let mut v = base();
+        v["flows"][0] = json!({"name": "t", "type": "tcp", "src": "a", "dst": "b", "tcp": opts});
+        errors(&v)
+    };
+    assert_eq!(
+        tcp(json!({"mss_bytes": 1000, "rwnd_bytes": 1000, "min_rto_ms": 200, "max_rto_ms": 200})),
+        vec![]
+    );
+    for (opts, path, frag) in [
+        (json!({"mss_bytes": 0}), "mss_bytes", "1..=65495"),
+        (
+            json!({"initial_window": 0}),
+            "initial_window",
+            "at least 1 segment",
+        ),
+        (
+            json!({"max_window_packets": 0}),
+            "max_window_packets",
+            "at least 1",
+        ),
+        (
+            json!({"mss_bytes": 1000, "rwnd_bytes": 999}),
+            "rwnd_bytes",
+            "at least one MSS (1000 bytes)",
+        ),
+        (json!({"min_rto_ms": 0}), "min_rto_ms", "positive"),
+        (
+            json!({"delack_timeout_ms": 2e9}),
+            "delack_timeout_ms",
+            "at most",
+        ),
+        (
+            json!({"min_rto_ms": 300, "max_rto_ms": 200}),
+            "max_rto_ms",
+            "at least min_rto_ms",
+        ),
+        (json!({"dupthresh": 0}), "dupthresh", "at least 1"),
+    ] {
+        let e = tcp(opts);
+        let want = format!("flows[0].tcp.{path}");
+        assert!(
+            e.iter().any(|e| e.path == want && e.message.contains(frag)),
+            "{want}: {e:?}"
+        );
+    }
+}
+
+#[test]
+fn rtp_sessions() {
+    let session = |patch: Value| {
+        let mut v = base();
+        let mut s = json!({"name": "s", "session_bw_bps": 64000, "media_payload_bytes": 160,
+                           "members": [{"node": "a", "media": true}, {"node": "b"}]});
+        for (k, x) in patch.as_object().expect("object") {
+            s[k] = x.clone();
+        }
+        v["rtp_sessions"] = json!([s]);
+        errors(&v)
+    };
+    assert_eq!(session(json!({})), vec![]);
+    for (patch, path, frag) in [
+        (
+            json!({"name": "a/b"}),
+            "rtp_sessions[0].name",
+            "must not contain '/'",
+        ),
+        (
+            json!({"members": [{"node": "a"}]}),
+            "rtp_sessions[0].members",
+            "at least two members",
+        ),
+        (
+            json!({"transport": "unicast", "members": [{"node": "a"}, {"node": "b"}, {"node": "a"}]}),
+            "rtp_sessions[0].members",
+            "exactly two members",
+        ),
+        (
+            json!({"members": [{"node": "a"}, {"node": "a"}]}),
+            "rtp_sessions[0].members[1].node",
+            "already a member",
+        ),
+        (
+            json!({"session_bw_bps": 0}),
+            "rtp_sessions[0].session_bw_bps",
+            "positive",
+        ),
+        (
+            json!({"media_payload_bytes": 0}),
+            "rtp_sessions[0].media_payload_bytes",
+            "1..=65495",
+        ),
+        (
+            json!({"rtcp_fraction": 1.5}),
+            "rtp_sessions[0].rtcp_fraction",
+            "(0, 1]",
+        ),
+        (
+            json!({"start_s": 6}),
+            "rtp_sessions[0].start_s",
+            "before the end",
+        ),
+        (
+            json!({"stop_s": 0}),
+            "rtp_sessions[0].stop_s",
+            "after start_s",
+        ),
+        (
+            json!({"avpf": {"retention_ms": 1000}}),
+            "rtp_sessions[0].avpf.retention_ms",
+            "at least 2000",
+        ),
+        (
+            json!({"avpf": {"l": -1}}),
+            "rtp_sessions[0].avpf.l",
+            "non-negative",
+        ),
+        (
+            json!({"avpf": {"max_feedback_delay_ms": 0}}),
+            "rtp_sessions[0].avpf.max_feedback_delay_ms",
+            "positive",
+        ),
+        (
+            json!({"newpred": {"frames_per_s": 10, "segments_per_frame": 0}}),
+            "rtp_sessions[0].newpred.segments_per_frame",
+            "at least 1",
+        ),
+        (
+            json!({"newpred": {"frames_per_s": 100, "segments_per_frame": 10}}),
+            "rtp_sessions[0].newpred",
+            "no room",
+        ),
+    ] {
+        let e = session(patch.clone());
+        assert!(
+            e.iter().any(|e| e.path == path && e.message.contains(frag)),
+            "{patch}: {e:?}"
+        );
+    }
+}
+
+#[test]
+fn links_groups_routes_and_measurement() {
+    check(
+        "/links/0/rate_bps",
+        json!(0.5),
+        "links[0].rate_bps",
+        "at least 1 bit/s",
+    );
+    check(
+        "/links/0/delay_ms",
+        json!(-1),
+        "links[0].delay_ms",
+        "non-negative",
+    );
+    check("/links/0/b", json!("a"), "links[0].b", "to itself");
+    check("/duration_s", json!(2e8), "duration_s", "at most");
+    let mut v = base();
+    v["links"]
+        .as_array_mut()
+        .expect("list")
+        .push(json!({"a": "a", "b": "b", "rate_bps": 1, "delay_ms": 0}));
+    let e = errors(&v);
+    assert!(
+        e.iter()
+            .any(|e| e.path == "links[1].name" && e.message.contains("duplicate link name")),
+        "{e:?}"
+    );
+    let mut v = base();
+    v["groups"] = json!([{"name": "g", "members": []}]);
+    v["routing"] = json!({"routes": [{"node": "a", "dst": "b", "next_hop": "a"}]});
+    v["measure"] = json!({"queue_sample_ms": 0, "windows_s": [[1, 1]]});
+    let e = errors(&v);
+    for (path, frag) in [
+        ("groups[0].members", "at least one member"),
+        ("routing.routes[0].next_hop", "not a neighbour"),
+        ("measure.queue_sample_ms", "positive"),
+        ("measure.windows_s[0]", "start < end"),
+    ] {
+        assert!(
+            e.iter().any(|e| e.path == path && e.message.contains(frag)),
+            "{path}: {e:?}"
+        );
+    }
+}
