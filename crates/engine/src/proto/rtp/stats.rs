@@ -217,4 +217,33 @@ mod tests {
         }
         assert_eq!(c.jitter(), 0, "constant transit: no jitter");
     }
+
+    /// A.3 with reordering and duplicates: a late packet within
+    /// MAX_MISORDER counts without moving the highest number; a duplicate
+    /// counts too, so cumulative loss can go negative.
+    #[test]
+    fn reordering_and_duplicates_count_as_a3_says() {
+        let mut s = SourceStats::default();
+        feed(&mut s, [10, 11]); // probation: valid from 11 (base 11)
+        feed(&mut s, [12, 14, 13, 13, 15]);
+        assert_eq!(s.extended_max(), 15);
+        assert_eq!(s.expected(), 5, "11..=15");
+        assert_eq!(s.received, 6, "11, 12, 14, 13, 13 (duplicate), 15");
+        assert_eq!(s.cumulative_lost(), -1);
+        assert_eq!(s.take_fraction_lost(), 0, "negative loss reports 0");
+        // Lose 16 and 17 of the next 8 expected (16..=23): 2/8 = 64/256.
+        feed(&mut s, [18, 19, 20, 21, 22, 23]);
+        assert_eq!(s.expected(), 13);
+        assert_eq!(s.cumulative_lost(), 13 - 12);
+        assert_eq!(s.take_fraction_lost(), 64);
+        // Late packets: 99 behind the highest (within MAX_MISORDER = 100)
+        // count; 100 behind is treated as a jump and does not.
+        feed(&mut s, 24..=300);
+        let received = s.received;
+        assert!(!s.update_seq(300 - 100));
+        assert_eq!(s.received, received);
+        assert!(s.update_seq(300 - 99));
+        assert_eq!(s.received, received + 1);
+        assert_eq!(s.extended_max(), 300);
+    }
 }

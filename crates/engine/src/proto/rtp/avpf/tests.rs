@@ -267,3 +267,80 @@ fn avp_members_never_send_early_and_ignore_feedback() {
         "AVP waits for a 5 s-minimum slot"
     );
 }
+
+/// The next Regular slot's outcome, past reconsideration reschedules:
+/// (time, what goes; None when suppressed).
+fn regular_slot(s: &mut RtcpScheduler, rng: &mut SimRng) -> (SimTime, Option<Transmit>) {
+    loop {
+        let now = s.deadline();
+        let suppressed = s.stats.regular_suppressed;
+        let x = s.on_timer(now, rng);
+        if x.is_some() || s.stats.regular_suppressed > suppressed {
+            return (now, x);
+        }
+    }
+}
+
+/// RFC 4585 3.5.3 with T_rr_interval (10 s here, T_rr about 0.3 s): the
+/// first Regular packet goes in full and sets t_rr_last; a slot less than
+/// 0.5 T_rr_interval after it is suppressed (2c: tp and tn move on as if
+/// sent) unless feedback waits, which goes in a packet of its own (2b,
+/// t_rr_last unchanged); a slot 1.5 T_rr_interval after it sends in full.
+#[test]
+fn t_rr_interval_cases_full_feedback_only_and_suppressed() {
+    let cfg = AvpfConfig {
+        trr_interval_s: 10.0,
+        ..Default::default()
+    };
+    let (mut s, mut rng) = member(Some(cfg), 5);
+    let (t1, x) = regular_slot(&mut s, &mut rng);
+    let x = x.expect("the first Regular packet goes");
+    s.on_sent(t1, &x, 80.0, &mut rng);
+    assert_eq!(s.t_rr_last, Some(t1));
+    let half = SimTime::from_secs(5);
+
+    let (t2, x) = regular_slot(&mut s, &mut rng);
+    assert!(t2 < t1 + half);
+    assert_eq!(x, None, "2c: suppressed");
+    assert_eq!(s.stats.regular_suppressed, 1);
+    assert_eq!(s.timing.last_time(), t2, "tp moves on as if sent");
+    assert!(s.deadline() > t2, "tn moves on");
+
+    let item = FbItem {
+        media_ssrc: 7,
+        seqs: vec![3],
+        t0: s.deadline() - SimTime::from_millis(10),
+    };
+    s.pending.push(item.clone());
+    let (t3, x) = regular_slot(&mut s, &mut rng);
+    assert!(t3 < t1 + half);
+    assert_eq!(
+        x,
+        Some(Transmit::Regular(vec![item])),
+        "2b: the feedback goes"
+    );
+    assert_eq!(s.t_rr_last, Some(t1), "2b leaves t_rr_last");
+    s.on_sent(t3, &Transmit::Regular(vec![]), 80.0, &mut rng);
+
+    let (t4, x) = regular_slot(&mut s, &mut rng);
+    assert!(t4 < t1 + half);
+    assert_eq!(x, None, "still within T_rr_interval");
+    assert_eq!(s.stats.regular_suppressed, 2);
+
+    // Past 1.5 T_rr_interval, the next slot sends in full.
+    let mut last = (t4, None);
+    while last.0 < t1 + SimTime::from_secs(15) {
+        assert_eq!(
+            last.1, None,
+            "no full packet before 1.5 T_rr_interval is certain"
+        );
+        last = regular_slot(&mut s, &mut rng);
+        if last.1.is_some() {
+            break;
+        }
+    }
+    let (t5, x) = last;
+    assert!(matches!(x, Some(Transmit::Regular(_))));
+    assert!(t5 >= t1 + half, "not before 0.5 T_rr_interval");
+    assert_eq!(s.t_rr_last, Some(t5));
+}

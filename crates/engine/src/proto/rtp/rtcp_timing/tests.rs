@@ -163,3 +163,57 @@ fn step_join_reconsideration_keeps_rtcp_near_its_share() {
         "with reconsideration: {with}"
     );
 }
+
+/// RFC 3550 6.3.4 with one BYE (members 10 -> 9 at tc):
+/// tn = tc + (members/pmembers)(tn - tc), tp = tc - (members/pmembers)(tc - tp).
+#[test]
+fn reverse_reconsideration_exact_tn_and_tp() {
+    let mut rng = RngStreams::new(2, 0).stream("t");
+    let cfg = TimingConfig {
+        session_bw_bps: 20e3,
+        ..Default::default()
+    };
+    let mut t = RtcpTiming::new(cfg, 1, 100.0, SimTime::ZERO, &mut rng);
+    for s in 2..=10 {
+        t.on_rtcp(s, 100.0, SimTime::ZERO);
+    }
+    t.on_sent(SimTime::from_secs(1), 100.0, &mut rng); // tp = 1 s, pmembers = 10
+    let (tn, tp) = (t.next_time().as_secs_f64(), t.last_time().as_secs_f64());
+    let tc = 3.0;
+    assert!(tn > tc, "the next packet is still ahead (tn = {tn})");
+    t.on_bye(2, SimTime::from_secs_f64(tc));
+    let want_tn = tc + 0.9 * (tn - tc);
+    let want_tp = tc - 0.9 * (tc - tp);
+    assert!((t.next_time().as_secs_f64() - want_tn).abs() < 2e-9);
+    assert!((t.last_time().as_secs_f64() - want_tp).abs() < 2e-9);
+    // pmembers is now 9: a BYE from an unknown member changes nothing.
+    let (tn2, tp2) = (t.next_time(), t.last_time());
+    t.on_bye(99, SimTime::from_secs_f64(tc));
+    assert_eq!((t.next_time(), t.last_time()), (tn2, tp2));
+}
+
+/// RFC 3550 6.3.5: a sender stops counting as one when no RTP came for
+/// 2 Td, a member is removed when nothing came for M Td, M = 5; Td here is
+/// the 5 s minimum. Checked on both sides of each boundary.
+#[test]
+fn time_outs_at_exactly_two_and_five_intervals() {
+    let mut rng = RngStreams::new(3, 0).stream("t");
+    let mut t = RtcpTiming::new(TimingConfig::default(), 1, 100.0, SimTime::ZERO, &mut rng);
+    t.on_rtp(2, SimTime::ZERO);
+    t.on_rtcp(3, 100.0, SimTime::ZERO);
+    t.on_own_rtp(SimTime::ZERO);
+    let before = |s: f64| SimTime::from_secs_f64(s) - SimTime(1);
+    assert_eq!(t.check_timeouts(before(10.0)), 0);
+    assert_eq!(t.senders(), 2, "still senders just before 2 Td");
+    assert_eq!(t.check_timeouts(SimTime::from_secs(10)), 0);
+    assert_eq!(
+        t.senders(),
+        0,
+        "no longer senders at 2 Td (both the other and we)"
+    );
+    assert!(!t.we_sent());
+    assert_eq!(t.check_timeouts(before(25.0)), 0);
+    assert_eq!(t.members(), 3, "members just before 5 Td");
+    assert_eq!(t.check_timeouts(SimTime::from_secs(25)), 2);
+    assert_eq!(t.members(), 1);
+}

@@ -128,7 +128,7 @@ impl TcpSender {
     }
 
     /// SetPipe (RFC 6675 section 4): bytes believed in the network.
-    fn pipe(&self) -> u64 {
+    pub(crate) fn pipe(&self) -> u64 {
         let (dt, smss) = (self.cfg.dupthresh, self.mss);
         let mut pipe = 0;
         let mut s = self.snd_una;
