@@ -4,7 +4,7 @@ needs the reference simulators and runs from its own command)."""
 import numpy as np
 import pytest
 
-from mediasim.validation.crosscheck import TOLERANCE, jain, sawtooth, verdict
+from mediasim.validation.crosscheck_metrics import TOLERANCE, jain, sawtooth, verdict
 
 
 def test_jain_index():
