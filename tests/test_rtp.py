@@ -1,6 +1,8 @@
 """RTP sessions at scenario level: RTCP bandwidth share, AVP versus AVPF
 feedback delay, suppression in multicast, RTT from LSR/DLSR, accounting."""
 
+import math
+
 import pytest
 
 import mediasim
@@ -22,8 +24,13 @@ def test_avpf_rtcp_stays_at_five_percent_avp_far_below():
     assert_balanced(avpf)
     total = avpf.tables["rtp"]["rtcp_share_pct"].sum()
     assert total == pytest.approx(5.0, abs=0.2)
-    avp = unicast("avp")
-    assert avp.tables["rtp"]["rtcp_share_pct"].sum() < 0.5  # the 5 s minimum dominates at 200 kbit/s
+    # AVP: the 5 s minimum dominates at 200 kbit/s. Without reconsideration
+    # each member would send its mean packet every 5 s / (e - 3/2); timer
+    # reconsideration only stretches that, so the share stays below it.
+    r = unicast("avp").tables["rtp"]
+    ceiling = (r["rtcp_bytes"] / r["rtcp_packets"] * 8 * (math.e - 1.5) / 5.0 / 200e3 * 100).sum()
+    assert 0.5 * ceiling < r["rtcp_share_pct"].sum() <= ceiling
+    assert ceiling < 0.2
 
 
 def test_avp_feedback_waits_about_half_the_minimum_interval_avpf_ten_times_less():
@@ -31,7 +38,8 @@ def test_avp_feedback_waits_about_half_the_minimum_interval_avpf_ten_times_less(
     avpf = unicast("avpf").tables["rtp"].set_index("flow").loc["s/a2/rtcp"]
     assert avp["fb_wanted"] > 30 and avp["fb_discarded"] == 0
     assert 2.0 < avp["mwt_s"] < 3.0
-    assert avpf["mwt_s"] * 10 < avp["mwt_s"]
+    assert avpf["mwt_s"] < 0.010
+    assert avpf["mwt_s"] * 100 < avp["mwt_s"]
     assert avpf["fb_sent"] == avpf["fb_wanted"] - avpf["fb_discarded"]
 
 
@@ -40,7 +48,9 @@ def test_rtt_from_lsr_dlsr_and_loss_report_delay_at_the_sender():
     # 2 x 10 ms propagation plus serialisation of the reports at 10 Mbit/s
     assert r.loc["s/a1/rtcp", "rtt_s"] == pytest.approx(0.020, abs=0.001)
     assert r.loc["s/a1/rtcp", "loss_reports"] > 30
-    assert r.loc["s/a1/rtcp", "loss_report_delay_mean_s"] < 0.2
+    assert r.loc["s/a1/rtcp", "loss_report_delay_mean_s"] < 0.1
+    avp = unicast("avp").tables["rtp"].set_index("flow")
+    assert 2.0 < avp.loc["s/a1/rtcp", "loss_report_delay_mean_s"] < 3.0
 
 
 def star(dither=None, members=("a2", "a3", "a4")):
@@ -67,7 +77,7 @@ def test_shared_losses_are_suppressed_in_multicast():
     rx = rtp.drop(index="g/a1/rtcp")
     # every receiver sees the same losses (upstream of the hub)
     assert rx["fb_wanted"].nunique() == 1 and rx["fb_wanted"].iloc[0] > 30
-    assert rx["fb_suppressed"].sum() > 0
+    assert rx["fb_suppressed"].sum() > 0.4 * rx["fb_wanted"].sum()
     assert (rx["fb_sent"] + rx["fb_suppressed"] + rx["fb_discarded"] <= rx["fb_wanted"]).all()
     assert rtp["rtcp_share_pct"].sum() == pytest.approx(5.0, abs=0.3)
 

@@ -207,10 +207,22 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes) -> None:
 @main.command("crosscheck")
 @click.option("--impatient", is_flag=True, help="Use mediasim's default NewReno timer variant (RFC 6582) instead of ns-2's.")
 @click.option("--no-ns3", is_flag=True, help="Compare with ns-2 only.")
-def crosscheck_cmd(impatient, no_ns3) -> None:
+@click.option("--save-references", is_flag=True,
+              help="Run the reference simulators and store their figures (tests/data/crosscheck_references.json), "
+                   "which the test suite checks mediasim against.")
+def crosscheck_cmd(impatient, no_ns3, save_references) -> None:
     """Compare TCP behaviour on the reference dumbbell with ns-2 and ns-3
     (install them with scripts/install-reference-simulators)."""
     from .validation.crosscheck import compare, ns3_python
+    from .validation.crosscheck import save_references as save
+
+    if save_references:
+        try:
+            path = save(with_ns3=not no_ns3)
+        except RuntimeError as e:
+            _fail(str(e))
+        click.echo(f"reference figures written to {path}")
+        return
 
     try:
         df = compare(newreno_timer="impatient" if impatient else "slow_but_steady", with_ns3=not no_ns3)

@@ -157,6 +157,58 @@ def compare(sizes=(1, 8), flavors=("newreno", "sack"), newreno_timer: str = "slo
     return pd.DataFrame(rows)
 
 
+REFERENCES = Path(__file__).resolve().parents[3] / "tests" / "data" / "crosscheck_references.json"
+METRICS = ("utilization", "jain", "sawtooth_period_s", "sawtooth_peak_pkts", "goodput_mbps")
+
+
+def reference_runs(sizes=(1, 8), flavors=("newreno", "sack"), with_ns3: bool = True) -> dict[str, Any]:
+    """Runs the reference simulators on every configuration and returns
+    their figures with provenance, for storing (``save_references``)."""
+    if shutil.which("ns") is None:
+        raise RuntimeError("ns-2 not found: install it with `apt-get install ns2`")
+    py3 = ns3_python() if with_ns3 else None
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for flavor in flavors:
+            for n in sizes:
+                refs = [ns2_run(n, flavor, Path(tmp))] + ([ns3_run(n, flavor, py3)] if py3 else [])
+                for r in refs:
+                    runs.append({k: r[k] for k in ("simulator", "flows", "flavor", *METRICS)})
+    return {
+        "about": "Figures of the reference simulators on the cross-check dumbbell (mediasim.validation.crosscheck); "
+                 "tests/test_crosscheck_references.py asserts mediasim's run against them at the documented tolerances.",
+        "provenance": {
+            "ns-2": _version(["dpkg-query", "-W", "-f=${Version}", "ns2"]) or "unknown",
+            "ns-3": _version([py3, "-c", "import importlib.metadata as m; print(m.version('ns3'))"]) if py3 else None,
+            "command": "mediasim crosscheck --save-references",
+            "settings": f"{DURATION_S:g} s, 10 Mbit/s 20 ms bottleneck, 100-packet drop-tail, MSS {MSS}, "
+                        "min RTO 200 ms, delayed-ACK timeout 100 ms, IW 2",
+        },
+        "runs": runs,
+    }
+
+
+def _version(cmd: list[str]) -> str | None:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def save_references(path: Path = REFERENCES, with_ns3: bool = True) -> Path:
+    path.write_text(json.dumps(reference_runs(with_ns3=with_ns3), indent=1) + "\n")
+    return path
+
+
+def stored_references(path: Path = REFERENCES) -> dict[tuple[str, int], list[dict[str, Any]]]:
+    """The stored reference figures by (flavor, flows)."""
+    by: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in json.loads(path.read_text())["runs"]:
+        by.setdefault((r["flavor"], r["flows"]), []).append(r)
+    return by
+
+
 if __name__ == "__main__":
     from ..reporting.tables import md_table
 
