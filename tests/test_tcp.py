@@ -61,6 +61,18 @@ def test_window_cap_limits_throughput_to_w_over_rtt():
     assert res.tcp["retransmissions"].iloc[0] == 0
 
 
+def test_receive_window_limits_throughput_to_w_over_rtt():
+    # The receiver advertises 14600 bytes (10 segments): one window per
+    # RTT, whatever cwnd grows to. Slow start takes a few RTTs of 20 s.
+    sc = pair(rate_bps=100e6, delay_ms=50, duration_s=20)
+    sc.flow("x", "tcp", src="a", dst="b", tcp={"rwnd_bytes": 14600})
+    res = mediasim.run(sc)
+    expected = 14600 * 8 / 0.1
+    assert res.tcp["goodput_bps"].iloc[0] == pytest.approx(expected, rel=0.05)
+    cwnd = res.tcp_series[res.tcp_series["var"] == "cwnd_bytes"]["value"]
+    assert cwnd.max() > 2 * 14600, "the window, not cwnd, is the limit"
+
+
 @pytest.mark.parametrize("p", [0.001, 0.005, 0.01, 0.02])
 def test_reno_throughput_follows_mathis_formula_within_20_percent(p):
     # MSS/RTT * sqrt(3/(2p)) with an ACK per segment. The formula has no
