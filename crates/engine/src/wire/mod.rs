@@ -20,3 +20,6 @@ pub enum WireError {
     #[error("checksum mismatch")]
     Checksum,
 }
+
+#[cfg(test)]
+mod fuzz_tests;

@@ -57,9 +57,6 @@ impl TcpReceiver {
         }
     }
 
-    pub fn rcv_nxt(&self) -> u64 {
-        self.rcv_nxt
-    }
     /// Data bytes received in order.
     pub fn bytes_in_order(&self) -> u64 {
         let fin = self.fin_end.is_some_and(|f| self.rcv_nxt >= f) as u64;

@@ -1,10 +1,10 @@
 //! Every wire parser takes arbitrary bytes without panicking: random
 //! buffers, and valid packets with random bytes flipped or cut short.
 
-use mediasim_engine::net::TcpHeader;
-use mediasim_engine::sim::{uniform, RngStreams, SimRng};
-use mediasim_engine::wire::rtcp::{ReportBlock, RtcpPacket};
-use mediasim_engine::wire::{ipv4, rtp, tcp, udp};
+use crate::net::TcpHeader;
+use crate::sim::{uniform, RngStreams, SimRng};
+use crate::wire::rtcp::{ReportBlock, RtcpPacket};
+use crate::wire::{ipv4, rtp, tcp, udp};
 
 fn bytes(rng: &mut SimRng, max: usize) -> Vec<u8> {
     let n = (uniform(rng) * max as f64) as usize;
