@@ -22,4 +22,6 @@ pub enum WireError {
 }
 
 #[cfg(test)]
+mod error_tests;
+#[cfg(test)]
 mod fuzz_tests;
