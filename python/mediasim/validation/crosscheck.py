@@ -197,7 +197,18 @@ def _version(cmd: list[str]) -> str | None:
 
 
 def save_references(path: Path = REFERENCES, with_ns3: bool = True) -> Path:
-    path.write_text(json.dumps(reference_runs(with_ns3=with_ns3), indent=1) + "\n")
+    """Stores fresh reference figures; a simulator not run this time (ns-3
+    not installed, or ``with_ns3=False``) keeps its stored figures and
+    provenance."""
+    doc = reference_runs(with_ns3=with_ns3)
+    ran = {r["simulator"] for r in doc["runs"]}
+    if path.exists():
+        old = json.loads(path.read_text())
+        for sim in ("ns-2", "ns-3"):
+            if sim not in ran:
+                doc["runs"] += [r for r in old["runs"] if r["simulator"] == sim]
+                doc["provenance"][sim] = old["provenance"].get(sim)
+    path.write_text(json.dumps(doc, indent=1) + "\n")
     return path
 
 
