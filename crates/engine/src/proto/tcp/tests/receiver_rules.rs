@@ -118,3 +118,24 @@ fn no_sack_blocks_without_sack_and_at_most_three() {
         "the three most recent, newest first"
     );
 }
+
+#[test]
+fn sack_blocks_follow_arrival_recency_not_sequence_order() {
+    // Segments 8, 4, 6 arrive in that order: the blocks name the most
+    // recent first (6), then the others by recency (4, 8), RFC 2018 4.
+    let mut r = receiver(false);
+    let mut out = Vec::new();
+    for k in [8u64, 4, 6] {
+        r.on_segment(t(k), &data(1 + k * 1000, 0), 1000, &mut out);
+    }
+    assert_eq!(
+        out.last().expect("acked").hdr.sack_blocks(),
+        &[(6001, 7001), (4001, 5001), (8001, 9001)]
+    );
+    // Segment 5 joins 4 and 6 into one block, reported first.
+    r.on_segment(t(9), &data(5001, 0), 1000, &mut out);
+    assert_eq!(
+        out.last().expect("acked").hdr.sack_blocks(),
+        &[(4001, 7001), (8001, 9001)]
+    );
+}
