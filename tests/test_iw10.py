@@ -48,6 +48,23 @@ def test_levels_of_a_mixed_sequence_and_shares():
     assert m["good_quality"] == pytest.approx(5 / 17)
 
 
+def test_an_empty_observation_period_has_no_shares():
+    m = quality_metrics(np.array([]), 0.05, 0.06)
+    assert m["packets"] == 0
+    for k in ("level_0", "level_5", "good_quality", "pure_loss", "delayed_loss", "loss"):
+        assert np.isnan(m[k]), k
+
+
+def test_level_bounds_at_each_edge():
+    # Runs of 1, 3, 5, 9 and 10 lost packets: the largest of each level and
+    # the first of level 5.
+    runs = [1, 3, 5, 9, 10]
+    lost = np.concatenate([np.r_[np.ones(n, dtype=bool), False] for n in runs])
+    levels = run_lengths_to_levels(lost)
+    starts = np.cumsum([0] + [n + 1 for n in runs[:-1]])
+    assert [int(levels[s]) for s in starts] == [1, 2, 3, 4, 5]
+
+
 def test_scenario_matches_the_study_definition():
     p = iw10.Params()
     sc = iw10.scenario(p, 6, 10).to_dict()

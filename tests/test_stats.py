@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from mediasim.stats import mean_ci, summarize
 
@@ -24,3 +25,21 @@ def test_summarize_groups_and_clips_to_bounds():
     assert s.loc["a", "n"] == 4 and s.loc["a", "loss_ci_low"] == 0.0
     assert np.isclose(s.loc["a", "loss_mean"], 0.001)
     assert s.loc["b", "loss_ci_low"] == s.loc["b", "loss_ci_high"] == 0.5
+
+
+def test_missing_values_are_ignored_whatever_their_spelling():
+    m, lo, hi = mean_ci([1.0, None, 3.0, float("nan")])
+    assert m == 2.0 and lo < 2.0 < hi
+    # Two values: t(0.975, 1) = 12.7062; s = sqrt(2); half = t * s / sqrt(2).
+    assert hi - m == pytest.approx(12.7062047, rel=1e-6)
+
+
+def test_other_levels_and_groups_in_order():
+    m, lo, hi = mean_ci([1.0, 2.0, 3.0, 4.0], level=0.9)
+    # t(0.95, 3) = 2.353363
+    assert hi - m == pytest.approx(2.353363435 * 1.2909944487 / 2, rel=1e-6)
+    df = pd.DataFrame({"a": [2, 1, 2, 1], "b": ["x", "x", "y", "y"], "v": [1.0, 2.0, 3.0, 5.0]})
+    s = summarize(df, ["a", "b"], ["v"])
+    assert list(zip(s["a"], s["b"], s["n"])) == [(1, "x", 1), (1, "y", 1), (2, "x", 1), (2, "y", 1)]
+    assert list(s.columns) == ["a", "b", "n", "v_mean", "v_ci_low", "v_ci_high"]
+    assert list(s["v_mean"]) == [2.0, 5.0, 1.0, 3.0]
