@@ -61,10 +61,6 @@ impl Scoreboard {
         self.ranges.clear();
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.ranges.is_empty()
-    }
-
     pub fn ranges(&self) -> &[(u64, u64)] {
         self.ranges.as_slice()
     }
@@ -113,10 +109,10 @@ impl Scoreboard {
 
     /// IsLost(seq) (RFC 6675 section 4): true when DupThresh discontiguous
     /// SACKed segments, or more than (DupThresh - 1) * SMSS bytes, lie above
-    /// `seq`. Discontiguous segments are counted as SACKed full segments.
+    /// `seq`. Segments here are full-sized, so DupThresh SACKed segments
+    /// are more than (DupThresh - 1) * SMSS bytes: the byte test covers both.
     pub fn is_lost(&self, seq: u64, dupthresh: u32, smss: u64) -> bool {
-        let above = self.sacked_above(seq);
-        above > (dupthresh as u64 - 1) * smss || above.div_ceil(smss) >= dupthresh as u64
+        self.sacked_above(seq) > (dupthresh as u64 - 1) * smss
     }
 }
 
@@ -156,5 +152,47 @@ mod tests {
             !sb.is_lost(301, 3, smss),
             "only one SACKed segment above 301"
         );
+    }
+
+    #[test]
+    fn sacked_above_counts_bytes_strictly_above() {
+        let mut sb = Scoreboard::default();
+        sb.update(&[(1001, 2001), (3001, 4001)], 1);
+        assert_eq!(sb.sacked_above(1000), 2000);
+        assert_eq!(sb.sacked_above(1500), 500 + 1000, "part of a range counts");
+        assert_eq!(
+            sb.sacked_above(2000),
+            1000,
+            "a range ending at seq + 1 adds nothing"
+        );
+        assert_eq!(sb.sacked_above(4000), 0);
+        assert_eq!(sb.highest_sacked(), 4001);
+        // IsLost with DupThresh 3, SMSS 1000: more than 2000 bytes above.
+        assert!(!sb.is_lost(0, 3, 1000), "exactly 2000 above");
+        sb.update(&[(5001, 5002)], 1);
+        assert!(sb.is_lost(0, 3, 1000), "2001 above");
+        assert!(!sb.is_lost(0, 4, 1000));
+    }
+
+    #[test]
+    fn trimming_to_a_range_end_leaves_nothing_and_clear_forgets() {
+        let mut r = RangeSet::default();
+        r.insert(1, 5);
+        r.trim_below(5);
+        assert!(r.is_empty(), "[1, 5) lies wholly below 5");
+        r.insert(10, 20);
+        r.trim_below(15);
+        assert_eq!(r.as_slice(), &[(15, 20)]);
+        let mut sb = Scoreboard::default();
+        assert_eq!(
+            sb.update(&[(10, 20), (5, 30)], 8),
+            22,
+            "clipped at una, newly marked bytes"
+        );
+        assert_eq!(sb.update(&[(10, 20)], 8), 0, "nothing new");
+        assert_eq!(sb.update(&[(3, 7)], 8), 0, "below una");
+        sb.clear();
+        assert_eq!(sb.sacked_bytes(), 0);
+        assert!(!sb.is_sacked(10));
     }
 }

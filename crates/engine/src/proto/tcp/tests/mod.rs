@@ -362,4 +362,5 @@ fn handshake_syn_retransmission_and_rto_of_three_seconds() {
 mod receiver_and_loopback;
 mod receiver_rules;
 mod rfc_values;
+mod sender_rules;
 use receiver_and_loopback::loopback;
