@@ -242,4 +242,87 @@ mod tests {
         assert_eq!((q.stats.arrivals, q.stats.departures), (2, 1));
         assert!(q.balanced());
     }
+
+    /// A last-in first-out test discipline that keeps the trait's defaults
+    /// (no pass-through, no values of its own) unless told to report one.
+    struct Lifo {
+        q: Vec<Packet>,
+        report: bool,
+    }
+
+    impl QueueDiscipline for Lifo {
+        fn enqueue(&mut self, pkt: Packet, _ctx: &mut QueueCtx<'_>) {
+            self.q.push(pkt);
+        }
+        fn dequeue(&mut self, _ctx: &mut QueueCtx<'_>) -> Option<Packet> {
+            self.q.pop()
+        }
+        fn len_packets(&self) -> usize {
+            self.q.len()
+        }
+        fn len_bytes(&self) -> u64 {
+            self.q.iter().map(|p| p.size_bytes as u64).sum()
+        }
+        fn held(&self) -> Vec<&Packet> {
+            self.q.iter().collect()
+        }
+        fn kind(&self) -> &'static str {
+            "lifo"
+        }
+        fn stats(&self) -> Vec<(&'static str, f64)> {
+            if self.report {
+                vec![("depth_x2", 2.0 * self.q.len() as f64)]
+            } else {
+                Vec::new()
+            }
+        }
+    }
+
+    #[test]
+    fn the_base_forwards_what_the_discipline_says() {
+        let mut q = Queue::new(Box::new(Lifo {
+            q: Vec::new(),
+            report: true,
+        }));
+        assert_eq!(q.kind(), "lifo");
+        assert!(q.is_empty());
+        assert!(
+            !q.pass_through(&pkt(0, 100)),
+            "the trait's default: no pass-through"
+        );
+        let mut d = Vec::new();
+        q.enqueue(pkt(1, 100), SimTime(0), &mut d);
+        q.enqueue(pkt(2, 300), SimTime(0), &mut d);
+        assert!(!q.is_empty());
+        assert_eq!((q.len_packets(), q.len_bytes()), (2, 400));
+        let mut held: Vec<u64> = q.held().iter().map(|p| p.seq).collect();
+        held.sort_unstable();
+        assert_eq!(held, vec![1, 2]);
+        assert_eq!(q.discipline_stats(), vec![("depth_x2", 4.0)]);
+        assert_eq!(q.dequeue(SimTime(5), &mut d).map(|p| p.seq), Some(2));
+        assert!(
+            DropTail::packets(5).stats().is_empty(),
+            "FIFOs report nothing of their own"
+        );
+    }
+
+    #[test]
+    fn the_base_keeps_byte_books_too() {
+        let mut q = Queue::new(Box::new(DropTail::packets(2)));
+        let mut d = Vec::new();
+        assert!(q.pass_through(&pkt(9, 50)));
+        assert_eq!(q.stats.arrival_bytes, 50);
+        assert_eq!(q.stats.departure_bytes, 50);
+        q.enqueue(pkt(0, 100), SimTime(0), &mut d);
+        q.enqueue(pkt(1, 200), SimTime(10), &mut d);
+        q.enqueue(pkt(2, 400), SimTime(10), &mut d); // dropped: full
+        assert_eq!(q.stats.drop_bytes, 400);
+        assert_eq!(q.dequeue(SimTime(20), &mut d).map(|p| p.seq), Some(0));
+        q.finish(SimTime(30));
+        // 100 B for 10 ns, 300 B for 10 ns, 200 B for 10 ns.
+        assert_eq!(q.stats.area_bytes, 1000 + 3000 + 2000);
+        assert_eq!(q.stats.max_bytes, 300);
+        assert_eq!(q.stats.arrival_bytes, 50 + 700);
+        assert_eq!(q.stats.departure_bytes, 50 + 100);
+    }
 }
