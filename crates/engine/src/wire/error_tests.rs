@@ -187,3 +187,48 @@ fn tcp_lengths_offsets_and_options() {
         (1 << 16) >> tcp::WINDOW_SHIFT << tcp::WINDOW_SHIFT
     );
 }
+
+/// Values computed independently (by hand from RFC 768 and RFC 1071).
+#[test]
+fn checksums_match_values_worked_out_by_hand() {
+    // UDP 5004 -> 5005, 12 bytes with "abcd", 10.0.0.1 -> 10.0.0.2: the
+    // pseudo-header (addresses, protocol 17, length 12) plus the segment
+    // sums to 0x000c after folding; its complement is 0xfff3.
+    let mut seg = vec![0u8; 12];
+    seg[8..12].copy_from_slice(b"abcd");
+    udp::UdpRepr {
+        src_port: 5004,
+        dst_port: 5005,
+        len: 12,
+    }
+    .emit(&mut seg, A, B);
+    assert_eq!(seg[6..8], [0xff, 0xf3]);
+    // An odd byte is padded with zero on the right (RFC 1071 4.1).
+    assert_eq!(checksum::finish(checksum::sum(0, &[0x01])), 0xfeff);
+}
+
+#[test]
+fn rtp_marker_off_and_rtcp_feedback_of_unknown_formats() {
+    let h = rtp::RtpHeader {
+        marker: false,
+        payload_type: 0,
+        seq: 1,
+        timestamp: 2,
+        ssrc: 3,
+    };
+    let mut b = vec![0u8; 12];
+    h.emit(&mut b);
+    assert_eq!(rtp::RtpHeader::parse(&b), Ok(h));
+    // RTPFB with FMT 3 (TMMBR) and PSFB with FMT 1 (PLI) are not parsed as
+    // Generic NACK or application feedback.
+    for (first, pt) in [(0x83u8, 205u8), (0x81, 206)] {
+        let pkt = [first, pt, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2];
+        assert_eq!(
+            rtcp::RtcpPacket::parse(&pkt),
+            Err(WireError::BadField {
+                field: "rtcp packet type",
+                value: pt as u64
+            })
+        );
+    }
+}
