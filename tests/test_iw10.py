@@ -48,6 +48,12 @@ def test_levels_of_a_mixed_sequence_and_shares():
     assert m["good_quality"] == pytest.approx(5 / 17)
 
 
+def test_base_delay_window_includes_its_start_and_excludes_its_end():
+    sent = np.array([8.0, 9.0, 10.0])
+    delay = np.array([0.010, 0.020, 0.005])
+    assert base_delay(sent, delay, 8.0, 10.0) == 0.010
+
+
 def test_an_empty_observation_period_has_no_shares():
     m = quality_metrics(np.array([]), 0.05, 0.06)
     assert m["packets"] == 0
