@@ -4,24 +4,10 @@
 //! smaller than 5% of the expected value.
 
 use super::*;
-use crate::net::{Dest, Transport};
 use crate::sim::RngStreams;
 
 fn pkt(flow: u32, seq: u64, size: u32) -> Packet {
-    Packet {
-        id: seq,
-        flow,
-        seq,
-        size_bytes: size,
-        src: 0,
-        dst: Dest::Node(1),
-        src_port: 1,
-        dst_port: 2,
-        dscp: 0,
-        created_at: SimTime::ZERO,
-        transport: Transport::Udp,
-        app: Default::default(),
-    }
+    crate::net::packet::test_packet(flow, seq, size)
 }
 
 fn rng(name: &str) -> crate::sim::SimRng {

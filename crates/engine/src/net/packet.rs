@@ -156,3 +156,23 @@ impl DropReason {
         self as usize
     }
 }
+
+/// A UDP packet of `size` bytes for tests: flow `flow`, sequence `seq`
+/// (also its id), from node 0 to node 1.
+#[cfg(test)]
+pub fn test_packet(flow: FlowId, seq: u64, size: u32) -> Packet {
+    Packet {
+        id: seq,
+        flow,
+        seq,
+        size_bytes: size,
+        src: 0,
+        dst: Dest::Node(1),
+        src_port: 1,
+        dst_port: 2,
+        dscp: 0,
+        created_at: crate::sim::SimTime::ZERO,
+        transport: Transport::Udp,
+        app: Default::default(),
+    }
+}

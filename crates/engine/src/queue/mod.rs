@@ -191,23 +191,9 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::{Dest, Transport};
 
     pub fn pkt(seq: u64, size: u32) -> Packet {
-        Packet {
-            id: seq,
-            flow: 0,
-            seq,
-            size_bytes: size,
-            src: 0,
-            dst: Dest::Node(1),
-            src_port: 1,
-            dst_port: 2,
-            dscp: 0,
-            created_at: SimTime::ZERO,
-            transport: Transport::Udp,
-            app: Default::default(),
-        }
+        crate::net::packet::test_packet(0, seq, size)
     }
 
     #[test]
