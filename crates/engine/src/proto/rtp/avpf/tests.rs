@@ -344,3 +344,121 @@ fn t_rr_interval_cases_full_feedback_only_and_suppressed() {
     assert!(t5 >= t1 + half, "not before 0.5 T_rr_interval");
     assert_eq!(s.t_rr_last, Some(t5));
 }
+
+#[test]
+fn mean_waiting_time_is_the_sum_over_the_count() {
+    let st = FbStats {
+        sent: 4,
+        wait_sum_s: 6.0,
+        ..Default::default()
+    };
+    assert_eq!(st.mean_wait_s(), 1.5);
+    assert!(FbStats::default().mean_wait_s().is_nan(), "nothing sent");
+}
+
+#[test]
+fn the_profile_is_avpf_only_with_an_avpf_configuration() {
+    assert!(!member(None, 1).0.is_avpf());
+    assert!(member(Some(AvpfConfig::default()), 1).0.is_avpf());
+}
+
+/// Step 4a with a dither far below the distance to tn (draft rule, tiny
+/// RTT), so 3a does not apply: feedback 0.5 s before tn waits for the
+/// Regular packet, feedback 1.5 s before it (T_max_fb_delay 1 s) is dropped.
+#[test]
+fn step_4a_compares_the_wait_until_tn_with_the_maximum_delay() {
+    let cfg = AvpfConfig {
+        dither: DitherRule::RttDraft { k: 1.0, l: 0.5 },
+        max_feedback_delay_s: 1.0,
+        ..Default::default()
+    };
+    // 100 members: T_rr is several seconds.
+    let (mut s, mut rng) = member(Some(cfg), 100);
+    s.set_rtt(1e-4);
+    s.on_loss(t(1001), 7, vec![1], &mut rng);
+    let te = s.early_at().unwrap();
+    let sent = s.on_timer(te, &mut rng).unwrap();
+    s.on_sent(te, &sent, 80.0, &mut rng);
+    let tn = s.timing.next_time();
+    assert!(tn > te + SimTime::from_secs(2), "tn {tn:?} te {te:?}");
+    assert!(s.t_dither_max() < 0.01);
+    s.on_loss(tn - SimTime::from_millis(1500), 7, vec![2], &mut rng);
+    assert_eq!(s.stats.discarded, 1, "waits 1.5 s > 1 s");
+    s.on_loss(tn - SimTime::from_millis(500), 7, vec![3], &mut rng);
+    assert_eq!(s.stats.discarded, 1, "waits 0.5 s < 1 s");
+    assert_eq!(s.pending.len(), 1);
+}
+
+/// Feedback heard is kept for T_retention (2 s), not less: hearing newer
+/// feedback does not forget older feedback that is still within it.
+#[test]
+fn heard_feedback_is_kept_for_the_retention_time() {
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 5);
+    s.on_feedback_heard(t(1000), 7, &[10]);
+    s.on_feedback_heard(t(1500), 7, &[20]);
+    s.on_loss(t(2000), 7, vec![10], &mut rng);
+    assert_eq!(s.stats.suppressed, 1, "heard 1 s before t0");
+    // Past T_retention the old entry is pruned when new feedback arrives.
+    s.on_feedback_heard(t(3200), 7, &[30]);
+    s.on_loss(t(3300), 7, vec![10], &mut rng);
+    assert_eq!(s.stats.suppressed, 1, "heard 2.3 s before t0");
+}
+
+/// on_timer before te and before tn does nothing; past tn it sends.
+#[test]
+fn timer_calls_before_the_scheduled_times_send_nothing() {
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 5);
+    s.on_loss(t(1010), 7, vec![42], &mut rng);
+    let te = s.early_at().unwrap();
+    assert!(te > t(1010), "a dithered te (this seed)");
+    assert_eq!(s.on_timer(t(1010), &mut rng), None, "before te");
+    assert_eq!(s.early_at(), Some(te));
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 5);
+    let tn = s.timing.next_time();
+    assert_eq!(s.on_timer(tn - SimTime::from_millis(1), &mut rng), None);
+    // A call late after tn still sends (reconsideration from tp: tn' <= now
+    // once the wait is long enough).
+    let late = tn + SimTime::from_secs(5);
+    assert!(matches!(
+        s.on_timer(late, &mut rng),
+        Some(Transmit::Regular(_))
+    ));
+}
+
+/// T_rr_interval 1 ms with Regular slots tens of ms apart: every slot is
+/// past 1.5 T_rr_interval, so every Regular packet goes in full.
+#[test]
+fn a_short_t_rr_interval_suppresses_nothing() {
+    let cfg = AvpfConfig {
+        trr_interval_s: 0.001,
+        ..Default::default()
+    };
+    let (mut s, mut rng) = member(Some(cfg), 5);
+    let mut sent = 0;
+    while sent < 50 {
+        let now = s.deadline();
+        if let Some(x) = s.on_timer(now, &mut rng) {
+            s.on_sent(now, &x, 80.0, &mut rng);
+            sent += 1;
+        }
+    }
+    assert_eq!(s.stats.regular_suppressed, 0);
+}
+
+/// Feedback older than T_max_fb_delay at the Regular slot is dropped and
+/// counted, each item once.
+#[test]
+fn stale_feedback_at_the_regular_slot_is_counted_as_discarded() {
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 5);
+    let tn = s.timing.next_time();
+    for seq in [1, 2] {
+        s.pending.push(FbItem {
+            media_ssrc: 7,
+            seqs: vec![seq],
+            t0: tn.saturating_sub(SimTime::from_secs(3)),
+        });
+    }
+    let (_, x) = regular_slot(&mut s, &mut rng);
+    assert_eq!(x, Some(Transmit::Regular(vec![])));
+    assert_eq!(s.stats.discarded, 2);
+}

@@ -217,3 +217,16 @@ fn time_outs_at_exactly_two_and_five_intervals() {
     assert_eq!(t.check_timeouts(SimTime::from_secs(25)), 2);
     assert_eq!(t.members(), 1);
 }
+
+/// RFC 3550 6.3.2-6.3.3: avg_rtcp_size starts at the first packet's size
+/// and moves by 1/16 toward each packet sent or received.
+#[test]
+fn avg_rtcp_size_is_a_one_sixteenth_moving_average() {
+    let mut rng = RngStreams::new(1, 0).stream("x");
+    let mut tm = RtcpTiming::new(TimingConfig::default(), 1, 100.0, SimTime::ZERO, &mut rng);
+    assert_eq!(tm.avg_rtcp_size(), 100.0);
+    tm.on_rtcp(2, 260.0, SimTime::from_secs(1));
+    assert_eq!(tm.avg_rtcp_size(), 110.0);
+    tm.on_sent(SimTime::from_secs(2), 30.0, &mut rng);
+    assert_eq!(tm.avg_rtcp_size(), 30.0 / 16.0 + 110.0 * 15.0 / 16.0);
+}
