@@ -48,13 +48,17 @@ def test_avp_feedback_waits_half_the_minimum_interval_avpf_ten_times_less(study)
         wanted = g[g["profile"] == "AVP"]["fb_wanted_mean"].iloc[0]
         lo, hi = (2.3, 2.8) if wanted >= 100 else (1.3, 3.7)
         assert lo < avp < hi, (bw, loss, avp, wanted)
-        if loss.startswith("plr"):
-            assert avpf * 10 < avp, (bw, loss, avp, avpf)
-        else:
-            # Under the chosen heavy congestion (about 10% loss) losses come
-            # faster than allow_early permits Early packets, and at 20 kbit/s
-            # the gap narrows (about 8x, docs/experiments/avpf.md).
-            assert avpf * 5 < avp, (bw, loss, avp, avpf)
+        assert avpf * 10 < avp, (bw, loss, avp, avpf)
+
+
+def test_case_4_congestion_is_moderate_as_in_the_study(study):
+    # About as many media losses as the 0.01 loss-rate case at 20 kbit/s,
+    # and the same congestion for AVP and AVPF members (cross traffic).
+    t = pd.read_csv(study / "case4_feedback.csv").set_index(["session_bw_bps", "loss", "profile"])
+    for prof in ("AVP", "AVPF"):
+        cong = t.loc[(20e3, "congestion", prof), "media_loss_rate_mean"]
+        plr = t.loc[(20e3, "plr 0.01", prof), "media_loss_rate_mean"]
+        assert 0.5 * plr < cong < 2 * plr, (prof, cong, plr)
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +68,15 @@ def multicast(tmp_path_factory):
                                   "--out", str(out), "--workers", "2"])
     assert r.exit_code == 0, r.output
     return out
+
+
+def test_scenarios_2_and_3_leave_a2_out_of_the_session(multicast):
+    rows = pd.read_parquet(multicast / "replications.parquet")
+    for case in (7, 8):
+        for sid, members in ((1, {"A1", "A2", "A5", "A3", "A9"}), (2, {"A1", "A5", "A6", "A3", "A9"}),
+                             (3, {"A1", "A5", "A6", "A3", "A9"})):
+            got = set(rows[(rows["case"] == case) & (rows["scenario"] == sid)]["member"])
+            assert got == members, (case, sid, got)
 
 
 def test_shared_losses_let_suppression_work_distributed_ones_do_not(multicast):
@@ -91,10 +104,19 @@ def test_l_beyond_one_changes_nothing_rfc_step_3a(multicast):
 
 
 def test_an_rtt_estimate_improves_the_trade_off(multicast):
-    draft = pd.read_csv(multicast / "case7_sender.csv")
-    rfc = pd.read_csv(multicast / "case8_sender.csv")
-    assert draft["failure_rate_mean"].mean() < 0.5 * rfc["failure_rate_mean"].mean()
-    assert draft["loss_report_delay_mean_s_mean"].mean() < rfc["loss_report_delay_mean_s_mean"].mean()
+    draft = pd.read_csv(multicast / "case7_sender.csv").set_index(["scenario", "k"])
+    rfc = pd.read_csv(multicast / "case8_sender.csv").set_index(["scenario", "l"])
+    for sid in (1, 2, 3):
+        assert draft.loc[sid, "failure_rate_mean"].mean() < rfc.loc[sid, "failure_rate_mean"].mean(), sid
+    # Where An is nearer the source than Af (scenarios 1 and 3), the draft's
+    # default (k = 1) fails less than the RFC's default (l = 0.5) at about
+    # the same loss report delay. In scenario 2 (A5 and A6 at equal delays)
+    # their RTT-based dithers are equal too, so the gain is smaller
+    # (docs/experiments/avpf.md).
+    for sid in (1, 3):
+        d, r = draft.loc[(sid, 1.0)], rfc.loc[(sid, 0.5)]
+        assert d["failure_rate_mean"] < 0.8 * r["failure_rate_mean"], (sid, d, r)
+        assert d["loss_report_delay_mean_s_mean"] < 1.25 * r["loss_report_delay_mean_s_mean"], (sid, d, r)
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +130,7 @@ def newpred(tmp_path_factory):
 
 def test_newpred_recovery_is_round_trip_plus_waiting(newpred):
     d = pd.read_csv(newpred / "case9_newpred.csv")
-    for (sess, plr), g in d.groupby(["session", "loss_rate"]):
+    for (sess, plr, _), g in d.groupby(["session", "loss_rate", "p2p_dither"]):
         g = g.set_index("link2_delay_ms")
         extra = g.loc[500.0, "recovery_time_mean_s_mean"] - g.loc[10.0, "recovery_time_mean_s_mean"]
         # 490 ms more each way on link 2, for the feedback and the repair
@@ -118,11 +140,22 @@ def test_newpred_recovery_is_round_trip_plus_waiting(newpred):
 
 def test_newpred_waiting_grows_with_loss_and_shrinks_with_bandwidth(newpred):
     d = pd.read_csv(newpred / "case9_newpred.csv")
-    for (sess, delay), g in d.groupby(["session", "link2_delay_ms"]):
+    for (sess, delay, _), g in d.groupby(["session", "link2_delay_ms", "p2p_dither"]):
         w = g.set_index("loss_rate")["waiting_time_mean_s_mean"]
         assert w[0.1] > w[0.01], (sess, delay, w)
     by_bw = d.groupby("session_kbps")["waiting_time_mean_s_mean"].mean().sort_index()
     assert by_bw.iloc[0] > by_bw.iloc[-1]
+
+
+def test_newpred_runs_the_study_dither_and_the_rfc_point_to_point_variant(newpred):
+    # The study's agent dithered with l * T_rr in its two-member session;
+    # the RFC's rule (T_dither_max = 0) sends Early feedback at once, so it
+    # waits less on the same grid.
+    d = pd.read_csv(newpred / "case9_newpred.csv")
+    w = d.groupby("p2p_dither")["waiting_time_mean_s_mean"].mean()
+    assert set(w.index) == {"l*T_rr (study)", "0 (RFC p2p)"}
+    assert w["0 (RFC p2p)"] < w["l*T_rr (study)"]
+    assert (newpred / "case9_dither_variants.png").stat().st_size > 0
 
 
 def test_newpred_congested_by_tcp_recovers_losses(newpred):
@@ -130,3 +163,32 @@ def test_newpred_congested_by_tcp_recovers_losses(newpred):
     short = d[d["link2_delay_ms"] == 10.0]
     assert (short["fb_wanted_mean"] > 0).all(), "64 TCP flows congest link 2"
     assert (short["recoveries_mean"] > 0).all()
+
+
+@pytest.fixture(scope="module")
+def sensitivity(tmp_path_factory):
+    out = tmp_path_factory.mktemp("avpf_sens")
+    r = CliRunner().invoke(main, ["reproduce", "avpf", "--quick", "--case", "4", "--sensitivity",
+                                  "--out", str(out), "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_sensitivity_varies_every_open_value_of_the_case(sensitivity):
+    from mediasim.experiments.avpf_sensitivity import OPEN_VALUES
+
+    d = pd.read_csv(sensitivity / "sensitivity.csv")
+    want = {v.name for v in OPEN_VALUES if 4 in v.cases} | {"seed"}
+    assert set(d["value"]) == want
+    assert set(d["metric"]) == {"MWT AVP (s)", "MWT AVPF (s)"}
+    assert "## Sensitivity" in (sensitivity / "report.md").read_text()
+    assert (sensitivity / "sensitivity.png").stat().st_size > 0
+
+
+def test_sensitivity_link_rate_far_above_the_session_changes_nothing(sensitivity):
+    # 10 Mbit/s to 1 Gbit/s for a 2 Mbit/s session: serialisation changes
+    # by microseconds, so the waiting times move by well under 1%.
+    d = pd.read_csv(sensitivity / "sensitivity.csv").set_index(["value", "metric"])
+    for m in ("MWT AVP (s)", "MWT AVPF (s)"):
+        row = d.loc[("unicast_link_bps", m)]
+        assert abs(row["change_low_pct"]) < 1 and abs(row["change_high_pct"]) < 1, row

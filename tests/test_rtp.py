@@ -100,3 +100,32 @@ def test_rtp_session_validation():
     assert "exactly two members" in msgs["rtp_sessions[0].members"]
     assert "already a member" in msgs["rtp_sessions[0].members[4].node"]
     assert "at least 2000 ms" in msgs["rtp_sessions[0].avpf.retention_ms"]
+
+
+def unicast_dither(rule, loss=0.003):
+    sc = mediasim.Scenario("u", duration_s=300)
+    sc.node("a1").node("a2").link("a1", "a2", rate_bps=10e6, delay_ms=10, ab={"loss": {"type": "packet", "rate": loss}})
+    sc.data["rtp_sessions"] = [{
+        "name": "s", "transport": "unicast", "session_bw_bps": 200e3, "media_payload_bytes": 460,
+        "avpf": {"point_to_point_dither": rule},
+        "members": [{"node": "a1", "media": True}, {"node": "a2"}],
+    }]
+    return mediasim.run(sc, seed=1).tables["rtp"].set_index("flow")
+
+
+def test_point_to_point_dither_zero_by_rfc_or_multiparty_as_the_study_did():
+    # RFC 4585 3.5.2 2b: two members, T_dither_max = 0: every report of a
+    # rare loss leaves the moment the loss is seen.
+    rfc = unicast_dither("zero").loc["s/a2/rtcp"]
+    assert rfc["fb_sent"] > 40 and rfc["mwt_s"] == 0.0
+    assert rfc["early_packets"] == rfc["fb_sent"]
+    # The multiparty rule: te uniform in [t0, t0 + 0.5 T_rr], or the Regular
+    # packet if that comes first (step 3a), so the mean wait is at most
+    # T_dither_max / 2 = T_rr / 4. T_rr averages Td (A.7 randomisation with
+    # the e - 3/2 compensation keeps the mean at Td).
+    r = unicast_dither("multiparty")
+    multi = r.loc["s/a2/rtcp"]
+    avg_size = r["rtcp_bytes"].sum() / r["rtcp_packets"].sum()
+    td = avg_size * 2 / (0.05 * 200e3 / 8)  # 1 sender of 2 members: no 25/75 split
+    assert multi["fb_sent"] > 40
+    assert 0.15 * td < multi["mwt_s"] < 0.25 * td * 1.5 / (math.e - 1.5)

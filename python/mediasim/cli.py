@@ -245,7 +245,9 @@ def crosscheck_cmd(impatient, no_ns3, save_references) -> None:
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
               help="Override a study parameter, e.g. --set bottleneck_rate_bps=4e6 --set flows=1,6.")
 @click.option("--case", "cases", multiple=True, type=int, help="Only these cases (studies with cases, e.g. avpf).")
-def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cases) -> None:
+@click.option("--sensitivity", is_flag=True,
+              help="Also vary each value the study leaves open, one at a time (studies that support it, e.g. avpf).")
+def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cases, sensitivity) -> None:
     """Run a reference study (e.g. iw10) and write its tables, plots and report."""
     from . import experiments
 
@@ -274,6 +276,10 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
     kwargs = {"cases": tuple(cases)} if cases else {}
     if cases and not hasattr(mod, "CASES"):
         _fail(f"study {study!r} has no cases")
+    if sensitivity:
+        if not getattr(mod, "HAS_SENSITIVITY", False):
+            _fail(f"study {study!r} has no sensitivity runs")
+        kwargs["sensitivity"] = True
     try:
         report = mod.reproduce(params, out_dir, workers=workers, **kwargs)
     except ValueError as e:

@@ -31,6 +31,7 @@ from .params import apply_overrides
 
 NAME = "avpf"
 CASES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+HAS_SENSITIVITY = True
 
 
 @dataclass
@@ -48,8 +49,17 @@ class Params:
     payload_200k: int = 500  # chosen: 200 kbit/s packet size is not stated
     payload_20k: int = 100  # case 4 states 100-byte media packets at 20 kbit/s
     byte_error_rate: float = 1e-5  # chosen: about 1% loss for a 1000-byte packet
-    congestion_factor: float = 0.9  # chosen: bottleneck at 90% of the media rate
-    congestion_buffer_packets: int = 20  # chosen
+    congestion_factor: float = 0.9  # chosen, case 3: the A1-A2 link at 90% of the session bandwidth
+    congestion_buffer_packets: int = 20  # chosen, case 3
+    # Case 4's congestion is moderate (the study: about as many media losses
+    # as the 0.01 loss-rate case at 20 kbit/s). Chosen: a bottleneck at
+    # 2x the session bandwidth, drop-tail 5 packets, shared with Poisson
+    # cross traffic (media-size packets) that brings the mean offered load
+    # to 89% of it. Cross traffic keeps the congestion the same for AVP and
+    # AVPF members (their own RTCP is a small part of the load).
+    case4_link_factor: float = 2.0  # chosen
+    case4_load: float = 0.89  # chosen: about 1% media loss at 20 kbit/s (measured 1.0-1.1%)
+    case4_buffer_packets: int = 5  # chosen
     core_bps: float = 10e6  # chosen (study's example): A1-A2/A3/A4
     core_delay_ms: float = 5.0
     mobile_bps: float = 2e6  # chosen: A5-A8 behind A2
@@ -69,6 +79,10 @@ class Params:
                                          "384:15:6", "384:30:6", "512:30:6", "1000:30:9", "2000:30:9")
     newpred_link_bps: float = 10e6  # chosen: all three links of case 9
     newpred_duration_s: float = 60.0  # chosen
+    # T_dither_max in the two-member NEWPRED session: the study's agent used
+    # the multiparty rule l * T_rr; the RFC's point-to-point rule (0) is run
+    # beside it as a variant. Values: "multiparty", "zero".
+    newpred_dithers: tuple[str, ...] = ("multiparty", "zero")  # study, RFC variant
     ftp_flows_per_side: int = 32  # study (simulation B)
     seed: int = 1
 
@@ -95,6 +109,14 @@ class Params:
             problems.append("replications must be at least 1")
         if self.duration_s <= 20:
             problems.append("duration_s must exceed 20 s (AVP needs several 5 s intervals)")
+        if not 0 < self.case4_load < self.case4_link_factor:
+            problems.append("case4_load must be in (0, case4_link_factor): the media alone is 1/case4_link_factor "
+                            "of the bottleneck and the cross traffic adds the rest")
+        elif self.case4_load * self.case4_link_factor <= 1.0:
+            problems.append("case4_load * case4_link_factor must exceed 1 (room for cross traffic)")
+        bad = [d for d in self.newpred_dithers if d not in ("multiparty", "zero")]
+        if bad or not self.newpred_dithers:
+            problems.append(f"newpred_dithers must name \"multiparty\" and/or \"zero\" (got {list(self.newpred_dithers)})")
         if problems:
             raise ValueError("avpf: " + "; ".join(problems))
 
@@ -111,6 +133,21 @@ def t2(p: Params, bw: float, loss: dict | None = None, congested: bool = False) 
     if loss:
         link["ab"] = {"loss": loss}
     sc.link("A1", "A2", rate_bps=rate, delay_ms=p.unicast_delay_ms, **link)
+    return sc
+
+
+def t2_cross(p: Params, bw: float, payload: int) -> Scenario:
+    """T-2 with case 4's moderate congestion: a bottleneck shared with
+    Poisson cross traffic of media-size packets."""
+    sc = Scenario("t2", duration_s=p.duration_s)
+    sc.node("A1").node("A2")
+    rate = bw * p.case4_link_factor
+    sc.link("A1", "A2", rate_bps=rate, delay_ms=p.unicast_delay_ms,
+            queue={"type": "droptail", "limit_packets": p.case4_buffer_packets})
+    wire = payload + 12 + 28  # RTP, UDP and IPv4 headers
+    cross_wire_bps = p.case4_load * rate - bw
+    sc.flow("cross", "poisson", src="A1", dst="A2", payload_bytes=payload + 12,
+            rate_bps=cross_wire_bps * (payload + 12) / wire)
     return sc
 
 
@@ -190,7 +227,7 @@ def case_4(p: Params) -> list[tuple[dict, Scenario]]:
         for loss_label in [*(f"plr {x:g}" for x in p.loss_rates), "congestion"]:
             for prof in ("avp", "avpf"):
                 if loss_label == "congestion":
-                    sc = t2(p, bw, congested=True)
+                    sc = t2_cross(p, bw, payload)
                 else:
                     sc = t2(p, bw, loss={"type": "packet", "rate": float(loss_label.split()[1])})
                 members = [{"node": "A1", "media": True, "profile": prof}, {"node": "A2", "profile": prof}]
@@ -223,8 +260,9 @@ def case_5_6(p: Params, with_sr: bool) -> list[tuple[dict, Scenario]]:
 # and which member is nearer the source (An) or farther (Af).
 SUPPRESSION_SCENARIOS = {
     1: {"members": ["A1", "A2", "A5", "A3", "A9"], "an": "A2", "af": "A5", "sr": ["A2", "A5"]},
-    2: {"members": ["A1", "A2", "A3", "A5", "A6", "A9"], "an": "A5", "af": "A6", "sr": ["A2", "A5", "A6"]},
-    3: {"members": ["A1", "A2", "A3", "A5", "A6", "A9"], "an": "A5", "af": "A6", "sr": ["A2", "A5", "A6"],
+    # A2 does not join in scenarios 2 and 3: it only forwards.
+    2: {"members": ["A1", "A5", "A6", "A3", "A9"], "an": "A5", "af": "A6", "sr": ["A5", "A6"]},
+    3: {"members": ["A1", "A5", "A6", "A3", "A9"], "an": "A5", "af": "A6", "sr": ["A5", "A6"],
         "delays": {"A5": 20.0, "A6": 40.0}},
 }
 
@@ -253,7 +291,7 @@ def case_7_8(p: Params, case: int) -> list[tuple[dict, Scenario]]:
 
 
 def newpred_chain(p: Params, bw: float, fps: float, segs: int, delay_ms: float, plr: float | None,
-                  ftp: bool = False) -> Scenario:
+                  ftp: bool = False, dither: str = "multiparty") -> Scenario:
     sc = Scenario("newpred", duration_s=p.newpred_duration_s)
     for n in ("S", "R1", "R2", "C"):
         sc.node(n)
@@ -275,10 +313,13 @@ def newpred_chain(p: Params, bw: float, fps: float, segs: int, delay_ms: float, 
     sc.data["rtp_sessions"] = [{
         "name": "s", "transport": "unicast", "session_bw_bps": bw, "media_payload_bytes": 100,
         "newpred": {"frames_per_s": fps, "segments_per_frame": segs},
-        "avpf": {"max_feedback_delay_ms": p.max_feedback_delay_ms},
+        "avpf": {"max_feedback_delay_ms": p.max_feedback_delay_ms, "point_to_point_dither": dither},
         "members": [{"node": "S", "media": True}, {"node": "C"}],
     }]
     return sc
+
+
+DITHER_LABELS = {"multiparty": "l*T_rr (study)", "zero": "0 (RFC p2p)"}
 
 
 def case_9(p: Params, ftp: bool) -> list[tuple[dict, Scenario]]:
@@ -287,21 +328,28 @@ def case_9(p: Params, ftp: bool) -> list[tuple[dict, Scenario]]:
         kb, fps, segs = (float(x) for x in spec.split(":"))
         for d in p.newpred_delays_ms:
             for plr in ((None,) if ftp else p.newpred_loss_rates):
-                labels = {"case": 10 if ftp else 9, "session": spec, "session_kbps": kb, "link2_delay_ms": d}
-                if not ftp:
-                    labels["loss_rate"] = plr
-                out.append((labels, newpred_chain(p, kb * 1e3, fps, int(segs), d, plr, ftp)))
+                for dither in p.newpred_dithers:
+                    labels = {"case": 10 if ftp else 9, "session": spec, "session_kbps": kb, "link2_delay_ms": d,
+                              "p2p_dither": DITHER_LABELS[dither]}
+                    if not ftp:
+                        labels["loss_rate"] = plr
+                    out.append((labels, newpred_chain(p, kb * 1e3, fps, int(segs), d, plr, ftp, dither)))
     return out
 
 
 def analyse(res, job: Job) -> list[dict[str, Any]]:
     rtp = res.tables["rtp"]
     labels = {k: v for k, v in job.labels.items() if not k.startswith("_")}
+    media = res.tables["flows"]
+    media = media[media["kind"] == "rtp"]
+    sent = media["sent"].sum()
+    media_loss = float(media["lost"].sum() / sent) if sent else float("nan")
     role = {job.labels.get("_an"): "An", job.labels.get("_af"): "Af"}
     rows = []
     for _, r in rtp.iterrows():
         member = r["flow"].split("/")[1]
         rows.append({**labels, "replication": job.replication, "member": member, "role": role.get(member, ""),
+                     "media_loss_rate": media_loss,
                      **{k: r[k] for k in ("rtcp_share_pct", "fb_wanted", "fb_sent", "fb_suppressed",
                                           "fb_discarded", "mwt_s", "early_packets", "loss_report_delay_mean_s",
                                           "loss_reports", "losses_multiply_reported", "recoveries",
@@ -348,14 +396,16 @@ def tables(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
             out[f"case{case}_total"] = summarize(total, keys, ["rtcp_share_pct"], bounds=pct)
         elif case == 4:
             rx = d[d["member"] == "A2"]
-            out["case4_feedback"] = summarize(rx, keys, ["fb_wanted", "fb_sent", "fb_discarded", "mwt_s"])
+            out["case4_feedback"] = summarize(rx, keys, ["media_loss_rate", "fb_wanted", "fb_sent", "fb_discarded",
+                                                         "mwt_s"])
         elif case in (5, 6):
             lossy = d[d["fb_wanted"] > 0]
             out[f"case{case}_feedback"] = summarize(lossy, ["losses", "member"],
                                                     ["fb_wanted", "fb_sent", "fb_suppressed", "fb_discarded", "mwt_s"])
         elif case in (9, 10):
             rx = d[d["member"] == "C"]
-            keys9 = ["session", "session_kbps", "link2_delay_ms"] + (["loss_rate"] if case == 9 else [])
+            keys9 = ["session", "session_kbps", "link2_delay_ms"] + (["loss_rate"] if case == 9 else []) \
+                + ["p2p_dither"]
             out[f"case{case}_newpred"] = summarize(rx, keys9, ["fb_wanted", "recoveries", "recovery_time_mean_s",
                                                                 "waiting_time_mean_s", "fb_discarded"])
         else:
@@ -407,7 +457,9 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
         fig.savefig(out / "case4_mwt.png", dpi=120)
         made.append("case4_mwt.png")
     if "case9_newpred" in t:
+        made += plot_dither_variants(t, out)
         d = t["case9_newpred"]
+        d = d[d["p2p_dither"] == d["p2p_dither"].iloc[0]]
         delays = sorted(d["link2_delay_ms"].unique())
         fig, axes = subplots(1, len(delays), figsize=(3.6 * len(delays), 3.8), sharey=True, squeeze=False)
         for ax, dl in zip(axes[0], delays):
@@ -418,6 +470,7 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
             ax.set_xlabel("packet loss rate on link 2")
         axes[0][0].set_ylabel("NEWPRED waiting time (s)")
         axes[0][-1].legend(fontsize=6, title="kbit/s:fps:segments", title_fontsize=6)
+        fig.suptitle(f"Case 9: NEWPRED waiting time, T_dither_max = {d['p2p_dither'].iloc[0]}")
         fig.tight_layout()
         fig.savefig(out / "case9_newpred_waiting.png", dpi=120)
         made.append("case9_newpred_waiting.png")
@@ -445,8 +498,36 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
     return made
 
 
+def plot_dither_variants(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
+    """Cases 9 and 10: mean NEWPRED waiting time per session under each
+    point-to-point dither rule (mean over link-2 delays and loss rates)."""
+    made = []
+    for case in (9, 10):
+        d = t.get(f"case{case}_newpred")
+        if d is None or d["p2p_dither"].nunique() < 2:
+            continue
+        m = d.groupby(["session", "p2p_dither"], sort=False)["waiting_time_mean_s_mean"].mean().unstack()
+        fig, ax = subplots(figsize=(8, 3.8))
+        width = 0.8 / len(m.columns)
+        for i, col in enumerate(m.columns):
+            ax.bar([x + i * width for x in range(len(m))], m[col], width=width, label=f"T_dither_max = {col}")
+        ax.set_xticks([x + width * (len(m.columns) - 1) / 2 for x in range(len(m))], m.index, rotation=45, fontsize=7)
+        ax.set_yscale("log")
+        ax.set_xlabel("session (kbit/s:frames/s:segments)")
+        ax.set_ylabel("NEWPRED waiting time (s)")
+        ax.set_title(f"Case {case}: the study's dither against the RFC point-to-point rule")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / f"case{case}_dither_variants.png", dpi=120)
+        made.append(f"case{case}_dither_variants.png")
+    return made
+
+
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
-              cases: tuple[int, ...] = CASES) -> Path:
+              cases: tuple[int, ...] = CASES, sensitivity: bool = False) -> Path:
+    """Runs the cases and writes tables, plots and report.md; with
+    ``sensitivity``, also the one-at-a-time sensitivity runs
+    (avpf_sensitivity.py) and their section of the report."""
     p.check()
     unknown = [c for c in cases if c not in CASES]
     if unknown:
@@ -467,6 +548,18 @@ def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool =
     for name, df in t.items():
         md += [f"## {name}", "", md_table(df, 4), ""]
     md += ["Plots: " + ", ".join(f"`{m}`" for m in made), ""]
+    if sensitivity:
+        md += _sensitivity(p, out, cases, workers, progress)
     report = out / "report.md"
     report.write_text("\n".join(md))
     return report
+
+
+def _sensitivity(p: Params, out: Path, cases: tuple[int, ...], workers: int | None, progress: bool) -> list[str]:
+    from . import avpf_sensitivity as sens
+
+    d = sens.run(p, cases, workers=workers, progress=progress)
+    d.to_csv(out / "sensitivity.csv", index=False)
+    d.to_parquet(out / "sensitivity.parquet", index=False)
+    sens.plot(d, out)
+    return sens.section(d, sens.reduced(p))

@@ -4,7 +4,9 @@
 //! member) and its flows.
 
 use super::member::{MediaConfig, NewpredConfig, RtpMember};
-use super::spec::{AvpfSpec, DitherRuleSpec, RtpProfile, RtpSessionSpec, RtpTransport};
+use super::spec::{
+    AvpfSpec, DitherRuleSpec, PointToPointDither, RtpProfile, RtpSessionSpec, RtpTransport,
+};
 use crate::app::session::SessionModel;
 use crate::app::PacketTemplate;
 use crate::measure::recorder::FlowMeta;
@@ -177,7 +179,9 @@ impl AvpfSpec {
                 },
             },
             max_feedback_delay_s: self.max_feedback_delay_ms.unwrap_or(1000.0) / 1e3,
-            point_to_point,
+            // Only the dither rule: initial Tmin stays point-to-point (3.4).
+            point_to_point: point_to_point
+                && self.point_to_point_dither == PointToPointDither::Zero,
             retention_s: self.retention_ms.unwrap_or(2000.0) / 1e3,
         }
     }

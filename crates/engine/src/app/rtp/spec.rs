@@ -95,6 +95,18 @@ pub enum DitherRuleSpec {
     Rtt,
 }
 
+/// T_dither_max in a session of exactly two members (unicast).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PointToPointDither {
+    /// RFC 4585 3.5.2 step 2b: 0, Early packets go at once.
+    #[default]
+    Zero,
+    /// The multiparty rule (l * T_rr, or the draft's RTT rule) as in a
+    /// larger group: how the AVPF study's NEWPRED agent dithered.
+    Multiparty,
+}
+
 /// AVPF parameters (RFC 4585 section 3).
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -116,6 +128,10 @@ pub struct AvpfSpec {
     /// T_retention in ms (default 2000, the minimum RFC 4585 allows).
     #[serde(default)]
     pub retention_ms: Option<f64>,
+    /// T_dither_max of a two-member (unicast) session: "zero" (RFC 4585,
+    /// default) or "multiparty" (the dither rule above, as in a group).
+    #[serde(default)]
+    pub point_to_point_dither: PointToPointDither,
 }
 
 impl SessionModel for RtpSessionSpec {

@@ -29,8 +29,8 @@ pub struct AvpfConfig {
     pub dither: DitherRule,
     /// T_max_fb_delay: feedback that would wait longer is discarded.
     pub max_feedback_delay_s: f64,
-    /// Exactly two members, no change expected (T_dither_max = 0, initial
-    /// Tmin = 0).
+    /// T_dither_max = 0 (RFC 4585 3.5.2 step 2b, a session of exactly two
+    /// members); the initial Tmin of 3.4 is the timing's own setting.
     pub point_to_point: bool,
     /// T_retention: how long received feedback is kept for suppression
     /// (at least 2 s).
