@@ -59,7 +59,36 @@ def tcp_dumbbell(n_flows: int, duration_s: float = 60.0, flavor: str = "sack") -
     return sc
 
 
-WORKLOADS = {"udp": dumbbell, "tcp": tcp_dumbbell}
+GROUP_FANOUT = 100  # chosen: members per second-level router
+GROUP_BW_BPS = 64e3  # chosen: session bandwidth of the large-group workload
+GROUP_PAYLOAD = 1000  # chosen: media payload bytes (about 7.5 packets/s)
+
+
+def rtp_group(n_members: int, duration_s: float = 500.0) -> dict[str, Any]:
+    """One multicast RTP/AVPF session of ``n_members`` (member 0 the only
+    media sender) on a two-level tree: a root router, one router per
+    ``GROUP_FANOUT`` members under it, each member on its own access link.
+    Everyone joins at 0 s (a step join)."""
+    nodes = [{"name": "root"}]
+    links = []
+    members = []
+    for j in range(n_members):
+        r = f"r{j // GROUP_FANOUT}"
+        if j % GROUP_FANOUT == 0:
+            nodes.append({"name": r})
+            links.append({"a": "root", "b": r, "rate_bps": 100e6, "delay_ms": 5.0})
+        m = f"m{j}"
+        nodes.append({"name": m})
+        links.append({"a": r, "b": m, "rate_bps": 10e6, "delay_ms": 5.0})
+        members.append({"node": m, "media": j == 0})
+    return {
+        "name": f"rtp-group-{n_members}", "duration_s": duration_s, "nodes": nodes, "links": links,
+        "rtp_sessions": [{"name": "g", "transport": "multicast", "session_bw_bps": GROUP_BW_BPS,
+                          "media_payload_bytes": GROUP_PAYLOAD, "members": members}],
+    }
+
+
+WORKLOADS = {"udp": dumbbell, "tcp": tcp_dumbbell, "rtp_group": rtp_group}
 
 
 def peak_rss_mb() -> float:

@@ -462,3 +462,76 @@ fn stale_feedback_at_the_regular_slot_is_counted_as_discarded() {
     assert_eq!(x, Some(Transmit::Regular(vec![])));
     assert_eq!(s.stats.discarded, 2);
 }
+
+/// Step 5 matches feedback by media source: NACKs for the same numbers of
+/// another source do not suppress ours.
+#[test]
+fn feedback_about_another_media_source_does_not_suppress() {
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 5);
+    s.on_feedback_heard(t(1000), 8, &[42]);
+    s.on_loss(t(1010), 7, vec![42], &mut rng);
+    assert_eq!(s.stats.suppressed, 0);
+    assert!(s.early_at().is_some());
+}
+
+/// Step 2a: with feedback already waiting for the Regular packet, new
+/// feedback joins it, whatever the distance to tn.
+#[test]
+fn step_2a_feedback_joins_what_is_already_waiting() {
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 100);
+    let tn = s.timing.next_time();
+    s.pending.push(FbItem {
+        media_ssrc: 7,
+        seqs: vec![1],
+        t0: t(1000),
+    });
+    s.on_loss(t(1001), 7, vec![2], &mut rng);
+    assert_eq!(s.early_at(), None, "no Early packet of its own");
+    assert_eq!(s.pending.len(), 2);
+    assert!(tn > t(1001) + SimTime::from_secs(1));
+}
+
+/// Step 3a at the boundary: with T_dither_max = 0 (point-to-point) a loss
+/// at exactly tn is not "t0 + T_dither_max > tn": an Early packet at t0.
+#[test]
+fn step_3a_boundary_a_loss_at_tn_with_no_dither_goes_early() {
+    let cfg = AvpfConfig {
+        point_to_point: true,
+        ..Default::default()
+    };
+    let (mut s, mut rng) = member(Some(cfg), 1);
+    let tn = s.timing.next_time();
+    s.on_loss(tn, 7, vec![1], &mut rng);
+    assert_eq!(s.early_at(), Some(tn));
+}
+
+/// Step 4a at the boundary: waiting exactly T_max_fb_delay is too long.
+#[test]
+fn step_4a_boundary_a_wait_of_exactly_the_maximum_delay_is_discarded() {
+    let cfg = AvpfConfig {
+        dither: DitherRule::RttDraft { k: 1.0, l: 0.5 },
+        max_feedback_delay_s: 1.0,
+        ..Default::default()
+    };
+    let (mut s, mut rng) = member(Some(cfg), 100);
+    s.set_rtt(1e-4);
+    s.on_loss(t(1001), 7, vec![1], &mut rng);
+    let te = s.early_at().unwrap();
+    let sent = s.on_timer(te, &mut rng).unwrap();
+    s.on_sent(te, &sent, 80.0, &mut rng);
+    let tn = s.timing.next_time();
+    s.on_loss(tn - SimTime::from_secs(1), 7, vec![2], &mut rng);
+    assert_eq!(s.stats.discarded, 1);
+}
+
+/// Heard feedback exactly T_retention old still counts (it is pruned only
+/// once older than that). Pruning itself only bounds memory: `covered`
+/// checks the time again.
+#[test]
+fn heard_feedback_exactly_at_the_retention_time_still_suppresses() {
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 5);
+    s.on_feedback_heard(t(1000), 7, &[10]);
+    s.on_feedback_heard(t(3000), 7, &[20]);
+    s.on_loss(t(3000), 7, vec![10], &mut rng);
+    assert_eq!(s.stats.suppressed, 1);
+}
