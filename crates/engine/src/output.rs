@@ -29,8 +29,8 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
     let end = w.now();
     let mut in_flight = vec![0u64; w.rec.num_fr()];
     let mut total = 0u64;
-    let charge = |w: &World, p: &crate::net::Packet, at: u32, in_flight: &mut Vec<u64>| {
-        for r in w.receivers_below(p, at) {
+    let charge = |w: &World, p: &crate::net::Packet, ld: u32, in_flight: &mut Vec<u64>| {
+        for r in w.receivers_via(p, ld) {
             if let Some(i) = w.rec.fr(p.flow, r) {
                 in_flight[i] += 1;
             }
@@ -39,7 +39,7 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
     for l in &mut w.links {
         l.queue.finish(end);
     }
-    for l in &w.links {
+    for (ld, l) in w.links.iter().enumerate() {
         if !l.queue.balanced() {
             return Err(format!(
                 "queue of {} does not balance: {:?}",
@@ -48,13 +48,13 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
         }
         for p in l.queue.held() {
             total += 1;
-            charge(w, p, l.to, &mut in_flight);
+            charge(w, p, ld as u32, &mut in_flight);
         }
     }
-    for l in &w.links {
+    for (ld, l) in w.links.iter().enumerate() {
         for (_, p) in &l.in_transit {
             total += 1;
-            charge(w, p, l.to, &mut in_flight);
+            charge(w, p, ld as u32, &mut in_flight);
         }
     }
     let ledger = Ledger {

@@ -10,7 +10,7 @@ use crate::app::{Action, App};
 use crate::measure::pcap::PcapWriter;
 use crate::measure::recorder::trace_kind;
 use crate::measure::{DropSite, Recorder};
-use crate::net::routing::McastTree;
+use crate::net::mcast::Tree;
 use crate::net::{Dest, DropReason, LinkDir, LinkDirId, Node, NodeId, Packet};
 use crate::sim::time::tx_time;
 use crate::sim::{EventQueue, SimTime};
@@ -43,7 +43,7 @@ pub struct World {
     pub link_names: Vec<String>,
     /// `routes[node][dst]`: first link-dir towards dst.
     pub routes: Vec<Vec<Option<LinkDirId>>>,
-    pub trees: Vec<McastTree>,
+    pub trees: Vec<Tree>,
     /// (sender node, group) -> tree index.
     pub tree_of: std::collections::HashMap<(NodeId, u32), u32>,
     pub apps: Vec<AppSlot>,
@@ -66,6 +66,8 @@ pub struct World {
     pub io_error: Option<String>,
     actions: Vec<Action>,
     drops: Vec<(Packet, DropReason)>,
+    /// Scratch list of a multicast copy's next link-dirs.
+    fan_out: Vec<LinkDirId>,
 }
 
 /// Called every so many events; return false to stop the run.
@@ -77,7 +79,7 @@ impl World {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         topo: crate::scenario::build::Topology,
-        trees: Vec<McastTree>,
+        trees: Vec<Tree>,
         tree_of: std::collections::HashMap<(NodeId, u32), u32>,
         apps: Vec<AppSlot>,
         ports: Vec<Vec<(u16, u32)>>,
@@ -110,6 +112,7 @@ impl World {
             io_error: None,
             actions: Vec::with_capacity(16),
             drops: Vec::with_capacity(16),
+            fan_out: Vec::new(),
         }
     }
 
@@ -215,14 +218,15 @@ impl World {
                     }
                     self.originated += 1;
                     self.rec.on_send(&p);
-                    self.forward(node, p, now);
+                    self.forward(node, None, p, now);
                 }
             }
         }
     }
 
-    /// A packet at `node` (originated here or arrived from a link).
-    fn forward(&mut self, node: NodeId, p: Packet, now: SimTime) {
+    /// A packet at `node`, originated here (`via` None) or arrived on the
+    /// link-dir `via`.
+    fn forward(&mut self, node: NodeId, via: Option<LinkDirId>, p: Packet, now: SimTime) {
         match p.dst {
             Dest::Node(d) if d == node => self.deliver(node, p, now),
             Dest::Node(d) => match self.routes[node as usize][d as usize] {
@@ -233,22 +237,28 @@ impl World {
                 let Some(t) = self.trees.get(tree as usize) else {
                     return self.drop(p, DropReason::NoRoute, DropSite::Node(node), now);
                 };
-                let n_out = t.out[node as usize].len();
-                let local = t.local[node as usize];
-                let targets = n_out + local as usize;
+                let mut out = std::mem::take(&mut self.fan_out);
+                let local = t.targets_into(node, via, p.src, &mut out);
+                let targets = out.len() + local as usize;
                 if targets == 0 {
+                    self.fan_out = out;
                     return self.drop(p, DropReason::NoRoute, DropSite::Node(node), now);
                 }
                 self.copies += targets as u64 - 1;
-                for k in 0..n_out {
-                    let ld = self.trees[tree as usize].out[node as usize][k];
-                    let last = k + 1 == n_out && !local;
-                    if last {
-                        return self.enqueue(ld, p, now);
+                let n_out = out.len();
+                let mut p = Some(p);
+                for (k, &ld) in out.iter().enumerate() {
+                    if k + 1 == n_out && !local {
+                        self.enqueue(ld, p.take().expect("one left"), now);
+                    } else {
+                        let copy = p.as_ref().expect("one left").clone();
+                        self.enqueue(ld, copy, now);
                     }
-                    self.enqueue(ld, p.clone(), now);
                 }
-                self.deliver(node, p, now);
+                self.fan_out = out;
+                if let Some(p) = p {
+                    self.deliver(node, p, now);
+                }
             }
         }
     }
@@ -377,7 +387,7 @@ impl World {
             }
         }
         let to = link.to;
-        self.forward(to, p, now);
+        self.forward(to, Some(ld), p, now);
     }
 
     /// Records a drop and charges it to the receivers it deprives.
@@ -390,28 +400,26 @@ impl World {
                 self.rec.on_drop(&p, reason, site, now, &[n])
             }
             (Dest::Group { tree, .. }, _) => {
-                let at = match site {
-                    DropSite::Link(ld) => self.links[ld as usize].to,
-                    DropSite::Node(n) => n,
+                let receivers = match (self.trees.get(tree as usize), site) {
+                    (Some(t), DropSite::Link(ld)) => {
+                        t.receivers_via(ld, self.links[ld as usize].to)
+                    }
+                    (Some(t), DropSite::Node(n)) => t.receivers_at(n),
+                    (None, _) => Vec::new(),
                 };
-                match self.trees.get(tree as usize) {
-                    Some(t) => self
-                        .rec
-                        .on_drop(&p, reason, site, now, &t.below[at as usize]),
-                    None => self.rec.on_drop(&p, reason, site, now, &[]),
-                }
+                self.rec.on_drop(&p, reason, site, now, &receivers)
             }
         }
     }
 
-    /// Receivers a packet copy in flight towards node `at` would reach.
-    pub fn receivers_below(&self, p: &Packet, at: NodeId) -> Vec<NodeId> {
+    /// Receivers a packet copy in flight on link-dir `ld` would reach.
+    pub fn receivers_via(&self, p: &Packet, ld: LinkDirId) -> Vec<NodeId> {
         match p.dst {
             Dest::Node(d) => vec![d],
             Dest::Group { tree, .. } => self
                 .trees
                 .get(tree as usize)
-                .map_or(vec![], |t| t.below[at as usize].clone()),
+                .map_or(vec![], |t| t.receivers_via(ld, self.links[ld as usize].to)),
         }
     }
 }

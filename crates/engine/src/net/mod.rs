@@ -1,6 +1,7 @@
 //! Network: packets, nodes, links, routing.
 
 pub mod header;
+pub mod mcast;
 pub mod packet;
 pub mod routing;
 pub mod topology;

@@ -5,7 +5,8 @@
 use super::super::check::FieldError;
 use crate::app::App;
 use crate::measure::recorder::FlowMeta;
-use crate::net::routing::{multicast_tree, Graph, McastTree};
+use crate::net::mcast::{forest_components, SharedTree, Tree};
+use crate::net::routing::{multicast_tree, Graph};
 use crate::net::{LinkDir, LinkDirId, Node, NodeId};
 use crate::sim::{RngStreams, SimRng, SimTime};
 use crate::world::AppSlot;
@@ -41,8 +42,13 @@ pub struct BuildCtx<'a> {
     /// Members of each group (sorted), the scenario's groups first, then
     /// the ones sessions create.
     pub group_members: Vec<Vec<NodeId>>,
-    pub trees: Vec<McastTree>,
+    pub trees: Vec<Tree>,
     pub tree_of: HashMap<(NodeId, u32), u32>,
+    /// Each node's component, when the topology is a forest (no cycle):
+    /// then a group within one component shares one tree.
+    forest: Option<Vec<u32>>,
+    /// Group -> its shared tree's index.
+    shared_of: HashMap<u32, u32>,
     pub apps: Vec<AppSlot>,
     /// Per node: (port, app index).
     pub ports: Vec<Vec<(u16, u32)>>,
@@ -78,6 +84,7 @@ impl<'a> BuildCtx<'a> {
             .map(|(i, (g, _))| (g.clone(), i as u32))
             .collect();
         let n = topo.nodes.len();
+        let forest = forest_components(&topo.graph);
         BuildCtx {
             rng,
             horizon,
@@ -89,6 +96,8 @@ impl<'a> BuildCtx<'a> {
             group_members: groups.into_iter().map(|(_, m)| m).collect(),
             trees: Vec::new(),
             tree_of: HashMap::new(),
+            forest,
+            shared_of: HashMap::new(),
             apps: Vec::new(),
             ports: vec![Vec::new(); n],
             metas: Vec::new(),
@@ -130,8 +139,14 @@ impl<'a> BuildCtx<'a> {
 
     /// The multicast tree of (`root`, group `gid`), built on first use.
     /// Returns its index, and (when just built) the members it cannot reach.
+    /// On a forest, a group within one component gets one tree that all its
+    /// senders share (net/mcast.rs): the same links, in the same order.
     pub fn tree(&mut self, root: NodeId, gid: u32, members: &[NodeId]) -> (u32, Vec<NodeId>) {
         if let Some(&i) = self.tree_of.get(&(root, gid)) {
+            return (i, Vec::new());
+        }
+        if let Some(i) = self.shared_tree(root, gid, members) {
+            self.tree_of.insert((root, gid), i);
             return (i, Vec::new());
         }
         let links = &self.links;
@@ -139,8 +154,30 @@ impl<'a> BuildCtx<'a> {
         let (tree, unreachable) = multicast_tree(&self.graph, root, gid, members, from_of);
         let i = self.trees.len() as u32;
         self.tree_of.insert((root, gid), i);
-        self.trees.push(tree);
+        self.trees.push(Tree::Source(tree));
         (i, unreachable)
+    }
+
+    /// The group's shared tree, if the topology is a forest, `root` is a
+    /// member (a sender outside the group needs its own branch) and every
+    /// member is in one component.
+    fn shared_tree(&mut self, root: NodeId, gid: u32, members: &[NodeId]) -> Option<u32> {
+        if let Some(&i) = self.shared_of.get(&gid) {
+            let Tree::Shared(t) = &self.trees[i as usize] else {
+                unreachable!("shared_of holds shared trees")
+            };
+            return t.is_member(root).then_some(i);
+        }
+        let comp = self.forest.as_ref()?;
+        let c = comp[root as usize];
+        if !members.contains(&root) || !members.iter().all(|&m| comp[m as usize] == c) {
+            return None;
+        }
+        let i = self.trees.len() as u32;
+        let tree = SharedTree::new(&self.graph, gid, members);
+        self.trees.push(Tree::Shared(tree));
+        self.shared_of.insert(gid, i);
+        Some(i)
     }
 
     /// Walks the unicast route from `a` to `b`: a dead end or a loop
