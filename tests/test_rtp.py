@@ -85,8 +85,20 @@ def test_shared_losses_are_suppressed_in_multicast():
 def test_rtcp_packets_reach_every_member_and_members_learn_the_group():
     res = mediasim.run(star(), seed=3)
     assert (res.tables["rtp"]["members"] == 4).all()
-    f = res.flows[res.flows["kind"] == "rtcp"]
-    assert len(f) == 4 * 3  # each member's RTCP to three others
+    # One pooled row per member's RTCP: its copies to the three others.
+    f = res.flows[res.flows["kind"] == "rtcp"].set_index("flow")
+    assert len(f) == 4 and (f["receiver"] == "*").all()
+    assert (f["sent"] == 3 * res.tables["rtp"].set_index("flow")["rtcp_packets"]).all()
+    assert (f["received"] + f["lost"] + f["in_flight"] == f["sent"]).all()
+    # The packets table still names the receiver of every copy: the three
+    # others, never the sender.
+    p = res.packets[res.packets["flow"].isin(f.index)]
+    assert len(p) == f["received"].sum()
+    for name, g in p.groupby("flow", observed=True):
+        counts = g["receiver"].value_counts()
+        counts = counts[counts > 0]
+        assert name.split("/")[1] not in set(counts.index) and len(counts) == 3
+        assert counts.max() <= f.loc[name, "sent"] // 3
 
 
 def test_rtp_session_validation():

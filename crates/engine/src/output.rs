@@ -72,11 +72,12 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
     }
     for (i, &infl) in in_flight.iter().enumerate() {
         let f = w.rec.fr_flow[i] as usize;
-        let (sent, got, lost) = (w.rec.sent[f], w.rec.received[i], w.rec.total_dropped(i));
+        let (sent, got, lost) = (w.rec.sent_to(i), w.rec.received[i], w.rec.total_dropped(i));
         if sent != got + lost + infl {
             return Err(format!(
                 "packet conservation violated for flow \"{}\" at receiver \"{}\": sent {sent} != received {got} + lost {lost} + in flight {infl}",
-                w.rec.flows[f].name, w.nodes[w.rec.fr_node[i] as usize].name
+                w.rec.flows[f].name,
+                w.nodes.get(w.rec.fr_node[i] as usize).map_or("*", |n| n.name.as_str())
             ));
         }
     }
@@ -126,11 +127,7 @@ fn packets_table(r: &mut Recorder) -> Table {
         .iter()
         .map(|&i| r.fr_flow[i as usize] as u64)
         .collect();
-    let receiver = r
-        .log_fr
-        .iter()
-        .map(|&i| r.fr_node[i as usize] as u64)
-        .collect();
+    let receiver = r.log_node.iter().map(|&n| n as u64).collect();
     Table::new("packets")
         .col("flow", Column::U64(flow))
         .col("receiver", Column::U64(receiver))

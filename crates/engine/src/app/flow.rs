@@ -412,7 +412,7 @@ pub fn add_udp_sinks_and_meta(f: &ResolvedFlow<'_>, kind: &'static str, ctx: &mu
         name: f.spec.name.clone(),
         kind,
         src: f.src,
-        receivers: f.receivers.clone(),
+        receivers: crate::measure::recorder::Receivers::Each(f.receivers.clone()),
         start: f.start,
         stop: f.stop,
     };

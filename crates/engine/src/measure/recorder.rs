@@ -4,6 +4,11 @@
 //! one, a multicast flow one per group member other than its sender. Each
 //! drop is charged to the receivers it deprives of the packet, so that for
 //! every pair `sent = received + lost + in_flight` holds exactly at the end.
+//!
+//! A flow with many receivers whose individual fates nobody reads (the RTCP
+//! of a multicast session, where every member sends to every other) is
+//! "pooled": one row sums its copies over all receivers, so the recorder
+//! grows with the number of flows, not flows x members.
 
 use crate::net::{DropReason, FlowId, LinkDirId, NodeId, Packet};
 use crate::sim::SimTime;
@@ -31,23 +36,42 @@ pub mod trace_kind {
     pub const DELIVER: u8 = b'D';
 }
 
+/// Where a flow is measured.
+#[derive(Clone, Debug)]
+pub enum Receivers {
+    /// One row per receiver.
+    Each(Vec<NodeId>),
+    /// One row for all this many receivers: counts are summed over them
+    /// (`sent` counts one copy per receiver); jitter and loss runs, which
+    /// are per-receiver sequences, are not kept.
+    Pooled(u32),
+}
+
 pub struct FlowMeta {
     pub name: String,
     pub kind: &'static str,
     pub src: NodeId,
-    pub receivers: Vec<NodeId>,
+    pub receivers: Receivers,
     pub start: SimTime,
     pub stop: SimTime,
 }
 
 const NONE: u32 = u32::MAX;
+/// `fr_node` of a pooled row.
+pub const POOLED: NodeId = u32::MAX;
 
 #[derive(Default)]
 pub struct Recorder {
     pub flows: Vec<FlowMeta>,
+    /// Per flow: per node, its row (empty for pooled flows).
     fr_of: Vec<Vec<u32>>,
+    /// Per flow: its one row, if pooled.
+    pooled_fr: Vec<u32>,
     pub fr_flow: Vec<FlowId>,
+    /// The receiver of each row ([`POOLED`] for a pooled row).
     pub fr_node: Vec<NodeId>,
+    /// Receivers each row covers (1, or a pooled flow's count).
+    pub fr_copies: Vec<u64>,
     // per flow
     pub sent: Vec<u64>,
     pub sent_bytes: Vec<u64>,
@@ -61,6 +85,8 @@ pub struct Recorder {
     last_transit: Vec<Option<i64>>,
     // per-delivery log
     pub log_fr: Vec<u32>,
+    /// The receiving node (a pooled row covers several).
+    pub log_node: Vec<NodeId>,
     pub log_seq: Vec<u64>,
     pub log_size: Vec<u32>,
     pub log_sent: Vec<u64>,
@@ -97,13 +123,26 @@ impl Recorder {
             ..Default::default()
         };
         for (f, meta) in flows.iter().enumerate() {
-            let mut map = vec![NONE; num_nodes];
-            for &n in &meta.receivers {
-                map[n as usize] = r.fr_flow.len() as u32;
-                r.fr_flow.push(f as FlowId);
-                r.fr_node.push(n);
+            match &meta.receivers {
+                Receivers::Each(nodes) => {
+                    let mut map = vec![NONE; num_nodes];
+                    for &n in nodes {
+                        map[n as usize] = r.fr_flow.len() as u32;
+                        r.fr_flow.push(f as FlowId);
+                        r.fr_node.push(n);
+                        r.fr_copies.push(1);
+                    }
+                    r.fr_of.push(map);
+                    r.pooled_fr.push(NONE);
+                }
+                Receivers::Pooled(count) => {
+                    r.pooled_fr.push(r.fr_flow.len() as u32);
+                    r.fr_flow.push(f as FlowId);
+                    r.fr_node.push(POOLED);
+                    r.fr_copies.push(*count as u64);
+                    r.fr_of.push(Vec::new());
+                }
             }
-            r.fr_of.push(map);
         }
         let n_fr = r.fr_flow.len();
         r.sent = vec![0; flows.len()];
@@ -118,10 +157,26 @@ impl Recorder {
         r
     }
 
-    /// Index of the (flow, receiver) pair, if `node` receives `flow`.
+    /// Index of the (flow, receiver) pair, if `node` receives `flow`; a
+    /// pooled flow's one row for any node.
     pub fn fr(&self, flow: FlowId, node: NodeId) -> Option<usize> {
+        let pooled = *self.pooled_fr.get(flow as usize)?;
+        if pooled != NONE {
+            return Some(pooled as usize);
+        }
         let i = *self.fr_of.get(flow as usize)?.get(node as usize)?;
         (i != NONE).then_some(i as usize)
+    }
+
+    /// Copies of `flow` addressed to row `i`'s receivers.
+    pub fn sent_to(&self, i: usize) -> u64 {
+        self.sent[self.fr_flow[i] as usize] * self.fr_copies[i]
+    }
+    pub fn sent_bytes_to(&self, i: usize) -> u64 {
+        self.sent_bytes[self.fr_flow[i] as usize] * self.fr_copies[i]
+    }
+    pub fn is_pooled(&self, i: usize) -> bool {
+        self.fr_node[i] == POOLED
     }
 
     pub fn num_fr(&self) -> usize {
@@ -143,6 +198,10 @@ impl Recorder {
         };
         self.received[i] += 1;
         self.received_bytes[i] += p.size_bytes as u64;
+        if self.is_pooled(i) {
+            self.log(i, node, p, now);
+            return;
+        }
         // RFC 3550 A.8: J += (|D(i-1,i)| - J) / 16 over transit times, in
         // arrival order.
         let transit = now.as_nanos() as i64 - p.created_at.as_nanos() as i64;
@@ -151,7 +210,12 @@ impl Recorder {
             self.jitter_ns[i] += (d - self.jitter_ns[i]) / 16.0;
         }
         self.last_transit[i] = Some(transit);
+        self.log(i, node, p, now);
+    }
+
+    fn log(&mut self, i: usize, node: NodeId, p: &Packet, now: SimTime) {
         self.log_fr.push(i as u32);
+        self.log_node.push(node);
         self.log_seq.push(p.seq);
         self.log_size.push(p.size_bytes);
         self.log_sent.push(p.created_at.as_nanos());
@@ -185,7 +249,9 @@ impl Recorder {
         for &n in receivers {
             if let Some(i) = self.fr(p.flow, n) {
                 self.dropped[i][reason.index()] += 1;
-                self.lost_seqs[i].push(p.seq);
+                if !self.is_pooled(i) {
+                    self.lost_seqs[i].push(p.seq);
+                }
             }
         }
     }

@@ -85,8 +85,12 @@ impl FlowInputs<'_> {
     fn flow_name(&self, i: usize) -> String {
         self.rec.flows[self.rec.fr_flow[i] as usize].name.clone()
     }
+    /// The receiver's name, or "*" for a pooled row (all receivers).
     fn receiver(&self, i: usize) -> String {
-        self.node_names[self.rec.fr_node[i] as usize].clone()
+        match self.rec.fr_node[i] {
+            super::recorder::POOLED => "*".to_string(),
+            n => self.node_names[n as usize].clone(),
+        }
     }
 }
 
@@ -142,8 +146,8 @@ impl FlowColumns {
         self.start_stop[1].push(stop.as_secs_f64());
         let lost = rec.total_dropped(i);
         let counts = [
-            rec.sent[f],
-            rec.sent_bytes[f],
+            rec.sent_to(i),
+            rec.sent_bytes_to(i),
             rec.received[i],
             rec.received_bytes[i],
             lost,
@@ -164,14 +168,16 @@ impl FlowColumns {
         for (col, v) in self.delay.iter_mut().zip(delay) {
             col.push(v);
         }
-        let jitter = if rec.received[i] < 2 {
+        let jitter = if rec.received[i] < 2 || rec.is_pooled(i) {
             f64::NAN
         } else {
             ms(rec.jitter_ns[i])
         };
         self.jitter.push(jitter);
         self.run_count.push(runs.len() as u64);
-        let mean = if runs.is_empty() {
+        let mean = if rec.is_pooled(i) {
+            f64::NAN // loss runs are per receiver: not kept for pooled rows
+        } else if runs.is_empty() {
             0.0
         } else {
             runs.iter().sum::<u64>() as f64 / runs.len() as f64

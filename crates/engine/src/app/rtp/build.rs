@@ -9,7 +9,7 @@ use super::spec::{
 };
 use crate::app::session::SessionModel;
 use crate::app::PacketTemplate;
-use crate::measure::recorder::FlowMeta;
+use crate::measure::recorder::{FlowMeta, Receivers};
 use crate::net::{Dest, NodeId, Transport};
 use crate::proto::rtp::{AvpfConfig, DitherRule, RtcpScheduler, RtcpTiming, TimingConfig};
 use crate::scenario::build::{BuildCtx, PortClaim};
@@ -106,18 +106,25 @@ impl RtpSessionSpec {
             }
         }
         ctx.add_app(node, plan.start, Box::new(app));
-        let meta = |kind, stop| FlowMeta {
+        let meta = |kind, stop, receivers| FlowMeta {
             name: format!("{}/{}/{kind}", self.name, m.node),
             kind,
             src: node,
-            receivers: others.clone(),
+            receivers,
             start: plan.start,
             stop,
         };
         if let Some(f) = rtp_flow {
-            ctx.add_flow_meta(f, meta("rtp", plan.stop));
+            let rtp = meta("rtp", plan.stop, Receivers::Each(others.clone()));
+            ctx.add_flow_meta(f, rtp);
         }
-        let rtcp = meta("rtcp", ctx.horizon);
+        // Multicast RTCP goes from every member to every other: one pooled
+        // row per sender keeps the recorder linear in members.
+        let receivers = match plan.group {
+            Some(_) => Receivers::Pooled(others.len() as u32),
+            None => Receivers::Each(others),
+        };
+        let rtcp = meta("rtcp", ctx.horizon, receivers);
         ctx.add_flow_meta(rtcp_flow, rtcp);
     }
 

@@ -5,7 +5,7 @@
 use super::{TcpSink, TcpSource};
 use crate::app::flow::{port_taken, FlowCommon, FlowModel, ResolvedFlow};
 use crate::app::PacketTemplate;
-use crate::measure::recorder::FlowMeta;
+use crate::measure::recorder::{FlowMeta, Receivers};
 use crate::net::Dest;
 use crate::proto::tcp::{Flavor, InitialWindow, NewRenoRecovery, TcpConfig};
 use crate::scenario::build::{BuildCtx, PortClaim};
@@ -161,7 +161,7 @@ impl FlowModel for TcpFlowSpec {
             name,
             kind,
             src,
-            receivers: vec![to],
+            receivers: Receivers::Each(vec![to]),
             start: f.start,
             stop: ctx.horizon,
         };
