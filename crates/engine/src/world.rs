@@ -41,8 +41,8 @@ pub struct World {
     pub links: Vec<LinkDir>,
     /// Names of the full-duplex links (index = LinkDir::link).
     pub link_names: Vec<String>,
-    /// `routes[node][dst]`: first link-dir towards dst.
-    pub routes: Vec<Vec<Option<LinkDirId>>>,
+    /// Unicast next hops.
+    pub routes: crate::net::routes::RouteTable,
     pub trees: Vec<Tree>,
     /// (sender node, group) -> tree index.
     pub tree_of: std::collections::HashMap<(NodeId, u32), u32>,
@@ -229,7 +229,7 @@ impl World {
     fn forward(&mut self, node: NodeId, via: Option<LinkDirId>, p: Packet, now: SimTime) {
         match p.dst {
             Dest::Node(d) if d == node => self.deliver(node, p, now),
-            Dest::Node(d) => match self.routes[node as usize][d as usize] {
+            Dest::Node(d) => match self.routes.next_hop(node, d) {
                 Some(ld) => self.enqueue(ld, p, now),
                 None => self.drop(p, DropReason::NoRoute, DropSite::Node(node), now),
             },

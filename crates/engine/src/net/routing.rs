@@ -10,6 +10,7 @@ use std::collections::BinaryHeap;
 
 /// The routing view of a topology: for each node, its outgoing link-dirs as
 /// (link-dir id, neighbour, cost).
+#[derive(Clone)]
 pub struct Graph {
     pub adj: Vec<Vec<(LinkDirId, NodeId, f64)>>,
 }
@@ -79,7 +80,10 @@ pub fn shortest_path_tree(g: &Graph, root: NodeId) -> Vec<Option<LinkDirId>> {
 }
 
 /// Unicast next hops: `table[src][dst]` is the first link-dir on the
-/// shortest path from src to dst (None if unreachable or src == dst).
+/// shortest path from src to dst (None if unreachable or src == dst). The
+/// engine computes rows on demand (net/routes.rs); this all-pairs form is
+/// the reference its tests compare with.
+#[cfg(test)]
 pub fn unicast_table(
     g: &Graph,
     from_of: impl Fn(LinkDirId) -> NodeId,

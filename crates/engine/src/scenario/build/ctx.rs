@@ -6,6 +6,7 @@ use super::super::check::FieldError;
 use crate::app::App;
 use crate::measure::recorder::FlowMeta;
 use crate::net::mcast::{forest_components, SharedTree, Tree};
+use crate::net::routes::RouteTable;
 use crate::net::routing::{multicast_tree, Graph};
 use crate::net::{LinkDir, LinkDirId, Node, NodeId};
 use crate::sim::{RngStreams, SimRng, SimTime};
@@ -37,8 +38,8 @@ pub struct BuildCtx<'a> {
     pub links: Vec<LinkDir>,
     pub link_names: Vec<String>,
     pub graph: Graph,
-    /// `routes[node][dst]`: first link-dir towards dst.
-    pub routes: Vec<Vec<Option<LinkDirId>>>,
+    /// Unicast next hops.
+    pub routes: RouteTable,
     /// Members of each group (sorted), the scenario's groups first, then
     /// the ones sessions create.
     pub group_members: Vec<Vec<NodeId>>,
@@ -66,7 +67,7 @@ pub struct Topology {
     pub links: Vec<LinkDir>,
     pub link_names: Vec<String>,
     pub graph: Graph,
-    pub routes: Vec<Vec<Option<LinkDirId>>>,
+    pub routes: RouteTable,
 }
 
 impl<'a> BuildCtx<'a> {
@@ -182,14 +183,14 @@ impl<'a> BuildCtx<'a> {
 
     /// Walks the unicast route from `a` to `b`: a dead end or a loop
     /// (possible with explicit routes) is reported.
-    pub fn route_problem(&self, a: NodeId, b: NodeId) -> Option<&'static str> {
+    pub fn route_problem(&mut self, a: NodeId, b: NodeId) -> Option<&'static str> {
         let mut at = a;
         let mut hops = 0;
         while at != b {
             if hops > self.nodes.len() {
                 return Some("routes loop");
             }
-            match self.routes[at as usize][b as usize] {
+            match self.routes.next_hop(at, b) {
                 Some(ld) => at = self.links[ld as usize].to,
                 None => return Some("no route"),
             }

@@ -4,7 +4,8 @@
 use super::super::document::{DirSpec, LinkSpec, RouteMetric, Scenario};
 use super::ctx::Topology;
 use crate::loss::LossSpec;
-use crate::net::routing::{unicast_table, Graph};
+use crate::net::routes::RouteTable;
+use crate::net::routing::Graph;
 use crate::net::topology::node_addr;
 use crate::net::{LinkDir, LinkDirId, Node, NodeId};
 use crate::queue::{build_queue, QueueSite};
@@ -143,9 +144,9 @@ fn routes(
     nodes: &[Node],
     links: &[LinkDir],
     graph: &Graph,
-) -> Vec<Vec<Option<LinkDirId>>> {
-    let from_of = |ld: LinkDirId| links[ld as usize].from;
-    let mut routes = unicast_table(graph, from_of);
+) -> RouteTable {
+    let from = links.iter().map(|l| l.from).collect();
+    let mut routes = RouteTable::new(graph.clone(), from);
     for r in &s.routing.routes {
         let (a, b, dst) = (
             node_id[r.node.as_str()],
@@ -153,7 +154,7 @@ fn routes(
             node_id[r.dst.as_str()],
         );
         let ld = (nodes[a as usize].out.iter().copied()).find(|&ld| links[ld as usize].to == b);
-        routes[a as usize][dst as usize] = ld;
+        routes.set(a, dst, ld);
     }
     routes
 }
