@@ -54,7 +54,7 @@ impl RtpSessionSpec {
     }
 
     /// RTCP timing of one member (RFC 3550 6.2, RFC 4585 3.4).
-    fn timing_config(&self, avpf: bool, point_to_point: bool) -> TimingConfig {
+    fn timing_config(&self, avpf: bool, point_to_point: bool, ssrc_base: u32) -> TimingConfig {
         TimingConfig {
             session_bw_bps: self.session_bw_bps,
             rtcp_fraction: self.rtcp_fraction.unwrap_or(0.05),
@@ -68,6 +68,7 @@ impl RtpSessionSpec {
                 1.0
             },
             reconsideration: true,
+            ssrc_range: (ssrc_base, self.members.len() as u32),
         }
     }
 
@@ -140,11 +141,11 @@ impl RtpSessionSpec {
         let avpf = m.profile == RtpProfile::Avpf;
         let a = self.avpf.clone().unwrap_or_default();
         let mut rng = ctx.stream(&format!("rtp:{}:{}", self.name, m.node));
-        let ssrc = 1000 * (plan.index as u32 + 1) + j as u32 + 1;
+        let ssrc = plan.ssrc_base + j as u32;
         let cname = format!("{}@{}", m.node, self.name);
         // A first compound is about an RR with one block plus SDES.
         let first_size = 28.0 + 32.0 + 8.0 + cname.len() as f64;
-        let cfg = self.timing_config(avpf, plan.point_to_point);
+        let cfg = self.timing_config(avpf, plan.point_to_point, plan.ssrc_base);
         let mut timing = RtcpTiming::new(cfg, ssrc, first_size, plan.start, &mut rng);
         if avpf && a.trr_interval_ms.is_some_and(|x| x > 0.0) {
             timing.timeout_tmin_s = a.trr_interval_ms.unwrap_or(0.0) / 1e3;
@@ -196,11 +197,12 @@ impl AvpfSpec {
 
 /// What all members of one session share once it is placed.
 struct SessionPlan {
-    index: usize,
     nodes: Vec<NodeId>,
     /// The session's own multicast group (multicast sessions).
     group: Option<u32>,
     point_to_point: bool,
+    /// SSRC of member 0; member j has ssrc_base + j.
+    ssrc_base: u32,
     rtp_port: u16,
     rtcp_port: u16,
     start: SimTime,
@@ -216,10 +218,10 @@ impl SessionPlan {
         let rtp_port = 5004u16.wrapping_add(2 * k as u16);
         let (payload, interval) = s.media_plan();
         SessionPlan {
-            index: k,
             nodes: nodes.to_vec(),
             group,
             point_to_point: !multicast,
+            ssrc_base: 1000 * (k as u32 + 1) + 1,
             rtp_port,
             rtcp_port: rtp_port.wrapping_add(1),
             start: SimTime::from_secs_f64(s.start_s),

@@ -337,12 +337,15 @@ impl RtpMember {
             self.sources.remove(&c.ssrc);
             return;
         }
-        let src = self.sources.entry(c.ssrc).or_default();
+        // Only SR senders and media sources need an entry: in a large
+        // session most members are neither, and an entry per member per
+        // member would grow with the square of the members.
         if c.sender.is_some() {
             // LSR: the SR's own timestamp, i.e. when it was sent.
+            let src = self.sources.entry(c.ssrc).or_default();
             src.last_sr = Some((sent_at, now));
         }
-        let from_media_source = src.sends_media;
+        let from_media_source = self.sources.get(&c.ssrc).is_some_and(|s| s.sends_media);
         for rb in &c.reports {
             if rb.ssrc == self.ssrc {
                 if let Some(lsr) = rb.lsr {

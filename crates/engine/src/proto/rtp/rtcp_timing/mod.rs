@@ -7,7 +7,9 @@
 //! to, and reports it with `on_sent`.
 
 use crate::sim::{uniform, SimRng, SimTime};
-use std::collections::HashMap;
+
+mod members;
+use members::MemberTable;
 
 /// e - 3/2: compensates the randomisation of timer reconsideration
 /// (RFC 3550 6.3.1), which otherwise makes the mean interval too short.
@@ -33,6 +35,9 @@ pub struct TimingConfig {
     /// Timer reconsideration (6.3.3/6.3.6). Off only to show what it
     /// prevents.
     pub reconsideration: bool,
+    /// The session's SSRCs, when they form a range (first, count): the
+    /// member table keeps those in an array (members.rs).
+    pub ssrc_range: (u32, u32),
 }
 
 impl Default for TimingConfig {
@@ -44,6 +49,7 @@ impl Default for TimingConfig {
             min_interval_s: 5.0,
             initial_min_interval_s: 2.5,
             reconsideration: true,
+            ssrc_range: (0, 0),
         }
     }
 }
@@ -85,12 +91,6 @@ pub fn rtcp_interval(td_s: f64, rng: &mut SimRng) -> f64 {
     td_s * (uniform(rng) + 0.5) / COMPENSATION
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Member {
-    last_heard: SimTime,
-    last_rtp: Option<SimTime>,
-}
-
 /// What to do when the timer expires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expiry {
@@ -107,7 +107,7 @@ pub struct RtcpTiming {
     tn: SimTime,
     pmembers: u32,
     /// Members other than ourselves.
-    table: HashMap<u32, Member>,
+    table: MemberTable,
     we_sent: bool,
     last_own_rtp: Option<SimTime>,
     avg_rtcp_size: f64,
@@ -132,13 +132,14 @@ impl RtcpTiming {
         now: SimTime,
         rng: &mut SimRng,
     ) -> Self {
+        let (ssrc_base, ssrc_slots) = cfg.ssrc_range;
         let mut t = RtcpTiming {
             cfg,
             own: own_ssrc,
             tp: now,
             tn: now,
             pmembers: 1,
-            table: HashMap::new(),
+            table: MemberTable::new(ssrc_base, ssrc_slots),
             we_sent: false,
             last_own_rtp: None,
             avg_rtcp_size: first_packet_bytes,
@@ -168,10 +169,10 @@ impl RtcpTiming {
     }
 
     pub fn members(&self) -> u32 {
-        1 + self.table.len() as u32
+        1 + self.table.len()
     }
     pub fn senders(&self) -> u32 {
-        self.table.values().filter(|m| m.last_rtp.is_some()).count() as u32 + self.we_sent as u32
+        self.table.senders() + self.we_sent as u32
     }
     pub fn next_time(&self) -> SimTime {
         self.tn
@@ -271,12 +272,7 @@ impl RtcpTiming {
         if ssrc == self.own {
             return;
         }
-        let m = self.table.entry(ssrc).or_insert(Member {
-            last_heard: now,
-            last_rtp: None,
-        });
-        m.last_heard = now;
-        m.last_rtp = Some(now);
+        self.table.sent_rtp(ssrc, now);
     }
 
     /// An RTCP compound packet of `bytes` from `ssrc` (6.3.3).
@@ -285,19 +281,13 @@ impl RtcpTiming {
         if ssrc == self.own {
             return;
         }
-        self.table
-            .entry(ssrc)
-            .or_insert(Member {
-                last_heard: now,
-                last_rtp: None,
-            })
-            .last_heard = now;
+        self.table.heard(ssrc, now);
     }
 
     /// A BYE from `ssrc` (6.3.4): the member leaves, with reverse
     /// reconsideration.
     pub fn on_bye(&mut self, ssrc: u32, now: SimTime) {
-        if self.table.remove(&ssrc).is_some() {
+        if self.table.remove(ssrc) {
             self.reverse_reconsider(now);
         }
     }
@@ -331,23 +321,13 @@ impl RtcpTiming {
         );
         let member_limit = SimTime::from_secs_f64(MEMBER_TIMEOUT_INTERVALS * td);
         let sender_limit = SimTime::from_secs_f64(2.0 * td);
-        let before = self.table.len();
-        self.table
-            .retain(|_, m| now.saturating_sub(m.last_heard) < member_limit);
-        for m in self.table.values_mut() {
-            if m.last_rtp
-                .is_some_and(|t| now.saturating_sub(t) >= sender_limit)
-            {
-                m.last_rtp = None;
-            }
-        }
+        let gone = self.table.time_out(now, member_limit, sender_limit) as usize;
         if self
             .last_own_rtp
             .is_some_and(|t| now.saturating_sub(t) >= sender_limit)
         {
             self.we_sent = false;
         }
-        let gone = before - self.table.len();
         if gone > 0 {
             self.reverse_reconsider(now);
         }
