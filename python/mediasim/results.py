@@ -60,6 +60,8 @@ class Results:
         tables = self.__dict__.get("tables", {})
         if name in tables:
             return tables[name]
+        if name in ("packets", "drops") and self.__dict__.get("meta", {}).get("packet_log") is False:
+            raise AttributeError(f"{name}: not recorded (the scenario sets measure.packets = false)")
         if name in TABLES:
             return pd.DataFrame()
         raise AttributeError(name)

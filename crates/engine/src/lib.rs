@@ -115,17 +115,12 @@ pub fn run(
         return Err(EngineError::Io(e));
     }
     let (ledger, in_flight) = output::close_books(&mut w).map_err(EngineError::Conservation)?;
-    let windows: Vec<(SimTime, SimTime)> = s
-        .measure
-        .windows_s
-        .iter()
-        .map(|x| (SimTime::from_secs_f64(x[0]), SimTime::from_secs_f64(x[1])))
-        .collect();
-    let tables = output::tables(&mut w, &in_flight, &windows);
+    let tables = output::tables(&mut w, &in_flight, &s.measure.windows());
     let codes = output::codes(&w);
     let wall = t0.elapsed().as_secs_f64();
     let meta = serde_json::json!({
         "engine_version": VERSION,
+        "packet_log": s.measure.packets,
         "scenario": s.name,
         "seed": opts.seed,
         "replication": opts.replication,

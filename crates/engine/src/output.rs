@@ -109,10 +109,13 @@ pub fn tables(w: &mut World, in_flight: &[u64], windows: &[(SimTime, SimTime)]) 
     let app = app_tables(w, end);
     let links = links_table(w, &node_names);
     let queues = queues_table(w);
-    let packets = packets_table(&mut w.rec);
-    let drops = drops_table(w);
+    let packets = w.rec.packet_log.then(|| packets_table(&mut w.rec));
+    let drops = w.rec.packet_log.then(|| drops_table(w));
     let samples = samples_table(&mut w.rec);
-    let mut out = vec![flows, runs, win, packets, drops, links, queues, samples];
+    let mut out = vec![flows, runs, win];
+    out.extend(packets);
+    out.extend(drops);
+    out.extend([links, queues, samples]);
     out.extend(app);
     if w.rec.trace_on {
         out.push(trace_table(&mut w.rec));

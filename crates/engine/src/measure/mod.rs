@@ -1,5 +1,6 @@
 //! Measurements: what happened to every packet, and the tables built from it.
 
+pub mod delay;
 pub mod pcap;
 pub mod recorder;
 pub mod summary;

@@ -10,6 +10,7 @@
 //! "pooled": one row sums its copies over all receivers, so the recorder
 //! grows with the number of flows, not flows x members.
 
+use super::delay::DelayStats;
 use crate::net::{DropReason, FlowId, LinkDirId, NodeId, Packet};
 use crate::sim::SimTime;
 
@@ -83,6 +84,15 @@ pub struct Recorder {
     /// RFC 3550 A.8 interarrival jitter, in nanoseconds.
     pub jitter_ns: Vec<f64>,
     last_transit: Vec<Option<i64>>,
+    /// Keep the per-delivery log (the packets table). Without it, delays
+    /// are summarised as they arrive (`delay`) and memory stays flat.
+    pub packet_log: bool,
+    /// Per (flow, receiver), without the packet log.
+    pub delay: Vec<DelayStats>,
+    /// Throughput windows [start, end) in ns, and bytes received per
+    /// (flow, receiver) and window (row-major).
+    pub windows: Vec<(u64, u64)>,
+    pub window_bytes: Vec<u64>,
     // per-delivery log
     pub log_fr: Vec<u32>,
     /// The receiving node (a pooled row covers several).
@@ -116,10 +126,25 @@ pub struct Recorder {
     pub qs_bytes: Vec<u64>,
 }
 
+/// What a recorder keeps besides the counts.
+#[derive(Clone, Debug, Default)]
+pub struct RecorderOptions {
+    /// The per-hop trace.
+    pub trace: bool,
+    /// The per-delivery log (the packets table).
+    pub packet_log: bool,
+    /// Throughput windows.
+    pub windows: Vec<(SimTime, SimTime)>,
+}
+
 impl Recorder {
-    pub fn new(flows: Vec<FlowMeta>, num_nodes: usize, trace_on: bool) -> Self {
+    pub fn new(flows: Vec<FlowMeta>, num_nodes: usize, opts: RecorderOptions) -> Self {
         let mut r = Recorder {
-            trace_on,
+            trace_on: opts.trace,
+            packet_log: opts.packet_log,
+            windows: (opts.windows.iter())
+                .map(|(a, b)| (a.as_nanos(), b.as_nanos()))
+                .collect(),
             ..Default::default()
         };
         for (f, meta) in flows.iter().enumerate() {
@@ -153,6 +178,10 @@ impl Recorder {
         r.lost_seqs = vec![Vec::new(); n_fr];
         r.jitter_ns = vec![0.0; n_fr];
         r.last_transit = vec![None; n_fr];
+        if !r.packet_log {
+            r.delay = vec![DelayStats::default(); n_fr];
+        }
+        r.window_bytes = vec![0; n_fr * r.windows.len()];
         r.flows = flows;
         r
     }
@@ -214,6 +243,17 @@ impl Recorder {
     }
 
     fn log(&mut self, i: usize, node: NodeId, p: &Packet, now: SimTime) {
+        let t = now.as_nanos();
+        let nw = self.windows.len();
+        for (w, &(a, b)) in self.windows.iter().enumerate() {
+            if t >= a && t < b {
+                self.window_bytes[i * nw + w] += p.size_bytes as u64;
+            }
+        }
+        if !self.packet_log {
+            self.delay[i].add(t - p.created_at.as_nanos());
+            return;
+        }
         self.log_fr.push(i as u32);
         self.log_node.push(node);
         self.log_seq.push(p.seq);
@@ -239,13 +279,6 @@ impl Recorder {
             };
             self.trace(trace_kind::DROP, at, p, now);
         }
-        self.dl_time.push(now.as_nanos());
-        self.dl_flow.push(p.flow);
-        self.dl_seq.push(p.seq);
-        self.dl_id.push(p.id);
-        self.dl_size.push(p.size_bytes);
-        self.dl_reason.push(reason);
-        self.dl_site.push(site);
         for &n in receivers {
             if let Some(i) = self.fr(p.flow, n) {
                 self.dropped[i][reason.index()] += 1;
@@ -254,6 +287,16 @@ impl Recorder {
                 }
             }
         }
+        if !self.packet_log {
+            return;
+        }
+        self.dl_time.push(now.as_nanos());
+        self.dl_flow.push(p.flow);
+        self.dl_seq.push(p.seq);
+        self.dl_id.push(p.id);
+        self.dl_size.push(p.size_bytes);
+        self.dl_reason.push(reason);
+        self.dl_site.push(site);
     }
 
     #[inline]

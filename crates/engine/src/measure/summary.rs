@@ -99,14 +99,20 @@ impl FlowInputs<'_> {
 pub fn flow_tables(x: &FlowInputs<'_>) -> (Table, Table, Table) {
     let rec = x.rec;
     let n = rec.num_fr();
-    let mut delays: Vec<Vec<u64>> = vec![Vec::new(); n];
-    for k in 0..rec.log_fr.len() {
-        delays[rec.log_fr[k] as usize].push(rec.log_recv[k] - rec.log_sent[k]);
-    }
     let runs: Vec<Vec<u64>> = (0..n).map(|i| loss_runs(&rec.lost_seqs[i])).collect();
     let mut cols = FlowColumns::default();
-    for (i, d) in delays.iter_mut().enumerate() {
-        cols.push(x, i, delay_stats(d), &runs[i]);
+    if rec.packet_log {
+        let mut delays: Vec<Vec<u64>> = vec![Vec::new(); n];
+        for k in 0..rec.log_fr.len() {
+            delays[rec.log_fr[k] as usize].push(rec.log_recv[k] - rec.log_sent[k]);
+        }
+        for (i, d) in delays.iter_mut().enumerate() {
+            cols.push(x, i, delay_stats(d), &runs[i]);
+        }
+    } else {
+        for (i, d) in rec.delay.iter().enumerate() {
+            cols.push(x, i, d.summary_ns().map(ms), &runs[i]);
+        }
     }
     (cols.into_table(), loss_run_table(x, &runs), window_table(x))
 }
@@ -259,20 +265,14 @@ fn loss_run_table(x: &FlowInputs<'_>, runs: &[Vec<u64>]) -> Table {
 /// Bytes and throughput per (flow, receiver) and measurement window.
 fn window_table(x: &FlowInputs<'_>) -> Table {
     let rec = x.rec;
-    let n = rec.num_fr();
-    let mut bytes = vec![vec![0u64; x.windows.len()]; n];
-    for k in 0..rec.log_fr.len() {
-        let t = rec.log_recv[k];
-        for (w, &(a, b)) in x.windows.iter().enumerate() {
-            if t >= a.as_nanos() && t < b.as_nanos() {
-                bytes[rec.log_fr[k] as usize][w] += rec.log_size[k] as u64;
-            }
-        }
-    }
+    let nw = rec.windows.len();
+    let bytes: Vec<&[u64]> = (0..rec.num_fr())
+        .map(|i| &rec.window_bytes[i * nw..(i + 1) * nw])
+        .collect();
     let (mut flow, mut rcv, mut wa, mut wb, mut wbytes, mut thr) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     for (i, per_window) in bytes.iter().enumerate() {
-        for (&(a, b), &by) in x.windows.iter().zip(per_window) {
+        for (&(a, b), &by) in x.windows.iter().zip(per_window.iter()) {
             flow.push(x.flow_name(i));
             rcv.push(x.receiver(i));
             wa.push(a.as_secs_f64());

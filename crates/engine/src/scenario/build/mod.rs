@@ -9,6 +9,7 @@ pub use ctx::{BuildCtx, PortClaim, Topology};
 use super::check::FieldError;
 use super::document::Scenario;
 use crate::app::flow::build_flow;
+use crate::measure::recorder::RecorderOptions;
 use crate::measure::Recorder;
 use crate::net::topology::group_addr;
 use crate::net::NodeId;
@@ -56,7 +57,12 @@ fn scenario_groups(s: &Scenario, nodes: &[crate::net::Node]) -> Vec<(String, Vec
 }
 
 fn world(s: &Scenario, ctx: BuildCtx<'_>) -> World {
-    let rec = Recorder::new(ctx.metas, ctx.nodes.len(), s.measure.trace);
+    let opts = RecorderOptions {
+        trace: s.measure.trace,
+        packet_log: s.measure.packets,
+        windows: s.measure.windows(),
+    };
+    let rec = Recorder::new(ctx.metas, ctx.nodes.len(), opts);
     let sample_every = (s.measure.queue_sample_ms)
         .map(SimTime::from_millis_f64)
         .filter(|t| *t > SimTime::ZERO);
