@@ -246,4 +246,46 @@ mod tests {
         assert_eq!(s.received, received + 1);
         assert_eq!(s.extended_max(), 300);
     }
+
+    /// A.1 boundaries: a gap of exactly MAX_DROPOUT is a jump, not an
+    /// in-order packet; a duplicate of the highest number does not count
+    /// as a wrap; one out-of-sequence packet during probation resets it
+    /// to MIN_SEQUENTIAL - 1; the first large jump to 65535 is not taken
+    /// for the second of two sequential packets.
+    #[test]
+    fn update_seq_boundaries() {
+        let mut s = SourceStats::default();
+        feed(&mut s, [8, 9, 10]);
+        assert!(!s.update_seq(10 + MAX_DROPOUT), "a gap of exactly 3000");
+        assert!(s.update_seq(10), "duplicate of the highest: counted");
+        assert_eq!(s.extended_max(), 10, "no wrap");
+        let mut p = SourceStats::default();
+        assert!(!p.update_seq(100));
+        assert!(!p.update_seq(105), "out of sequence: probation again");
+        assert!(p.update_seq(106), "MIN_SEQUENTIAL - 1 = 1 more in sequence");
+        let mut j = SourceStats::default();
+        feed(&mut j, [998, 999, 1000]);
+        assert!(!j.update_seq(65535), "a single jump, even to 65535");
+    }
+
+    #[test]
+    fn validity_needs_a_start_and_the_end_of_probation() {
+        let mut s = SourceStats::default();
+        assert!(!s.is_valid());
+        s.update_seq(7);
+        assert!(!s.is_valid(), "one packet: still on probation");
+        s.update_seq(8);
+        assert!(s.is_valid());
+    }
+
+    #[test]
+    fn the_report_block_jitter_is_the_estimate_truncated() {
+        let mut s = SourceStats::default();
+        for k in 0..400i64 {
+            let arrival = k * 160 + if k % 2 == 0 { 0 } else { 160 };
+            s.update_jitter(arrival, (k * 160) as u32);
+        }
+        assert_eq!(s.jitter(), s.jitter as u32);
+        assert!((159..=160).contains(&s.jitter()));
+    }
 }

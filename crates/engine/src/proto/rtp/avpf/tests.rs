@@ -535,3 +535,16 @@ fn heard_feedback_exactly_at_the_retention_time_still_suppresses() {
     s.on_loss(t(3000), 7, vec![10], &mut rng);
     assert_eq!(s.stats.suppressed, 1);
 }
+
+/// on_sent counts each feedback item sent, and the early ones.
+#[test]
+fn sent_feedback_is_counted_per_item_and_early() {
+    let (mut s, mut rng) = member(Some(AvpfConfig::default()), 5);
+    s.on_loss(t(1010), 7, vec![1], &mut rng);
+    s.on_loss(t(1011), 7, vec![2], &mut rng);
+    let te = s.early_at().unwrap();
+    let x = s.on_timer(te, &mut rng).unwrap();
+    s.on_sent(te, &x, 80.0, &mut rng);
+    assert_eq!((s.stats.sent, s.stats.sent_early), (2, 2));
+    assert_eq!(s.stats.early_packets, 1);
+}

@@ -230,3 +230,63 @@ fn avg_rtcp_size_is_a_one_sixteenth_moving_average() {
     tm.on_sent(SimTime::from_secs(2), 30.0, &mut rng);
     assert_eq!(tm.avg_rtcp_size(), 30.0 / 16.0 + 110.0 * 15.0 / 16.0);
 }
+
+/// The compensation factor of A.7 is e - 3/2 = 1.21828 (an independent
+/// literal, not the constant itself).
+#[test]
+fn compensation_is_e_minus_three_halves() {
+    assert!((COMPENSATION - 1.218_281_828).abs() < 1e-9);
+}
+
+/// Our own RTP makes us a sender until the 2 Td time-out.
+#[test]
+fn own_rtp_makes_us_a_sender() {
+    let mut rng = RngStreams::new(3, 0).stream("t");
+    let mut t = RtcpTiming::new(TimingConfig::default(), 1, 100.0, SimTime::ZERO, &mut rng);
+    assert!(!t.we_sent());
+    t.on_own_rtp(SimTime::from_secs(1));
+    assert!(t.we_sent());
+    assert_eq!(t.senders(), 1);
+}
+
+/// packets_sent, bytes_sent and reconsiderations count one by one.
+#[test]
+fn counters_count_packets_bytes_and_reconsiderations() {
+    let mut rng = RngStreams::new(3, 0).stream("t");
+    let mut t = RtcpTiming::new(TimingConfig::default(), 1, 100.0, SimTime::ZERO, &mut rng);
+    t.on_sent(SimTime::from_secs(3), 120.0, &mut rng);
+    t.on_early_sent(80.0);
+    assert_eq!((t.packets_sent, t.bytes_sent), (2, 200));
+    // Right after tp, a recomputed time is in the future: reschedule.
+    assert_eq!(
+        t.on_expire(SimTime::from_secs(3), &mut rng),
+        Expiry::Reschedule
+    );
+    assert_eq!(
+        t.on_expire(SimTime::from_secs(3), &mut rng),
+        Expiry::Reschedule
+    );
+    assert_eq!(t.reconsiderations, 2);
+}
+
+/// 6.3.5 then 6.3.4: members timing out pull tn and tp in like a BYE.
+#[test]
+fn time_outs_trigger_reverse_reconsideration() {
+    let mut rng = RngStreams::new(3, 0).stream("t");
+    let mut t = RtcpTiming::new(TimingConfig::default(), 1, 100.0, SimTime::ZERO, &mut rng);
+    for s in 2..=4 {
+        t.on_rtcp(s, 100.0, SimTime::ZERO);
+    }
+    t.on_sent(SimTime::from_secs(24), 100.0, &mut rng);
+    let (tp, tn) = (t.last_time(), t.next_time());
+    assert_eq!(t.members(), 4);
+    // Three of four members left by 25.5 s (silent for 5 Td = 25 s), before
+    // tn (at least 24 s + 0.5 x 5 s / 1.21828).
+    let now = SimTime::from_millis(25_500);
+    assert!(tn > now);
+    assert_eq!(t.check_timeouts(now), 3);
+    let f = 1.0 / 4.0;
+    let want_tn = now + SimTime::from_secs_f64(f * (tn - now).as_secs_f64());
+    let want_tp = now - SimTime::from_secs_f64(f * (now - tp).as_secs_f64());
+    assert_eq!((t.next_time(), t.last_time()), (want_tn, want_tp));
+}
