@@ -63,8 +63,9 @@ pub struct Packet {
 }
 
 /// What an application put in the payload, for the receiving application
-/// and for pcap export. RTCP compounds are boxed: they are rare next to
-/// media packets and keep the packet small.
+/// and for pcap export. RTCP compounds are shared (`Arc`): they keep the
+/// packet small, and the copies a multicast tree makes of one compound (one
+/// per member of a large session) share it instead of allocating each.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum AppData {
     #[default]
@@ -76,7 +77,7 @@ pub enum AppData {
         timestamp: u32,
         repair: Option<SimTime>,
     },
-    Rtcp(Box<RtcpCompound>),
+    Rtcp(std::sync::Arc<RtcpCompound>),
 }
 
 /// One report block, with LSR and DLSR as simulated times (exported as NTP

@@ -211,7 +211,7 @@ impl RtpMember {
         let size = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + payload as u32;
         let mut p = self.rtcp_tpl.make(self.rtcp_packets);
         p.size_bytes = size;
-        p.app = AppData::Rtcp(Box::new(c));
+        p.app = AppData::Rtcp(std::sync::Arc::new(c));
         out.push(Action::Send(p));
         self.rtcp_packets += 1;
         self.rtcp_bytes += size as u64;

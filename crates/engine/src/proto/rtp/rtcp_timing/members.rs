@@ -26,6 +26,11 @@ pub struct MemberTable {
     /// Members that sent RTP within the sender time-out: last RTP.
     senders: HashMap<u32, SimTime>,
     count: u32,
+    /// No member was last heard before this (ns): hearing only moves
+    /// times later, so a time-out check with nobody older than its limit
+    /// skips the scan (checks run every second; sessions of 10,000 have
+    /// member time-outs of hours).
+    oldest_bound: u64,
 }
 
 impl MemberTable {
@@ -54,6 +59,9 @@ impl MemberTable {
 
     /// `ssrc` was heard at `now` (added if new).
     pub fn heard(&mut self, ssrc: u32, now: SimTime) {
+        if self.count == 0 {
+            self.oldest_bound = now.as_nanos();
+        }
         match self.slot(ssrc) {
             Some(i) => {
                 if self.dense.is_empty() {
@@ -93,6 +101,11 @@ impl MemberTable {
     /// returns how many members left.
     pub fn time_out(&mut self, now: SimTime, member_limit: SimTime, sender_limit: SimTime) -> u32 {
         let keep = |t: SimTime| now.saturating_sub(t) < member_limit;
+        self.senders
+            .retain(|_, t| now.saturating_sub(*t) < sender_limit);
+        if keep(SimTime::from_nanos(self.oldest_bound)) {
+            return 0;
+        }
         let before = self.count;
         for (i, t) in self.dense.iter_mut().enumerate() {
             if *t != ABSENT && !keep(SimTime::from_nanos(*t)) {
@@ -110,8 +123,9 @@ impl MemberTable {
             self.senders.remove(&s);
             self.count -= 1;
         }
-        self.senders
-            .retain(|_, t| now.saturating_sub(*t) < sender_limit);
+        let dense = self.dense.iter().copied().filter(|&t| t != ABSENT);
+        let sparse = self.sparse.values().map(|t| t.as_nanos());
+        self.oldest_bound = dense.chain(sparse).min().unwrap_or(u64::MAX);
         before - self.count
     }
 }
@@ -152,5 +166,51 @@ mod tests {
         assert_eq!(t.time_out(s(10), s(8), s(4)), 2);
         assert_eq!((t.len(), t.senders()), (2, 1));
         assert!(t.remove(2) && t.remove(3));
+    }
+
+    /// Against the plain map of RFC 3550 6.3 (last heard, last RTP per
+    /// member), over random hearing, BYEs and time-out checks: the same
+    /// members, senders and time-out counts at every step.
+    #[test]
+    fn matches_a_plain_member_map_under_random_operations() {
+        use crate::sim::{uniform, RngStreams};
+        let mut rng = RngStreams::new(11, 0).stream("ops");
+        let mut table = MemberTable::new(100, 20);
+        let mut model: HashMap<u32, (SimTime, Option<SimTime>)> = HashMap::new();
+        let mut now = SimTime::ZERO;
+        for _ in 0..20_000 {
+            now = now + SimTime::from_millis((uniform(&mut rng) * 400.0) as u64);
+            // SSRCs 95..125: some outside the dense range 100..120.
+            let ssrc = 95 + (uniform(&mut rng) * 30.0) as u32;
+            match (uniform(&mut rng) * 10.0) as u32 {
+                0..=4 => {
+                    table.heard(ssrc, now);
+                    model.entry(ssrc).or_insert((now, None)).0 = now;
+                }
+                5 | 6 => {
+                    table.sent_rtp(ssrc, now);
+                    let m = model.entry(ssrc).or_insert((now, None));
+                    *m = (now, Some(now));
+                }
+                7 => {
+                    assert_eq!(table.remove(ssrc), model.remove(&ssrc).is_some());
+                }
+                _ => {
+                    let (ml, sl) = (s(4 + ssrc as u64 % 5), s(2));
+                    let before = model.len();
+                    model.retain(|_, m| now.saturating_sub(m.0) < ml);
+                    for m in model.values_mut() {
+                        if m.1.is_some_and(|t| now.saturating_sub(t) >= sl) {
+                            m.1 = None;
+                        }
+                    }
+                    let gone = (before - model.len()) as u32;
+                    assert_eq!(table.time_out(now, ml, sl), gone);
+                }
+            }
+            assert_eq!(table.len(), model.len() as u32);
+            let senders = model.values().filter(|m| m.1.is_some()).count() as u32;
+            assert_eq!(table.senders(), senders);
+        }
     }
 }
