@@ -179,7 +179,7 @@ mod tests {
         let mut model: HashMap<u32, (SimTime, Option<SimTime>)> = HashMap::new();
         let mut now = SimTime::ZERO;
         for _ in 0..20_000 {
-            now = now + SimTime::from_millis((uniform(&mut rng) * 400.0) as u64);
+            now += SimTime::from_millis((uniform(&mut rng) * 400.0) as u64);
             // SSRCs 95..125: some outside the dense range 100..120.
             let ssrc = 95 + (uniform(&mut rng) * 30.0) as u32;
             match (uniform(&mut rng) * 10.0) as u32 {
