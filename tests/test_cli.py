@@ -59,6 +59,16 @@ def test_bench_quick_prints_figures():
         assert x["events_per_s"] > 0 and x["peak_rss_mb"] > 0
 
 
+def test_bench_rtp_group_quick_prints_the_large_group_workload():
+    r = invoke("bench", "--rtp-group", "--quick", "--json")
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.output)
+    assert row["workload"] == "rtp-group-1000" and row["sim_s"] == 50.0
+    # Media alone: 999 receivers x about 7.5 packets/s x 50 s.
+    assert row["delivered"] > 999 * 7 * 50
+    assert row["events_per_s"] > 0 and row["peak_rss_mb"] > 0
+
+
 def test_demo_writes_tables_plots_and_report(tmp_path):
     r = invoke("demo", "--out", tmp_path, "--replications", 2, "--workers", 2)
     assert r.exit_code == 0, r.output

@@ -178,7 +178,10 @@ def schema_cmd() -> None:
 @click.option("--vs-ns2", is_flag=True, help="Run the TCP dumbbell in mediasim and ns-2 in alternation and compare.")
 @click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True, help="With --vs-ns2: runs per size.")
 @click.option("--sizes", default="1,8,64,256", show_default=True, help="With --vs-ns2: numbers of TCP flows.")
-def bench_cmd(quick, as_json, vs_ns2, repeats, sizes) -> None:
+@click.option("--rtp-group", "rtp_group", is_flag=True,
+              help="The large-group workload: one multicast RTP/AVPF session of 10,000 members for 500 s "
+                   "(with --quick: 1,000 members for 50 s).")
+def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, rtp_group) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
     if vs_ns2:
@@ -192,6 +195,11 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes) -> None:
             rows = compare(ns, repeats)
         except RuntimeError as e:
             _fail(str(e))
+    elif rtp_group:
+        from .validation.bench import run_one
+
+        n, dur = (1000, 50.0) if quick else (10_000, 500.0)
+        rows = [run_one("rtp_group", n, dur)]
     else:
         from .validation.bench import run_benchmarks
 
