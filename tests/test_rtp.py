@@ -141,3 +141,23 @@ def test_point_to_point_dither_zero_by_rfc_or_multiparty_as_the_study_did():
     td = avg_size * 2 / (0.05 * 200e3 / 8)  # 1 sender of 2 members: no 25/75 split
     assert multi["fb_sent"] > 40
     assert 0.15 * td < multi["mwt_s"] < 0.25 * td * 1.5 / (math.e - 1.5)
+
+
+def test_step_join_of_ten_thousand_members_stays_near_the_rtcp_share():
+    # RFC 3550 6.3.6: 10,000 members join at 0 s. Without timer
+    # reconsideration each would send its first report within 1.5 s (AVPF
+    # initial Tmin 1 s): 10,000 packets. With it, the session's RTCP in the
+    # first 10 s stays within 3x its 5% share, the bound the unit-level
+    # 500-member step join checks too (rtcp_timing tests).
+    from mediasim.validation.bench import GROUP_BW_BPS, rtp_group
+
+    res = mediasim.run(rtp_group(10_000, 10.0), seed=1)
+    rt = res.tables["rtp"]
+    packets = rt["rtcp_packets"].sum()
+    avg_bytes = rt["rtcp_bytes"].sum() / packets
+    share_packets = 0.05 * GROUP_BW_BPS / 8 / avg_bytes * 10.0
+    assert share_packets < packets < 3 * share_packets, (packets, share_packets)
+    # Every member still learned of the group's senders: the media sender
+    # reached all 9,999 receivers.
+    media = res.flows[res.flows["kind"] == "rtp"]
+    assert len(media) == 9_999 and (media["received"] > 0).all()
