@@ -232,3 +232,31 @@ fn rtp_marker_off_and_rtcp_feedback_of_unknown_formats() {
         );
     }
 }
+
+/// The exact minimum: a UDP datagram of just its 8-byte header is valid.
+#[test]
+fn a_udp_datagram_of_only_its_header_parses() {
+    let mut seg = vec![0u8; 8];
+    let r = udp::UdpRepr {
+        src_port: 7,
+        dst_port: 9,
+        len: 8,
+    };
+    r.emit(&mut seg, A, B);
+    assert_eq!(udp::UdpRepr::parse(&seg, A, B), Ok(r));
+}
+
+/// An option kind in the header's last byte with no length byte after it:
+/// truncated, needing one byte more than the 24 there are.
+#[test]
+fn a_tcp_option_cut_before_its_length_is_truncated_at_the_right_offset() {
+    let mut seg = vec![0u8; 24];
+    seg[12] = 6 << 4;
+    seg[13] = ACK;
+    seg[20..24].copy_from_slice(&[1, 1, 1, 2]);
+    tcp::fill_checksum(&mut seg, A, B);
+    assert_eq!(
+        tcp::parse(&seg, A, B),
+        Err(WireError::Truncated { need: 25, have: 24 })
+    );
+}
