@@ -162,3 +162,48 @@ fn the_window_cap_is_in_packets() {
     s.start(t(0), &mut out);
     assert_eq!(seqs(&out), vec![seg(0), seg(1), seg(2)]);
 }
+
+/// RFC 5681 eq. 4 on fast retransmit: ssthresh = max(FlightSize / 2,
+/// 2 SMSS). With a duplicate-ACK threshold of 1 and two segments out,
+/// half the flight is one SMSS: the floor of two applies.
+#[test]
+fn fast_retransmit_ssthresh_has_a_floor_of_two_segments() {
+    let mut c = cfg(Flavor::Reno);
+    c.limited_transmit = false;
+    c.dupthresh = 1;
+    c.initial_window = InitialWindow::Segments(2);
+    let mut s = TcpSender::new(c, None);
+    let mut out = Vec::new();
+    s.start(t(0), &mut out);
+    out.clear();
+    s.on_segment(t(100), &ack(seg(0)), &mut out);
+    assert!(s.in_recovery());
+    assert_eq!(seqs(&out)[0], seg(0), "the retransmission first");
+    assert_eq!(s.ssthresh(), 2 * MSS);
+    assert_eq!(s.cwnd(), 3 * MSS, "ssthresh + dupthresh SMSS");
+}
+
+/// RFC 3042: limited transmit sends a new segment only while the data out
+/// stays within cwnd + 2 SMSS and the receiver's window.
+#[test]
+fn limited_transmit_respects_cwnd_plus_two_and_the_receiver_window() {
+    let mut c = cfg(Flavor::Reno);
+    c.initial_window = InitialWindow::Segments(4);
+    let mut s = TcpSender::new(c.clone(), None);
+    let mut out = Vec::new();
+    s.start(t(0), &mut out);
+    out.clear();
+    // Two dupacks: segments 4 and 5 (flight 5, then 6 <= 4 + 2).
+    s.on_segment(t(100), &ack(seg(0)), &mut out);
+    s.on_segment(t(101), &ack(seg(0)), &mut out);
+    assert_eq!(seqs(&out), vec![seg(4), seg(5)]);
+    // A receiver window of 4 segments stops it at once.
+    let mut s = TcpSender::new(c, None);
+    let mut out = Vec::new();
+    s.start(t(0), &mut out);
+    out.clear();
+    let mut small = ack(seg(0));
+    small.wnd = 4 * MSS;
+    s.on_segment(t(100), &small, &mut out);
+    assert!(out.is_empty(), "flight 4 + 1 > rwnd 4");
+}
