@@ -547,4 +547,5 @@ fn sent_feedback_is_counted_per_item_and_early() {
     s.on_sent(te, &x, 80.0, &mut rng);
     assert_eq!((s.stats.sent, s.stats.sent_early), (2, 2));
     assert_eq!(s.stats.early_packets, 1);
+    assert_eq!(s.stats.regular_packets, 1, "the helper's first packet");
 }
