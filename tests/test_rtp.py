@@ -161,3 +161,16 @@ def test_step_join_of_ten_thousand_members_stays_near_the_rtcp_share():
     # reached all 9,999 receivers.
     media = res.flows[res.flows["kind"] == "rtp"]
     assert len(media) == 9_999 and (media["received"] > 0).all()
+
+
+def test_a_large_session_settles_at_five_percent_rtcp():
+    # RFC 3550 6.2: once the members know the group (about one interval
+    # Td, here 200 x ~80 B / 300 B/s = about 50 s) the session's RTCP
+    # stays at 5% of the session bandwidth; the step join's first seconds
+    # run above it.
+    from mediasim.validation.rtcp_share import rtcp_share
+
+    s = rtcp_share(200, 400.0)
+    late = s[s["window_start_s"] >= 100]
+    assert len(late) == 3 and ((late["rtcp_pct"] - 5.0).abs() <= 0.2).all(), s
+    assert s["rtcp_pct"].iloc[0] > 5.5, s
