@@ -11,7 +11,8 @@ use crate::net::packet::{AppData, RtcpCompound, RtcpReport, IPV4_HEADER_BYTES, U
 use crate::net::{FlowId, Packet};
 use crate::proto::rtp::{RtcpScheduler, SourceStats, Transmit};
 use crate::sim::{SimRng, SimTime};
-use std::collections::{HashMap, HashSet};
+// FxHash: keys are SSRCs and sequence numbers, hashed for every packet.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// RTP media clock (90 kHz, as for video).
 pub const RTP_CLOCK_HZ: u64 = 90_000;
@@ -106,10 +107,10 @@ impl RtpMember {
             seq: 0,
             packets_sent: 0,
             octets_sent: 0,
-            sources: HashMap::new(),
-            sent_at: HashMap::new(),
-            reported: HashSet::new(),
-            reporters: HashMap::new(),
+            sources: HashMap::default(),
+            sent_at: HashMap::default(),
+            reported: HashSet::default(),
+            reporters: HashMap::default(),
             loss_report_delays: Vec::new(),
             rtt_s: None,
             rtcp_bytes: 0,
@@ -118,7 +119,7 @@ impl RtpMember {
             data_flow,
             byes_sent: false,
             newpred: None,
-            detected: HashMap::new(),
+            detected: HashMap::default(),
             recovery_times: Vec::new(),
             waiting_times: Vec::new(),
             repairs_sent: 0,

@@ -9,7 +9,8 @@
 //! the first of them is heard. SSRCs outside the range go to a map.
 
 use crate::sim::SimTime;
-use std::collections::HashMap;
+// FxHash: the keys are SSRCs we hand out, hashed on every media packet.
+use rustc_hash::FxHashMap as HashMap;
 
 /// `dense` slot of a non-member.
 const ABSENT: u64 = u64::MAX;
@@ -176,7 +177,7 @@ mod tests {
         use crate::sim::{uniform, RngStreams};
         let mut rng = RngStreams::new(11, 0).stream("ops");
         let mut table = MemberTable::new(100, 20);
-        let mut model: HashMap<u32, (SimTime, Option<SimTime>)> = HashMap::new();
+        let mut model: HashMap<u32, (SimTime, Option<SimTime>)> = HashMap::default();
         let mut now = SimTime::ZERO;
         for _ in 0..20_000 {
             now += SimTime::from_millis((uniform(&mut rng) * 400.0) as u64);
