@@ -79,7 +79,7 @@ impl PacketTemplate {
             dst_port: self.dst_port,
             dscp: self.dscp,
             created_at: SimTime::ZERO,
-            transport: self.transport,
+            transport: self.transport.clone(),
             app: crate::net::packet::AppData::None,
         }
     }

@@ -25,10 +25,12 @@ pub enum Dest {
 }
 
 /// The transport header carried, enough to account sizes and write pcap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Transport {
     Udp,
-    Tcp(TcpHeader),
+    // Boxed: a TCP header with its SACK blocks is most of a packet's size,
+    // and packets are moved several times per hop.
+    Tcp(Box<TcpHeader>),
 }
 
 impl Transport {

@@ -42,7 +42,7 @@ impl Endpoint {
             let mut p = self.tpl.make(self.next_ord);
             self.next_ord += 1;
             p.size_bytes = IPV4_HEADER_BYTES + s.hdr.header_bytes() + s.payload;
-            p.transport = Transport::Tcp(s.hdr);
+            p.transport = Transport::Tcp(Box::new(s.hdr));
             out.push(Action::Send(p));
         }
         if let Some(d) = deadline {
