@@ -147,21 +147,4 @@ mod tests {
         assert_eq!(drain(&mut q), vec![0]);
         assert!(q.balanced());
     }
-
-    /// The name in the queues table, the packets held in order, and the
-    /// pass-through rule of an idle link: an empty queue lets through a
-    /// packet it could ever hold, and none that is larger than its limit.
-    #[test]
-    fn kind_held_packets_and_pass_through() {
-        let mut q = Queue::new(Box::new(DropHead::new(None, Some(300))));
-        assert_eq!(q.kind(), "drophead");
-        assert!(q.pass_through(&pkt(0, 300)));
-        assert!(!q.pass_through(&pkt(1, 301)), "larger than the limit");
-        let mut d = Vec::new();
-        for s in 2..4 {
-            q.enqueue(pkt(s, 100), crate::sim::SimTime(0), &mut d);
-        }
-        let held: Vec<u64> = q.held().iter().map(|p| p.seq).collect();
-        assert_eq!(held, vec![2, 3]);
-    }
 }

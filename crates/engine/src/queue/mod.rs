@@ -229,6 +229,33 @@ mod tests {
         assert!(q.balanced());
     }
 
+    /// The FIFO disciplines: their name in the queues table, the packets
+    /// held in order, and the pass-through rule of an idle link: an empty
+    /// queue lets through a packet it could ever hold, none larger than
+    /// its limit.
+    #[test]
+    fn fifo_kinds_held_packets_and_pass_through() {
+        let fifos: [(Box<dyn QueueDiscipline>, &str); 2] = [
+            (Box::new(DropTail::new(None, Some(300))), "droptail"),
+            (Box::new(DropHead::new(None, Some(300))), "drophead"),
+        ];
+        for (disc, kind) in fifos {
+            let mut q = Queue::new(disc);
+            assert_eq!(q.kind(), kind);
+            assert!(q.pass_through(&pkt(0, 300)), "{kind}");
+            assert!(
+                !q.pass_through(&pkt(1, 301)),
+                "{kind}: larger than the limit"
+            );
+            let mut d = Vec::new();
+            for s in 2..4 {
+                q.enqueue(pkt(s, 100), SimTime(0), &mut d);
+            }
+            let held: Vec<u64> = q.held().iter().map(|p| p.seq).collect();
+            assert_eq!(held, vec![2, 3], "{kind}");
+        }
+    }
+
     /// A last-in first-out test discipline that keeps the trait's defaults
     /// (no pass-through, no values of its own) unless told to report one.
     struct Lifo {

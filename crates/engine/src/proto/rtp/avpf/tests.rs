@@ -362,17 +362,16 @@ fn the_profile_is_avpf_only_with_an_avpf_configuration() {
     assert!(member(Some(AvpfConfig::default()), 1).0.is_avpf());
 }
 
-/// Step 4a with a dither far below the distance to tn (draft rule, tiny
-/// RTT), so 3a does not apply: feedback 0.5 s before tn waits for the
-/// Regular packet, feedback 1.5 s before it (T_max_fb_delay 1 s) is dropped.
-#[test]
-fn step_4a_compares_the_wait_until_tn_with_the_maximum_delay() {
+/// A member of 100 (T_rr several seconds) under the draft rule with a
+/// tiny RTT (T_dither_max far below the distance to tn), T_max_fb_delay
+/// 1 s, that has just sent an Early packet (allow_early is now false).
+/// Returns it with its rng and tn.
+fn early_sent_with_tiny_dither() -> (RtcpScheduler, SimRng, SimTime) {
     let cfg = AvpfConfig {
         dither: DitherRule::RttDraft { k: 1.0, l: 0.5 },
         max_feedback_delay_s: 1.0,
         ..Default::default()
     };
-    // 100 members: T_rr is several seconds.
     let (mut s, mut rng) = member(Some(cfg), 100);
     s.set_rtt(1e-4);
     s.on_loss(t(1001), 7, vec![1], &mut rng);
@@ -382,6 +381,15 @@ fn step_4a_compares_the_wait_until_tn_with_the_maximum_delay() {
     let tn = s.timing.next_time();
     assert!(tn > te + SimTime::from_secs(2), "tn {tn:?} te {te:?}");
     assert!(s.t_dither_max() < 0.01);
+    (s, rng, tn)
+}
+
+/// Step 4a with a dither far below the distance to tn (draft rule, tiny
+/// RTT), so 3a does not apply: feedback 0.5 s before tn waits for the
+/// Regular packet, feedback 1.5 s before it (T_max_fb_delay 1 s) is dropped.
+#[test]
+fn step_4a_compares_the_wait_until_tn_with_the_maximum_delay() {
+    let (mut s, mut rng, tn) = early_sent_with_tiny_dither();
     s.on_loss(tn - SimTime::from_millis(1500), 7, vec![2], &mut rng);
     assert_eq!(s.stats.discarded, 1, "waits 1.5 s > 1 s");
     s.on_loss(tn - SimTime::from_millis(500), 7, vec![3], &mut rng);
@@ -508,18 +516,7 @@ fn step_3a_boundary_a_loss_at_tn_with_no_dither_goes_early() {
 /// Step 4a at the boundary: waiting exactly T_max_fb_delay is too long.
 #[test]
 fn step_4a_boundary_a_wait_of_exactly_the_maximum_delay_is_discarded() {
-    let cfg = AvpfConfig {
-        dither: DitherRule::RttDraft { k: 1.0, l: 0.5 },
-        max_feedback_delay_s: 1.0,
-        ..Default::default()
-    };
-    let (mut s, mut rng) = member(Some(cfg), 100);
-    s.set_rtt(1e-4);
-    s.on_loss(t(1001), 7, vec![1], &mut rng);
-    let te = s.early_at().unwrap();
-    let sent = s.on_timer(te, &mut rng).unwrap();
-    s.on_sent(te, &sent, 80.0, &mut rng);
-    let tn = s.timing.next_time();
+    let (mut s, mut rng, tn) = early_sent_with_tiny_dither();
     s.on_loss(tn - SimTime::from_secs(1), 7, vec![2], &mut rng);
     assert_eq!(s.stats.discarded, 1);
 }
