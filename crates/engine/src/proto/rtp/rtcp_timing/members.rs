@@ -3,31 +3,46 @@
 //! (the senders count).
 //!
 //! Every member keeps one, and in a session of n members each learns of
-//! all the others, so n tables of n entries. A hash map entry costs about
-//! 40 bytes; the SSRCs a session's builder hands out form a range, which is
-//! kept as a plain array of last-heard times (8 bytes each), allocated when
+//! all the others: n tables of n entries, the one part of a session's
+//! memory that grows with the square of its size. A hash map entry costs
+//! about 40 bytes; the SSRCs a session's builder hands out form a range,
+//! kept as a plain array of last-heard times, 4 bytes each, allocated when
 //! the first of them is heard. SSRCs outside the range go to a map.
+//!
+//! Last-heard times are stamped by a millisecond clock (the time in whole
+//! milliseconds, rounded down), as a stack with a millisecond clock would
+//! stamp them; RFC 3550 does not ask for more, and its time-outs are at
+//! least 5 x 2.5 s. That is what lets a stamp fit in 4 bytes for the first
+//! 49.7 days of a run; later stamps of a range member go to the map too.
 
 use crate::sim::SimTime;
 // FxHash: the keys are SSRCs we hand out, hashed on every media packet.
 use rustc_hash::FxHashMap as HashMap;
 
 /// `dense` slot of a non-member.
-const ABSENT: u64 = u64::MAX;
+const ABSENT: u32 = u32::MAX;
+/// `dense` slot of a member whose stamp is in `sparse` (past 49.7 days).
+const IN_MAP: u32 = u32::MAX - 1;
+
+/// The millisecond clock's reading at `t`.
+pub fn stamp_ms(t: SimTime) -> u64 {
+    t.as_nanos() / 1_000_000
+}
 
 #[derive(Debug, Default)]
 pub struct MemberTable {
     /// First SSRC and number of SSRCs of the dense range.
     base: u32,
     slots: u32,
-    /// Last heard (ns) per SSRC of the range, ABSENT for non-members.
-    dense: Vec<u64>,
-    /// Members outside the range: last heard.
-    sparse: HashMap<u32, SimTime>,
+    /// Last heard (ms stamp) per SSRC of the range, ABSENT for
+    /// non-members, IN_MAP for stamps too late for 4 bytes.
+    dense: Vec<u32>,
+    /// Members outside the range, and IN_MAP ones: last heard (ms stamp).
+    sparse: HashMap<u32, u64>,
     /// Members that sent RTP within the sender time-out: last RTP.
     senders: HashMap<u32, SimTime>,
     count: u32,
-    /// No member was last heard before this (ns): hearing only moves
+    /// No member was last heard before this (ms stamp): hearing only moves
     /// times later, so a time-out check with nobody older than its limit
     /// skips the scan (checks run every second; sessions of 10,000 have
     /// member time-outs of hours).
@@ -60,21 +75,25 @@ impl MemberTable {
 
     /// `ssrc` was heard at `now` (added if new).
     pub fn heard(&mut self, ssrc: u32, now: SimTime) {
+        let ms = stamp_ms(now);
         if self.count == 0 {
-            self.oldest_bound = now.as_nanos();
+            self.oldest_bound = ms;
         }
-        match self.slot(ssrc) {
-            Some(i) => {
-                if self.dense.is_empty() {
-                    self.dense = vec![ABSENT; self.slots as usize];
-                }
-                self.count += (self.dense[i] == ABSENT) as u32;
-                self.dense[i] = now.as_nanos();
-            }
-            None => {
-                self.count += self.sparse.insert(ssrc, now).is_none() as u32;
-            }
+        let Some(i) = self.slot(ssrc) else {
+            self.count += self.sparse.insert(ssrc, ms).is_none() as u32;
+            return;
+        };
+        if self.dense.is_empty() {
+            self.dense = vec![ABSENT; self.slots as usize];
         }
+        self.count += (self.dense[i] == ABSENT) as u32;
+        self.dense[i] = match u32::try_from(ms) {
+            Ok(ms) if ms < IN_MAP => ms,
+            _ => {
+                self.sparse.insert(ssrc, ms);
+                IN_MAP
+            }
+        };
     }
 
     /// `ssrc` sent RTP at `now`: heard, and a sender.
@@ -86,12 +105,13 @@ impl MemberTable {
     /// Removes `ssrc` (a BYE); whether it was a member.
     pub fn remove(&mut self, ssrc: u32) -> bool {
         self.senders.remove(&ssrc);
+        let in_map = self.sparse.remove(&ssrc).is_some();
         let was = match self.slot(ssrc) {
             Some(i) => self
                 .dense
                 .get_mut(i)
                 .is_some_and(|t| std::mem::replace(t, ABSENT) != ABSENT),
-            None => self.sparse.remove(&ssrc).is_some(),
+            None => in_map,
         };
         self.count -= was as u32;
         was
@@ -101,31 +121,36 @@ impl MemberTable {
     /// ends the sender status of those without RTP for `sender_limit`;
     /// returns how many members left.
     pub fn time_out(&mut self, now: SimTime, member_limit: SimTime, sender_limit: SimTime) -> u32 {
-        let keep = |t: SimTime| now.saturating_sub(t) < member_limit;
+        let keep = |ms: u64| {
+            let heard = SimTime::from_nanos(ms.saturating_mul(1_000_000));
+            now.saturating_sub(heard) < member_limit
+        };
         self.senders
             .retain(|_, t| now.saturating_sub(*t) < sender_limit);
-        if keep(SimTime::from_nanos(self.oldest_bound)) {
+        if keep(self.oldest_bound) {
             return 0;
         }
         let before = self.count;
         for (i, t) in self.dense.iter_mut().enumerate() {
-            if *t != ABSENT && !keep(SimTime::from_nanos(*t)) {
+            if *t < IN_MAP && !keep(*t as u64) {
                 *t = ABSENT;
                 self.count -= 1;
                 self.senders.remove(&(self.base + i as u32));
             }
         }
         let gone: Vec<u32> = (self.sparse.iter())
-            .filter(|&(_, &t)| !keep(t))
+            .filter(|&(_, &ms)| !keep(ms))
             .map(|(&s, _)| s)
             .collect();
         for s in gone {
-            self.sparse.remove(&s);
-            self.senders.remove(&s);
-            self.count -= 1;
+            self.remove(s);
         }
-        let dense = self.dense.iter().copied().filter(|&t| t != ABSENT);
-        let sparse = self.sparse.values().map(|t| t.as_nanos());
+        let dense = self
+            .dense
+            .iter()
+            .filter(|&&t| t < IN_MAP)
+            .map(|&t| t as u64);
+        let sparse = self.sparse.values().copied();
         self.oldest_bound = dense.chain(sparse).min().unwrap_or(u64::MAX);
         before - self.count
     }
@@ -169,29 +194,54 @@ mod tests {
         assert!(t.remove(2) && t.remove(3));
     }
 
-    /// Against the plain map of RFC 3550 6.3 (last heard, last RTP per
-    /// member), over random hearing, BYEs and time-out checks: the same
-    /// members, senders and time-out counts at every step.
+    #[test]
+    fn last_heard_is_stamped_by_a_millisecond_clock() {
+        let mut t = MemberTable::new(1, 2);
+        t.heard(1, SimTime::from_nanos(1_999_999)); // stamped 1 ms
+        t.heard(5, SimTime::from_nanos(1_999_999)); // outside the range too
+        let limit = SimTime::from_millis(8);
+        // The stamps (1 ms) say 7.999999 ms since, just inside the limit...
+        assert_eq!(t.time_out(SimTime::from_nanos(8_999_999), limit, limit), 0);
+        // ...and at 9 ms 8 ms since, though they were heard 7.000001 ms ago.
+        assert_eq!(t.time_out(SimTime::from_nanos(9_000_000), limit, limit), 2);
+        assert_eq!(t.len(), 0);
+    }
+
+    /// Against the plain map of RFC 3550 6.3 (last heard on a millisecond
+    /// clock, last RTP per member), over random hearing, BYEs and time-out
+    /// checks: the same members, senders and time-out counts at every step.
     #[test]
     fn matches_a_plain_member_map_under_random_operations() {
+        matches_a_plain_member_map_from(SimTime::ZERO);
+    }
+
+    /// The same across the end of the 4-byte stamps, 49.7 days in.
+    #[test]
+    fn matches_a_plain_member_map_past_the_4_byte_stamps() {
+        matches_a_plain_member_map_from(SimTime::from_millis(u32::MAX as u64 - 2_000_000));
+    }
+
+    fn matches_a_plain_member_map_from(start: SimTime) {
         use crate::sim::{uniform, RngStreams};
         let mut rng = RngStreams::new(11, 0).stream("ops");
         let mut table = MemberTable::new(100, 20);
         let mut model: HashMap<u32, (SimTime, Option<SimTime>)> = HashMap::default();
-        let mut now = SimTime::ZERO;
+        let mut now = start;
+        // The millisecond clock's reading.
+        let clock = |t: SimTime| SimTime::from_millis(t.as_nanos() / 1_000_000);
         for _ in 0..20_000 {
-            now += SimTime::from_millis((uniform(&mut rng) * 400.0) as u64);
+            now += SimTime::from_micros((uniform(&mut rng) * 400e3) as u64);
             // SSRCs 95..125: some outside the dense range 100..120.
             let ssrc = 95 + (uniform(&mut rng) * 30.0) as u32;
             match (uniform(&mut rng) * 10.0) as u32 {
                 0..=4 => {
                     table.heard(ssrc, now);
-                    model.entry(ssrc).or_insert((now, None)).0 = now;
+                    model.entry(ssrc).or_insert((now, None)).0 = clock(now);
                 }
                 5 | 6 => {
                     table.sent_rtp(ssrc, now);
                     let m = model.entry(ssrc).or_insert((now, None));
-                    *m = (now, Some(now));
+                    *m = (clock(now), Some(now));
                 }
                 7 => {
                     assert_eq!(table.remove(ssrc), model.remove(&ssrc).is_some());
