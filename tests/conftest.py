@@ -27,7 +27,8 @@ def assert_balanced(res) -> None:
     m = res.meta
     assert m["originated"] + m["multicast_copies"] == m["delivered"] + m["dropped"] + m["in_flight"]
     assert len(res.drops) == m["dropped"]
-    assert set(res.drops["reason"]) <= {"queue_overflow", "link_loss", "receiver_loss", "no_route", "no_listener"}
+    assert set(res.drops["reason"]) <= {"queue_overflow", "link_loss", "receiver_loss", "no_route", "no_listener",
+                                      "red_early", "red_forced"}
     f = res.flows
     assert (f["sent"] == f["received"] + f["lost"] + f["in_flight"]).all()
     drop_cols = [c for c in f.columns if c.startswith("dropped_")]

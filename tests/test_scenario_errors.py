@@ -31,7 +31,7 @@ def errors_of(data) -> list[tuple[str, str]]:
     ("links[0].rate_bps", "fast", "links[0].rate_bps", "invalid type: string \"fast\", expected f64"),
     ("links[0].queue", {"type": "droptail", "limit_packets": 0}, "links[0].queue.limit_packets", "at least 1"),
     ("links[0].queue", {"type": "droptail"}, "links[0].queue", "needs limit_packets or limit_bytes"),
-    ("links[0].queue", {"type": "red"}, "links[0].queue.type", "unknown variant `red`"),
+    ("links[0].queue", {"type": "blue"}, "links[0].queue.type", "unknown variant `blue`"),
     ("links[0].loss", {"type": "packet", "rate": 1.5}, "links[0].loss.rate", "probability in [0, 1]"),
     ("flows[0].dst", "a", "flows[0].dst", "must differ from src"),
     ("flows[0].interval_ms", None, "flows[0]", "cbr needs rate_bps or interval_ms"),

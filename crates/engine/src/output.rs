@@ -227,7 +227,8 @@ fn queues_table(w: &World) -> Table {
         .col(
             "final_packets",
             Column::U64(per_link(w, |l| l.queue.len_packets() as u64)),
-        );
+        )
+        .col("ecn_marks", Column::U64(per_link(w, |l| st(l).ecn_marks)));
     discipline_columns(w, t)
 }
 
@@ -267,12 +268,15 @@ fn add_named_columns<'a>(
     t
 }
 
+/// Queue lengths over time, then the values the disciplines sample (NaN
+/// where a queue's discipline has none).
 fn samples_table(r: &mut Recorder) -> Table {
-    Table::new("queue_samples")
+    let t = Table::new("queue_samples")
         .col("time_ns", Column::U64(take(&mut r.qs_time)))
         .col("link_dir", u32s(&r.qs_ld))
         .col("packets", Column::U64(take(&mut r.qs_packets)))
-        .col("bytes", Column::U64(take(&mut r.qs_bytes)))
+        .col("bytes", Column::U64(take(&mut r.qs_bytes)));
+    add_named_columns(t, &std::mem::take(&mut r.qs_values))
 }
 
 fn trace_table(r: &mut Recorder) -> Table {

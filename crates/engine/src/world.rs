@@ -178,12 +178,7 @@ impl World {
             }
             Ev::Sample => {
                 for (i, l) in self.links.iter().enumerate() {
-                    self.rec.sample_queue(
-                        now,
-                        i as LinkDirId,
-                        l.queue.len_packets(),
-                        l.queue.len_bytes(),
-                    );
+                    self.rec.sample_queue(now, i as LinkDirId, &l.queue);
                 }
                 let every = self.sample_every.expect("sampling on");
                 self.q.schedule_in(every, Ev::Sample);
@@ -293,7 +288,8 @@ impl World {
             return self.start_tx(ld, p, now);
         }
         let mut drops = std::mem::take(&mut self.drops);
-        link.queue.enqueue(p, now, &mut drops);
+        let idle_since = idle.then_some(link.busy_until);
+        link.queue.enqueue_at(p, now, idle_since, &mut drops);
         let next = if idle {
             link.queue.dequeue(now, &mut drops)
         } else {

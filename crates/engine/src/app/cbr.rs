@@ -112,6 +112,7 @@ mod tests {
             src_port: 5,
             dst_port: 6,
             dscp: 0,
+            ecn: crate::net::packet::ecn::NOT_ECT,
             payload_bytes: 40,
             transport: Transport::Udp,
         };

@@ -295,6 +295,7 @@ impl ResolvedFlow<'_> {
             src_port: self.src_port,
             dst_port: self.dst_port,
             dscp: self.spec.dscp,
+            ecn: crate::net::packet::ecn::NOT_ECT,
             payload_bytes,
             transport: Transport::Udp,
         }

@@ -60,6 +60,8 @@ pub struct PacketTemplate {
     pub src_port: u16,
     pub dst_port: u16,
     pub dscp: u8,
+    /// ECN field the source sets (ECT(0) for an ECN-capable transport).
+    pub ecn: u8,
     pub payload_bytes: u32,
     pub transport: crate::net::Transport,
 }
@@ -78,6 +80,7 @@ impl PacketTemplate {
             src_port: self.src_port,
             dst_port: self.dst_port,
             dscp: self.dscp,
+            ecn: self.ecn,
             created_at: SimTime::ZERO,
             transport: self.transport.clone(),
             app: crate::net::packet::AppData::None,

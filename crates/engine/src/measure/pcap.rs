@@ -62,6 +62,7 @@ impl PcapWriter {
             total_len: len as u16,
             ident: p.id as u16,
             dscp: p.dscp,
+            ecn: p.ecn,
             ttl: 64,
         }
         .emit(&mut self.buf);

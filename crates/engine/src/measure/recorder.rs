@@ -124,6 +124,8 @@ pub struct Recorder {
     pub qs_ld: Vec<u32>,
     pub qs_packets: Vec<u64>,
     pub qs_bytes: Vec<u64>,
+    /// The discipline's own sampled values (RED's average...), per sample.
+    pub qs_values: Vec<Vec<(&'static str, f64)>>,
 }
 
 /// What a recorder keeps besides the counts.
@@ -310,11 +312,12 @@ impl Recorder {
         self.tr_size.push(p.size_bytes);
     }
 
-    pub fn sample_queue(&mut self, now: SimTime, ld: LinkDirId, packets: usize, bytes: u64) {
+    pub fn sample_queue(&mut self, now: SimTime, ld: LinkDirId, q: &crate::queue::Queue) {
         self.qs_time.push(now.as_nanos());
         self.qs_ld.push(ld);
-        self.qs_packets.push(packets as u64);
-        self.qs_bytes.push(bytes);
+        self.qs_packets.push(q.len_packets() as u64);
+        self.qs_bytes.push(q.len_bytes());
+        self.qs_values.push(q.discipline_sample());
     }
 
     pub fn total_dropped(&self, fr: usize) -> u64 {

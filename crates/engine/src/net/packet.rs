@@ -9,6 +9,19 @@ pub type LinkDirId = u32;
 pub type FlowId = u32;
 pub type GroupId = u32;
 
+/// The ECN codepoints of the IP header (RFC 3168 5).
+pub mod ecn {
+    pub const NOT_ECT: u8 = 0b00;
+    pub const ECT1: u8 = 0b01;
+    pub const ECT0: u8 = 0b10;
+    pub const CE: u8 = 0b11;
+
+    /// The sender declared the transport ECN-capable (ECT(0), ECT(1) or CE).
+    pub fn capable(field: u8) -> bool {
+        field != NOT_ECT
+    }
+}
+
 /// IPv4 header bytes (no options).
 pub const IPV4_HEADER_BYTES: u32 = 20;
 /// UDP header bytes.
@@ -57,6 +70,9 @@ pub struct Packet {
     pub dst_port: u16,
     /// DiffServ code point (6 bits).
     pub dscp: u8,
+    /// ECN field (2 bits, RFC 3168 5): [`ecn::NOT_ECT`], [`ecn::ECT0`],
+    /// [`ecn::ECT1`] or [`ecn::CE`].
+    pub ecn: u8,
     /// When the application handed the packet to the network.
     pub created_at: SimTime,
     pub transport: Transport,
@@ -133,15 +149,22 @@ pub enum DropReason {
     NoRoute,
     /// Reached its destination node, but no application listens on the port.
     NoListener,
+    /// RED's random early drop (average queue between the thresholds).
+    RedEarly,
+    /// RED's forced drop (average queue above max_th, or twice it in
+    /// gentle mode).
+    RedForced,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 5] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::QueueOverflow,
         DropReason::LinkLoss,
         DropReason::ReceiverLoss,
         DropReason::NoRoute,
         DropReason::NoListener,
+        DropReason::RedEarly,
+        DropReason::RedForced,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -152,6 +175,8 @@ impl DropReason {
             DropReason::ReceiverLoss => "receiver_loss",
             DropReason::NoRoute => "no_route",
             DropReason::NoListener => "no_listener",
+            DropReason::RedEarly => "red_early",
+            DropReason::RedForced => "red_forced",
         }
     }
 
@@ -174,6 +199,7 @@ pub fn test_packet(flow: FlowId, seq: u64, size: u32) -> Packet {
         src_port: 1,
         dst_port: 2,
         dscp: 0,
+        ecn: ecn::NOT_ECT,
         created_at: crate::sim::SimTime::ZERO,
         transport: Transport::Udp,
         app: Default::default(),

@@ -72,18 +72,7 @@ impl QueueDiscipline for DropTail {
             ctx.dropped.push((pkt, DropReason::QueueOverflow));
         }
     }
-    fn dequeue(&mut self, _ctx: &mut QueueCtx<'_>) -> Option<Packet> {
-        self.fifo.pop_front()
-    }
-    fn len_packets(&self) -> usize {
-        self.fifo.len_packets()
-    }
-    fn len_bytes(&self) -> u64 {
-        self.fifo.len_bytes()
-    }
-    fn held(&self) -> Vec<&Packet> {
-        self.fifo.held()
-    }
+    crate::fifo_queue_methods!();
     fn kind(&self) -> &'static str {
         "droptail"
     }

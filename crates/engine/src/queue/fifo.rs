@@ -49,3 +49,23 @@ impl Fifo {
         self.q.iter().collect()
     }
 }
+
+/// The `QueueDiscipline` methods of a discipline that keeps its packets in
+/// a `fifo: Fifo` field and sends them in order: dequeue, lengths, held.
+#[macro_export]
+macro_rules! fifo_queue_methods {
+    () => {
+        fn dequeue(&mut self, _ctx: &mut $crate::queue::QueueCtx<'_>) -> Option<Packet> {
+            self.fifo.pop_front()
+        }
+        fn len_packets(&self) -> usize {
+            self.fifo.len_packets()
+        }
+        fn len_bytes(&self) -> u64 {
+            self.fifo.len_bytes()
+        }
+        fn held(&self) -> Vec<&Packet> {
+            self.fifo.held()
+        }
+    };
+}

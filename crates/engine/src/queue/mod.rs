@@ -13,6 +13,7 @@
 pub mod drophead;
 pub mod droptail;
 pub mod fifo;
+pub mod red;
 pub mod spec;
 
 use crate::net::{DropReason, Packet};
@@ -27,6 +28,11 @@ pub struct QueueCtx<'a> {
     pub now: SimTime,
     /// Packets the discipline dropped during this call, with the reason.
     pub dropped: &'a mut Vec<(Packet, DropReason)>,
+    /// On enqueue: when the link's transmitter went idle, if it is idle
+    /// now (RED ages its average over idle time).
+    pub idle_since: Option<SimTime>,
+    /// Packets the discipline marked CE (ECN) during this call.
+    pub marked: u64,
 }
 
 pub trait QueueDiscipline: Send {
@@ -53,6 +59,11 @@ pub trait QueueDiscipline: Send {
     fn stats(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// Values of the discipline's own to sample over time with the queue
+    /// length (`measure.queue_sample_ms`), e.g. RED's average.
+    fn sample(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Counters a [`Queue`] keeps.
@@ -64,6 +75,8 @@ pub struct QueueStats {
     pub departure_bytes: u64,
     pub drops: [u64; DropReason::COUNT],
     pub drop_bytes: u64,
+    /// Packets marked CE instead of dropped (ECN).
+    pub ecn_marks: u64,
     pub max_packets: usize,
     pub max_bytes: u64,
     /// Time integrals of the length (packet*ns and byte*ns).
@@ -107,6 +120,10 @@ impl Queue {
     pub fn held(&self) -> Vec<&Packet> {
         self.disc.held()
     }
+    /// The discipline's own values now (see [`QueueDiscipline::sample`]).
+    pub fn discipline_sample(&self) -> Vec<(&'static str, f64)> {
+        self.disc.sample()
+    }
     /// The discipline's own end-of-run values (see [`QueueDiscipline::stats`]).
     pub fn discipline_stats(&self) -> Vec<(&'static str, f64)> {
         self.disc.stats()
@@ -144,13 +161,33 @@ impl Queue {
         }
     }
 
-    /// Offers `pkt`; drops (if any) are appended to `dropped`.
+    /// Offers `pkt` while the transmitter is busy; drops (if any) are
+    /// appended to `dropped`.
     pub fn enqueue(&mut self, pkt: Packet, now: SimTime, dropped: &mut Vec<(Packet, DropReason)>) {
+        self.enqueue_at(pkt, now, None, dropped)
+    }
+
+    /// Offers `pkt`; `idle_since` is when the transmitter went idle, if it
+    /// is idle now.
+    pub fn enqueue_at(
+        &mut self,
+        pkt: Packet,
+        now: SimTime,
+        idle_since: Option<SimTime>,
+        dropped: &mut Vec<(Packet, DropReason)>,
+    ) {
         self.integrate(now);
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += pkt.size_bytes as u64;
         let before = dropped.len();
-        self.disc.enqueue(pkt, &mut QueueCtx { now, dropped });
+        let mut ctx = QueueCtx {
+            now,
+            dropped,
+            idle_since,
+            marked: 0,
+        };
+        self.disc.enqueue(pkt, &mut ctx);
+        self.stats.ecn_marks += ctx.marked;
         self.count_drops(dropped, before);
         let (lp, lb) = (self.disc.len_packets(), self.disc.len_bytes());
         self.stats.max_packets = self.stats.max_packets.max(lp);
@@ -166,7 +203,14 @@ impl Queue {
     ) -> Option<Packet> {
         self.integrate(now);
         let before = dropped.len();
-        let p = self.disc.dequeue(&mut QueueCtx { now, dropped });
+        let mut ctx = QueueCtx {
+            now,
+            dropped,
+            idle_since: None,
+            marked: 0,
+        };
+        let p = self.disc.dequeue(&mut ctx);
+        self.stats.ecn_marks += ctx.marked;
         self.count_drops(dropped, before);
         if let Some(p) = &p {
             self.stats.departures += 1;

@@ -34,6 +34,7 @@ crate::model_family! {
     pub enum QueueSpec: dyn QueueModel {
         Droptail(super::droptail::DropTailSpec) = "droptail",
         DropHead(super::drophead::DropHeadSpec) = "drophead",
+        Red(super::red::RedSpec) = "red",
     }
 }
 

@@ -201,10 +201,17 @@ mod tests {
     fn the_type_picks_the_model_and_errors_carry_the_inner_path() {
         let q = parse_queue(serde_json::json!({"type": "drophead", "limit_packets": 5}));
         assert_eq!(q.expect("valid").tag(), "drophead");
-        let e = parse_queue(serde_json::json!({"type": "red"})).unwrap_err();
+        let e = parse_queue(serde_json::json!({"type": "blue"})).unwrap_err();
+        let tags = QueueSpec::TAGS
+            .iter()
+            .map(|t| format!("`{t}`"))
+            .collect::<Vec<_>>();
         assert_eq!(
             e,
-            format!("{PATH_MARK}type{PATH_MARK}unknown variant `red`, expected `droptail` or `drophead`")
+            format!(
+                "{PATH_MARK}type{PATH_MARK}unknown variant `blue`, expected one of {}",
+                tags.join(", ")
+            )
         );
         let e =
             parse_queue(serde_json::json!({"type": "droptail", "limit_bytes": -1})).unwrap_err();

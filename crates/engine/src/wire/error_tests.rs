@@ -17,6 +17,7 @@ fn ipv4_lengths_version_and_fields() {
         total_len: 48,
         ident: 0x1234,
         dscp: 46,
+        ecn: 0,
         ttl: 64,
     };
     let mut b = vec![0u8; 20];

@@ -14,6 +14,8 @@ pub struct Ipv4Repr {
     pub total_len: u16,
     pub ident: u16,
     pub dscp: u8,
+    /// ECN field (RFC 3168 5), the low 2 bits of the old TOS byte.
+    pub ecn: u8,
     pub ttl: u8,
 }
 
@@ -22,7 +24,7 @@ impl Ipv4Repr {
     pub fn emit(&self, buf: &mut [u8]) {
         let b = &mut buf[..HEADER_LEN];
         b[0] = 0x45; // version 4, IHL 5 words
-        b[1] = self.dscp << 2;
+        b[1] = self.dscp << 2 | self.ecn & 0b11;
         b[2..4].copy_from_slice(&self.total_len.to_be_bytes());
         b[4..6].copy_from_slice(&self.ident.to_be_bytes());
         b[6..8].copy_from_slice(&0x4000u16.to_be_bytes()); // DF, offset 0
@@ -53,6 +55,7 @@ impl Ipv4Repr {
         }
         Ok(Ipv4Repr {
             dscp: buf[1] >> 2,
+            ecn: buf[1] & 0b11,
             total_len: u16::from_be_bytes([buf[2], buf[3]]),
             ident: u16::from_be_bytes([buf[4], buf[5]]),
             ttl: buf[8],
@@ -76,16 +79,18 @@ mod tests {
             total_len: 48,
             ident: 7,
             dscp: 10,
+            ecn: 0b01,
             ttl: 64,
         };
         let mut b = [0u8; 20];
         r.emit(&mut b);
-        // Checksum by hand: words 4528 0030 0007 4000 4011 0a00 0001 0a00
-        // 0002 sum to 0xd973, whose complement is 0x268c.
+        // TOS byte: DSCP 10 then ECN 01 = 0x29. Checksum by hand: words
+        // 4529 0030 0007 4000 4011 0a00 0001 0a00 0002 sum to 0xd974, whose
+        // complement is 0x268b.
         assert_eq!(
             b,
             [
-                0x45, 0x28, 0x00, 0x30, 0x00, 0x07, 0x40, 0x00, 0x40, 0x11, 0x26, 0x8c, 10, 0, 0,
+                0x45, 0x29, 0x00, 0x30, 0x00, 0x07, 0x40, 0x00, 0x40, 0x11, 0x26, 0x8b, 10, 0, 0,
                 1, 10, 0, 0, 2
             ]
         );

@@ -90,6 +90,7 @@ impl RtpSessionSpec {
             src_port: port,
             dst_port: port,
             dscp: 0,
+            ecn: crate::net::packet::ecn::NOT_ECT,
             payload_bytes: payload,
             transport: Transport::Udp,
         };
