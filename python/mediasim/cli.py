@@ -243,6 +243,35 @@ def crosscheck_cmd(impatient, no_ns3, save_references) -> None:
         click.echo("compared with ns-2 only")
 
 
+@main.command("media-rates")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
+              help="An MPEG frame trace file (see mediasim.media); default the study's synthetic trace.")
+@click.option("--gop", default="IBBPBBPBB", show_default=True, help="GOP pattern of the synthetic trace.")
+@click.option("--frame-rate", type=float, default=30.0, show_default=True, help="Frame slots per second at scale 4.")
+@click.option("--mm", is_flag=True, help="MM_APP's scales (the study's rates) instead.")
+def media_rates_cmd(trace_path, gop, frame_rate, mm) -> None:
+    """Print each scale's average rate (payload and on the wire) of a
+    media-scaling flow: MPEG_APP on a trace, or MM_APP."""
+    import pandas as pd
+
+    from . import media
+
+    if mm:
+        fields = {"app": "mm"}
+    elif trace_path:
+        try:
+            fields = {"app": "mpeg", "frames": media.read_trace(trace_path), "frame_rate": frame_rate}
+        except ScenarioError as e:
+            _fail(str(e))
+    else:
+        fields = {"app": "mpeg", "gop": gop, "frame_rate": frame_rate}
+    try:
+        rows = media.scale_rates(**fields)
+    except ScenarioError as e:
+        _fail(str(e))
+    click.echo(_fmt_table(pd.DataFrame(rows).round(1)))
+
+
 @main.command("reproduce")
 @click.argument("study")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Output folder (default results/STUDY).")

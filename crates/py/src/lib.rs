@@ -97,6 +97,14 @@ fn schema() -> String {
     mediasim_engine::scenario::json_schema()
 }
 
+/// Each scale's average (payload, wire) rate in bit/s of a media-scaling
+/// flow's fields given as JSON.
+#[pyfunction]
+fn media_scaling_rates(flow_json: &str) -> PyResult<Vec<(f64, f64)>> {
+    mediasim_engine::app::scaling::scale_rates_json(flow_json)
+        .map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     mediasim_engine::VERSION
@@ -108,5 +116,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(media_scaling_rates, m)?)?;
     Ok(())
 }

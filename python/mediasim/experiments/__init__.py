@@ -11,6 +11,7 @@ from importlib import import_module
 STUDIES = {
     "iw10": "iw10",
     "avpf": "avpf",
+    "media-scaling": "media_scaling",
 }
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -27,7 +27,7 @@ from ..reporting.tables import md_table
 from ..scenario import Scenario
 from ..stats import summarize
 from ..sweep import Job, run_many
-from .params import apply_overrides
+from .params import StudyParams
 
 NAME = "avpf"
 CASES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
@@ -35,7 +35,9 @@ HAS_SENSITIVITY = True
 
 
 @dataclass
-class Params:
+class Params(StudyParams):
+    study: ClassVar[str] = NAME
+
     # --- stated by the study ---
     session_bws_bps: tuple[float, ...] = (2e6, 200e3, 20e3)  # cases 1-2
     max_feedback_delay_ms: float = 1000.0
@@ -100,13 +102,9 @@ class Params:
                                    newpred_loss_rates=(0.01, 0.1),
                                    newpred_sessions=("32:4:3", "128:10:6", "2000:30:9"))
 
-    def with_overrides(self, overrides: dict[str, str]) -> "Params":
-        return apply_overrides(self, overrides, NAME)
 
-    def check(self) -> None:
+    def check_more(self) -> list[str]:
         problems = []
-        if self.replications < 1:
-            problems.append("replications must be at least 1")
         if self.duration_s <= 20:
             problems.append("duration_s must exceed 20 s (AVP needs several 5 s intervals)")
         if not 0 < self.case4_load < self.case4_link_factor:
@@ -117,8 +115,7 @@ class Params:
         bad = [d for d in self.newpred_dithers if d not in ("multiparty", "zero")]
         if bad or not self.newpred_dithers:
             problems.append(f"newpred_dithers must name \"multiparty\" and/or \"zero\" (got {list(self.newpred_dithers)})")
-        if problems:
-            raise ValueError("avpf: " + "; ".join(problems))
+        return problems
 
 
 # ---------------------------------------------------------------- topologies

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -27,14 +27,16 @@ from ..reporting.tables import md_table
 from ..scenario import Scenario
 from ..stats import summarize
 from ..sweep import Job, run_many
-from .params import apply_overrides
+from .params import StudyParams
 from .quality import LEVELS, base_delay, quality_metrics
 
 NAME = "iw10"
 
 
 @dataclass
-class Params:
+class Params(StudyParams):
+    study: ClassVar[str] = NAME
+
     # --- stated by the study ---
     flows: tuple[int, ...] = (1, 2, 6)
     initial_windows: tuple[int, ...] = (3, 10)
@@ -71,14 +73,9 @@ class Params:
         """A small version for tests: 4 replications, same set-up."""
         return dataclasses.replace(self, replications=4)
 
-    def with_overrides(self, overrides: dict[str, str]) -> "Params":
-        """Applies name=value strings, converted to each field's type."""
-        return apply_overrides(self, overrides, NAME)
 
-    def check(self) -> None:
+    def check_more(self) -> list[str]:
         problems = []
-        if self.replications < 1:
-            problems.append("replications must be at least 1")
         if not self.flows or min(self.flows) < 1:
             problems.append("flows must be positive counts")
         if not self.initial_windows or min(self.initial_windows) < 1:
@@ -91,8 +88,7 @@ class Params:
             problems.append("observation_s must be (start, end) with start < end")
         if self.server_link_delay_ms >= self.one_way_delay_ms:
             problems.append("one_way_delay_ms must exceed server_link_delay_ms")
-        if problems:
-            raise ValueError("iw10: " + "; ".join(problems))
+        return problems
 
 
 def scenario(p: Params, n_flows: int, iw: int) -> Scenario:

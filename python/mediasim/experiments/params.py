@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 P = TypeVar("P")
 
@@ -34,3 +34,25 @@ def apply_overrides(params: P, overrides: dict[str, str], study: str) -> P:
         out = dataclasses.replace(out, **{k: val})  # type: ignore[type-var]
     out.check()  # type: ignore[attr-defined]
     return out
+
+
+class StudyParams:
+    """What every study's ``Params`` dataclass shares: ``--set`` overrides
+    and the replication count check. A subclass names its study in
+    ``study`` and adds its own checks in ``check_more``."""
+
+    study: ClassVar[str]
+    replications: int
+
+    def with_overrides(self: P, overrides: dict[str, str]) -> P:
+        """Applies name=value strings, converted to each field's type."""
+        return apply_overrides(self, overrides, self.study)  # type: ignore[attr-defined]
+
+    def check(self) -> None:
+        problems = [] if self.replications >= 1 else ["replications must be at least 1"]
+        problems += self.check_more()
+        if problems:
+            raise ValueError(f"{self.study}: " + "; ".join(problems))
+
+    def check_more(self) -> list[str]:
+        return []

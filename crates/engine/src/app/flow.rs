@@ -38,6 +38,7 @@ crate::model_family! {
         Cbr(super::cbr::CbrSpec) = "cbr",
         Poisson(super::poisson::PoissonSpec) = "poisson",
         Tcp(super::tcp::spec::TcpFlowSpec) = "tcp",
+        MediaScaling(super::scaling::MediaScalingSpec) = "media_scaling",
     }
 }
 
@@ -203,6 +204,13 @@ fn merge_object_schemas(common: &Value, mut kind: Value) -> Value {
         }
     }
     kind
+}
+
+/// A kind with a return flow (ACKs, requests) is unicast: reports a group.
+pub fn require_unicast(flow: &FlowCommon, p: &str, kind: &str, c: &mut Checker) {
+    if flow.group.is_some() {
+        c.err(format!("{p}.group"), format!("{kind} is unicast: give dst"));
+    }
 }
 
 /// Checks of the common fields, then the kind's.
@@ -434,4 +442,60 @@ pub fn port_taken(
         ctx.node_name(node)
     );
     ctx.err(format!("{}.{field}", f.path), msg);
+}
+
+/// Claims `port` on `node` for the next application, then adds `app`
+/// (added even when the port is taken, so that indices stay in step; the
+/// run does not start with a reported error).
+pub fn claim_and_add(
+    f: &ResolvedFlow<'_>,
+    field: &str,
+    node: crate::net::NodeId,
+    port: u16,
+    app: Box<dyn crate::app::App>,
+    ctx: &mut BuildCtx<'_>,
+) {
+    let idx = ctx.next_app();
+    use crate::scenario::build::PortClaim;
+    if let PortClaim::Taken(owner) = ctx.claim_port(node, port, idx, &f.spec.name, false) {
+        port_taken(f, field, node, port, &owner, ctx);
+    }
+    ctx.add_app(node, f.start, app);
+}
+
+/// Packets going back from a unicast flow's receiver to its source (ACKs,
+/// requests): the flow after `f`'s, with the ports swapped.
+pub fn return_template(f: &ResolvedFlow<'_>, tpl: &PacketTemplate) -> PacketTemplate {
+    PacketTemplate {
+        flow: f.id + 1,
+        dst: Dest::Node(f.src),
+        src_port: f.dst_port,
+        dst_port: f.src_port,
+        ..tpl.clone()
+    }
+}
+
+/// Flow metadata of unicast flow `f` (of `kind`, to its receiver) and of
+/// its return flow "<name>/<suffix>" (of `return_kind`).
+pub fn add_flow_pair_meta(
+    f: &ResolvedFlow<'_>,
+    kind: &'static str,
+    suffix: &str,
+    return_kind: &'static str,
+    ctx: &mut BuildCtx<'_>,
+) {
+    use crate::measure::recorder::{FlowMeta, Receivers};
+    let d = f.receivers[0];
+    let meta = |name: String, kind, src, to| FlowMeta {
+        name,
+        kind,
+        src,
+        receivers: Receivers::Each(vec![to]),
+        start: f.start,
+        stop: ctx.horizon,
+    };
+    let data = meta(f.spec.name.clone(), kind, f.src, d);
+    let back = meta(format!("{}/{suffix}", f.spec.name), return_kind, d, f.src);
+    ctx.add_flow_meta(f.id, data);
+    ctx.add_flow_meta(f.id + 1, back);
 }

@@ -9,6 +9,7 @@ pub mod cbr;
 pub mod flow;
 pub mod poisson;
 pub mod rtp;
+pub mod scaling;
 pub mod session;
 pub mod sink;
 pub mod tcp;

@@ -96,6 +96,20 @@ pub enum AppData {
         repair: Option<SimTime>,
     },
     Rtcp(std::sync::Arc<RtcpCompound>),
+    /// A media-scaling data packet: the sender's scale, the frame it
+    /// belongs to, and the echo of the receiver's last request (its send
+    /// time, and how long the sender held it before this packet).
+    ScaledMedia {
+        scale: u8,
+        frame: u32,
+        echo: Option<(SimTime, SimTime)>,
+    },
+    /// A media-scaling receiver's request for a scale, stamped with its
+    /// send time.
+    ScaleRequest {
+        scale: u8,
+        sent_at: SimTime,
+    },
 }
 
 /// One report block, with LSR and DLSR as simulated times (exported as NTP

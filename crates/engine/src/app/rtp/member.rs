@@ -435,7 +435,8 @@ impl App for RtpMember {
                 repair,
             } => self.on_rtp(now, *ssrc, *seq, *timestamp, *repair),
             AppData::Rtcp(c) => self.on_rtcp(now, c, pkt.size_bytes, pkt.created_at, out),
-            AppData::None => {}
+            // Not RTP: nothing for a session member.
+            _ => {}
         }
         self.arm_rtcp(out);
     }

@@ -3,12 +3,11 @@
 //! sink, and the flow "<name>/ack" for the ACKs).
 
 use super::{TcpSink, TcpSource};
-use crate::app::flow::{port_taken, FlowCommon, FlowModel, ResolvedFlow};
-use crate::app::PacketTemplate;
-use crate::measure::recorder::{FlowMeta, Receivers};
-use crate::net::Dest;
+use crate::app::flow::{
+    add_flow_pair_meta, claim_and_add, return_template, FlowCommon, FlowModel, ResolvedFlow,
+};
 use crate::proto::tcp::{Flavor, InitialWindow, NewRenoRecovery, TcpConfig};
-use crate::scenario::build::{BuildCtx, PortClaim};
+use crate::scenario::build::BuildCtx;
 use crate::scenario::check::{Checker, Scope, MAX_DELAY_MS};
 use crate::sim::SimTime;
 use schemars::JsonSchema;
@@ -134,9 +133,7 @@ impl FlowModel for TcpFlowSpec {
         true
     }
     fn validate(&self, flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
-        if flow.group.is_some() {
-            c.err(format!("{p}.group"), "tcp is unicast: give dst");
-        }
+        crate::app::flow::require_unicast(flow, p, "tcp", c);
         c.at_least_one(&format!("{p}.bytes"), self.bytes);
         if let Some(t) = &self.tcp {
             t.validate(&format!("{p}.tcp"), c);
@@ -146,50 +143,13 @@ impl FlowModel for TcpFlowSpec {
         let d = f.receivers[0];
         let cfg = tcp_config(self.tcp.as_ref(), self.bytes.is_some());
         let tpl = f.udp_template(0);
-        let ack_tpl = PacketTemplate {
-            flow: f.id + 1,
-            dst: Dest::Node(f.src),
-            src_port: f.dst_port,
-            dst_port: f.src_port,
-            ..tpl.clone()
-        };
+        let ack_tpl = return_template(f, &tpl);
         let source = TcpSource::new(tpl, cfg.clone(), self.bytes);
         claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);
         let sink = TcpSink::new(ack_tpl, cfg, f.id, f.start);
         claim_and_add(f, "dst_port", d, f.dst_port, Box::new(sink), ctx);
-        let meta = |name: String, kind, src, to| FlowMeta {
-            name,
-            kind,
-            src,
-            receivers: Receivers::Each(vec![to]),
-            start: f.start,
-            stop: ctx.horizon,
-        };
-        let (data, ack) = (
-            meta(f.spec.name.clone(), "tcp", f.src, d),
-            meta(format!("{}/ack", f.spec.name), "tcp_ack", d, f.src),
-        );
-        ctx.add_flow_meta(f.id, data);
-        ctx.add_flow_meta(f.id + 1, ack);
+        add_flow_pair_meta(f, "tcp", "ack", "tcp_ack", ctx);
     }
-}
-
-/// Claims `port` on `node` for the next application, then adds `app`
-/// (added even when the port is taken, so that indices stay in step; the
-/// run does not start with a reported error).
-fn claim_and_add(
-    f: &ResolvedFlow<'_>,
-    field: &str,
-    node: crate::net::NodeId,
-    port: u16,
-    app: Box<dyn crate::app::App>,
-    ctx: &mut BuildCtx<'_>,
-) {
-    let idx = ctx.next_app();
-    if let PortClaim::Taken(owner) = ctx.claim_port(node, port, idx, &f.spec.name, false) {
-        port_taken(f, field, node, port, &owner, ctx);
-    }
-    ctx.add_app(node, f.start, app);
 }
 
 impl TcpSpec {

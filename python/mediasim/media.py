@@ -1,0 +1,85 @@
+"""Frame traces for the media-scaling MPEG_APP, and each scale's rate.
+
+Trace format (text, one frame per line, in sending order)::
+
+    # comment lines and blank lines are ignored
+    I 11000
+    B 2000
+    B 2000
+    P 8000
+
+Each line is a frame type (I, P or B) and the frame's size in bytes of
+payload (RTP/UDP/IP headers come on top, per packet after fragmentation).
+The first frame must be an I frame (a GOP starts at each I). A trace is
+made for the highest scale's frame rate and is read as a loop.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from . import _engine
+from .errors import ScenarioError
+
+Trace = list[list[Any]]  # [[type, bytes], ...], as a flow's "frames" field
+
+STUDY_SIZES = {"I": 11000, "P": 8000, "B": 2000}
+
+
+def _error(where: str, msg: str) -> ScenarioError:
+    return ScenarioError(f"{where}: {msg}", [(where, msg)])
+
+
+def study_trace(gop: str = "IBBPBBPBB", sizes: dict[str, int] | None = None, gops: int = 1) -> Trace:
+    """The media-scaling study's trace: every frame of a type has that
+    type's mean size (I 11000, P 8000, B 2000 bytes)."""
+    sizes = sizes or STUDY_SIZES
+    return [[t, int(sizes[t])] for _ in range(gops) for t in gop]
+
+
+def read_trace(path: str | Path) -> Trace:
+    """Reads a trace file; a bad line raises ScenarioError naming the file
+    and line."""
+    path = Path(path)
+    frames: Trace = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise _error(str(path), f"cannot read the trace: {e}") from None
+    for no, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        ok = len(parts) == 2 and parts[0] in ("I", "P", "B") and parts[1].isdigit()
+        if not ok:
+            raise _error(f"{path}:{no}", f"expected '<I|P|B> <bytes>', got {line!r}")
+        frames.append([parts[0], int(parts[1])])
+    if not frames:
+        raise _error(str(path), "the trace holds no frames")
+    if frames[0][0] != "I":
+        raise _error(f"{path}:1", "the first frame must be an I frame")
+    return frames
+
+
+def write_trace(path: str | Path, frames: Trace) -> Path:
+    path = Path(path)
+    lines = ["# mediasim MPEG frame trace: <type> <payload bytes>, one frame per line"]
+    lines += [f"{t} {b}" for t, b in frames]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def scale_rates(**fields: Any) -> list[dict[str, float]]:
+    """Each scale's average rate of a media-scaling flow with these fields
+    (``app="mpeg"``, ``frames=...`` or ``gop=...``; ``app="mm"``,
+    ``rates_bps=...``): payload and on-the-wire kbit/s, as the sender
+    produces them."""
+    try:
+        rates = _engine.media_scaling_rates(json.dumps(fields))
+    except ValueError as e:
+        where, _, msg = str(e).partition(": ")
+        raise _error(where, msg) from None
+    return [{"scale": s, "payload_kbps": p / 1e3, "wire_kbps": w / 1e3} for s, (p, w) in enumerate(rates)]

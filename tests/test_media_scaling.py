@@ -1,0 +1,167 @@
+"""Media-scaling flows (MM_APP, MPEG_APP) and the media-scaling study: rates
+by hand, the control's climb on a free path and its retreat on a congested
+one, trace files, errors, and the study's expected shapes in quick mode."""
+
+import pytest
+
+import mediasim
+from mediasim import ScenarioError, media
+from mediasim.experiments import media_scaling as ms
+from conftest import assert_balanced, line
+
+
+def test_the_studys_mpeg_trace_gives_the_rates_its_arithmetic_does():
+    # Per 0.3 s GOP of IBBPBBPBB (I 11000, P 8000, B 2000 bytes): scale 0
+    # sends I (11000 B), 1 I+P, 2 I+2P, 3 I+2P+3B, 4 all (39000 B).
+    want = [11000, 19000, 27000, 33000, 39000]
+    rows = media.scale_rates(app="mpeg")
+    for r, b in zip(rows, want):
+        assert r["payload_kbps"] == pytest.approx(b * 8 / 0.3 / 1e3, rel=1e-6)
+    # On the wire: 28 header bytes per packet of at most 1500 bytes (an I
+    # frame is 8 packets, a P 6, a B 2): scale 4 adds (8 + 2x6 + 6x2) x 28 B.
+    assert rows[4]["wire_kbps"] == pytest.approx((39000 + 32 * 28) * 8 / 0.3 / 1e3, rel=1e-6)
+    mm = media.scale_rates(app="mm")
+    assert [r["wire_kbps"] for r in mm] == pytest.approx([300, 500, 700, 900, 1100])
+
+
+def test_trace_files_round_trip_and_bad_lines_name_the_line(tmp_path):
+    frames = media.study_trace("IBBPBBPBBPBB", gops=2)
+    path = media.write_trace(tmp_path / "t.txt", frames)
+    assert media.read_trace(path) == frames
+    assert media.scale_rates(app="mpeg", frames=frames) == media.scale_rates(app="mpeg", gop="IBBPBBPBBPBB")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("# trace\nI 11000\nX 12\n")
+    with pytest.raises(ScenarioError) as e:
+        media.read_trace(bad)
+    assert e.value.errors[0][0] == f"{bad}:3"
+    bad.write_text("B 2000\n")
+    with pytest.raises(ScenarioError, match="first frame must be an I"):
+        media.read_trace(bad)
+
+
+def one_flow(rate_bps: float, duration_s: float = 10.0, **fields):
+    sc = line(1, rate_bps=rate_bps, delay_ms=20, duration_s=duration_s)
+    sc.flow("m", "media_scaling", src="n0", dst="n1", **fields)
+    res = mediasim.run(sc, seed=1)
+    assert_balanced(res)
+    return res
+
+
+def test_on_a_free_path_the_control_climbs_one_scale_per_control_rtt_and_stays():
+    res = one_flow(10e6, app="mm")
+    row = res.media_scaling.set_index("flow").loc["m"]
+    assert (row["final_scale"], row["increases"], row["decreases"]) == (4, 4, 0)
+    # RTT on the path: 2 x 20 ms plus the 1500-byte packet's 1.2 ms and the
+    # 40-byte request's; the control RTT is that (above MM's 40 ms).
+    assert row["srtt_ms"] == pytest.approx(41.2, abs=0.1)
+    ser = res.media_scaling_series
+    up = ser[(ser["flow"] == "m") & (ser["var"] == "requested_scale")]["time_s"].diff().dropna()
+    # The first step waits the longest interval (40 ms from the start; no
+    # RTT sample yet): packet 1, sent at 40 ms, arrives at 61.2 ms. Later
+    # steps come with the first packet at least a control RTT (40 ms, then
+    # 41.2 once measured) after the last, at most one packet interval on.
+    assert up.iloc[0] == pytest.approx(0.0612, abs=1e-6)
+    assert (up.iloc[1:] >= 0.040 - 1e-9).all() and (up.iloc[1:] <= 0.0412 + 0.040).all(), up
+    pk = res.packets[(res.packets["flow"] == "m") & (res.packets["recv_s"] >= 2)]
+    assert pk["size_bytes"].sum() * 8 / 8 == pytest.approx(1.1e6, rel=0.01)
+
+
+def test_mpeg_at_scale_4_sends_its_trace_rate():
+    res = one_flow(10e6, app="mpeg", initial_scale=4)
+    row = res.media_scaling.set_index("flow").loc["m"]
+    assert row["decreases"] == 0 and row["frames_skipped"] == 0
+    pk = res.packets[(res.packets["flow"] == "m") & (res.packets["recv_s"] >= 0.9) & (res.packets["recv_s"] < 9.9)]
+    assert pk["size_bytes"].sum() * 8 / 9.0 == pytest.approx(media.scale_rates(app="mpeg")[4]["wire_kbps"] * 1e3,
+                                                             rel=0.01)
+
+
+def test_on_a_congested_path_the_control_backs_off_below_the_capacity():
+    # 600 kbit/s with a 10-packet drop-tail buffer: scales 2-4 (700-1100
+    # kbit/s) overflow it, so the control halves and climbs in turn.
+    sc = line(1, rate_bps=600e3, delay_ms=20, duration_s=60, queue={"type": "droptail", "limit_packets": 10})
+    sc.flow("m", "media_scaling", src="n0", dst="n1", app="mm")
+    res = mediasim.run(sc, seed=1)
+    row = res.media_scaling.set_index("flow").loc["m"]
+    assert row["decreases"] >= 10 and row["missing_packets"] > 0
+    assert 1.0 <= row["mean_scale"] <= 2.5, row["mean_scale"]
+    util = res.links.set_index("direction").loc["n0-n1:n0->n1", "utilization"]
+    assert 0.7 < util <= 1.0
+
+
+@pytest.mark.parametrize("fields,path,fragment", [
+    ({"app": "mm", "rates_bps": [1, 2]}, "flows[0].rates_bps", "one rate per scale"),
+    ({"app": "mm", "gop": "IBB"}, "flows[0].gop", 'not used by app = "mm"'),
+    ({"app": "mpeg", "packet_bytes": 1000}, "flows[0].packet_bytes", 'not used by app = "mpeg"'),
+    ({"app": "mpeg", "gop": "BBI"}, "flows[0].gop", "starting with I"),
+    ({"app": "mpeg", "frames": [["I", 10], ["Q", 5]]}, "flows[0].frames[1]", "frame type"),
+    ({"app": "mm", "initial_scale": 5}, "flows[0].initial_scale", "0..=4"),
+    ({"app": "mm", "timeout_factor": 0.5}, "flows[0].timeout_factor", "at least 1"),
+    ({"app": "mm", "feedback_bytes": 10}, "flows[0].feedback_bytes", "28..=65535"),
+    ({"app": "video"}, "flows[0].app", "unknown variant"),
+])
+def test_media_scaling_errors_name_the_field(fields, path, fragment):
+    sc = line(1, rate_bps=1e6, delay_ms=1)
+    sc.flow("m", "media_scaling", src="n0", dst="n1", **fields)
+    with pytest.raises(ScenarioError) as e:
+        sc.validate()
+    assert any(p == path and fragment in m for p, m in e.value.errors), e.value.errors
+
+
+@pytest.fixture(scope="module")
+def quick_study(tmp_path_factory):
+    out = tmp_path_factory.mktemp("media-scaling")
+    p = ms.Params().quick()
+    ms.reproduce(p, out, workers=1, progress=False)
+    return p, out
+
+
+def test_quick_study_every_flow_near_its_fair_share(quick_study):
+    import pandas as pd
+
+    p, out = quick_study
+    tp = pd.read_csv(out / "throughput.csv")
+    assert len(tp) == 7 + 10  # flows under way in 5-15 s, then all ten
+    assert tp["share_of_fair"].between(0.5, 1.6).all(), tp[["window", "flow", "share_of_fair"]]
+    kinds = pd.read_csv(out / "throughput_by_kind.csv").set_index(["window", "kind"])["share_of_fair"]
+    # Media at least as greedy as TCP when all ten flows share the link.
+    assert kinds[("15-25 s", "mm")] > kinds[("15-25 s", "ftp")]
+    total = tp.groupby("window")["throughput_kbps_mean"].sum()
+    assert (total <= p.bottleneck_rate_bps / 1e3).all() and (total > 0.9 * p.bottleneck_rate_bps / 1e3).all()
+
+
+def test_quick_study_tcp_jitter_far_above_mm_app(quick_study):
+    import pandas as pd
+
+    _, out = quick_study
+    j = pd.read_csv(out / "jitter.csv").set_index("kind")
+    assert j.loc["ftp", "interarrival_cv_mean"] > 3 * j.loc["mm", "interarrival_cv_mean"]
+    for f in ("report.md", "throughput.png", "interarrivals.png", "scales.png", "mpeg_rates.csv"):
+        assert (out / f).stat().st_size > 0
+    rates = pd.read_csv(out / "mpeg_rates.csv")
+    assert rates["stated_kbps"].tolist() == list(ms.STATED_MPEG_KBPS)
+
+
+def test_sensitivity_runs_every_open_value_and_a_long_rto_costs_tcp():
+    from mediasim.experiments import media_scaling_sensitivity as sens
+
+    p = ms.Params(replications=3)
+    d = sens.run(p, workers=1, progress=False)
+    names = set(d["value"])
+    assert {name for name, _, _ in sens.OPEN_VALUES} <= names
+    base = d[d["value"] == "default"].iloc[0]
+    rto = d[(d["value"] == "tcp_min_rto_ms") & d["setting"].str.startswith("high")].iloc[0]
+    # Time-outs of 1 s instead of 200 ms leave TCP idle longer after losses.
+    assert rto["ftp_share"] < base["ftp_share"] - 3 * sens.noise(d)["ftp_share"]
+    assert any("tcp_min_rto_ms" in line for line in sens.section(d))
+
+
+def test_media_rates_command_prints_each_scale():
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    out = CliRunner().invoke(main, ["media-rates"])
+    assert out.exit_code == 0, out.output
+    assert "293.3" in out.output and "1040" in out.output
+    bad = CliRunner().invoke(main, ["media-rates", "--gop", "PBB"])
+    assert bad.exit_code != 0 and "flow.gop" in bad.output
