@@ -10,6 +10,7 @@ Tables (see docs/results.md for every column):
 - ``loss_runs``: histogram of runs of consecutive lost packets.
 - ``links``, ``queues``: per link direction.
 - ``queue_samples``: queue length over time (if sampling was asked for).
+- ``queue_classes``: per class of a class-based queue (drr, priority).
 - ``trace``: per-hop packet events (if asked for).
 """
 

@@ -116,6 +116,7 @@ pub fn tables(w: &mut World, in_flight: &[u64], windows: &[(SimTime, SimTime)]) 
     out.extend(packets);
     out.extend(drops);
     out.extend([links, queues, samples]);
+    out.extend(classes_table(w));
     out.extend(app);
     if w.rec.trace_on {
         out.push(trace_table(&mut w.rec));
@@ -230,6 +231,31 @@ fn queues_table(w: &World) -> Table {
         )
         .col("ecn_marks", Column::U64(per_link(w, |l| st(l).ecn_marks)));
     discipline_columns(w, t)
+}
+
+/// One row per class of every class-based queue, if any.
+fn classes_table(w: &World) -> Option<Table> {
+    let (mut dir, mut name, mut arr, mut dep, mut bytes, mut drops) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for l in &w.links {
+        for (n, s) in l.queue.classes() {
+            dir.push(l.name.clone());
+            name.push(n);
+            arr.push(s.arrivals);
+            dep.push(s.departures);
+            bytes.push(s.departure_bytes);
+            drops.push(s.drops);
+        }
+    }
+    (!dir.is_empty()).then(|| {
+        Table::new("queue_classes")
+            .col("direction", Column::Str(dir))
+            .col("class", Column::Str(name))
+            .col("arrivals", Column::U64(arr))
+            .col("departures", Column::U64(dep))
+            .col("departure_bytes", Column::U64(bytes))
+            .col("drops", Column::U64(drops))
+    })
 }
 
 fn st(l: &LinkDir) -> &crate::queue::QueueStats {

@@ -33,7 +33,7 @@ pub struct DropHeadSpec {
 }
 
 impl QueueModel for DropHeadSpec {
-    fn validate(&self, path: &str, c: &mut Checker) {
+    fn validate(&self, path: &str, _rate_bps: f64, c: &mut Checker) {
         check_limits("drophead", path, self.limit_packets, self.limit_bytes, c);
     }
     fn build(&self, _site: &QueueSite<'_>) -> Box<dyn QueueDiscipline> {

@@ -35,7 +35,7 @@ pub fn check_limits(
 }
 
 impl QueueModel for DropTailSpec {
-    fn validate(&self, path: &str, c: &mut Checker) {
+    fn validate(&self, path: &str, _rate_bps: f64, c: &mut Checker) {
         check_limits("droptail", path, self.limit_packets, self.limit_bytes, c);
     }
     fn build(&self, _site: &QueueSite<'_>) -> Box<dyn QueueDiscipline> {

@@ -10,11 +10,14 @@
 //! RED, WRED, schedulers (WFQ, DRR) and CoDel fit the same trait: a drop is
 //! reported by pushing the packet with its reason into the context.
 
+pub mod classes;
 pub mod drophead;
 pub mod droptail;
 pub mod fifo;
 pub mod red;
+pub mod red_core;
 pub mod spec;
+pub mod wred;
 
 use crate::net::{DropReason, Packet};
 use crate::sim::SimTime;
@@ -64,6 +67,20 @@ pub trait QueueDiscipline: Send {
     fn sample(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// A scheduler's classes and their figures (the `queue_classes` table).
+    fn classes(&self) -> Vec<(String, ClassStats)> {
+        Vec::new()
+    }
+}
+
+/// What a scheduler counts per class.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClassStats {
+    pub arrivals: u64,
+    pub departures: u64,
+    pub departure_bytes: u64,
+    /// Dropped by the class's own discipline (on enqueue or dequeue).
+    pub drops: u64,
 }
 
 /// Counters a [`Queue`] keeps.
@@ -119,6 +136,10 @@ impl Queue {
     }
     pub fn held(&self) -> Vec<&Packet> {
         self.disc.held()
+    }
+    /// The scheduler's classes (see [`QueueDiscipline::classes`]).
+    pub fn classes(&self) -> Vec<(String, ClassStats)> {
+        self.disc.classes()
     }
     /// The discipline's own values now (see [`QueueDiscipline::sample`]).
     pub fn discipline_sample(&self) -> Vec<(&'static str, f64)> {

@@ -31,12 +31,13 @@
 
 use super::droptail::check_limits;
 use super::fifo::Fifo;
+use super::red_core::{Average, Dropper, Profile, Verdict};
 use super::spec::{QueueModel, QueueSite};
 use super::{QueueCtx, QueueDiscipline};
 use crate::net::packet::ecn;
 use crate::net::{DropReason, Packet};
 use crate::scenario::check::Checker;
-use crate::sim::{uniform, SimRng};
+use crate::sim::SimRng;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -93,25 +94,32 @@ pub struct RedSpec {
 }
 
 impl QueueModel for RedSpec {
-    fn validate(&self, path: &str, c: &mut Checker) {
+    fn validate(&self, path: &str, _rate_bps: f64, c: &mut Checker) {
         check_limits("red", path, self.limit_packets, self.limit_bytes, c);
-        c.non_negative(&format!("{path}.min_th"), self.min_th);
-        c.positive(&format!("{path}.max_th"), self.max_th);
-        if self.min_th >= self.max_th {
-            let msg = format!(
-                "must be above min_th (got min_th {} and max_th {})",
-                self.min_th, self.max_th
-            );
-            c.err(format!("{path}.max_th"), msg);
-        }
-        unit_interval(c, &format!("{path}.w_q"), self.w_q);
-        unit_interval(c, &format!("{path}.max_p"), self.max_p);
-        if self.mean_packet_bytes == 0 {
-            c.err(format!("{path}.mean_packet_bytes"), "must be at least 1");
-        }
+        check_thresholds(path, self.min_th, self.max_th, self.max_p, c);
+        check_common(path, self.w_q, self.mean_packet_bytes, c);
     }
     fn build(&self, site: &QueueSite<'_>) -> Box<dyn QueueDiscipline> {
         Box::new(Red::new(self.clone(), site.rate_bps, site.stream()))
+    }
+}
+
+/// A profile's thresholds and max_p (RED's, or one of WRED's).
+pub fn check_thresholds(path: &str, min_th: f64, max_th: f64, max_p: f64, c: &mut Checker) {
+    c.non_negative(&format!("{path}.min_th"), min_th);
+    c.positive(&format!("{path}.max_th"), max_th);
+    if min_th >= max_th {
+        let msg = format!("must be above min_th (got min_th {min_th} and max_th {max_th})");
+        c.err(format!("{path}.max_th"), msg);
+    }
+    unit_interval(c, &format!("{path}.max_p"), max_p);
+}
+
+/// The average's weight and the mean packet size.
+pub fn check_common(path: &str, w_q: f64, mean_packet_bytes: u32, c: &mut Checker) {
+    unit_interval(c, &format!("{path}.w_q"), w_q);
+    if mean_packet_bytes == 0 {
+        c.err(format!("{path}.mean_packet_bytes"), "must be at least 1");
     }
 }
 
@@ -122,165 +130,96 @@ fn unit_interval(c: &mut Checker, path: &str, x: f64) {
     }
 }
 
-/// What RED decided for one arrival.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Accept,
-    Mark,
-    Drop(DropReason),
+pub struct Red {
+    fifo: Fifo,
+    queue_in_bytes: bool,
+    ecn: bool,
+    ewma: Average,
+    profile: Profile,
+    dropper: Dropper,
+    rng: SimRng,
 }
 
-pub struct Red {
-    spec: RedSpec,
-    fifo: Fifo,
-    /// Mean-sized packets the link sends per second (ns-2's ptc).
-    packets_per_s: f64,
-    rng: SimRng,
-    avg: f64,
-    /// Arrivals (and their bytes) since the last early or forced drop.
-    count: u64,
-    count_bytes: u64,
-    /// The average was between the thresholds at the last arrival.
-    above_min: bool,
+impl RedSpec {
+    pub fn profile(&self) -> Profile {
+        Profile {
+            min_th: self.min_th,
+            max_th: self.max_th,
+            max_p: self.max_p,
+            gentle: self.gentle,
+            wait: self.wait,
+            byte_mode: self.byte_mode,
+            mean_packet_bytes: self.mean_packet_bytes,
+        }
+    }
 }
 
 impl Red {
     pub fn new(spec: RedSpec, rate_bps: u64, rng: SimRng) -> Self {
-        let fifo = Fifo::new(spec.limit_packets.map(|x| x as usize), spec.limit_bytes);
         Red {
-            packets_per_s: rate_bps as f64 / (8.0 * spec.mean_packet_bytes as f64),
-            spec,
-            fifo,
+            fifo: Fifo::new(spec.limit_packets.map(|x| x as usize), spec.limit_bytes),
+            queue_in_bytes: spec.queue_in_bytes,
+            ecn: spec.ecn,
+            ewma: Average::new(spec.w_q, rate_bps, spec.mean_packet_bytes),
+            profile: spec.profile(),
+            dropper: Dropper::default(),
             rng,
-            avg: 0.0,
-            count: 0,
-            count_bytes: 0,
-            above_min: false,
         }
     }
 
     pub fn avg(&self) -> f64 {
-        self.avg
+        self.ewma.value
     }
+}
 
-    fn queue_len(&self) -> f64 {
-        if self.spec.queue_in_bytes {
-            self.fifo.len_bytes() as f64
-        } else {
-            self.fifo.len_packets() as f64
+/// The time the link was idle before an arrival to an empty queue (0 if
+/// the queue holds packets or the transmitter is busy).
+pub fn idle_seconds(ctx: &QueueCtx<'_>, fifo: &Fifo) -> f64 {
+    (ctx.idle_since)
+        .filter(|_| fifo.len_packets() == 0)
+        .map_or(0.0, |t| ctx.now.saturating_sub(t).as_secs_f64())
+}
+
+/// Queues `pkt` after RED's `verdict` (a drop, a CE mark, or as it is),
+/// unless the physical buffer is full; returns whether it overflowed.
+pub fn admit(fifo: &mut Fifo, mut pkt: Packet, verdict: Verdict, ctx: &mut QueueCtx<'_>) -> bool {
+    if !fifo.fits(pkt.size_bytes as u64) {
+        ctx.dropped.push((pkt, DropReason::QueueOverflow));
+        return true;
+    }
+    match verdict {
+        Verdict::Drop(reason) => ctx.dropped.push((pkt, reason)),
+        Verdict::Mark => {
+            pkt.ecn = ecn::CE;
+            ctx.marked += 1;
+            fifo.push_back(pkt);
         }
+        Verdict::Accept => fifo.push_back(pkt),
     }
+    false
+}
 
-    /// The EWMA update for one arrival, after `idle_s` of idle link.
-    fn update_avg(&mut self, idle_s: f64) {
-        let w = self.spec.w_q;
-        let m = (self.packets_per_s * idle_s).floor();
-        let decay = if m >= i32::MAX as f64 {
-            0.0
-        } else {
-            (1.0 - w).powi(m as i32 + 1)
-        };
-        self.avg = self.avg * decay + w * self.queue_len();
-    }
-
-    /// The drop probability from the average alone (p_b).
-    pub fn base_probability(&self) -> f64 {
-        let s = &self.spec;
-        let p = if self.avg >= s.max_th {
-            if s.gentle {
-                s.max_p + (1.0 - s.max_p) * (self.avg - s.max_th) / s.max_th
-            } else {
-                1.0
-            }
-        } else {
-            s.max_p * (self.avg - s.min_th) / (s.max_th - s.min_th)
-        };
-        p.min(1.0)
-    }
-
-    /// The probability for this arrival (p_a): p_b spaced by the count,
-    /// then scaled by size in byte mode.
-    pub fn arrival_probability(&self, p_b: f64, size: u32) -> f64 {
-        let s = &self.spec;
-        let mean = s.mean_packet_bytes as f64;
-        let count = if s.byte_mode {
-            (self.count_bytes / s.mean_packet_bytes as u64) as f64
-        } else {
-            self.count as f64
-        };
-        let cp = count * p_b;
-        let mut p = match (s.wait, cp) {
-            (true, cp) if cp < 1.0 => 0.0,
-            (true, cp) if cp < 2.0 => p_b / (2.0 - cp),
-            (false, cp) if cp < 1.0 => p_b / (1.0 - cp),
-            _ => 1.0,
-        };
-        if s.byte_mode && p < 1.0 {
-            p = p * size as f64 / mean;
-        }
-        p.min(1.0)
-    }
-
-    /// RED's decision for an arrival of `pkt` (the average already updated).
-    fn judge(&mut self, pkt: &Packet) -> Verdict {
-        let s = &self.spec;
-        self.count += 1;
-        self.count_bytes += pkt.size_bytes as u64;
-        let forced_at = if s.gentle { 2.0 * s.max_th } else { s.max_th };
-        let mut verdict = Verdict::Accept;
-        if self.avg >= s.min_th && self.queue_len() > 1.0 {
-            if self.avg >= forced_at {
-                verdict = Verdict::Drop(DropReason::RedForced);
-            } else if !self.above_min {
-                // Just crossed min_th: start counting, no drop (ns-2).
-                self.above_min = true;
-                self.count = 1;
-                self.count_bytes = pkt.size_bytes as u64;
-            } else {
-                let p = self.arrival_probability(self.base_probability(), pkt.size_bytes);
-                if uniform(&mut self.rng) <= p {
-                    self.count = 0;
-                    self.count_bytes = 0;
-                    verdict = if self.spec.ecn && ecn::capable(pkt.ecn) {
-                        Verdict::Mark
-                    } else {
-                        Verdict::Drop(DropReason::RedEarly)
-                    };
-                }
-            }
-        } else {
-            self.above_min = false;
-        }
-        if verdict == Verdict::Drop(DropReason::RedForced) {
-            self.count = 0;
-            self.count_bytes = 0;
-        }
-        verdict
+/// The queue length in the average's unit.
+pub fn queue_len(fifo: &Fifo, in_bytes: bool) -> f64 {
+    if in_bytes {
+        fifo.len_bytes() as f64
+    } else {
+        fifo.len_packets() as f64
     }
 }
 
 impl QueueDiscipline for Red {
-    fn enqueue(&mut self, mut pkt: Packet, ctx: &mut QueueCtx<'_>) {
-        let idle_s = (ctx.idle_since)
-            .filter(|_| self.fifo.len_packets() == 0)
-            .map_or(0.0, |t| ctx.now.saturating_sub(t).as_secs_f64());
-        self.update_avg(idle_s);
-        let mut verdict = self.judge(&pkt);
-        if !self.fifo.fits(pkt.size_bytes as u64) {
-            // The physical buffer is full: a drop whatever RED said (ns-2
-            // restarts the count as for any forced drop).
-            verdict = Verdict::Drop(DropReason::QueueOverflow);
-            self.count = 0;
-            self.count_bytes = 0;
-        }
-        match verdict {
-            Verdict::Drop(reason) => ctx.dropped.push((pkt, reason)),
-            Verdict::Mark => {
-                pkt.ecn = ecn::CE;
-                ctx.marked += 1;
-                self.fifo.push_back(pkt);
-            }
-            Verdict::Accept => self.fifo.push_back(pkt),
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
+        let q = queue_len(&self.fifo, self.queue_in_bytes);
+        self.ewma.update(idle_seconds(ctx, &self.fifo), q);
+        let (pr, avg) = (&self.profile, self.ewma.value);
+        let verdict = self
+            .dropper
+            .judge(pr, avg, q, &pkt, self.ecn, &mut self.rng);
+        if admit(&mut self.fifo, pkt, verdict, ctx) {
+            // The physical buffer was full: ns-2 restarts the count as for
+            // any forced drop.
+            self.dropper.restart();
         }
     }
     crate::fifo_queue_methods!();
@@ -288,10 +227,10 @@ impl QueueDiscipline for Red {
         "red"
     }
     fn stats(&self) -> Vec<(&'static str, f64)> {
-        vec![("red_avg", self.avg)]
+        vec![("red_avg", self.avg())]
     }
     fn sample(&self) -> Vec<(&'static str, f64)> {
-        vec![("red_avg", self.avg)]
+        vec![("red_avg", self.avg())]
     }
 }
 
@@ -353,7 +292,7 @@ mod tests {
             w_q: 0.5,
             ..spec(50.0, 60.0, 0.1)
         });
-        r.avg = 8.0;
+        r.ewma.value = 8.0;
         let mut d = Vec::new();
         let mut c = ctx(&mut d, SimTime::from_millis(3_500));
         c.idle_since = Some(SimTime::ZERO);
@@ -371,30 +310,34 @@ mod tests {
     #[test]
     fn probabilities_follow_the_paper_and_the_options() {
         let mut r = red(spec(5.0, 15.0, 0.1));
-        r.avg = 10.0;
-        assert!((r.base_probability() - 0.05).abs() < 1e-12);
-        r.count = 10; // count x p_b = 0.5: p_b / (1 - 0.5)
-        assert!((r.arrival_probability(0.05, 1000) - 0.1).abs() < 1e-12);
-        r.count = 19; // 0.95
-        assert!((r.arrival_probability(0.05, 1000) - 1.0).abs() < 1e-9);
-        r.count = 20;
-        assert_eq!(r.arrival_probability(0.05, 1000), 1.0);
-        r.avg = 15.0;
-        assert_eq!(r.base_probability(), 1.0, "at max_th without gentle");
+        r.ewma.value = 10.0;
+        assert!((r.profile.base_probability(r.ewma.value) - 0.05).abs() < 1e-12);
+        r.dropper.count = 10; // count x p_b = 0.5: p_b / (1 - 0.5)
+        assert!((r.dropper.arrival_probability(&r.profile, 0.05, 1000) - 0.1).abs() < 1e-12);
+        r.dropper.count = 19; // 0.95
+        assert!((r.dropper.arrival_probability(&r.profile, 0.05, 1000) - 1.0).abs() < 1e-9);
+        r.dropper.count = 20;
+        assert_eq!(r.dropper.arrival_probability(&r.profile, 0.05, 1000), 1.0);
+        r.ewma.value = 15.0;
+        assert_eq!(
+            r.profile.base_probability(r.ewma.value),
+            1.0,
+            "at max_th without gentle"
+        );
 
         let mut g = red(RedSpec {
             gentle: true,
             wait: true,
             ..spec(5.0, 15.0, 0.1)
         });
-        g.avg = 22.5; // halfway from max_th to 2 max_th: 0.1 + 0.9 / 2
-        assert!((g.base_probability() - 0.55).abs() < 1e-12);
-        g.count = 10; // wait: no drop before count x p_b reaches 1...
-        assert_eq!(g.arrival_probability(0.05, 1000), 0.0);
-        g.count = 30; // ...then p_b / (2 - 1.5)
-        assert!((g.arrival_probability(0.05, 1000) - 0.1).abs() < 1e-12);
-        g.count = 40;
-        assert_eq!(g.arrival_probability(0.05, 1000), 1.0);
+        g.ewma.value = 22.5; // halfway from max_th to 2 max_th: 0.1 + 0.9 / 2
+        assert!((g.profile.base_probability(g.ewma.value) - 0.55).abs() < 1e-12);
+        g.dropper.count = 10; // wait: no drop before count x p_b reaches 1...
+        assert_eq!(g.dropper.arrival_probability(&g.profile, 0.05, 1000), 0.0);
+        g.dropper.count = 30; // ...then p_b / (2 - 1.5)
+        assert!((g.dropper.arrival_probability(&g.profile, 0.05, 1000) - 0.1).abs() < 1e-12);
+        g.dropper.count = 40;
+        assert_eq!(g.dropper.arrival_probability(&g.profile, 0.05, 1000), 1.0);
 
         let mut b = red(RedSpec {
             byte_mode: true,
@@ -402,9 +345,9 @@ mod tests {
         });
         // Byte mode: count in mean-sized packets (2,500 B = 2), then the
         // probability scaled by size: 0.05 / 0.9 x 250 / 1000.
-        b.count_bytes = 2_500;
+        b.dropper.count_bytes = 2_500;
         let want = 0.05 / 0.9 * 0.25;
-        assert!((b.arrival_probability(0.05, 250) - want).abs() < 1e-12);
+        assert!((b.dropper.arrival_probability(&b.profile, 0.05, 250) - want).abs() < 1e-12);
     }
 
     /// Floyd and Jacobson 1993, section 7: with p_a = p_b / (1 - count
@@ -423,9 +366,9 @@ mod tests {
         for s in 0..3 {
             r.enqueue(pkt(s, 100), &mut ctx(&mut d, SimTime(0)));
         }
-        r.avg = 10.0; // p_b = 0.05
-        r.above_min = true;
-        r.count = 0;
+        r.ewma.value = 10.0; // p_b = 0.05
+        r.dropper.above_min = true;
+        r.dropper.count = 0;
         let (mut gaps, mut since) = (Vec::new(), 0u64);
         for s in 3..200_003 {
             since += 1;
@@ -460,16 +403,16 @@ mod tests {
         for s in 0..2 {
             r.enqueue(pkt(s, 100), &mut ctx(&mut d, SimTime(0)));
         }
-        r.avg = 2.9; // would be dropped with p = 1 but for the first crossing
-        r.spec.w_q = 1e-9;
+        r.ewma.value = 2.9; // would be dropped with p = 1 but for the first crossing
+        r.ewma.w_q = 1e-9;
         r.enqueue(pkt(2, 100), &mut ctx(&mut d, SimTime(0)));
-        assert!(d.is_empty() && r.above_min);
-        r.avg = 3.0;
+        assert!(d.is_empty() && r.dropper.above_min);
+        r.ewma.value = 3.0;
         r.enqueue(pkt(3, 100), &mut ctx(&mut d, SimTime(0)));
         assert_eq!(d.pop().map(|x| x.1), Some(DropReason::RedForced));
-        r.spec.gentle = true; // forced only from 6; below, p = 1 anyway at count 1
-        r.avg = 1.5;
-        r.spec.max_p = 1e-9;
+        r.profile.gentle = true; // forced only from 6; below, p = 1 anyway at count 1
+        r.ewma.value = 1.5;
+        r.profile.max_p = 1e-9;
         r.enqueue(pkt(4, 100), &mut ctx(&mut d, SimTime(0)));
         assert!(d.is_empty(), "count 1: p_a tiny");
         r.enqueue(pkt(5, 100), &mut ctx(&mut d, SimTime(0)));
@@ -496,9 +439,9 @@ mod tests {
         for p in q_pkts {
             r.enqueue(p, &mut ctx(&mut d, SimTime(0)));
         }
-        r.avg = 14.0;
-        r.above_min = true;
-        r.count = 5; // p_b = 0.9, count x p_b > 1: p_a = 1
+        r.ewma.value = 14.0;
+        r.dropper.above_min = true;
+        r.dropper.count = 5; // p_b = 0.9, count x p_b > 1: p_a = 1
         let mut capable = pkt(10, 100);
         capable.ecn = ecn::ECT0;
         let mut c = ctx(&mut d, SimTime(0));
@@ -506,10 +449,10 @@ mod tests {
         assert_eq!(c.marked, 1);
         assert!(d.is_empty());
         assert_eq!(r.fifo.held().last().map(|p| p.ecn), Some(ecn::CE));
-        r.count = 5;
+        r.dropper.count = 5;
         r.enqueue(pkt(11, 100), &mut ctx(&mut d, SimTime(0)));
         assert_eq!(d.pop().map(|x| x.1), Some(DropReason::RedEarly), "not ECT");
-        r.avg = 15.5;
+        r.ewma.value = 15.5;
         let mut capable = pkt(12, 100);
         capable.ecn = ecn::ECT0;
         r.enqueue(capable, &mut ctx(&mut d, SimTime(0)));
@@ -551,13 +494,13 @@ mod tests {
             limit_packets: None,
             ..spec(15.0, 5.0, 0.1)
         };
-        bad.validate("q", &mut c);
+        bad.validate("q", 1e6, &mut c);
         let fields: Vec<String> = c.errs.iter().map(|e| e.path.clone()).collect();
         for f in ["q", "q.max_th", "q.w_q", "q.max_p", "q.mean_packet_bytes"] {
             assert!(fields.iter().any(|x| x == f), "{f} not in {fields:?}");
         }
         let mut ok = Checker::default();
-        spec(5.0, 15.0, 0.1).validate("q", &mut ok);
+        spec(5.0, 15.0, 0.1).validate("q", 1e6, &mut ok);
         assert!(ok.errs.is_empty());
     }
 }

@@ -23,8 +23,10 @@ impl QueueSite<'_> {
 
 /// A queue discipline's scenario spec.
 pub trait QueueModel {
-    /// Reports every problem, each at its field below `path`.
-    fn validate(&self, path: &str, c: &mut Checker);
+    /// Reports every problem, each at its field below `path`; `rate_bps`
+    /// is the rate of the link direction(s) the queue serves (the lowest
+    /// where a link-wide queue serves two).
+    fn validate(&self, path: &str, rate_bps: f64, c: &mut Checker);
     /// A fresh discipline for one link direction.
     fn build(&self, site: &QueueSite<'_>) -> Box<dyn QueueDiscipline>;
 }
@@ -35,6 +37,9 @@ crate::model_family! {
         Droptail(super::droptail::DropTailSpec) = "droptail",
         DropHead(super::drophead::DropHeadSpec) = "drophead",
         Red(super::red::RedSpec) = "red",
+        Wred(super::wred::WredSpec) = "wred",
+        Drr(super::classes::DrrSpec) = "drr",
+        Priority(super::classes::PrioritySpec) = "priority",
     }
 }
 

@@ -95,8 +95,8 @@ fn names(s: &Scenario, c: &mut Checker) {
     }
 }
 
-fn queue(path: &str, q: &QueueSpec, c: &mut Checker) {
-    q.model().validate(path, c);
+fn queue(path: &str, q: &QueueSpec, rate_bps: f64, c: &mut Checker) {
+    q.model().validate(path, rate_bps, c);
 }
 
 fn loss(path: &str, l: &LossSpec, scope: &Scope<'_>, c: &mut Checker) {
@@ -124,7 +124,7 @@ fn links(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
         link(&p, l, scope, c);
         for (dname, d) in [("ab", &l.ab), ("ba", &l.ba)] {
             if let Some(d) = d {
-                direction(&format!("{p}.{dname}"), d, scope, c);
+                direction(&format!("{p}.{dname}"), d, l.rate_bps, scope, c);
             }
         }
     }
@@ -139,7 +139,14 @@ fn link(p: &str, l: &LinkSpec, scope: &Scope<'_>, c: &mut Checker) {
     c.non_negative(&format!("{p}.delay_ms"), l.delay_ms);
     c.at_most(&format!("{p}.delay_ms"), l.delay_ms, MAX_DELAY_MS);
     if let Some(q) = &l.queue {
-        queue(&format!("{p}.queue"), q, c);
+        // A link-wide queue serves both directions: the slower one bounds
+        // what its classes may reserve.
+        let dir_rate = |d: &Option<DirSpec>| d.as_ref().and_then(|d| d.rate_bps);
+        let rate = [dir_rate(&l.ab), dir_rate(&l.ba)]
+            .into_iter()
+            .flatten()
+            .fold(l.rate_bps, f64::min);
+        queue(&format!("{p}.queue"), q, rate, c);
     }
     if let Some(x) = &l.loss {
         loss(&format!("{p}.loss"), x, scope, c);
@@ -150,7 +157,7 @@ fn link(p: &str, l: &LinkSpec, scope: &Scope<'_>, c: &mut Checker) {
 }
 
 /// One direction's overrides.
-fn direction(dp: &str, d: &DirSpec, scope: &Scope<'_>, c: &mut Checker) {
+fn direction(dp: &str, d: &DirSpec, link_rate_bps: f64, scope: &Scope<'_>, c: &mut Checker) {
     if let Some(r) = d.rate_bps {
         c.positive(&format!("{dp}.rate_bps"), r);
     }
@@ -159,7 +166,12 @@ fn direction(dp: &str, d: &DirSpec, scope: &Scope<'_>, c: &mut Checker) {
         c.at_most(&format!("{dp}.delay_ms"), x, MAX_DELAY_MS);
     }
     if let Some(q) = &d.queue {
-        queue(&format!("{dp}.queue"), q, c);
+        queue(
+            &format!("{dp}.queue"),
+            q,
+            d.rate_bps.unwrap_or(link_rate_bps),
+            c,
+        );
     }
     if let Some(x) = &d.loss {
         loss(&format!("{dp}.loss"), x, scope, c);

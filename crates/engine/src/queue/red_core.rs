@@ -1,0 +1,162 @@
+//! The parts of RED that RED and WRED share (see `red.rs` for the rules and
+//! their sources): the average queue, a drop profile (thresholds and
+//! max_p), and the per-profile count that spaces the drops.
+
+use crate::net::packet::ecn;
+use crate::net::{DropReason, Packet};
+use crate::sim::{uniform, SimRng};
+
+/// What RED decided for one arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Accept,
+    Mark,
+    Drop(DropReason),
+}
+
+/// The EWMA of the queue length seen by arrivals.
+#[derive(Clone, Debug)]
+pub struct Average {
+    pub value: f64,
+    pub w_q: f64,
+    /// Mean-sized packets the link sends per second (ns-2's ptc).
+    pub packets_per_s: f64,
+}
+
+impl Average {
+    pub fn new(w_q: f64, rate_bps: u64, mean_packet_bytes: u32) -> Self {
+        Average {
+            value: 0.0,
+            w_q,
+            packets_per_s: rate_bps as f64 / (8.0 * mean_packet_bytes as f64),
+        }
+    }
+
+    /// One arrival seeing `q` waiting, after `idle_s` of idle link:
+    /// `avg <- (1 - w_q)^(m+1) avg + w_q q`, m the packets that could
+    /// have gone by while idle.
+    pub fn update(&mut self, idle_s: f64, q: f64) {
+        let m = (self.packets_per_s * idle_s).floor();
+        let decay = if m >= i32::MAX as f64 {
+            0.0
+        } else {
+            (1.0 - self.w_q).powi(m as i32 + 1)
+        };
+        self.value = self.value * decay + self.w_q * q;
+    }
+}
+
+/// Thresholds and drop probability of one RED profile (a drop precedence
+/// in WRED).
+#[derive(Clone, Debug)]
+pub struct Profile {
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+    pub gentle: bool,
+    pub wait: bool,
+    pub byte_mode: bool,
+    pub mean_packet_bytes: u32,
+}
+
+impl Profile {
+    /// The drop probability from the average alone (p_b).
+    pub fn base_probability(&self, avg: f64) -> f64 {
+        let p = if avg >= self.max_th {
+            if self.gentle {
+                self.max_p + (1.0 - self.max_p) * (avg - self.max_th) / self.max_th
+            } else {
+                1.0
+            }
+        } else {
+            self.max_p * (avg - self.min_th) / (self.max_th - self.min_th)
+        };
+        p.min(1.0)
+    }
+
+    /// Above this average every arrival is dropped.
+    pub fn forced_at(&self) -> f64 {
+        if self.gentle {
+            2.0 * self.max_th
+        } else {
+            self.max_th
+        }
+    }
+}
+
+/// The count of arrivals since the last drop, per profile.
+#[derive(Clone, Debug, Default)]
+pub struct Dropper {
+    pub count: u64,
+    pub count_bytes: u64,
+    /// The average was between the thresholds at the last arrival.
+    pub above_min: bool,
+}
+
+impl Dropper {
+    /// The probability for this arrival (p_a): p_b spaced by the count,
+    /// then scaled by size in byte mode.
+    pub fn arrival_probability(&self, pr: &Profile, p_b: f64, size: u32) -> f64 {
+        let count = if pr.byte_mode {
+            (self.count_bytes / pr.mean_packet_bytes as u64) as f64
+        } else {
+            self.count as f64
+        };
+        let cp = count * p_b;
+        let mut p = match (pr.wait, cp) {
+            (true, cp) if cp < 1.0 => 0.0,
+            (true, cp) if cp < 2.0 => p_b / (2.0 - cp),
+            (false, cp) if cp < 1.0 => p_b / (1.0 - cp),
+            _ => 1.0,
+        };
+        if pr.byte_mode && p < 1.0 {
+            p = p * size as f64 / pr.mean_packet_bytes as f64;
+        }
+        p.min(1.0)
+    }
+
+    pub fn restart(&mut self) {
+        self.count = 0;
+        self.count_bytes = 0;
+    }
+
+    /// RED's decision for an arrival of `pkt` with average `avg` and `q`
+    /// waiting (in the average's unit); `ecn_on` marks capable packets.
+    pub fn judge(
+        &mut self,
+        pr: &Profile,
+        avg: f64,
+        q: f64,
+        pkt: &Packet,
+        ecn_on: bool,
+        rng: &mut SimRng,
+    ) -> Verdict {
+        self.count += 1;
+        self.count_bytes += pkt.size_bytes as u64;
+        if avg < pr.min_th || q <= 1.0 {
+            self.above_min = false;
+            return Verdict::Accept;
+        }
+        if avg >= pr.forced_at() {
+            self.restart();
+            return Verdict::Drop(DropReason::RedForced);
+        }
+        if !self.above_min {
+            // Just crossed min_th: start counting, no drop (ns-2).
+            self.above_min = true;
+            self.count = 1;
+            self.count_bytes = pkt.size_bytes as u64;
+            return Verdict::Accept;
+        }
+        let p = self.arrival_probability(pr, pr.base_probability(avg), pkt.size_bytes);
+        if uniform(rng) > p {
+            return Verdict::Accept;
+        }
+        self.restart();
+        if ecn_on && ecn::capable(pkt.ecn) {
+            Verdict::Mark
+        } else {
+            Verdict::Drop(DropReason::RedEarly)
+        }
+    }
+}
