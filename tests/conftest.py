@@ -28,7 +28,7 @@ def assert_balanced(res) -> None:
     assert m["originated"] + m["multicast_copies"] == m["delivered"] + m["dropped"] + m["in_flight"]
     assert len(res.drops) == m["dropped"]
     assert set(res.drops["reason"]) <= {"queue_overflow", "link_loss", "receiver_loss", "no_route", "no_listener",
-                                      "red_early", "red_forced"}
+                                      "red_early", "red_forced", "codel", "pie"}
     f = res.flows
     assert (f["sent"] == f["received"] + f["lost"] + f["in_flight"]).all()
     drop_cols = [c for c in f.columns if c.startswith("dropped_")]

@@ -72,7 +72,7 @@ def test_schema_lists_every_registered_model():
     schema = json.loads(_engine.schema())
     defs = schema["$defs"]
     tags = lambda name: sorted(v["properties"]["type"]["const"] for v in defs[name]["oneOf"])  # noqa: E731
-    assert tags("QueueSpec") == ["drophead", "droptail", "drr", "priority", "red", "wred"]
+    assert tags("QueueSpec") == ["codel", "drophead", "droptail", "drr", "fq_codel", "pie", "priority", "red", "wred"]
     assert tags("LossSpec") == ["bit_error", "byte_error", "explicit", "gilbert_elliott", "packet"]
     assert tags("FlowSpec") == ["cbr", "media_scaling", "poisson", "tcp"]
     tcp = next(v for v in defs["FlowSpec"]["oneOf"] if v["properties"]["type"]["const"] == "tcp")

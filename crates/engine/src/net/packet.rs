@@ -168,10 +168,14 @@ pub enum DropReason {
     /// RED's forced drop (average queue above max_th, or twice it in
     /// gentle mode).
     RedForced,
+    /// CoDel's (or FQ-CoDel's) drop from the head of a queue.
+    Codel,
+    /// PIE's random drop on enqueue.
+    Pie,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 7] = [
+    pub const ALL: [DropReason; 9] = [
         DropReason::QueueOverflow,
         DropReason::LinkLoss,
         DropReason::ReceiverLoss,
@@ -179,6 +183,8 @@ impl DropReason {
         DropReason::NoListener,
         DropReason::RedEarly,
         DropReason::RedForced,
+        DropReason::Codel,
+        DropReason::Pie,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -191,6 +197,8 @@ impl DropReason {
             DropReason::NoListener => "no_listener",
             DropReason::RedEarly => "red_early",
             DropReason::RedForced => "red_forced",
+            DropReason::Codel => "codel",
+            DropReason::Pie => "pie",
         }
     }
 

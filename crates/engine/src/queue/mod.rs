@@ -11,9 +11,12 @@
 //! reported by pushing the packet with its reason into the context.
 
 pub mod classes;
+pub mod codel;
 pub mod drophead;
 pub mod droptail;
 pub mod fifo;
+pub mod fq_codel;
+pub mod pie;
 pub mod red;
 pub mod red_core;
 pub mod spec;

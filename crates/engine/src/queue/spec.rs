@@ -40,6 +40,9 @@ crate::model_family! {
         Wred(super::wred::WredSpec) = "wred",
         Drr(super::classes::DrrSpec) = "drr",
         Priority(super::classes::PrioritySpec) = "priority",
+        Codel(super::codel::CodelSpec) = "codel",
+        FqCodel(super::fq_codel::FqCodelSpec) = "fq_codel",
+        Pie(super::pie::PieSpec) = "pie",
     }
 }
 

@@ -1,0 +1,299 @@
+//! PIE, Proportional Integral controller Enhanced (RFC 8033).
+//!
+//! Every `t_update` (15 ms) the drop probability moves by
+//! `alpha (qdelay - target) + beta (qdelay - qdelay_old)` (section 4.2),
+//! the step scaled down while the probability is small (the auto-tuning of
+//! section 5.2: / 2048 below 1e-6 ... / 2 below 0.1) and held to 0.02 once
+//! the probability is 0.1 or more; with no delay now or last time the
+//! probability decays by 2% (section 4.2). Arrivals are dropped at random
+//! with that probability (`pie`), except during the burst allowance
+//! (`max_burst`, 150 ms, re-armed when the probability is 0 and the delay
+//! stays under target / 2), when the delay is under target / 2 and the
+//! probability under 0.2, or when at most two MTUs are queued (section
+//! 4.1). With `ecn`, ECN-capable packets are marked instead while the
+//! probability is at most 0.1 (section 5.1).
+//!
+//! The queueing delay is the sojourn time of the last packet dequeued (the
+//! timestamp method RFC 8033 section 4.3 allows), 0 when the queue is
+//! empty. The periodic update runs lazily: at each enqueue or dequeue,
+//! once per period that has ended since the last update (between events
+//! nothing it reads changes). Derandomisation (section 5.4) is left out.
+
+use super::codel::TimedQueue;
+use super::spec::{QueueModel, QueueSite};
+use super::{QueueCtx, QueueDiscipline};
+use crate::net::packet::ecn;
+use crate::net::{DropReason, Packet};
+use crate::scenario::check::Checker;
+use crate::sim::{uniform, SimRng, SimTime};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+fn d_target() -> f64 {
+    15.0
+}
+fn d_tupdate() -> f64 {
+    15.0
+}
+fn d_alpha() -> f64 {
+    0.125
+}
+fn d_beta() -> f64 {
+    1.25
+}
+fn d_burst() -> f64 {
+    150.0
+}
+fn d_limit() -> u64 {
+    1000
+}
+fn d_mtu() -> u32 {
+    1500
+}
+
+/// PIE (RFC 8033); defaults are the RFC's.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PieSpec {
+    /// Target queueing delay.
+    #[serde(default = "d_target")]
+    pub target_ms: f64,
+    /// Period of the probability update.
+    #[serde(default = "d_tupdate")]
+    pub t_update_ms: f64,
+    /// Weight of the delay error, per second.
+    #[serde(default = "d_alpha")]
+    pub alpha: f64,
+    /// Weight of the delay trend, per second.
+    #[serde(default = "d_beta")]
+    pub beta: f64,
+    #[serde(default = "d_burst")]
+    pub max_burst_ms: f64,
+    #[serde(default = "d_limit")]
+    pub limit_packets: u64,
+    #[serde(default = "d_mtu")]
+    pub mtu_bytes: u32,
+    #[serde(default)]
+    pub ecn: bool,
+}
+
+impl QueueModel for PieSpec {
+    fn validate(&self, path: &str, _rate_bps: f64, c: &mut Checker) {
+        for (f, x) in [
+            ("target_ms", self.target_ms),
+            ("t_update_ms", self.t_update_ms),
+            ("alpha", self.alpha),
+            ("beta", self.beta),
+        ] {
+            c.positive(&format!("{path}.{f}"), x);
+        }
+        c.non_negative(&format!("{path}.max_burst_ms"), self.max_burst_ms);
+        c.at_least_one(&format!("{path}.limit_packets"), Some(self.limit_packets));
+    }
+    fn build(&self, site: &QueueSite<'_>) -> Box<dyn QueueDiscipline> {
+        Box::new(Pie::new(self, site.stream()))
+    }
+}
+
+pub struct Pie {
+    q: TimedQueue,
+    target: SimTime,
+    t_update: SimTime,
+    alpha: f64,
+    beta: f64,
+    max_burst: SimTime,
+    limit: usize,
+    mtu: u64,
+    ecn: bool,
+    rng: SimRng,
+    drop_prob: f64,
+    qdelay: SimTime,
+    qdelay_old: SimTime,
+    burst_allowance: SimTime,
+    /// The last periodic update ran at this time.
+    last_update: SimTime,
+}
+
+impl Pie {
+    pub fn new(s: &PieSpec, rng: SimRng) -> Self {
+        let max_burst = SimTime::from_millis_f64(s.max_burst_ms);
+        Pie {
+            q: TimedQueue::default(),
+            target: SimTime::from_millis_f64(s.target_ms),
+            t_update: SimTime::from_millis_f64(s.t_update_ms).max(SimTime(1)),
+            alpha: s.alpha,
+            beta: s.beta,
+            max_burst,
+            limit: s.limit_packets as usize,
+            mtu: s.mtu_bytes as u64,
+            ecn: s.ecn,
+            rng,
+            drop_prob: 0.0,
+            qdelay: SimTime::ZERO,
+            qdelay_old: SimTime::ZERO,
+            burst_allowance: max_burst,
+            last_update: SimTime::ZERO,
+        }
+    }
+
+    pub fn drop_prob(&self) -> f64 {
+        self.drop_prob
+    }
+
+    /// Section 4.2 with the section 5.2 scaling: one period's update.
+    fn update(&mut self) {
+        let (now_s, old_s, target_s) = (
+            self.qdelay.as_secs_f64(),
+            self.qdelay_old.as_secs_f64(),
+            self.target.as_secs_f64(),
+        );
+        let mut p = self.alpha * (now_s - target_s) + self.beta * (now_s - old_s);
+        let scale = match self.drop_prob {
+            x if x < 1e-6 => 1.0 / 2048.0,
+            x if x < 1e-5 => 1.0 / 512.0,
+            x if x < 1e-4 => 1.0 / 128.0,
+            x if x < 1e-3 => 1.0 / 32.0,
+            x if x < 1e-2 => 1.0 / 8.0,
+            x if x < 1e-1 => 1.0 / 2.0,
+            _ => 1.0,
+        };
+        p *= scale;
+        if self.drop_prob >= 0.1 && p > 0.02 {
+            p = 0.02;
+        }
+        self.drop_prob = (self.drop_prob + p).clamp(0.0, 1.0);
+        if self.qdelay == SimTime::ZERO && self.qdelay_old == SimTime::ZERO {
+            self.drop_prob *= 0.98;
+        }
+        self.burst_allowance = self.burst_allowance.saturating_sub(self.t_update);
+        let half = SimTime(self.target.as_nanos() / 2);
+        if self.drop_prob == 0.0 && self.qdelay < half && self.qdelay_old < half {
+            self.burst_allowance = self.max_burst;
+        }
+        self.qdelay_old = self.qdelay;
+    }
+
+    /// Runs the updates of every period that ended by `now`.
+    fn catch_up(&mut self, now: SimTime) {
+        while self.last_update + self.t_update <= now {
+            self.last_update += self.t_update;
+            if self.q.is_empty() {
+                self.qdelay = SimTime::ZERO;
+            }
+            self.update();
+        }
+    }
+
+    /// Section 4.1: whether an arrival is spared the random drop.
+    fn spared(&self) -> bool {
+        let half = SimTime(self.target.as_nanos() / 2);
+        self.burst_allowance > SimTime::ZERO
+            || (self.qdelay_old < half && self.drop_prob < 0.2)
+            || self.q.bytes() <= 2 * self.mtu
+    }
+}
+
+impl QueueDiscipline for Pie {
+    fn enqueue(&mut self, mut pkt: Packet, ctx: &mut QueueCtx<'_>) {
+        self.catch_up(ctx.now);
+        if self.q.len() >= self.limit {
+            return ctx.dropped.push((pkt, DropReason::QueueOverflow));
+        }
+        if !self.spared() && uniform(&mut self.rng) < self.drop_prob {
+            if self.ecn && ecn::capable(pkt.ecn) && self.drop_prob <= 0.1 {
+                pkt.ecn = ecn::CE;
+                ctx.marked += 1;
+            } else {
+                return ctx.dropped.push((pkt, DropReason::Pie));
+            }
+        }
+        self.q.push(ctx.now, pkt);
+    }
+    fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Packet> {
+        self.catch_up(ctx.now);
+        let (t, p) = self.q.pop()?;
+        self.qdelay = ctx.now.saturating_sub(t);
+        Some(p)
+    }
+    crate::timed_queue_methods!();
+    fn kind(&self) -> &'static str {
+        "pie"
+    }
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        vec![("pie_drop_prob", self.drop_prob)]
+    }
+    fn sample(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("pie_drop_prob", self.drop_prob),
+            ("sojourn_ms", self.qdelay.as_secs_f64() * 1e3),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::RngStreams;
+
+    fn pie() -> Pie {
+        let spec: PieSpec = serde_json::from_value(serde_json::json!({})).expect("defaults");
+        Pie::new(&spec, RngStreams::new(1, 0).stream("pie"))
+    }
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+
+    /// One update by hand: delay 25 ms (target 15), 20 ms before: p =
+    /// 0.125 x 0.010 + 1.25 x 0.005 = 0.0075, scaled by 1/2048 from 0.
+    #[test]
+    fn the_update_is_the_rfcs_with_auto_tuning() {
+        let mut p = pie();
+        (p.qdelay, p.qdelay_old) = (ms(25), ms(20));
+        p.update();
+        assert!((p.drop_prob - 0.0075 / 2048.0).abs() < 1e-15);
+        assert_eq!(p.qdelay_old, ms(25));
+        // At 0.05 the step is halved; at 0.5 a large step is held to 0.02.
+        p.drop_prob = 0.05;
+        (p.qdelay, p.qdelay_old) = (ms(25), ms(25));
+        p.update();
+        assert!((p.drop_prob - (0.05 + 0.00125 / 2.0)).abs() < 1e-12);
+        p.drop_prob = 0.5;
+        (p.qdelay, p.qdelay_old) = (ms(200), ms(25));
+        p.update();
+        assert!((p.drop_prob - 0.52).abs() < 1e-12);
+        // No delay now or before: the probability decays by 2%.
+        p.drop_prob = 0.5;
+        (p.qdelay, p.qdelay_old) = (SimTime::ZERO, SimTime::ZERO);
+        p.update();
+        let want = (0.5 + 0.125 * -0.015) * 0.98;
+        assert!((p.drop_prob - want).abs() < 1e-12, "{}", p.drop_prob);
+    }
+
+    #[test]
+    fn the_burst_allowance_runs_down_and_rearms() {
+        let mut p = pie();
+        assert_eq!(p.burst_allowance, ms(150));
+        (p.qdelay, p.qdelay_old) = (ms(30), ms(30));
+        for _ in 0..10 {
+            p.update();
+        }
+        assert_eq!(p.burst_allowance, SimTime::ZERO, "10 x 15 ms");
+        p.drop_prob = 0.0;
+        (p.qdelay, p.qdelay_old) = (ms(1), ms(1));
+        p.alpha = 1e-9;
+        p.beta = 1e-9;
+        p.update();
+        assert_eq!(p.burst_allowance, ms(150));
+    }
+
+    #[test]
+    fn updates_catch_up_once_per_period() {
+        let mut p = pie();
+        (p.qdelay, p.qdelay_old) = (ms(100), ms(100));
+        p.q.push(ms(0), crate::queue::tests::pkt(0, 1000));
+        p.catch_up(ms(44));
+        assert_eq!(p.last_update, ms(30), "two periods ended by 44 ms");
+        assert!(p.drop_prob > 0.0);
+    }
+}
