@@ -59,3 +59,60 @@ def test_impossible_red_parameters_name_the_field(patch, field, fragment):
     with pytest.raises(ScenarioError) as e:
         sc.validate()
     assert any(p == field and fragment in m for p, m in e.value.errors), e.value.errors
+
+
+def ecn_run(ecn: bool, duration_s: float = 60.0):
+    sc = rc.scenario("gentle", duration_s)
+    sc["measure"]["packets"] = True
+    sc["links"][0]["queue"]["ecn"] = ecn
+    for f in sc["flows"]:
+        if f["type"] == "tcp":
+            f["tcp"]["ecn"] = ecn
+    return mediasim.run(sc, seed=1)
+
+
+def test_with_ecn_red_marks_tcp_instead_of_dropping_it():
+    off, on = ecn_run(False), ecn_run(True)
+    q = on.queues.set_index("direction").loc[rc.BOTTLENECK]
+    assert q["ecn_marks"] > 500
+    # Every mark reaches a receiver (nothing downstream drops), and each
+    # sender cuts at most once per window: fewer cuts than marks.
+    assert on.tcp["ce_received"].sum() == q["ecn_marks"]
+    assert 0 < on.tcp["ecn_reductions"].sum() <= q["ecn_marks"]
+    # Early drops now fall on what is not ECN-capable: the CBR flow, and
+    # TCP's retransmissions (RFC 3168 6.1.5).
+    early = on.drops[on.drops["reason"] == "red_early"]
+    assert (early["flow"] != "cbr").sum() <= on.tcp["retransmissions"].sum()
+    assert (early["flow"] == "cbr").sum() > 0
+    assert on.tcp["retransmissions"].sum() < 0.2 * off.tcp["retransmissions"].sum()
+    util = on.links.set_index("direction").loc[rc.BOTTLENECK, "utilization"]
+    assert util > 0.97
+
+
+def test_ecn_is_on_the_wire(tmp_path):
+    import dpkt
+
+    sc = rc.scenario("gentle", 5.0)
+    sc["links"][0]["queue"]["ecn"] = True
+    sc["flows"] = [f for f in sc["flows"] if f["type"] == "tcp"][:2]
+    for f in sc["flows"]:
+        f["tcp"].update({"ecn": True, "handshake": True})
+    sc["measure"] = {"pcap": True}
+    res = mediasim.run(sc, seed=1, out=tmp_path)
+    with open(tmp_path / "pcap" / "bottleneck.pcap", "rb") as fh:
+        ips = [dpkt.ip.IP(buf) for _, buf in dpkt.pcap.Reader(fh)]
+    data = [ip for ip in ips if isinstance(ip.data, dpkt.tcp.TCP) and len(ip.data.data) > 0]
+    syns = [ip.data for ip in ips if isinstance(ip.data, dpkt.tcp.TCP) and ip.data.flags & dpkt.tcp.TH_SYN]
+    # ECN-setup SYN (ECE and CWR) and SYN-ACK (ECE), data ECT(0) or CE.
+    assert any(s.flags & dpkt.tcp.TH_ECE and s.flags & dpkt.tcp.TH_CWR for s in syns)
+    assert any(s.flags & dpkt.tcp.TH_ECE and s.flags & dpkt.tcp.TH_ACK and not s.flags & dpkt.tcp.TH_CWR
+               for s in syns)
+    # Only retransmissions go out not ECN-capable (RFC 3168 6.1.5).
+    not_ect = sum(1 for ip in data if ip.tos & 3 == 0)
+    assert data and not_ect <= res.tcp["retransmissions"].sum()
+    assert all(ip.tos & 3 in (0b00, 0b10, 0b11) for ip in data)
+    assert any(ip.tos & 3 == 0b11 for ip in data), "some CE marks"
+    acks = [ip.data for ip in ips if isinstance(ip.data, dpkt.tcp.TCP) and not ip.data.data]
+    assert any(a.flags & dpkt.tcp.TH_ECE for a in acks)
+    assert any(ip.data.flags & dpkt.tcp.TH_CWR for ip in data)
+

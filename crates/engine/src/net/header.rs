@@ -6,6 +6,10 @@ pub mod tcp_flags {
     pub const FIN: u8 = 0x01;
     pub const SYN: u8 = 0x02;
     pub const ACK: u8 = 0x10;
+    /// ECN-Echo (RFC 3168 6.1).
+    pub const ECE: u8 = 0x40;
+    /// Congestion Window Reduced (RFC 3168 6.1).
+    pub const CWR: u8 = 0x80;
 }
 
 /// At most this many SACK blocks per segment. Without timestamps RFC 2018

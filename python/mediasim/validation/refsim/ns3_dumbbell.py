@@ -1,9 +1,14 @@
 """The cross-check dumbbell in ns-3, run by an interpreter that has the
 `ns3` package (``pip install ns3``). Standalone: it does not import
-mediasim. Usage: python ns3_dumbbell.py N newreno|sack DURATION_S
+mediasim. Usage: python ns3_dumbbell.py N newreno|sack DURATION_S [RED]
 
 Prints lines: "btx <bottleneck bytes incl. PPP header>", "rx <i> <bytes>",
-"cw <i> <time_s> <cwnd_packets>".
+"cw <i> <time_s> <cwnd_packets>". With RED given as
+"MIN_TH:MAX_TH:W_Q:MAX_P:GENTLE:WAIT" (0/1 for the flags) the bottleneck
+runs ns-3's RedQueueDisc (100 packets, 1000-byte mean packet size, no
+limited transmit), and the script also prints "qdrops <packets dropped by
+the queue disc>" and "qlen <mean of the queue disc's length sampled every
+10 ms>" (RedQueueDisc does not expose its average).
 """
 
 import sys
@@ -37,8 +42,17 @@ static void MsConnect(uint32_t id) {
   Config::Connect(p.str(), MakeCallback(&MsCwnd));
 }
 static void MsTx(Ptr<const Packet> p) { g_btx += p->GetSize(); }
+static Ptr<QueueDisc> g_red;
+static double g_qlen_sum = 0;
+static uint64_t g_qlen_n = 0;
+static void MsSampleQueue() {
+  g_qlen_sum += g_red->GetCurrentSize().GetValue();
+  g_qlen_n++;
+  Simulator::Schedule(MilliSeconds(10), &MsSampleQueue);
+}
 
-std::string MsRunDumbbell(int n, bool sack, double duration) {
+std::string MsRunDumbbell(int n, bool sack, double duration, bool red, double min_th, double max_th,
+                          double w_q, double max_p, bool gentle, bool wait) {
   Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
   Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(960));
@@ -76,7 +90,22 @@ std::string MsRunDumbbell(int n, bool sack, double duration) {
     tch.Uninstall(dev);  // no queue disc: the device's drop-tail queue is the queue
     return std::make_pair(dev, ifc);
   };
+  if (red) {
+    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(false));
+    bn.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+  }
   auto bott = link(bn, r.Get(0), r.Get(1));
+  if (red) {
+    TrafficControlHelper rt;
+    rt.SetRootQueueDisc("ns3::RedQueueDisc", "MinTh", DoubleValue(min_th), "MaxTh", DoubleValue(max_th),
+                        "QW", DoubleValue(w_q), "LInterm", DoubleValue(1.0 / max_p), "Gentle", BooleanValue(gentle),
+                        "Wait", BooleanValue(wait), "MaxSize", StringValue("100p"),
+                        "MeanPktSize", UintegerValue(1000), "LinkBandwidth", StringValue("10Mbps"),
+                        "LinkDelay", StringValue("20ms"));
+    QueueDiscContainer qd = rt.Install(bott.first.Get(0));
+    g_red = qd.Get(0);
+    Simulator::Schedule(Seconds(0), &MsSampleQueue);
+  }
   bott.first.Get(0)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&MsTx));
   link(acc, cs.Get(0), r.Get(0));
   auto cdl = link(acc, r.Get(1), cd.Get(0));
@@ -108,6 +137,10 @@ std::string MsRunDumbbell(int n, bool sack, double duration) {
   Simulator::Stop(Seconds(duration));
   Simulator::Run();
   g_out << "btx " << g_btx << "\n";
+  if (red) {
+    g_out << "qdrops " << g_red->GetStats().nTotalDroppedPackets << "\n";
+    g_out << "qlen " << g_qlen_sum / g_qlen_n << "\n";
+  }
   for (int i = 0; i < n; i++) {
     g_out << "rx " << i << " " << DynamicCast<PacketSink>(sinks.Get(i))->GetTotalRx() << "\n";
   }
@@ -119,8 +152,13 @@ std::string MsRunDumbbell(int n, bool sack, double duration) {
 
 def main() -> None:
     n, flavor, duration = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+    red = [float(x) for x in sys.argv[4].split(":")] if len(sys.argv) > 4 else None
     ns.cppyy.cppdef(CODE)
-    out = ns.cppyy.gbl.MsRunDumbbell(n, flavor == "sack", duration)
+    if red:
+        out = ns.cppyy.gbl.MsRunDumbbell(n, flavor == "sack", duration, True, red[0], red[1], red[2], red[3],
+                                         bool(red[4]), bool(red[5]))
+    else:
+        out = ns.cppyy.gbl.MsRunDumbbell(n, flavor == "sack", duration, False, 0, 0, 0, 1, False, False)
     sys.stdout.write(str(out))
 
 

@@ -10,7 +10,7 @@
 pub mod spec;
 
 use super::{Action, App, AppStats, PacketTemplate};
-use crate::net::packet::IPV4_HEADER_BYTES;
+use crate::net::packet::{ecn, IPV4_HEADER_BYTES};
 use crate::net::{Packet, Transport};
 use crate::proto::tcp::{Segment, TcpConfig, TcpReceiver, TcpSender};
 use crate::sim::SimTime;
@@ -43,6 +43,9 @@ impl Endpoint {
             self.next_ord += 1;
             p.size_bytes = IPV4_HEADER_BYTES + s.hdr.header_bytes() + s.payload;
             p.transport = Transport::Tcp(Box::new(s.hdr));
+            if s.ect {
+                p.ecn = ecn::ECT0;
+            }
             out.push(Action::Send(p));
         }
         if let Some(d) = deadline {
@@ -122,6 +125,7 @@ impl App for TcpSource {
                 ("timeouts", st.timeouts as f64),
                 ("fast_recoveries", st.fast_recoveries as f64),
                 ("limited_transmits", st.limited_transmits as f64),
+                ("ecn_reductions", st.ecn_reductions as f64),
                 ("rtt_samples", st.rtt_samples as f64),
                 (
                     "srtt_ms",
@@ -174,6 +178,9 @@ impl App for TcpSink {
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let Transport::Tcp(h) = &pkt.transport {
+            if pkt.ecn == ecn::CE {
+                self.rcv.note_ce();
+            }
             self.rcv
                 .on_segment(now, h, pkt.payload_bytes(), &mut self.ep.segs);
             self.ep.flush(self.rcv.deadline(), out);
@@ -196,6 +203,7 @@ impl App for TcpSink {
                 ("delayed_acks", st.delayed_acks as f64),
                 ("out_of_order_segments", st.out_of_order as f64),
                 ("duplicate_segments", st.duplicates as f64),
+                ("ce_received", st.ce_received as f64),
             ],
             series: vec![],
         })

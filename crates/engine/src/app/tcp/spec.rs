@@ -123,6 +123,10 @@ pub struct TcpSpec {
     /// Duplicate ACK threshold (default 3).
     #[serde(default)]
     pub dupthresh: Option<u32>,
+    /// ECN (RFC 3168): data ECT(0), ECE/CWR, one reduction per window
+    /// (default false).
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 impl FlowModel for TcpFlowSpec {
@@ -241,5 +245,6 @@ pub fn tcp_config(t: Option<&TcpSpec>, finite: bool) -> TcpConfig {
         handshake: t.handshake.unwrap_or(finite),
         delayed_ack: t.delayed_ack.unwrap_or(d.delayed_ack),
         delack_timeout: ms(t.delack_timeout_ms, d.delack_timeout),
+        ecn: t.ecn,
     }
 }

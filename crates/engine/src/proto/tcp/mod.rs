@@ -87,6 +87,9 @@ pub struct TcpConfig {
     /// segment, and within the timeout).
     pub delayed_ack: bool,
     pub delack_timeout: SimTime,
+    /// RFC 3168 ECN: negotiated on the SYN and SYN-ACK (or assumed on
+    /// both ends without a handshake).
+    pub ecn: bool,
 }
 
 impl Default for TcpConfig {
@@ -108,6 +111,7 @@ impl Default for TcpConfig {
             handshake: true,
             delayed_ack: true,
             delack_timeout: SimTime::from_millis(200),
+            ecn: false,
         }
     }
 }
@@ -129,6 +133,9 @@ impl TcpConfig {
 pub struct Segment {
     pub hdr: TcpHeader,
     pub payload: u32,
+    /// Send as ECN-capable (ECT(0) in the IP header): new data of a
+    /// connection that negotiated ECN (RFC 3168 6.1.1, 6.1.5).
+    pub ect: bool,
 }
 
 /// A time series sample recorded on change.

@@ -1,10 +1,12 @@
 //! The TCP receiver: cumulative ACKs, out-of-order buffering, SACK blocks
-//! (RFC 2018) and delayed ACKs (RFC 5681 4.2 and 4.3).
+//! (RFC 2018), delayed ACKs (RFC 5681 4.2 and 4.3) and the ECN echo (RFC
+//! 3168 6.1.3: after a CE-marked packet, every ACK carries ECE until a
+//! segment with CWR arrives).
 
 use super::scoreboard::RangeSet;
 use super::{Segment, TcpConfig};
 use crate::net::header::MAX_SACK_BLOCKS;
-use crate::net::tcp_flags::{ACK, FIN, SYN};
+use crate::net::tcp_flags::{ACK, CWR, ECE, FIN, SYN};
 use crate::net::TcpHeader;
 use crate::sim::SimTime;
 
@@ -22,6 +24,8 @@ pub struct ReceiverStats {
     pub duplicates: u64,
     pub acks_sent: u64,
     pub delayed_acks: u64,
+    /// Data packets that arrived marked CE.
+    pub ce_received: u64,
     pub first_data_at: Option<SimTime>,
     /// When every byte up to the FIN had arrived in order.
     pub done_at: Option<SimTime>,
@@ -39,12 +43,20 @@ pub struct TcpReceiver {
     unacked: u32,
     delack_at: Option<SimTime>,
     fin_end: Option<u64>,
+    /// ECN was negotiated (the SYN asked for it and we allow it).
+    ecn: bool,
+    /// A CE mark not yet answered by the sender's CWR: ACKs carry ECE.
+    ece: bool,
+    /// The segment being delivered came in a CE-marked packet.
+    ce_next: bool,
     pub stats: ReceiverStats,
 }
 
 impl TcpReceiver {
     pub fn new(cfg: TcpConfig) -> Self {
         TcpReceiver {
+            // Without a handshake both ends are configured alike.
+            ecn: cfg.ecn && !cfg.handshake,
             cfg,
             state: ReceiverState::Listen,
             rcv_nxt: 1,
@@ -53,6 +65,8 @@ impl TcpReceiver {
             unacked: 0,
             delack_at: None,
             fin_end: None,
+            ece: false,
+            ce_next: false,
             stats: ReceiverStats::default(),
         }
     }
@@ -64,6 +78,13 @@ impl TcpReceiver {
     }
     pub fn deadline(&self) -> Option<SimTime> {
         self.delack_at
+    }
+
+    /// The next segment arrived in a CE-marked packet (call before
+    /// `on_segment`).
+    pub fn note_ce(&mut self) {
+        self.stats.ce_received += 1;
+        self.ce_next = true;
     }
 
     pub fn on_segment(
@@ -79,19 +100,34 @@ impl TcpReceiver {
             if self.state != ReceiverState::Established {
                 self.state = ReceiverState::SynReceived;
             }
+            self.ce_next = false;
+            // RFC 3168 6.1.1: an ECN-setup SYN has ECE and CWR; the
+            // ECN-setup SYN-ACK answers with ECE alone.
+            self.ecn = self.cfg.ecn && h.has(ECE) && h.has(CWR);
             let hdr = TcpHeader {
                 seq: 0,
                 ack: 1,
-                flags: SYN | ACK,
+                flags: SYN | ACK | if self.ecn { ECE } else { 0 },
                 wnd: self.cfg.rwnd_bytes,
                 mss: self.cfg.mss as u16,
                 ..Default::default()
             };
-            out.push(Segment { hdr, payload: 0 });
+            out.push(Segment {
+                hdr,
+                payload: 0,
+                ect: false,
+            });
             self.stats.acks_sent += 1;
             return;
         }
         self.state = ReceiverState::Established;
+        // CWR ends the echo; a CE on the same packet starts a new one.
+        if h.has(CWR) {
+            self.ece = false;
+        }
+        if std::mem::take(&mut self.ce_next) && self.ecn {
+            self.ece = true;
+        }
         let len = h.seq_len(payload);
         if len == 0 {
             return;
@@ -177,13 +213,17 @@ impl TcpReceiver {
         let hdr = TcpHeader {
             seq: 1,
             ack: self.rcv_nxt,
-            flags: ACK,
+            flags: ACK | if self.ece { ECE } else { 0 },
             wnd: self.cfg.rwnd_bytes,
             sack,
             n_sack,
             mss: 0,
         };
-        out.push(Segment { hdr, payload: 0 });
+        out.push(Segment {
+            hdr,
+            payload: 0,
+            ect: false,
+        });
         self.stats.acks_sent += 1;
         self.unacked = 0;
         self.delack_at = None;

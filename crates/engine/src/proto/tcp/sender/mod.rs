@@ -7,7 +7,7 @@ mod recovery;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::{Flavor, Segment, Series, TcpConfig};
-use crate::net::tcp_flags::{ACK, FIN, SYN};
+use crate::net::tcp_flags::{ACK, CWR, ECE, FIN, SYN};
 use crate::net::TcpHeader;
 use crate::sim::SimTime;
 
@@ -28,6 +28,8 @@ pub struct SenderStats {
     pub timeouts: u64,
     pub fast_recoveries: u64,
     pub limited_transmits: u64,
+    /// Window reductions for ECN-Echo (RFC 3168 6.1.2).
+    pub ecn_reductions: u64,
     pub rtt_samples: u64,
     pub started_at: Option<SimTime>,
     pub established_at: Option<SimTime>,
@@ -80,6 +82,13 @@ pub struct TcpSender {
     /// The RTO fired and no new data has been acknowledged since.
     backed_off: bool,
     rto_at: Option<SimTime>,
+    /// ECN negotiated for this connection.
+    ecn: bool,
+    /// The next new data segment carries CWR.
+    cwr_pending: bool,
+    /// ECN-Echo is not acted on again until an ACK passes this (one
+    /// reduction per window of data, RFC 3168 6.1.2).
+    ecn_recover: u64,
     pub stats: SenderStats,
     pub series: SenderSeries,
 }
@@ -119,6 +128,9 @@ impl TcpSender {
             syn_retransmitted: false,
             backed_off: false,
             rto_at: None,
+            ecn: false,
+            cwr_pending: false,
+            ecn_recover: 0,
             stats: SenderStats::default(),
             series: SenderSeries::default(),
             cfg,
@@ -191,16 +203,21 @@ impl TcpSender {
     fn send_seg(&mut self, now: SimTime, seq: u64, retx: bool, out: &mut Vec<Segment>) -> u64 {
         let len = self.seg_len(seq);
         let fin = self.finite && seq + len == self.data_end;
+        // RFC 3168 6.1.2 and 6.1.5: CWR on the next new data segment after
+        // a reduction; retransmissions are never ECN-capable.
+        let cwr = self.cwr_pending && !retx;
+        self.cwr_pending &= !cwr;
         let hdr = TcpHeader {
             seq,
             ack: self.cfg.handshake as u64,
-            flags: ACK | if fin { FIN } else { 0 },
+            flags: ACK | if fin { FIN } else { 0 } | if cwr { CWR } else { 0 },
             wnd: self.cfg.rwnd_bytes,
             ..Default::default()
         };
         out.push(Segment {
             hdr,
             payload: len as u32,
+            ect: self.ecn && !retx && len > 0,
         });
         self.stats.segments_sent += 1;
         self.stats.data_bytes_sent += len;
@@ -272,15 +289,21 @@ impl TcpSender {
     }
 
     fn send_syn(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        // RFC 3168 6.1.1: an ECN-setup SYN carries ECE and CWR.
+        let setup = if self.cfg.ecn { ECE | CWR } else { 0 };
         let hdr = TcpHeader {
             seq: 0,
             ack: 0,
-            flags: SYN,
+            flags: SYN | setup,
             wnd: self.cfg.rwnd_bytes,
             mss: self.cfg.mss as u16,
             ..Default::default()
         };
-        out.push(Segment { hdr, payload: 0 });
+        out.push(Segment {
+            hdr,
+            payload: 0,
+            ect: false,
+        });
         self.stats.segments_sent += 1;
         if !self.syn_retransmitted {
             self.timing = Some((1, now));
@@ -296,6 +319,8 @@ impl TcpSender {
         self.snd_max = 1;
         self.recover = 0;
         self.rto_at = None;
+        // Without a handshake both ends are configured alike.
+        self.ecn = self.cfg.ecn && !self.cfg.handshake;
     }
 
     /// A segment from the receiver.
@@ -314,6 +339,8 @@ impl TcpSender {
                     }
                     self.rwnd = h.wnd;
                     self.establish(now);
+                    // An ECN-setup SYN-ACK has ECE without CWR.
+                    self.ecn = self.cfg.ecn && h.has(ECE) && !h.has(CWR);
                     self.send_window(now, out);
                 }
             }
@@ -329,6 +356,7 @@ impl TcpSender {
             return;
         }
         self.rwnd = h.wnd;
+        let ece_cut = self.ecn && h.has(ECE) && self.on_ece(ack);
         let sack = self.cfg.flavor == Flavor::Sack;
         let new_sacked = if sack {
             self.sb.update(h.sack_blocks(), ack.max(self.snd_una))
@@ -336,7 +364,7 @@ impl TcpSender {
             0
         };
         if ack > self.snd_una {
-            self.on_new_ack(now, ack, out);
+            self.on_new_ack(now, ack, !ece_cut, out);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             // RFC 6675 section 2: with SACK, a duplicate ACK must bring new
             // SACK information to count.
@@ -366,6 +394,23 @@ impl TcpSender {
         self.timing = None;
     }
 
+    /// RFC 3168 6.1.2: an ECN-Echo halves the window as a loss would, at
+    /// most once per window of data and not during loss recovery (whose
+    /// own halving stands); either way the next new segment carries CWR.
+    /// Whether the window was cut. An echo whose ACK does not pass the
+    /// data sent before the last cut belongs to that cut's window.
+    fn on_ece(&mut self, ack: u64) -> bool {
+        self.cwr_pending = true;
+        if self.in_recovery || ack <= self.ecn_recover {
+            return false;
+        }
+        self.ssthresh = (self.flight() / 2).max(2 * self.mss);
+        self.cwnd = self.ssthresh;
+        self.ecn_recover = self.snd_max;
+        self.stats.ecn_reductions += 1;
+        true
+    }
+
     /// Window growth outside recovery.
     fn grow_window(&mut self, acked: u64) {
         if self.cwnd < self.ssthresh {
@@ -377,7 +422,7 @@ impl TcpSender {
         }
     }
 
-    fn on_new_ack(&mut self, now: SimTime, ack: u64, out: &mut Vec<Segment>) {
+    fn on_new_ack(&mut self, now: SimTime, ack: u64, grow: bool, out: &mut Vec<Segment>) {
         let acked = ack - self.snd_una;
         self.take_rtt_sample(now, ack);
         self.snd_una = ack;
@@ -388,7 +433,9 @@ impl TcpSender {
             self.ack_in_recovery(now, ack, acked, out)
         } else {
             self.dupacks = 0;
-            self.grow_window(acked);
+            if grow {
+                self.grow_window(acked);
+            }
             true
         };
         if self.data_end != UNLIMITED && ack >= self.seq_end() {

@@ -359,6 +359,7 @@ fn handshake_syn_retransmission_and_rto_of_three_seconds() {
     assert_eq!(s.stats.done_at, Some(t(1300)));
 }
 
+mod ecn;
 mod receiver_and_loopback;
 mod receiver_rules;
 mod rfc_values;
