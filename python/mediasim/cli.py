@@ -218,11 +218,15 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, rtp_group) -> None:
 @click.option("--save-references", is_flag=True,
               help="Run the reference simulators and store their figures (tests/data/crosscheck_references.json), "
                    "which the test suite checks mediasim against.")
-def crosscheck_cmd(impatient, no_ns3, save_references) -> None:
-    """Compare TCP behaviour on the reference dumbbell with ns-2 and ns-3
-    (install them with scripts/install-reference-simulators)."""
+@click.option("--red", is_flag=True, help="Compare RED (average queue, drops) instead, on the same dumbbell.")
+def crosscheck_cmd(impatient, no_ns3, save_references, red) -> None:
+    """Compare TCP behaviour (or, with --red, RED) on the reference dumbbell
+    with ns-2 and ns-3 (install them with scripts/install-reference-simulators)."""
     from .validation.crosscheck import compare, ns3_python
     from .validation.crosscheck import save_references as save
+
+    if red:
+        return _red_crosscheck(save_references)
 
     if save_references:
         try:
@@ -270,6 +274,24 @@ def media_rates_cmd(trace_path, gop, frame_rate, mm) -> None:
     except ScenarioError as e:
         _fail(str(e))
     click.echo(_fmt_table(pd.DataFrame(rows).round(1)))
+
+
+def _red_crosscheck(save_references: bool) -> None:
+    import subprocess
+
+    import pandas as pd
+
+    from .validation import red_crosscheck as rc
+
+    try:
+        if save_references:
+            rc.REFERENCES.write_text(json.dumps(rc.reference_runs(), indent=1) + "\n")
+            click.echo(f"reference figures written to {rc.REFERENCES}")
+            return
+        rows = rc.compare()
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+        _fail(str(e))
+    click.echo(md_table(pd.DataFrame(rows).map(lambda x: f"{x:.4g}" if isinstance(x, float) else x)))
 
 
 @main.command("reproduce")
