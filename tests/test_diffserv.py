@@ -111,3 +111,32 @@ def test_diffserv_errors_name_the_field(queue, field, fragment):
     with pytest.raises(ScenarioError) as e:
         sc.validate()
     assert any(p == field and fragment in m for p, m in e.value.errors), e.value.errors
+
+
+def test_mpeg_frames_marked_per_type_and_wred_drops_b_frames_first():
+    # Application-layer marking: I frames AF11, P AF12, B AF13, into a
+    # 0.9 Mbit/s link with WRED (the flow starts at scale 4, 1.06 Mbit/s;
+    # its control then backs off and climbs again). Whatever the scale,
+    # the queue's drops must fall on B frames first.
+    prof = lambda d, lo, hi, p: {"dscp": [d], "min_th": lo, "max_th": hi, "max_p": p}  # noqa: E731
+    q = {"type": "wred", "limit_packets": 60, "mean_packet_bytes": 1500, "w_q": 0.02,
+         "profiles": [prof(10, 40, 50, 0.02), prof(12, 20, 40, 0.1), prof(14, 2, 10, 0.5)]}
+    sc = line(1, rate_bps=0.9e6, delay_ms=10, duration_s=30, queue=q)
+    sc.flow("v", "media_scaling", src="n0", dst="n1", app="mpeg", initial_scale=4,
+            frame_dscp={"I": 10, "P": 12, "B": 14})
+    res = mediasim.run(sc, seed=1)
+    assert_balanced(res)
+    row = res.queues.set_index("direction").loc["n0-n1:n0->n1"]
+    af11, af12, af13 = row["wred_drops_0"], row["wred_drops_1"], row["wred_drops_2"]
+    assert af13 > 0 and af13 > af12 >= af11, (af11, af12, af13)
+
+
+def test_frame_dscp_errors():
+    sc = line(1, rate_bps=1e6, delay_ms=1)
+    sc.flow("v", "media_scaling", src="n0", dst="n1", app="mpeg", frame_dscp={"I": 70})
+    sc.flow("w", "media_scaling", src="n0", dst="n1", app="mm", frame_dscp={"I": 10})
+    with pytest.raises(ScenarioError) as e:
+        sc.validate()
+    errs = dict(e.value.errors)
+    assert "0..=63" in errs["flows[0].frame_dscp.I"]
+    assert "not used by app" in errs["flows[1].frame_dscp"]

@@ -23,6 +23,9 @@ pub enum Media {
         frames: Vec<Frame>,
         slot: SimTime,
         max_packet_bytes: u32,
+        /// DSCP per frame type (I, P, B): application-layer marking; None
+        /// keeps the flow's.
+        frame_dscp: [Option<u8>; 3],
     },
 }
 
@@ -106,12 +109,15 @@ impl ScalingSource {
                 frames,
                 slot,
                 max_packet_bytes,
+                frame_dscp,
             } => {
                 let f = frames[(self.frame % frames.len() as u64) as usize];
                 let (slot, max) = (*slot, *max_packet_bytes);
+                let dscp = frame_dscp[f.kind as usize];
                 if keeps(self.scale, &f) {
                     for payload in fragments(f.bytes, max) {
-                        let p = self.packet(now, payload);
+                        let mut p = self.packet(now, payload);
+                        p.dscp = dscp.unwrap_or(p.dscp);
                         out.push(Action::Send(p));
                     }
                     self.frames_sent += 1;

@@ -51,6 +51,18 @@ pub struct FrameBytes {
     pub b: u32,
 }
 
+/// DSCP per MPEG frame type.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FrameDscp {
+    #[serde(rename = "I", default)]
+    pub i: Option<u8>,
+    #[serde(rename = "P", default)]
+    pub p: Option<u8>,
+    #[serde(rename = "B", default)]
+    pub b: Option<u8>,
+}
+
 fn default_timeout_factor() -> f64 {
     1.5
 }
@@ -93,6 +105,10 @@ pub struct MediaScalingSpec {
     /// (default 1500).
     #[serde(default)]
     pub max_packet_bytes: Option<u32>,
+    /// mpeg: DSCP per frame type, e.g. {I = 10, P = 12, B = 14} (AF11-13:
+    /// B frames dropped first); a type not given keeps the flow's `dscp`.
+    #[serde(default)]
+    pub frame_dscp: Option<FrameDscp>,
     /// The scale the sender starts at (0-4, default 0).
     #[serde(default)]
     pub initial_scale: u8,
@@ -168,10 +184,12 @@ impl MediaScalingSpec {
                 let slot = self.slot();
                 let longest =
                     SimTime::from_nanos(slot.as_nanos() * longest_gap_slots(&frames) as u64);
+                let d = self.frame_dscp.unwrap_or_default();
                 let media = Media::Mpeg {
                     frames,
                     slot,
                     max_packet_bytes: self.max_packet_bytes.unwrap_or(1500),
+                    frame_dscp: [d.i, d.p, d.b],
                 };
                 (media, longest)
             }
@@ -192,6 +210,7 @@ impl MediaScalingSpec {
                 frames,
                 slot,
                 max_packet_bytes,
+                ..
             } => policy::mpeg_rates(&frames, 1.0 / slot.as_secs_f64(), max_packet_bytes),
         }
     }
@@ -218,6 +237,7 @@ impl MediaScalingSpec {
             ("frames", self.frames.is_some()),
             ("frame_rate", self.frame_rate.is_some()),
             ("max_packet_bytes", self.max_packet_bytes.is_some()),
+            ("frame_dscp", self.frame_dscp.is_some()),
         ];
         not_for(p, "mm", &mpeg_only, c);
     }
@@ -245,6 +265,15 @@ impl MediaScalingSpec {
         }
         if let Some(r) = self.frame_rate {
             c.positive(&format!("{p}.frame_rate"), r);
+        }
+        let d = self.frame_dscp.unwrap_or_default();
+        for (t, v) in [("I", d.i), ("P", d.p), ("B", d.b)] {
+            if let Some(v) = v.filter(|&v| v > 63) {
+                c.err(
+                    format!("{p}.frame_dscp.{t}"),
+                    format!("must be 0..=63 (got {v})"),
+                );
+            }
         }
         if let Some(m) = self.max_packet_bytes {
             if !(HEADERS + 1..=65_535).contains(&m) {

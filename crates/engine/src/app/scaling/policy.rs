@@ -10,12 +10,12 @@ pub const MAX_SCALE: u8 = 4;
 pub const SCALES: usize = MAX_SCALE as usize + 1;
 const HEADERS: u32 = IPV4_HEADER_BYTES + UDP_HEADER_BYTES;
 
-/// An MPEG frame type.
+/// An MPEG frame type (its value indexes per-type tables: I, P, B).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameType {
-    I,
-    P,
-    B,
+    I = 0,
+    P = 1,
+    B = 2,
 }
 
 impl FrameType {
