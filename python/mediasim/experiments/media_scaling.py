@@ -53,7 +53,7 @@ class Params(StudyParams):
     windows_s: tuple[float, ...] = (5.0, 15.0, 25.0)  # throughput windows: 5-15 s and 15-25 s
     packet_bytes: int = 1500  # TCP and media packets on the wire
     tcp_max_window_packets: int = 20
-    red_min_th: float = 5.0  # Floyd and Jacobson 1993's set, section 6
+    red_min_th: float = 5.0  # Floyd and Jacobson 1993: w_q 0.002, max_p 1/50, max_th = 3 min_th
     red_max_th: float = 15.0
     red_w_q: float = 0.002
     red_max_p: float = 1 / 50
