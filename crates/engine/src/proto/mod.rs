@@ -4,3 +4,4 @@
 
 pub mod rtp;
 pub mod tcp;
+pub mod tfrc;

@@ -1,0 +1,207 @@
+//! The TFRC sender (RFC 5348 section 4): the allowed sending rate X from
+//! the receiver's feedback, slow start, and the no-feedback timer.
+//!
+//! - Start (4.2): X = one packet per second, no-feedback timer at 2 s. On
+//!   the first feedback, R = the RTT sample and X = W_init / R with
+//!   W_init = min(4s, max(2s, 4380 bytes)).
+//! - Each feedback (4.3): R_sample = now - t_recvdata - t_delay, R = 0.9 R
+//!   + 0.1 R_sample, t_RTO = max(4R, 2s/X). With p > 0, X = max(min(X_Bps,
+//!   recv_limit), s / t_mbi), X_Bps from the equation; with p = 0 (slow
+//!   start), X doubles at most once per RTT: X = max(min(2X, recv_limit),
+//!   W_init / R). recv_limit is twice the largest receive rate reported in
+//!   the last two RTTs, or, when the feedback reports a higher p (a new
+//!   loss event), that largest rate after halving the older ones and
+//!   taking 0.85 of the new one.
+//! - No feedback for max(4R, 2s/X) (4.4): without any feedback yet, X =
+//!   max(X/2, s/t_mbi); otherwise the receive-rate limit becomes the last
+//!   receive rate (when p = 0 or X_Bps > 2 X_recv) or X_Bps / 2, and X is
+//!   held under it.
+//!
+//! Left out: the data-limited refinements of sections 4.3 and 8.2 (a
+//! sender that runs out of data is treated as one that is not), and the
+//! oscillation prevention of section 4.5 (optional in the RFC).
+
+use super::{throughput_bps, DataHeader, Feedback, TfrcConfig};
+use crate::sim::SimTime;
+
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    pub packets: u64,
+    pub feedbacks: u64,
+    pub nofeedback_expiries: u64,
+}
+
+pub struct TfrcSender {
+    cfg: TfrcConfig,
+    s: f64,
+    /// Allowed sending rate, bytes/s.
+    x: f64,
+    /// RTT estimate, seconds (None before the first feedback).
+    r: Option<f64>,
+    t_rto: f64,
+    p: f64,
+    /// Time last doubled in slow start.
+    tld: SimTime,
+    /// Recent receive rates: (when reported, bytes/s).
+    x_recv_set: Vec<(SimTime, f64)>,
+    nofeedback_at: SimTime,
+    next_seq: u64,
+    pub stats: SenderStats,
+    /// (time, X in bytes/s), recorded when X changes.
+    pub rate_series: Vec<(SimTime, f64)>,
+}
+
+impl TfrcSender {
+    pub fn new(cfg: TfrcConfig, now: SimTime) -> Self {
+        let s = cfg.s as f64;
+        let mut snd = TfrcSender {
+            s,
+            x: s,
+            r: None,
+            t_rto: 2.0,
+            p: 0.0,
+            tld: now,
+            x_recv_set: Vec::new(),
+            nofeedback_at: now + SimTime::from_secs(2),
+            next_seq: 0,
+            cfg,
+            stats: SenderStats::default(),
+            rate_series: Vec::new(),
+        };
+        snd.record(now);
+        snd
+    }
+
+    /// Allowed sending rate, bytes/s.
+    pub fn rate(&self) -> f64 {
+        self.x
+    }
+    pub fn rtt(&self) -> Option<f64> {
+        self.r
+    }
+    pub fn loss_event_rate(&self) -> f64 {
+        self.p
+    }
+    pub fn nofeedback_deadline(&self) -> SimTime {
+        self.nofeedback_at
+    }
+    /// Time between packets at the allowed rate (t_ipi).
+    pub fn interval(&self) -> SimTime {
+        SimTime::from_secs_f64(self.s / self.x)
+    }
+
+    fn w_init(&self) -> f64 {
+        (4.0 * self.s).min((2.0 * self.s).max(4380.0))
+    }
+    fn min_rate(&self) -> f64 {
+        self.s / self.cfg.t_mbi.as_secs_f64()
+    }
+
+    fn record(&mut self, now: SimTime) {
+        if self.rate_series.last().is_none_or(|x| x.1 != self.x) {
+            self.rate_series.push((now, self.x));
+        }
+    }
+
+    /// The header of the next data packet, sent now.
+    pub fn on_send(&mut self, now: SimTime) -> DataHeader {
+        let h = DataHeader {
+            seq: self.next_seq,
+            sent_at: now,
+            rtt: SimTime::from_secs_f64(self.r.unwrap_or(0.0)),
+        };
+        self.next_seq += 1;
+        self.stats.packets += 1;
+        h
+    }
+
+    /// The limit from recent receive rates (section 4.3 step 4).
+    fn recv_limit(&mut self, now: SimTime, x_recv: f64, more_loss: bool, r: f64) -> f64 {
+        let horizon = SimTime::from_secs_f64(2.0 * r);
+        self.x_recv_set
+            .retain(|(t, _)| now.saturating_sub(*t) <= horizon);
+        if more_loss {
+            for e in &mut self.x_recv_set {
+                e.1 /= 2.0;
+            }
+            self.x_recv_set.push((now, 0.85 * x_recv));
+            self.x_recv_set.iter().map(|e| e.1).fold(0.0, f64::max)
+        } else {
+            self.x_recv_set.push((now, x_recv));
+            2.0 * self.x_recv_set.iter().map(|e| e.1).fold(0.0, f64::max)
+        }
+    }
+
+    fn equation(&self) -> f64 {
+        throughput_bps(
+            self.s,
+            self.r.unwrap_or(1.0),
+            self.p,
+            self.cfg.b,
+            self.t_rto,
+        )
+    }
+
+    /// Feedback from the receiver (section 4.3).
+    pub fn on_feedback(&mut self, now: SimTime, fb: &Feedback) {
+        self.stats.feedbacks += 1;
+        let sample = now
+            .saturating_sub(fb.t_recvdata)
+            .saturating_sub(fb.t_delay)
+            .as_secs_f64()
+            .max(1e-6);
+        let first = self.r.is_none();
+        let r = self.r.map_or(sample, |r| 0.9 * r + 0.1 * sample);
+        self.r = Some(r);
+        self.t_rto = (4.0 * r).max(2.0 * self.s / self.x);
+        let more_loss = fb.p > self.p;
+        self.p = fb.p;
+        if first && fb.p == 0.0 {
+            self.x_recv_set = vec![(now, fb.x_recv)];
+            self.x = self.w_init() / r;
+            self.tld = now;
+        } else {
+            let limit = self.recv_limit(now, fb.x_recv, more_loss, r);
+            if self.p > 0.0 {
+                self.x = self.equation().min(limit).max(self.min_rate());
+            } else if now.saturating_sub(self.tld).as_secs_f64() >= r {
+                self.x = (2.0 * self.x).min(limit).max(self.w_init() / r);
+                self.tld = now;
+            }
+        }
+        self.restart_nofeedback(now);
+        self.record(now);
+    }
+
+    fn restart_nofeedback(&mut self, now: SimTime) {
+        let r = self.r.unwrap_or(0.0);
+        let t = (4.0 * r).max(2.0 * self.s / self.x);
+        self.nofeedback_at = now + SimTime::from_secs_f64(t);
+    }
+
+    /// The no-feedback timer (section 4.4), at or after its deadline.
+    pub fn on_nofeedback(&mut self, now: SimTime) {
+        if now < self.nofeedback_at {
+            return;
+        }
+        self.stats.nofeedback_expiries += 1;
+        match self.r {
+            None => self.x = (self.x / 2.0).max(self.min_rate()),
+            Some(_) => {
+                let x_recv = self.x_recv_set.iter().map(|e| e.1).fold(0.0, f64::max);
+                let x_bps = self.equation();
+                let limit = if self.p == 0.0 || x_bps > 2.0 * x_recv {
+                    x_recv
+                } else {
+                    x_bps / 2.0
+                }
+                .max(self.min_rate());
+                self.x_recv_set = vec![(now, limit / 2.0)];
+                let base = if self.p > 0.0 { x_bps } else { self.x };
+                self.x = base.min(limit).max(self.min_rate());
+            }
+        }
+        self.restart_nofeedback(now);
+        self.record(now);
+    }
+}
