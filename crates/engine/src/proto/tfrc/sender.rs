@@ -4,8 +4,8 @@
 //! - Start (4.2): X = one packet per second, no-feedback timer at 2 s. On
 //!   the first feedback, R = the RTT sample and X = W_init / R with
 //!   W_init = min(4s, max(2s, 4380 bytes)).
-//! - Each feedback (4.3): R_sample = now - t_recvdata - t_delay, R = 0.9 R
-//!   + 0.1 R_sample, t_RTO = max(4R, 2s/X). With p > 0, X = max(min(X_Bps,
+//! - Each feedback (4.3): R_sample = now - t_recvdata - t_delay, R =
+//!   0.9 R plus 0.1 R_sample, t_RTO = max(4R, 2s/X). With p > 0, X = max(min(X_Bps,
 //!   recv_limit), s / t_mbi), X_Bps from the equation; with p = 0 (slow
 //!   start), X doubles at most once per RTT: X = max(min(2X, recv_limit),
 //!   W_init / R). recv_limit is twice the largest receive rate reported in
