@@ -105,6 +105,12 @@ fn media_scaling_rates(flow_json: &str) -> PyResult<Vec<(f64, f64)>> {
         .map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
+/// The TFRC throughput equation (RFC 5348 3.1), bytes/s.
+#[pyfunction]
+fn tfrc_throughput(s: f64, r: f64, p: f64, b: f64, t_rto: f64) -> f64 {
+    mediasim_engine::proto::tfrc::throughput_bps(s, r, p, b, t_rto)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     mediasim_engine::VERSION
@@ -117,5 +123,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(media_scaling_rates, m)?)?;
+    m.add_function(wrap_pyfunction!(tfrc_throughput, m)?)?;
     Ok(())
 }

@@ -39,6 +39,7 @@ crate::model_family! {
         Poisson(super::poisson::PoissonSpec) = "poisson",
         Tcp(super::tcp::spec::TcpFlowSpec) = "tcp",
         MediaScaling(super::scaling::MediaScalingSpec) = "media_scaling",
+        Tfrc(super::tfrc::TfrcFlowSpec) = "tfrc",
     }
 }
 

@@ -13,6 +13,7 @@ pub mod scaling;
 pub mod session;
 pub mod sink;
 pub mod tcp;
+pub mod tfrc;
 
 use crate::net::Packet;
 use crate::sim::SimTime;

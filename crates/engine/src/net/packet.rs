@@ -110,6 +110,10 @@ pub enum AppData {
         scale: u8,
         sent_at: SimTime,
     },
+    /// TFRC data header (RFC 5348 3.2.1).
+    TfrcData(crate::proto::tfrc::DataHeader),
+    /// TFRC feedback (RFC 5348 3.2.2).
+    TfrcFeedback(crate::proto::tfrc::Feedback),
 }
 
 /// One report block, with LSR and DLSR as simulated times (exported as NTP

@@ -1,0 +1,284 @@
+//! TFRC flows: a sender with a send buffer (here always full: a bulk
+//! source) and a receiver, wrapping `proto::tfrc`. Data packets are
+//! `packet_bytes` on the wire; feedback returns in the flow "<name>/fb".
+//!
+//! The `tfrc` table has per flow: packets sent, feedback counts, the
+//! final allowed rate, RTT and loss event rate; `tfrc_series` the allowed
+//! rate over time (`rate_bps`) and the receiver's loss event rate (`p`).
+
+use super::flow::{
+    add_flow_pair_meta, claim_and_add, require_unicast, return_template, FlowCommon, FlowModel,
+    ResolvedFlow,
+};
+use super::{Action, App, AppStats, PacketTemplate};
+use crate::net::packet::{AppData, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::net::Packet;
+use crate::proto::tfrc::{TfrcConfig, TfrcReceiver, TfrcSender};
+use crate::scenario::build::BuildCtx;
+use crate::scenario::check::{Checker, Scope};
+use crate::sim::SimTime;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+const HEADERS: u32 = IPV4_HEADER_BYTES + UDP_HEADER_BYTES;
+
+fn default_packet_bytes() -> u32 {
+    1000
+}
+fn default_feedback_bytes() -> u32 {
+    44
+}
+fn default_b() -> f64 {
+    1.0
+}
+fn default_true() -> bool {
+    true
+}
+
+/// A bulk TFRC flow (RFC 5348).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TfrcFlowSpec {
+    /// Data packet size on the wire; TFRC's segment size s.
+    #[serde(default = "default_packet_bytes")]
+    pub packet_bytes: u32,
+    /// Feedback packet size on the wire.
+    #[serde(default = "default_feedback_bytes")]
+    pub feedback_bytes: u32,
+    /// Packets per ACK in the equation (RFC 5348: 1).
+    #[serde(default = "default_b")]
+    pub b: f64,
+    /// RFC 5348 section 5.5.
+    #[serde(default = "default_true")]
+    pub history_discounting: bool,
+}
+
+impl FlowModel for TfrcFlowSpec {
+    fn derived_flows(&self, name: &str) -> Vec<String> {
+        vec![format!("{name}/fb")]
+    }
+    fn needs_return_route(&self) -> bool {
+        true
+    }
+    fn validate(&self, flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
+        require_unicast(flow, p, "tfrc", c);
+        for (f, v) in [
+            ("packet_bytes", self.packet_bytes),
+            ("feedback_bytes", self.feedback_bytes),
+        ] {
+            if !(HEADERS..=65_535).contains(&v) {
+                let msg = format!("must be {HEADERS}..=65535 bytes on the wire (got {v})");
+                c.err(format!("{p}.{f}"), msg);
+            }
+        }
+        if !(self.b.is_finite() && self.b >= 1.0) {
+            c.err(
+                format!("{p}.b"),
+                format!("must be at least 1 (got {})", self.b),
+            );
+        }
+    }
+    fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {
+        let cfg = TfrcConfig {
+            s: self.packet_bytes,
+            b: self.b,
+            history_discounting: self.history_discounting,
+            ..Default::default()
+        };
+        let data = f.udp_template(self.packet_bytes - HEADERS);
+        let fb = PacketTemplate {
+            payload_bytes: self.feedback_bytes - HEADERS,
+            ..return_template(f, &data)
+        };
+        let source = TfrcSource::new(data, cfg.clone(), f.stop);
+        claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);
+        let sink = TfrcSink::new(fb, cfg, f.id);
+        claim_and_add(
+            f,
+            "dst_port",
+            f.receivers[0],
+            f.dst_port,
+            Box::new(sink),
+            ctx,
+        );
+        add_flow_pair_meta(f, "tfrc", "fb", "tfrc_feedback", ctx);
+    }
+}
+
+/// Timer tokens of the source.
+const SEND: u64 = 0;
+const NOFEEDBACK: u64 = 1;
+
+pub struct TfrcSource {
+    tpl: PacketTemplate,
+    cfg: TfrcConfig,
+    snd: Option<TfrcSender>,
+    stop: SimTime,
+    /// The next packet may leave at this time.
+    next_send: SimTime,
+    /// Pending engine timers: (send, no-feedback).
+    pending: [Option<SimTime>; 2],
+}
+
+impl TfrcSource {
+    pub fn new(tpl: PacketTemplate, cfg: TfrcConfig, stop: SimTime) -> Self {
+        TfrcSource {
+            tpl,
+            cfg,
+            snd: None,
+            stop,
+            next_send: SimTime::ZERO,
+            pending: [None; 2],
+        }
+    }
+
+    fn sender(&mut self) -> &mut TfrcSender {
+        self.snd.as_mut().expect("started")
+    }
+
+    fn arm(&mut self, token: u64, at: SimTime, out: &mut Vec<Action>) {
+        let slot = &mut self.pending[token as usize];
+        if slot.is_none_or(|t| at < t) {
+            *slot = Some(at);
+            out.push(Action::Timer { at, token });
+        }
+    }
+
+    /// Sends the packets due by `now`, then waits for the next one.
+    fn send_due(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        while self.next_send <= now && now < self.stop {
+            let h = self.sender().on_send(now);
+            let mut p = self.tpl.make(h.seq);
+            p.app = AppData::TfrcData(h);
+            out.push(Action::Send(p));
+            self.next_send = now.max(self.next_send) + self.sender().interval();
+        }
+        if self.next_send < self.stop {
+            self.arm(SEND, self.next_send, out);
+        }
+        let nf = self.sender().nofeedback_deadline();
+        self.arm(NOFEEDBACK, nf, out);
+    }
+}
+
+impl App for TfrcSource {
+    fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        self.snd = Some(TfrcSender::new(self.cfg.clone(), now));
+        self.next_send = now;
+        self.send_due(now, out);
+    }
+    fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
+        let slot = &mut self.pending[token as usize & 1];
+        if slot.is_some_and(|t| t <= now) {
+            *slot = None;
+        }
+        if token == NOFEEDBACK {
+            self.sender().on_nofeedback(now);
+        }
+        self.send_due(now, out);
+    }
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
+        if let AppData::TfrcFeedback(fb) = &pkt.app {
+            let before = self.sender().interval();
+            self.sender().on_feedback(now, fb);
+            // A faster rate moves the next packet earlier.
+            let after = self.sender().interval();
+            if after < before {
+                self.next_send = self.next_send.saturating_sub(before - after).max(now);
+            }
+            self.send_due(now, out);
+        }
+    }
+    fn stats(&self, _end: SimTime) -> Option<AppStats> {
+        let snd = self.snd.as_ref()?;
+        Some(AppStats {
+            table: "tfrc",
+            flow: self.tpl.flow,
+            values: vec![
+                ("packets_sent", snd.stats.packets as f64),
+                ("feedbacks_received", snd.stats.feedbacks as f64),
+                ("nofeedback_expiries", snd.stats.nofeedback_expiries as f64),
+                ("final_rate_bps", snd.rate() * 8.0),
+                ("rtt_ms", snd.rtt().map_or(f64::NAN, |r| r * 1e3)),
+                ("sender_p", snd.loss_event_rate()),
+            ],
+            series: vec![(
+                "rate_bps",
+                snd.rate_series.iter().map(|&(t, x)| (t, x * 8.0)).collect(),
+            )],
+        })
+    }
+}
+
+pub struct TfrcSink {
+    tpl: PacketTemplate,
+    rcv: TfrcReceiver,
+    data_flow: u32,
+    next_seq: u64,
+    timer_at: Option<SimTime>,
+    p_series: Vec<(SimTime, f64)>,
+}
+
+impl TfrcSink {
+    pub fn new(tpl: PacketTemplate, cfg: TfrcConfig, data_flow: u32) -> Self {
+        TfrcSink {
+            tpl,
+            rcv: TfrcReceiver::new(cfg),
+            data_flow,
+            next_seq: 0,
+            timer_at: None,
+            p_series: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, now: SimTime, fb: crate::proto::tfrc::Feedback, out: &mut Vec<Action>) {
+        let mut p = self.tpl.make(self.next_seq);
+        self.next_seq += 1;
+        p.app = AppData::TfrcFeedback(fb);
+        out.push(Action::Send(p));
+        if self.p_series.last().is_none_or(|x| x.1 != fb.p) {
+            self.p_series.push((now, fb.p));
+        }
+    }
+
+    fn arm(&mut self, out: &mut Vec<Action>) {
+        if let (None, Some(d)) = (self.timer_at, self.rcv.deadline()) {
+            self.timer_at = Some(d);
+            out.push(Action::Timer { at: d, token: 0 });
+        }
+    }
+}
+
+impl App for TfrcSink {
+    fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
+        if let AppData::TfrcData(h) = pkt.app {
+            if let Some(fb) = self.rcv.on_data(now, h, pkt.size_bytes) {
+                self.send(now, fb, out);
+            }
+            self.arm(out);
+        }
+    }
+    fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
+        self.timer_at = None;
+        if let Some(fb) = self.rcv.on_timer(now) {
+            self.send(now, fb, out);
+        }
+        self.arm(out);
+    }
+    fn stats(&self, _end: SimTime) -> Option<AppStats> {
+        let h = &self.rcv.hist;
+        Some(AppStats {
+            table: "tfrc",
+            flow: self.data_flow,
+            values: vec![
+                ("packets_received", self.rcv.stats.packets as f64),
+                ("feedbacks_sent", self.rcv.stats.feedbacks as f64),
+                ("lost_packets", h.lost_packets as f64),
+                ("loss_events", h.loss_events as f64),
+                ("p", self.rcv.loss_event_rate()),
+            ],
+            series: vec![("p", self.p_series.clone())],
+        })
+    }
+}
