@@ -86,3 +86,12 @@ def test_tfrc_tables_and_errors():
         bad.validate()
     errs = dict(e.value.errors)
     assert "28..=65535" in errs["flows[0].packet_bytes"] and "at least 1" in errs["flows[0].b"]
+
+
+def test_tfrc_within_15_percent_of_ns2_on_the_dumbbell():
+    from mediasim.validation import tfrc_crosscheck as tc
+
+    ref = tc.stored_reference()
+    got = tc.mediasim_run()
+    for key in ("tfrc_packets", "tfrc_loss_rate"):
+        assert tc.gap(got, ref, key) <= tc.TOLERANCE, (key, got, ref)

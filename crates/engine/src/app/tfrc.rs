@@ -51,6 +51,9 @@ pub struct TfrcFlowSpec {
     /// RFC 5348 section 5.5.
     #[serde(default = "default_true")]
     pub history_discounting: bool,
+    /// RFC 5348 section 4.5.
+    #[serde(default = "default_true")]
+    pub oscillation_prevention: bool,
 }
 
 impl FlowModel for TfrcFlowSpec {
@@ -83,6 +86,7 @@ impl FlowModel for TfrcFlowSpec {
             s: self.packet_bytes,
             b: self.b,
             history_discounting: self.history_discounting,
+            oscillation_prevention: self.oscillation_prevention,
             ..Default::default()
         };
         let data = f.udp_template(self.packet_bytes - HEADERS);

@@ -65,6 +65,8 @@ pub struct TfrcConfig {
     /// Discount old loss intervals after a long loss-free period (RFC 5348
     /// section 5.5).
     pub history_discounting: bool,
+    /// Space packets by the instantaneous RTT (RFC 5348 section 4.5).
+    pub oscillation_prevention: bool,
 }
 
 impl Default for TfrcConfig {
@@ -75,6 +77,7 @@ impl Default for TfrcConfig {
             t_mbi: SimTime::from_secs(64),
             n_intervals: 8,
             history_discounting: true,
+            oscillation_prevention: true,
         }
     }
 }

@@ -17,9 +17,14 @@
 //!   receive rate (when p = 0 or X_Bps > 2 X_recv) or X_Bps / 2, and X is
 //!   held under it.
 //!
+//! - Oscillation prevention (4.5, `oscillation_prevention`): packets are
+//!   spaced at the instantaneous rate X sqrt(R_sqmean) / sqrt(R_sample),
+//!   R_sqmean the EWMA (0.9) of the RTT samples' square roots, so that a
+//!   growing queue (a longer RTT) slows the sender at once, as ns-2's
+//!   agent does with its `ca_` option.
+//!
 //! Left out: the data-limited refinements of sections 4.3 and 8.2 (a
-//! sender that runs out of data is treated as one that is not), and the
-//! oscillation prevention of section 4.5 (optional in the RFC).
+//! sender that runs out of data is treated as one that is not).
 
 use super::{throughput_bps, DataHeader, Feedback, TfrcConfig};
 use crate::sim::SimTime;
@@ -44,6 +49,9 @@ pub struct TfrcSender {
     tld: SimTime,
     /// Recent receive rates: (when reported, bytes/s).
     x_recv_set: Vec<(SimTime, f64)>,
+    /// Section 4.5: EWMA of sqrt(RTT samples), and the last sample.
+    sqrt_rtt_mean: f64,
+    last_sample: f64,
     nofeedback_at: SimTime,
     next_seq: u64,
     pub stats: SenderStats,
@@ -62,6 +70,8 @@ impl TfrcSender {
             p: 0.0,
             tld: now,
             x_recv_set: Vec::new(),
+            sqrt_rtt_mean: 0.0,
+            last_sample: 0.0,
             nofeedback_at: now + SimTime::from_secs(2),
             next_seq: 0,
             cfg,
@@ -85,9 +95,14 @@ impl TfrcSender {
     pub fn nofeedback_deadline(&self) -> SimTime {
         self.nofeedback_at
     }
-    /// Time between packets at the allowed rate (t_ipi).
+    /// Time between packets (t_ipi): at the allowed rate, or with
+    /// oscillation prevention at the instantaneous rate (section 4.5).
     pub fn interval(&self) -> SimTime {
-        SimTime::from_secs_f64(self.s / self.x)
+        let mut x = self.x;
+        if self.cfg.oscillation_prevention && self.last_sample > 0.0 {
+            x *= self.sqrt_rtt_mean / self.last_sample.sqrt();
+        }
+        SimTime::from_secs_f64(self.s / x)
     }
 
     fn w_init(&self) -> f64 {
@@ -152,6 +167,12 @@ impl TfrcSender {
             .max(1e-6);
         let first = self.r.is_none();
         let r = self.r.map_or(sample, |r| 0.9 * r + 0.1 * sample);
+        self.sqrt_rtt_mean = if first {
+            sample.sqrt()
+        } else {
+            0.9 * self.sqrt_rtt_mean + 0.1 * sample.sqrt()
+        };
+        self.last_sample = sample;
         self.r = Some(r);
         self.t_rto = (4.0 * r).max(2.0 * self.s / self.x);
         let more_loss = fb.p > self.p;
