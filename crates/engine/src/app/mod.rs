@@ -12,6 +12,7 @@ pub mod rtp;
 pub mod scaling;
 pub mod session;
 pub mod sink;
+pub mod svc;
 pub mod tcp;
 pub mod tfrc;
 
