@@ -15,6 +15,7 @@
 //!   frame and layer; nothing is predicted from FGS data, and a cut or
 //!   partly received FGS unit counts the bytes of its first fragments up
 //!   to the first one missing.
+//!
 //! A q = 0 NAL unit counts only when all its fragments arrived in time and
 //! all it depends on counts.
 
