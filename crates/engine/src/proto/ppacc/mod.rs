@@ -1,0 +1,61 @@
+//! PPACC, packet-pair based available-bandwidth congestion control, as the
+//! SVC study describes it: the receiver's probe-gap estimator
+//! (`estimator.rs`) and the sender's target-rate machine (`control.rs`).
+//! Every constant the study leaves open is a field of [`PpaccConfig`],
+//! with its default and the reason for it.
+
+pub mod control;
+pub mod estimator;
+
+pub use control::{PpaccControl, State};
+pub use estimator::PairEstimator;
+
+use crate::sim::SimTime;
+
+/// PPACC's parameters. Rates in bit/s.
+#[derive(Clone, Debug)]
+pub struct PpaccConfig {
+    /// Smallest rate step per GOP (eps). Chosen: 10 kbit/s, 2% of the
+    /// study's 500 kbit/s per-flow share.
+    pub eps_bps: f64,
+    /// Largest rate step per GOP (kappa). Chosen: 100 kbit/s, one fifth of
+    /// the share.
+    pub kappa_bps: f64,
+    /// EWMA weight of each new available-bandwidth sample at the receiver.
+    /// Chosen: 1/8, as RTT estimators smooth.
+    pub a_weight: f64,
+    /// EWMA weight of each new bias sample (A - sending rate, at a loss
+    /// notice). Chosen: 1/4.
+    pub bias_weight: f64,
+    /// No-loss short timer of the DECREASE state. Chosen: 2 GOPs' worth.
+    pub short_timer: SimTime,
+    /// FLAT holds for a random whole number of GOPs in 1..=this. Chosen: 4.
+    pub long_timer_max_gops: u32,
+    /// Loss notices within this time of the first one are one congestion
+    /// event. Chosen: one RTT, given by the transport (this is the value
+    /// before an RTT is known).
+    pub event_window: SimTime,
+    /// Lowest target rate. Chosen: 64 kbit/s (the base layer fits).
+    pub min_rate_bps: f64,
+}
+
+impl Default for PpaccConfig {
+    fn default() -> Self {
+        PpaccConfig {
+            eps_bps: 10e3,
+            kappa_bps: 100e3,
+            a_weight: 0.125,
+            bias_weight: 0.25,
+            short_timer: SimTime::from_millis(533),
+            long_timer_max_gops: 4,
+            event_window: SimTime::from_millis(100),
+            min_rate_bps: 64e3,
+        }
+    }
+}
+
+/// The probe-gap estimate of available bandwidth from one pair: input gap
+/// s / Cb, output gap `d`: A = 2 Cb - d Cb^2 / s (bit/s; `s` in bits).
+pub fn probe_gap_bps(cb_bps: f64, s_bits: f64, d_s: f64) -> f64 {
+    2.0 * cb_bps - d_s * cb_bps * cb_bps / s_bits
+}
