@@ -77,6 +77,13 @@ def test_wred_drops_af13_more_than_af12_more_than_af11_under_load():
     assert loss["f2"] > loss["f1"] > loss["f0"], loss
     row = res.queues.set_index("direction").loc["n0-n1:n0->n1"]
     assert row["kind"] == "wred" and row["wred_drops_2"] > row["wred_drops_0"]
+    # Byte loss ratio per code point from the per-profile byte counts.
+    ratio = [row[f"wred_drop_bytes_{i}"] / row[f"wred_arrival_bytes_{i}"] for i in range(3)]
+    assert ratio[2] > ratio[1] > ratio[0]
+    flows = res.flows.set_index("flow")
+    for i, f in enumerate(("f0", "f1", "f2")):
+        dropped = sum(flows.loc[f, c] for c in ("dropped_red_early", "dropped_red_forced", "dropped_queue_overflow"))
+        assert row[f"wred_drop_bytes_{i}"] == 1000 * dropped, "1000-byte packets, one flow per profile"
 
 
 def test_dscp_is_carried_in_the_ipv4_header(tmp_path):

@@ -68,8 +68,12 @@ pub struct WredSpec {
 impl QueueModel for WredSpec {
     fn validate(&self, path: &str, _rate_bps: f64, c: &mut Checker) {
         check_limits("wred", path, self.limit_packets, self.limit_bytes, c);
-        if self.profiles.is_empty() {
-            c.err(format!("{path}.profiles"), "give at least one profile");
+        if self.profiles.is_empty() || self.profiles.len() > MAX_PROFILES {
+            let msg = format!(
+                "give 1 to {MAX_PROFILES} profiles (got {})",
+                self.profiles.len()
+            );
+            c.err(format!("{path}.profiles"), msg);
         }
         let mut seen = std::collections::HashSet::new();
         for (i, pr) in self.profiles.iter().enumerate() {
@@ -105,7 +109,8 @@ pub struct Wred {
     profiles: Vec<(Profile, Dropper)>,
     /// Profile index per DSCP.
     by_dscp: [usize; 64],
-    drops: Vec<u64>,
+    /// Per profile: packets dropped, bytes arrived, bytes dropped.
+    drops: Vec<[u64; 3]>,
     rng: SimRng,
 }
 
@@ -138,22 +143,26 @@ impl Wred {
                 .map(|p| (profile(p), Dropper::default()))
                 .collect(),
             by_dscp,
-            drops: vec![0; spec.profiles.len()],
+            drops: vec![[0; 3]; spec.profiles.len()],
             rng,
         }
     }
 }
 
-/// Names of the per-profile drop columns (up to eight profiles).
-const DROP_COLUMNS: [&str; 8] = [
-    "wred_drops_0",
-    "wred_drops_1",
-    "wred_drops_2",
-    "wred_drops_3",
-    "wred_drops_4",
-    "wred_drops_5",
-    "wred_drops_6",
-    "wred_drops_7",
+/// At most this many profiles (DiffServ AF has three precedences).
+pub const MAX_PROFILES: usize = 8;
+
+/// Names of the per-profile columns: packets dropped, bytes arrived, bytes
+/// dropped (the byte loss ratio per code point).
+const DROP_COLUMNS: [[&str; 3]; MAX_PROFILES] = [
+    ["wred_drops_0", "wred_arrival_bytes_0", "wred_drop_bytes_0"],
+    ["wred_drops_1", "wred_arrival_bytes_1", "wred_drop_bytes_1"],
+    ["wred_drops_2", "wred_arrival_bytes_2", "wred_drop_bytes_2"],
+    ["wred_drops_3", "wred_arrival_bytes_3", "wred_drop_bytes_3"],
+    ["wred_drops_4", "wred_arrival_bytes_4", "wred_drop_bytes_4"],
+    ["wred_drops_5", "wred_arrival_bytes_5", "wred_drop_bytes_5"],
+    ["wred_drops_6", "wred_arrival_bytes_6", "wred_drop_bytes_6"],
+    ["wred_drops_7", "wred_arrival_bytes_7", "wred_drop_bytes_7"],
 ];
 
 impl QueueDiscipline for Wred {
@@ -161,6 +170,7 @@ impl QueueDiscipline for Wred {
         let q = queue_len(&self.fifo, self.queue_in_bytes);
         self.ewma.update(idle_seconds(ctx, &self.fifo), q);
         let i = self.by_dscp[(pkt.dscp & 63) as usize];
+        let size = pkt.size_bytes as u64;
         let (pr, dropper) = &mut self.profiles[i];
         let verdict = dropper.judge(pr, self.ewma.value, q, &pkt, self.ecn, &mut self.rng);
         let dropped = matches!(verdict, Verdict::Drop(_));
@@ -168,7 +178,9 @@ impl QueueDiscipline for Wred {
         if overflow {
             dropper.restart();
         }
-        self.drops[i] += (dropped || overflow) as u64;
+        let lost = (dropped || overflow) as u64;
+        let c = &mut self.drops[i];
+        (c[0], c[1], c[2]) = (c[0] + lost, c[1] + size, c[2] + lost * size);
     }
     crate::fifo_queue_methods!();
     fn kind(&self) -> &'static str {
@@ -176,7 +188,9 @@ impl QueueDiscipline for Wred {
     }
     fn stats(&self) -> Vec<(&'static str, f64)> {
         let mut v = vec![("red_avg", self.ewma.value)];
-        v.extend((DROP_COLUMNS.iter().zip(&self.drops)).map(|(k, &d)| (*k, d as f64)));
+        for (names, counts) in DROP_COLUMNS.iter().zip(&self.drops) {
+            v.extend(names.iter().zip(counts).map(|(k, &d)| (*k, d as f64)));
+        }
         v
     }
     fn sample(&self) -> Vec<(&'static str, f64)> {
@@ -239,9 +253,17 @@ mod tests {
             }
         }
         assert!(lost[2] > lost[1] && lost[1] > lost[0], "{lost:?}");
-        let stats = q.discipline_stats();
-        let per: Vec<f64> = stats[1..4].iter().map(|x| x.1).collect();
-        assert_eq!(per, lost.map(|x| x as f64).to_vec());
+        let stats: std::collections::HashMap<&str, f64> =
+            q.discipline_stats().into_iter().collect();
+        for (i, &l) in lost.iter().enumerate() {
+            assert_eq!(stats[DROP_COLUMNS[i][0]], l as f64);
+            assert_eq!(stats[DROP_COLUMNS[i][2]], l as f64 * 1000.0);
+            assert_eq!(
+                stats[DROP_COLUMNS[i][1]],
+                20_000.0 * 1000.0,
+                "a third of the arrivals"
+            );
+        }
         assert!(q.balanced());
     }
 
