@@ -202,7 +202,10 @@ impl World {
                     p.id = self.next_packet_id;
                     self.next_packet_id += 1;
                     p.src = node;
-                    p.created_at = now;
+                    // An application may date a packet earlier (a media
+                    // frame that waited in a send buffer); the default
+                    // (unset, SimTime::MAX) is now.
+                    p.created_at = p.created_at.min(now);
                     if let Dest::Group { group, .. } = p.dst {
                         let tree = self
                             .tree_of

@@ -84,7 +84,8 @@ impl PacketTemplate {
             dst_port: self.dst_port,
             dscp: self.dscp,
             ecn: self.ecn,
-            created_at: SimTime::ZERO,
+            // Unset: the engine stamps the send time.
+            created_at: SimTime::MAX,
             transport: self.transport.clone(),
             app: crate::net::packet::AppData::None,
         }
