@@ -40,6 +40,7 @@ crate::model_family! {
         Tcp(super::tcp::spec::TcpFlowSpec) = "tcp",
         MediaScaling(super::scaling::MediaScalingSpec) = "media_scaling",
         Tfrc(super::tfrc::TfrcFlowSpec) = "tfrc",
+        Svc(super::svc::SvcSpec) = "svc",
     }
 }
 

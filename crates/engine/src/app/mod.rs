@@ -92,6 +92,22 @@ impl PacketTemplate {
     }
 }
 
+/// A lazy timer: asks for `token` at `at` unless an earlier one is pending
+/// in `slot` (a later pending one simply fires early and is re-armed).
+pub fn arm_timer(slot: &mut Option<SimTime>, at: SimTime, token: u64, out: &mut Vec<Action>) {
+    if slot.is_none_or(|t| at < t) {
+        *slot = Some(at);
+        out.push(Action::Timer { at, token });
+    }
+}
+
+/// The timer of `slot` fired at `now`: it is no longer pending.
+pub fn timer_fired(slot: &mut Option<SimTime>, now: SimTime) {
+    if slot.is_some_and(|t| t <= now) {
+        *slot = None;
+    }
+}
+
 /// When a source stops: at a time, after a number of packets, or both.
 #[derive(Clone, Copy, Debug)]
 pub struct StopRule {

@@ -141,11 +141,7 @@ impl TfrcSource {
     }
 
     fn arm(&mut self, token: u64, at: SimTime, out: &mut Vec<Action>) {
-        let slot = &mut self.pending[token as usize];
-        if slot.is_none_or(|t| at < t) {
-            *slot = Some(at);
-            out.push(Action::Timer { at, token });
-        }
+        crate::app::arm_timer(&mut self.pending[token as usize], at, token, out);
     }
 
     /// Sends the packets due by `now`, then waits for the next one.
@@ -172,10 +168,7 @@ impl App for TfrcSource {
         self.send_due(now, out);
     }
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
-        let slot = &mut self.pending[token as usize & 1];
-        if slot.is_some_and(|t| t <= now) {
-            *slot = None;
-        }
+        crate::app::timer_fired(&mut self.pending[token as usize & 1], now);
         if token == NOFEEDBACK {
             self.sender().on_nofeedback(now);
         }
@@ -183,13 +176,8 @@ impl App for TfrcSource {
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let AppData::TfrcFeedback(fb) = &pkt.app {
-            let before = self.sender().interval();
-            self.sender().on_feedback(now, fb);
-            // A faster rate moves the next packet earlier.
-            let after = self.sender().interval();
-            if after < before {
-                self.next_send = self.next_send.saturating_sub(before - after).max(now);
-            }
+            let next = self.next_send;
+            self.next_send = self.sender().on_feedback_paced(now, fb, next);
             self.send_due(now, out);
         }
     }

@@ -2,11 +2,217 @@
 //! - `trace.rs`: the NAL-unit trace model, its synthetic generator and
 //!   parser, and the per-GOP layer selection with the FGS cut;
 //! - `decode.rs`: which received NAL units a decoder can use;
-//! - `fec.rs`: the systematic block codes and the residual-loss model.
+//! - `fec.rs`: the systematic block codes and the residual-loss model;
+//! - `source.rs` and `sink.rs`: the sender over TFRC (send buffer, layer
+//!   selection, packetisation, DSCP per layer) and the receiver
+//!   (reassembly, playout deadline, decodable bytes).
 //!
-//! The source, receiver and flow type come with the transports that carry
-//! them.
+//! This file holds the `svc` flow type's spec, checks and construction.
 
 pub mod decode;
 pub mod fec;
+pub mod sink;
+pub mod source;
 pub mod trace;
+
+use crate::app::flow::{
+    add_flow_pair_meta, claim_and_add, require_unicast, return_template, FlowCommon, FlowModel,
+    ResolvedFlow,
+};
+use crate::app::PacketTemplate;
+use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::proto::tfrc::TfrcConfig;
+use crate::scenario::build::BuildCtx;
+use crate::scenario::check::{Checker, Scope};
+use crate::sim::SimTime;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use sink::SvcSink;
+use source::{Packetiser, SvcSource};
+use trace::{Nal, SvcModel};
+
+const RTP_HEADER_BYTES: u32 = 12;
+
+/// One NAL unit of a trace: time (s), bytes, spatial, temporal, quality.
+pub type NalRow = (f64, u32, u8, u8, u8);
+const HEADERS: u32 = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + RTP_HEADER_BYTES;
+
+fn d_packet() -> u32 {
+    1250
+}
+fn d_fps() -> f64 {
+    30.0
+}
+fn d_layers() -> [[f64; 2]; 2] {
+    [[160e3, 160e3], [400e3, 400e3]]
+}
+fn d_cv() -> f64 {
+    0.3
+}
+fn d_base() -> u8 {
+    10
+}
+fn d_enh() -> u8 {
+    12
+}
+fn d_playout() -> f64 {
+    1000.0
+}
+fn d_fb() -> u32 {
+    44
+}
+fn d_idr() -> u32 {
+    4
+}
+
+/// The transport carrying the video.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SvcTransport {
+    Tfrc,
+}
+
+/// Scalable video (SVC) over a rate-controlled transport: a synthetic
+/// trace (or `nal_units`), per-GOP layer selection, RTP packets with the
+/// base layer at `base_dscp` and enhancement at `enhancement_dscp`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SvcSpec {
+    pub transport: SvcTransport,
+    /// Packet size on the wire (IP, UDP and RTP headers included).
+    #[serde(default = "d_packet")]
+    pub packet_bytes: u32,
+    /// Frames per second of the synthetic trace.
+    #[serde(default = "d_fps")]
+    pub fps: f64,
+    /// Mean rate of each (spatial, quality) layer, bit/s.
+    #[serde(default = "d_layers")]
+    pub layer_bps: [[f64; 2]; 2],
+    /// Coefficient of variation of NAL unit sizes.
+    #[serde(default = "d_cv")]
+    pub size_cv: f64,
+    /// A trace instead: [time_s, bytes, spatial, temporal, quality] per NAL
+    /// unit (`mediasim.media.read_svc_trace` reads the text format).
+    #[serde(default)]
+    pub nal_units: Option<Vec<NalRow>>,
+    /// DSCP of the base layer (spatial 0, quality 0): AF11.
+    #[serde(default = "d_base")]
+    pub base_dscp: u8,
+    /// DSCP of the enhancement layers: AF12.
+    #[serde(default = "d_enh")]
+    pub enhancement_dscp: u8,
+    /// Packets later than their frame time plus this are discarded.
+    #[serde(default = "d_playout")]
+    pub playout_delay_ms: f64,
+    /// TFRC feedback packet size on the wire.
+    #[serde(default = "d_fb")]
+    pub feedback_bytes: u32,
+    /// An IDR picture every this many GOPs (where a layer left out can be
+    /// taken up again): 4, about 1 s.
+    #[serde(default = "d_idr")]
+    pub idr_gops: u32,
+}
+
+impl SvcSpec {
+    /// The inline trace in the text format (checked by `parse_trace`).
+    fn trace_text(units: &[NalRow]) -> String {
+        (units.iter())
+            .map(|u| format!("{} {} {} {} {}\n", u.0, u.1, u.2, u.3, u.4))
+            .collect()
+    }
+
+    /// The NAL units from the trace, or generated for `seconds`.
+    fn nal_units(&self, seconds: f64, rng: &mut crate::sim::SimRng) -> Vec<Nal> {
+        if let Some(units) = &self.nal_units {
+            return trace::parse_trace(&Self::trace_text(units)).unwrap_or_default();
+        }
+        let model = SvcModel {
+            fps: self.fps,
+            layer_bps: self.layer_bps,
+            cv: self.size_cv,
+        };
+        model.generate((seconds * self.fps).ceil() as u32, rng)
+    }
+}
+
+impl FlowModel for SvcSpec {
+    fn derived_flows(&self, name: &str) -> Vec<String> {
+        vec![format!("{name}/fb")]
+    }
+    fn needs_return_route(&self) -> bool {
+        true
+    }
+    fn validate(&self, flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
+        require_unicast(flow, p, "svc", c);
+        if !(HEADERS + 1..=65_535).contains(&self.packet_bytes) {
+            let msg = format!(
+                "must be {}..=65535 bytes on the wire (got {})",
+                HEADERS + 1,
+                self.packet_bytes
+            );
+            c.err(format!("{p}.packet_bytes"), msg);
+        }
+        c.positive(&format!("{p}.fps"), self.fps);
+        for (i, row) in self.layer_bps.iter().enumerate() {
+            for (j, &r) in row.iter().enumerate() {
+                c.positive(&format!("{p}.layer_bps[{i}][{j}]"), r);
+            }
+        }
+        c.non_negative(&format!("{p}.size_cv"), self.size_cv);
+        c.positive(&format!("{p}.playout_delay_ms"), self.playout_delay_ms);
+        for (f, d) in [
+            ("base_dscp", self.base_dscp),
+            ("enhancement_dscp", self.enhancement_dscp),
+        ] {
+            if d > 63 {
+                c.err(format!("{p}.{f}"), format!("must be 0..=63 (got {d})"));
+            }
+        }
+        if let Some(units) = &self.nal_units {
+            if let Err(e) = trace::parse_trace(&Self::trace_text(units)) {
+                c.err(format!("{p}.nal_units"), e);
+            }
+        }
+        c.at_least_one(&format!("{p}.idr_gops"), Some(self.idr_gops as u64));
+        if !(28..=65_535).contains(&self.feedback_bytes) {
+            let msg = format!(
+                "must be 28..=65535 bytes on the wire (got {})",
+                self.feedback_bytes
+            );
+            c.err(format!("{p}.feedback_bytes"), msg);
+        }
+    }
+    fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {
+        let cfg = TfrcConfig {
+            s: self.packet_bytes,
+            ..Default::default()
+        };
+        let seconds = f.stop.saturating_sub(f.start).as_secs_f64();
+        let mut rng = ctx.stream(&format!("flow:{}:svc", f.spec.name));
+        let nals = self.nal_units(seconds, &mut rng);
+        let data = f.udp_template(0);
+        let fb = PacketTemplate {
+            payload_bytes: self.feedback_bytes - IPV4_HEADER_BYTES - UDP_HEADER_BYTES,
+            ..return_template(f, &data)
+        };
+        let pk = Packetiser {
+            payload: self.packet_bytes - HEADERS,
+            headers: HEADERS,
+            base_dscp: self.base_dscp,
+            enhancement_dscp: self.enhancement_dscp,
+        };
+        let source = SvcSource::new(data, cfg.clone(), pk, nals, self.fps, self.idr_gops, f.stop);
+        claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);
+        let playout = SimTime::from_millis_f64(self.playout_delay_ms);
+        let sink = SvcSink::new(fb, cfg, f.id, playout, HEADERS, self.idr_gops);
+        claim_and_add(
+            f,
+            "dst_port",
+            f.receivers[0],
+            f.dst_port,
+            Box::new(sink),
+            ctx,
+        );
+        add_flow_pair_meta(f, "svc", "fb", "svc_feedback", ctx);
+    }
+}

@@ -143,8 +143,9 @@ impl Selection {
 }
 
 /// Picks the operating point and FGS cut for one GOP's NAL units within
-/// `budget` bytes.
-pub fn select(gop: &[Nal], budget: f64) -> Selection {
+/// `budget` bytes, with spatial layers up to `s_cap` (a spatial layer can
+/// be taken up only at an IDR picture; the source caps it in between).
+pub fn select(gop: &[Nal], budget: f64, s_cap: u8) -> Selection {
     let base = |s_max: u8, t_max: u8, q: u8| -> f64 {
         (gop.iter())
             .filter(|n| n.q == q && n.s <= s_max && n.t <= t_max)
@@ -153,7 +154,7 @@ pub fn select(gop: &[Nal], budget: f64) -> Selection {
     };
     let mut best = (0u8, 0u8);
     let mut best_bytes = -1.0;
-    for s in 0..SPATIAL as u8 {
+    for s in 0..=(s_cap as usize).min(SPATIAL - 1) as u8 {
         for t in 0..TEMPORAL as u8 {
             let b = base(s, t, 0);
             if b <= budget && b >= best_bytes {
@@ -301,7 +302,7 @@ mod tests {
         // t2 1200, t3 2400 (q0 bytes). At 450, (s0, t2) with 400 bytes
         // beats (s1, t0) with 300.
         assert_eq!(
-            select(&g, 50.0),
+            select(&g, 50.0, 1),
             Selection {
                 s_max: 0,
                 t_max: 0,
@@ -309,20 +310,23 @@ mod tests {
             },
             "never below the base"
         );
-        let sel = select(&g, 450.0);
+        let sel = select(&g, 450.0, 1);
         assert_eq!((sel.s_max, sel.t_max), (0, 2));
         // 50 bytes left over the point's 4 FGS NALs of 50: a quarter each.
         assert!((sel.fgs - 0.25).abs() < 1e-12);
         let sent: u32 = g.iter().map(|n| sel.bytes_of(n)).sum();
         assert_eq!(sent, 400 + 4 * 12, "each 50-byte FGS NAL cut to 12");
-        let sel = select(&g, 1300.0);
+        let sel = select(&g, 1300.0, 1);
         assert_eq!((sel.s_max, sel.t_max), (1, 2));
         assert!(
             (sel.fgs - 100.0 / 600.0).abs() < 1e-12,
             "100 left over 600 FGS bytes"
         );
-        let all = select(&g, 1e9);
+        let all = select(&g, 1e9, 1);
         assert_eq!((all.s_max, all.t_max, all.fgs), (1, 3, 1.0));
+        // Capped at spatial 0: the best s0 point and all its FGS.
+        let capped = select(&g, 1e9, 0);
+        assert_eq!((capped.s_max, capped.t_max, capped.fgs), (0, 3, 1.0));
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //!   the last two RTTs, or, when the feedback reports a higher p (a new
 //!   loss event), that largest rate after halving the older ones and
 //!   taking 0.85 of the new one.
-//! - No feedback for max(4R, 2s/X) (4.4): without any feedback yet, X =
-//!   max(X/2, s/t_mbi); otherwise the receive-rate limit becomes the last
+//! - No feedback for max(4R, 2s/X) (4.4): without any feedback yet (or no
+//!   receive rate reported yet), X = max(X/2, s/t_mbi); otherwise the
+//!   receive-rate limit becomes the last
 //!   receive rate (when p = 0 or X_Bps > 2 X_recv) or X_Bps / 2, and X is
 //!   held under it.
 //!
@@ -194,6 +195,25 @@ impl TfrcSender {
         self.record(now);
     }
 
+    /// Feedback for a pacing sender whose next packet is due at
+    /// `next_send`: a faster rate moves that packet earlier (not before
+    /// `now`). Returns when the next packet may leave.
+    pub fn on_feedback_paced(
+        &mut self,
+        now: SimTime,
+        fb: &Feedback,
+        next_send: SimTime,
+    ) -> SimTime {
+        let before = self.interval();
+        self.on_feedback(now, fb);
+        let after = self.interval();
+        if after < before {
+            next_send.saturating_sub(before - after).max(now)
+        } else {
+            next_send
+        }
+    }
+
     fn restart_nofeedback(&mut self, now: SimTime) {
         let r = self.r.unwrap_or(0.0);
         let t = (4.0 * r).max(2.0 * self.s / self.x);
@@ -209,7 +229,15 @@ impl TfrcSender {
         match self.r {
             None => self.x = (self.x / 2.0).max(self.min_rate()),
             Some(_) => {
+                // No receive rate reported yet (the first feedback comes
+                // before an interval to measure): halve, as before any RTT.
                 let x_recv = self.x_recv_set.iter().map(|e| e.1).fold(0.0, f64::max);
+                if x_recv <= 0.0 {
+                    self.x = (self.x / 2.0).max(self.min_rate());
+                    self.restart_nofeedback(now);
+                    self.record(now);
+                    return;
+                }
                 let x_bps = self.equation();
                 let limit = if self.p == 0.0 || x_bps > 2.0 * x_recv {
                     x_recv

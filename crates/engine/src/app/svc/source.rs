@@ -1,0 +1,261 @@
+//! The SVC sender over TFRC: at each GOP start it picks the layers that fit
+//! the transport's rate (less what still waits in the send buffer),
+//! packetises each frame's NAL units at the frame's time into the send
+//! buffer (RTP-sized packets, base layer AF11, enhancement AF12), and TFRC
+//! paces the buffer out. Packets are dated by their frame's time, so the
+//! wait in the send buffer counts in their one-way delay.
+
+use super::trace::{select, Nal, Selection, GOP};
+use crate::app::{Action, App, AppStats, PacketTemplate};
+use crate::net::packet::AppData;
+use crate::net::Packet;
+use crate::proto::tfrc::{DataHeader, TfrcConfig, TfrcSender};
+use crate::sim::SimTime;
+use std::collections::VecDeque;
+
+/// What an SVC data packet carries besides TFRC's header.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SvcInfo {
+    pub tfrc: DataHeader,
+    pub frame: u32,
+    pub s: u8,
+    pub q: u8,
+    /// Fragment index, fragments of the NAL unit, and the NAL unit's
+    /// (possibly cut) bytes.
+    pub frag: u16,
+    pub frags: u16,
+    pub nal_bytes: u32,
+    /// The frame's presentation time (for the playout deadline).
+    pub frame_time: SimTime,
+}
+
+/// Packetisation settings.
+#[derive(Clone, Debug)]
+pub struct Packetiser {
+    /// Payload bytes per packet (the packet size less IP, UDP and RTP).
+    pub payload: u32,
+    /// IP + UDP + RTP header bytes.
+    pub headers: u32,
+    pub base_dscp: u8,
+    pub enhancement_dscp: u8,
+}
+
+/// Timer tokens.
+const SEND: u64 = 0;
+const NOFEEDBACK: u64 = 1;
+const RELEASE: u64 = 2;
+
+pub struct SvcSource {
+    tpl: PacketTemplate,
+    cfg: TfrcConfig,
+    pk: Packetiser,
+    nals: Vec<Nal>,
+    gop_len: SimTime,
+    idr_gops: u32,
+    stop: SimTime,
+    start: SimTime,
+    snd: Option<TfrcSender>,
+    /// NAL units not yet released, by frame; index of the next one.
+    next_nal: usize,
+    /// The selection of the current GOP and its number.
+    gop: Option<(u32, Selection)>,
+    /// Packets waiting to be sent (the send buffer).
+    buffer: VecDeque<Packet>,
+    buffer_bytes: u64,
+    next_send: SimTime,
+    pending: [Option<SimTime>; 3],
+    /// Bytes handed to the buffer per (spatial, quality) layer.
+    pub offered: [[u64; 2]; 2],
+    selections: Vec<(SimTime, f64)>,
+}
+
+impl SvcSource {
+    pub fn new(
+        tpl: PacketTemplate,
+        cfg: TfrcConfig,
+        pk: Packetiser,
+        nals: Vec<Nal>,
+        fps: f64,
+        idr_gops: u32,
+        stop: SimTime,
+    ) -> Self {
+        SvcSource {
+            idr_gops,
+            tpl,
+            cfg,
+            pk,
+            nals,
+            gop_len: SimTime::from_secs_f64(GOP as f64 / fps),
+            stop,
+            start: SimTime::ZERO,
+            snd: None,
+            next_nal: 0,
+            gop: None,
+            buffer: VecDeque::new(),
+            buffer_bytes: 0,
+            next_send: SimTime::ZERO,
+            pending: [None; 3],
+            offered: [[0; 2]; 2],
+            selections: Vec::new(),
+        }
+    }
+
+    fn sender(&mut self) -> &mut TfrcSender {
+        self.snd.as_mut().expect("started")
+    }
+
+    fn arm(&mut self, token: u64, at: SimTime, out: &mut Vec<Action>) {
+        crate::app::arm_timer(&mut self.pending[token as usize], at, token, out);
+    }
+
+    /// Moves the frames due by `now` into the send buffer, choosing the
+    /// layers at each GOP start.
+    fn release(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        while let Some(&n) = self.nals.get(self.next_nal) {
+            let at = self.start + n.time;
+            if at > now || at >= self.stop {
+                break;
+            }
+            let g = n.frame / GOP;
+            if self.gop.is_none_or(|(cur, _)| cur != g) {
+                let sel = self.choose(g);
+                self.gop = Some((g, sel));
+                let point = (sel.s_max * 4 + sel.t_max) as f64 + sel.fgs;
+                self.selections.push((now, point));
+            }
+            let sel = self.gop.expect("set").1;
+            self.packetise(&n, sel.bytes_of(&n), at);
+            self.next_nal += 1;
+        }
+        if let Some(n) = self.nals.get(self.next_nal) {
+            let at = self.start + n.time;
+            if at < self.stop {
+                self.arm(RELEASE, at, out);
+            }
+        }
+    }
+
+    /// The GOP's layers within the rate over a GOP, less the backlog. A
+    /// higher spatial layer is taken up only at an IDR GOP (before it, its
+    /// data could not be decoded).
+    fn choose(&mut self, g: u32) -> Selection {
+        let rate_bytes = self.sender().rate();
+        let budget = rate_bytes * self.gop_len.as_secs_f64() - self.buffer_bytes as f64;
+        let units: Vec<Nal> = (self.nals.iter())
+            .filter(|n| n.frame / GOP == g)
+            .copied()
+            .collect();
+        let idr = g % self.idr_gops.max(1) == 0;
+        let cap = match self.gop {
+            Some((_, prev)) if !idr => prev.s_max,
+            _ => u8::MAX,
+        };
+        select(&units, budget.max(0.0), cap)
+    }
+
+    fn packetise(&mut self, n: &Nal, bytes: u32, at: SimTime) {
+        if bytes == 0 {
+            return;
+        }
+        self.offered[n.s as usize][n.q as usize] += bytes as u64;
+        let frags = bytes.div_ceil(self.pk.payload);
+        let dscp = if n.s == 0 && n.q == 0 {
+            self.pk.base_dscp
+        } else {
+            self.pk.enhancement_dscp
+        };
+        for i in 0..frags {
+            let payload = (bytes - i * self.pk.payload).min(self.pk.payload);
+            let mut p = self.tpl.make(0);
+            p.size_bytes = payload + self.pk.headers;
+            p.dscp = dscp;
+            p.created_at = at;
+            p.app = AppData::SvcData(Box::new(SvcInfo {
+                tfrc: DataHeader {
+                    seq: 0,
+                    sent_at: SimTime::ZERO,
+                    rtt: SimTime::ZERO,
+                },
+                frame: n.frame,
+                s: n.s,
+                q: n.q,
+                frag: i as u16,
+                frags: frags as u16,
+                nal_bytes: bytes,
+                frame_time: at,
+            }));
+            self.buffer_bytes += p.size_bytes as u64;
+            self.buffer.push_back(p);
+        }
+    }
+
+    /// Sends what the rate allows from the buffer.
+    fn send_due(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        while self.next_send <= now && !self.buffer.is_empty() {
+            let mut p = self.buffer.pop_front().expect("not empty");
+            self.buffer_bytes -= p.size_bytes as u64;
+            let h = self.sender().on_send(now);
+            p.seq = h.seq;
+            if let AppData::SvcData(info) = &mut p.app {
+                info.tfrc = h;
+            }
+            out.push(Action::Send(p));
+            self.next_send = now.max(self.next_send) + self.sender().interval();
+        }
+        if !self.buffer.is_empty() {
+            self.arm(SEND, self.next_send.max(now), out);
+        }
+        let nf = self.sender().nofeedback_deadline();
+        self.arm(NOFEEDBACK, nf, out);
+    }
+}
+
+impl App for SvcSource {
+    fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        self.start = now;
+        self.snd = Some(TfrcSender::new(self.cfg.clone(), now));
+        self.next_send = now;
+        self.release(now, out);
+        self.send_due(now, out);
+    }
+    fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
+        crate::app::timer_fired(&mut self.pending[token as usize % 3], now);
+        match token {
+            NOFEEDBACK => self.sender().on_nofeedback(now),
+            RELEASE => self.release(now, out),
+            _ => {}
+        }
+        self.send_due(now, out);
+    }
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
+        if let AppData::TfrcFeedback(fb) = &pkt.app {
+            let next = self.next_send;
+            self.next_send = self.sender().on_feedback_paced(now, fb, next);
+            self.send_due(now, out);
+        }
+    }
+    fn stats(&self, _end: SimTime) -> Option<AppStats> {
+        let snd = self.snd.as_ref()?;
+        let o = self.offered;
+        Some(AppStats {
+            table: "svc",
+            flow: self.tpl.flow,
+            values: vec![
+                ("packets_sent", snd.stats.packets as f64),
+                ("offered_bytes_base", o[0][0] as f64),
+                ("offered_bytes_s0_fgs", o[0][1] as f64),
+                ("offered_bytes_s1", o[1][0] as f64),
+                ("offered_bytes_s1_fgs", o[1][1] as f64),
+                ("final_rate_bps", snd.rate() * 8.0),
+                ("buffer_bytes_at_end", self.buffer_bytes as f64),
+            ],
+            series: vec![
+                (
+                    "rate_bps",
+                    snd.rate_series.iter().map(|&(t, x)| (t, x * 8.0)).collect(),
+                ),
+                ("operating_point", self.selections.clone()),
+            ],
+        })
+    }
+}

@@ -1,0 +1,67 @@
+"""Scalable video over TFRC in whole runs: what is offered arrives and
+decodes on a free path, the layer choice follows the path, the base layer
+is marked AF11 and the enhancement AF12, and errors name the field."""
+
+import pytest
+
+import mediasim
+from mediasim import ScenarioError
+from conftest import line
+
+
+def svc_run(rate_bps, duration_s=30.0, **queue):
+    classes = {"type": "drr", "classes": [
+        {"name": "af11", "dscp": [10], "queue": {"type": "droptail", "limit_packets": 30}},
+        {"name": "af12", "dscp": [12], "queue": {"type": "droptail", "limit_packets": 30}}]}
+    sc = line(1, rate_bps=rate_bps, delay_ms=20, duration_s=duration_s, queue=queue or classes)
+    sc.flow("v", "svc", src="n0", dst="n1", transport="tfrc")
+    return mediasim.run(sc, seed=1)
+
+
+def point(res):
+    s = res.svc_series
+    return s[s["var"] == "operating_point"]["value"].mean()
+
+
+def test_on_a_free_path_everything_offered_arrives_and_decodes():
+    res = svc_run(10e6)
+    s = res.svc.set_index("flow").loc["v"]
+    for layer in ("base", "s0_fgs", "s1", "s1_fgs"):
+        assert s[f"decodable_bytes_{layer}"] == s[f"offered_bytes_{layer}"], layer
+    assert s["bytes_late"] == 0 and res.flows.set_index("flow").loc["v", "lost"] == 0
+    # Nearly the whole stream (spatial 1 waits for the first IDR picture
+    # after TFRC's start-up): operating point above s1, t2.
+    assert point(res) > 6.5
+    # Marking: the base layer's packets in class af11, the rest in af12;
+    # their bytes are the offered bytes plus 40 bytes of headers a packet.
+    cls = res.queue_classes[res.queue_classes["direction"] == "n0-n1:n0->n1"].set_index("class")
+    base_bytes = cls.loc["af11", "departure_bytes"] - 40 * cls.loc["af11", "departures"]
+    assert base_bytes == s["offered_bytes_base"]
+    enh = s["offered_bytes_s0_fgs"] + s["offered_bytes_s1"] + s["offered_bytes_s1_fgs"]
+    assert cls.loc["af12", "departure_bytes"] - 40 * cls.loc["af12", "departures"] == enh
+
+
+def test_a_narrow_path_gets_fewer_layers_and_longer_delays():
+    free, narrow = svc_run(10e6), svc_run(0.5e6)
+    assert point(narrow) < point(free) - 1
+    f, n = (r.flows.set_index("flow").loc["v"] for r in (free, narrow))
+    # Waiting in the send buffer counts: the narrow path's delay is far
+    # above its 20 ms of propagation.
+    assert n["delay_mean_ms"] > 3 * f["delay_mean_ms"]
+    s = narrow.svc.set_index("flow").loc["v"]
+    assert s["decodable_bytes_base"] > 0.9 * s["offered_bytes_base"]
+
+
+@pytest.mark.parametrize("fields,path,fragment", [
+    ({"transport": "quic"}, "flows[0].transport", "unknown variant"),
+    ({"transport": "tfrc", "packet_bytes": 40}, "flows[0].packet_bytes", "41..=65535"),
+    ({"transport": "tfrc", "base_dscp": 64}, "flows[0].base_dscp", "0..=63"),
+    ({"transport": "tfrc", "nal_units": [[0.0, 100, 3, 0, 0]]}, "flows[0].nal_units", "spatial 0-1"),
+    ({"transport": "tfrc", "idr_gops": 0}, "flows[0].idr_gops", "at least 1"),
+])
+def test_svc_errors_name_the_field(fields, path, fragment):
+    sc = line(1, rate_bps=1e6, delay_ms=1)
+    sc.flow("v", "svc", src="n0", dst="n1", **fields)
+    with pytest.raises(ScenarioError) as e:
+        sc.validate()
+    assert any(p == path and fragment in m for p, m in e.value.errors), e.value.errors
