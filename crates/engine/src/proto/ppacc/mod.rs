@@ -5,6 +5,7 @@
 //! with its default and the reason for it.
 
 pub mod control;
+pub mod endpoints;
 pub mod estimator;
 
 pub use control::{PpaccControl, State};

@@ -1,0 +1,299 @@
+//! PPACC's two ends as state machines around the estimator and the
+//! control: the sender paces at the target rate and sends packet pairs;
+//! the receiver measures pairs, reports the available bandwidth
+//! periodically and each loss at once.
+//!
+//! - Pairs: when the packet about to leave has an equal-sized successor
+//!   ready, the two leave as a pair: the first at its paced time, the
+//!   second s / Cb later (the input gap of the probe-gap model). The first
+//!   of a pair keeps the paced spacing from the packet before it.
+//! - The receiver treats a second-of-pair packet that directly follows its
+//!   first (consecutive sequence numbers) as a pair sample; any gap in the
+//!   sequence numbers is a loss, notified at once (one notice per gap).
+//! - Feedback every `feedback_period` carries the smoothed estimate and the
+//!   echo of the last data packet's send time with the time held, which
+//!   gives the sender an RTT sample (for the congestion event window).
+
+use super::{PairEstimator, PpaccConfig, PpaccControl};
+use crate::sim::{SimRng, SimTime};
+
+/// A data packet's PPACC header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairTag {
+    pub seq: u64,
+    /// 0 alone, 1 first of a pair, 2 second of a pair.
+    pub pair: u8,
+}
+
+/// What the receiver sends back.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Report {
+    Estimate {
+        a_bps: f64,
+        t_recvdata: SimTime,
+        t_delay: SimTime,
+    },
+    Loss {
+        first_missing: u64,
+    },
+}
+
+pub struct PpaccSender {
+    pub control: PpaccControl,
+    cb_bps: f64,
+    next_seq: u64,
+    /// The second of a pair is due at this time.
+    pair_second_at: Option<SimTime>,
+    rtt: Option<SimTime>,
+    /// Bits sent since the last rate measurement, and since when.
+    sent_bits: f64,
+    since: SimTime,
+    sending_bps: f64,
+    pub pairs_sent: u64,
+}
+
+impl PpaccSender {
+    pub fn new(cfg: PpaccConfig, cb_bps: f64, initial_bps: f64, rng: SimRng) -> Self {
+        PpaccSender {
+            control: PpaccControl::new(cfg, initial_bps, rng),
+            cb_bps,
+            next_seq: 0,
+            pair_second_at: None,
+            rtt: None,
+            sent_bits: 0.0,
+            since: SimTime::ZERO,
+            sending_bps: 0.0,
+            pairs_sent: 0,
+        }
+    }
+
+    pub fn target_bps(&self) -> f64 {
+        self.control.target_bps()
+    }
+
+    /// Time between packets of `bytes` at the target rate.
+    pub fn interval(&self, bytes: u32) -> SimTime {
+        SimTime::from_secs_f64(bytes as f64 * 8.0 / self.control.target_bps())
+    }
+
+    /// The packet of `bytes` leaves now; `next_equal` says whether the
+    /// packet after it has the same size and is ready. Returns its tag and
+    /// when the next packet may leave.
+    pub fn on_send(&mut self, now: SimTime, bytes: u32, next_equal: bool) -> (PairTag, SimTime) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.account(now, bytes);
+        if self.pair_second_at.take().is_some() {
+            // The second of a pair: the pacing resumes two intervals after
+            // the first, so the pair costs what two paced packets do.
+            let next = now + self.interval(bytes) + self.interval(bytes)
+                - SimTime::from_secs_f64(bytes as f64 * 8.0 / self.cb_bps)
+                    .min(self.interval(bytes));
+            return (PairTag { seq, pair: 2 }, next);
+        }
+        if next_equal {
+            let gap = SimTime::from_secs_f64(bytes as f64 * 8.0 / self.cb_bps);
+            self.pair_second_at = Some(now + gap);
+            self.pairs_sent += 1;
+            return (PairTag { seq, pair: 1 }, now + gap);
+        }
+        (PairTag { seq, pair: 0 }, now + self.interval(bytes))
+    }
+
+    /// The measured sending rate, over windows of at least 100 ms.
+    fn account(&mut self, now: SimTime, bytes: u32) {
+        self.sent_bits += bytes as f64 * 8.0;
+        let span = now.saturating_sub(self.since).as_secs_f64();
+        if span >= 0.1 {
+            self.sending_bps = self.sent_bits / span;
+            self.sent_bits = 0.0;
+            self.since = now;
+        }
+    }
+
+    /// A report from the receiver.
+    pub fn on_report(&mut self, now: SimTime, r: &Report) {
+        match *r {
+            Report::Estimate {
+                a_bps,
+                t_recvdata,
+                t_delay,
+            } => {
+                self.control.on_feedback(a_bps);
+                let sample = now.saturating_sub(t_recvdata).saturating_sub(t_delay);
+                self.rtt = Some(match self.rtt {
+                    None => sample,
+                    Some(r) => SimTime::from_nanos((7 * r.as_nanos() + sample.as_nanos()) / 8),
+                });
+            }
+            Report::Loss { .. } => {
+                let rate = if self.sending_bps > 0.0 {
+                    self.sending_bps
+                } else {
+                    self.control.target_bps()
+                };
+                self.control.on_loss(now, rate, self.rtt);
+            }
+        }
+    }
+
+    pub fn rtt(&self) -> Option<SimTime> {
+        self.rtt
+    }
+}
+
+pub struct PpaccReceiver {
+    pub estimator: PairEstimator,
+    expected: u64,
+    /// The last packet: its tag, send time and arrival.
+    last: Option<(PairTag, SimTime, SimTime)>,
+    feedback_period: SimTime,
+    next_feedback: Option<SimTime>,
+    pub losses: u64,
+}
+
+impl PpaccReceiver {
+    pub fn new(cfg: &PpaccConfig, cb_bps: f64, feedback_period: SimTime) -> Self {
+        PpaccReceiver {
+            estimator: PairEstimator::new(cfg, cb_bps),
+            expected: 0,
+            last: None,
+            feedback_period,
+            next_feedback: None,
+            losses: 0,
+        }
+    }
+
+    pub fn deadline(&self) -> Option<SimTime> {
+        self.next_feedback
+    }
+
+    /// A data packet of `bits` sent at `sent_at` arrived; reports to send.
+    pub fn on_data(
+        &mut self,
+        now: SimTime,
+        tag: PairTag,
+        sent_at: SimTime,
+        bits: f64,
+    ) -> Vec<Report> {
+        let mut out = Vec::new();
+        if tag.seq > self.expected {
+            self.losses += tag.seq - self.expected;
+            out.push(Report::Loss {
+                first_missing: self.expected,
+            });
+        }
+        if tag.pair == 2 {
+            if let Some((prev, _, at)) = self.last {
+                if prev.pair == 1 && prev.seq + 1 == tag.seq {
+                    self.estimator
+                        .on_pair(bits, now.saturating_sub(at).as_secs_f64());
+                }
+            }
+        }
+        self.expected = self.expected.max(tag.seq + 1);
+        self.last = Some((tag, sent_at, now));
+        if self.next_feedback.is_none() {
+            self.next_feedback = Some(now + self.feedback_period);
+        }
+        out
+    }
+
+    /// The feedback timer: the estimate, if there is one.
+    pub fn on_timer(&mut self, now: SimTime) -> Option<Report> {
+        if self.next_feedback.is_none_or(|t| now < t) {
+            return None;
+        }
+        self.next_feedback = Some(now + self.feedback_period);
+        let a = self.estimator.available_bps()?;
+        let (_, sent, at) = self.last?;
+        Some(Report::Estimate {
+            a_bps: a,
+            t_recvdata: sent,
+            t_delay: now.saturating_sub(at),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::RngStreams;
+
+    fn sender() -> PpaccSender {
+        let rng = RngStreams::new(1, 0).stream("p");
+        PpaccSender::new(PpaccConfig::default(), 2e6, 400e3, rng)
+    }
+
+    #[test]
+    fn equal_successors_leave_as_pairs_s_over_cb_apart() {
+        let mut s = sender();
+        let t0 = SimTime::ZERO;
+        // 1250 bytes = 10,000 bits: s / Cb = 5 ms at 2 Mbit/s; the paced
+        // interval at 400 kbit/s is 25 ms.
+        let (a, next) = s.on_send(t0, 1250, true);
+        assert_eq!((a.pair, next), (1, SimTime::from_millis(5)));
+        let (b, after) = s.on_send(next, 1250, true);
+        assert_eq!(b.pair, 2);
+        // Two paced intervals from the first, less the pair gap: 45 ms on.
+        assert_eq!(after, SimTime::from_millis(50));
+        let (c, _) = s.on_send(after, 900, false);
+        assert_eq!((c.pair, c.seq), (0, 2));
+        assert_eq!(s.pairs_sent, 1);
+    }
+
+    #[test]
+    fn the_receiver_measures_pairs_and_notices_losses() {
+        let cfg = PpaccConfig::default();
+        let mut r = PpaccReceiver::new(&cfg, 2e6, SimTime::from_millis(100));
+        let ms = SimTime::from_millis;
+        assert!(r
+            .on_data(ms(10), PairTag { seq: 0, pair: 1 }, ms(0), 1e4)
+            .is_empty());
+        // Arriving 7.5 ms later: A = 2 Cb - d Cb^2 / s = 4e6 - 0.0075 x 4e12 / 1e4 = 1 Mbit/s.
+        r.on_data(
+            SimTime::from_micros(17_500),
+            PairTag { seq: 1, pair: 2 },
+            ms(5),
+            1e4,
+        );
+        assert!((r.estimator.available_bps().unwrap() - 1e6).abs() < 1e-3);
+        let loss = r.on_data(ms(60), PairTag { seq: 4, pair: 0 }, ms(50), 1e4);
+        assert_eq!(loss, vec![Report::Loss { first_missing: 2 }]);
+        assert_eq!(r.losses, 2);
+        // A second of a pair whose first was lost gives no sample.
+        r.on_data(ms(70), PairTag { seq: 6, pair: 2 }, ms(60), 1e4);
+        assert_eq!(r.estimator.pairs, 1);
+        let f = r
+            .on_timer(ms(110))
+            .expect("one period after the first packet");
+        match f {
+            Report::Estimate {
+                a_bps,
+                t_recvdata,
+                t_delay,
+            } => {
+                assert!((a_bps - 1e6).abs() < 1e-3);
+                assert_eq!((t_recvdata, t_delay), (ms(60), ms(40)));
+            }
+            _ => panic!("an estimate"),
+        }
+    }
+
+    #[test]
+    fn reports_drive_the_control() {
+        let mut s = sender();
+        let ms = SimTime::from_millis;
+        s.on_report(
+            ms(100),
+            &Report::Estimate {
+                a_bps: 1e6,
+                t_recvdata: ms(20),
+                t_delay: ms(30),
+            },
+        );
+        assert_eq!(s.rtt(), Some(ms(50)));
+        s.on_report(ms(120), &Report::Loss { first_missing: 3 });
+        assert_eq!(s.control.state, super::super::State::Decrease);
+    }
+}
