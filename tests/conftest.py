@@ -38,3 +38,15 @@ def assert_balanced(res) -> None:
 @pytest.fixture
 def examples() -> Path:
     return EXAMPLES
+
+
+def assert_field_error(sc, path: str, fragment: str) -> None:
+    """Validation of ``sc`` fails with a message containing ``fragment``
+    at field ``path``."""
+    import pytest
+
+    from mediasim import ScenarioError
+
+    with pytest.raises(ScenarioError) as e:
+        sc.validate()
+    assert any(p == path and fragment in m for p, m in e.value.errors), e.value.errors

@@ -114,6 +114,8 @@ pub enum AppData {
     TfrcData(crate::proto::tfrc::DataHeader),
     /// TFRC feedback (RFC 5348 3.2.2).
     TfrcFeedback(crate::proto::tfrc::Feedback),
+    /// A PPACC receiver's report (an estimate or a loss notice).
+    PpaccReport(crate::proto::ppacc::endpoints::Report),
     /// An SVC packet: TFRC's header and the NAL fragment it carries.
     SvcData(Box<crate::app::svc::source::SvcInfo>),
 }

@@ -1,14 +1,28 @@
-//! The SVC receiver: TFRC feedback, reassembly of NAL units, a playout
-//! buffer that discards packets arriving after their frame's deadline
-//! (frame time plus `playout_delay`), and at the end of the run the
-//! decodable bytes per layer (`decode.rs`).
+//! The SVC receiver: the transport's feedback (TFRC's, or PPACC's
+//! estimates and loss notices), reassembly of NAL units, a playout buffer
+//! that discards packets arriving after their frame's deadline (frame time
+//! plus `playout_delay`), and at the end of the run the decodable bytes per
+//! layer (`decode.rs`).
 
 use super::decode::{decodable, NalId, Received};
 use super::source::SvcInfo;
 use crate::app::{Action, App, AppStats, PacketTemplate};
 use crate::net::packet::AppData;
 use crate::net::Packet;
-use crate::proto::tfrc::{Feedback, TfrcConfig, TfrcReceiver};
+use crate::proto::ppacc::endpoints::{PairTag, PpaccReceiver};
+use crate::proto::tfrc::{TfrcConfig, TfrcReceiver};
+
+/// The transport's receiving end.
+pub enum Rx {
+    Tfrc(TfrcReceiver),
+    Ppacc(PpaccReceiver),
+}
+
+impl Rx {
+    pub fn tfrc(cfg: TfrcConfig) -> Self {
+        Rx::Tfrc(TfrcReceiver::new(cfg))
+    }
+}
 use crate::sim::SimTime;
 use std::collections::HashMap;
 
@@ -23,7 +37,7 @@ struct Assembly {
 
 pub struct SvcSink {
     tpl: PacketTemplate,
-    rcv: TfrcReceiver,
+    rcv: Rx,
     data_flow: u32,
     playout_delay: SimTime,
     headers: u32,
@@ -34,12 +48,14 @@ pub struct SvcSink {
     bytes_late: u64,
     next_seq: u64,
     timer_at: Option<SimTime>,
+    /// PPACC's reported estimates over time.
+    a_series: Vec<(SimTime, f64)>,
 }
 
 impl SvcSink {
     pub fn new(
         tpl: PacketTemplate,
-        cfg: TfrcConfig,
+        rcv: Rx,
         data_flow: u32,
         playout_delay: SimTime,
         headers: u32,
@@ -48,7 +64,7 @@ impl SvcSink {
         SvcSink {
             idr_gops,
             tpl,
-            rcv: TfrcReceiver::new(cfg),
+            rcv,
             data_flow,
             playout_delay,
             headers,
@@ -58,18 +74,26 @@ impl SvcSink {
             bytes_late: 0,
             next_seq: 0,
             timer_at: None,
+            a_series: Vec::new(),
         }
     }
 
-    fn feedback(&mut self, fb: Feedback, out: &mut Vec<Action>) {
+    fn feedback(&mut self, app: AppData, out: &mut Vec<Action>) {
         let mut p = self.tpl.make(self.next_seq);
         self.next_seq += 1;
-        p.app = AppData::TfrcFeedback(fb);
+        p.app = app;
         out.push(Action::Send(p));
     }
 
+    fn deadline(&self) -> Option<SimTime> {
+        match &self.rcv {
+            Rx::Tfrc(r) => r.deadline(),
+            Rx::Ppacc(r) => r.deadline(),
+        }
+    }
+
     fn arm(&mut self, out: &mut Vec<Action>) {
-        if let (None, Some(d)) = (self.timer_at, self.rcv.deadline()) {
+        if let (None, Some(d)) = (self.timer_at, self.deadline()) {
             self.timer_at = Some(d);
             out.push(Action::Timer { at: d, token: 0 });
         }
@@ -120,18 +144,43 @@ impl App for SvcSink {
     fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let AppData::SvcData(info) = &pkt.app {
-            if let Some(fb) = self.rcv.on_data(now, info.tfrc, pkt.size_bytes) {
-                self.feedback(fb, out);
-            }
             let info = **info;
+            match &mut self.rcv {
+                Rx::Tfrc(r) => {
+                    if let Some(fb) = r.on_data(now, info.tfrc, pkt.size_bytes) {
+                        self.feedback(AppData::TfrcFeedback(fb), out);
+                    }
+                }
+                Rx::Ppacc(r) => {
+                    let tag = PairTag {
+                        seq: info.tfrc.seq,
+                        pair: info.pair,
+                    };
+                    let bits = pkt.size_bytes as f64 * 8.0;
+                    for rep in r.on_data(now, tag, info.tfrc.sent_at, bits) {
+                        self.feedback(AppData::PpaccReport(rep), out);
+                    }
+                }
+            }
             self.reassemble(now, &info, pkt.size_bytes);
             self.arm(out);
         }
     }
     fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
         self.timer_at = None;
-        if let Some(fb) = self.rcv.on_timer(now) {
-            self.feedback(fb, out);
+        let app = match &mut self.rcv {
+            Rx::Tfrc(r) => r.on_timer(now).map(AppData::TfrcFeedback),
+            Rx::Ppacc(r) => r.on_timer(now).map(AppData::PpaccReport),
+        };
+        if let Some(app) = app {
+            if let AppData::PpaccReport(crate::proto::ppacc::endpoints::Report::Estimate {
+                a_bps,
+                ..
+            }) = app
+            {
+                self.a_series.push((now, a_bps));
+            }
+            self.feedback(app, out);
         }
         self.arm(out);
     }
@@ -156,9 +205,22 @@ impl App for SvcSink {
                 ("decodable_bytes_s1", layer[1][0] as f64),
                 ("decodable_bytes_s1_fgs", layer[1][1] as f64),
                 ("decodable_base_frames", base_frames as f64),
-                ("p", self.rcv.loss_event_rate()),
+                (
+                    "p",
+                    match &self.rcv {
+                        Rx::Tfrc(r) => r.loss_event_rate(),
+                        Rx::Ppacc(_) => f64::NAN,
+                    },
+                ),
+                (
+                    "available_bps",
+                    match &self.rcv {
+                        Rx::Ppacc(r) => r.estimator.available_bps().unwrap_or(f64::NAN),
+                        Rx::Tfrc(_) => f64::NAN,
+                    },
+                ),
             ],
-            series: vec![],
+            series: vec![("available_bps", self.a_series.clone())],
         })
     }
 }

@@ -1,14 +1,15 @@
-//! The SVC sender over TFRC: at each GOP start it picks the layers that fit
-//! the transport's rate (less what still waits in the send buffer),
-//! packetises each frame's NAL units at the frame's time into the send
-//! buffer (RTP-sized packets, base layer AF11, enhancement AF12), and TFRC
-//! paces the buffer out. Packets are dated by their frame's time, so the
+//! The SVC sender over TFRC or PPACC: at each GOP start it picks the
+//! layers that fit the transport's rate (less what still waits in the send
+//! buffer), packetises each frame's NAL units at the frame's time into the
+//! send buffer (RTP-sized packets, base layer AF11, enhancement AF12), and
+//! the transport paces the buffer out (PPACC in packet pairs). Packets are dated by their frame's time, so the
 //! wait in the send buffer counts in their one-way delay.
 
 use super::trace::{select, Nal, Selection, GOP};
 use crate::app::{Action, App, AppStats, PacketTemplate};
 use crate::net::packet::AppData;
 use crate::net::Packet;
+use crate::proto::ppacc::endpoints::PpaccSender;
 use crate::proto::tfrc::{DataHeader, TfrcConfig, TfrcSender};
 use crate::sim::SimTime;
 use std::collections::VecDeque;
@@ -27,6 +28,26 @@ pub struct SvcInfo {
     pub nal_bytes: u32,
     /// The frame's presentation time (for the playout deadline).
     pub frame_time: SimTime,
+    /// PPACC's pair tag: 0 alone, 1 first of a pair, 2 second.
+    pub pair: u8,
+}
+
+/// The rate control pacing the send buffer.
+pub enum Transport {
+    Tfrc(TfrcSender),
+    Ppacc(PpaccSender),
+}
+
+/// How the source starts its transport (at the flow's start).
+#[derive(Clone, Debug)]
+pub enum TransportSetup {
+    Tfrc(TfrcConfig),
+    Ppacc {
+        cfg: crate::proto::ppacc::PpaccConfig,
+        capacity_bps: f64,
+        initial_bps: f64,
+        rng: crate::sim::SimRng,
+    },
 }
 
 /// Packetisation settings.
@@ -47,14 +68,14 @@ const RELEASE: u64 = 2;
 
 pub struct SvcSource {
     tpl: PacketTemplate,
-    cfg: TfrcConfig,
+    setup: Option<TransportSetup>,
     pk: Packetiser,
     nals: Vec<Nal>,
     gop_len: SimTime,
     idr_gops: u32,
     stop: SimTime,
     start: SimTime,
-    snd: Option<TfrcSender>,
+    tp: Option<Transport>,
     /// NAL units not yet released, by frame; index of the next one.
     next_nal: usize,
     /// The selection of the current GOP and its number.
@@ -72,7 +93,7 @@ pub struct SvcSource {
 impl SvcSource {
     pub fn new(
         tpl: PacketTemplate,
-        cfg: TfrcConfig,
+        setup: TransportSetup,
         pk: Packetiser,
         nals: Vec<Nal>,
         fps: f64,
@@ -82,13 +103,13 @@ impl SvcSource {
         SvcSource {
             idr_gops,
             tpl,
-            cfg,
+            setup: Some(setup),
             pk,
             nals,
             gop_len: SimTime::from_secs_f64(GOP as f64 / fps),
             stop,
             start: SimTime::ZERO,
-            snd: None,
+            tp: None,
             next_nal: 0,
             gop: None,
             buffer: VecDeque::new(),
@@ -100,8 +121,16 @@ impl SvcSource {
         }
     }
 
-    fn sender(&mut self) -> &mut TfrcSender {
-        self.snd.as_mut().expect("started")
+    fn tp(&mut self) -> &mut Transport {
+        self.tp.as_mut().expect("started")
+    }
+
+    /// The transport's rate, bytes/s.
+    fn rate_bytes(&mut self) -> f64 {
+        match self.tp() {
+            Transport::Tfrc(t) => t.rate(),
+            Transport::Ppacc(p) => p.target_bps() / 8.0,
+        }
     }
 
     fn arm(&mut self, token: u64, at: SimTime, out: &mut Vec<Action>) {
@@ -118,6 +147,10 @@ impl SvcSource {
             }
             let g = n.frame / GOP;
             if self.gop.is_none_or(|(cur, _)| cur != g) {
+                let gop_len = self.gop_len;
+                if let Transport::Ppacc(p) = self.tp() {
+                    p.control.on_gop(now, gop_len);
+                }
                 let sel = self.choose(g);
                 self.gop = Some((g, sel));
                 let point = (sel.s_max * 4 + sel.t_max) as f64 + sel.fgs;
@@ -139,7 +172,7 @@ impl SvcSource {
     /// higher spatial layer is taken up only at an IDR GOP (before it, its
     /// data could not be decoded).
     fn choose(&mut self, g: u32) -> Selection {
-        let rate_bytes = self.sender().rate();
+        let rate_bytes = self.rate_bytes();
         let budget = rate_bytes * self.gop_len.as_secs_f64() - self.buffer_bytes as f64;
         let units: Vec<Nal> = (self.nals.iter())
             .filter(|n| n.frame / GOP == g)
@@ -183,6 +216,7 @@ impl SvcSource {
                 frags: frags as u16,
                 nal_bytes: bytes,
                 frame_time: at,
+                pair: 0,
             }));
             self.buffer_bytes += p.size_bytes as u64;
             self.buffer.push_back(p);
@@ -194,66 +228,106 @@ impl SvcSource {
         while self.next_send <= now && !self.buffer.is_empty() {
             let mut p = self.buffer.pop_front().expect("not empty");
             self.buffer_bytes -= p.size_bytes as u64;
-            let h = self.sender().on_send(now);
+            let size = p.size_bytes;
+            let next_equal = self.buffer.front().is_some_and(|n| n.size_bytes == size);
+            let last = self.next_send;
+            let (h, pair, next) = match self.tp() {
+                Transport::Tfrc(t) => {
+                    let h = t.on_send(now);
+                    (h, 0, now.max(last) + t.interval())
+                }
+                Transport::Ppacc(pp) => {
+                    let (tag, next) = pp.on_send(now, size, next_equal);
+                    let h = DataHeader {
+                        seq: tag.seq,
+                        sent_at: now,
+                        rtt: SimTime::ZERO,
+                    };
+                    (h, tag.pair, next)
+                }
+            };
             p.seq = h.seq;
             if let AppData::SvcData(info) = &mut p.app {
                 info.tfrc = h;
+                info.pair = pair;
             }
             out.push(Action::Send(p));
-            self.next_send = now.max(self.next_send) + self.sender().interval();
+            self.next_send = next;
         }
         if !self.buffer.is_empty() {
             self.arm(SEND, self.next_send.max(now), out);
         }
-        let nf = self.sender().nofeedback_deadline();
-        self.arm(NOFEEDBACK, nf, out);
+        if let Transport::Tfrc(t) = self.tp() {
+            let nf = t.nofeedback_deadline();
+            self.arm(NOFEEDBACK, nf, out);
+        }
     }
 }
 
 impl App for SvcSource {
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         self.start = now;
-        self.snd = Some(TfrcSender::new(self.cfg.clone(), now));
+        self.tp = Some(match self.setup.take().expect("started once") {
+            TransportSetup::Tfrc(cfg) => Transport::Tfrc(TfrcSender::new(cfg, now)),
+            TransportSetup::Ppacc {
+                cfg,
+                capacity_bps,
+                initial_bps,
+                rng,
+            } => Transport::Ppacc(PpaccSender::new(cfg, capacity_bps, initial_bps, rng)),
+        });
         self.next_send = now;
         self.release(now, out);
         self.send_due(now, out);
     }
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
         crate::app::timer_fired(&mut self.pending[token as usize % 3], now);
-        match token {
-            NOFEEDBACK => self.sender().on_nofeedback(now),
-            RELEASE => self.release(now, out),
+        match (token, self.tp()) {
+            (NOFEEDBACK, Transport::Tfrc(t)) => t.on_nofeedback(now),
+            (RELEASE, _) => self.release(now, out),
             _ => {}
         }
         self.send_due(now, out);
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        if let AppData::TfrcFeedback(fb) = &pkt.app {
-            let next = self.next_send;
-            self.next_send = self.sender().on_feedback_paced(now, fb, next);
-            self.send_due(now, out);
+        let next = self.next_send;
+        match (&pkt.app, self.tp()) {
+            (AppData::TfrcFeedback(fb), Transport::Tfrc(t)) => {
+                self.next_send = t.on_feedback_paced(now, fb, next);
+            }
+            (AppData::PpaccReport(r), Transport::Ppacc(p)) => p.on_report(now, r),
+            _ => return,
         }
+        self.send_due(now, out);
     }
     fn stats(&self, _end: SimTime) -> Option<AppStats> {
-        let snd = self.snd.as_ref()?;
         let o = self.offered;
+        let (packets, rate, series) = match self.tp.as_ref()? {
+            Transport::Tfrc(t) => (
+                t.stats.packets,
+                t.rate() * 8.0,
+                t.rate_series.iter().map(|&(at, x)| (at, x * 8.0)).collect(),
+            ),
+            Transport::Ppacc(p) => (
+                p.control.packets,
+                p.target_bps(),
+                p.control.target_series.clone(),
+            ),
+        };
         Some(AppStats {
             table: "svc",
             flow: self.tpl.flow,
             values: vec![
-                ("packets_sent", snd.stats.packets as f64),
+                ("packets_sent", packets as f64),
                 ("offered_bytes_base", o[0][0] as f64),
                 ("offered_bytes_s0_fgs", o[0][1] as f64),
                 ("offered_bytes_s1", o[1][0] as f64),
                 ("offered_bytes_s1_fgs", o[1][1] as f64),
-                ("final_rate_bps", snd.rate() * 8.0),
+                ("final_rate_bps", rate),
                 ("buffer_bytes_at_end", self.buffer_bytes as f64),
             ],
             series: vec![
-                (
-                    "rate_bps",
-                    snd.rate_series.iter().map(|&(t, x)| (t, x * 8.0)).collect(),
-                ),
+                ("rate_bps", series),
                 ("operating_point", self.selections.clone()),
             ],
         })

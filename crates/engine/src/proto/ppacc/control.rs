@@ -46,6 +46,10 @@ pub struct PpaccControl {
     long_until: Option<SimTime>,
     event_until: Option<SimTime>,
     pub events: u64,
+    /// Packets the sender sent (kept here for the report).
+    pub packets: u64,
+    /// (time, target bit/s), recorded when it changes.
+    pub target_series: Vec<(SimTime, f64)>,
 }
 
 impl PpaccControl {
@@ -62,6 +66,8 @@ impl PpaccControl {
             long_until: None,
             event_until: None,
             events: 0,
+            packets: 0,
+            target_series: Vec::new(),
         }
     }
 
@@ -125,6 +131,13 @@ impl PpaccControl {
             _ => {}
         }
         self.target_bps = self.target_bps.max(self.cfg.min_rate_bps);
+        if self
+            .target_series
+            .last()
+            .is_none_or(|x| x.1 != self.target_bps)
+        {
+            self.target_series.push((now, self.target_bps));
+        }
         self.target_bps
     }
 }

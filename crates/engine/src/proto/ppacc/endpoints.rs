@@ -82,6 +82,7 @@ impl PpaccSender {
     pub fn on_send(&mut self, now: SimTime, bytes: u32, next_equal: bool) -> (PairTag, SimTime) {
         let seq = self.next_seq;
         self.next_seq += 1;
+        self.control.packets += 1;
         self.account(now, bytes);
         if self.pair_second_at.take().is_some() {
             // The second of a pair: the pacing resumes two intervals after
