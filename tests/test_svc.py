@@ -107,3 +107,40 @@ def test_ppacc_errors_name_the_field(fields, path, fragment):
     sc = line(1, rate_bps=1e6, delay_ms=1)
     sc.flow("v", "svc", src="n0", dst="n1", **fields)
     assert_field_error(sc, path, fragment)
+
+
+def test_fec_repairs_losses_as_the_model_says():
+    # 10% random loss on every packet (media and repair alike), RS(6, 4):
+    # the media lost after decoding, pooled over 8 runs, against the
+    # analytic residual loss of the code (engine: FecCode::residual_loss,
+    # here recomputed from the binomials).
+    from math import comb
+
+    k, n, p = 4, 6, 0.1
+    model = sum(comb(k, a) * (1 - p) ** a * p ** (k - a) * comb(n - k, b) * (1 - p) ** b * p ** (n - k - b)
+                * (0 if a + b >= k else k - a) for a in range(k + 1) for b in range(n - k + 1)) / k
+    sent = kept = recovered = 0
+    for seed in range(1, 9):
+        sc = line(1, rate_bps=20e6, delay_ms=20, duration_s=600, loss={"type": "packet", "rate": p})
+        sc.flow("v", "svc", src="n0", dst="n1", transport="tfrc", fec={"code": "rs", "k": k, "n": n})
+        sc.measure(packets=False)
+        s = mediasim.run(sc, seed=seed).svc.set_index("flow").loc["v"]
+        sent += s["media_packets"]
+        kept += s["media_packets_received"] + s["fec_recovered_packets"]
+        recovered += s["fec_recovered_packets"]
+    residual = 1 - kept / sent
+    assert recovered > 0.8 * p * sent
+    assert residual == pytest.approx(model, rel=0.25), (residual, model)
+
+
+def test_fec_packets_go_at_their_own_precedence():
+    sc = line(1, rate_bps=10e6, delay_ms=20, duration_s=20, queue={"type": "drr", "classes": [
+        {"name": "media", "dscp": [10, 12], "queue": {"type": "droptail", "limit_packets": 50}},
+        {"name": "fec", "dscp": [14], "queue": {"type": "droptail", "limit_packets": 50}}]})
+    sc.flow("v", "svc", src="n0", dst="n1", transport="tfrc", fec={"code": "xor", "k": 4})
+    res = mediasim.run(sc, seed=1)
+    cls = res.queue_classes[res.queue_classes["direction"] == "n0-n1:n0->n1"].set_index("class")
+    s = res.svc.set_index("flow").loc["v"]
+    assert cls.loc["fec", "arrivals"] == s["fec_repair_packets"] > 0
+    # One parity packet per 4 media packets (the last block may be open).
+    assert abs(4 * s["fec_repair_packets"] - s["media_packets"]) <= 4

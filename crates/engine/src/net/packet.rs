@@ -118,6 +118,8 @@ pub enum AppData {
     PpaccReport(crate::proto::ppacc::endpoints::Report),
     /// An SVC packet: TFRC's header and the NAL fragment it carries.
     SvcData(Box<crate::app::svc::source::SvcInfo>),
+    /// An SVC FEC repair packet.
+    SvcRepair(Box<crate::app::svc::source::RepairInfo>),
 }
 
 /// One report block, with LSR and DLSR as simulated times (exported as NTP

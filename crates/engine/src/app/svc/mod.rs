@@ -155,6 +155,72 @@ impl PpaccSpec {
     }
 }
 
+/// FEC over the media packets: a systematic block code.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FecKind {
+    /// Reed-Solomon: any k of n packets rebuild the block.
+    Rs,
+    /// One XOR parity packet (n = k + 1).
+    Xor,
+}
+
+fn d_fec_dscp() -> u8 {
+    14
+}
+
+/// FEC settings: `k` media packets per block and `n` packets in all,
+/// repair packets marked `dscp` (AF13 by default, below the media).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FecSpec {
+    pub code: FecKind,
+    pub k: u32,
+    /// Packets per block with the repair (rs; xor has k + 1).
+    #[serde(default)]
+    pub n: Option<u32>,
+    #[serde(default = "d_fec_dscp")]
+    pub dscp: u8,
+}
+
+impl FecSpec {
+    fn code(&self) -> fec::FecCode {
+        match self.code {
+            FecKind::Rs => fec::FecCode::Rs {
+                k: self.k,
+                n: self.n.unwrap_or(self.k + 1),
+            },
+            FecKind::Xor => fec::FecCode::Xor { k: self.k },
+        }
+    }
+
+    fn validate(&self, p: &str, c: &mut Checker) {
+        c.at_least_one(&format!("{p}.k"), Some(self.k as u64));
+        match (self.code, self.n) {
+            (FecKind::Rs, Some(n)) if n <= self.k || n > 255 => {
+                let msg = format!("must be above k ({}) and at most 255 (got {n})", self.k);
+                c.err(format!("{p}.n"), msg);
+            }
+            (FecKind::Xor, Some(_)) => {
+                c.err(format!("{p}.n"), "not used by code = \"xor\" (n = k + 1)")
+            }
+            _ => {}
+        }
+        if self.k >= 255 {
+            c.err(
+                format!("{p}.k"),
+                format!("must be below 255 (got {})", self.k),
+            );
+        }
+        if self.dscp > 63 {
+            c.err(
+                format!("{p}.dscp"),
+                format!("must be 0..=63 (got {})", self.dscp),
+            );
+        }
+    }
+}
+
 /// Scalable video (SVC) over a rate-controlled transport: a synthetic
 /// trace (or `nal_units`), per-GOP layer selection, RTP packets with the
 /// base layer at `base_dscp` and enhancement at `enhancement_dscp`.
@@ -165,6 +231,9 @@ pub struct SvcSpec {
     /// PPACC's settings (required with transport = "ppacc").
     #[serde(default)]
     pub ppacc: Option<PpaccSpec>,
+    /// FEC over the media packets (none by default).
+    #[serde(default)]
+    pub fec: Option<FecSpec>,
     /// Packet size on the wire (IP, UDP and RTP headers included).
     #[serde(default = "d_packet")]
     pub packet_bytes: u32,
@@ -240,6 +309,9 @@ impl FlowModel for SvcSpec {
             }
             (_, Some(pp)) => pp.validate(&format!("{p}.ppacc"), c),
             _ => {}
+        }
+        if let Some(f) = &self.fec {
+            f.validate(&format!("{p}.fec"), c);
         }
         if !(HEADERS + 1..=65_535).contains(&self.packet_bytes) {
             let msg = format!(
@@ -317,10 +389,16 @@ impl FlowModel for SvcSpec {
             }
             _ => (TransportSetup::Tfrc(cfg.clone()), Rx::tfrc(cfg)),
         };
-        let source = SvcSource::new(data, setup, pk, nals, self.fps, self.idr_gops, f.stop);
+        let fec = self.fec.as_ref().map(|x| source::FecSetup {
+            code: x.code(),
+            dscp: x.dscp,
+        });
+        let source =
+            SvcSource::new(data, setup, pk, nals, self.fps, self.idr_gops, f.stop).with_fec(fec);
         claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);
         let playout = SimTime::from_millis_f64(self.playout_delay_ms);
-        let sink = SvcSink::new(fb, rx, f.id, playout, HEADERS, self.idr_gops);
+        let sink = SvcSink::new(fb, rx, f.id, playout, HEADERS, self.idr_gops)
+            .with_fec(self.fec.as_ref().map(FecSpec::code));
         claim_and_add(
             f,
             "dst_port",

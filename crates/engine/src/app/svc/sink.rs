@@ -5,12 +5,15 @@
 //! layer (`decode.rs`).
 
 use super::decode::{decodable, NalId, Received};
+use super::fec::FecCode;
 use super::source::SvcInfo;
 use crate::app::{Action, App, AppStats, PacketTemplate};
 use crate::net::packet::AppData;
 use crate::net::Packet;
 use crate::proto::ppacc::endpoints::{PairTag, PpaccReceiver};
+use crate::proto::tfrc::DataHeader;
 use crate::proto::tfrc::{TfrcConfig, TfrcReceiver};
+use std::sync::Arc;
 
 /// The transport's receiving end.
 pub enum Rx {
@@ -50,6 +53,21 @@ pub struct SvcSink {
     timer_at: Option<SimTime>,
     /// PPACC's reported estimates over time.
     a_series: Vec<(SimTime, f64)>,
+    fec: Option<FecCode>,
+    blocks: HashMap<u32, FecBlock>,
+    media_received: u64,
+    fec_recovered: u64,
+}
+
+/// What arrived of one FEC block.
+#[derive(Clone, Debug, Default)]
+struct FecBlock {
+    got: Vec<bool>,
+    repair: u32,
+    media: Option<Arc<Vec<(SvcInfo, u32)>>>,
+    done: bool,
+    /// Media packets rebuilt (a late original is then a duplicate).
+    recovered: Vec<u16>,
 }
 
 impl SvcSink {
@@ -75,7 +93,17 @@ impl SvcSink {
             next_seq: 0,
             timer_at: None,
             a_series: Vec::new(),
+            fec: None,
+            blocks: HashMap::new(),
+            media_received: 0,
+            fec_recovered: 0,
         }
+    }
+
+    /// Decodes FEC blocks with `code`.
+    pub fn with_fec(mut self, code: Option<FecCode>) -> Self {
+        self.fec = code;
+        self
     }
 
     fn feedback(&mut self, app: AppData, out: &mut Vec<Action>) {
@@ -96,6 +124,72 @@ impl SvcSink {
         if let (None, Some(d)) = (self.timer_at, self.deadline()) {
             self.timer_at = Some(d);
             out.push(Action::Timer { at: d, token: 0 });
+        }
+    }
+
+    /// The transport's part of an arrival: feedback to send.
+    fn transport(
+        &mut self,
+        now: SimTime,
+        h: DataHeader,
+        pair: u8,
+        size: u32,
+        out: &mut Vec<Action>,
+    ) {
+        match &mut self.rcv {
+            Rx::Tfrc(r) => {
+                if let Some(fb) = r.on_data(now, h, size) {
+                    self.feedback(AppData::TfrcFeedback(fb), out);
+                }
+            }
+            Rx::Ppacc(r) => {
+                let tag = PairTag { seq: h.seq, pair };
+                for rep in r.on_data(now, tag, h.sent_at, size as f64 * 8.0) {
+                    self.feedback(AppData::PpaccReport(rep), out);
+                }
+            }
+        }
+    }
+
+    /// A packet of FEC block `block` arrived (media `index`, or a repair
+    /// packet with the block's media list); once the code can decode, the
+    /// missing media packets are rebuilt now.
+    fn fec_got(
+        &mut self,
+        now: SimTime,
+        block: u32,
+        index: Option<u16>,
+        media: Option<Arc<Vec<(SvcInfo, u32)>>>,
+    ) {
+        let Some(code) = self.fec else { return };
+        let b = self.blocks.entry(block).or_insert_with(|| FecBlock {
+            got: vec![false; code.k() as usize],
+            ..Default::default()
+        });
+        if b.done {
+            return;
+        }
+        if let Some(i) = index {
+            if let Some(g) = b.got.get_mut(i as usize) {
+                *g = true;
+            }
+        }
+        if media.is_some() {
+            b.repair += 1;
+            b.media = media;
+        }
+        let have = b.got.iter().filter(|&&g| g).count() as u32;
+        let Some(list) = b.media.clone() else { return };
+        if code.media_after_decoding(have, b.repair) < code.k() {
+            return;
+        }
+        b.done = true;
+        let missing: Vec<usize> = (0..b.got.len()).filter(|&i| !b.got[i]).collect();
+        b.recovered = missing.iter().map(|&i| i as u16).collect();
+        for i in missing {
+            let (info, payload) = list[i];
+            self.fec_recovered += 1;
+            self.reassemble(now, &info, payload + self.headers);
         }
     }
 
@@ -143,28 +237,35 @@ impl SvcSink {
 impl App for SvcSink {
     fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        if let AppData::SvcData(info) = &pkt.app {
-            let info = **info;
-            match &mut self.rcv {
-                Rx::Tfrc(r) => {
-                    if let Some(fb) = r.on_data(now, info.tfrc, pkt.size_bytes) {
-                        self.feedback(AppData::TfrcFeedback(fb), out);
-                    }
+        let (h, pair) = match &pkt.app {
+            AppData::SvcData(i) => (i.tfrc, i.pair),
+            AppData::SvcRepair(r) => (r.tfrc, r.pair),
+            _ => return,
+        };
+        self.transport(now, h, pair, pkt.size_bytes, out);
+        match &pkt.app {
+            AppData::SvcData(info) => {
+                let info = **info;
+                self.media_received += 1;
+                let rebuilt = info.fec.is_some_and(|(b, i)| {
+                    self.blocks
+                        .get(&b)
+                        .is_some_and(|x| x.recovered.contains(&i))
+                });
+                if !rebuilt {
+                    self.reassemble(now, &info, pkt.size_bytes);
                 }
-                Rx::Ppacc(r) => {
-                    let tag = PairTag {
-                        seq: info.tfrc.seq,
-                        pair: info.pair,
-                    };
-                    let bits = pkt.size_bytes as f64 * 8.0;
-                    for rep in r.on_data(now, tag, info.tfrc.sent_at, bits) {
-                        self.feedback(AppData::PpaccReport(rep), out);
-                    }
+                if let Some((block, index)) = info.fec {
+                    self.fec_got(now, block, Some(index), None);
                 }
             }
-            self.reassemble(now, &info, pkt.size_bytes);
-            self.arm(out);
+            AppData::SvcRepair(r) => {
+                let media = r.media.clone();
+                self.fec_got(now, r.block, None, Some(media));
+            }
+            _ => {}
         }
+        self.arm(out);
     }
     fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
         self.timer_at = None;
@@ -198,6 +299,8 @@ impl App for SvcSink {
             table: "svc",
             flow: self.data_flow,
             values: vec![
+                ("media_packets_received", self.media_received as f64),
+                ("fec_recovered_packets", self.fec_recovered as f64),
                 ("bytes_in_time", self.bytes_in_time as f64),
                 ("bytes_late", self.bytes_late as f64),
                 ("decodable_bytes_base", layer[0][0] as f64),

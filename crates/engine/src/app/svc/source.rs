@@ -30,6 +30,27 @@ pub struct SvcInfo {
     pub frame_time: SimTime,
     /// PPACC's pair tag: 0 alone, 1 first of a pair, 2 second.
     pub pair: u8,
+    /// The FEC block and the packet's place in it, if FEC is on.
+    pub fec: Option<(u32, u16)>,
+}
+
+/// A repair packet: its transport header, its block, its place in the
+/// block (k and up), and the block's media packets (simulation
+/// bookkeeping: what the decoder would rebuild from the repair bytes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RepairInfo {
+    pub tfrc: DataHeader,
+    pub pair: u8,
+    pub block: u32,
+    pub index: u16,
+    pub media: std::sync::Arc<Vec<(SvcInfo, u32)>>,
+}
+
+/// FEC settings of a source.
+#[derive(Clone, Copy, Debug)]
+pub struct FecSetup {
+    pub code: super::fec::FecCode,
+    pub dscp: u8,
 }
 
 /// The rate control pacing the send buffer.
@@ -87,6 +108,13 @@ pub struct SvcSource {
     pending: [Option<SimTime>; 3],
     /// Bytes handed to the buffer per (spatial, quality) layer.
     pub offered: [[u64; 2]; 2],
+    fec: Option<FecSetup>,
+    /// The media packets of the FEC block being filled, and its number.
+    block: Vec<(SvcInfo, u32)>,
+    block_id: u32,
+    /// Media packets sent, and repair packets made.
+    media_packets: u64,
+    repair_packets: u64,
     selections: Vec<(SimTime, f64)>,
 }
 
@@ -117,8 +145,19 @@ impl SvcSource {
             next_send: SimTime::ZERO,
             pending: [None; 3],
             offered: [[0; 2]; 2],
+            fec: None,
+            block: Vec::new(),
+            block_id: 0,
+            media_packets: 0,
+            repair_packets: 0,
             selections: Vec::new(),
         }
+    }
+
+    /// Adds FEC over the media packets.
+    pub fn with_fec(mut self, fec: Option<FecSetup>) -> Self {
+        self.fec = fec;
+        self
     }
 
     fn tp(&mut self) -> &mut Transport {
@@ -203,7 +242,7 @@ impl SvcSource {
             p.size_bytes = payload + self.pk.headers;
             p.dscp = dscp;
             p.created_at = at;
-            p.app = AppData::SvcData(Box::new(SvcInfo {
+            let info = SvcInfo {
                 tfrc: DataHeader {
                     seq: 0,
                     sent_at: SimTime::ZERO,
@@ -217,10 +256,52 @@ impl SvcSource {
                 nal_bytes: bytes,
                 frame_time: at,
                 pair: 0,
-            }));
-            self.buffer_bytes += p.size_bytes as u64;
-            self.buffer.push_back(p);
+                fec: self.fec.map(|_| (self.block_id, self.block.len() as u16)),
+            };
+            p.app = AppData::SvcData(Box::new(info));
+            self.push(p);
+            if self.fec.is_some() {
+                self.block.push((info, payload));
+                self.close_block(at);
+            }
         }
+    }
+
+    fn push(&mut self, p: Packet) {
+        self.buffer_bytes += p.size_bytes as u64;
+        self.buffer.push_back(p);
+    }
+
+    /// Once the block holds k media packets, its n - k repair packets (as
+    /// large as its largest packet) follow them into the buffer.
+    fn close_block(&mut self, at: SimTime) {
+        let Some(fec) = self.fec else { return };
+        let (k, n) = (fec.code.k(), fec.code.n());
+        if (self.block.len() as u32) < k {
+            return;
+        }
+        let media = std::sync::Arc::new(std::mem::take(&mut self.block));
+        let size = media.iter().map(|m| m.1).max().unwrap_or(0) + self.pk.headers;
+        for index in k..n {
+            let mut p = self.tpl.make(0);
+            p.size_bytes = size;
+            p.dscp = fec.dscp;
+            p.created_at = at;
+            p.app = AppData::SvcRepair(Box::new(RepairInfo {
+                tfrc: DataHeader {
+                    seq: 0,
+                    sent_at: SimTime::ZERO,
+                    rtt: SimTime::ZERO,
+                },
+                pair: 0,
+                block: self.block_id,
+                index: index as u16,
+                media: media.clone(),
+            }));
+            self.repair_packets += 1;
+            self.push(p);
+        }
+        self.block_id += 1;
     }
 
     /// Sends what the rate allows from the buffer.
@@ -247,9 +328,13 @@ impl SvcSource {
                 }
             };
             p.seq = h.seq;
-            if let AppData::SvcData(info) = &mut p.app {
-                info.tfrc = h;
-                info.pair = pair;
+            match &mut p.app {
+                AppData::SvcData(info) => {
+                    (info.tfrc, info.pair) = (h, pair);
+                    self.media_packets += 1;
+                }
+                AppData::SvcRepair(r) => (r.tfrc, r.pair) = (h, pair),
+                _ => {}
             }
             out.push(Action::Send(p));
             self.next_send = next;
@@ -319,6 +404,8 @@ impl App for SvcSource {
             flow: self.tpl.flow,
             values: vec![
                 ("packets_sent", packets as f64),
+                ("media_packets", self.media_packets as f64),
+                ("fec_repair_packets", self.repair_packets as f64),
                 ("offered_bytes_base", o[0][0] as f64),
                 ("offered_bytes_s0_fgs", o[0][1] as f64),
                 ("offered_bytes_s1", o[1][0] as f64),
