@@ -147,3 +147,18 @@ def test_frame_dscp_errors():
     errs = dict(e.value.errors)
     assert "0..=63" in errs["flows[0].frame_dscp.I"]
     assert "not used by app" in errs["flows[1].frame_dscp"]
+
+
+def test_a_class_discipline_reports_its_own_values_per_class():
+    prof = lambda d, lo, hi, p: {"dscp": [d], "min_th": lo, "max_th": hi, "max_p": p}  # noqa: E731
+    wred = {"type": "wred", "limit_packets": 40, "mean_packet_bytes": 1000,
+            "profiles": [prof(10, 20, 35, 0.02), prof(12, 5, 20, 0.1)]}
+    q = {"type": "drr", "classes": [
+        {"name": "af1", "dscp": [10, 12], "weight": 2, "queue": wred},
+        {"name": "be", "weight": 1, "queue": {"type": "droptail", "limit_packets": 20}}]}
+    res = three_flows(q, dscps=(10, 12, 0), offered_bps=(0.5e6,) * 3, kind="poisson")
+    cls = res.queue_classes[res.queue_classes["direction"] == "n0-n1:n0->n1"].set_index("class")
+    af1 = cls.loc["af1"]
+    assert af1["wred_drop_bytes_1"] > af1["wred_drop_bytes_0"] >= 0
+    assert af1["drops"] == af1["wred_drops_0"] + af1["wred_drops_1"]
+    assert cls["wred_drops_0"].isna()["be"], "drop-tail reports no WRED values"

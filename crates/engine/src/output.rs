@@ -237,6 +237,7 @@ fn queues_table(w: &World) -> Table {
 fn classes_table(w: &World) -> Option<Table> {
     let (mut dir, mut name, mut arr, mut dep, mut bytes, mut drops) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let mut extra: Vec<NamedValues> = Vec::new();
     for l in &w.links {
         for (n, s) in l.queue.classes() {
             dir.push(l.name.clone());
@@ -245,16 +246,18 @@ fn classes_table(w: &World) -> Option<Table> {
             dep.push(s.departures);
             bytes.push(s.departure_bytes);
             drops.push(s.drops);
+            extra.push(s.extra);
         }
     }
     (!dir.is_empty()).then(|| {
-        Table::new("queue_classes")
+        let t = Table::new("queue_classes")
             .col("direction", Column::Str(dir))
             .col("class", Column::Str(name))
             .col("arrivals", Column::U64(arr))
             .col("departures", Column::U64(dep))
             .col("departure_bytes", Column::U64(bytes))
-            .col("drops", Column::U64(drops))
+            .col("drops", Column::U64(drops));
+        add_named_columns(t, &extra)
     })
 }
 

@@ -355,7 +355,11 @@ impl QueueDiscipline for Classes {
     }
     fn classes(&self) -> Vec<(String, ClassStats)> {
         (self.classes.iter())
-            .map(|c| (c.name.clone(), c.stats.clone()))
+            .map(|c| {
+                let mut st = c.stats.clone();
+                st.extra = c.disc.stats();
+                (c.name.clone(), st)
+            })
             .collect()
     }
 }

@@ -77,13 +77,16 @@ pub trait QueueDiscipline: Send {
 }
 
 /// What a scheduler counts per class.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClassStats {
     pub arrivals: u64,
     pub departures: u64,
     pub departure_bytes: u64,
     /// Dropped by the class's own discipline (on enqueue or dequeue).
     pub drops: u64,
+    /// The class discipline's own end-of-run values (WRED's per-profile
+    /// bytes, RED's average...).
+    pub extra: Vec<(&'static str, f64)>,
 }
 
 /// Counters a [`Queue`] keeps.
