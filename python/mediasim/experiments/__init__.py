@@ -12,6 +12,7 @@ STUDIES = {
     "iw10": "iw10",
     "avpf": "avpf",
     "media-scaling": "media_scaling",
+    "svc": "svc",
 }
 
 
