@@ -28,7 +28,7 @@ from ..reporting.tables import md_table
 from ..scenario import Scenario
 from ..stats import summarize
 from ..sweep import Job, run_many
-from .params import StudyParams
+from .params import StudyParams, parameters_section
 
 NAME = "media-scaling"
 HAS_SENSITIVITY = True
@@ -325,7 +325,6 @@ def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool =
 
 
 def write_report(p: Params, tables: dict[str, pd.DataFrame], out: Path, extra: list[str] | None = None) -> Path:
-    params = pd.DataFrame([{"parameter": k, "value": str(v)} for k, v in dataclasses.asdict(p).items()])
     tp = tables["throughput"][["window", "flow", "kind", "n", "throughput_kbps_mean", "throughput_kbps_ci_low",
                                "throughput_kbps_ci_high", "fair_share_kbps", "share_of_fair"]]
     md = [
@@ -364,10 +363,7 @@ def write_report(p: Params, tables: dict[str, pd.DataFrame], out: Path, extra: l
         "Plots: `throughput.png`, `interarrivals.png` (one FTP and one MM_APP flow), `scales.png`.",
         "",
         *(extra or []),
-        "## Parameters",
-        "",
-        md_table(params),
-        "",
+        *parameters_section(p),
     ]
     report = out / "report.md"
     report.write_text("\n".join(md))

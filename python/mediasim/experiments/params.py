@@ -56,3 +56,13 @@ class StudyParams:
 
     def check_more(self) -> list[str]:
         return []
+
+
+def parameters_section(p: Any) -> list[str]:
+    """The report's closing section: every parameter and its value."""
+    import pandas as pd
+
+    from ..reporting.tables import md_table
+
+    table = pd.DataFrame([{"parameter": k, "value": str(v)} for k, v in dataclasses.asdict(p).items()])
+    return ["## Parameters", "", md_table(table), ""]

@@ -26,7 +26,7 @@ from ..reporting.tables import md_table
 from ..scenario import Scenario
 from ..stats import summarize
 from ..sweep import Job, run_many
-from .params import StudyParams
+from .params import StudyParams, parameters_section
 
 NAME = "svc"
 AF11, AF12, AF13, AF21 = 10, 12, 14, 18
@@ -230,7 +230,6 @@ def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool =
 
 
 def write_report(p: Params, tables: dict[str, pd.DataFrame], out: Path) -> Path:
-    params = pd.DataFrame([{"parameter": k, "value": str(v)} for k, v in dataclasses.asdict(p).items()])
     t = tables["transports"]
     cols = ["transport", "buffer", "n"] + [f"{m}_mean" for m in METRICS]
     md = [
@@ -249,10 +248,7 @@ def write_report(p: Params, tables: dict[str, pd.DataFrame], out: Path) -> Path:
         "",
         md_table(tables["fec"][["fec_flows", "buffer", "n"] + [f"{m}_mean" for m in FEC_METRICS]], 3),
         "",
-        "## Parameters",
-        "",
-        md_table(params),
-        "",
+        *parameters_section(p),
     ]
     report = out / "report.md"
     report.write_text("\n".join(md))
