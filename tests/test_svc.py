@@ -144,3 +144,22 @@ def test_fec_packets_go_at_their_own_precedence():
     assert cls.loc["fec", "arrivals"] == s["fec_repair_packets"] > 0
     # One parity packet per 4 media packets (the last block may be open).
     assert abs(4 * s["fec_repair_packets"] - s["media_packets"]) <= 4
+
+
+def test_svc_trace_files_round_trip_and_drive_a_flow(tmp_path):
+    from mediasim import ScenarioError, media
+
+    # Two GOPs of 8 frames at 30 frames/s, base layer only, 1000 bytes.
+    units = [[f / 30, 1000, 0, [0, 3, 2, 3, 1, 3, 2, 3][f % 8], 0] for f in range(16)]
+    path = media.write_svc_trace(tmp_path / "t.txt", units)
+    assert media.read_svc_trace(path) == units
+    sc = line(1, rate_bps=10e6, delay_ms=10, duration_s=5)
+    sc.flow("v", "svc", src="n0", dst="n1", transport="tfrc", nal_units=media.read_svc_trace(path))
+    res = mediasim.run(sc, seed=1)
+    s = res.svc.set_index("flow").loc["v"]
+    assert s["offered_bytes_base"] <= 16 * 1000 and s["offered_bytes_s1"] == 0
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0.0 1000 0 0\n")
+    with pytest.raises(ScenarioError) as e:
+        media.read_svc_trace(bad)
+    assert e.value.errors[0][0] == f"{bad}:1"

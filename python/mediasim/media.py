@@ -83,3 +83,41 @@ def scale_rates(**fields: Any) -> list[dict[str, float]]:
         where, _, msg = str(e).partition(": ")
         raise _error(where, msg) from None
     return [{"scale": s, "payload_kbps": p / 1e3, "wire_kbps": w / 1e3} for s, (p, w) in enumerate(rates)]
+
+
+SvcTrace = list[list[Any]]  # [[time_s, bytes, spatial, temporal, quality], ...], an svc flow's "nal_units"
+
+
+def read_svc_trace(path: str | Path) -> SvcTrace:
+    """Reads an SVC NAL-unit trace: one unit per line, ``time_s bytes
+    spatial temporal quality`` in decoding order, ``#`` comments. A bad
+    line raises ScenarioError naming the file and line; the engine checks
+    the values (layers, order in time) when the flow is validated."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise _error(str(path), f"cannot read the trace: {e}") from None
+    units: SvcTrace = []
+    for no, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        try:
+            if len(parts) != 5:
+                raise ValueError
+            units.append([float(parts[0]), int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4])])
+        except ValueError:
+            raise _error(f"{path}:{no}", f"expected 'time_s bytes spatial temporal quality', got {line!r}") from None
+    if not units:
+        raise _error(str(path), "the trace holds no NAL units")
+    return units
+
+
+def write_svc_trace(path: str | Path, units: SvcTrace) -> Path:
+    path = Path(path)
+    lines = ["# mediasim SVC trace: time_s bytes spatial temporal quality, one NAL unit per line"]
+    lines += [f"{t!r} {b} {s} {tl} {q}" for t, b, s, tl, q in units]
+    path.write_text("\n".join(lines) + "\n")
+    return path
