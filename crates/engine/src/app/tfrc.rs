@@ -226,7 +226,7 @@ impl TfrcSink {
     fn send(&mut self, now: SimTime, fb: crate::proto::tfrc::Feedback, out: &mut Vec<Action>) {
         let mut p = self.tpl.make(self.next_seq);
         self.next_seq += 1;
-        p.app = AppData::TfrcFeedback(fb);
+        p.app = AppData::TfrcFeedback(Box::new(fb));
         out.push(Action::Send(p));
         if self.p_series.last().is_none_or(|x| x.1 != fb.p) {
             self.p_series.push((now, fb.p));

@@ -102,7 +102,9 @@ pub enum AppData {
     ScaledMedia {
         scale: u8,
         frame: u32,
-        echo: Option<(SimTime, SimTime)>,
+        // Boxed, as the feedback variants below: they would make every
+        // packet 8 bytes larger.
+        echo: Option<Box<(SimTime, SimTime)>>,
     },
     /// A media-scaling receiver's request for a scale, stamped with its
     /// send time.
@@ -113,9 +115,9 @@ pub enum AppData {
     /// TFRC data header (RFC 5348 3.2.1).
     TfrcData(crate::proto::tfrc::DataHeader),
     /// TFRC feedback (RFC 5348 3.2.2).
-    TfrcFeedback(crate::proto::tfrc::Feedback),
+    TfrcFeedback(Box<crate::proto::tfrc::Feedback>),
     /// A PPACC receiver's report (an estimate or a loss notice).
-    PpaccReport(crate::proto::ppacc::endpoints::Report),
+    PpaccReport(Box<crate::proto::ppacc::endpoints::Report>),
     /// An SVC packet: TFRC's header and the NAL fragment it carries.
     SvcData(Box<crate::app::svc::source::SvcInfo>),
     /// An SVC FEC repair packet.
@@ -235,5 +237,15 @@ pub fn test_packet(flow: FlowId, seq: u64, size: u32) -> Packet {
         created_at: crate::sim::SimTime::ZERO,
         transport: Transport::Udp,
         app: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// Packets are moved several times per hop: the payload variants that
+    /// only some applications use are boxed to keep every packet small.
+    #[test]
+    fn app_data_stays_small() {
+        assert!(std::mem::size_of::<super::AppData>() <= 32);
     }
 }

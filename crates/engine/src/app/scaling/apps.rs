@@ -81,7 +81,7 @@ impl ScalingSource {
             frame: self.frame as u32,
             echo: self
                 .last_request
-                .map(|(ts, at)| (ts, now.saturating_sub(at))),
+                .map(|(ts, at)| Box::new((ts, now.saturating_sub(at)))),
         };
         p
     }
@@ -251,11 +251,8 @@ impl App for ScalingReceiver {
         self.series.push((now, self.control.scale() as f64));
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        if let AppData::ScaledMedia {
-            echo: Some((sent_at, held)),
-            ..
-        } = pkt.app
-        {
+        if let AppData::ScaledMedia { echo: Some(e), .. } = &pkt.app {
+            let (sent_at, held) = **e;
             let rtt = now.saturating_sub(sent_at).saturating_sub(held);
             self.control.rtt_sample(rtt);
         }

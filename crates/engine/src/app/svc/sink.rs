@@ -139,13 +139,13 @@ impl SvcSink {
         match &mut self.rcv {
             Rx::Tfrc(r) => {
                 if let Some(fb) = r.on_data(now, h, size) {
-                    self.feedback(AppData::TfrcFeedback(fb), out);
+                    self.feedback(AppData::TfrcFeedback(Box::new(fb)), out);
                 }
             }
             Rx::Ppacc(r) => {
                 let tag = PairTag { seq: h.seq, pair };
                 for rep in r.on_data(now, tag, h.sent_at, size as f64 * 8.0) {
-                    self.feedback(AppData::PpaccReport(rep), out);
+                    self.feedback(AppData::PpaccReport(Box::new(rep)), out);
                 }
             }
         }
@@ -270,16 +270,14 @@ impl App for SvcSink {
     fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
         self.timer_at = None;
         let app = match &mut self.rcv {
-            Rx::Tfrc(r) => r.on_timer(now).map(AppData::TfrcFeedback),
-            Rx::Ppacc(r) => r.on_timer(now).map(AppData::PpaccReport),
+            Rx::Tfrc(r) => r.on_timer(now).map(|f| AppData::TfrcFeedback(Box::new(f))),
+            Rx::Ppacc(r) => r.on_timer(now).map(|f| AppData::PpaccReport(Box::new(f))),
         };
         if let Some(app) = app {
-            if let AppData::PpaccReport(crate::proto::ppacc::endpoints::Report::Estimate {
-                a_bps,
-                ..
-            }) = app
-            {
-                self.a_series.push((now, a_bps));
+            if let AppData::PpaccReport(r) = &app {
+                if let crate::proto::ppacc::endpoints::Report::Estimate { a_bps, .. } = **r {
+                    self.a_series.push((now, a_bps));
+                }
             }
             self.feedback(app, out);
         }
