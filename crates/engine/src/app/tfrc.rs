@@ -65,15 +65,8 @@ impl FlowModel for TfrcFlowSpec {
     }
     fn validate(&self, flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
         require_unicast(flow, p, "tfrc", c);
-        for (f, v) in [
-            ("packet_bytes", self.packet_bytes),
-            ("feedback_bytes", self.feedback_bytes),
-        ] {
-            if !(HEADERS..=65_535).contains(&v) {
-                let msg = format!("must be {HEADERS}..=65535 bytes on the wire (got {v})");
-                c.err(format!("{p}.{f}"), msg);
-            }
-        }
+        c.wire_bytes(&format!("{p}.packet_bytes"), self.packet_bytes, HEADERS);
+        c.wire_bytes(&format!("{p}.feedback_bytes"), self.feedback_bytes, HEADERS);
         if !(self.b.is_finite() && self.b >= 1.0) {
             c.err(
                 format!("{p}.b"),

@@ -41,13 +41,13 @@ use crate::sim::SimRng;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-fn default_w_q() -> f64 {
+pub fn default_w_q() -> f64 {
     0.002
 }
 fn default_max_p() -> f64 {
     0.02
 }
-fn default_mean_packet_bytes() -> u32 {
+pub fn default_mean_packet_bytes() -> u32 {
     500
 }
 

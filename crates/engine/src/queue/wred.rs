@@ -12,7 +12,7 @@
 
 use super::droptail::check_limits;
 use super::fifo::Fifo;
-use super::red::{admit, idle_seconds, queue_len};
+use super::red::{admit, default_mean_packet_bytes, default_w_q, idle_seconds, queue_len};
 use super::red_core::{Average, Dropper, Profile, Verdict};
 use super::spec::{QueueModel, QueueSite};
 use super::{QueueCtx, QueueDiscipline};
@@ -21,13 +21,6 @@ use crate::scenario::check::Checker;
 use crate::sim::SimRng;
 use schemars::JsonSchema;
 use serde::Deserialize;
-
-fn default_w_q() -> f64 {
-    0.002
-}
-fn default_mean_packet_bytes() -> u32 {
-    500
-}
 
 /// One drop precedence: the DSCPs it serves and its RED thresholds.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]

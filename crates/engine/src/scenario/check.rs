@@ -63,6 +63,16 @@ impl Checker {
         }
     }
     /// `x`, if given, is at least 1.
+    /// A packet size on the wire: at least `min` (its headers and any
+    /// payload it must carry), at most an IPv4 packet.
+    pub fn wire_bytes(&mut self, path: &str, bytes: u32, min: u32) {
+        if !(min..=65_535).contains(&bytes) {
+            self.err(
+                path,
+                format!("must be {min}..=65535 bytes on the wire (got {bytes})"),
+            );
+        }
+    }
     pub fn at_least_one(&mut self, path: &str, x: Option<u64>) {
         if x == Some(0) {
             self.err(path, "must be at least 1");

@@ -226,10 +226,7 @@ impl MediaScalingSpec {
             }
         }
         if let Some(b) = self.packet_bytes {
-            if !(HEADERS..=65_535).contains(&b) {
-                let msg = format!("must be {HEADERS}..=65535 bytes on the wire (got {b})");
-                c.err(format!("{p}.packet_bytes"), msg);
-            }
+            c.wire_bytes(&format!("{p}.packet_bytes"), b, HEADERS);
         }
         let mpeg_only = [
             ("gop", self.gop.is_some()),
@@ -276,10 +273,7 @@ impl MediaScalingSpec {
             }
         }
         if let Some(m) = self.max_packet_bytes {
-            if !(HEADERS + 1..=65_535).contains(&m) {
-                let msg = format!("must be {}..=65535 bytes (got {m})", HEADERS + 1);
-                c.err(format!("{p}.max_packet_bytes"), msg);
-            }
+            c.wire_bytes(&format!("{p}.max_packet_bytes"), m, HEADERS + 1);
         }
         let mm_only = [
             ("rates_bps", self.rates_bps.is_some()),
@@ -345,13 +339,7 @@ impl FlowModel for MediaScalingSpec {
             let msg = format!("must be at least 1 (got {})", self.timeout_factor);
             c.err(format!("{p}.timeout_factor"), msg);
         }
-        if !(HEADERS..=65_535).contains(&self.feedback_bytes) {
-            let msg = format!(
-                "must be {HEADERS}..=65535 bytes on the wire (got {})",
-                self.feedback_bytes
-            );
-            c.err(format!("{p}.feedback_bytes"), msg);
-        }
+        c.wire_bytes(&format!("{p}.feedback_bytes"), self.feedback_bytes, HEADERS);
     }
 
     fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {

@@ -313,14 +313,7 @@ impl FlowModel for SvcSpec {
         if let Some(f) = &self.fec {
             f.validate(&format!("{p}.fec"), c);
         }
-        if !(HEADERS + 1..=65_535).contains(&self.packet_bytes) {
-            let msg = format!(
-                "must be {}..=65535 bytes on the wire (got {})",
-                HEADERS + 1,
-                self.packet_bytes
-            );
-            c.err(format!("{p}.packet_bytes"), msg);
-        }
+        c.wire_bytes(&format!("{p}.packet_bytes"), self.packet_bytes, HEADERS + 1);
         c.positive(&format!("{p}.fps"), self.fps);
         for (i, row) in self.layer_bps.iter().enumerate() {
             for (j, &r) in row.iter().enumerate() {
@@ -343,13 +336,7 @@ impl FlowModel for SvcSpec {
             }
         }
         c.at_least_one(&format!("{p}.idr_gops"), Some(self.idr_gops as u64));
-        if !(28..=65_535).contains(&self.feedback_bytes) {
-            let msg = format!(
-                "must be 28..=65535 bytes on the wire (got {})",
-                self.feedback_bytes
-            );
-            c.err(format!("{p}.feedback_bytes"), msg);
-        }
+        c.wire_bytes(&format!("{p}.feedback_bytes"), self.feedback_bytes, 28);
     }
     fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {
         let cfg = TfrcConfig {

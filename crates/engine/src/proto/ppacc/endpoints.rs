@@ -84,21 +84,27 @@ impl PpaccSender {
         self.next_seq += 1;
         self.control.packets += 1;
         self.account(now, bytes);
-        if self.pair_second_at.take().is_some() {
+        let (interval, gap) = (self.interval(bytes), self.pair_gap(bytes));
+        if let Some(second_at) = self.pair_second_at.take() {
             // The second of a pair: the pacing resumes two intervals after
             // the first, so the pair costs what two paced packets do.
-            let next = now + self.interval(bytes) + self.interval(bytes)
-                - SimTime::from_secs_f64(bytes as f64 * 8.0 / self.cb_bps)
-                    .min(self.interval(bytes));
-            return (PairTag { seq, pair: 2 }, next);
+            let first_at = second_at.saturating_sub(gap);
+            return (
+                PairTag { seq, pair: 2 },
+                (first_at + interval + interval).max(now),
+            );
         }
         if next_equal {
-            let gap = SimTime::from_secs_f64(bytes as f64 * 8.0 / self.cb_bps);
             self.pair_second_at = Some(now + gap);
             self.pairs_sent += 1;
             return (PairTag { seq, pair: 1 }, now + gap);
         }
-        (PairTag { seq, pair: 0 }, now + self.interval(bytes))
+        (PairTag { seq, pair: 0 }, now + interval)
+    }
+
+    /// The input gap of a pair of `bytes` packets: s / Cb.
+    fn pair_gap(&self, bytes: u32) -> SimTime {
+        SimTime::from_secs_f64(bytes as f64 * 8.0 / self.cb_bps)
     }
 
     /// The measured sending rate, over windows of at least 100 ms.
