@@ -165,3 +165,13 @@ def test_media_rates_command_prints_each_scale():
     assert "293.3" in out.output and "1040" in out.output
     bad = CliRunner().invoke(main, ["media-rates", "--gop", "PBB"])
     assert bad.exit_code != 0 and "flow.gop" in bad.output
+
+
+@pytest.mark.parametrize("name,value,fragment", [
+    ("join_s", "30", "join_s must be inside the run"),
+    ("late_ftp", "9", "late_ftp"),
+    ("windows_s", "5,3", "increasing"),
+])
+def test_bad_study_parameters_are_named(name, value, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        ms.Params().with_overrides({name: value})

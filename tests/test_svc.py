@@ -57,6 +57,11 @@ def test_a_narrow_path_gets_fewer_layers_and_longer_delays():
     ({"transport": "tfrc", "base_dscp": 64}, "flows[0].base_dscp", "0..=63"),
     ({"transport": "tfrc", "nal_units": [[0.0, 100, 3, 0, 0]]}, "flows[0].nal_units", "spatial 0-1"),
     ({"transport": "tfrc", "idr_gops": 0}, "flows[0].idr_gops", "at least 1"),
+    ({"transport": "tfrc", "fec": {"code": "rs", "k": 8, "n": 8}}, "flows[0].fec.n", "above k"),
+    ({"transport": "tfrc", "fec": {"code": "rs", "k": 0}}, "flows[0].fec.k", "at least 1"),
+    ({"transport": "tfrc", "fec": {"code": "xor", "k": 4, "n": 6}}, "flows[0].fec.n", "not used by"),
+    ({"transport": "tfrc", "fec": {"code": "rs", "k": 4, "dscp": 70}}, "flows[0].fec.dscp", "0..=63"),
+    ({"transport": "tfrc", "fec": {"code": "ldpc", "k": 4}}, "flows[0].fec.code", "unknown variant"),
 ])
 def test_svc_errors_name_the_field(fields, path, fragment):
     sc = line(1, rate_bps=1e6, delay_ms=1)

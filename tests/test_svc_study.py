@@ -36,3 +36,14 @@ def test_quick_study_shapes(quick):
     f = pd.read_csv(out / "fec.csv").set_index(["fec_flows", "buffer"])
     for b in set(f.index.get_level_values("buffer")):
         assert f.loc[(4, b), "residual_loss_fec_flows_mean"] < f.loc[(0, b), "residual_loss_plain_flows_mean"]
+
+
+@pytest.mark.parametrize("name,value,fragment", [
+    ("buffers", "1,50", "at least 2 packets"),
+    ("af1_reserved_bps", "3e6", "room for AF2"),
+    ("transports", "tfrc,tcp", "tfrc or ppacc"),
+    ("fec_n", "8", "fec_k < fec_n"),
+])
+def test_bad_study_parameters_are_named(name, value, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        svc.Params().with_overrides({name: value})
