@@ -5,6 +5,7 @@ is marked AF11 and the enhancement AF12, and errors name the field."""
 import pytest
 
 import mediasim
+import mediasim.media
 from conftest import assert_field_error, line
 
 
@@ -114,27 +115,56 @@ def test_ppacc_errors_name_the_field(fields, path, fragment):
     assert_field_error(sc, path, fragment)
 
 
+def binomial_residual(k, n, p_m, p_r, rs=True):
+    """Media left missing per media packet, from the binomials by hand."""
+    from math import comb
+
+    def left(a, b):  # media still missing with a media and b repair packets in
+        return 0 if (a + b >= k if rs else (a == k - 1 and b >= 1) or a == k) else k - a
+
+    r = n - k
+    return sum(comb(k, a) * (1 - p_m) ** a * p_m ** (k - a) * comb(r, b) * (1 - p_r) ** b * p_r ** (r - b)
+               * left(a, b) for a in range(k + 1) for b in range(r + 1)) / k
+
+
+@pytest.mark.parametrize("code,k,n,p_m,p_r", [("rs", 4, 6, 0.1, 0.1), ("rs", 8, 10, 0.02, 0.3),
+                                              ("rs", 8, 10, 0.3, 0.0), ("xor", 2, 3, 0.5, 0.5),
+                                              ("xor", 4, 5, 0.05, 0.2)])
+def test_residual_model_matches_the_binomials(code, k, n, p_m, p_r):
+    got = mediasim.media.fec_residual_loss(code, k, n, p_m, p_r)
+    assert got == pytest.approx(binomial_residual(k, n, p_m, p_r, rs=code == "rs"), rel=1e-9)
+
+
+@pytest.mark.parametrize("args,fragment", [(("ldpc", 4, 6, 0.1, 0.1), "unknown"),
+                                           (("rs", 6, 6, 0.1, 0.1), "not a valid block"),
+                                           (("xor", 4, 6, 0.1, 0.1), "not a valid block"),
+                                           (("rs", 4, 6, 1.5, 0.1), "p_media")])
+def test_residual_model_rejects_bad_input(args, fragment):
+    with pytest.raises(mediasim.ScenarioError, match=fragment):
+        mediasim.media.fec_residual_loss(*args)
+
+
 def test_fec_repairs_losses_as_the_model_says():
     # 10% random loss on every packet (media and repair alike), RS(6, 4):
     # the media lost after decoding, pooled over 8 runs, against the
-    # analytic residual loss of the code (engine: FecCode::residual_loss,
-    # here recomputed from the binomials).
-    from math import comb
-
+    # analytic residual loss of the code.
     k, n, p = 4, 6, 0.1
-    model = sum(comb(k, a) * (1 - p) ** a * p ** (k - a) * comb(n - k, b) * (1 - p) ** b * p ** (n - k - b)
-                * (0 if a + b >= k else k - a) for a in range(k + 1) for b in range(n - k + 1)) / k
-    sent = kept = recovered = 0
+    model = binomial_residual(k, n, p, p)
+    sent = kept = recovered = repairs = repairs_in = 0
     for seed in range(1, 9):
         sc = line(1, rate_bps=20e6, delay_ms=20, duration_s=600, loss={"type": "packet", "rate": p})
         sc.flow("v", "svc", src="n0", dst="n1", transport="tfrc", fec={"code": "rs", "k": k, "n": n})
         sc.measure(packets=False)
         s = mediasim.run(sc, seed=seed).svc.set_index("flow").loc["v"]
         sent += s["media_packets"]
-        kept += s["media_packets_received"] + s["fec_recovered_packets"]
+        kept += s["media_packets_kept"]
         recovered += s["fec_recovered_packets"]
+        repairs += s["fec_repair_packets"]
+        repairs_in += s["fec_repair_received"]
+        assert s["media_packets_received"] + s["fec_recovered_packets"] >= s["media_packets_kept"]
     residual = 1 - kept / sent
     assert recovered > 0.8 * p * sent
+    assert 1 - repairs_in / repairs == pytest.approx(p, rel=0.1)
     assert residual == pytest.approx(model, rel=0.25), (residual, model)
 
 

@@ -19,8 +19,12 @@ def quick(tmp_path_factory):
 
 def test_quick_study_writes_its_tables_and_plots(quick):
     _, out = quick
-    for f in ("report.md", "transports.csv", "fec.csv", "losses.png", "delays.png", "replications.parquet"):
+    for f in ("report.md", "transports.csv", "fec.csv", "losses.png", "delays.png", "throughput_delay.png",
+              "fec.png", "delay_quantiles.csv", "replications.parquet"):
         assert (out / f).stat().st_size > 0
+    report = (out / "report.md").read_text()
+    # Every shape check is in the report, with its verdict.
+    assert "TFRC loses far more video bytes than PPACC" in report and "| True" in report
 
 
 def test_quick_study_shapes(quick):
@@ -36,6 +40,39 @@ def test_quick_study_shapes(quick):
     f = pd.read_csv(out / "fec.csv").set_index(["fec_flows", "buffer"])
     for b in set(f.index.get_level_values("buffer")):
         assert f.loc[(4, b), "residual_loss_fec_flows_mean"] < f.loc[(0, b), "residual_loss_plain_flows_mean"]
+        # Repair packets at AF13 take WRED's early drops: far more of them
+        # are lost than of the media.
+        assert f.loc[(4, b), "repair_loss_fec_flows_mean"] > 5 * f.loc[(4, b), "media_loss_fec_flows_mean"]
+
+
+def test_quick_study_pools_every_replication_in_the_delay_quantiles(quick):
+    p, out = quick
+    q = pd.read_csv(out / "delay_quantiles.csv")
+    rows = pd.read_parquet(out / "replications.parquet")
+    assert len(q) == len(p.transports) * len(p.buffers)
+    assert (q["p1_ms"] <= q["p25_ms"]).all() and (q["p75_ms"] <= q["p99_ms"]).all()
+    # The pooled 99th percentile lies within the replications' own.
+    tr = rows[rows["part"] == "transports"].groupby(["transport", "buffer"])["delay_p99_ms"]
+    for r in q.itertuples():
+        lo, hi = tr.min()[(r.transport, r.buffer)], tr.max()[(r.transport, r.buffer)]
+        assert lo - 1e-6 <= r.p99_ms <= hi + 1e-6
+
+
+def test_fec_figures_of_a_run_match_the_model_for_independent_losses():
+    # svc.fec_figures on a hand-made svc table: 1000 media packets, 10%
+    # lost before decoding, 250 repair packets with 20% lost.
+    from mediasim.media import fec_residual_loss
+
+    p = svc.Params()
+    s = pd.DataFrame({"flow": ["a"], "media_packets": [1000], "fec_repair_packets": [250],
+                      "media_packets_received": [900], "fec_repair_received": [200],
+                      "media_packets_kept": [990], **{f"decodable_bytes_{x}": [1000] for x in svc.LAYERS}}
+                     ).set_index("flow")
+    got = svc.fec_figures(s, ["a"], p, "x")
+    assert got["media_loss_x"] == pytest.approx(0.1) and got["repair_loss_x"] == pytest.approx(0.2)
+    assert got["residual_loss_x"] == pytest.approx(0.01)
+    assert got["residual_model_x"] == pytest.approx(fec_residual_loss("rs", p.fec_k, p.fec_n, 0.1, 0.2))
+    assert got["goodput_kbps_x"] == pytest.approx(4000 * 8 / p.duration_s / 1e3)
 
 
 @pytest.mark.parametrize("name,value,fragment", [
@@ -43,7 +80,30 @@ def test_quick_study_shapes(quick):
     ("af1_reserved_bps", "3e6", "room for AF2"),
     ("transports", "tfrc,tcp", "tfrc or ppacc"),
     ("fec_n", "8", "fec_k < fec_n"),
+    ("fec_shares", "0,5", "fec_shares must be 0..video_flows"),
+    ("fec_transport", "tcp", "fec_transport must be"),
+    ("tcp_flavor", "vegas", "tcp_flavor must be"),
+    ("drain_s", "-1", "drain_s"),
+    ("svc_layer_scale", "0", "svc_layer_scale"),
 ])
 def test_bad_study_parameters_are_named(name, value, fragment):
     with pytest.raises(ValueError, match=fragment):
         svc.Params().with_overrides({name: value})
+
+
+def test_sensitivity_shows_a_lighter_source_losing_less(monkeypatch):
+    # Half the source's layer rates (2.24 Mbit/s of video offered to the
+    # 2 Mbit/s AF1 class instead of 4.48) must cut TFRC's loss beyond noise.
+    from mediasim.experiments import one_at_a_time as oat
+    from mediasim.experiments import svc_sensitivity as sens
+
+    monkeypatch.setattr(sens, "OPEN_VALUES", (("svc_layer_scale", 0.5, 2.0),))
+    p = svc.Params().quick().with_overrides({"replications": "2"})
+    assert sens.reduced(p).buffers == (5, 50)
+    d = sens.run(p, workers=1, progress=False)
+    assert list(d["value"]) == ["default", "svc_layer_scale", "svc_layer_scale"]
+    base = d[d["value"] == "default"].iloc[0]
+    low = d[d["setting"].str.startswith("low")].iloc[0]
+    assert low["tfrc_loss_pct"] < base["tfrc_loss_pct"] - oat.noise(d, sens.HEADLINES)["tfrc_loss_pct"]
+    text = "\n".join(sens.section(d))
+    assert "svc_layer_scale" in text and "holds in" in text

@@ -1,4 +1,5 @@
-"""Frame traces for the media-scaling MPEG_APP, and each scale's rate.
+"""Frame traces for the media-scaling MPEG_APP and each scale's rate; SVC
+NAL-unit traces; the residual loss of an FEC block code.
 
 Trace format (text, one frame per line, in sending order)::
 
@@ -121,3 +122,16 @@ def write_svc_trace(path: str | Path, units: SvcTrace) -> Path:
     lines += [f"{t!r} {b} {s} {tl} {q}" for t, b, s, tl, q in units]
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def fec_residual_loss(code: str, k: int, n: int, p_media: float, p_repair: float) -> float:
+    """The media loss an FEC block code leaves after decoding (the svc
+    flow's ``fec``: ``code`` "rs" or "xor", ``k`` media and ``n`` packets
+    per block), media packets lost independently with ``p_media`` and
+    repair packets with ``p_repair`` (they travel at another precedence).
+    docs/models/svc.md, "Residual loss model"."""
+    try:
+        return _engine.fec_residual_loss(code, int(k), int(n), float(p_media), float(p_repair))
+    except ValueError as e:
+        where, _, msg = str(e).partition(": ")
+        raise _error(where, msg) from None

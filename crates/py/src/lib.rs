@@ -111,6 +111,30 @@ fn tfrc_throughput(s: f64, r: f64, p: f64, b: f64, t_rto: f64) -> f64 {
     mediasim_engine::proto::tfrc::throughput_bps(s, r, p, b, t_rto)
 }
 
+/// The media loss an (n, k) FEC code leaves after decoding, media lost
+/// independently with `p_media` and repair with `p_repair`.
+#[pyfunction]
+fn fec_residual_loss(code: &str, k: u32, n: u32, p_media: f64, p_repair: f64) -> PyResult<f64> {
+    use mediasim_engine::app::svc::fec::FecCode;
+    let err = |m: String| Err(pyo3::exceptions::PyValueError::new_err(m));
+    let c = match code {
+        "rs" if k >= 1 && k < n && n <= 255 => FecCode::Rs { k, n },
+        "xor" if k >= 1 && n == k + 1 => FecCode::Xor { k },
+        "rs" | "xor" => {
+            return err(format!(
+            "{code}: k = {k}, n = {n} is not a valid block (rs: 1 <= k < n <= 255; xor: n = k + 1)"
+        ))
+        }
+        _ => return err(format!("code: unknown {code:?} (rs or xor)")),
+    };
+    for (name, p) in [("p_media", p_media), ("p_repair", p_repair)] {
+        if !(0.0..=1.0).contains(&p) {
+            return err(format!("{name}: {p} is not a probability"));
+        }
+    }
+    Ok(c.residual_loss(p_media, p_repair))
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     mediasim_engine::VERSION
@@ -124,5 +148,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(media_scaling_rates, m)?)?;
     m.add_function(wrap_pyfunction!(tfrc_throughput, m)?)?;
+    m.add_function(wrap_pyfunction!(fec_residual_loss, m)?)?;
     Ok(())
 }

@@ -22,11 +22,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ..reporting.tables import md_table
 from ..scenario import Scenario
-from ..stats import summarize
+from ..media import fec_residual_loss
 from ..sweep import Job, run_many
-from .params import StudyParams, parameters_section
+from .params import StudyParams
 
 NAME = "svc"
 AF11, AF12, AF13, AF21 = 10, 12, 14, 18
@@ -53,19 +52,35 @@ class Params(StudyParams):
     # WRED thresholds as fractions of the AF1 buffer, and max_p: AF11, AF12, AF13.
     wred_profiles: tuple[tuple[float, float, float], ...] = ((0.6, 1.0, 0.05), (0.2, 0.6, 0.2), (0.05, 0.3, 0.5))
     tcp_mss_bytes: int = 1460  # chosen
+    tcp_flavor: str = "sack"  # chosen
     start_spread_s: float = 2.0  # chosen: flows start uniformly in [0, 2] s
     duration_s: float = 60.0  # chosen
     warmup_s: float = 10.0  # chosen
+    # Video stops at duration_s and the run goes on this long, so what is in
+    # flight arrives and the FEC counts are not cut at the end.
+    drain_s: float = 3.0  # chosen
     playout_delay_ms: float = 1000.0  # chosen (delays reported over all arrivals)
+    # The synthetic source (docs/models/svc.md): every layer's mean rate
+    # times this scale, and the NAL-unit size variation.
+    svc_layer_scale: float = 1.0  # chosen: 1.12 Mbit/s per flow at full quality
+    svc_size_cv: float = 0.3  # chosen
+    # PPACC's constants (docs/models/ppacc.md gives each one's reason).
+    ppacc_eps_bps: float = 10e3  # chosen
+    ppacc_kappa_bps: float = 100e3  # chosen
+    ppacc_a_weight: float = 0.125  # chosen
+    ppacc_short_timer_ms: float = 533.0  # chosen: two GOPs
+    ppacc_long_timer_max_gops: int = 4  # chosen
+    ppacc_feedback_ms: float = 100.0  # chosen
     fec_k: int = 8  # chosen: RS(10, 8) at AF13
     fec_n: int = 10
-    fec_shares: tuple[int, ...] = (0, 2, 4)  # video flows using FEC (TFRC)
+    fec_shares: tuple[int, ...] = (0, 1, 2, 4)  # video flows using FEC
     fec_buffers: tuple[int, ...] = (5, 20, 50, 80)
-    replications: int = 3  # chosen
+    fec_transport: str = "tfrc"  # chosen: FEC replaces what TFRC's probing loses
+    replications: int = 10  # chosen
     seed: int = 1
 
     def quick(self) -> "Params":
-        return dataclasses.replace(self, buffers=(5, 50), duration_s=30.0, replications=1, fec_shares=(0, 4),
+        return dataclasses.replace(self, buffers=(5, 50), duration_s=30.0, replications=1, fec_shares=(0, 2, 4),
                                    fec_buffers=(5, 50))
 
     def check_more(self) -> list[str]:
@@ -76,14 +91,33 @@ class Params(StudyParams):
             problems.append("af1_reserved_bps must leave room for AF2")
         if not 0 <= self.warmup_s < self.duration_s:
             problems.append("warmup_s must be inside the run")
-        if bad := [t for t in self.transports if t not in ("tfrc", "ppacc")]:
-            problems.append(f"transports must be tfrc or ppacc (got {bad})")
+        if self.drain_s < 0:
+            problems.append("drain_s must be at least 0")
+        if bad := [t for t in (*self.transports, self.fec_transport) if t not in ("tfrc", "ppacc")]:
+            problems.append(f"transports and fec_transport must be tfrc or ppacc (got {bad})")
+        if any(not 0 <= k <= self.video_flows for k in self.fec_shares):
+            problems.append(f"fec_shares must be 0..video_flows ({self.video_flows})")
+        if self.tcp_flavor not in ("reno", "newreno", "sack"):
+            problems.append(f"tcp_flavor must be reno, newreno or sack (got {self.tcp_flavor!r})")
+        if self.svc_layer_scale <= 0 or self.svc_size_cv < 0:
+            problems.append("svc_layer_scale must be above 0 and svc_size_cv at least 0")
         if len(self.wred_profiles) != 3 or any(not (0 <= lo < hi <= 1.0 and 0 < p <= 1)
                                                for lo, hi, p in self.wred_profiles):
             problems.append("wred_profiles: three (min, max, max_p) with 0 <= min < max <= 1, max_p in (0, 1]")
         if not self.fec_k < self.fec_n <= 255:
             problems.append("fec_k < fec_n <= 255")
         return problems
+
+
+# The synthetic source's mean layer rates (spatial x quality), bit/s, before
+# svc_layer_scale: the engine's defaults (docs/models/svc.md).
+LAYER_BPS = ((160e3, 160e3), (400e3, 400e3))
+
+
+def ppacc_fields(p: Params) -> dict[str, Any]:
+    return {"capacity_bps": p.bottleneck_rate_bps, "eps_bps": p.ppacc_eps_bps, "kappa_bps": p.ppacc_kappa_bps,
+            "a_weight": p.ppacc_a_weight, "short_timer_ms": p.ppacc_short_timer_ms,
+            "long_timer_max_gops": p.ppacc_long_timer_max_gops, "feedback_ms": p.ppacc_feedback_ms}
 
 
 def af1_queue(p: Params, buffer: int) -> dict[str, Any]:
@@ -94,7 +128,7 @@ def af1_queue(p: Params, buffer: int) -> dict[str, Any]:
 
 
 def scenario(p: Params, transport: str, buffer: int, fec_flows: int = 0) -> Scenario:
-    sc = Scenario(f"svc-{transport}-{buffer}", duration_s=p.duration_s)
+    sc = Scenario(f"svc-{transport}-{buffer}", duration_s=p.duration_s + p.drain_s)
     sc.data["description"] = "SVC over DiffServ: TFRC or PPACC video with TCP, DRR between AF1 and AF2"
     sc.node("r1").node("r2")
     queue = {"type": "drr", "classes": [
@@ -110,51 +144,84 @@ def scenario(p: Params, transport: str, buffer: int, fec_flows: int = 0) -> Scen
         sc.link("r2", f"vd{i}", rate_bps=p.access_rate_bps, delay_ms=p.access_delay_ms)
         extra: dict[str, Any] = {}
         if transport == "ppacc":
-            extra["ppacc"] = {"capacity_bps": p.bottleneck_rate_bps}
+            extra["ppacc"] = ppacc_fields(p)
         if i < fec_flows:
             extra["fec"] = {"code": "rs", "k": p.fec_k, "n": p.fec_n, "dscp": AF13}
         sc.flow(f"video{i}", "svc", src=f"vs{i}", dst=f"vd{i}", transport=transport, packet_bytes=p.packet_bytes,
-                base_dscp=AF11, enhancement_dscp=AF12, playout_delay_ms=p.playout_delay_ms, **start, **extra)
+                base_dscp=AF11, enhancement_dscp=AF12, playout_delay_ms=p.playout_delay_ms,
+                layer_bps=[[x * p.svc_layer_scale for x in row] for row in LAYER_BPS], size_cv=p.svc_size_cv,
+                stop_s=p.duration_s, **start, **extra)
     for i in range(p.tcp_flows):
         sc.node(f"ts{i}").node(f"td{i}")
         sc.link(f"ts{i}", "r1", rate_bps=p.access_rate_bps, delay_ms=p.access_delay_ms)
         sc.link("r2", f"td{i}", rate_bps=p.access_rate_bps, delay_ms=p.access_delay_ms)
         sc.flow(f"tcp{i}", "tcp", src=f"ts{i}", dst=f"td{i}", dscp=AF21, **start,
-                tcp={"flavor": "sack", "mss_bytes": p.tcp_mss_bytes})
+                tcp={"flavor": p.tcp_flavor, "mss_bytes": p.tcp_mss_bytes})
     sc.measure(windows_s=[[p.warmup_s, p.duration_s]])
     return sc
 
 
-def analyse(res, job: Job) -> dict[str, Any]:
-    p: Params = job.labels.pop("_params")
+LAYERS = ("base", "s0_fgs", "s1", "s1_fgs")
+
+
+def class_losses(res) -> dict[str, float]:
+    """Byte loss ratios of the AF1 queue: AF11 and AF12 together, each, and
+    AF13 (from the WRED class's per-profile counts)."""
     cls = res.queue_classes[res.queue_classes["direction"] == "bottleneck:r1->r2"].set_index("class").loc["af1"]
-    arrivals = [cls[f"wred_arrival_bytes_{i}"] for i in range(3)]
-    drops = [cls[f"wred_drop_bytes_{i}"] for i in range(3)]
+    arrivals = [float(cls[f"wred_arrival_bytes_{i}"]) for i in range(3)]
+    drops = [float(cls[f"wred_drop_bytes_{i}"]) for i in range(3)]
     ratio = lambda d, a: d / a if a > 0 else float("nan")  # noqa: E731
+    return {"byte_loss": ratio(drops[0] + drops[1], arrivals[0] + arrivals[1]),
+            "byte_loss_af11": ratio(drops[0], arrivals[0]), "byte_loss_af12": ratio(drops[1], arrivals[1]),
+            "byte_loss_af13": ratio(drops[2], arrivals[2])}
+
+
+def fec_figures(s: pd.DataFrame, flows: list[str], p: Params, tag: str) -> dict[str, float]:
+    """Media loss before and after FEC decoding of ``flows`` (rows of the
+    svc table), the analytic residual for the measured loss rates, and
+    goodput (decodable bytes per second per flow)."""
+    nan = float("nan")
+    if not flows:
+        return {f"{m}_{tag}": nan for m in ("media_loss", "repair_loss", "residual_loss", "residual_model",
+                                            "goodput_kbps")}
+    g = s.loc[flows]
+    sent, repairs = g["media_packets"].sum(), g["fec_repair_packets"].sum()
+    p_m = 1 - g["media_packets_received"].sum() / sent
+    p_r = 1 - g["fec_repair_received"].sum() / repairs if repairs > 0 else nan
+    model = (fec_residual_loss("rs", p.fec_k, p.fec_n, min(max(p_m, 0.0), 1.0), min(max(p_r, 0.0), 1.0))
+             if repairs > 0 else p_m)
+    decodable = sum(g[f"decodable_bytes_{x}"].sum() for x in LAYERS)
+    return {f"media_loss_{tag}": float(p_m), f"repair_loss_{tag}": float(p_r),
+            f"residual_loss_{tag}": float(1 - g["media_packets_kept"].sum() / sent),
+            f"residual_model_{tag}": float(model),
+            f"goodput_kbps_{tag}": float(decodable * 8 / p.duration_s / len(flows) / 1e3)}
+
+
+def analyse(res, job: Job) -> dict[str, Any]:
+    """One run's row of figures, and its video packets' one-way delays
+    after the warm-up (for the box plots)."""
+    p: Params = job.labels.pop("_params")
     span = p.duration_s - p.warmup_s
     tp = res.throughput.groupby("flow", observed=True)["bytes"].sum() * 8 / span
     videos = [f"video{i}" for i in range(p.video_flows)]
     pk = res.packets
     d = pk[pk["flow"].isin(videos) & (pk["recv_s"] >= p.warmup_s)]["delay_ms"].to_numpy()
     s = res.svc.set_index("flow")
-    row = {**job.labels, "replication": job.replication,
-           "byte_loss": ratio(drops[0] + drops[1], arrivals[0] + arrivals[1]),
-           "byte_loss_af11": ratio(drops[0], arrivals[0]), "byte_loss_af12": ratio(drops[1], arrivals[1]),
+    row = {**job.labels, "replication": job.replication, **class_losses(res),
            "video_kbps": float(tp[videos].mean() / 1e3),
            "tcp_kbps": float(tp[[f"tcp{i}" for i in range(p.tcp_flows)]].mean() / 1e3),
            "delay_p25_ms": float(np.percentile(d, 25)), "delay_p50_ms": float(np.percentile(d, 50)),
            "delay_p75_ms": float(np.percentile(d, 75)), "delay_p99_ms": float(np.percentile(d, 99)),
-           "decodable_share": float(sum(s[f"decodable_bytes_{x}"].sum() for x in ("base", "s0_fgs", "s1", "s1_fgs"))
-                                    / sum(s[f"offered_bytes_{x}"].sum() for x in ("base", "s0_fgs", "s1", "s1_fgs")))}
+           "decodable_share": float(sum(s[f"decodable_bytes_{x}"].sum() for x in LAYERS)
+                                    / sum(s[f"offered_bytes_{x}"].sum() for x in LAYERS))}
     fec = [f for f in videos if s.loc[f, "fec_repair_packets"] > 0]
-    plain = [f for f in videos if f not in fec]
-    resid = lambda fs: float(1 - (s.loc[fs, "media_packets_received"].sum() + s.loc[fs, "fec_recovered_packets"].sum())  # noqa: E731
-                             / s.loc[fs, "media_packets"].sum()) if fs else float("nan")
-    row.update({"residual_loss_fec_flows": resid(fec), "residual_loss_plain_flows": resid(plain)})
-    return {"row": row, "delays": d if job.replication == 0 else None}
+    row.update(fec_figures(s, fec, p, "fec_flows"))
+    row.update(fec_figures(s, [f for f in videos if f not in fec], p, "plain_flows"))
+    return {"row": row, "delays": d}
 
 
 def jobs(p: Params) -> list[Job]:
+    """The transport sweep, then the FEC comparison."""
     out = []
     for t in p.transports:
         for b in p.buffers:
@@ -164,92 +231,42 @@ def jobs(p: Params) -> list[Job]:
                     for r in range(p.replications)]
     for k in p.fec_shares:
         for b in p.fec_buffers:
-            data = scenario(p, "tfrc", b, fec_flows=k).to_dict()
-            out += [Job(data, seed=p.seed, replication=r, labels={"part": "fec", "transport": "tfrc", "buffer": b,
-                                                                  "fec_flows": k, "_params": p})
+            data = scenario(p, p.fec_transport, b, fec_flows=k).to_dict()
+            out += [Job(data, seed=p.seed, replication=r, labels={"part": "fec", "transport": p.fec_transport,
+                                                                  "buffer": b, "fec_flows": k, "_params": p})
                     for r in range(p.replications)]
     return out
 
 
-METRICS = ["byte_loss", "byte_loss_af11", "byte_loss_af12", "video_kbps", "tcp_kbps", "delay_p50_ms",
-           "delay_p99_ms", "decodable_share"]
-FEC_METRICS = ["residual_loss_fec_flows", "residual_loss_plain_flows", "byte_loss", "video_kbps", "tcp_kbps",
-               "decodable_share"]
-
-
-def aggregate(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    tr = rows[rows["part"] == "transports"]
-    fec = rows[rows["part"] == "fec"]
-    return {"transports": summarize(tr, ["transport", "buffer"], METRICS),
-            "fec": summarize(fec, ["fec_flows", "buffer"], FEC_METRICS)}
-
-
-def plot_losses(t: pd.DataFrame, path: Path) -> None:
-    from ..reporting.plots import subplots
-
-    fig, axes = subplots(1, 3, figsize=(12, 3.5), sharey=True)
-    for ax, m, title in zip(axes, ("byte_loss", "byte_loss_af11", "byte_loss_af12"), ("all video", "AF11", "AF12")):
-        for tp, g in t.groupby("transport"):
-            ax.errorbar(g["buffer"], g[f"{m}_mean"], yerr=[g[f"{m}_mean"] - g[f"{m}_ci_low"],
-                                                            g[f"{m}_ci_high"] - g[f"{m}_mean"]], marker="o", label=tp)
-        ax.set_title(f"byte loss ratio, {title}")
-        ax.set_xlabel("AF1 buffer (packets)")
-    axes[0].legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-
-
-def plot_delays(delays: dict[tuple[str, int], np.ndarray], path: Path) -> None:
-    from ..reporting.plots import subplots
-
-    keys = sorted(delays)
-    fig, ax = subplots(figsize=(max(6, len(keys) * 0.6), 4))
-    ax.boxplot([delays[k] for k in keys], whis=(1, 99), showfliers=False)
-    ax.set_xticks(range(1, len(keys) + 1), [f"{t}\n{b}" for t, b in keys], fontsize=7)
-    ax.set_ylabel("one-way delay (ms)")
-    ax.set_title("video one-way delay per transport and AF1 buffer (whiskers: 1st and 99th percentiles)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-
-
-def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True) -> Path:
+def run(p: Params, workers: int | None = None, progress: bool = True) -> tuple[pd.DataFrame, dict]:
+    """Every run's row, and the video delays pooled over replications per
+    (transport, buffer) of the transport sweep."""
     p.check()
-    out.mkdir(parents=True, exist_ok=True)
     parts = run_many(jobs(p), workers=workers, progress=progress, desc="svc runs", analyse=analyse)
     rows = pd.DataFrame([x["row"] for x in parts])
-    rows.to_parquet(out / "replications.parquet", index=False)
-    tables = aggregate(rows)
-    for name, df in tables.items():
-        df.to_csv(out / f"{name}.csv", index=False)
-        df.to_parquet(out / f"{name}.parquet", index=False)
-    delays = {(x["row"]["transport"], x["row"]["buffer"]): x["delays"] for x in parts
-              if x["delays"] is not None and x["row"]["part"] == "transports"}
-    plot_losses(tables["transports"], out / "losses.png")
-    plot_delays(delays, out / "delays.png")
-    return write_report(p, tables, out)
+    delays: dict[tuple[str, int], list[np.ndarray]] = {}
+    for x in parts:
+        if x["row"]["part"] == "transports":
+            delays.setdefault((x["row"]["transport"], x["row"]["buffer"]), []).append(x["delays"])
+    return rows, {k: np.concatenate(v) for k, v in delays.items()}
 
 
-def write_report(p: Params, tables: dict[str, pd.DataFrame], out: Path) -> Path:
-    t = tables["transports"]
-    cols = ["transport", "buffer", "n"] + [f"{m}_mean" for m in METRICS]
-    md = [
-        "# Scalable video over DiffServ: TFRC against PPACC, and FEC",
-        "",
-        "Study: shared/experiments/svc-ppacc-tfrc.md. Choices: docs/experiments/svc.md.",
-        f"{p.replications} replications per configuration, seed {p.seed}; 95% Student-t intervals in the CSV files.",
-        "",
-        "## TFRC and PPACC across AF1 buffer sizes",
-        "",
-        md_table(t[cols], 3),
-        "",
-        "Plots: `losses.png` (byte loss ratio, all video, AF11, AF12), `delays.png` (delay distributions).",
-        "",
-        "## FEC (RS at AF13) for a share of the video flows, TFRC",
-        "",
-        md_table(tables["fec"][["fec_flows", "buffer", "n"] + [f"{m}_mean" for m in FEC_METRICS]], 3),
-        "",
-        *parameters_section(p),
-    ]
-    report = out / "report.md"
-    report.write_text("\n".join(md))
-    return report
+HAS_SENSITIVITY = True
+
+
+def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
+              sensitivity: bool = False) -> Path:
+    """Runs the study into ``out`` and returns its report; with
+    ``sensitivity``, also the one-at-a-time runs over the values the study
+    leaves open (svc_sensitivity.py)."""
+    from . import svc_report
+
+    p.check()
+    out.mkdir(parents=True, exist_ok=True)
+    rows, delays = run(p, workers, progress)
+    sens = None
+    if sensitivity:
+        from . import svc_sensitivity
+
+        sens = svc_sensitivity.run(p, workers=workers, progress=progress)
+    return svc_report.write(p, rows, delays, out, sens)

@@ -57,6 +57,10 @@ pub struct SvcSink {
     blocks: HashMap<u32, FecBlock>,
     media_received: u64,
     fec_recovered: u64,
+    /// Repair packets that arrived.
+    repair_received: u64,
+    /// Originals that arrived after the block had rebuilt them.
+    rebuilt_then_arrived: u64,
 }
 
 /// What arrived of one FEC block.
@@ -97,6 +101,8 @@ impl SvcSink {
             blocks: HashMap::new(),
             media_received: 0,
             fec_recovered: 0,
+            repair_received: 0,
+            rebuilt_then_arrived: 0,
         }
     }
 
@@ -252,7 +258,9 @@ impl App for SvcSink {
                         .get(&b)
                         .is_some_and(|x| x.recovered.contains(&i))
                 });
-                if !rebuilt {
+                if rebuilt {
+                    self.rebuilt_then_arrived += 1;
+                } else {
                     self.reassemble(now, &info, pkt.size_bytes);
                 }
                 if let Some((block, index)) = info.fec {
@@ -260,6 +268,7 @@ impl App for SvcSink {
                 }
             }
             AppData::SvcRepair(r) => {
+                self.repair_received += 1;
                 let media = r.media.clone();
                 self.fec_got(now, r.block, None, Some(media));
             }
@@ -299,6 +308,13 @@ impl App for SvcSink {
             values: vec![
                 ("media_packets_received", self.media_received as f64),
                 ("fec_recovered_packets", self.fec_recovered as f64),
+                ("fec_repair_received", self.repair_received as f64),
+                // Media packets the receiver holds, each once: arrived or
+                // rebuilt (an original arriving after its rebuild counts once).
+                (
+                    "media_packets_kept",
+                    (self.media_received + self.fec_recovered - self.rebuilt_then_arrived) as f64,
+                ),
                 ("bytes_in_time", self.bytes_in_time as f64),
                 ("bytes_late", self.bytes_late as f64),
                 ("decodable_bytes_base", layer[0][0] as f64),

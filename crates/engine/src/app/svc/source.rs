@@ -298,7 +298,6 @@ impl SvcSource {
                 index: index as u16,
                 media: media.clone(),
             }));
-            self.repair_packets += 1;
             self.push(p);
         }
         self.block_id += 1;
@@ -333,7 +332,10 @@ impl SvcSource {
                     (info.tfrc, info.pair) = (h, pair);
                     self.media_packets += 1;
                 }
-                AppData::SvcRepair(r) => (r.tfrc, r.pair) = (h, pair),
+                AppData::SvcRepair(r) => {
+                    (r.tfrc, r.pair) = (h, pair);
+                    self.repair_packets += 1;
+                }
                 _ => {}
             }
             out.push(Action::Send(p));
