@@ -3,6 +3,7 @@
 //! none knows the simulator.
 
 pub mod ppacc;
+pub mod rmtp;
 pub mod rtp;
 pub mod tcp;
 pub mod tfrc;

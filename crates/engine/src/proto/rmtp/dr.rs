@@ -1,0 +1,104 @@
+//! An RMTP designated receiver (DR): a receiver that also keeps copies in
+//! a bounded final buffer, takes its children's HACKs (receivers, or DRs
+//! below it), re-multicasts what they miss and it holds, and reports to
+//! its parent (the sender, or a DR above it).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::receiver::RmtpReceiver;
+use super::seqset::HackReport;
+use crate::sim::SimTime;
+
+#[derive(Clone, Debug)]
+pub struct RmtpDr {
+    pub rx: RmtpReceiver,
+    /// The final buffer: sequence number -> first transmission time.
+    buffer: BTreeMap<u64, SimTime>,
+    capacity: usize,
+    /// Each child's latest HACK (none yet: it has nothing).
+    children: Vec<HackReport>,
+    /// Reported missing by a child since the last repair round.
+    requested: BTreeSet<u64>,
+    /// Packets re-multicast on the local channel.
+    pub local_retx: u64,
+    /// Packets that did not fit in the final buffer.
+    pub overflows: u64,
+    pub peak_buffer: usize,
+}
+
+impl RmtpDr {
+    pub fn new(children: usize, capacity: usize) -> Self {
+        RmtpDr {
+            rx: RmtpReceiver::default(),
+            buffer: BTreeMap::new(),
+            capacity,
+            children: vec![HackReport::default(); children],
+            requested: BTreeSet::new(),
+            local_retx: 0,
+            overflows: 0,
+            peak_buffer: 0,
+        }
+    }
+
+    fn all_children_have(&self, seq: u64) -> bool {
+        self.children.iter().all(|c| c.has(seq))
+    }
+
+    /// A copy of `seq` arrived (from the data channel or the parent's
+    /// local channel): received, and kept while a child may need it.
+    pub fn on_data(&mut self, now: SimTime, seq: u64, first_sent: SimTime, retx: bool) -> u64 {
+        let delivered = self.rx.on_data(now, seq, first_sent, retx);
+        if !self.buffer.contains_key(&seq) && !self.all_children_have(seq) {
+            if self.buffer.len() < self.capacity {
+                self.buffer.insert(seq, first_sent);
+                self.peak_buffer = self.peak_buffer.max(self.buffer.len());
+            } else {
+                // The study: what does not fit cannot be repaired locally.
+                self.overflows += 1;
+            }
+        }
+        delivered
+    }
+
+    /// Child `child` sent its HACK.
+    pub fn on_child_hack(&mut self, child: usize, report: HackReport) {
+        self.requested.extend(report.missing());
+        self.children[child] = report;
+    }
+
+    /// One repair round: what to re-multicast on the local channel (each
+    /// packet a child asked for since the last round and the DR holds,
+    /// once), then the packets every child has leave the buffer.
+    pub fn repair_round(&mut self) -> Vec<(u64, SimTime)> {
+        let out: Vec<(u64, SimTime)> = (self.requested.iter())
+            .filter_map(|s| self.buffer.get(s).map(|&t| (*s, t)))
+            .collect();
+        self.requested.clear();
+        self.local_retx += out.len() as u64;
+        let children = &self.children;
+        self.buffer
+            .retain(|&s, _| !children.iter().all(|c| c.has(s)));
+        out
+    }
+
+    /// The HACK to the parent: a packet counts as received when the DR has
+    /// it and can answer for it, that is unless some child misses it and
+    /// the DR does not hold it (then only the parent can repair it).
+    pub fn report(&self) -> HackReport {
+        let unrepairable: BTreeSet<u64> = (self.children.iter())
+            .flat_map(|c| c.missing())
+            .filter(|s| !self.buffer.contains_key(s))
+            .collect();
+        let own = self.rx.received();
+        let lo = unrepairable
+            .first()
+            .map_or(own.prefix(), |&u| u.min(own.prefix()));
+        HackReport::from_fn(lo, own.end(), |s| {
+            own.contains(s) && !unrepairable.contains(&s)
+        })
+    }
+
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+}

@@ -1,0 +1,235 @@
+//! RMTP state machines alone: bitmaps and their aggregation, final-buffer
+//! eviction, the window rules, premature retransmissions.
+
+use super::*;
+use crate::sim::SimTime;
+use std::collections::BTreeSet;
+
+fn t(ms: u64) -> SimTime {
+    SimTime::from_millis(ms)
+}
+
+fn report_of(seqs: &[u64]) -> HackReport {
+    let mut s = SeqSet::default();
+    for &x in seqs {
+        s.insert(x);
+    }
+    s.report()
+}
+
+#[test]
+fn seqset_tracks_prefix_gaps_and_forgets_full_words() {
+    let mut s = SeqSet::default();
+    for x in (0..300).filter(|x| x % 100 != 7) {
+        assert!(s.insert(x));
+    }
+    assert!(!s.insert(5), "duplicate");
+    assert_eq!(s.prefix(), 7);
+    assert_eq!(s.end(), 300);
+    assert_eq!(s.missing().collect::<Vec<_>>(), vec![7, 107, 207]);
+    s.insert(7);
+    s.insert(107);
+    assert_eq!(s.prefix(), 207);
+    // Words wholly below the prefix are dropped: 207 / 64 = word 3.
+    assert_eq!(s.first_word_for_test(), 3);
+    assert!(s.contains(0) && s.contains(206) && !s.contains(207) && s.contains(299));
+    assert!(!s.contains(300));
+}
+
+#[test]
+fn seqset_agrees_with_a_plain_set_on_random_inserts() {
+    let mut rng = crate::sim::RngStreams::new(7, 0).stream("seqset");
+    let mut s = SeqSet::default();
+    let mut plain = BTreeSet::new();
+    for _ in 0..5000 {
+        let x = (crate::sim::uniform(&mut rng) * 2000.0) as u64;
+        assert_eq!(s.insert(x), plain.insert(x));
+    }
+    for x in 0..2100 {
+        assert_eq!(s.contains(x), plain.contains(&x), "{x}");
+    }
+    let prefix = (0..).find(|x| !plain.contains(x)).unwrap();
+    assert_eq!(s.prefix(), prefix);
+    let r = s.report();
+    for x in 0..2100 {
+        assert_eq!(r.has(x), plain.contains(&x), "{x}");
+    }
+}
+
+#[test]
+fn hack_report_wire_size_counts_one_bit_per_number() {
+    let r = report_of(&[0, 1, 2, 4, 20]);
+    assert_eq!((r.base, r.end), (3, 21));
+    assert_eq!(
+        r.missing().collect::<Vec<_>>(),
+        (3..20).filter(|&x| x != 4).collect::<Vec<_>>()
+    );
+    // 18 numbers in [3, 21): 3 bytes of bitmap after the 16-byte header.
+    assert_eq!(seqset::hack_payload_bytes(&r), 19);
+    assert_eq!(seqset::hack_payload_bytes(&report_of(&[0, 1])), 16);
+}
+
+#[test]
+fn receiver_delivers_in_order_with_first_transmission_delays() {
+    let mut r = RmtpReceiver::default();
+    assert_eq!(r.on_data(t(100), 0, t(0), false), 1);
+    assert_eq!(r.on_data(t(200), 2, t(100), false), 0);
+    assert_eq!(r.waiting(), 1);
+    // 1 arrives as a retransmission at 500 ms: 1 and 2 are delivered.
+    assert_eq!(r.on_data(t(500), 1, t(50), true), 2);
+    assert_eq!(r.on_data(t(600), 1, t(50), true), 0);
+    assert_eq!((r.delivered, r.duplicates, r.recovered), (3, 1, 1));
+    // Delays 0.1 + 0.45 + 0.4.
+    assert!((r.delay_sum_s - 0.95).abs() < 1e-9);
+}
+
+#[test]
+fn dr_repairs_what_children_miss_and_frees_what_all_have() {
+    let mut dr = RmtpDr::new(2, 500);
+    for s in 0..5 {
+        dr.on_data(t(s * 10), s, t(s * 10), false);
+    }
+    assert_eq!(dr.buffered(), 5);
+    dr.on_child_hack(0, report_of(&[0, 1, 3, 4]));
+    dr.on_child_hack(1, report_of(&[0, 1, 2, 4]));
+    let repairs: Vec<u64> = dr.repair_round().iter().map(|x| x.0).collect();
+    assert_eq!(repairs, vec![2, 3]);
+    assert_eq!(dr.local_retx, 2);
+    // 0, 1 and 4 are held by both children: freed.
+    assert_eq!(dr.buffered(), 2);
+    // Nothing asked since: the next round sends nothing.
+    assert!(dr.repair_round().is_empty());
+    // The DR holds 2 and 3, so it answers for them towards the sender.
+    assert_eq!(dr.report(), report_of(&[0, 1, 2, 3, 4]));
+}
+
+#[test]
+fn dr_final_buffer_overflow_leaves_repairs_to_the_sender() {
+    let mut dr = RmtpDr::new(1, 3);
+    for s in 0..6 {
+        dr.on_data(t(s), s, t(s), false);
+    }
+    assert_eq!((dr.buffered(), dr.overflows), (3, 3));
+    // The child misses 1 (held) and 4 (did not fit).
+    dr.on_child_hack(0, report_of(&[0, 2, 3, 5]));
+    let repairs: Vec<u64> = dr.repair_round().iter().map(|x| x.0).collect();
+    assert_eq!(repairs, vec![1]);
+    let r = dr.report();
+    assert!(r.has(1) && r.has(3) && !r.has(4), "{r:?}");
+    assert_eq!(r.missing().collect::<Vec<_>>(), vec![4]);
+}
+
+#[test]
+fn dr_reports_its_own_losses_and_unrepairable_ones_below_its_prefix() {
+    let mut dr = RmtpDr::new(1, 0); // holds nothing
+    for s in [0, 1, 2, 4] {
+        dr.on_data(t(s), s, t(s), false);
+    }
+    dr.on_child_hack(0, report_of(&[0, 2]));
+    let r = dr.report();
+    // Own loss 3; the child's 1 cannot be repaired locally.
+    assert_eq!(r.missing().collect::<Vec<_>>(), vec![1, 3]);
+    assert_eq!(r.base, 1);
+}
+
+fn cfg() -> RmtpConfig {
+    RmtpConfig::default()
+}
+
+#[test]
+fn window_opens_by_one_per_interval_up_to_ws() {
+    let mut s = RmtpSender::new(cfg(), 1);
+    let sizes: Vec<usize> = (0..12).map(|i| s.on_interval(t(2000 * i)).len()).collect();
+    assert_eq!(sizes, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10]);
+    let mut d = RmtpSender::new(
+        RmtpConfig {
+            doubling: true,
+            ..cfg()
+        },
+        1,
+    );
+    let sizes: Vec<usize> = (0..6).map(|i| d.on_interval(t(2000 * i)).len()).collect();
+    assert_eq!(sizes, vec![1, 2, 4, 8, 10, 10]);
+}
+
+/// A sender at window 10 with 40 packets sent, then a HACK reporting
+/// `lost` of them missing.
+fn after_losses(lost: u64) -> RmtpSender {
+    let mut s = RmtpSender::new(
+        RmtpConfig {
+            initial_window: 10,
+            ..cfg()
+        },
+        1,
+    );
+    for i in 0..4 {
+        s.on_interval(t(2000 * i));
+    }
+    let got: Vec<u64> = (lost..40).collect();
+    s.on_hack(0, report_of(&got));
+    s
+}
+
+#[test]
+fn window_rules_at_their_thresholds() {
+    // nb_lost = distinct packets reported missing since the last interval.
+    for (lost, cwnd) in [(20, 10), (21, 5), (30, 5), (31, 1)] {
+        let mut s = after_losses(lost);
+        s.on_interval(t(8000));
+        assert_eq!(s.cwnd, cwnd, "lost {lost}");
+    }
+}
+
+#[test]
+fn retransmissions_go_first_and_use_window_slots() {
+    let mut s = after_losses(3);
+    let out = s.on_interval(t(8000));
+    let seqs: Vec<(u64, bool)> = out.iter().map(|x| (x.seq, x.retx)).collect();
+    assert_eq!(&seqs[..4], &[(0, true), (1, true), (2, true), (40, false)]);
+    assert_eq!(out.len(), 10);
+    assert_eq!(out[0].first_sent, t(0));
+    assert_eq!((s.retx_sent, s.premature_retx), (3, 0));
+}
+
+#[test]
+fn uncovered_packets_are_retransmitted_and_counted_as_premature() {
+    let mut s = RmtpSender::new(
+        RmtpConfig {
+            initial_window: 5,
+            ..cfg()
+        },
+        2,
+    );
+    s.on_interval(t(0)); // 0..5
+                         // DR 0 has seen 0..3 only: 3 and 4 are not covered.
+    s.on_hack(0, report_of(&[0, 1, 2]));
+    let out = s.on_interval(t(2000));
+    let retx: Vec<u64> = out.iter().filter(|x| x.retx).map(|x| x.seq).collect();
+    assert_eq!(retx, vec![3, 4]);
+    assert_eq!(s.premature_retx, 2);
+    // Not counted as lost: the window still opened.
+    assert_eq!(s.cwnd, 6);
+}
+
+#[test]
+fn final_buffer_frees_what_every_dr_has_and_skips_freed_retransmissions() {
+    let mut s = RmtpSender::new(
+        RmtpConfig {
+            initial_window: 4,
+            ..cfg()
+        },
+        2,
+    );
+    s.on_interval(t(0)); // 0..4
+    s.on_hack(0, report_of(&[0, 1, 3]));
+    assert_eq!(s.final_buffer_len(), 4);
+    s.on_hack(1, report_of(&[0, 1, 2, 3]));
+    // 0, 1 and 3 are held by both DRs.
+    assert_eq!(s.final_buffer_len(), 1);
+    // DR 0 gets 2 before the next interval: the queued retransmission is dropped.
+    s.on_hack(0, report_of(&[0, 1, 2, 3]));
+    assert_eq!(s.final_buffer_len(), 0);
+    let out = s.on_interval(t(2000));
+    assert!(out.iter().all(|x| !x.retx));
+    assert_eq!(s.retx_sent, 0);
+}
