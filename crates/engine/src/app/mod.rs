@@ -8,6 +8,7 @@
 pub mod cbr;
 pub mod flow;
 pub mod poisson;
+pub mod rmtp;
 pub mod rtp;
 pub mod scaling;
 pub mod session;

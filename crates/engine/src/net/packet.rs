@@ -122,6 +122,14 @@ pub enum AppData {
     SvcData(Box<crate::app::svc::source::SvcInfo>),
     /// An SVC FEC repair packet.
     SvcRepair(Box<crate::app::svc::source::RepairInfo>),
+    /// RMTP data (the packet's `seq`; `created_at` is its first
+    /// transmission): `retx` for a sender's retransmission or a DR's
+    /// local repair.
+    RmtpData {
+        retx: bool,
+    },
+    /// An RMTP HACK from child `child` of the DR or sender it goes to.
+    RmtpHack(Box<(u32, crate::proto::rmtp::HackReport)>),
 }
 
 /// One report block, with LSR and DLSR as simulated times (exported as NTP

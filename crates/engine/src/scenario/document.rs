@@ -41,6 +41,9 @@ pub struct Scenario {
     /// RTP sessions (media and RTCP among a set of members).
     #[serde(default)]
     pub rtp_sessions: Vec<RtpSessionSpec>,
+    /// RMTP sessions (reliable multicast with designated receivers).
+    #[serde(default)]
+    pub rmtp_sessions: Vec<crate::app::rmtp::RmtpSessionSpec>,
     #[serde(default)]
     pub routing: RoutingSpec,
     #[serde(default)]
@@ -61,6 +64,7 @@ impl Scenario {
     pub fn sessions(&self) -> Vec<SessionRef<'_>> {
         let mut out = Vec::new();
         list(&mut out, "rtp_sessions", &self.rtp_sessions);
+        list(&mut out, "rmtp_sessions", &self.rmtp_sessions);
         out
     }
 

@@ -2,7 +2,7 @@
 //! not acknowledged; a transmission queue with retransmissions at its
 //! head; the study's window rule once per send interval.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use super::seqset::HackReport;
 use super::RmtpConfig;
@@ -25,13 +25,16 @@ pub struct RmtpSender {
     final_buffer: BTreeMap<u64, SimTime>,
     /// Each DR's latest HACK.
     drs: Vec<HackReport>,
-    /// Retransmissions waiting (the head of the transmission queue), with
-    /// whether each was queued only for not being covered by a HACK.
-    retx_queue: VecDeque<(u64, bool)>,
-    queued: HashSet<u64>,
+    /// Retransmissions waiting (the head of the transmission queue).
+    retx_queue: VecDeque<u64>,
+    /// Each queued retransmission: true while it is queued only for not
+    /// being covered by a HACK (never reported missing).
+    queued: HashMap<u64, bool>,
     /// Distinct packets reported missing since the last send interval.
     lost_since: BTreeSet<u64>,
     intervals: u64,
+    /// New data may still be sent (false after the session's stop time).
+    pub backlogged: bool,
     pub new_sent: u64,
     pub retx_sent: u64,
     /// Retransmissions of packets not yet covered by a HACK when one came.
@@ -50,9 +53,10 @@ impl RmtpSender {
             final_buffer: BTreeMap::new(),
             drs: vec![HackReport::default(); drs],
             retx_queue: VecDeque::new(),
-            queued: HashSet::new(),
+            queued: HashMap::new(),
             lost_since: BTreeSet::new(),
             intervals: 0,
+            backlogged: true,
             new_sent: 0,
             retx_sent: 0,
             premature_retx: 0,
@@ -62,8 +66,16 @@ impl RmtpSender {
     }
 
     fn queue(&mut self, seq: u64, premature: bool) {
-        if self.final_buffer.contains_key(&seq) && self.queued.insert(seq) {
-            self.retx_queue.push_back((seq, premature));
+        if !self.final_buffer.contains_key(&seq) {
+            return;
+        }
+        match self.queued.get_mut(&seq) {
+            // Reported missing after all: a needed retransmission.
+            Some(p) => *p &= premature,
+            None => {
+                self.queued.insert(seq, premature);
+                self.retx_queue.push_back(seq);
+            }
         }
     }
 
@@ -114,10 +126,10 @@ impl RmtpSender {
         self.window_series.push((now, self.cwnd as f64));
         let mut out = Vec::with_capacity(self.cwnd as usize);
         while out.len() < self.cwnd as usize {
-            let Some((seq, premature)) = self.retx_queue.pop_front() else {
+            let Some(seq) = self.retx_queue.pop_front() else {
                 break;
             };
-            self.queued.remove(&seq);
+            let premature = self.queued.remove(&seq).unwrap_or(false);
             // Freed since it was queued: every DR has it now.
             let Some(&first_sent) = self.final_buffer.get(&seq) else {
                 continue;
@@ -130,7 +142,7 @@ impl RmtpSender {
                 retx: true,
             });
         }
-        while out.len() < self.cwnd as usize {
+        while self.backlogged && out.len() < self.cwnd as usize {
             let seq = self.next_seq;
             self.next_seq += 1;
             self.new_sent += 1;

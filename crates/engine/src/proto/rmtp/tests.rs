@@ -233,3 +233,26 @@ fn final_buffer_frees_what_every_dr_has_and_skips_freed_retransmissions() {
     assert!(out.iter().all(|x| !x.retx));
     assert_eq!(s.retx_sent, 0);
 }
+
+#[test]
+fn an_uncovered_packet_later_reported_missing_is_not_premature() {
+    let mut s = RmtpSender::new(
+        RmtpConfig {
+            initial_window: 3,
+            ..cfg()
+        },
+        2,
+    );
+    s.on_interval(t(0)); // 0..3
+    s.on_hack(0, report_of(&[0])); // 1, 2 uncovered
+    s.on_hack(1, report_of(&[0, 2])); // 1 missing at DR 1
+    let out = s.on_interval(t(2000));
+    assert_eq!(
+        out.iter()
+            .filter(|x| x.retx)
+            .map(|x| x.seq)
+            .collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    assert_eq!((s.retx_sent, s.premature_retx), (2, 1));
+}
