@@ -71,6 +71,13 @@ class Scenario:
         self.data.setdefault("flows", []).append({"name": name, "type": type, "src": src, **fields})
         return self
 
+    def rmtp_session(self, name: str, sender: str, subgroups: list[dict[str, Any]], **fields: Any) -> "Scenario":
+        """Adds a reliable multicast session (docs/models/rmtp.md):
+        ``subgroups`` as ``[{"dr": node, "receivers": [...], "parent": dr?}]``."""
+        self.data.setdefault("rmtp_sessions", []).append(
+            {"name": name, "sender": sender, "subgroups": subgroups, **fields})
+        return self
+
     def measure(self, **fields: Any) -> "Scenario":
         self.data.setdefault("measure", {}).update(fields)
         return self

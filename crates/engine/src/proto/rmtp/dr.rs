@@ -81,20 +81,21 @@ impl RmtpDr {
         out
     }
 
-    /// The HACK to the parent: a packet counts as received when the DR has
-    /// it and can answer for it, that is unless some child misses it and
-    /// the DR does not hold it (then only the parent can repair it).
+    /// The HACK to the parent. The DR acknowledges only what it can
+    /// answer for: a packet it has and either holds in its final buffer or
+    /// knows every child has. A packet that did not fit and that some
+    /// child may still miss stays unacknowledged, so that the parent keeps
+    /// it and repairs it when asked.
     pub fn report(&self) -> HackReport {
-        let unrepairable: BTreeSet<u64> = (self.children.iter())
-            .flat_map(|c| c.missing())
-            .filter(|s| !self.buffer.contains_key(s))
-            .collect();
         let own = self.rx.received();
-        let lo = unrepairable
-            .first()
-            .map_or(own.prefix(), |&u| u.min(own.prefix()));
-        HackReport::from_fn(lo, own.end(), |s| {
-            own.contains(s) && !unrepairable.contains(&s)
+        let children_base = self
+            .children
+            .iter()
+            .map(|c| c.base)
+            .min()
+            .unwrap_or(u64::MAX);
+        HackReport::from_fn(own.prefix().min(children_base), own.end(), |s| {
+            own.contains(s) && (self.buffer.contains_key(&s) || self.all_children_have(s))
         })
     }
 

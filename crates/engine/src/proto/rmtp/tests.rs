@@ -120,15 +120,16 @@ fn dr_final_buffer_overflow_leaves_repairs_to_the_sender() {
 }
 
 #[test]
-fn dr_reports_its_own_losses_and_unrepairable_ones_below_its_prefix() {
+fn dr_acknowledges_only_what_it_holds_or_every_child_has() {
     let mut dr = RmtpDr::new(1, 0); // holds nothing
     for s in [0, 1, 2, 4] {
         dr.on_data(t(s), s, t(s), false);
     }
     dr.on_child_hack(0, report_of(&[0, 2]));
     let r = dr.report();
-    // Own loss 3; the child's 1 cannot be repaired locally.
-    assert_eq!(r.missing().collect::<Vec<_>>(), vec![1, 3]);
+    // Own loss 3; the child's 1 cannot be repaired locally; 4 is neither
+    // held nor known to be at the child.
+    assert_eq!(r.missing().collect::<Vec<_>>(), vec![1, 3, 4]);
     assert_eq!(r.base, 1);
 }
 
