@@ -150,3 +150,36 @@ def test_unreachable_receiver_is_an_error():
     sc.data["rmtp_sessions"][0]["subgroups"][0]["receivers"].append("island")
     with pytest.raises(mediasim.ScenarioError, match="island"):
         mediasim.run(sc, seed=1)
+
+
+def test_pcap_carries_the_documented_rmtp_header(tmp_path):
+    import struct
+
+    import dpkt
+
+    res = mediasim.run(tree(2, duration_s=30, loss={"r0": 0.3}), seed=1, out=tmp_path, pcap=True)
+    kinds, hacks = {}, []
+    with open(tmp_path / "pcap" / "d-r0.pcap", "rb") as fh:
+        for ts, buf in dpkt.pcap.Reader(fh):
+            ip = dpkt.ip.IP(buf)
+            rm = bytes(ip.data.data)
+            version, kind = rm[0] >> 4, rm[0] & 0x0F
+            assert version == 1
+            child, seq, word = struct.unpack("!HQI", rm[2:16])
+            kinds[kind] = kinds.get(kind, 0) + 1
+            if kind == 3:  # a HACK from r0 to d: its bitmap follows
+                bits = rm[16:16 + (word + 7) // 8]
+                hacks.append((child, seq, word, bits))
+            else:
+                assert len(buf) == 500
+                assert word <= ts * 1000 + 1  # first sent (ms) before capture
+    assert kinds[1] > 0 and kinds[2] > 0 and kinds[3] > 0
+    # HACKs name r0 as child 0, and their size is the header plus the bitmap.
+    assert all(c == 0 for c, *_ in hacks)
+    sizes = {len(b) for *_, b in hacks}
+    assert sizes and max(sizes) >= 1
+    # Every HACK r0 sent crossed this link (its loss applies on delivery).
+    assert kinds[3] == res.rmtp.set_index("flow").loc["m/r0/hack", "hacks_sent"]
+    # A HACK reporting gaps carries one bit per number from its base.
+    gappy = [(seq, word, bits) for _, seq, word, bits in hacks if word > 0]
+    assert gappy and all(len(bits) == (word + 7) // 8 and not bits[0] >> 7 for seq, word, bits in gappy)

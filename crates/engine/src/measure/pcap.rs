@@ -6,7 +6,7 @@ use crate::net::packet::AppData;
 use crate::net::packet::Transport;
 use crate::net::Packet;
 use crate::sim::SimTime;
-use crate::wire::{ipv4, rtp, tcp, udp};
+use crate::wire::{ipv4, rmtp, rtp, tcp, udp};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -72,7 +72,7 @@ impl PcapWriter {
             Transport::Udp => {
                 // The application header goes in first: the UDP checksum
                 // covers it.
-                emit_app_header(&p.app, now, &mut seg[udp::HEADER_LEN..]);
+                emit_app_header(p, now, &mut seg[udp::HEADER_LEN..]);
                 let udp = udp::UdpRepr {
                     src_port: p.src_port,
                     dst_port: p.dst_port,
@@ -106,10 +106,10 @@ impl PcapWriter {
     }
 }
 
-/// An RTP header or an RTCP compound at the start of a UDP payload (cut to
-/// the payload's size).
-fn emit_app_header(app: &AppData, now: SimTime, payload: &mut [u8]) {
-    match app {
+/// An RTP header, an RTCP compound or an RMTP header at the start of a
+/// UDP payload (cut to the payload's size).
+fn emit_app_header(p: &Packet, now: SimTime, payload: &mut [u8]) {
+    match &p.app {
         AppData::Rtp {
             ssrc,
             seq,
@@ -124,6 +124,26 @@ fn emit_app_header(app: &AppData, now: SimTime, payload: &mut [u8]) {
                 ssrc: *ssrc,
             }
             .emit(payload);
+        }
+        AppData::RmtpData { retx } if payload.len() >= rmtp::HEADER_LEN => {
+            rmtp::RmtpHeader {
+                kind: if *retx { rmtp::REPAIR } else { rmtp::DATA },
+                child: 0,
+                seq: p.seq,
+                word: (p.created_at.as_nanos() / 1_000_000) as u32,
+            }
+            .emit(payload);
+        }
+        AppData::RmtpHack(h) if payload.len() >= rmtp::HEADER_LEN => {
+            let (child, r) = (h.0, &h.1);
+            rmtp::RmtpHeader {
+                kind: rmtp::HACK,
+                child: child as u16,
+                seq: r.base,
+                word: (r.end - r.base) as u32,
+            }
+            .emit(payload);
+            rmtp::emit_bitmap(r, &mut payload[rmtp::HEADER_LEN..]);
         }
         AppData::Rtcp(c) => {
             let mut bytes = Vec::with_capacity(payload.len());

@@ -6,6 +6,7 @@
 
 pub mod checksum;
 pub mod ipv4;
+pub mod rmtp;
 pub mod rtcp;
 pub mod rtp;
 pub mod tcp;
