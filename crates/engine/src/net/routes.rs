@@ -6,12 +6,80 @@
 //! tree, as `routing::unicast_table` builds it) is computed the first time
 //! a packet or a build-time check leaves that node, so the routes and
 //! hence the results are the same as with the full table.
+//!
+//! On a shallow forest (no cycles, every node within `FOREST_MAX_DEPTH`
+//! hops of its component's root) no row is built at all: the path between
+//! two nodes is unique, and the next hop is found by walking up from the
+//! destination (`ForestIndex`). Ten thousand receivers each sending to
+//! their DR would otherwise need ten thousand rows of ten thousand entries.
 
+use super::mcast::{forest_components, reverse};
 use super::packet::{LinkDirId, NodeId};
 use super::routing::{shortest_path_tree, Graph};
 use std::collections::HashMap;
 
 const NONE: u32 = u32::MAX;
+/// Deepest forest the walk-up routing serves (a longer chain gets rows).
+const FOREST_MAX_DEPTH: u32 = 64;
+
+/// Each node's link towards its component's root, and its depth.
+struct ForestIndex {
+    /// Link-dir from the node to its parent (None at a root).
+    up: Vec<Option<LinkDirId>>,
+    depth: Vec<u32>,
+    comp: Vec<u32>,
+}
+
+impl ForestIndex {
+    /// The index of a forest with finite costs and shallow components.
+    fn new(g: &Graph) -> Option<Self> {
+        if g.adj.iter().flatten().any(|e| !e.2.is_finite()) {
+            return None;
+        }
+        let comp = forest_components(g)?;
+        let n = g.adj.len();
+        let (mut up, mut depth, mut seen) = (vec![None; n], vec![0u32; n], vec![false; n]);
+        for root in 0..n {
+            if seen[root] {
+                continue;
+            }
+            seen[root] = true;
+            let mut stack = vec![root as NodeId];
+            while let Some(v) = stack.pop() {
+                for &(ld, w, _) in &g.adj[v as usize] {
+                    if !seen[w as usize] {
+                        seen[w as usize] = true;
+                        up[w as usize] = Some(reverse(ld));
+                        depth[w as usize] = depth[v as usize] + 1;
+                        if depth[w as usize] > FOREST_MAX_DEPTH {
+                            return None;
+                        }
+                        stack.push(w);
+                    }
+                }
+            }
+        }
+        Some(ForestIndex { up, depth, comp })
+    }
+
+    /// The unique path's first link from `src` to `dst`: down towards
+    /// `dst` if `src` is its ancestor, else up.
+    fn next_hop(&self, src: NodeId, dst: NodeId, from: &[NodeId]) -> Option<LinkDirId> {
+        if src == dst || self.comp[src as usize] != self.comp[dst as usize] {
+            return None;
+        }
+        let (mut x, mut prev) = (dst, dst);
+        while self.depth[x as usize] > self.depth[src as usize] {
+            prev = x;
+            x = from[reverse(self.up[x as usize].expect("below a root")) as usize];
+        }
+        if x == src {
+            self.up[prev as usize].map(reverse)
+        } else {
+            self.up[src as usize]
+        }
+    }
+}
 
 pub struct RouteTable {
     graph: Graph,
@@ -22,16 +90,19 @@ pub struct RouteTable {
     /// Explicit routes (scenario `routing.routes`), in order, per source:
     /// (destination, next hop).
     explicit: HashMap<NodeId, Vec<(NodeId, Option<LinkDirId>)>>,
+    forest: Option<ForestIndex>,
 }
 
 impl RouteTable {
     pub fn new(graph: Graph, from: Vec<NodeId>) -> Self {
         let n = graph.adj.len();
+        let forest = ForestIndex::new(&graph);
         RouteTable {
             graph,
             from,
             rows: vec![None; n],
             explicit: HashMap::new(),
+            forest,
         }
     }
 
@@ -45,6 +116,15 @@ impl RouteTable {
     /// The first link-dir from `src` towards `dst` (None if unreachable or
     /// `src == dst`).
     pub fn next_hop(&mut self, src: NodeId, dst: NodeId) -> Option<LinkDirId> {
+        if let Some(f) = &self.forest {
+            // The last explicit route for the pair wins, as in a row.
+            let explicit =
+                (self.explicit.get(&src)).and_then(|v| v.iter().rev().find(|e| e.0 == dst));
+            return match explicit {
+                Some(&(_, next)) => next,
+                None => f.next_hop(src, dst, &self.from),
+            };
+        }
         if self.rows[src as usize].is_none() {
             self.rows[src as usize] = Some(self.row(src));
         }
@@ -111,5 +191,65 @@ mod tests {
         assert_eq!(lazy.next_hop(0, 3), Some(0));
         assert_eq!(lazy.next_hop(0, 2), None);
         assert_eq!(lazy.next_hop(0, 4), full[0][4]);
+    }
+
+    fn table_of(edges: &[(u32, u32)], n: usize) -> (Graph, Vec<NodeId>) {
+        let mut adj = vec![Vec::new(); n];
+        let mut from = Vec::new();
+        for (i, &(a, b)) in edges.iter().enumerate() {
+            adj[a as usize].push((2 * i as u32, b, 1.0));
+            adj[b as usize].push((2 * i as u32 + 1, a, 1.0));
+            from.extend([a, b]);
+        }
+        (Graph { adj }, from)
+    }
+
+    /// A random forest of two trees: walking up gives the all-pairs
+    /// table's next hops, and explicit routes still win.
+    #[test]
+    fn forest_routes_match_the_all_pairs_table() {
+        let mut rng = crate::sim::RngStreams::new(3, 0).stream("forest");
+        let n = 60;
+        // Node i > 0 hangs under a random earlier node, except node 30,
+        // which starts a second tree.
+        let edges: Vec<(u32, u32)> = (1..n as u32)
+            .filter(|&i| i != 30)
+            .map(|i| {
+                let lo = if i > 30 { 30 } else { 0 };
+                let p = lo + (crate::sim::uniform(&mut rng) * (i - lo) as f64) as u32;
+                (p, i)
+            })
+            .collect();
+        let (g, from) = table_of(&edges, n);
+        let full = unicast_table(&g, |ld| from[ld as usize]);
+        let mut t = RouteTable::new(g, from.clone());
+        assert!(t.forest.is_some());
+        for src in 0..n as u32 {
+            for dst in 0..n as u32 {
+                assert_eq!(
+                    t.next_hop(src, dst),
+                    full[src as usize][dst as usize],
+                    "{src}->{dst}"
+                );
+            }
+        }
+        assert!(t.rows.iter().all(|r| r.is_none()), "no row was built");
+        t.set(5, 40, Some(0));
+        t.set(5, 40, None);
+        assert_eq!(t.next_hop(5, 40), None);
+        t.set(7, 3, Some(4));
+        assert_eq!(t.next_hop(7, 3), Some(4));
+        assert_eq!(t.next_hop(7, 2), full[7][2]);
+    }
+
+    /// A chain deeper than the walk-up limit uses rows.
+    #[test]
+    fn a_deep_chain_gets_rows() {
+        let n = FOREST_MAX_DEPTH as usize + 10;
+        let edges: Vec<(u32, u32)> = (1..n as u32).map(|i| (i - 1, i)).collect();
+        let (g, from) = table_of(&edges, n);
+        let mut t = RouteTable::new(g, from);
+        assert!(t.forest.is_none());
+        assert_eq!(t.next_hop(0, n as u32 - 1), Some(0));
     }
 }
