@@ -72,7 +72,11 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
     }
     for (i, &infl) in in_flight.iter().enumerate() {
         let f = w.rec.fr_flow[i] as usize;
-        let (sent, got, lost) = (w.rec.sent_to(i), w.rec.received[i], w.rec.total_dropped(i));
+        let (sent, got, lost) = (
+            w.rec.sent_to(i),
+            w.rec.got[i].received,
+            w.rec.total_dropped(i),
+        );
         if sent != got + lost + infl {
             return Err(format!(
                 "packet conservation violated for flow \"{}\" at receiver \"{}\": sent {sent} != received {got} + lost {lost} + in flight {infl}",

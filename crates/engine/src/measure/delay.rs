@@ -6,9 +6,8 @@
 //! log-linear histogram (HDR style): values below 2^SUB_BITS ns in buckets
 //! of 1 ns, above that 2^SUB_BITS buckets per power of two, so a bucket's
 //! width is at most 2^-SUB_BITS of its values (0.1%). The histogram is a
-//! sorted map of the buckets in use: a path's delays fill a handful.
-
-use std::collections::BTreeMap;
+//! sorted list of the buckets in use (a path's delays fill a handful), found
+//! by binary search.
 
 const SUB_BITS: u32 = 10;
 const SUB: u64 = 1 << SUB_BITS;
@@ -19,7 +18,8 @@ pub struct DelayStats {
     sum_ns: u128,
     min_ns: u64,
     max_ns: u64,
-    buckets: BTreeMap<u32, u64>,
+    /// (bucket, count), sorted by bucket.
+    buckets: Vec<(u32, u64)>,
 }
 
 /// The bucket of `v` and its value range [lo, hi].
@@ -50,14 +50,18 @@ impl DelayStats {
         self.max_ns = self.max_ns.max(ns);
         self.count += 1;
         self.sum_ns += ns as u128;
-        *self.buckets.entry(bucket(ns)).or_default() += 1;
+        let b = bucket(ns);
+        match self.buckets.binary_search_by_key(&b, |e| e.0) {
+            Ok(i) => self.buckets[i].1 += 1,
+            Err(i) => self.buckets.insert(i, (b, 1)),
+        }
     }
 
     /// The value of rank `k` (0-based, in sorted order): its bucket's
     /// midpoint, kept within [min, max].
     fn ranked(&self, k: u64) -> f64 {
         let mut seen = 0;
-        for (&b, &c) in &self.buckets {
+        for &(b, c) in &self.buckets {
             seen += c;
             if k < seen {
                 let (lo, hi) = bucket_range(b);

@@ -97,6 +97,18 @@ impl FrMap {
     }
 }
 
+/// Deliveries to one (flow, receiver).
+#[derive(Clone, Debug, Default)]
+pub struct Delivered {
+    pub received: u64,
+    pub received_bytes: u64,
+    /// RFC 3550 A.8 interarrival jitter, in nanoseconds.
+    pub jitter_ns: f64,
+    last_transit: Option<i64>,
+    /// Delays, without the packet log.
+    pub delay: DelayStats,
+}
+
 #[derive(Default)]
 pub struct Recorder {
     pub flows: Vec<FlowMeta>,
@@ -112,19 +124,15 @@ pub struct Recorder {
     // per flow
     pub sent: Vec<u64>,
     pub sent_bytes: Vec<u64>,
-    // per (flow, receiver)
-    pub received: Vec<u64>,
-    pub received_bytes: Vec<u64>,
+    /// Per (flow, receiver): what each delivery updates, kept together so
+    /// that a delivery touches one place.
+    pub got: Vec<Delivered>,
     pub dropped: Vec<[u64; DropReason::COUNT]>,
     pub lost_seqs: Vec<Vec<u64>>,
-    /// RFC 3550 A.8 interarrival jitter, in nanoseconds.
-    pub jitter_ns: Vec<f64>,
-    last_transit: Vec<Option<i64>>,
     /// Keep the per-delivery log (the packets table). Without it, delays
-    /// are summarised as they arrive (`delay`) and memory stays flat.
+    /// are summarised as they arrive (`Delivered::delay`) and memory stays
+    /// flat.
     pub packet_log: bool,
-    /// Per (flow, receiver), without the packet log.
-    pub delay: Vec<DelayStats>,
     /// Throughput windows [start, end) in ns, and bytes received per
     /// (flow, receiver) and window (row-major).
     pub windows: Vec<(u64, u64)>,
@@ -210,15 +218,9 @@ impl Recorder {
         let n_fr = r.fr_flow.len();
         r.sent = vec![0; flows.len()];
         r.sent_bytes = vec![0; flows.len()];
-        r.received = vec![0; n_fr];
-        r.received_bytes = vec![0; n_fr];
+        r.got = vec![Delivered::default(); n_fr];
         r.dropped = vec![[0; DropReason::COUNT]; n_fr];
         r.lost_seqs = vec![Vec::new(); n_fr];
-        r.jitter_ns = vec![0.0; n_fr];
-        r.last_transit = vec![None; n_fr];
-        if !r.packet_log {
-            r.delay = vec![DelayStats::default(); n_fr];
-        }
         r.window_bytes = vec![0; n_fr * r.windows.len()];
         r.flows = flows;
         r
@@ -262,20 +264,20 @@ impl Recorder {
         let Some(i) = self.fr(p.flow, node) else {
             return;
         };
-        self.received[i] += 1;
-        self.received_bytes[i] += p.size_bytes as u64;
-        if self.is_pooled(i) {
-            self.log(i, node, p, now);
-            return;
+        let pooled = self.is_pooled(i);
+        let g = &mut self.got[i];
+        g.received += 1;
+        g.received_bytes += p.size_bytes as u64;
+        if !pooled {
+            // RFC 3550 A.8: J += (|D(i-1,i)| - J) / 16 over transit times,
+            // in arrival order.
+            let transit = now.as_nanos() as i64 - p.created_at.as_nanos() as i64;
+            if let Some(prev) = g.last_transit {
+                let d = (transit - prev).abs() as f64;
+                g.jitter_ns += (d - g.jitter_ns) / 16.0;
+            }
+            g.last_transit = Some(transit);
         }
-        // RFC 3550 A.8: J += (|D(i-1,i)| - J) / 16 over transit times, in
-        // arrival order.
-        let transit = now.as_nanos() as i64 - p.created_at.as_nanos() as i64;
-        if let Some(prev) = self.last_transit[i] {
-            let d = (transit - prev).abs() as f64;
-            self.jitter_ns[i] += (d - self.jitter_ns[i]) / 16.0;
-        }
-        self.last_transit[i] = Some(transit);
         self.log(i, node, p, now);
     }
 
@@ -288,7 +290,7 @@ impl Recorder {
             }
         }
         if !self.packet_log {
-            self.delay[i].add(t - p.created_at.as_nanos());
+            self.got[i].delay.add(t - p.created_at.as_nanos());
             return;
         }
         self.log_fr.push(i as u32);

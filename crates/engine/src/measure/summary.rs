@@ -110,8 +110,8 @@ pub fn flow_tables(x: &FlowInputs<'_>) -> (Table, Table, Table) {
             cols.push(x, i, delay_stats(d), &runs[i]);
         }
     } else {
-        for (i, d) in rec.delay.iter().enumerate() {
-            cols.push(x, i, d.summary_ns().map(ms), &runs[i]);
+        for (i, g) in rec.got.iter().enumerate() {
+            cols.push(x, i, g.delay.summary_ns().map(ms), &runs[i]);
         }
     }
     (cols.into_table(), loss_run_table(x, &runs), window_table(x))
@@ -154,15 +154,15 @@ impl FlowColumns {
         let counts = [
             rec.sent_to(i),
             rec.sent_bytes_to(i),
-            rec.received[i],
-            rec.received_bytes[i],
+            rec.got[i].received,
+            rec.got[i].received_bytes,
             lost,
             x.in_flight[i],
         ];
         for (col, v) in self.counts.iter_mut().zip(counts) {
             col.push(v);
         }
-        let settled = rec.received[i] + lost;
+        let settled = rec.got[i].received + lost;
         self.loss_rate.push(ratio(lost as f64, settled as f64));
         self.dropped.resize(DropReason::COUNT, Vec::new());
         for (r, col) in self.dropped.iter_mut().enumerate() {
@@ -170,14 +170,14 @@ impl FlowColumns {
         }
         let active = stop.saturating_sub(meta.start).as_secs_f64();
         self.throughput
-            .push(ratio(rec.received_bytes[i] as f64 * 8.0, active));
+            .push(ratio(rec.got[i].received_bytes as f64 * 8.0, active));
         for (col, v) in self.delay.iter_mut().zip(delay) {
             col.push(v);
         }
-        let jitter = if rec.received[i] < 2 || rec.is_pooled(i) {
+        let jitter = if rec.got[i].received < 2 || rec.is_pooled(i) {
             f64::NAN
         } else {
-            ms(rec.jitter_ns[i])
+            ms(rec.got[i].jitter_ns)
         };
         self.jitter.push(jitter);
         self.run_count.push(runs.len() as u64);

@@ -10,9 +10,9 @@
 //!    reported and changes nothing. Plain events (the packet hot path) carry
 //!    no cancellation bookkeeping.
 
+use super::heap::QuadHeap;
 use super::time::SimTime;
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::HashSet;
 
 /// Handle of a scheduled event, usable to cancel it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -25,37 +25,22 @@ pub struct PastSchedule {
     pub now: SimTime,
 }
 
-struct Entry<E> {
-    at: SimTime,
-    seq: u64,
-    event: E,
+/// The queue's order: time, then insertion sequence, packed in one key.
+fn key(at: SimTime, seq: u64) -> u128 {
+    (at.0 as u128) << 64 | seq as u128
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.seq == o.seq
-    }
+fn time_of(key: u128) -> SimTime {
+    SimTime((key >> 64) as u64)
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-    #[inline]
-    fn cmp(&self, o: &Self) -> Ordering {
-        // One comparison on the packed (time, seq) key.
-        let a = ((self.at.0 as u128) << 64) | self.seq as u128;
-        let b = ((o.at.0 as u128) << 64) | o.seq as u128;
-        b.cmp(&a)
-    }
+
+fn seq_of(key: u128) -> u64 {
+    key as u64
 }
 
 /// A priority queue of events of type `E` with a clock.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: QuadHeap<E>,
     cancellable: HashSet<u64>,
     cancelled: HashSet<u64>,
     next_seq: u64,
@@ -72,7 +57,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            heap: QuadHeap::with_capacity(1024),
             cancellable: HashSet::new(),
             cancelled: HashSet::new(),
             next_seq: 0,
@@ -128,7 +113,7 @@ impl<E> EventQueue<E> {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { at, seq, event });
+        self.heap.push(key(at, seq), event);
         Ok(seq)
     }
 
@@ -146,12 +131,12 @@ impl<E> EventQueue<E> {
     /// Time of the next live event, if any.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.skip_cancelled();
-        self.heap.peek().map(|e| e.at)
+        self.heap.peek().map(|e| time_of(e.0))
     }
 
     fn skip_cancelled(&mut self) {
         while let Some(top) = self.heap.peek() {
-            if !self.cancelled.is_empty() && self.cancelled.remove(&top.seq) {
+            if !self.cancelled.is_empty() && self.cancelled.remove(&seq_of(top.0)) {
                 self.heap.pop();
             } else {
                 break;
@@ -162,13 +147,13 @@ impl<E> EventQueue<E> {
     /// Pops the next live event and advances the clock to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         self.skip_cancelled();
-        let e = self.heap.pop()?;
+        let (k, event) = self.heap.pop()?;
         if !self.cancellable.is_empty() {
-            self.cancellable.remove(&e.seq);
+            self.cancellable.remove(&seq_of(k));
         }
-        self.now = e.at;
+        self.now = time_of(k);
         self.popped += 1;
-        Some((e.at, e.event))
+        Some((self.now, event))
     }
 
     /// Pops the next live event if it is due at or before `until`.
@@ -191,8 +176,8 @@ impl<E> EventQueue<E> {
     pub fn pending(&self) -> impl Iterator<Item = (SimTime, &E)> {
         self.heap
             .iter()
-            .filter(|e| !self.cancelled.contains(&e.seq))
-            .map(|e| (e.at, &e.event))
+            .filter(|e| !self.cancelled.contains(&seq_of(e.0)))
+            .map(|e| (time_of(e.0), &e.1))
     }
 }
 

@@ -1,6 +1,7 @@
 //! Simulation kernel: integer time, the event queue, random streams.
 
 pub mod events;
+pub mod heap;
 pub mod rng;
 pub mod time;
 

@@ -83,9 +83,39 @@ impl SeqSet {
             .count() as u64
     }
 
-    /// The HACK describing this set.
+    /// The HACK describing this set: its bitmap copied a word at a time
+    /// (every receiver sends one every few hundred ms).
     pub fn report(&self) -> HackReport {
-        HackReport::from_fn(self.prefix, self.end, |s| self.contains(s))
+        let n = self.end.saturating_sub(self.prefix);
+        let mut bits: Vec<u64> = (0..n.div_ceil(64))
+            .map(|i| self.bits_from(self.prefix + 64 * i))
+            .collect();
+        if n % 64 != 0 {
+            if let Some(last) = bits.last_mut() {
+                *last &= (1u64 << (n % 64)) - 1;
+            }
+        }
+        HackReport {
+            base: self.prefix,
+            end: self.end,
+            bits,
+        }
+    }
+
+    /// The 64 membership bits of pos, pos + 1, ..., pos + 63 (pos at or
+    /// above the first kept word).
+    fn bits_from(&self, pos: u64) -> u64 {
+        let word = |w: u64| -> u64 {
+            (w.checked_sub(self.first_word))
+                .and_then(|i| self.words.get(i as usize).copied())
+                .unwrap_or(0)
+        };
+        let (w, off) = (pos / 64, pos % 64);
+        if off == 0 {
+            word(w)
+        } else {
+            word(w) >> off | word(w + 1) << (64 - off)
+        }
     }
 }
 
