@@ -81,3 +81,18 @@ def test_rtp_session_memory_is_linear_plus_the_rfc_member_tables():
         mb[n] = engine_mb(row)
         assert mb[n] <= (12e3 * n + 5 * n * n) / 2**20, row
     assert mb[2000] <= 2.5 * mb[1000], mb
+
+
+def test_rmtp_tree_memory_is_linear_in_receivers():
+    # One RMTP session, 100 receivers per DR (the bench's large-tree
+    # workload), 20 s: 2,000 receivers take at most 2.3 times the memory
+    # of 1,000 (per-receiver state, links, flows; no n^2 term). Before the
+    # per-flow receiver maps became lists, 10,000 receivers took 1.1 GB at
+    # the first event.
+    mb = {}
+    for n in (1000, 2000):
+        row = run_one("rmtp", n, 20.0)
+        assert row["delivered"] > n * 20, row
+        mb[n] = engine_mb(row)
+    assert mb[2000] <= 2.3 * mb[1000], mb
+    assert mb[2000] < 40 * 2, mb  # under 40 KB per receiver

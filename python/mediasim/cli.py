@@ -181,7 +181,10 @@ def schema_cmd() -> None:
 @click.option("--rtp-group", "rtp_group", is_flag=True,
               help="The large-group workload: one multicast RTP/AVPF session of 10,000 members for 500 s "
                    "(with --quick: 1,000 members for 50 s).")
-def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, rtp_group) -> None:
+@click.option("--rmtp", "rmtp", is_flag=True,
+              help="The large-tree workload: one RMTP session of 10,000 receivers under 100 DRs for 500 s "
+                   "(with --quick: 1,000 receivers for 50 s).")
+def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, rtp_group, rmtp) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
     if vs_ns2:
@@ -200,6 +203,11 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, rtp_group) -> None:
 
         n, dur = (1000, 50.0) if quick else (10_000, 500.0)
         rows = [run_one("rtp_group", n, dur)]
+    elif rmtp:
+        from .validation.bench import run_one
+
+        n, dur = (1000, 50.0) if quick else (10_000, 500.0)
+        rows = [run_one("rmtp", n, dur)]
     else:
         from .validation.bench import run_benchmarks
 

@@ -13,6 +13,7 @@ STUDIES = {
     "avpf": "avpf",
     "media-scaling": "media_scaling",
     "svc": "svc",
+    "rmtp": "rmtp",
 }
 
 

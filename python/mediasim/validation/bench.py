@@ -91,7 +91,34 @@ def rtp_group(n_members: int, duration_s: float = 500.0) -> dict[str, Any]:
     }
 
 
-WORKLOADS = {"udp": dumbbell, "tcp": tcp_dumbbell, "rtp_group": rtp_group}
+RMTP_RECEIVERS_PER_DR = 100  # 10,000 receivers under 100 DRs
+
+
+def rmtp_tree(n_receivers: int, duration_s: float = 500.0) -> dict[str, Any]:
+    """One RMTP session: a sender, ``n_receivers / 100`` DRs each on its own
+    link from the sender, 100 receivers under each on their own links; the
+    RMTP study's scenario 4 links and losses (1 Mbit/s and 40 ms to a DR,
+    512 kbit/s and 10 ms to a receiver; 5% loss at DRs, 1% at receivers).
+    No packets table."""
+    n_dr = max(1, n_receivers // RMTP_RECEIVERS_PER_DR)
+    nodes, links, groups = [{"name": "s"}], [], []
+    for d in range(n_dr):
+        dr = f"d{d}"
+        nodes.append({"name": dr, "receiver_loss": {"type": "packet", "rate": 0.05}})
+        links.append({"a": "s", "b": dr, "rate_bps": 1e6, "delay_ms": 40.0})
+        rs = [f"r{d}_{i}" for i in range(RMTP_RECEIVERS_PER_DR)]
+        for r in rs:
+            nodes.append({"name": r, "receiver_loss": {"type": "packet", "rate": 0.01}})
+            links.append({"a": dr, "b": r, "rate_bps": 512e3, "delay_ms": 10.0})
+        groups.append({"dr": dr, "receivers": rs})
+    return {
+        "name": f"rmtp-tree-{n_dr * RMTP_RECEIVERS_PER_DR}", "duration_s": duration_s, "nodes": nodes,
+        "links": links, "measure": {"packets": False},
+        "rmtp_sessions": [{"name": "m", "sender": "s", "subgroups": groups}],
+    }
+
+
+WORKLOADS = {"udp": dumbbell, "tcp": tcp_dumbbell, "rtp_group": rtp_group, "rmtp": rmtp_tree}
 
 
 def peak_rss_mb() -> float:

@@ -156,7 +156,7 @@ impl App for RmtpDrApp {
                 token,
             });
         } else {
-            for (seq, first_sent) in self.dr.repair_round() {
+            for (seq, first_sent) in self.dr.repair_round(now) {
                 out.push(Action::Send(data_packet(
                     &self.repair,
                     seq,

@@ -217,7 +217,11 @@ fn add_dr(plan: &Plan<'_>, i: usize, (repair, hack): (u32, u32), p: &str, ctx: &
     check_route(node, parent, &path, ctx);
     let stream = format!("rmtp:{}:{}", s.name, g.dr);
     let app = RmtpDrApp {
-        dr: RmtpDr::new(children.len(), s.dr_buffer_packets as usize),
+        dr: RmtpDr::new(
+            children.len(),
+            s.dr_buffer_packets as usize,
+            SimTime::from_millis_f64(s.dr_repair_holdoff_ms),
+        ),
         repair: plan.tpl(repair, local, plan.local_port, plan.data_payload()),
         hack: plan.tpl(hack, Dest::Node(parent), plan.hack_port, RMTP_HEADER_BYTES),
         child: plan.child_index[i],

@@ -38,6 +38,9 @@ fn d_one() -> u32 {
 fn d_dr_buffer() -> u32 {
     500
 }
+fn d_holdoff() -> f64 {
+    1000.0
+}
 
 /// How the window opens when few packets were lost.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -95,6 +98,10 @@ pub struct RmtpSessionSpec {
     /// DR final buffer, packets.
     #[serde(default = "d_dr_buffer")]
     pub dr_buffer_packets: u32,
+    /// A DR does not repair the same packet again within this time of its
+    /// last repair (chosen: 1000 ms; 0 repairs on every request).
+    #[serde(default = "d_holdoff")]
+    pub dr_repair_holdoff_ms: f64,
 }
 
 /// A DR and the nodes it serves.
@@ -174,6 +181,15 @@ impl SessionModel for RmtpSessionSpec {
                 );
             }
         }
+        c.non_negative(
+            &format!("{p}.dr_repair_holdoff_ms"),
+            self.dr_repair_holdoff_ms,
+        );
+        c.at_most(
+            &format!("{p}.dr_repair_holdoff_ms"),
+            self.dr_repair_holdoff_ms,
+            MAX_DELAY_MS,
+        );
         for (f, v) in [("ws", self.ws), ("initial_window", self.initial_window)] {
             c.at_least_one(&format!("{p}.{f}"), Some(v as u64));
         }

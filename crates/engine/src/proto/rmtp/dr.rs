@@ -12,9 +12,13 @@ use crate::sim::SimTime;
 #[derive(Clone, Debug)]
 pub struct RmtpDr {
     pub rx: RmtpReceiver,
-    /// The final buffer: sequence number -> first transmission time.
-    buffer: BTreeMap<u64, SimTime>,
+    /// The final buffer: sequence number -> (first transmission time, last
+    /// local repair).
+    buffer: BTreeMap<u64, (SimTime, Option<SimTime>)>,
     capacity: usize,
+    /// A packet is not repaired again within this time of its last repair
+    /// (a HACK sent before the repair arrived would ask again).
+    holdoff: SimTime,
     /// Each child's latest HACK (none yet: it has nothing).
     children: Vec<HackReport>,
     /// Reported missing by a child since the last repair round.
@@ -27,11 +31,12 @@ pub struct RmtpDr {
 }
 
 impl RmtpDr {
-    pub fn new(children: usize, capacity: usize) -> Self {
+    pub fn new(children: usize, capacity: usize, holdoff: SimTime) -> Self {
         RmtpDr {
             rx: RmtpReceiver::default(),
             buffer: BTreeMap::new(),
             capacity,
+            holdoff,
             children: vec![HackReport::default(); children],
             requested: BTreeSet::new(),
             local_retx: 0,
@@ -50,7 +55,7 @@ impl RmtpDr {
         let delivered = self.rx.on_data(now, seq, first_sent, retx);
         if !self.buffer.contains_key(&seq) && !self.all_children_have(seq) {
             if self.buffer.len() < self.capacity {
-                self.buffer.insert(seq, first_sent);
+                self.buffer.insert(seq, (first_sent, None));
                 self.peak_buffer = self.peak_buffer.max(self.buffer.len());
             } else {
                 // The study: what does not fit cannot be repaired locally.
@@ -66,14 +71,22 @@ impl RmtpDr {
         self.children[child] = report;
     }
 
-    /// One repair round: what to re-multicast on the local channel (each
-    /// packet a child asked for since the last round and the DR holds,
-    /// once), then the packets every child has leave the buffer.
-    pub fn repair_round(&mut self) -> Vec<(u64, SimTime)> {
-        let out: Vec<(u64, SimTime)> = (self.requested.iter())
-            .filter_map(|s| self.buffer.get(s).map(|&t| (*s, t)))
-            .collect();
-        self.requested.clear();
+    /// One repair round at `now`: what to re-multicast on the local
+    /// channel (each packet a child asked for since the last round and the
+    /// DR holds, once, unless repaired within the hold-off), then the
+    /// packets every child has leave the buffer.
+    pub fn repair_round(&mut self, now: SimTime) -> Vec<(u64, SimTime)> {
+        let mut out = Vec::new();
+        for s in std::mem::take(&mut self.requested) {
+            let Some((first_sent, last)) = self.buffer.get_mut(&s) else {
+                continue;
+            };
+            if last.is_some_and(|t| now < t + self.holdoff) {
+                continue;
+            }
+            *last = Some(now);
+            out.push((s, *first_sent));
+        }
         self.local_retx += out.len() as u64;
         let children = &self.children;
         self.buffer

@@ -85,34 +85,34 @@ fn receiver_delivers_in_order_with_first_transmission_delays() {
 
 #[test]
 fn dr_repairs_what_children_miss_and_frees_what_all_have() {
-    let mut dr = RmtpDr::new(2, 500);
+    let mut dr = RmtpDr::new(2, 500, t(1000));
     for s in 0..5 {
         dr.on_data(t(s * 10), s, t(s * 10), false);
     }
     assert_eq!(dr.buffered(), 5);
     dr.on_child_hack(0, report_of(&[0, 1, 3, 4]));
     dr.on_child_hack(1, report_of(&[0, 1, 2, 4]));
-    let repairs: Vec<u64> = dr.repair_round().iter().map(|x| x.0).collect();
+    let repairs: Vec<u64> = dr.repair_round(t(100)).iter().map(|x| x.0).collect();
     assert_eq!(repairs, vec![2, 3]);
     assert_eq!(dr.local_retx, 2);
     // 0, 1 and 4 are held by both children: freed.
     assert_eq!(dr.buffered(), 2);
     // Nothing asked since: the next round sends nothing.
-    assert!(dr.repair_round().is_empty());
+    assert!(dr.repair_round(t(400)).is_empty());
     // The DR holds 2 and 3, so it answers for them towards the sender.
     assert_eq!(dr.report(), report_of(&[0, 1, 2, 3, 4]));
 }
 
 #[test]
 fn dr_final_buffer_overflow_leaves_repairs_to_the_sender() {
-    let mut dr = RmtpDr::new(1, 3);
+    let mut dr = RmtpDr::new(1, 3, t(1000));
     for s in 0..6 {
         dr.on_data(t(s), s, t(s), false);
     }
     assert_eq!((dr.buffered(), dr.overflows), (3, 3));
     // The child misses 1 (held) and 4 (did not fit).
     dr.on_child_hack(0, report_of(&[0, 2, 3, 5]));
-    let repairs: Vec<u64> = dr.repair_round().iter().map(|x| x.0).collect();
+    let repairs: Vec<u64> = dr.repair_round(t(100)).iter().map(|x| x.0).collect();
     assert_eq!(repairs, vec![1]);
     let r = dr.report();
     assert!(r.has(1) && r.has(3) && !r.has(4), "{r:?}");
@@ -121,7 +121,7 @@ fn dr_final_buffer_overflow_leaves_repairs_to_the_sender() {
 
 #[test]
 fn dr_acknowledges_only_what_it_holds_or_every_child_has() {
-    let mut dr = RmtpDr::new(1, 0); // holds nothing
+    let mut dr = RmtpDr::new(1, 0, t(1000)); // holds nothing
     for s in [0, 1, 2, 4] {
         dr.on_data(t(s), s, t(s), false);
     }
@@ -256,4 +256,24 @@ fn an_uncovered_packet_later_reported_missing_is_not_premature() {
         vec![1, 2]
     );
     assert_eq!((s.retx_sent, s.premature_retx), (2, 1));
+}
+
+#[test]
+fn dr_does_not_repair_a_packet_again_within_the_holdoff() {
+    let mut dr = RmtpDr::new(1, 500, t(1000));
+    for s in 0..3 {
+        dr.on_data(t(s), s, t(s), false);
+    }
+    let asks = |dr: &mut RmtpDr| dr.on_child_hack(0, report_of(&[0, 2]));
+    asks(&mut dr);
+    assert_eq!(dr.repair_round(t(300)).len(), 1);
+    // The child asks again before the repair reached it: held off.
+    asks(&mut dr);
+    assert!(dr.repair_round(t(600)).is_empty());
+    asks(&mut dr);
+    assert!(dr.repair_round(t(1299)).is_empty());
+    // Asked again after the hold-off: repaired again.
+    asks(&mut dr);
+    assert_eq!(dr.repair_round(t(1300)), vec![(1, t(1))]);
+    assert_eq!(dr.local_retx, 2);
 }
