@@ -72,3 +72,23 @@ def test_scenario_6_values_follow_the_study_note_and_are_overridable():
 def test_bad_study_parameters_are_named(name, value, fragment):
     with pytest.raises(ValueError, match=fragment):
         rmtp.Params().with_overrides({name: value})
+
+
+def test_sensitivity_shows_the_repair_holdoff_setting_how_far_a_slow_subgroup_holds_back(monkeypatch):
+    # With every request answered at once (hold-off 0) a DR on the slow
+    # tree repeats repairs that are still queued; its links stay full
+    # longer and the other subgroup's throughput falls further below
+    # scenario 8's.
+    from mediasim.experiments import one_at_a_time as oat
+    from mediasim.experiments import rmtp_sensitivity as sens
+
+    monkeypatch.setattr(sens, "OPEN_VALUES", (("dr_repair_holdoff_ms", 0.0, 3000.0),))
+    monkeypatch.setattr(sens, "reduced", lambda p: rmtp.Params(scenarios=(3, 5, 6, 7, 8), duration_s=250.0,
+                                                               duration_78_s=250.0, full_length_78=False,
+                                                               replications=2))
+    d = sens.run(rmtp.Params(), workers=2, progress=False)
+    base = d[d["value"] == "default"].iloc[0]
+    low = d[d["setting"].str.startswith("low")].iloc[0]
+    noise = oat.noise(d, sens.HEADLINES)["worst_subgroup_ratio"]
+    assert low["worst_subgroup_ratio"] < base["worst_subgroup_ratio"] - noise
+    assert "dr_repair_holdoff_ms" in "\n".join(sens.section(d))

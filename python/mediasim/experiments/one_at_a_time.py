@@ -34,6 +34,28 @@ def settings(p: Any, open_values: Sequence[OpenValue]) -> list[tuple[str, str, A
     return out
 
 
+def run_sets(sets: list[tuple[str, str, Any]], jobs_of: Callable[[Any], list], analyse: Callable,
+             rows_of: Callable[[Any], list[dict[str, Any]]], headline: Callable[[pd.DataFrame], dict[str, float]],
+             headlines: Sequence[str], desc: str, workers: int | None, progress: bool) -> pd.DataFrame:
+    """Runs every setting's jobs in one pool; each replication's rows (from
+    ``rows_of`` each job's analysis) give its headlines; then as
+    ``summarise``."""
+    from ..sweep import run_many
+
+    spans, jobs = [], []
+    for _, _, q in sets:
+        q.check()
+        js = jobs_of(q)
+        spans.append((len(jobs), len(jobs) + len(js)))
+        jobs += js
+    parts = run_many(jobs, workers=workers, progress=progress, desc=desc, analyse=analyse)
+    per_rep = []
+    for a, b in spans:
+        rows = pd.DataFrame([r for part in parts[a:b] for r in rows_of(part)])
+        per_rep.append([headline(g) for _, g in rows.groupby("replication")])
+    return summarise(sets, per_rep, headlines)
+
+
 def summarise(sets: list[tuple[str, str, Any]], per_replication: list[list[dict[str, float]]],
               headlines: Sequence[str]) -> pd.DataFrame:
     """Per setting: each headline's mean and 95% half-width over the

@@ -81,6 +81,7 @@ class Params(StudyParams):
     window_growth: str = "linear"  # the study's text: cwnd + 1 per interval ("doubling" is the option)
     repair_interval_ms: float = 300.0  # chosen: a DR repairs once per receivers' HACK round
     dr_repair_holdoff_ms: float = 1000.0  # chosen: not the same packet again within 1 s
+    queue_limit_packets: int = 100  # chosen: drop-tail on every link (the engine's default)
     full_length_78: bool = True  # also run 7 and 8 for duration_s
     scenarios: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
     replications: int = 10  # chosen
@@ -100,6 +101,8 @@ class Params(StudyParams):
             problems.append("window_growth must be linear or doubling")
         if not 0 <= self.scenario6_receiver_loss < 1:
             problems.append("scenario6_receiver_loss must be in [0, 1)")
+        if self.queue_limit_packets < 1:
+            problems.append("queue_limit_packets must be at least 1")
         if min(self.duration_s, self.duration_78_s) <= 0:
             problems.append("durations must be positive")
         return problems
@@ -112,17 +115,18 @@ def scenario(p: Params, number: int, duration_s: float) -> Scenario:
     sc = Scenario(f"rmtp-{number}", duration_s=duration_s)
     sc.data["description"] = f"RMTP study, scenario {number}"
     sc.node("s")
+    queue = {"type": "droptail", "limit_packets": p.queue_limit_packets}
     groups = []
     for k, g in enumerate(study_subgroups(p)[number]):
         dr = f"d{k}"
         sc.node(dr, **_loss(g.dr_loss))
-        sc.link("s", dr, rate_bps=g.sender_dr_bps, delay_ms=g.sender_dr_delay_ms)
+        sc.link("s", dr, rate_bps=g.sender_dr_bps, delay_ms=g.sender_dr_delay_ms, queue=queue)
         receivers = []
         for i in range(p.receivers_per_dr):
             r = f"r{k}_{i}"
             rate = g.first_receiver_loss if (i == 0 and g.first_receiver_loss is not None) else g.receiver_loss
             sc.node(r, **_loss(rate))
-            sc.link(dr, r, rate_bps=g.dr_receiver_bps, delay_ms=g.dr_receiver_delay_ms)
+            sc.link(dr, r, rate_bps=g.dr_receiver_bps, delay_ms=g.dr_receiver_delay_ms, queue=queue)
             receivers.append(r)
         groups.append({"dr": dr, "receivers": receivers})
     sc.rmtp_session("m", "s", groups, data_packet_bytes=p.data_packet_bytes, send_interval_ms=p.send_interval_ms,
@@ -201,11 +205,22 @@ def run(p: Params, workers: int | None = None, progress: bool = True) -> pd.Data
     return pd.DataFrame([row for rows in parts for row in rows])
 
 
-def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True) -> Path:
-    """Runs the study into ``out`` and returns its report."""
+HAS_SENSITIVITY = True
+
+
+def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
+              sensitivity: bool = False) -> Path:
+    """Runs the study into ``out`` and returns its report; with
+    ``sensitivity``, also the one-at-a-time runs over the values the study
+    leaves open (rmtp_sensitivity.py)."""
     from . import rmtp_report
 
     p.check()
     out.mkdir(parents=True, exist_ok=True)
     rows = run(p, workers, progress)
-    return rmtp_report.write(p, rows, out)
+    sens = None
+    if sensitivity:
+        from . import rmtp_sensitivity
+
+        sens = rmtp_sensitivity.run(p, workers=workers, progress=progress)
+    return rmtp_report.write(p, rows, out, sens)

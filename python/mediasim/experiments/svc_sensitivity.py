@@ -28,7 +28,6 @@ import numpy as np
 import pandas as pd
 
 from ..reporting.tables import md_table
-from ..sweep import run_many
 from . import one_at_a_time as oat
 from . import svc
 
@@ -86,20 +85,8 @@ def headline(rows: pd.DataFrame) -> dict[str, float]:
 
 def run(p: svc.Params, workers: int | None = None, progress: bool = True) -> pd.DataFrame:
     """Per setting: each headline's mean and 95% half-width over replications."""
-    sets = oat.settings(reduced(p), OPEN_VALUES)
-    for _, _, q in sets:
-        q.check()
-    spans, jobs = [], []
-    for _, _, q in sets:
-        js = svc.jobs(q)
-        spans.append((len(jobs), len(jobs) + len(js)))
-        jobs += js
-    parts = run_many(jobs, workers=workers, progress=progress, desc="svc sensitivity", analyse=svc.analyse)
-    per_rep = []
-    for a, b in spans:
-        rows = pd.DataFrame([x["row"] for x in parts[a:b]])
-        per_rep.append([headline(g) for _, g in rows.groupby("replication")])
-    return oat.summarise(sets, per_rep, HEADLINES)
+    return oat.run_sets(oat.settings(reduced(p), OPEN_VALUES), svc.jobs, svc.analyse, lambda part: [part["row"]],
+                        headline, HEADLINES, "svc sensitivity", workers, progress)
 
 
 def plot(d: pd.DataFrame, path: Path) -> None:

@@ -1,0 +1,83 @@
+"""Sensitivity of the RMTP study's conclusions to the values it leaves
+open (docs/experiments/rmtp.md, "Sensitivity").
+
+Each chosen value is set low and high in turn, every other value at its
+default, on a reduced grid: scenarios 2, 3, 5, 6, 7 and 8, all for 250 s.
+Headlines, one per conclusion:
+- ``dr_share_3``: the DRs' share of all repairs in scenario 3;
+- ``premature_share_3``: premature retransmissions over the sender's in 3;
+- ``p_prime_gap_3``: simulated P' less the analytic value in 3;
+- ``delay_5_s``, ``delay_6_s``: receivers' mean delay in 5 (the slowest
+  tree) and 6 (the longest delays);
+- ``worst_subgroup_ratio``: throughput of scenario 7's subgroup as 4 over
+  scenario 8's (below 1: the slow subgroup holds the session back).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import one_at_a_time as oat
+from . import rmtp
+
+OPEN_VALUES: tuple[oat.OpenValue, ...] = (
+    ("data_packet_bytes", 300, 700),
+    ("repair_interval_ms", 100.0, 800.0),
+    ("dr_repair_holdoff_ms", 0.0, 3000.0),
+    ("queue_limit_packets", 20, 500),
+    ("window_growth", "linear", "doubling"),
+    ("initial_window", 1, 5),
+    ("scenario6_sender_dr_delay_ms", 200.0, 300.0),
+)
+HEADLINES = ("dr_share_3", "premature_share_3", "p_prime_gap_3", "delay_5_s", "delay_6_s", "worst_subgroup_ratio")
+
+
+def reduced(p: rmtp.Params) -> rmtp.Params:
+    """The grid each setting runs."""
+    return dataclasses.replace(p, scenarios=(2, 3, 5, 6, 7, 8), duration_s=250.0, duration_78_s=250.0,
+                               full_length_78=False)
+
+
+def headline(rows: pd.DataFrame) -> dict[str, float]:
+    """One replication's headlines from its members' rows."""
+    def one(scenario: int, role: str, col: str, subgroup: int | None = None) -> pd.Series:
+        d = rows[(rows["scenario"] == scenario) & (rows["role"] == role)]
+        return d[d["subgroup"] == subgroup][col] if subgroup is not None else d[col]
+
+    sender3 = rows[(rows["scenario"] == 3) & (rows["role"] == "sender")].iloc[0]
+    dr3 = one(3, "dr", "retx").sum()
+    sub3 = rows[(rows["scenario"] == 3) & (rows["role"] == "subgroup")].iloc[0]
+    total = dr3 + sender3["retx"]
+    return {
+        "dr_share_3": dr3 / total if total else np.nan,
+        "premature_share_3": sender3["premature_retx"] / sender3["retx"] if sender3["retx"] else np.nan,
+        "p_prime_gap_3": sub3["p_prime_sim"] - sub3["p_prime_model"],
+        "delay_5_s": float(one(5, "receiver", "delay_s").mean()),
+        "delay_6_s": float(one(6, "receiver", "delay_s").mean()),
+        "worst_subgroup_ratio": float(one(7, "receiver", "throughput_pps", 0).mean()
+                                      / one(8, "receiver", "throughput_pps", 0).mean()),
+    }
+
+
+def run(p: rmtp.Params, workers: int | None = None, progress: bool = True) -> pd.DataFrame:
+    """Per setting: each headline's mean and 95% half-width over replications."""
+    return oat.run_sets(oat.settings(reduced(p), OPEN_VALUES), rmtp.jobs, rmtp.analyse, lambda part: part,
+                        headline, HEADLINES, "rmtp sensitivity", workers, progress)
+
+
+def plot(d: pd.DataFrame, path: Path) -> None:
+    oat.plot(d, HEADLINES, path)
+
+
+def section(d: pd.DataFrame) -> list[str]:
+    return oat.section(
+        "Each chosen value set low and high in turn (everything else at its default) on a reduced grid: "
+        "scenarios 2, 3, 5, 6, 7 and 8, 250 s each. Headlines (rmtp_sensitivity.py): the DRs' share of repairs, "
+        "the premature share of the sender's retransmissions and the P' gap (simulated less analytic) in "
+        "scenario 3; receivers' mean delay in 5 and 6; scenario 7's good subgroup's throughput over scenario "
+        "8's. Each with its 95% half-width over the replications. Plot: `sensitivity.png`.",
+        d, HEADLINES)
