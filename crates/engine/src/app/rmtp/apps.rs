@@ -175,7 +175,7 @@ impl App for RmtpDrApp {
             AppData::RmtpData { retx } => {
                 self.dr.on_data(now, pkt.seq, pkt.created_at, *retx);
             }
-            AppData::RmtpHack(h) => self.dr.on_child_hack(h.0 as usize, h.1.clone()),
+            AppData::RmtpHack(h) => self.dr.on_child_hack(now, h.0 as usize, h.1.clone()),
             _ => {}
         }
     }

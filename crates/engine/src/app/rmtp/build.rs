@@ -221,6 +221,9 @@ fn add_dr(plan: &Plan<'_>, i: usize, (repair, hack): (u32, u32), p: &str, ctx: &
             children.len(),
             s.dr_buffer_packets as usize,
             SimTime::from_millis_f64(s.dr_repair_holdoff_ms),
+            // Two send intervals and the hold-off without new data: the
+            // sender has stopped.
+            SimTime::from_millis_f64(2.0 * s.send_interval_ms + s.dr_repair_holdoff_ms),
         ),
         repair: plan.tpl(repair, local, plan.local_port, plan.data_payload()),
         hack: plan.tpl(hack, Dest::Node(parent), plan.hack_port, RMTP_HEADER_BYTES),

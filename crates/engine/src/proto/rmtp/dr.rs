@@ -12,9 +12,8 @@ use crate::sim::SimTime;
 #[derive(Clone, Debug)]
 pub struct RmtpDr {
     pub rx: RmtpReceiver,
-    /// The final buffer: sequence number -> (first transmission time, last
-    /// local repair).
-    buffer: BTreeMap<u64, (SimTime, Option<SimTime>)>,
+    /// The final buffer: sequence number -> the copy held.
+    buffer: BTreeMap<u64, Held>,
     capacity: usize,
     /// A packet is not repaired again within this time of its last repair
     /// (a HACK sent before the repair arrived would ask again).
@@ -28,10 +27,24 @@ pub struct RmtpDr {
     /// Packets that did not fit in the final buffer.
     pub overflows: u64,
     pub peak_buffer: usize,
+    /// When a packet new to the DR last arrived.
+    last_new_at: SimTime,
+    /// After this long without a new packet the stream counts as stopped.
+    tail_after: SimTime,
+}
+
+/// A packet in a DR's final buffer.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    first_sent: SimTime,
+    last_repair: Option<SimTime>,
 }
 
 impl RmtpDr {
-    pub fn new(children: usize, capacity: usize, holdoff: SimTime) -> Self {
+    /// A DR of `children`, a final buffer of `capacity`, the repair
+    /// `holdoff`, and `tail_after` without new data before the stream
+    /// counts as stopped.
+    pub fn new(children: usize, capacity: usize, holdoff: SimTime, tail_after: SimTime) -> Self {
         RmtpDr {
             rx: RmtpReceiver::default(),
             buffer: BTreeMap::new(),
@@ -42,6 +55,8 @@ impl RmtpDr {
             local_retx: 0,
             overflows: 0,
             peak_buffer: 0,
+            last_new_at: SimTime::ZERO,
+            tail_after,
         }
     }
 
@@ -52,10 +67,17 @@ impl RmtpDr {
     /// A copy of `seq` arrived (from the data channel or the parent's
     /// local channel): received, and kept while a child may need it.
     pub fn on_data(&mut self, now: SimTime, seq: u64, first_sent: SimTime, retx: bool) -> u64 {
+        if !self.rx.has(seq) {
+            self.last_new_at = now;
+        }
         let delivered = self.rx.on_data(now, seq, first_sent, retx);
         if !self.buffer.contains_key(&seq) && !self.all_children_have(seq) {
             if self.buffer.len() < self.capacity {
-                self.buffer.insert(seq, (first_sent, None));
+                let held = Held {
+                    first_sent,
+                    last_repair: None,
+                };
+                self.buffer.insert(seq, held);
                 self.peak_buffer = self.peak_buffer.max(self.buffer.len());
             } else {
                 // The study: what does not fit cannot be repaired locally.
@@ -65,9 +87,18 @@ impl RmtpDr {
         delivered
     }
 
-    /// Child `child` sent its HACK.
-    pub fn on_child_hack(&mut self, child: usize, report: HackReport) {
+    /// Child `child`'s HACK arrived at `now`: what it reports missing is
+    /// asked for. Once nothing new has reached the DR for `tail_after` (the
+    /// stream has stopped), a held packet that the HACK does not cover yet
+    /// counts as missing too: at the tail of a stream nothing arrives after
+    /// a lost packet to reveal the gap (chosen; the study's sender never
+    /// stops).
+    pub fn on_child_hack(&mut self, now: SimTime, child: usize, report: HackReport) {
         self.requested.extend(report.missing());
+        if now >= self.last_new_at + self.tail_after {
+            self.requested
+                .extend(self.buffer.range(report.end..).map(|(&s, _)| s));
+        }
         self.children[child] = report;
     }
 
@@ -78,14 +109,14 @@ impl RmtpDr {
     pub fn repair_round(&mut self, now: SimTime) -> Vec<(u64, SimTime)> {
         let mut out = Vec::new();
         for s in std::mem::take(&mut self.requested) {
-            let Some((first_sent, last)) = self.buffer.get_mut(&s) else {
+            let Some(h) = self.buffer.get_mut(&s) else {
                 continue;
             };
-            if last.is_some_and(|t| now < t + self.holdoff) {
+            if h.last_repair.is_some_and(|t| now < t + self.holdoff) {
                 continue;
             }
-            *last = Some(now);
-            out.push((s, *first_sent));
+            h.last_repair = Some(now);
+            out.push((s, h.first_sent));
         }
         self.local_retx += out.len() as u64;
         let children = &self.children;

@@ -85,13 +85,13 @@ fn receiver_delivers_in_order_with_first_transmission_delays() {
 
 #[test]
 fn dr_repairs_what_children_miss_and_frees_what_all_have() {
-    let mut dr = RmtpDr::new(2, 500, t(1000));
+    let mut dr = RmtpDr::new(2, 500, t(1000), t(5000));
     for s in 0..5 {
         dr.on_data(t(s * 10), s, t(s * 10), false);
     }
     assert_eq!(dr.buffered(), 5);
-    dr.on_child_hack(0, report_of(&[0, 1, 3, 4]));
-    dr.on_child_hack(1, report_of(&[0, 1, 2, 4]));
+    dr.on_child_hack(t(0), 0, report_of(&[0, 1, 3, 4]));
+    dr.on_child_hack(t(0), 1, report_of(&[0, 1, 2, 4]));
     let repairs: Vec<u64> = dr.repair_round(t(100)).iter().map(|x| x.0).collect();
     assert_eq!(repairs, vec![2, 3]);
     assert_eq!(dr.local_retx, 2);
@@ -105,13 +105,13 @@ fn dr_repairs_what_children_miss_and_frees_what_all_have() {
 
 #[test]
 fn dr_final_buffer_overflow_leaves_repairs_to_the_sender() {
-    let mut dr = RmtpDr::new(1, 3, t(1000));
+    let mut dr = RmtpDr::new(1, 3, t(1000), t(5000));
     for s in 0..6 {
         dr.on_data(t(s), s, t(s), false);
     }
     assert_eq!((dr.buffered(), dr.overflows), (3, 3));
     // The child misses 1 (held) and 4 (did not fit).
-    dr.on_child_hack(0, report_of(&[0, 2, 3, 5]));
+    dr.on_child_hack(t(0), 0, report_of(&[0, 2, 3, 5]));
     let repairs: Vec<u64> = dr.repair_round(t(100)).iter().map(|x| x.0).collect();
     assert_eq!(repairs, vec![1]);
     let r = dr.report();
@@ -121,11 +121,11 @@ fn dr_final_buffer_overflow_leaves_repairs_to_the_sender() {
 
 #[test]
 fn dr_acknowledges_only_what_it_holds_or_every_child_has() {
-    let mut dr = RmtpDr::new(1, 0, t(1000)); // holds nothing
+    let mut dr = RmtpDr::new(1, 0, t(1000), t(5000)); // holds nothing
     for s in [0, 1, 2, 4] {
         dr.on_data(t(s), s, t(s), false);
     }
-    dr.on_child_hack(0, report_of(&[0, 2]));
+    dr.on_child_hack(t(0), 0, report_of(&[0, 2]));
     let r = dr.report();
     // Own loss 3; the child's 1 cannot be repaired locally; 4 is neither
     // held nor known to be at the child.
@@ -260,11 +260,11 @@ fn an_uncovered_packet_later_reported_missing_is_not_premature() {
 
 #[test]
 fn dr_does_not_repair_a_packet_again_within_the_holdoff() {
-    let mut dr = RmtpDr::new(1, 500, t(1000));
+    let mut dr = RmtpDr::new(1, 500, t(1000), t(5000));
     for s in 0..3 {
         dr.on_data(t(s), s, t(s), false);
     }
-    let asks = |dr: &mut RmtpDr| dr.on_child_hack(0, report_of(&[0, 2]));
+    let asks = |dr: &mut RmtpDr| dr.on_child_hack(t(0), 0, report_of(&[0, 2]));
     asks(&mut dr);
     assert_eq!(dr.repair_round(t(300)).len(), 1);
     // The child asks again before the repair reached it: held off.
@@ -276,4 +276,20 @@ fn dr_does_not_repair_a_packet_again_within_the_holdoff() {
     asks(&mut dr);
     assert_eq!(dr.repair_round(t(1300)), vec![(1, t(1))]);
     assert_eq!(dr.local_retx, 2);
+}
+
+#[test]
+fn dr_repairs_a_lost_tail_once_the_stream_has_stopped() {
+    let mut dr = RmtpDr::new(1, 500, t(1000), t(1000));
+    for s in 0..3 {
+        dr.on_data(t(100 * s), s, t(100 * s), false);
+    }
+    // The child has 0 and 1; nothing after 2 reveals that 2 is missing.
+    dr.on_child_hack(t(900), 0, report_of(&[0, 1]));
+    assert!(
+        dr.repair_round(t(900)).is_empty(),
+        "the last packet came 0.7 s ago"
+    );
+    dr.on_child_hack(t(1250), 0, report_of(&[0, 1]));
+    assert_eq!(dr.repair_round(t(1250)), vec![(2, t(200))]);
 }
