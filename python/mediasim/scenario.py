@@ -12,13 +12,10 @@ import copy
 import json
 import math
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from . import _engine
+from . import _engine, plain
 from .errors import ScenarioError
 
 
@@ -44,6 +41,9 @@ class Scenario:
         return copy.deepcopy(self.data)
 
     def to_json(self) -> str:
+        # Only plain data within the limits goes to the engine (a date or a
+        # set from Python code is named here, not a TypeError from json).
+        plain.check(self.data, self.name)
         # JSON has no NaN/Infinity: send them as strings so that the engine
         # rejects them with the field's path ("invalid type: string ...").
         return json.dumps(_finite_or_str(self.data), allow_nan=False)
@@ -170,25 +170,6 @@ def _step(cur: Any, key: Any, path: str, create: bool) -> Any:
     return cur[key]
 
 
-class _Yaml12Loader(yaml.SafeLoader):
-    """SafeLoader that also reads YAML 1.2 floats such as ``10e6`` and
-    ``1.5e-3`` (YAML 1.1, which PyYAML follows, makes them strings)."""
-
-
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-        |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
-        |[-+]?\.(?:inf|Inf|INF)
-        |\.(?:nan|NaN|NAN))$""",
-        re.X,
-    ),
-    list("-+0123456789."),
-)
-
-
 def split_override(text: str) -> tuple[str, str]:
     """Splits ``PATH=VALUE`` at the first ``=`` outside brackets, so that
     ``flows[name=voice].start_s=3`` works."""
@@ -212,27 +193,9 @@ def parse_value(text: str) -> Any:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Loads a scenario from a .json, .toml, .yaml or .yml file."""
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"scenario file not found: {p}")
-    text = p.read_text()
-    suffix = p.suffix.lower()
-    try:
-        if suffix == ".json":
-            data = json.loads(text)
-        elif suffix == ".toml":
-            data = tomllib.loads(text)
-        elif suffix in (".yaml", ".yml"):
-            data = yaml.load(text, Loader=_Yaml12Loader)
-        else:
-            msg = f"unknown scenario format {suffix!r} (use .json, .toml, .yaml or .yml)"
-            raise ScenarioError(f"{p}: {msg}", [(str(p), msg)])
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError) as e:
-        raise ScenarioError(f"{p}: cannot parse: {e}", [(str(p), f"cannot parse: {e}")]) from None
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{p}: a scenario must be a table/mapping", [(str(p), "must be a table/mapping")])
-    return Scenario.from_dict(data)
+    """Loads a scenario from a .json, .toml, .yaml or .yml file; every
+    problem with the file is a ScenarioError naming it (mediasim.plain)."""
+    return Scenario.from_dict(plain.read_file(path))
 
 
 def as_scenario(x: "Scenario | dict | str | Path") -> Scenario:

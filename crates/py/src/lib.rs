@@ -86,7 +86,7 @@ fn run<'py>(
 /// Parses and validates a scenario; raises ScenarioError listing every problem.
 #[pyfunction]
 fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<()> {
-    mediasim_engine::scenario::parse_and_validate(scenario_json)
+    mediasim_engine::scenario::check_all(scenario_json)
         .map(|_| ())
         .map_err(|errs| to_py_err(py, EngineError::Scenario(errs)))
 }

@@ -15,7 +15,7 @@ pub mod validate;
 pub use check::FieldError;
 pub use document::Scenario;
 pub use parse::parse_json;
-pub use validate::{parse_and_validate, validate};
+pub use validate::{check_all, parse_and_validate, validate};
 
 /// The JSON Schema of a scenario, generated from the document.
 pub fn json_schema() -> String {

@@ -344,6 +344,14 @@ fn links_groups_routes_and_measurement() {
         "links[0].rate_bps",
         "at least 1 bit/s",
     );
+    // A direction's own rate too (a rate below 0.5 bit/s rounded to 0 and
+    // divided by zero when the first packet was serialised).
+    check(
+        "/links/0",
+        json!({"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 10, "ab": {"rate_bps": 0.3}}),
+        "links[0].ab.rate_bps",
+        "at least 1 bit/s",
+    );
     check(
         "/links/0/delay_ms",
         json!(-1),

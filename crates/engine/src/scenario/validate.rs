@@ -22,6 +22,17 @@ pub fn parse_and_validate(text: &str) -> Result<Scenario, Vec<FieldError>> {
     }
 }
 
+/// Everything `run` checks before the first event: the document's fields,
+/// then the checks only construction can make (routes, reachability of
+/// group members, port collisions, rates that round to nothing), by
+/// building the world and dropping it. What this accepts, `run` builds.
+pub fn check_all(text: &str) -> Result<Scenario, Vec<FieldError>> {
+    let s = parse_and_validate(text)?;
+    let rng = crate::sim::RngStreams::new(0, 0);
+    super::build::build(&s, &rng)?;
+    Ok(s)
+}
+
 /// Semantic checks of a parsed scenario.
 pub fn validate(s: &Scenario) -> Vec<FieldError> {
     let mut c = Checker::default();
@@ -132,10 +143,7 @@ fn links(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
 
 /// The fields a link gives for both directions.
 fn link(p: &str, l: &LinkSpec, scope: &Scope<'_>, c: &mut Checker) {
-    c.positive(&format!("{p}.rate_bps"), l.rate_bps);
-    if l.rate_bps.is_finite() && l.rate_bps > 0.0 && l.rate_bps < 1.0 {
-        c.err(format!("{p}.rate_bps"), "must be at least 1 bit/s");
-    }
+    link_rate(&format!("{p}.rate_bps"), l.rate_bps, c);
     c.non_negative(&format!("{p}.delay_ms"), l.delay_ms);
     c.at_most(&format!("{p}.delay_ms"), l.delay_ms, MAX_DELAY_MS);
     if let Some(q) = &l.queue {
@@ -156,10 +164,19 @@ fn link(p: &str, l: &LinkSpec, scope: &Scope<'_>, c: &mut Checker) {
     }
 }
 
+/// A link rate: positive, and at least 1 bit/s (serialisation works in
+/// whole bits per second; a smaller rate would round to zero).
+fn link_rate(path: &str, r: f64, c: &mut Checker) {
+    c.positive(path, r);
+    if r.is_finite() && r > 0.0 && r < 1.0 {
+        c.err(path, format!("must be at least 1 bit/s (got {r})"));
+    }
+}
+
 /// One direction's overrides.
 fn direction(dp: &str, d: &DirSpec, link_rate_bps: f64, scope: &Scope<'_>, c: &mut Checker) {
     if let Some(r) = d.rate_bps {
-        c.positive(&format!("{dp}.rate_bps"), r);
+        link_rate(&format!("{dp}.rate_bps"), r, c);
     }
     if let Some(x) = d.delay_ms {
         c.non_negative(&format!("{dp}.delay_ms"), x);

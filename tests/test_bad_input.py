@@ -1,0 +1,131 @@
+"""Inputs a user can type that once crashed or ate the machine end in a
+ScenarioError naming the file or the field (issue 12): text that is not
+UTF-8, values JSON cannot hold, deep nesting, YAML alias bombs, pcap
+without a folder, rates that round to nothing, and build-time problems
+that `validate` used to miss."""
+
+import datetime
+
+import pytest
+from click.testing import CliRunner
+
+import mediasim
+from mediasim.cli import main
+from mediasim.plain import MAX_DEPTH, MAX_NODES
+
+BASE_YAML = """name: x
+duration_s: 1.0
+nodes: [{name: a}, {name: b}]
+links: [{a: a, b: b, rate_bps: 1.0e6, delay_ms: 1}]
+"""
+
+
+def write(tmp_path, name, content):
+    p = tmp_path / name
+    p.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return p
+
+
+def fails(path_or_sc, fragment, field=None):
+    with pytest.raises(mediasim.ScenarioError) as e:
+        mediasim.run(path_or_sc, seed=1)
+    assert fragment in str(e.value), str(e.value)
+    if field is not None:
+        assert any(p == field for p, _ in e.value.errors), e.value.errors
+    return e.value
+
+
+def test_text_that_is_not_utf8_names_the_file(tmp_path):
+    p = write(tmp_path, "latin.yaml", BASE_YAML.encode() + b"description: caf\xe9\n")
+    fails(p, "not UTF-8", str(p))
+
+
+@pytest.mark.parametrize("name,content,fragment", [
+    ("binary.yaml", BASE_YAML + "description: !!binary aGVsbG8=\n", "no JSON equivalent"),
+    ("set.yaml", BASE_YAML + "description: !!set {a: null}\n", "no JSON equivalent"),
+    ("stamp.yaml", BASE_YAML + "description: !!timestamp 2001-12-14\n", "no JSON equivalent"),
+])
+def test_yaml_tags_json_cannot_hold_are_refused(tmp_path, name, content, fragment):
+    fails(write(tmp_path, name, content), fragment)
+
+
+def test_a_yaml_date_stays_text_and_the_engine_names_the_field(tmp_path):
+    p = write(tmp_path, "date.yaml", BASE_YAML.replace("duration_s: 1.0", "duration_s: 2024-01-01"))
+    fails(p, "duration_s", "duration_s")
+
+
+def test_a_toml_date_names_the_field(tmp_path):
+    p = write(tmp_path, "date.toml", 'name = "x"\nduration_s = 1979-05-27\nnodes = []\nlinks = []\n')
+    fails(p, "not a scenario value", "duration_s")
+
+
+def test_deep_nesting_in_a_file_or_in_code(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    p = write(tmp_path, "deep.json", '{"name": "x", "duration_s": 1, "nodes": ' + deep + "}")
+    fails(p, "nested too deeply", str(p))
+    sc = mediasim.Scenario("x", duration_s=1)
+    x: list = []
+    sc.data["description"] = x
+    for _ in range(MAX_DEPTH + 5):
+        x.append([])
+        x = x[0]
+    fails(sc, "nested too deeply")
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path):
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for i in range(1, 10):
+        prev = f"*a{i - 1}"
+        lines.append(f"a{i}: &a{i} [{', '.join([prev] * 10)}]")
+    p = write(tmp_path, "bomb.yaml", BASE_YAML + "description:\n  " + "\n  ".join(lines) + "\n")
+    assert p.stat().st_size < 2000  # 10^10 strings once expanded
+    fails(p, f"more than {MAX_NODES:,} values", str(p))
+
+
+def test_python_values_json_cannot_hold_name_their_field():
+    sc = mediasim.Scenario("x", duration_s=1)
+    sc.node("a", note=datetime.date(2024, 1, 1))
+    fails(sc, "date is not a scenario value", "nodes[0].note")
+    sc = mediasim.Scenario("x", duration_s=1)
+    sc.data["tags"] = {1, 2}
+    fails(sc, "set is not a scenario value", "tags")
+
+
+def test_pcap_without_a_folder_is_named(tmp_path):
+    sc = mediasim.Scenario("x", duration_s=1)
+    sc.node("a").node("b").link("a", "b", rate_bps=1e6, delay_ms=1)
+    sc.measure(pcap=True)
+    fails(sc, "output folder", "measure.pcap")
+    mediasim.run(sc, seed=1, out=tmp_path)  # with one it works
+    assert (tmp_path / "pcap").is_dir()
+
+
+def test_a_direction_rate_below_one_bit_per_second_is_named():
+    sc = mediasim.Scenario("x", duration_s=1)
+    sc.node("a").node("b").link("a", "b", rate_bps=1e6, delay_ms=1, ab={"rate_bps": 0.3})
+    sc.flow("f", "cbr", src="a", dst="b", payload_bytes=100, interval_ms=10)
+    fails(sc, "at least 1 bit/s", "links[0].ab.rate_bps")
+
+
+def test_validate_runs_the_build_time_checks_too(tmp_path):
+    # No route from a to c: validation used to say valid and run refused.
+    sc = mediasim.Scenario("x", duration_s=1)
+    sc.node("a").node("b").node("c").link("a", "b", rate_bps=1e6, delay_ms=1)
+    sc.flow("f", "cbr", src="a", dst="c", payload_bytes=100, interval_ms=10)
+    with pytest.raises(mediasim.ScenarioError, match="no route"):
+        sc.validate()
+    p = write(tmp_path, "noroute.json", sc.to_json())
+    r = CliRunner().invoke(main, ["validate", str(p)])
+    assert r.exit_code != 0 and "no route" in r.output and "Traceback" not in r.output
+
+
+def test_the_cli_reports_bad_files_without_a_traceback(tmp_path):
+    for name, content in [("latin.yaml", BASE_YAML.encode() + b"description: caf\xe9\n"),
+                          ("deep.json", '{"nodes": ' + "[" * 50_000 + "]" * 50_000 + "}"),
+                          ("set.yaml", BASE_YAML + "x: !!set {a: null}\n")]:
+        p = write(tmp_path, name, content)
+        for cmd in (["validate", str(p)], ["run", str(p)]):
+            r = CliRunner().invoke(main, cmd)
+            assert r.exit_code != 0, (cmd, r.output)
+            assert "Traceback" not in r.output and r.exception is None or isinstance(r.exception, SystemExit), \
+                (cmd, r.output, r.exception)
