@@ -129,3 +129,33 @@ def test_the_cli_reports_bad_files_without_a_traceback(tmp_path):
             assert r.exit_code != 0, (cmd, r.output)
             assert "Traceback" not in r.output and r.exception is None or isinstance(r.exception, SystemExit), \
                 (cmd, r.output, r.exception)
+
+
+def two_nodes(**measure):
+    sc = mediasim.Scenario("x", duration_s=1)
+    sc.node("a").node("b").link("a", "b", rate_bps=1e9, delay_ms=1)
+    if measure:
+        sc.measure(**measure)
+    return sc
+
+
+@pytest.mark.parametrize("build,field,fragment", [
+    (lambda sc: sc.flow("f", "poisson", src="a", dst="b", payload_bytes=100, rate_pps=1e12),
+     "flows[0].rate_pps", "packets under 1 us apart"),
+    (lambda sc: sc.flow("f", "poisson", src="a", dst="b", payload_bytes=100, rate_bps=1e13),
+     "flows[0].rate_bps", "packets under 1 us apart"),
+    (lambda sc: sc.flow("f", "cbr", src="a", dst="b", payload_bytes=100, interval_ms=1e-7),
+     "flows[0].interval_ms", "at least 0.001 ms"),
+    (lambda sc: sc.flow("f", "cbr", src="a", dst="b", payload_bytes=100, rate_bps=1e13),
+     "flows[0].rate_bps", "packets under 1 us apart"),
+    (lambda sc: sc.flow("f", "tcp", src="a", dst="b", tcp={"min_rto_ms": 1e-6, "max_rto_ms": 1e-6}),
+     "flows[0].tcp.min_rto_ms", "at least 0.001 ms"),
+    (lambda sc: sc.measure(queue_sample_ms=1e-6), "measure.queue_sample_ms", "at least 0.001 ms"),
+    (lambda sc: sc.data.setdefault("rtp_sessions", []).append(
+        {"name": "s", "members": [{"node": "a", "media": True}, {"node": "b"}], "session_bw_bps": 1e15,
+         "media_payload_bytes": 100}), "rtp_sessions[0].session_bw_bps", "under 1 us"),
+])
+def test_intervals_that_round_to_nothing_are_named(build, field, fragment):
+    sc = two_nodes()
+    build(sc)
+    fails(sc, fragment, field)

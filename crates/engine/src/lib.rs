@@ -43,6 +43,9 @@ pub enum EngineError {
     Conservation(String),
     #[error("run interrupted at simulated time {0}")]
     Interrupted(SimTime),
+    /// Simulated time stopped advancing (events at one instant without end).
+    #[error("simulated time stopped advancing at {0}: more than 20,000,000 events at that instant, the last from {1} (an interval or rate that rounds to zero?)")]
+    Stalled(SimTime, String),
 }
 
 /// Options of one run that are not part of the scenario.
@@ -104,7 +107,10 @@ pub fn run(
         }
     }
     if !w.run(progress) {
-        return Err(EngineError::Interrupted(w.now()));
+        return Err(match w.stalled.take() {
+            Some((t, what)) => EngineError::Stalled(t, what),
+            None => EngineError::Interrupted(w.now()),
+        });
     }
     for p in w.pcap.iter_mut().flatten() {
         if let Err(e) = p.flush() {

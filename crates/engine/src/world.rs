@@ -64,11 +64,17 @@ pub struct World {
     pub delivered: u64,
     pub dropped: u64,
     pub io_error: Option<String>,
+    /// Set when simulated time stopped advancing: the time and what kept
+    /// happening there.
+    pub stalled: Option<(SimTime, String)>,
     actions: Vec<Action>,
     drops: Vec<(Packet, DropReason)>,
     /// Scratch list of a multicast copy's next link-dirs.
     fan_out: Vec<LinkDirId>,
 }
+
+/// More events than this at one instant means time has stopped advancing.
+const STALL_EVENTS: u64 = 20_000_000;
 
 /// Called every so many events; return false to stop the run.
 pub type Progress<'a> = &'a mut dyn FnMut(SimTime, u64) -> bool;
@@ -110,6 +116,7 @@ impl World {
             delivered: 0,
             dropped: 0,
             io_error: None,
+            stalled: None,
             actions: Vec::with_capacity(16),
             drops: Vec::with_capacity(16),
             fan_out: Vec::new(),
@@ -134,7 +141,19 @@ impl World {
                 .expect("time zero");
         }
         let mut next_report = PROGRESS_EVERY;
+        let (mut at, mut same) = (SimTime::MAX, 0u64);
         while let Some((now, ev)) = self.q.pop_until(self.horizon) {
+            // Events that never let time advance (a timer of zero length)
+            // would run until memory runs out: stop and say where.
+            if now == at {
+                same += 1;
+                if same > STALL_EVENTS {
+                    self.stalled = Some((now, self.describe(&ev)));
+                    return false;
+                }
+            } else {
+                (at, same) = (now, 0);
+            }
             self.dispatch(now, ev);
             if self.q.events_executed() >= next_report {
                 next_report += PROGRESS_EVERY;
@@ -145,6 +164,25 @@ impl World {
         }
         self.q.advance_to(self.horizon);
         true
+    }
+
+    /// What an event is about, for error messages.
+    fn describe(&self, ev: &Ev) -> String {
+        let app = |i: u32| {
+            let node = self.apps[i as usize].node as usize;
+            format!("an application on node \"{}\"", self.nodes[node].name)
+        };
+        match ev {
+            Ev::TxDone(ld) | Ev::Arrive(ld) => {
+                let l = &self.links[*ld as usize];
+                format!(
+                    "link \"{}\"",
+                    self.link_names.get(l.link as usize).map_or("?", |s| s)
+                )
+            }
+            Ev::AppStart(i) | Ev::AppTimer(i, _) => app(*i),
+            Ev::Sample => "queue sampling (measure.queue_sample_ms)".to_string(),
+        }
     }
 
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
@@ -420,5 +458,39 @@ impl World {
                 .get(tree as usize)
                 .map_or(vec![], |t| t.receivers_via(ld, self.links[ld as usize].to)),
         }
+    }
+}
+
+#[cfg(test)]
+mod stall_tests {
+    use crate::app::{Action, App};
+    use crate::sim::{RngStreams, SimTime};
+
+    /// Asks for its timer again at the same instant, for ever.
+    struct Stuck;
+    impl App for Stuck {
+        fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
+            out.push(Action::Timer { at: now, token: 0 });
+        }
+        fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
+            out.push(Action::Timer { at: now, token: 0 });
+        }
+    }
+
+    #[test]
+    fn a_run_whose_time_stops_ends_with_where_and_what() {
+        let text = r#"{"duration_s": 1, "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}],
+            "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b",
+                       "payload_bytes": 100, "interval_ms": 10, "start_s": 0.25}]}"#;
+        let s = crate::scenario::parse_and_validate(text).expect("valid");
+        let mut w = crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds");
+        let cbr = (w.apps.iter()).position(|a| w.nodes[a.node as usize].name == "a");
+        w.apps[cbr.expect("the cbr source")].app = Box::new(Stuck);
+        let mut progress = |_, _| true;
+        assert!(!w.run(&mut progress));
+        let (at, what) = w.stalled.clone().expect("stalled");
+        assert_eq!(at, SimTime::from_millis(250));
+        assert!(what.contains("node \"a\""), "{what}");
     }
 }

@@ -32,6 +32,7 @@ fn to_py_err(py: Python<'_>, e: EngineError) -> PyErr {
         EngineError::Interrupted(t) => {
             PyKeyboardInterrupt::new_err(format!("run interrupted at {t}"))
         }
+        e @ EngineError::Stalled(..) => PyRuntimeError::new_err(e.to_string()),
     }
 }
 

@@ -31,8 +31,17 @@ impl FlowModel for CbrSpec {
     fn validate(&self, _flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
         check_udp_payload(p, self.payload_bytes, c);
         match (self.rate_bps, self.interval_ms) {
-            (Some(r), None) => c.positive(&format!("{p}.rate_bps"), r),
-            (None, Some(x)) => c.positive(&format!("{p}.interval_ms"), x),
+            (Some(r), None) => {
+                c.positive(&format!("{p}.rate_bps"), r);
+                if let Some(b) = self.payload_bytes {
+                    c.packet_rate(
+                        &format!("{p}.rate_bps"),
+                        r / (b as f64 * 8.0),
+                        "the packet rate",
+                    );
+                }
+            }
+            (None, Some(x)) => c.interval_ms(&format!("{p}.interval_ms"), x),
             (Some(_), Some(_)) => c.err(p, "cbr takes rate_bps or interval_ms, not both"),
             (None, None) => c.err(p, "cbr needs rate_bps or interval_ms"),
         }

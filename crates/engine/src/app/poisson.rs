@@ -32,8 +32,20 @@ impl FlowModel for PoissonSpec {
     fn validate(&self, _flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
         check_udp_payload(p, self.payload_bytes, c);
         match (self.rate_bps, self.rate_pps) {
-            (Some(r), None) => c.positive(&format!("{p}.rate_bps"), r),
-            (None, Some(x)) => c.positive(&format!("{p}.rate_pps"), x),
+            (Some(r), None) => {
+                c.positive(&format!("{p}.rate_bps"), r);
+                if let Some(b) = self.payload_bytes {
+                    c.packet_rate(
+                        &format!("{p}.rate_bps"),
+                        r / (b as f64 * 8.0),
+                        "the mean packet rate",
+                    );
+                }
+            }
+            (None, Some(x)) => {
+                c.positive(&format!("{p}.rate_pps"), x);
+                c.packet_rate(&format!("{p}.rate_pps"), x, "the mean packet rate");
+            }
             (Some(_), Some(_)) => c.err(p, "poisson takes rate_bps or rate_pps, not both"),
             (None, None) => c.err(p, "poisson needs rate_bps or rate_pps"),
         }

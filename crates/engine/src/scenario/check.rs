@@ -31,6 +31,11 @@ impl fmt::Display for FieldError {
 pub const MAX_DURATION_S: f64 = 1e8;
 /// Longest propagation delay (or timer) accepted: about 11 days.
 pub const MAX_DELAY_MS: f64 = 1e9;
+/// Shortest period of anything that repeats (a packet interval, a timer):
+/// 1 us. Shorter ones round towards zero and stop simulated time.
+pub const MIN_INTERVAL_MS: f64 = 1e-3;
+/// Most packets per second from one source (a 1 us mean gap).
+pub const MAX_RATE_PPS: f64 = 1e6;
 
 /// Collects field errors.
 #[derive(Default)]
@@ -55,6 +60,24 @@ impl Checker {
     pub fn at_most(&mut self, path: &str, x: f64, max: f64) {
         if x.is_finite() && x > max {
             self.err(path, format!("must be at most {max} (got {x})"));
+        }
+    }
+    /// A period of something that repeats, in ms: positive, at least
+    /// [`MIN_INTERVAL_MS`], at most [`MAX_DELAY_MS`].
+    pub fn interval_ms(&mut self, path: &str, x: f64) {
+        self.positive(path, x);
+        self.at_most(path, x, MAX_DELAY_MS);
+        if x.is_finite() && x > 0.0 && x < MIN_INTERVAL_MS {
+            let msg = format!("must be at least {MIN_INTERVAL_MS} ms (1 us; got {x})");
+            self.err(path, msg);
+        }
+    }
+    /// A packet rate of one source, packets/s: positive, at most
+    /// [`MAX_RATE_PPS`] (`what` says how it was given).
+    pub fn packet_rate(&mut self, path: &str, pps: f64, what: &str) {
+        if pps.is_finite() && pps > MAX_RATE_PPS {
+            let msg = format!("{what} is {pps:.3e} packets/s, more than {MAX_RATE_PPS:.0e} (packets under 1 us apart)");
+            self.err(path, msg);
         }
     }
     pub fn probability(&mut self, path: &str, x: f64) {

@@ -235,7 +235,7 @@ fn routes(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
 
 fn measure(s: &Scenario, c: &mut Checker) {
     if let Some(x) = s.measure.queue_sample_ms {
-        c.positive("measure.queue_sample_ms", x);
+        c.interval_ms("measure.queue_sample_ms", x);
     }
     for (i, w) in s.measure.windows_s.iter().enumerate() {
         c.window(&format!("measure.windows_s[{i}]"), w);

@@ -31,7 +31,7 @@ pub fn build_session(s: &RtpSessionSpec, k: usize, p: &str, ctx: &mut BuildCtx<'
 
 impl RtpSessionSpec {
     /// Media payload per packet (bytes) and the time between packets.
-    fn media_plan(&self) -> (u32, SimTime) {
+    pub(super) fn media_plan(&self) -> (u32, SimTime) {
         match &self.newpred {
             // NEWPRED: a frame every 1/fps, cut into equal segments that fill
             // the bandwidth on the wire.

@@ -155,6 +155,19 @@ impl SessionModel for RtpSessionSpec {
     fn validate(&self, p: &str, scope: &Scope<'_>, c: &mut Checker) {
         self.validate_members(p, scope, c);
         c.positive(&format!("{p}.session_bw_bps"), self.session_bw_bps);
+        if self.session_bw_bps.is_finite()
+            && self.session_bw_bps > 0.0
+            && self.media_senders() > 0.0
+        {
+            let (_, interval) = self.media_plan();
+            if interval < crate::sim::SimTime::from_micros(1) {
+                let msg = format!(
+                    "media packets would go {} ns apart (under 1 us): too high for the packet size",
+                    interval.as_nanos()
+                );
+                c.err(format!("{p}.session_bw_bps"), msg);
+            }
+        }
         if self.media_payload_bytes == 0 || self.media_payload_bytes > 65_495 {
             let msg = format!("must be 1..=65495 bytes (got {})", self.media_payload_bytes);
             c.err(format!("{p}.media_payload_bytes"), msg);

@@ -8,7 +8,7 @@ use crate::app::flow::{
 };
 use crate::proto::tcp::{Flavor, InitialWindow, NewRenoRecovery, TcpConfig};
 use crate::scenario::build::BuildCtx;
-use crate::scenario::check::{Checker, Scope, MAX_DELAY_MS};
+use crate::scenario::check::{Checker, Scope};
 use crate::sim::SimTime;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -193,8 +193,7 @@ impl TcpSpec {
             ("delack_timeout_ms", self.delack_timeout_ms),
         ] {
             if let Some(x) = x {
-                c.positive(&format!("{path}.{name}"), x);
-                c.at_most(&format!("{path}.{name}"), x, MAX_DELAY_MS);
+                c.interval_ms(&format!("{path}.{name}"), x);
             }
         }
         if let (Some(a), Some(b)) = (self.min_rto_ms, self.max_rto_ms) {
