@@ -1,6 +1,8 @@
 //! Constant bit rate source: one packet of fixed size every `interval`.
 
-use super::flow::{add_udp_sinks_and_meta, check_udp_payload, FlowCommon, FlowModel, ResolvedFlow};
+use super::flow::{
+    add_udp_sinks_and_meta, check_udp_payload, check_udp_rate, FlowCommon, FlowModel, ResolvedFlow,
+};
 use super::{Action, App, PacketTemplate, StopRule};
 use crate::scenario::build::BuildCtx;
 use crate::scenario::check::{Checker, Scope};
@@ -31,16 +33,7 @@ impl FlowModel for CbrSpec {
     fn validate(&self, _flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
         check_udp_payload(p, self.payload_bytes, c);
         match (self.rate_bps, self.interval_ms) {
-            (Some(r), None) => {
-                c.positive(&format!("{p}.rate_bps"), r);
-                if let Some(b) = self.payload_bytes {
-                    c.packet_rate(
-                        &format!("{p}.rate_bps"),
-                        r / (b as f64 * 8.0),
-                        "the packet rate",
-                    );
-                }
-            }
+            (Some(r), None) => check_udp_rate(p, r, self.payload_bytes, c),
             (None, Some(x)) => c.interval_ms(&format!("{p}.interval_ms"), x),
             (Some(_), Some(_)) => c.err(p, "cbr takes rate_bps or interval_ms, not both"),
             (None, None) => c.err(p, "cbr needs rate_bps or interval_ms"),

@@ -389,6 +389,16 @@ fn unicast_destination(
     (Dest::Node(d), vec![d])
 }
 
+/// Checks a UDP source's `rate_bps` (cbr, poisson): positive, and with
+/// its payload no more than 10^6 packets/s.
+pub fn check_udp_rate(path: &str, rate_bps: f64, payload_bytes: Option<u32>, c: &mut Checker) {
+    c.positive(&format!("{path}.rate_bps"), rate_bps);
+    if let Some(b) = payload_bytes {
+        let pps = rate_bps / (b as f64 * 8.0);
+        c.packet_rate(&format!("{path}.rate_bps"), pps, "the packet rate");
+    }
+}
+
 /// Checks a UDP source's payload size (cbr, poisson).
 pub fn check_udp_payload(path: &str, payload_bytes: Option<u32>, c: &mut Checker) {
     match payload_bytes {

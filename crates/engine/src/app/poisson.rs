@@ -1,6 +1,8 @@
 //! Poisson source: fixed-size packets with exponential inter-departure times.
 
-use super::flow::{add_udp_sinks_and_meta, check_udp_payload, FlowCommon, FlowModel, ResolvedFlow};
+use super::flow::{
+    add_udp_sinks_and_meta, check_udp_payload, check_udp_rate, FlowCommon, FlowModel, ResolvedFlow,
+};
 use super::{Action, App, PacketTemplate, StopRule};
 use crate::scenario::build::BuildCtx;
 use crate::scenario::check::{Checker, Scope};
@@ -32,16 +34,7 @@ impl FlowModel for PoissonSpec {
     fn validate(&self, _flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
         check_udp_payload(p, self.payload_bytes, c);
         match (self.rate_bps, self.rate_pps) {
-            (Some(r), None) => {
-                c.positive(&format!("{p}.rate_bps"), r);
-                if let Some(b) = self.payload_bytes {
-                    c.packet_rate(
-                        &format!("{p}.rate_bps"),
-                        r / (b as f64 * 8.0),
-                        "the mean packet rate",
-                    );
-                }
-            }
+            (Some(r), None) => check_udp_rate(p, r, self.payload_bytes, c),
             (None, Some(x)) => {
                 c.positive(&format!("{p}.rate_pps"), x);
                 c.packet_rate(&format!("{p}.rate_pps"), x, "the mean packet rate");
