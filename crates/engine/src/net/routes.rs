@@ -7,11 +7,11 @@
 //! a packet or a build-time check leaves that node, so the routes and
 //! hence the results are the same as with the full table.
 //!
-//! On a shallow forest (no cycles, every node within `FOREST_MAX_DEPTH`
-//! hops of its component's root) no row is built at all: the path between
-//! two nodes is unique, and the next hop is found by walking up from the
-//! destination (`ForestIndex`). Ten thousand receivers each sending to
-//! their DR would otherwise need ten thousand rows of ten thousand entries.
+//! On a forest (no cycles) no row is built at all: the path between two
+//! nodes is unique, and the next hop follows from a depth-first numbering
+//! of each tree (`ForestIndex`). Ten thousand receivers each sending to
+//! their DR would otherwise need ten thousand rows of ten thousand
+//! entries, and a chain of 20,000 nodes a row per hop.
 
 use super::mcast::{forest_components, reverse};
 use super::packet::{LinkDirId, NodeId};
@@ -19,64 +19,79 @@ use super::routing::{shortest_path_tree, Graph};
 use std::collections::HashMap;
 
 const NONE: u32 = u32::MAX;
-/// Deepest forest the walk-up routing serves (a longer chain gets rows).
-const FOREST_MAX_DEPTH: u32 = 64;
-
-/// Each node's link towards its component's root, and its depth.
+/// Each node's place in a depth-first order of its tree: a node's subtree
+/// is the range [tin, tout) of that order, so whether a destination lies
+/// below a node is two comparisons, and which child leads there is a
+/// binary search among the node's children. O(n) memory for any depth.
 struct ForestIndex {
     /// Link-dir from the node to its parent (None at a root).
     up: Vec<Option<LinkDirId>>,
-    depth: Vec<u32>,
+    tin: Vec<u32>,
+    tout: Vec<u32>,
     comp: Vec<u32>,
+    /// Per node: its children's (tin, link-dir down to them), by tin.
+    children: Vec<Vec<(u32, LinkDirId)>>,
 }
 
 impl ForestIndex {
-    /// The index of a forest with finite costs and shallow components.
+    /// The index of a forest with finite costs (None for other graphs).
     fn new(g: &Graph) -> Option<Self> {
         if g.adj.iter().flatten().any(|e| !e.2.is_finite()) {
             return None;
         }
         let comp = forest_components(g)?;
         let n = g.adj.len();
-        let (mut up, mut depth, mut seen) = (vec![None; n], vec![0u32; n], vec![false; n]);
+        let mut ix = ForestIndex {
+            up: vec![None; n],
+            tin: vec![0; n],
+            tout: vec![0; n],
+            comp,
+            children: vec![Vec::new(); n],
+        };
+        let (mut clock, mut seen) = (0u32, vec![false; n]);
         for root in 0..n {
             if seen[root] {
                 continue;
             }
             seen[root] = true;
-            let mut stack = vec![root as NodeId];
-            while let Some(v) = stack.pop() {
-                for &(ld, w, _) in &g.adj[v as usize] {
-                    if !seen[w as usize] {
-                        seen[w as usize] = true;
-                        up[w as usize] = Some(reverse(ld));
-                        depth[w as usize] = depth[v as usize] + 1;
-                        if depth[w as usize] > FOREST_MAX_DEPTH {
-                            return None;
-                        }
-                        stack.push(w);
-                    }
+            // (node, next neighbour to look at)
+            let mut stack = vec![(root as NodeId, 0usize)];
+            ix.tin[root] = clock;
+            clock += 1;
+            while let Some(&mut (v, ref mut k)) = stack.last_mut() {
+                let Some(&(ld, w, _)) = g.adj[v as usize].get(*k) else {
+                    ix.tout[v as usize] = clock;
+                    stack.pop();
+                    continue;
+                };
+                *k += 1;
+                if !seen[w as usize] {
+                    seen[w as usize] = true;
+                    ix.up[w as usize] = Some(reverse(ld));
+                    ix.tin[w as usize] = clock;
+                    clock += 1;
+                    ix.children[v as usize].push((ix.tin[w as usize], ld));
+                    stack.push((w, 0));
                 }
             }
         }
-        Some(ForestIndex { up, depth, comp })
+        Some(ix)
     }
 
-    /// The unique path's first link from `src` to `dst`: down towards
-    /// `dst` if `src` is its ancestor, else up.
-    fn next_hop(&self, src: NodeId, dst: NodeId, from: &[NodeId]) -> Option<LinkDirId> {
-        if src == dst || self.comp[src as usize] != self.comp[dst as usize] {
+    /// The unique path's first link from `src` to `dst`: down the child
+    /// whose subtree holds `dst`, or up.
+    fn next_hop(&self, src: NodeId, dst: NodeId) -> Option<LinkDirId> {
+        let (s, d) = (src as usize, dst as usize);
+        if src == dst || self.comp[s] != self.comp[d] {
             return None;
         }
-        let (mut x, mut prev) = (dst, dst);
-        while self.depth[x as usize] > self.depth[src as usize] {
-            prev = x;
-            x = from[reverse(self.up[x as usize].expect("below a root")) as usize];
-        }
-        if x == src {
-            self.up[prev as usize].map(reverse)
+        let t = self.tin[d];
+        if self.tin[s] < t && t < self.tout[s] {
+            let kids = &self.children[s];
+            let i = kids.partition_point(|c| c.0 <= t) - 1;
+            Some(kids[i].1)
         } else {
-            self.up[src as usize]
+            self.up[s]
         }
     }
 }
@@ -122,7 +137,7 @@ impl RouteTable {
                 (self.explicit.get(&src)).and_then(|v| v.iter().rev().find(|e| e.0 == dst));
             return match explicit {
                 Some(&(_, next)) => next,
-                None => f.next_hop(src, dst, &self.from),
+                None => f.next_hop(src, dst),
             };
         }
         if self.rows[src as usize].is_none() {
@@ -242,14 +257,20 @@ mod tests {
         assert_eq!(t.next_hop(7, 2), full[7][2]);
     }
 
-    /// A chain deeper than the walk-up limit uses rows.
+    /// A chain of 5,000 nodes: forest routes at any depth, both ways, and
+    /// no row built.
     #[test]
-    fn a_deep_chain_gets_rows() {
-        let n = FOREST_MAX_DEPTH as usize + 10;
+    fn a_deep_chain_needs_no_rows() {
+        let n = 5000usize;
         let edges: Vec<(u32, u32)> = (1..n as u32).map(|i| (i - 1, i)).collect();
         let (g, from) = table_of(&edges, n);
         let mut t = RouteTable::new(g, from);
-        assert!(t.forest.is_none());
+        assert!(t.forest.is_some());
+        // Link i joins i and i + 1: 2i goes up the chain, 2i + 1 down.
         assert_eq!(t.next_hop(0, n as u32 - 1), Some(0));
+        assert_eq!(t.next_hop(n as u32 - 1, 0), Some(2 * (n as u32 - 2) + 1));
+        assert_eq!(t.next_hop(2500, 2501), Some(5000));
+        assert_eq!(t.next_hop(2500, 10), Some(2 * 2499 + 1));
+        assert!(t.rows.iter().all(|r| r.is_none()));
     }
 }
