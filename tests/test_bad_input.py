@@ -159,3 +159,44 @@ def test_intervals_that_round_to_nothing_are_named(build, field, fragment):
     sc = two_nodes()
     build(sc)
     fails(sc, fragment, field)
+
+
+def busy(duration_s=100.0):
+    sc = mediasim.Scenario("busy", duration_s=duration_s)
+    sc.node("a").node("b").link("a", "b", rate_bps=1e8, delay_ms=1)
+    sc.flow("f", "poisson", src="a", dst="b", payload_bytes=100, rate_pps=1e5)
+    return sc
+
+
+def test_max_events_ends_the_run_cleanly_with_every_packet_accounted_for():
+    from conftest import assert_balanced
+
+    with pytest.warns(mediasim.RunStoppedEarly, match="max_events 50000 reached"):
+        res = mediasim.run(busy(), seed=1, max_events=50_000)
+    assert res.meta["events"] == 50_000
+    assert res.meta["end_ns"] < 100e9
+    assert "max_events" in res.meta["stopped_early"]
+    assert_balanced(res)
+    assert res.flows["received"].sum() > 0
+    # Without a budget the same run is not marked.
+    full = mediasim.run(busy(1.0), seed=1)
+    assert full.meta["stopped_early"] is None
+
+
+def test_wall_and_memory_budgets_end_the_run_with_what_was_measured():
+    with pytest.warns(mediasim.RunStoppedEarly, match="max_wall_s"):
+        res = mediasim.run(busy(10_000.0), seed=1, max_wall_s=0.5)
+    assert 0 < res.meta["end_ns"] < 10_000e9 and res.flows["received"].sum() > 0
+    with pytest.warns(mediasim.RunStoppedEarly, match="max_memory_mb"):
+        res = mediasim.run(busy(10_000.0), seed=1, max_memory_mb=1.0)  # any process holds more
+    assert res.meta["end_ns"] < 10_000e9
+
+
+def test_budgets_from_the_command_line(tmp_path):
+    p = write(tmp_path, "busy.json", busy(10_000.0).to_json())
+    r = CliRunner().invoke(main, ["run", str(p), "--max-events", "20000", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    assert "stopped early: max_events 20000 reached" in r.output
+    assert (tmp_path / "o" / "flows.parquet").exists()
+    r = CliRunner().invoke(main, ["run", str(p), "--max-wall", "0"])
+    assert r.exit_code != 0 and "Traceback" not in r.output

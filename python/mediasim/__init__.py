@@ -31,6 +31,7 @@ _EXPORTS = {
     "Results": "results",
     "Scenario": "scenario",
     "ScenarioError": "errors",
+    "RunStoppedEarly": "errors",
     "load_scenario": "scenario",
     "run": "runner",
     "run_many": "sweep",

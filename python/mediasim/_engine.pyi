@@ -9,6 +9,9 @@ def run(
     pcap_dir: str | None = None,
     pcap: bool = False,
     trace: bool = False,
+    max_events: int | None = None,
+    max_wall_s: float | None = None,
+    max_memory_mb: float | None = None,
 ) -> tuple[dict[str, dict[str, np.ndarray | list[str]]], str]: ...
 def validate(scenario_json: str) -> None: ...
 def schema() -> str: ...

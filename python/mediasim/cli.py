@@ -58,20 +58,35 @@ def main() -> None:
 @click.option("--trace", is_flag=True, help="Record the per-hop packet trace table.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
               help="Override a scenario field, e.g. --set links[0].rate_bps=2e6 (repeatable).")
-def run_cmd(scenario, seed, replication, out, pcap, trace, overrides) -> None:
+@click.option("--max-events", type=click.IntRange(min=1), default=None,
+              help="End the run cleanly after this many events, with what was measured so far.")
+@click.option("--max-wall", "max_wall_s", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS", help="End the run cleanly after this much wall time.")
+@click.option("--max-memory", "max_memory_mb", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="MIB", help="End the run cleanly once this process holds this much memory.")
+def run_cmd(scenario, seed, replication, out, pcap, trace, overrides, max_events, max_wall_s, max_memory_mb) -> None:
     """Run SCENARIO (.toml, .yaml or .json) and print the per-flow table."""
+    import warnings
+
+    from .errors import RunStoppedEarly
     from .runner import run
 
     sc = _load(scenario, overrides)
     if pcap and out is None:
         _fail("--pcap needs --out DIR")
     try:
-        res = run(sc, seed=seed, replication=replication, out=out, pcap=pcap, trace=trace)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RunStoppedEarly)
+            res = run(sc, seed=seed, replication=replication, out=out, pcap=pcap, trace=trace, max_events=max_events,
+                      max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
     except ScenarioError as e:
         _fail(str(e))
-    except OSError as e:
+    except (OSError, RuntimeError) as e:
         _fail(str(e))
     m = res.meta
+    if m.get("stopped_early"):
+        click.echo(f"warning: run stopped early: {m['stopped_early']}; the tables cover the time up to there",
+                   err=True)
     click.echo(f"# {sc.name}: {m['duration_s']} s simulated, seed {seed}, replication {replication}")
     click.echo(_fmt_table(res.summary()))
     if not res.tcp.empty:

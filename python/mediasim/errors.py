@@ -16,3 +16,9 @@ class ScenarioError(ValueError):
             return super().__str__()
         lines = [f"  {p}: {m}" for p, m in self.errors]
         return "invalid scenario:\n" + "\n".join(lines)
+
+
+class RunStoppedEarly(UserWarning):
+    """A run reached one of its budgets (max_events, max_wall_s,
+    max_memory_mb) and ended there; its results cover the simulated time
+    up to that point (``meta["stopped_early"]`` says why)."""

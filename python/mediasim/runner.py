@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from . import _engine
-from .errors import ScenarioError
+from .errors import RunStoppedEarly, ScenarioError
 from .results import Results
 from .scenario import Scenario, as_scenario
 
@@ -17,6 +18,9 @@ def run(
     out: str | Path | None = None,
     pcap: bool = False,
     trace: bool = False,
+    max_events: int | None = None,
+    max_wall_s: float | None = None,
+    max_memory_mb: float | None = None,
 ) -> Results:
     """Runs ``scenario`` (a Scenario, a dict, or a file path) once.
 
@@ -24,6 +28,11 @@ def run(
     gives bit-identical results. With ``out``, tables are written there as
     Parquet (and pcap files under ``out/pcap`` when ``pcap`` is on or the
     scenario asks for it).
+
+    ``max_events``, ``max_wall_s`` and ``max_memory_mb`` (resident memory
+    of this process) end the run early and cleanly: the results cover the
+    simulated time up to that point, ``meta["stopped_early"]`` says why,
+    and a ``RunStoppedEarly`` warning is issued.
     """
     sc = as_scenario(scenario)
     if seed < 0 or replication < 0:
@@ -32,8 +41,14 @@ def run(
         raise ScenarioError("measure.pcap: pcap files need an output folder (run(..., out=FOLDER) or --out)",
                             [("measure.pcap", "pcap files need an output folder (out=FOLDER or --out)")])
     pcap_dir = str(Path(out) / "pcap") if out is not None else None
-    raw, meta = _engine.run(sc.to_json(), seed=seed, replication=replication, pcap_dir=pcap_dir, pcap=pcap, trace=trace)
+    for name, v in (("max_events", max_events), ("max_wall_s", max_wall_s), ("max_memory_mb", max_memory_mb)):
+        if v is not None and not v > 0:
+            raise ValueError(f"{name} must be positive (got {v})")
+    raw, meta = _engine.run(sc.to_json(), seed=seed, replication=replication, pcap_dir=pcap_dir, pcap=pcap,
+                            trace=trace, max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
     res = Results.from_engine(raw, meta)
+    if res.meta.get("stopped_early"):
+        warnings.warn(f"{sc.name}: run stopped early: {res.meta['stopped_early']}", RunStoppedEarly, stacklevel=2)
     if out is not None:
         res.to_parquet(out)
     return res

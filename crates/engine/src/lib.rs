@@ -59,6 +59,37 @@ pub struct RunOptions {
     pub pcap: bool,
     /// Record the per-hop trace even if the scenario does not ask for it.
     pub trace: bool,
+    /// Ends the run early, cleanly, with what was measured so far.
+    pub budget: Budget,
+}
+
+/// Limits on one run's work. When one is reached the run ends at that
+/// point: its tables cover the simulated time up to there, and the run's
+/// metadata says why (`stopped_early`). Wall time and memory are checked
+/// every 2^20 events; the event count exactly.
+#[derive(Clone, Debug, Default)]
+pub struct Budget {
+    pub max_events: Option<u64>,
+    pub max_wall_s: Option<f64>,
+    /// Resident memory of the whole process, MiB.
+    pub max_memory_mb: Option<f64>,
+}
+
+impl Budget {
+    /// Why the run must stop now, if it must.
+    fn exceeded(&self, started: std::time::Instant) -> Option<String> {
+        let wall = started.elapsed().as_secs_f64();
+        if self.max_wall_s.is_some_and(|m| wall >= m) {
+            return Some(format!(
+                "max_wall_s {} reached",
+                self.max_wall_s.unwrap_or(0.0)
+            ));
+        }
+        let rss = measure::memory::resident_mb()?;
+        self.max_memory_mb
+            .filter(|&m| rss >= m)
+            .map(|m| format!("max_memory_mb {m} reached ({rss:.0} MiB resident)"))
+    }
 }
 
 pub struct RunOutput {
@@ -106,11 +137,25 @@ pub fn run(
             w.pcap[i] = Some(wr);
         }
     }
-    if !w.run(progress) {
-        return Err(match w.stalled.take() {
-            Some((t, what)) => EngineError::Stalled(t, what),
-            None => EngineError::Interrupted(w.now()),
-        });
+    w.max_events = opts.budget.max_events.unwrap_or(u64::MAX);
+    let mut stopped: Option<String> = None;
+    let mut guarded = |now: SimTime, events: u64| match opts.budget.exceeded(t0) {
+        Some(why) => {
+            stopped = Some(why);
+            false
+        }
+        None => progress(now, events),
+    };
+    if !w.run(&mut guarded) {
+        if let Some((t, what)) = w.stalled.take() {
+            return Err(EngineError::Stalled(t, what));
+        }
+        if stopped.is_none() && !w.hit_max_events {
+            return Err(EngineError::Interrupted(w.now()));
+        }
+    }
+    if w.hit_max_events {
+        stopped = Some(format!("max_events {} reached", w.max_events));
     }
     for p in w.pcap.iter_mut().flatten() {
         if let Err(e) = p.flush() {
@@ -132,6 +177,7 @@ pub fn run(
         "replication": opts.replication,
         "duration_s": s.duration_s,
         "end_ns": w.now().as_nanos(),
+        "stopped_early": stopped.map(|why| format!("{why} at simulated {} s", w.now().as_secs_f64())),
         "events": w.q.events_executed(),
         "wall_s": wall,
         "originated": ledger.originated,

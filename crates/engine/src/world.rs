@@ -67,6 +67,9 @@ pub struct World {
     /// Set when simulated time stopped advancing: the time and what kept
     /// happening there.
     pub stalled: Option<(SimTime, String)>,
+    /// The run stops after this many events (`hit_max_events` then set).
+    pub max_events: u64,
+    pub hit_max_events: bool,
     actions: Vec<Action>,
     drops: Vec<(Packet, DropReason)>,
     /// Scratch list of a multicast copy's next link-dirs.
@@ -117,6 +120,8 @@ impl World {
             dropped: 0,
             io_error: None,
             stalled: None,
+            max_events: u64::MAX,
+            hit_max_events: false,
             actions: Vec::with_capacity(16),
             drops: Vec::with_capacity(16),
             fan_out: Vec::new(),
@@ -142,7 +147,17 @@ impl World {
         }
         let mut next_report = PROGRESS_EVERY;
         let (mut at, mut same) = (SimTime::MAX, 0u64);
-        while let Some((now, ev)) = self.q.pop_until(self.horizon) {
+        loop {
+            if self.q.events_executed() >= self.max_events {
+                // Checked before the pop, so that no event is lost.
+                self.hit_max_events = self.q.peek_time().is_some_and(|t| t <= self.horizon);
+                if self.hit_max_events {
+                    return false;
+                }
+            }
+            let Some((now, ev)) = self.q.pop_until(self.horizon) else {
+                break;
+            };
             // Events that never let time advance (a timer of zero length)
             // would run until memory runs out: stop and say where.
             if now == at {

@@ -45,10 +45,13 @@ fn column_to_py<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> 
     })
 }
 
-/// run(scenario_json, seed=0, replication=0, pcap_dir=None, pcap=False, trace=False)
+/// run(scenario_json, seed=0, replication=0, pcap_dir=None, pcap=False, trace=False,
+///     max_events=None, max_wall_s=None, max_memory_mb=None)
 /// -> (tables: dict[str, dict[str, array]], meta_json: str)
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=0, replication=0, pcap_dir=None, pcap=false, trace=false))]
+#[pyo3(signature = (scenario_json, seed=0, replication=0, pcap_dir=None, pcap=false, trace=false,
+                    max_events=None, max_wall_s=None, max_memory_mb=None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     scenario_json: &str,
@@ -57,6 +60,9 @@ fn run<'py>(
     pcap_dir: Option<String>,
     pcap: bool,
     trace: bool,
+    max_events: Option<u64>,
+    max_wall_s: Option<f64>,
+    max_memory_mb: Option<f64>,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let opts = RunOptions {
         seed,
@@ -64,6 +70,11 @@ fn run<'py>(
         pcap_dir: pcap_dir.map(Into::into),
         pcap,
         trace,
+        budget: mediasim_engine::Budget {
+            max_events,
+            max_wall_s,
+            max_memory_mb,
+        },
     };
     let text = scenario_json.to_string();
     // Release the GIL for the run; every so many events re-attach briefly

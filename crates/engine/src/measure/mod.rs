@@ -1,6 +1,7 @@
 //! Measurements: what happened to every packet, and the tables built from it.
 
 pub mod delay;
+pub mod memory;
 pub mod pcap;
 pub mod recorder;
 pub mod summary;
