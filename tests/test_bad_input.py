@@ -200,3 +200,33 @@ def test_budgets_from_the_command_line(tmp_path):
     assert (tmp_path / "o" / "flows.parquet").exists()
     r = CliRunner().invoke(main, ["run", str(p), "--max-wall", "0"])
     assert r.exit_code != 0 and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("build,field,fragment", [
+    (lambda sc: [sc.node(f"n{i}") for i in range(11)], "nodes", "more than limits.max_nodes = 10"),
+    (lambda sc: [sc.flow(f"f{i}", "cbr", src="a", dst="b", payload_bytes=100, interval_ms=10, src_port=1000 + i,
+                         dst_port=2000 + i) for i in range(11)], "flows", "more than limits.max_flows = 10"),
+])
+def test_size_limits_name_the_limit_to_raise(build, field, fragment):
+    sc = two_nodes()
+    sc.data["limits"] = {"max_nodes": 10, "max_flows": 10}
+    build(sc)
+    fails(sc, fragment, field)
+    sc.data["limits"] = {"max_nodes": 100, "max_flows": 100}
+    mediasim.run(sc, seed=1)  # raised, it runs
+
+
+def test_trace_and_pcap_stop_at_their_limits(tmp_path):
+    sc = busy(1.0)
+    sc.data["limits"] = {"max_trace_rows": 1000, "max_pcap_bytes": 100_000}
+    sc.measure(trace=True, pcap=True)
+    with pytest.warns(mediasim.OutputTruncated) as w:
+        res = mediasim.run(sc, seed=1, out=tmp_path)
+    assert {str(x.message).split(": ")[1].split(" ")[0] for x in w} == {"trace", "pcap"}
+    assert len(res.trace) == 1000 and res.meta["trace_truncated"] and res.meta["pcap_truncated"]
+    size = sum(p.stat().st_size for p in (tmp_path / "pcap").glob("*.pcap"))
+    assert 90_000 < size <= 100_000 + 24  # records up to the limit, plus the file header
+    import dpkt
+    with open(tmp_path / "pcap" / "a-b.pcap", "rb") as fh:
+        assert len(list(dpkt.pcap.Reader(fh))) > 0  # a valid file
+    assert res.flows["received"].sum() > 50_000  # the run itself went on

@@ -32,6 +32,7 @@ _EXPORTS = {
     "Scenario": "scenario",
     "ScenarioError": "errors",
     "RunStoppedEarly": "errors",
+    "OutputTruncated": "errors",
     "load_scenario": "scenario",
     "run": "runner",
     "run_many": "sweep",

@@ -22,3 +22,9 @@ class RunStoppedEarly(UserWarning):
     """A run reached one of its budgets (max_events, max_wall_s,
     max_memory_mb) and ended there; its results cover the simulated time
     up to that point (``meta["stopped_early"]`` says why)."""
+
+
+class OutputTruncated(UserWarning):
+    """The per-hop trace or the pcap capture reached its limit
+    (``limits.max_trace_rows``, ``limits.max_pcap_bytes``) and stopped
+    there; the rest of the run's tables are complete."""

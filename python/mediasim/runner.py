@@ -6,7 +6,7 @@ import warnings
 from pathlib import Path
 
 from . import _engine
-from .errors import RunStoppedEarly, ScenarioError
+from .errors import OutputTruncated, RunStoppedEarly, ScenarioError
 from .results import Results
 from .scenario import Scenario, as_scenario
 
@@ -49,6 +49,10 @@ def run(
     res = Results.from_engine(raw, meta)
     if res.meta.get("stopped_early"):
         warnings.warn(f"{sc.name}: run stopped early: {res.meta['stopped_early']}", RunStoppedEarly, stacklevel=2)
+    for key, limit in (("trace_truncated", "limits.max_trace_rows"), ("pcap_truncated", "limits.max_pcap_bytes")):
+        if res.meta.get(key):
+            warnings.warn(f"{sc.name}: {key.split('_')[0]} stopped at {limit}; raise it in the scenario to keep more",
+                          OutputTruncated, stacklevel=2)
     if out is not None:
         res.to_parquet(out)
     return res

@@ -124,6 +124,7 @@ pub fn run(
     s.measure.trace |= opts.trace;
     let rng = RngStreams::new(opts.seed, opts.replication);
     let mut w = scenario::build::build(&s, &rng).map_err(EngineError::Scenario)?;
+    w.pcap_left = s.limits.max_pcap_bytes;
     if s.measure.pcap || opts.pcap {
         let dir = opts.pcap_dir.clone().ok_or_else(|| {
             EngineError::Io("pcap capture needs an output directory (pcap_dir / --out)".to_string())
@@ -178,6 +179,8 @@ pub fn run(
         "duration_s": s.duration_s,
         "end_ns": w.now().as_nanos(),
         "stopped_early": stopped.map(|why| format!("{why} at simulated {} s", w.now().as_secs_f64())),
+        "trace_truncated": w.rec.trace_truncated,
+        "pcap_truncated": w.pcap_truncated,
         "events": w.q.events_executed(),
         "wall_s": wall,
         "originated": ledger.originated,

@@ -70,6 +70,10 @@ pub struct World {
     /// The run stops after this many events (`hit_max_events` then set).
     pub max_events: u64,
     pub hit_max_events: bool,
+    /// pcap bytes still allowed (limits.max_pcap_bytes); capture stops,
+    /// with `pcap_truncated` set, before a record would pass it.
+    pub pcap_left: u64,
+    pub pcap_truncated: bool,
     actions: Vec<Action>,
     drops: Vec<(Packet, DropReason)>,
     /// Scratch list of a multicast copy's next link-dirs.
@@ -122,6 +126,8 @@ impl World {
             stalled: None,
             max_events: u64::MAX,
             hit_max_events: false,
+            pcap_left: u64::MAX,
+            pcap_truncated: false,
             actions: Vec::with_capacity(16),
             drops: Vec::with_capacity(16),
             fan_out: Vec::new(),
@@ -391,7 +397,16 @@ impl World {
             link.done_pending = true;
             self.q.schedule_in(tx, Ev::TxDone(ld));
         }
-        if let Some(w) = self.pcap[lidx].as_mut() {
+        if self.pcap[lidx].is_some() && !self.pcap_truncated {
+            // A record: 16 bytes of header and the captured bytes.
+            let bytes = 16 + p.size_bytes as u64;
+            if bytes > self.pcap_left {
+                self.pcap_truncated = true;
+            } else {
+                self.pcap_left -= bytes;
+            }
+        }
+        if let Some(w) = self.pcap[lidx].as_mut().filter(|_| !self.pcap_truncated) {
             let src = self.nodes[p.src as usize].addr;
             let dst = match p.dst {
                 Dest::Node(d) => self.nodes[d as usize].addr,

@@ -155,6 +155,9 @@ pub struct Recorder {
     pub dl_site: Vec<DropSite>,
     // optional per-hop trace
     pub trace_on: bool,
+    trace_limit: u64,
+    /// The trace reached its limit and stopped.
+    pub trace_truncated: bool,
     pub tr_time: Vec<u64>,
     pub tr_kind: Vec<u8>,
     /// Link-dir for link events, node for deliveries and node drops.
@@ -177,6 +180,8 @@ pub struct Recorder {
 pub struct RecorderOptions {
     /// The per-hop trace.
     pub trace: bool,
+    /// Rows of the trace kept at most (limits.max_trace_rows).
+    pub trace_limit: u64,
     /// The per-delivery log (the packets table).
     pub packet_log: bool,
     /// Throughput windows.
@@ -187,6 +192,7 @@ impl Recorder {
     pub fn new(flows: Vec<FlowMeta>, num_nodes: usize, opts: RecorderOptions) -> Self {
         let mut r = Recorder {
             trace_on: opts.trace,
+            trace_limit: opts.trace_limit,
             packet_log: opts.packet_log,
             windows: (opts.windows.iter())
                 .map(|(a, b)| (a.as_nanos(), b.as_nanos()))
@@ -340,6 +346,10 @@ impl Recorder {
 
     #[inline]
     pub fn trace(&mut self, kind: u8, at: u32, p: &Packet, now: SimTime) {
+        if self.tr_time.len() as u64 >= self.trace_limit {
+            self.trace_truncated = true;
+            return;
+        }
         self.tr_time.push(now.as_nanos());
         self.tr_kind.push(kind);
         self.tr_at.push(at);

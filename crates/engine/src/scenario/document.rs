@@ -48,6 +48,9 @@ pub struct Scenario {
     pub routing: RoutingSpec,
     #[serde(default)]
     pub measure: MeasureSpec,
+    /// Limits on the run's size (docs/scenario.md, "Limits").
+    #[serde(default)]
+    pub limits: super::limits::LimitsSpec,
 }
 
 /// A session of some protocol: where it sits in the document, its index

@@ -7,6 +7,7 @@
 pub mod build;
 pub mod check;
 pub mod document;
+pub mod limits;
 pub mod parse;
 #[macro_use]
 pub mod tagged;

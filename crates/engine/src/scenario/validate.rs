@@ -37,6 +37,7 @@ pub fn check_all(text: &str) -> Result<Scenario, Vec<FieldError>> {
 pub fn validate(s: &Scenario) -> Vec<FieldError> {
     let mut c = Checker::default();
     run_time(s, &mut c);
+    super::limits::check(s, &mut c);
     names(s, &mut c);
     let scope = Scope {
         nodes: s.nodes.iter().map(|n| n.name.as_str()).collect(),

@@ -58,6 +58,7 @@ fn scenario_groups(s: &Scenario, nodes: &[crate::net::Node]) -> Vec<(String, Vec
 
 fn world(s: &Scenario, ctx: BuildCtx<'_>) -> World {
     let opts = RecorderOptions {
+        trace_limit: s.limits.max_trace_rows,
         trace: s.measure.trace,
         packet_log: s.measure.packets,
         windows: s.measure.windows(),
