@@ -230,3 +230,11 @@ def test_trace_and_pcap_stop_at_their_limits(tmp_path):
     with open(tmp_path / "pcap" / "a-b.pcap", "rb") as fh:
         assert len(list(dpkt.pcap.Reader(fh))) > 0  # a valid file
     assert res.flows["received"].sum() > 50_000  # the run itself went on
+
+
+def test_a_cyclic_python_structure_is_refused_not_looped_on():
+    sc = mediasim.Scenario("x", duration_s=1)
+    loop: dict = {}
+    loop["self"] = loop
+    sc.data["description"] = loop
+    fails(sc, "nested too deeply")

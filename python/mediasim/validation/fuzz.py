@@ -1,0 +1,238 @@
+"""A property-based fuzzer of the scenario loader, validator and engine.
+
+    python -m mediasim.validation.fuzz --inputs 100000 [--seed 1] [--workers 2] [--save DIR]
+
+Inputs are the example scenarios mutated by Hypothesis strategies: a value
+replaced by anything JSON, YAML or TOML can hold (huge, tiny, negative,
+NaN, text, lists, tables), a field deleted or added, a list item
+duplicated; a third of them go through a file (JSON, YAML or TOML text,
+some with bytes flipped). Each input is loaded, validated, and if valid
+run under a budget. The property: every input ends in a ScenarioError or
+a finished run. Counted as failures: a Rust panic, any other exception (a
+raw traceback), a run over its memory budget, a run that does not end
+within its wall budget (a hang), and an input that `validate` accepts but
+that does not build. With ``--save`` the failing inputs are written there
+(tests/data/fuzz_corpus keeps those fixed since as regression tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+MAX_EVENTS = 200_000
+MAX_WALL_S = 2.0
+MAX_MEMORY_MB = 3000.0
+HANG_S = 20.0
+
+INTERESTING = [0, -1, 1, 2 ** 31, 2 ** 63, 2 ** 64, 1e-300, 1e300, 0.5, 1e-9, 1e15, -0.0, "", "a", "a/b", "nan",
+               "inf", "1e6", [], {}, None, True]
+
+
+def _strategies():
+    from hypothesis import strategies as st
+
+    leaf = (st.none() | st.booleans() | st.integers(-(2 ** 70), 2 ** 70) | st.floats(allow_nan=True)
+            | st.text(max_size=16) | st.sampled_from(INTERESTING))
+    value = st.recursive(leaf, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=8), c,
+                                                                                    max_size=3), max_leaves=6)
+    mutation = st.one_of(
+        st.tuples(st.just("set"), st.integers(0, 10 ** 6), value),
+        st.tuples(st.just("delete"), st.integers(0, 10 ** 6), st.none()),
+        st.tuples(st.just("dup"), st.integers(0, 10 ** 6), st.none()),
+        st.tuples(st.just("add"), st.integers(0, 10 ** 6), st.tuples(st.text(max_size=10), value)),
+    )
+    as_file = st.sampled_from([None, None, "json", "yaml", "toml"])
+    flips = st.lists(st.tuples(st.integers(0, 10 ** 6), st.integers(0, 255)), max_size=3)
+    return st.tuples(st.integers(0, 10 ** 6), st.lists(mutation, min_size=1, max_size=4), as_file, flips)
+
+
+def bases() -> list[dict[str, Any]]:
+    from ..plain import read_file
+
+    return [read_file(p) for p in sorted(EXAMPLES.iterdir()) if p.suffix in (".toml", ".yaml", ".json")]
+
+
+def _places(x: Any, out: list) -> list:
+    """Every (container, key) in ``x``, depth first."""
+    if isinstance(x, dict):
+        for k in list(x):
+            out.append((x, k))
+            _places(x[k], out)
+    elif isinstance(x, list):
+        for i in range(len(x)):
+            out.append((x, i))
+            _places(x[i], out)
+    return out
+
+
+def mutate(base: dict[str, Any], mutations: list) -> dict[str, Any]:
+    import copy
+
+    data = copy.deepcopy(base)
+    for op, at, arg in mutations:
+        places = _places(data, [])
+        if not places:
+            break
+        cont, key = places[at % len(places)]
+        # Values are copied in: Hypothesis may hand the same object to two
+        # mutations, and one inside the other would make a cycle.
+        if op == "set":
+            cont[key] = copy.deepcopy(arg)
+        elif op == "delete":
+            del cont[key]
+        elif op == "dup" and isinstance(cont, list):
+            cont.insert(key, copy.deepcopy(cont[key]))
+        elif op == "add" and isinstance(cont[key], dict):
+            cont[key][arg[0]] = copy.deepcopy(arg[1])
+    return data
+
+
+def _text(data: dict[str, Any], fmt: str) -> bytes:
+    if fmt == "json":
+        return json.dumps(data, default=str).encode()
+    if fmt == "yaml":
+        import yaml
+
+        return yaml.safe_dump(data, allow_unicode=True).encode()
+    return _toml(data).encode()
+
+
+def _toml(data: dict[str, Any]) -> str:
+    """A rough TOML writer (inline tables): enough to feed the parser."""
+    def v(x: Any) -> str:
+        if isinstance(x, bool):
+            return "true" if x else "false"
+        if isinstance(x, dict):
+            return "{" + ", ".join(f"{json.dumps(str(k))} = {v(y)}" for k, y in x.items() if y is not None) + "}"
+        if isinstance(x, list):
+            return "[" + ", ".join(v(y) for y in x if y is not None) + "]"
+        if isinstance(x, float) and x != x:
+            return "nan"
+        if isinstance(x, (int, float)):
+            return repr(x).replace("inf", "inf")
+        return json.dumps(str(x))
+    return "\n".join(f"{json.dumps(str(k))} = {v(x)}" for k, x in data.items() if x is not None) + "\n"
+
+
+def probe(case: tuple, base_list: list[dict[str, Any]]) -> tuple[str, str]:
+    """(outcome, detail) of one input: ok, rejected, stopped (a budget
+    ended the run, cleanly), or a failure: panic, traceback, memory, hang,
+    unbuildable."""
+    import mediasim
+    from mediasim import _engine
+    from mediasim.errors import ScenarioError
+
+    idx, mutations, fmt, flips = case
+    data = mutate(base_list[idx % len(base_list)], mutations)
+    try:
+        if fmt is None:
+            sc = mediasim.Scenario.from_dict(data)
+        else:
+            raw = bytearray(_text(data, fmt))
+            for at, b in flips:
+                if raw:
+                    raw[at % len(raw)] = b
+            with tempfile.NamedTemporaryFile(suffix="." + fmt, delete=False) as fh:
+                fh.write(raw)
+            try:
+                sc = mediasim.load_scenario(fh.name)
+            except ScenarioError:
+                return "rejected", ""
+            finally:
+                os.unlink(fh.name)
+        try:
+            sc.validate()
+        except ScenarioError:
+            return "rejected", ""
+        t0 = time.monotonic()
+        try:
+            res = mediasim.run(sc, seed=1, max_events=MAX_EVENTS, max_wall_s=MAX_WALL_S, max_memory_mb=MAX_MEMORY_MB)
+        except ScenarioError as e:
+            return "unbuildable", str(e)[:300]
+        wall = time.monotonic() - t0
+        if wall > HANG_S:
+            return "hang", f"{wall:.1f} s"
+        if (res.meta.get("stopped_early") or "").startswith("max_memory_mb"):
+            return "memory", res.meta["stopped_early"]
+        return ("stopped" if res.meta.get("stopped_early") else "ok"), ""
+    except BaseException as e:  # noqa: BLE001 - classifying every way out is the point
+        kind = "panic" if type(e).__name__ == "PanicException" else "traceback"
+        return kind, f"{type(e).__name__}: {str(e)[:300]}"
+
+
+FAILURES = ("panic", "traceback", "memory", "hang", "unbuildable")
+
+
+def _chunk(args: tuple[int, int, int]) -> tuple[Counter, list]:
+    """Runs ``count`` Hypothesis-generated inputs from ``seed``."""
+    import warnings
+
+    from hypothesis import HealthCheck, given, seed as hseed, settings
+
+    seed, count, _ = args
+    warnings.simplefilter("ignore")
+    base_list = bases()
+    counts: Counter = Counter()
+    failed: list = []
+
+    @hseed(seed)
+    @settings(max_examples=count, deadline=None, database=None, derandomize=False,
+              suppress_health_check=list(HealthCheck), phases=["generate"])
+    @given(_strategies())
+    def one(case):
+        outcome, detail = probe(case, base_list)
+        counts[outcome] += 1
+        if outcome in FAILURES and len(failed) < 50:
+            failed.append((outcome, detail, repr(case)[:2000]))
+
+    one()
+    return counts, failed
+
+
+def fuzz(inputs: int, seed: int = 1, workers: int = 1, chunk: int = 1000) -> tuple[Counter, list]:
+    """Runs ``inputs`` inputs over ``workers`` processes."""
+    jobs = [(seed * 1_000_003 + i, min(chunk, inputs - i * chunk), i) for i in range(-(-inputs // chunk))]
+    total: Counter = Counter()
+    failed: list = []
+    if workers == 1:
+        parts = map(_chunk, jobs)
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers)
+        parts = pool.map(_chunk, jobs)
+    for c, f in parts:
+        total += c
+        failed += f
+    return total, failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--inputs", type=int, default=100_000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--save", type=Path, default=None, help="write failing inputs here")
+    a = ap.parse_args(argv)
+    t0 = time.monotonic()
+    counts, failed = fuzz(a.inputs, a.seed, a.workers)
+    print(f"{sum(counts.values())} inputs in {time.monotonic() - t0:.0f} s: " +
+          ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    print("failures: " + ", ".join(f"{k} {counts.get(k, 0)}" for k in FAILURES))
+    for outcome, detail, case in failed[:20]:
+        print(f"- {outcome}: {detail}\n  {case[:300]}")
+    if a.save and failed:
+        a.save.mkdir(parents=True, exist_ok=True)
+        (a.save / f"failures-{a.seed}.json").write_text(json.dumps(failed, indent=1))
+    return 1 if any(counts.get(k) for k in FAILURES) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,35 @@
+"""The fuzzer of the scenario loader, validator and engine
+(mediasim.validation.fuzz; the 100,000-input run is its own command), a
+short smoke run, and the corpus of inputs that once crashed, hung or ate
+memory (tests/data/fuzz_corpus): each now ends in a ScenarioError naming
+a field or the file."""
+
+from pathlib import Path
+
+import pytest
+
+import mediasim
+from mediasim.validation import fuzz
+
+CORPUS = sorted((Path(__file__).parent / "data" / "fuzz_corpus").iterdir())
+
+
+def test_a_short_fuzz_run_finds_no_failure():
+    counts, failed = fuzz.fuzz(300, seed=3, workers=1, chunk=300)
+    assert sum(counts.values()) == 300
+    assert not any(counts.get(k) for k in fuzz.FAILURES), failed[:3]
+    # The mutations reach both outcomes: some inputs run, most are refused.
+    assert counts["ok"] + counts.get("stopped", 0) > 10 and counts["rejected"] > 100
+
+
+def test_mutations_change_the_example_they_start_from():
+    base = fuzz.bases()[0]
+    out = fuzz.mutate(base, [("set", 5, "x"), ("delete", 9, None)])
+    assert out != base and base == fuzz.bases()[0]  # the base itself is untouched
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])
+def test_every_input_that_once_failed_is_now_a_clear_error(path):
+    with pytest.raises(mediasim.ScenarioError) as e:
+        mediasim.run(path, seed=1)
+    assert e.value.errors, str(e.value)  # named: (field or file, message)
