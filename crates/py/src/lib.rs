@@ -80,9 +80,24 @@ fn run<'py>(
     // Release the GIL for the run; every so many events re-attach briefly
     // to let Ctrl-C through.
     let result = py.detach(move || {
-        let mut progress = |_now, _events| Python::attach(|py| py.check_signals().is_ok());
-        mediasim_engine::run_json(&text, &opts, &mut progress)
+        // The simulated time last reported, for the message should the
+        // engine panic (a bug: no input should get there).
+        let mut last = mediasim_engine::sim::SimTime::ZERO;
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut progress = |now, _events| {
+                last = now;
+                Python::attach(|py| py.check_signals().is_ok())
+            };
+            mediasim_engine::run_json(&text, &opts, &mut progress)
+        }));
+        run.map_err(|panic| {
+            let what = (panic.downcast_ref::<String>().map(String::as_str))
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("unknown");
+            format!("internal engine error near simulated time {last}: {what} (a bug: please report it with the scenario and seed)")
+        })
     });
+    let result = result.map_err(pyo3::exceptions::PyRuntimeError::new_err)?;
     let out = result.map_err(|e| to_py_err(py, e))?;
     let tables = PyDict::new(py);
     for t in out.tables {
