@@ -88,7 +88,7 @@ def test_snaplen_truncates_captures_but_keeps_original_length(tmp_path):
 def test_pcap_without_output_directory_is_a_clear_error():
     sc = mediasim.Scenario("one", duration_s=1)
     sc.node("a").node("b").link("a", "b", rate_bps=1e6, delay_ms=10)
-    with pytest.raises(OSError, match="pcap capture needs an output directory"):
+    with pytest.raises(mediasim.ScenarioError, match="pcap files need an output folder"):
         mediasim.run(sc, pcap=True)
 
 
