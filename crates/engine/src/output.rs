@@ -46,6 +46,12 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
                 l.name, l.queue.stats
             ));
         }
+        if !l.queue.within_limit() {
+            return Err(format!(
+                "queue of {} held {} packets, over its limit",
+                l.name, l.queue.stats.max_packets
+            ));
+        }
         for p in l.queue.held() {
             total += 1;
             charge(w, p, ld as u32, &mut in_flight);

@@ -266,6 +266,9 @@ macro_rules! timed_queue_methods {
         fn held(&self) -> Vec<&Packet> {
             self.q.held().collect()
         }
+        fn limit_packets(&self) -> Option<usize> {
+            Some(self.limit)
+        }
     };
 }
 

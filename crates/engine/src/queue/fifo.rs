@@ -48,6 +48,9 @@ impl Fifo {
     pub fn held(&self) -> Vec<&Packet> {
         self.q.iter().collect()
     }
+    pub fn limit_packets(&self) -> Option<usize> {
+        self.limit_packets
+    }
 }
 
 /// The `QueueDiscipline` methods of a discipline that keeps its packets in
@@ -66,6 +69,9 @@ macro_rules! fifo_queue_methods {
         }
         fn held(&self) -> Vec<&Packet> {
             self.fifo.held()
+        }
+        fn limit_packets(&self) -> Option<usize> {
+            self.fifo.limit_packets()
         }
     };
 }

@@ -171,6 +171,9 @@ impl FqCodel {
 }
 
 impl QueueDiscipline for FqCodel {
+    fn limit_packets(&self) -> Option<usize> {
+        Some(self.limit)
+    }
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
         let i = self.queue_of(&pkt);
         self.packets += 1;

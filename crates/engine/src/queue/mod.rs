@@ -48,6 +48,11 @@ pub trait QueueDiscipline: Send {
     fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Packet>;
     fn len_packets(&self) -> usize;
     fn len_bytes(&self) -> u64;
+    /// The most packets it may hold, if it has a packet limit: the engine
+    /// checks every run that it never held more.
+    fn limit_packets(&self) -> Option<usize> {
+        None
+    }
     /// Held packets, in no particular order (end-of-run accounting).
     fn held(&self) -> Vec<&Packet>;
     /// Short name of the discipline, e.g. "droptail".
@@ -253,6 +258,13 @@ impl Queue {
             == self.stats.departures + self.stats.total_drops() + self.disc.len_packets() as u64
     }
 
+    /// It never held more packets than its limit allows.
+    pub fn within_limit(&self) -> bool {
+        self.disc
+            .limit_packets()
+            .is_none_or(|l| self.stats.max_packets <= l)
+    }
+
     /// Closes the time integrals at `end`.
     pub fn finish(&mut self, end: SimTime) {
         self.integrate(end);
@@ -332,6 +344,54 @@ mod tests {
     struct Lifo {
         q: Vec<Packet>,
         report: bool,
+    }
+
+    /// Claims a limit of one packet and keeps everything.
+    struct Leaky(Lifo);
+
+    impl QueueDiscipline for Leaky {
+        fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
+            self.0.enqueue(pkt, ctx)
+        }
+        fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Packet> {
+            self.0.dequeue(ctx)
+        }
+        fn len_packets(&self) -> usize {
+            self.0.len_packets()
+        }
+        fn len_bytes(&self) -> u64 {
+            self.0.len_bytes()
+        }
+        fn held(&self) -> Vec<&Packet> {
+            self.0.held()
+        }
+        fn kind(&self) -> &'static str {
+            "leaky"
+        }
+        fn limit_packets(&self) -> Option<usize> {
+            Some(1)
+        }
+    }
+
+    /// The end-of-run check sees a discipline hold more than its limit,
+    /// and the real ones at their limit pass.
+    #[test]
+    fn holding_more_than_the_limit_is_caught() {
+        let lifo = Lifo {
+            q: Vec::new(),
+            report: false,
+        };
+        let mut q = Queue::new(Box::new(Leaky(lifo)));
+        let mut d = Vec::new();
+        q.enqueue(pkt(1, 100), SimTime(0), &mut d);
+        assert!(q.within_limit());
+        q.enqueue(pkt(2, 100), SimTime(0), &mut d);
+        assert!(!q.within_limit());
+        let mut full = Queue::new(Box::new(DropTail::packets(2)));
+        for s in 0..5 {
+            full.enqueue(pkt(s, 100), SimTime(0), &mut d);
+        }
+        assert!(full.within_limit() && full.stats.max_packets == 2);
     }
 
     impl QueueDiscipline for Lifo {
