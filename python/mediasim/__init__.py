@@ -33,6 +33,7 @@ _EXPORTS = {
     "ScenarioError": "errors",
     "RunStoppedEarly": "errors",
     "OutputTruncated": "errors",
+    "EngineFailure": "errors",
     "load_scenario": "scenario",
     "run": "runner",
     "run_many": "sweep",

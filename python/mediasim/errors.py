@@ -28,3 +28,15 @@ class OutputTruncated(UserWarning):
     """The per-hop trace or the pcap capture reached its limit
     (``limits.max_trace_rows``, ``limits.max_pcap_bytes``) and stopped
     there; the rest of the run's tables are complete."""
+
+
+class EngineFailure(RuntimeError):
+    """The engine could not finish a run it had accepted: simulated time
+    stopped advancing, a conservation check failed, or an internal error
+    (a bug). ``time_s`` is the simulated time reached (None if unknown)
+    and ``component`` what was involved (a link, an application's node)."""
+
+    def __init__(self, message: str, time_s: float | None = None, component: str | None = None):
+        super().__init__(message)
+        self.time_s = time_s
+        self.component = component

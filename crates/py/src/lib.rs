@@ -5,9 +5,27 @@
 use mediasim_engine::measure::Column;
 use mediasim_engine::{EngineError, RunOptions};
 use numpy::IntoPyArray;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+
+/// A `mediasim.errors.EngineFailure`: message, the simulated time (s) and
+/// the component involved (or None).
+fn engine_failure(
+    py: Python<'_>,
+    msg: String,
+    time_s: Option<f64>,
+    component: Option<String>,
+) -> PyErr {
+    match py
+        .import("mediasim.errors")
+        .and_then(|m| m.getattr("EngineFailure"))
+        .and_then(|cls| cls.call1((msg, time_s, component)))
+    {
+        Ok(obj) => PyErr::from_value(obj),
+        Err(err) => err,
+    }
+}
 
 /// Maps an engine error to the matching Python exception (in one place).
 fn to_py_err(py: Python<'_>, e: EngineError) -> PyErr {
@@ -28,11 +46,14 @@ fn to_py_err(py: Python<'_>, e: EngineError) -> PyErr {
             }
         }
         EngineError::Io(m) => PyOSError::new_err(m),
-        EngineError::Conservation(m) => PyRuntimeError::new_err(m),
+        EngineError::Conservation(m) => engine_failure(py, m, None, None),
         EngineError::Interrupted(t) => {
             PyKeyboardInterrupt::new_err(format!("run interrupted at {t}"))
         }
-        e @ EngineError::Stalled(..) => PyRuntimeError::new_err(e.to_string()),
+        EngineError::Stalled(t, what) => {
+            let msg = EngineError::Stalled(t, what.clone()).to_string();
+            engine_failure(py, msg, Some(t.as_secs_f64()), Some(what))
+        }
     }
 }
 
@@ -94,10 +115,11 @@ fn run<'py>(
             let what = (panic.downcast_ref::<String>().map(String::as_str))
                 .or_else(|| panic.downcast_ref::<&str>().copied())
                 .unwrap_or("unknown");
-            format!("internal engine error near simulated time {last}: {what} (a bug: please report it with the scenario and seed)")
+            let msg = format!("internal engine error near simulated time {last}: {what} (a bug: please report it with the scenario and seed)");
+            (msg, last.as_secs_f64())
         })
     });
-    let result = result.map_err(pyo3::exceptions::PyRuntimeError::new_err)?;
+    let result = result.map_err(|(msg, t)| engine_failure(py, msg, Some(t), None))?;
     let out = result.map_err(|e| to_py_err(py, e))?;
     let tables = PyDict::new(py);
     for t in out.tables {
