@@ -71,6 +71,26 @@ pub struct PacketTemplate {
 }
 
 impl PacketTemplate {
+    /// A session's UDP packets to `dst` on `port` at both ends (best
+    /// effort, not ECN-capable): RTP, RTCP and RMTP.
+    pub fn session_udp(
+        flow: crate::net::FlowId,
+        dst: crate::net::Dest,
+        port: u16,
+        payload_bytes: u32,
+    ) -> Self {
+        PacketTemplate {
+            flow,
+            dst,
+            src_port: port,
+            dst_port: port,
+            dscp: 0,
+            ecn: crate::net::packet::ecn::NOT_ECT,
+            payload_bytes,
+            transport: crate::net::Transport::Udp,
+        }
+    }
+
     pub fn make(&self, seq: u64) -> Packet {
         Packet {
             id: 0,

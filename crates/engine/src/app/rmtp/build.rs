@@ -8,7 +8,7 @@ use super::spec::RmtpSessionSpec;
 use crate::app::session::SessionModel;
 use crate::app::PacketTemplate;
 use crate::measure::recorder::{FlowMeta, Receivers};
-use crate::net::{Dest, NodeId, Transport};
+use crate::net::{Dest, NodeId};
 use crate::proto::rmtp::{RmtpDr, RmtpReceiver, RmtpSender};
 use crate::scenario::build::{BuildCtx, PortClaim};
 use crate::sim::{uniform, SimTime};
@@ -32,19 +32,6 @@ struct Plan<'s> {
 }
 
 impl Plan<'_> {
-    fn tpl(&self, flow: u32, dst: Dest, port: u16, payload: u32) -> PacketTemplate {
-        PacketTemplate {
-            flow,
-            dst,
-            src_port: port,
-            dst_port: port,
-            dscp: 0,
-            ecn: crate::net::packet::ecn::NOT_ECT,
-            payload_bytes: payload,
-            transport: Transport::Udp,
-        }
-    }
-
     fn data_payload(&self) -> u32 {
         self.s.data_packet_bytes - 28
     }
@@ -175,8 +162,8 @@ fn add_sender(plan: &Plan<'_>, (data, retx): (u32, u32), p: &str, ctx: &mut Buil
     let top = s.subgroups.iter().filter(|g| g.parent.is_none()).count();
     let app = RmtpSenderApp {
         sender: RmtpSender::new(s.config(), top),
-        data: plan.tpl(data, dst, plan.data_port, plan.data_payload()),
-        retx: plan.tpl(retx, dst, plan.data_port, plan.data_payload()),
+        data: PacketTemplate::session_udp(data, dst, plan.data_port, plan.data_payload()),
+        retx: PacketTemplate::session_udp(retx, dst, plan.data_port, plan.data_payload()),
         interval: SimTime::from_millis_f64(s.send_interval_ms),
         stop: plan.stop,
     };
@@ -225,8 +212,13 @@ fn add_dr(plan: &Plan<'_>, i: usize, (repair, hack): (u32, u32), p: &str, ctx: &
             // sender has stopped.
             SimTime::from_millis_f64(2.0 * s.send_interval_ms + s.dr_repair_holdoff_ms),
         ),
-        repair: plan.tpl(repair, local, plan.local_port, plan.data_payload()),
-        hack: plan.tpl(hack, Dest::Node(parent), plan.hack_port, RMTP_HEADER_BYTES),
+        repair: PacketTemplate::session_udp(repair, local, plan.local_port, plan.data_payload()),
+        hack: PacketTemplate::session_udp(
+            hack,
+            Dest::Node(parent),
+            plan.hack_port,
+            RMTP_HEADER_BYTES,
+        ),
         child: plan.child_index[i],
         hack_period: plan.period(s.dr_hack_interval_ms, &format!("{stream}:hack"), ctx),
         repair_period: plan.period(s.repair_interval_ms(), &format!("{stream}:repair"), ctx),
@@ -261,7 +253,7 @@ fn add_receiver(plan: &Plan<'_>, i: usize, j: usize, hack: u32, p: &str, ctx: &m
     check_route(node, dr, &path, ctx);
     let app = RmtpReceiverApp {
         rx: RmtpReceiver::default(),
-        hack: plan.tpl(hack, Dest::Node(dr), plan.hack_port, RMTP_HEADER_BYTES),
+        hack: PacketTemplate::session_udp(hack, Dest::Node(dr), plan.hack_port, RMTP_HEADER_BYTES),
         child: j as u32,
         period: plan.period(
             s.rcv_hack_interval_ms,

@@ -10,7 +10,7 @@ use super::spec::{
 use crate::app::session::SessionModel;
 use crate::app::PacketTemplate;
 use crate::measure::recorder::{FlowMeta, Receivers};
-use crate::net::{Dest, NodeId, Transport};
+use crate::net::{Dest, NodeId};
 use crate::proto::rtp::{AvpfConfig, DitherRule, RtcpScheduler, RtcpTiming, TimingConfig};
 use crate::scenario::build::{BuildCtx, PortClaim};
 use crate::sim::SimTime;
@@ -84,15 +84,8 @@ impl RtpSessionSpec {
         let node = plan.nodes[j];
         let others: Vec<NodeId> = plan.nodes.iter().copied().filter(|&n| n != node).collect();
         let dst = plan.destination(j, &m.node, &others, path, ctx);
-        let tpl = |flow: u32, port: u16, payload: u32| PacketTemplate {
-            flow,
-            dst,
-            src_port: port,
-            dst_port: port,
-            dscp: 0,
-            ecn: crate::net::packet::ecn::NOT_ECT,
-            payload_bytes: payload,
-            transport: Transport::Udp,
+        let tpl = |flow: u32, port: u16, payload: u32| {
+            PacketTemplate::session_udp(flow, dst, port, payload)
         };
         let (rtp_flow, rtcp_flow) = flows;
         let media = rtp_flow.map(|f| MediaConfig {
