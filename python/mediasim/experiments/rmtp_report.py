@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..reporting.tables import md_table
+from ..reporting.tables import ci_table, md_table
 from ..stats import summarize
 from .params import parameters_section
 from .rmtp import Params
@@ -171,14 +171,6 @@ def p_prime_table(g: pd.DataFrame) -> pd.DataFrame:
     t["model_inside_ci"] = (t["p_prime_model_mean"] >= t["p_prime_sim_ci_low"] - 1e-12) & (
         t["p_prime_model_mean"] <= t["p_prime_sim_ci_high"] + 1e-12)
     return t
-
-
-def ci_table(t: pd.DataFrame, keys: list[str], metrics: list[str]) -> pd.DataFrame:
-    out = t[keys + ["n"]].copy()
-    for m in metrics:
-        half = (t[f"{m}_ci_high"] - t[f"{m}_ci_low"]) / 2
-        out[m] = [f"{a:.3g} ± {h:.2g}" if np.isfinite(a) else "-" for a, h in zip(t[f"{m}_mean"], half)]
-    return out
 
 
 def write(p: Params, rows: pd.DataFrame, out: Path, sens: pd.DataFrame | None = None) -> Path:

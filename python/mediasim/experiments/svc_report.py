@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..reporting.tables import md_table
+from ..reporting.tables import ci_table, md_table
 from ..stats import summarize
 from .params import parameters_section
 from .svc import Params
@@ -107,16 +107,6 @@ def plot_fec(f: pd.DataFrame, path: Path) -> None:
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-
-
-def ci_table(t: pd.DataFrame, keys: list[str], metrics: list[str], scale: dict[str, float]) -> pd.DataFrame:
-    """Each metric as 'mean ± half-width' (95%), scaled (e.g. ratios in %)."""
-    out = t[keys + ["n"]].copy()
-    for m in metrics:
-        k = scale.get(m, 1.0)
-        half = (t[f"{m}_ci_high"] - t[f"{m}_ci_low"]) / 2 * k
-        out[m] = [f"{a:.3g} ± {h:.2g}" if np.isfinite(a) else "-" for a, h in zip(t[f"{m}_mean"] * k, half)]
-    return out
 
 
 PCT = {m: 100.0 for m in RATIOS}

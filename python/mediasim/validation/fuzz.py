@@ -118,7 +118,7 @@ def _toml(data: dict[str, Any]) -> str:
         if isinstance(x, float) and x != x:
             return "nan"
         if isinstance(x, (int, float)):
-            return repr(x).replace("inf", "inf")
+            return repr(x)
         return json.dumps(str(x))
     return "\n".join(f"{json.dumps(str(k))} = {v(x)}" for k, x in data.items() if x is not None) + "\n"
 
