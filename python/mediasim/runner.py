@@ -6,7 +6,7 @@ import warnings
 from pathlib import Path
 
 from . import _engine
-from .errors import OutputTruncated, RunStoppedEarly, ScenarioError
+from .errors import OutputTruncated, RunStoppedEarly
 from .results import Results
 from .scenario import Scenario, as_scenario
 
@@ -37,9 +37,6 @@ def run(
     sc = as_scenario(scenario)
     if seed < 0 or replication < 0:
         raise ValueError("seed and replication must be non-negative integers")
-    if out is None and (pcap or (sc.data.get("measure") or {}).get("pcap") is True):
-        raise ScenarioError("measure.pcap: pcap files need an output folder (run(..., out=FOLDER) or --out)",
-                            [("measure.pcap", "pcap files need an output folder (out=FOLDER or --out)")])
     pcap_dir = str(Path(out) / "pcap") if out is not None else None
     for name, v in (("max_events", max_events), ("max_wall_s", max_wall_s), ("max_memory_mb", max_memory_mb)):
         if v is not None and not v > 0:

@@ -127,7 +127,8 @@ pub fn run(
     w.pcap_left = s.limits.max_pcap_bytes;
     if s.measure.pcap || opts.pcap {
         let dir = opts.pcap_dir.clone().ok_or_else(|| {
-            EngineError::Io("pcap capture needs an output directory (pcap_dir / --out)".to_string())
+            let msg = "pcap files need an output folder (run(..., out=FOLDER) or --out)";
+            EngineError::Scenario(vec![FieldError::new("measure.pcap", msg)])
         })?;
         std::fs::create_dir_all(&dir)
             .map_err(|e| EngineError::Io(format!("cannot create {}: {e}", dir.display())))?;
