@@ -6,7 +6,7 @@ from mediasim.sweep import combine, replications, run_many
 
 
 def test_builder_and_file_give_the_same_results(examples, tmp_path):
-    sc = mediasim.Scenario("pair", duration_s=3)
+    sc = mediasim.Scenario("pair", duration_s=3).measure(packets=True)
     sc.node("a").node("b").link("a", "b", rate_bps=1e6, delay_ms=5)
     sc.flow("f", "poisson", src="a", dst="b", payload_bytes=500, rate_pps=100)
     import json
@@ -19,7 +19,8 @@ def test_builder_and_file_give_the_same_results(examples, tmp_path):
 
 
 def test_parquet_round_trip(examples, tmp_path):
-    res = mediasim.run(examples / "multicast_tree.yaml", seed=1, out=tmp_path / "r")
+    sc = mediasim.load_scenario(examples / "multicast_tree.yaml").measure(packets=True)
+    res = mediasim.run(sc, seed=1, out=tmp_path / "r")
     back = Results.read_parquet(tmp_path / "r")
     assert back.meta["delivered"] == res.meta["delivered"]
     assert set(back.tables) == set(res.tables)

@@ -1,5 +1,6 @@
-"""Memory as runs grow: flat over simulated time without the packet log,
-linear in the members of an RTP session. Peak resident memory is read in a
+"""Memory as runs grow: flat over simulated time by default (no packet
+log, no series; loss runs and means kept online), linear in the members
+of an RTP session. Peak resident memory is read in a
 fresh process per run (mediasim.validation.bench), minus the process's
 footprint before the run."""
 
@@ -10,26 +11,33 @@ import sys
 import pytest
 
 import mediasim
-from mediasim.validation.bench import dumbbell, run_one
+from mediasim.validation.bench import dumbbell, run_one, tcp_dumbbell
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples"
 
 
 def engine_mb(row):
     return row["peak_rss_mb"] - row["baseline_rss_mb"]
 
 
-def peak_mb(scenario):
+def run_in_fresh_process(scenario):
+    """(peak MB the run added, packets dropped in it)."""
     code = (
         "import json, sys\n"
         "from mediasim import _engine\n"
         "from mediasim.validation.bench import peak_rss_mb\n"
         "sc = sys.stdin.read()\n"
         "base = peak_rss_mb()\n"
-        "_engine.run(sc, seed=1)\n"
-        "print(peak_rss_mb() - base)\n"
+        "_, meta = _engine.run(sc, seed=1)\n"
+        "print(json.dumps([peak_rss_mb() - base, json.loads(meta)['dropped']]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], input=json.dumps(scenario), capture_output=True,
                          text=True, check=True)
-    return float(out.stdout.strip())
+    return tuple(json.loads(out.stdout))
+
+
+def peak_mb(scenario):
+    return run_in_fresh_process(scenario)[0]
 
 
 def udp(duration_s, packets):
@@ -48,6 +56,29 @@ def test_without_the_packet_log_memory_does_not_grow_with_simulated_time():
     assert peak_mb(udp(200.0, True)) > long + 5
 
 
+def example(name, duration_s):
+    sc = mediasim.load_scenario(EXAMPLES / name).to_dict()
+    sc["duration_s"] = duration_s
+    return sc
+
+
+def test_by_default_memory_is_flat_in_simulated_time_with_losses_tcp_and_rtp():
+    # The TCP dumbbell loses packets at its bottleneck (loss runs kept as
+    # open intervals, not lists) and its windows change on every ACK (the
+    # series are off by default); the RTP/AVPF session loses 1% (loss
+    # report and recovery means kept as running sums).
+    long = {}
+    for name, make in (("tcp", lambda d: tcp_dumbbell(8, d)), ("rtp", lambda d: example("rtp_avpf_multicast.yaml", d))):
+        (short, lost_short), (long[name], lost_long) = run_in_fresh_process(make(40.0)), run_in_fresh_process(make(400.0))
+        assert lost_long > 5 * lost_short > 0, name
+        assert long[name] < short + 3, (name, short, long[name])
+    # With the series asked for, the window's history does grow (the check
+    # can see it): about 30 MB over 400 s.
+    sc = tcp_dumbbell(8, 400.0)
+    sc["measure"] = {"series": True}
+    assert peak_mb(sc) > long["tcp"] + 10
+
+
 def test_delay_summary_without_the_log_is_exact_or_within_a_thousandth():
     sc = udp(20.0, True)
     sc["measure"]["windows_s"] = [[2.0, 10.0], [10.0, 20.0]]
@@ -61,8 +92,10 @@ def test_delay_summary_without_the_log_is_exact_or_within_a_thousandth():
         assert ((a[col] - b[col]).abs() <= a[col] * 1e-3).all(), col
     assert on.throughput["bytes"].tolist() == off.throughput["bytes"].tolist()
     assert off.meta["packet_log"] is False
-    with pytest.raises(AttributeError, match="measure.packets = false"):
+    with pytest.raises(AttributeError, match="measure.packets is false"):
         off.packets
+    with pytest.raises(AttributeError, match="measure.series is false"):
+        off.tcp_series
 
 
 def test_rtp_session_memory_is_linear_plus_the_rfc_member_tables():

@@ -8,7 +8,7 @@ from conftest import assert_balanced
 
 
 def test_summary_matches_packet_table(examples):
-    res = mediasim.run(examples / "dumbbell.toml", seed=4)
+    res = mediasim.run(mediasim.load_scenario(examples / "dumbbell.toml").measure(packets=True), seed=4)
     assert_balanced(res)
     for _, f in res.flows.iterrows():
         p = res.packets[(res.packets["flow"] == f["flow"]) & (res.packets["receiver"] == f["receiver"])]
@@ -26,7 +26,7 @@ def test_summary_matches_packet_table(examples):
 
 
 def test_throughput_windows(examples):
-    res = mediasim.run(examples / "dumbbell.toml", seed=4)
+    res = mediasim.run(mediasim.load_scenario(examples / "dumbbell.toml").measure(packets=True), seed=4)
     for _, w in res.throughput.iterrows():
         p = res.packets[(res.packets["flow"] == w["flow"])]
         t = p["recv_ns"].to_numpy() * 1e-9

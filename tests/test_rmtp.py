@@ -14,7 +14,7 @@ DR_RECEIVER = {"rate_bps": 64e3, "delay_ms": 10}
 def tree(n: int, duration_s: float = 100, dr_loss: float = 0.0, loss: dict | None = None, **session) -> mediasim.Scenario:
     """s -> d -> r0..r<n-1>, scenario 1's links; `loss` maps receivers to
     their loss rate."""
-    sc = mediasim.Scenario("rmtp", duration_s=duration_s)
+    sc = mediasim.Scenario("rmtp", duration_s=duration_s).measure(packets=True, series=True)
     sc.node("s")
     sc.node("d", **({"receiver_loss": {"type": "packet", "rate": dr_loss}} if dr_loss else {}))
     sc.link("s", "d", **SENDER_DR)

@@ -55,7 +55,7 @@ def test_multicast_sends_one_copy_per_tree_link(examples):
 
 
 def test_multicast_drop_upstream_is_charged_to_every_receiver_below():
-    sc = mediasim.Scenario("mc", duration_s=3)
+    sc = mediasim.Scenario("mc", duration_s=3).measure(packets=True)
     for n in ("s", "r", "x", "y", "z"):
         sc.node(n)
     sc.link("s", "r", rate_bps=10e6, delay_ms=1, loss={"type": "explicit", "ordinals": [3, 4]})

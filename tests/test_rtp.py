@@ -54,7 +54,7 @@ def test_rtt_from_lsr_dlsr_and_loss_report_delay_at_the_sender():
 
 
 def star(dither=None, members=("a2", "a3", "a4")):
-    sc = mediasim.Scenario("m", duration_s=120)
+    sc = mediasim.Scenario("m", duration_s=120).measure(packets=True)
     sc.node("a1")
     for m in members:
         sc.node(m)

@@ -10,7 +10,7 @@ from conftest import assert_balanced
 
 
 def pair(rate_bps=10e6, delay_ms=10.0, duration_s=5.0, **link):
-    sc = mediasim.Scenario("tcp", duration_s=duration_s)
+    sc = mediasim.Scenario("tcp", duration_s=duration_s).measure(packets=True, series=True)
     sc.node("a").node("b").link("a", "b", rate_bps=rate_bps, delay_ms=delay_ms, **link)
     return sc
 

@@ -56,6 +56,10 @@ def main() -> None:
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Write Parquet tables (and pcap) here.")
 @click.option("--pcap", is_flag=True, help="Write one pcap file per link into OUT/pcap.")
 @click.option("--trace", is_flag=True, help="Record the per-hop packet trace table.")
+@click.option("--packets", is_flag=True,
+              help="Keep the packets and drops tables (measure.packets): one row per packet, memory grows.")
+@click.option("--series", is_flag=True,
+              help="Keep the *_series tables (measure.series): TCP window, TFRC rate, ... over time.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
               help="Override a scenario field, e.g. --set links[0].rate_bps=2e6 (repeatable).")
 @click.option("--max-events", type=click.IntRange(min=1), default=None,
@@ -64,7 +68,8 @@ def main() -> None:
               metavar="SECONDS", help="End the run cleanly after this much wall time.")
 @click.option("--max-memory", "max_memory_mb", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="MIB", help="End the run cleanly once this process holds this much memory.")
-def run_cmd(scenario, seed, replication, out, pcap, trace, overrides, max_events, max_wall_s, max_memory_mb) -> None:
+def run_cmd(scenario, seed, replication, out, pcap, trace, packets, series, overrides, max_events, max_wall_s,
+            max_memory_mb) -> None:
     """Run SCENARIO (.toml, .yaml or .json) and print the per-flow table."""
     import warnings
 
@@ -72,6 +77,10 @@ def run_cmd(scenario, seed, replication, out, pcap, trace, overrides, max_events
     from .runner import run
 
     sc = _load(scenario, overrides)
+    if packets:
+        sc.measure(packets=True)
+    if series:
+        sc.measure(series=True)
     if pcap and out is None:
         _fail("--pcap needs --out DIR")
     try:

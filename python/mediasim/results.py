@@ -61,8 +61,13 @@ class Results:
         tables = self.__dict__.get("tables", {})
         if name in tables:
             return tables[name]
-        if name in ("packets", "drops") and self.__dict__.get("meta", {}).get("packet_log") is False:
-            raise AttributeError(f"{name}: not recorded (the scenario sets measure.packets = false)")
+        meta = self.__dict__.get("meta", {})
+        if name in ("packets", "drops") and meta.get("packet_log") is False:
+            raise AttributeError(f"{name}: not recorded (measure.packets is false; set it to true, "
+                                 "or run with --packets)")
+        if name.endswith("_series") and meta.get("series_log") is False:
+            raise AttributeError(f"{name}: not recorded (measure.series is false; set it to true, "
+                                 "or run with --series)")
         if name in TABLES:
             return pd.DataFrame()
         raise AttributeError(name)

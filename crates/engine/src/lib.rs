@@ -39,8 +39,10 @@ pub enum EngineError {
     Scenario(Vec<FieldError>),
     #[error("{0}")]
     Io(String),
-    #[error("{0}")]
-    Conservation(String),
+    /// A check of the engine's own bookkeeping failed (conservation, queue
+    /// limits, the order of time): a bug, reported with where and when.
+    #[error("{what}")]
+    Invariant { at: Option<SimTime>, what: String },
     #[error("run interrupted at simulated time {0}")]
     Interrupted(SimTime),
     /// Simulated time stopped advancing (events at one instant without end).
@@ -152,6 +154,9 @@ pub fn run(
         if let Some((t, what)) = w.stalled.take() {
             return Err(EngineError::Stalled(t, what));
         }
+        if let Some((t, what)) = w.broken.take() {
+            return Err(EngineError::Invariant { at: Some(t), what });
+        }
         if stopped.is_none() && !w.hit_max_events {
             return Err(EngineError::Interrupted(w.now()));
         }
@@ -167,13 +172,18 @@ pub fn run(
     if let Some(e) = w.io_error.take() {
         return Err(EngineError::Io(e));
     }
-    let (ledger, in_flight) = output::close_books(&mut w).map_err(EngineError::Conservation)?;
+    let (ledger, in_flight) =
+        output::close_books(&mut w).map_err(|what| EngineError::Invariant {
+            at: Some(w.now()),
+            what,
+        })?;
     let tables = output::tables(&mut w, &in_flight, &s.measure.windows());
     let codes = output::codes(&w);
     let wall = t0.elapsed().as_secs_f64();
     let meta = serde_json::json!({
         "engine_version": VERSION,
         "packet_log": s.measure.packets,
+        "series_log": s.measure.series,
         "scenario": s.name,
         "seed": opts.seed,
         "replication": opts.replication,
@@ -181,6 +191,7 @@ pub fn run(
         "end_ns": w.now().as_nanos(),
         "stopped_early": stopped.map(|why| format!("{why} at simulated {} s", w.now().as_secs_f64())),
         "trace_truncated": w.rec.trace_truncated,
+        "loss_runs_late": w.rec.loss_runs.iter().map(|r| r.late()).sum::<u64>(),
         "pcap_truncated": w.pcap_truncated,
         "events": w.q.events_executed(),
         "wall_s": wall,

@@ -70,12 +70,6 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
         dropped: w.dropped,
         in_flight: total,
     };
-    if ledger.originated + ledger.copies != ledger.delivered + ledger.dropped + ledger.in_flight {
-        return Err(format!(
-            "packet conservation violated: originated {} + multicast copies {} != delivered {} + dropped {} + in flight {}",
-            ledger.originated, ledger.copies, ledger.delivered, ledger.dropped, ledger.in_flight
-        ));
-    }
     for (i, &infl) in in_flight.iter().enumerate() {
         let f = w.rec.fr_flow[i] as usize;
         let (sent, got, lost) = (
@@ -84,12 +78,24 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
             w.rec.total_dropped(i),
         );
         if sent != got + lost + infl {
+            // More accounted for than sent: a copy delivered (or dropped) twice.
+            let twice = if sent < got + lost + infl {
+                " (a packet counted twice)"
+            } else {
+                ""
+            };
             return Err(format!(
-                "packet conservation violated for flow \"{}\" at receiver \"{}\": sent {sent} != received {got} + lost {lost} + in flight {infl}",
+                "packet conservation violated for flow \"{}\" at receiver \"{}\": sent {sent} != received {got} + lost {lost} + in flight {infl}{twice}",
                 w.rec.flows[f].name,
                 w.nodes.get(w.rec.fr_node[i] as usize).map_or("*", |n| n.name.as_str())
             ));
         }
+    }
+    if ledger.originated + ledger.copies != ledger.delivered + ledger.dropped + ledger.in_flight {
+        return Err(format!(
+            "packet conservation violated: originated {} + multicast copies {} != delivered {} + dropped {} + in flight {}",
+            ledger.originated, ledger.copies, ledger.delivered, ledger.dropped, ledger.in_flight
+        ));
     }
     Ok((ledger, in_flight))
 }
@@ -354,6 +360,9 @@ fn app_tables(w: &World, end: crate::sim::SimTime) -> Vec<Table> {
             .entry(st.flow)
             .or_default()
             .extend(st.values);
+        if !w.rec.series_log {
+            continue;
+        }
         let s = series.entry(st.table).or_default();
         for (var, pts) in st.series {
             for (t, v) in pts {

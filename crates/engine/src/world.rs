@@ -67,6 +67,9 @@ pub struct World {
     /// Set when simulated time stopped advancing: the time and what kept
     /// happening there.
     pub stalled: Option<(SimTime, String)>,
+    /// Set when an invariant checked during the run broke (simulated time
+    /// going backwards): the time and what.
+    pub broken: Option<(SimTime, String)>,
     /// The run stops after this many events (`hit_max_events` then set).
     pub max_events: u64,
     pub hit_max_events: bool,
@@ -124,6 +127,7 @@ impl World {
             dropped: 0,
             io_error: None,
             stalled: None,
+            broken: None,
             max_events: u64::MAX,
             hit_max_events: false,
             pcap_left: u64::MAX,
@@ -161,11 +165,18 @@ impl World {
                     return false;
                 }
             }
+            let before = self.q.now();
             let Some((now, ev)) = self.q.pop_until(self.horizon) else {
                 break;
             };
             // Events that never let time advance (a timer of zero length)
             // would run until memory runs out: stop and say where.
+            if now < before {
+                let what = self.describe(&ev);
+                let msg = format!("simulated time went back from {before} to {now} at {what}");
+                self.broken = Some((now, msg));
+                return false;
+            }
             if now == at {
                 same += 1;
                 if same > STALL_EVENTS {
@@ -522,5 +533,77 @@ mod stall_tests {
         let (at, what) = w.stalled.clone().expect("stalled");
         assert_eq!(at, SimTime::from_millis(250));
         assert!(what.contains("node \"a\""), "{what}");
+    }
+}
+
+/// The checks of the engine's own bookkeeping catch what they are there
+/// for: time that goes back, a packet delivered twice.
+#[cfg(test)]
+mod invariant_tests {
+    use super::{Ev, World};
+    use crate::app::{Action, App};
+    use crate::net::Packet;
+    use crate::sim::{RngStreams, SimTime};
+    use std::sync::{Arc, Mutex};
+
+    const CBR: &str = r#"{"duration_s": 1, "nodes": [{"name": "a"}, {"name": "b"}],
+        "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}],
+        "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b",
+                   "payload_bytes": 100, "interval_ms": 10, "start_s": 0.5}]}"#;
+
+    fn world() -> World {
+        let s = crate::scenario::parse_and_validate(CBR).expect("valid");
+        crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds")
+    }
+
+    fn app_at(w: &World, node: &str) -> usize {
+        (w.apps.iter())
+            .position(|a| w.nodes[a.node as usize].name == node)
+            .expect("an application there")
+    }
+
+    #[test]
+    fn time_going_back_stops_the_run_with_when_and_where() {
+        let mut w = world();
+        let sink = app_at(&w, "b") as u32;
+        w.q.schedule_unchecked(SimTime::from_millis(100), Ev::AppTimer(sink, 0));
+        w.q.advance_to(SimTime::from_millis(200));
+        let mut progress = |_, _| true;
+        assert!(!w.run(&mut progress));
+        let (at, what) = w.broken.clone().expect("caught");
+        assert_eq!(at, SimTime::from_millis(100));
+        assert!(
+            what.contains("went back") && what.contains("node \"b\""),
+            "{what}"
+        );
+    }
+
+    /// Keeps the packets it receives.
+    struct Keep(Arc<Mutex<Vec<Packet>>>);
+    impl App for Keep {
+        fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
+        fn on_packet(&mut self, _now: SimTime, p: &Packet, _out: &mut Vec<Action>) {
+            self.0.lock().expect("one thread").push(p.clone());
+        }
+    }
+
+    #[test]
+    fn a_packet_delivered_twice_fails_conservation_naming_the_flow() {
+        let mut w = world();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let sink = app_at(&w, "b");
+        w.apps[sink].app = Box::new(Keep(got.clone()));
+        let mut progress = |_, _| true;
+        assert!(w.run(&mut progress));
+        let b = w.apps[sink].node;
+        let first = got.lock().expect("one thread")[0].clone();
+        assert!(crate::output::close_books(&mut w).is_ok());
+        let now = w.now();
+        w.deliver(b, first, now);
+        let err = crate::output::close_books(&mut w).expect_err("caught");
+        assert!(
+            err.contains("flow \"f\"") && err.contains("counted twice"),
+            "{err}"
+        );
     }
 }

@@ -46,7 +46,9 @@ fn to_py_err(py: Python<'_>, e: EngineError) -> PyErr {
             }
         }
         EngineError::Io(m) => PyOSError::new_err(m),
-        EngineError::Conservation(m) => engine_failure(py, m, None, None),
+        EngineError::Invariant { at, what } => {
+            engine_failure(py, what, at.map(|t| t.as_secs_f64()), None)
+        }
         EngineError::Interrupted(t) => {
             PyKeyboardInterrupt::new_err(format!("run interrupted at {t}"))
         }

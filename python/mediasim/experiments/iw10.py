@@ -113,6 +113,7 @@ def scenario(p: Params, n_flows: int, iw: int) -> Scenario:
                 tcp={"flavor": p.tcp_flavor, "initial_window": iw, "mss_bytes": p.mss_bytes,
                      "min_rto_ms": p.min_rto_ms, "delayed_ack": True, "limited_transmit": True,
                      "delack_timeout_ms": p.delack_timeout_ms})
+    sc.measure(packets=True)  # the voice analysis reads every packet's delay
     return sc
 
 

@@ -146,7 +146,7 @@ def scenario(p: Params) -> Scenario:
             sc.flow(name, "media_scaling", **timing, app="mm", packet_bytes=p.packet_bytes, **common)
         else:
             sc.flow(name, "media_scaling", **timing, **p.mpeg_fields(), **common)
-    sc.measure(queue_sample_ms=50)
+    sc.measure(queue_sample_ms=50, packets=True, series=True)  # per-packet delays, scale over time
     return sc
 
 

@@ -134,6 +134,7 @@ def scenario(p: Params, number: int, duration_s: float) -> Scenario:
                     repair_interval_ms=p.repair_interval_ms, cong_c=p.cong_c, cong_a=p.cong_a, ws=p.ws,
                     initial_window=p.initial_window, window_growth=p.window_growth,
                     dr_buffer_packets=p.dr_buffer_packets, dr_repair_holdoff_ms=p.dr_repair_holdoff_ms)
+    sc.measure(packets=True)  # the analysis reads the drops table
     return sc
 
 

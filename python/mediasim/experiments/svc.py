@@ -157,7 +157,7 @@ def scenario(p: Params, transport: str, buffer: int, fec_flows: int = 0) -> Scen
         sc.link("r2", f"td{i}", rate_bps=p.access_rate_bps, delay_ms=p.access_delay_ms)
         sc.flow(f"tcp{i}", "tcp", src=f"ts{i}", dst=f"td{i}", dscp=AF21, **start,
                 tcp={"flavor": p.tcp_flavor, "mss_bytes": p.tcp_mss_bytes})
-    sc.measure(windows_s=[[p.warmup_s, p.duration_s]])
+    sc.measure(windows_s=[[p.warmup_s, p.duration_s]], packets=True)  # delays per packet
     return sc
 
 

@@ -43,6 +43,7 @@ MSS = 960  # 1000-byte packets on the wire
 
 def mediasim_run(n: int, flavor: str, newreno_timer: str = "slow_but_steady") -> dict[str, Any]:
     sc = tcp_dumbbell(n, DURATION_S, flavor=flavor)
+    sc["measure"] = {"series": True}  # the window over time
     for f in sc["flows"]:
         if f["type"] == "tcp":
             f["tcp"].update({"min_rto_ms": 200, "delack_timeout_ms": 100, "initial_window": 2,

@@ -8,7 +8,8 @@ baseline after a change that is meant to alter results (say why in the
 commit). ``tests/test_output_hashes.py`` runs the same comparison in CI.
 
 What is hashed:
-- each example in ``examples/`` run with seed 1, per-hop trace and pcap on:
+- each example in ``examples/`` run with seed 1, per-hop trace, pcap, the
+  per-packet tables and the series on:
   every engine table (column names, dtypes and raw bytes), the run
   metadata except wall time, and every pcap file's bytes;
 - each study in quick mode and the demo with 2 replications: every table
@@ -64,7 +65,8 @@ def example_hashes(examples: Path = EXAMPLES) -> dict[str, str]:
     out: dict[str, str] = {}
     for path in sorted(p for p in examples.iterdir() if p.suffix in (".toml", ".yaml", ".json")):
         with tempfile.TemporaryDirectory() as tmp:
-            raw, meta_json = _engine.run(load_scenario(path).to_json(), seed=EXAMPLE_SEED, replication=0,
+            sc = load_scenario(path).measure(packets=True, series=True)
+            raw, meta_json = _engine.run(sc.to_json(), seed=EXAMPLE_SEED, replication=0,
                                          pcap_dir=tmp, pcap=True, trace=True)
             for table, cols in raw.items():
                 out[f"example:{path.name}:{table}"] = table_hash(cols)

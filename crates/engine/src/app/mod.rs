@@ -39,6 +39,9 @@ pub trait App: Send {
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>);
     fn on_timer(&mut self, _now: SimTime, _token: u64, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, _now: SimTime, _pkt: &Packet, _out: &mut Vec<Action>) {}
+    /// Keep (or not) the time series this application records for its
+    /// `<table>_series` table (`measure.series`).
+    fn set_series(&mut self, _on: bool) {}
     /// Measurements to report at the end of a run (`end`), if any.
     fn stats(&self, _end: SimTime) -> Option<AppStats> {
         None

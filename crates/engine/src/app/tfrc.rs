@@ -16,7 +16,7 @@ use crate::net::Packet;
 use crate::proto::tfrc::{TfrcConfig, TfrcReceiver, TfrcSender};
 use crate::scenario::build::BuildCtx;
 use crate::scenario::check::{Checker, Scope};
-use crate::sim::SimTime;
+use crate::sim::{Series, SimTime};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -115,6 +115,7 @@ pub struct TfrcSource {
     next_send: SimTime,
     /// Pending engine timers: (send, no-feedback).
     pending: [Option<SimTime>; 2],
+    series_on: bool,
 }
 
 impl TfrcSource {
@@ -126,6 +127,7 @@ impl TfrcSource {
             stop,
             next_send: SimTime::ZERO,
             pending: [None; 2],
+            series_on: true,
         }
     }
 
@@ -155,8 +157,13 @@ impl TfrcSource {
 }
 
 impl App for TfrcSource {
+    fn set_series(&mut self, on: bool) {
+        self.series_on = on;
+    }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
-        self.snd = Some(TfrcSender::new(self.cfg.clone(), now));
+        let mut snd = TfrcSender::new(self.cfg.clone(), now);
+        snd.rate_series.set_on(self.series_on);
+        self.snd = Some(snd);
         self.next_send = now;
         self.send_due(now, out);
     }
@@ -187,10 +194,7 @@ impl App for TfrcSource {
                 ("rtt_ms", snd.rtt().map_or(f64::NAN, |r| r * 1e3)),
                 ("sender_p", snd.loss_event_rate()),
             ],
-            series: vec![(
-                "rate_bps",
-                snd.rate_series.iter().map(|&(t, x)| (t, x * 8.0)).collect(),
-            )],
+            series: vec![("rate_bps", snd.rate_series.scaled(8.0))],
         })
     }
 }
@@ -201,7 +205,7 @@ pub struct TfrcSink {
     data_flow: u32,
     next_seq: u64,
     timer_at: Option<SimTime>,
-    p_series: Vec<(SimTime, f64)>,
+    p_series: Series,
 }
 
 impl TfrcSink {
@@ -212,7 +216,7 @@ impl TfrcSink {
             data_flow,
             next_seq: 0,
             timer_at: None,
-            p_series: Vec::new(),
+            p_series: Series::default(),
         }
     }
 
@@ -221,9 +225,7 @@ impl TfrcSink {
         self.next_seq += 1;
         p.app = AppData::TfrcFeedback(Box::new(fb));
         out.push(Action::Send(p));
-        if self.p_series.last().is_none_or(|x| x.1 != fb.p) {
-            self.p_series.push((now, fb.p));
-        }
+        self.p_series.push_change(now, fb.p);
     }
 
     fn arm(&mut self, out: &mut Vec<Action>) {
@@ -235,6 +237,9 @@ impl TfrcSink {
 }
 
 impl App for TfrcSink {
+    fn set_series(&mut self, on: bool) {
+        self.p_series.set_on(on);
+    }
     fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let AppData::TfrcData(h) = pkt.app {
@@ -263,7 +268,7 @@ impl App for TfrcSink {
                 ("loss_events", h.loss_events as f64),
                 ("p", self.rcv.loss_event_rate()),
             ],
-            series: vec![("p", self.p_series.clone())],
+            series: vec![("p", self.p_series.points().to_vec())],
         })
     }
 }

@@ -128,11 +128,14 @@ pub struct Recorder {
     /// that a delivery touches one place.
     pub got: Vec<Delivered>,
     pub dropped: Vec<[u64; DropReason::COUNT]>,
-    pub lost_seqs: Vec<Vec<u64>>,
+    /// Per (flow, receiver) but pooled rows: runs of lost sequence numbers.
+    pub loss_runs: Vec<super::loss_runs::LossRuns>,
     /// Keep the per-delivery log (the packets table). Without it, delays
     /// are summarised as they arrive (`Delivered::delay`) and memory stays
     /// flat.
     pub packet_log: bool,
+    /// Keep the applications' time series (the `*_series` tables).
+    pub series_log: bool,
     /// Throughput windows [start, end) in ns, and bytes received per
     /// (flow, receiver) and window (row-major).
     pub windows: Vec<(u64, u64)>,
@@ -184,6 +187,8 @@ pub struct RecorderOptions {
     pub trace_limit: u64,
     /// The per-delivery log (the packets table).
     pub packet_log: bool,
+    /// The applications' time series.
+    pub series_log: bool,
     /// Throughput windows.
     pub windows: Vec<(SimTime, SimTime)>,
 }
@@ -194,6 +199,7 @@ impl Recorder {
             trace_on: opts.trace,
             trace_limit: opts.trace_limit,
             packet_log: opts.packet_log,
+            series_log: opts.series_log,
             windows: (opts.windows.iter())
                 .map(|(a, b)| (a.as_nanos(), b.as_nanos()))
                 .collect(),
@@ -226,7 +232,7 @@ impl Recorder {
         r.sent_bytes = vec![0; flows.len()];
         r.got = vec![Delivered::default(); n_fr];
         r.dropped = vec![[0; DropReason::COUNT]; n_fr];
-        r.lost_seqs = vec![Vec::new(); n_fr];
+        r.loss_runs = vec![Default::default(); n_fr];
         r.window_bytes = vec![0; n_fr * r.windows.len()];
         r.flows = flows;
         r
@@ -328,7 +334,7 @@ impl Recorder {
             if let Some(i) = self.fr(p.flow, n) {
                 self.dropped[i][reason.index()] += 1;
                 if !self.is_pooled(i) {
-                    self.lost_seqs[i].push(p.seq);
+                    self.loss_runs[i].add(p.seq);
                 }
             }
         }

@@ -18,24 +18,8 @@ pub fn percentile(sorted: &[u64], q: f64) -> f64 {
     sorted[lo] as f64 + (sorted[hi] as f64 - sorted[lo] as f64) * frac
 }
 
-/// Lengths of runs of consecutive sequence numbers in `lost` (any order,
-/// duplicates ignored).
-pub fn loss_runs(lost: &[u64]) -> Vec<u64> {
-    let mut s = lost.to_vec();
-    s.sort_unstable();
-    s.dedup();
-    let mut runs = Vec::new();
-    let mut i = 0;
-    while i < s.len() {
-        let mut j = i;
-        while j + 1 < s.len() && s[j + 1] == s[j] + 1 {
-            j += 1;
-        }
-        runs.push((j - i + 1) as u64);
-        i = j + 1;
-    }
-    runs
-}
+/// Run length -> number of runs.
+type RunHistogram = std::collections::BTreeMap<u64, u64>;
 
 fn ms(ns: f64) -> f64 {
     ns * 1e-6
@@ -99,7 +83,7 @@ impl FlowInputs<'_> {
 pub fn flow_tables(x: &FlowInputs<'_>) -> (Table, Table, Table) {
     let rec = x.rec;
     let n = rec.num_fr();
-    let runs: Vec<Vec<u64>> = (0..n).map(|i| loss_runs(&rec.lost_seqs[i])).collect();
+    let runs: Vec<RunHistogram> = rec.loss_runs.iter().map(|r| r.histogram()).collect();
     let mut cols = FlowColumns::default();
     if rec.packet_log {
         let mut delays: Vec<Vec<u64>> = vec![Vec::new(); n];
@@ -134,7 +118,7 @@ struct FlowColumns {
 }
 
 impl FlowColumns {
-    fn push(&mut self, x: &FlowInputs<'_>, i: usize, delay: [f64; 6], runs: &[u64]) {
+    fn push(&mut self, x: &FlowInputs<'_>, i: usize, delay: [f64; 6], runs: &RunHistogram) {
         let rec = x.rec;
         let f = rec.fr_flow[i] as usize;
         let meta = &rec.flows[f];
@@ -180,16 +164,19 @@ impl FlowColumns {
             ms(rec.got[i].jitter_ns)
         };
         self.jitter.push(jitter);
-        self.run_count.push(runs.len() as u64);
+        let count: u64 = runs.values().sum();
+        let lost: u64 = runs.iter().map(|(l, c)| l * c).sum();
+        self.run_count.push(count);
         let mean = if rec.is_pooled(i) {
             f64::NAN // loss runs are per receiver: not kept for pooled rows
-        } else if runs.is_empty() {
+        } else if count == 0 {
             0.0
         } else {
-            runs.iter().sum::<u64>() as f64 / runs.len() as f64
+            lost as f64 / count as f64
         };
         self.run_mean.push(mean);
-        self.run_max.push(runs.iter().copied().max().unwrap_or(0));
+        self.run_max
+            .push(runs.keys().next_back().copied().unwrap_or(0));
     }
 
     fn into_table(self) -> Table {
@@ -241,14 +228,10 @@ fn ratio(a: f64, b: f64) -> f64 {
 }
 
 /// Histogram of loss-run lengths per (flow, receiver).
-fn loss_run_table(x: &FlowInputs<'_>, runs: &[Vec<u64>]) -> Table {
+fn loss_run_table(x: &FlowInputs<'_>, runs: &[RunHistogram]) -> Table {
     let (mut flow, mut rcv, mut len, mut count) = (vec![], vec![], vec![], vec![]);
-    for (i, r) in runs.iter().enumerate() {
-        let mut hist: std::collections::BTreeMap<u64, u64> = Default::default();
-        for &l in r {
-            *hist.entry(l).or_default() += 1;
-        }
-        for (l, c) in hist {
+    for (i, hist) in runs.iter().enumerate() {
+        for (&l, &c) in hist {
             flow.push(x.flow_name(i));
             rcv.push(x.receiver(i));
             len.push(l);
@@ -301,11 +284,5 @@ mod tests {
         assert_eq!(percentile(&d, 0.5), 25.0);
         assert!((percentile(&d, 0.95) - 38.5).abs() < 1e-9);
         assert!(percentile(&[], 0.5).is_nan());
-    }
-
-    #[test]
-    fn loss_runs_group_consecutive_sequence_numbers() {
-        assert_eq!(loss_runs(&[7, 3, 4, 5, 9, 10, 20]), vec![3, 1, 2, 1]);
-        assert!(loss_runs(&[]).is_empty());
     }
 }

@@ -200,7 +200,7 @@ pub struct RouteSpec {
     pub next_hop: String,
 }
 
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MeasureSpec {
     /// Record a per-hop packet trace (enqueue, transmit, receive, drop,
@@ -220,29 +220,17 @@ pub struct MeasureSpec {
     #[serde(default)]
     pub pcap_snaplen: u32,
     /// Keep the per-packet tables: packets (one row per delivered copy) and
-    /// drops (one row per dropped copy); default on. Off, memory does not
-    /// grow with delivered packets: the flows table's delay percentiles then
-    /// come from a histogram (within 0.1%; mean, min and max exact), and
-    /// drops are counted per flow, link and queue only.
-    #[serde(default = "packets_default")]
+    /// drops (one row per dropped copy). Off by default, so that memory
+    /// does not grow with delivered packets: the flows table's delay
+    /// percentiles then come from a histogram (within 0.1%; mean, min and
+    /// max exact), and drops are counted per flow, link and queue only.
+    #[serde(default)]
     pub packets: bool,
-}
-
-fn packets_default() -> bool {
-    true
-}
-
-impl Default for MeasureSpec {
-    fn default() -> Self {
-        MeasureSpec {
-            trace: false,
-            queue_sample_ms: None,
-            windows_s: Vec::new(),
-            pcap: false,
-            pcap_snaplen: 0,
-            packets: true,
-        }
-    }
+    /// Keep the applications' time series (the `*_series` tables: TCP's
+    /// window and RTT, TFRC's rate, ...), recorded on change. Off by
+    /// default: TCP's window changes on nearly every ACK.
+    #[serde(default)]
+    pub series: bool,
 }
 
 impl MeasureSpec {

@@ -207,6 +207,9 @@ pub struct RmtpSenderApp {
 }
 
 impl App for RmtpSenderApp {
+    fn set_series(&mut self, on: bool) {
+        self.sender.window_series.set_on(on);
+    }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         out.push(Action::Timer { at: now, token: 0 });
     }
@@ -238,7 +241,7 @@ impl App for RmtpSenderApp {
             ("retx_queued_at_end", s.retx_queued() as f64),
             ("cwnd_at_end", s.cwnd as f64),
         ];
-        let series = vec![("cwnd", s.window_series.clone())];
+        let series = vec![("cwnd", s.window_series.points().to_vec())];
         Some(AppStats {
             table: "rmtp",
             flow: self.data.flow,

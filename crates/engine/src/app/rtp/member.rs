@@ -7,6 +7,7 @@
 
 use super::compound::{compound_bytes, merge_nacks, rtp_ts};
 use crate::app::{Action, App, AppStats, PacketTemplate};
+use crate::measure::RunningMean;
 use crate::net::packet::{AppData, RtcpCompound, RtcpReport, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::net::{FlowId, Packet};
 use crate::proto::rtp::{RtcpScheduler, SourceStats, Transmit};
@@ -63,7 +64,7 @@ pub struct RtpMember {
     reported: HashSet<u16>,
     /// Per lost packet of ours: the members that reported it.
     reporters: HashMap<u16, HashSet<u32>>,
-    loss_report_delays: Vec<f64>,
+    loss_report_delays: RunningMean,
     rtt_s: Option<f64>,
     rtcp_bytes: u64,
     rtcp_packets: u64,
@@ -73,8 +74,8 @@ pub struct RtpMember {
     newpred: Option<NewpredConfig>,
     /// Receiver: when each lost segment was detected.
     detected: HashMap<u16, SimTime>,
-    recovery_times: Vec<f64>,
-    waiting_times: Vec<f64>,
+    recovery_times: RunningMean,
+    waiting_times: RunningMean,
     repairs_sent: u64,
 }
 
@@ -111,7 +112,7 @@ impl RtpMember {
             sent_at: HashMap::default(),
             reported: HashSet::default(),
             reporters: HashMap::default(),
-            loss_report_delays: Vec::new(),
+            loss_report_delays: RunningMean::default(),
             rtt_s: None,
             rtcp_bytes: 0,
             rtcp_packets: 0,
@@ -120,8 +121,8 @@ impl RtpMember {
             byes_sent: false,
             newpred: None,
             detected: HashMap::default(),
-            recovery_times: Vec::new(),
-            waiting_times: Vec::new(),
+            recovery_times: RunningMean::default(),
+            waiting_times: RunningMean::default(),
             repairs_sent: 0,
         }
     }
@@ -271,9 +272,9 @@ impl RtpMember {
             // that minus the round trip (feedback transit + repair transit).
             if let Some(t_det) = self.detected.remove(&seq) {
                 let recovery = (now - t_det).as_secs_f64();
-                self.recovery_times.push(recovery);
+                self.recovery_times.add(recovery);
                 self.waiting_times
-                    .push(recovery - (now - fb_sent).as_secs_f64());
+                    .add(recovery - (now - fb_sent).as_secs_f64());
             }
             return;
         }
@@ -372,7 +373,7 @@ impl RtpMember {
                     self.reporters.entry(*s).or_default().insert(c.ssrc);
                     if self.reported.insert(*s) {
                         if let Some(t) = self.sent_at.get(s) {
-                            self.loss_report_delays.push((now - *t).as_secs_f64());
+                            self.loss_report_delays.add((now - *t).as_secs_f64());
                         }
                     }
                 }
@@ -444,13 +445,6 @@ impl App for RtpMember {
     fn stats(&self, end: SimTime) -> Option<AppStats> {
         let active = end.min(self.stop).saturating_sub(self.start).as_secs_f64();
         let st = &self.sched.stats;
-        let mean = |v: &[f64]| {
-            if v.is_empty() {
-                f64::NAN
-            } else {
-                v.iter().sum::<f64>() / v.len() as f64
-            }
-        };
         Some(AppStats {
             table: "rtp",
             flow: self.data_flow,
@@ -487,19 +481,19 @@ impl App for RtpMember {
                 ("mwt_s", st.mean_wait_s()),
                 ("members", self.sched.timing.members() as f64),
                 ("rtt_s", self.rtt_s.unwrap_or(f64::NAN)),
-                ("loss_reports", self.loss_report_delays.len() as f64),
+                ("loss_reports", self.loss_report_delays.count() as f64),
                 // Lost packets reported by more than one member (a
                 // suppression failure when the loss was shared).
                 (
                     "losses_multiply_reported",
                     self.reporters.values().filter(|r| r.len() > 1).count() as f64,
                 ),
-                ("loss_report_delay_mean_s", mean(&self.loss_report_delays)),
+                ("loss_report_delay_mean_s", self.loss_report_delays.mean()),
                 ("media_packets_sent", self.packets_sent as f64),
                 ("repairs_sent", self.repairs_sent as f64),
-                ("recoveries", self.recovery_times.len() as f64),
-                ("recovery_time_mean_s", mean(&self.recovery_times)),
-                ("waiting_time_mean_s", mean(&self.waiting_times)),
+                ("recoveries", self.recovery_times.count() as f64),
+                ("recovery_time_mean_s", self.recovery_times.mean()),
+                ("waiting_time_mean_s", self.waiting_times.mean()),
             ],
             series: vec![],
         })

@@ -8,7 +8,7 @@ use super::policy::{fragments, keeps, mm_interval, Frame, SCALES};
 use crate::app::{Action, App, AppStats, PacketTemplate, StopRule};
 use crate::net::packet::AppData;
 use crate::net::Packet;
-use crate::sim::SimTime;
+use crate::sim::{Series, SimTime};
 
 /// What the sender sends at each scale.
 #[derive(Clone, Debug)]
@@ -48,7 +48,7 @@ pub struct ScalingSource {
     scale_area: f64,
     scale_since: SimTime,
     start: SimTime,
-    series: Vec<(SimTime, f64)>,
+    series: Series,
 }
 
 impl ScalingSource {
@@ -68,7 +68,7 @@ impl ScalingSource {
             scale_area: 0.0,
             scale_since: SimTime::ZERO,
             start: SimTime::ZERO,
-            series: Vec::new(),
+            series: Series::default(),
         }
     }
 
@@ -142,7 +142,7 @@ impl ScalingSource {
         self.scale_area += self.scale as f64 * now.saturating_sub(self.scale_since).as_secs_f64();
         self.scale_since = now;
         self.scale = scale;
-        self.series.push((now, scale as f64));
+        self.series.push(now, scale as f64);
         if let Media::Mm {
             rates_bps,
             packet_bytes,
@@ -161,10 +161,13 @@ impl ScalingSource {
 }
 
 impl App for ScalingSource {
+    fn set_series(&mut self, on: bool) {
+        self.series.set_on(on);
+    }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         self.start = now;
         self.scale_since = now;
-        self.series.push((now, self.scale as f64));
+        self.series.push(now, self.scale as f64);
         self.tick(now, out);
     }
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
@@ -195,7 +198,7 @@ impl App for ScalingSource {
                 ),
                 ("final_scale", self.scale as f64),
             ],
-            series: vec![("scale", self.series.clone())],
+            series: vec![("scale", self.series.points().to_vec())],
         })
     }
 }
@@ -209,7 +212,7 @@ pub struct ScalingReceiver {
     next_seq: u64,
     /// A time-out check is pending at this time.
     timer_at: Option<SimTime>,
-    series: Vec<(SimTime, f64)>,
+    series: Series,
 }
 
 impl ScalingReceiver {
@@ -220,7 +223,7 @@ impl ScalingReceiver {
             control,
             next_seq: 0,
             timer_at: None,
-            series: Vec::new(),
+            series: Series::default(),
         }
     }
 
@@ -232,7 +235,7 @@ impl ScalingReceiver {
             sent_at: now,
         };
         out.push(Action::Send(p));
-        self.series.push((now, scale as f64));
+        self.series.push(now, scale as f64);
     }
 
     /// One pending timer at most, at the control's deadline (lazily moved:
@@ -246,9 +249,12 @@ impl ScalingReceiver {
 }
 
 impl App for ScalingReceiver {
+    fn set_series(&mut self, on: bool) {
+        self.series.set_on(on);
+    }
     fn on_start(&mut self, now: SimTime, _out: &mut Vec<Action>) {
         self.control.start(now);
-        self.series.push((now, self.control.scale() as f64));
+        self.series.push(now, self.control.scale() as f64);
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let AppData::ScaledMedia { echo: Some(e), .. } = &pkt.app {
@@ -290,7 +296,7 @@ impl App for ScalingReceiver {
                     self.control.control_rtt().as_secs_f64() * 1e3,
                 ),
             ],
-            series: vec![("requested_scale", self.series.clone())],
+            series: vec![("requested_scale", self.series.points().to_vec())],
         })
     }
 }

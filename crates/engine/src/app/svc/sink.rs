@@ -26,7 +26,7 @@ impl Rx {
         Rx::Tfrc(TfrcReceiver::new(cfg))
     }
 }
-use crate::sim::SimTime;
+use crate::sim::{Series, SimTime};
 use std::collections::HashMap;
 
 #[derive(Clone, Debug, Default)]
@@ -52,7 +52,7 @@ pub struct SvcSink {
     next_seq: u64,
     timer_at: Option<SimTime>,
     /// PPACC's reported estimates over time.
-    a_series: Vec<(SimTime, f64)>,
+    a_series: Series,
     fec: Option<FecCode>,
     blocks: HashMap<u32, FecBlock>,
     media_received: u64,
@@ -96,7 +96,7 @@ impl SvcSink {
             bytes_late: 0,
             next_seq: 0,
             timer_at: None,
-            a_series: Vec::new(),
+            a_series: Series::default(),
             fec: None,
             blocks: HashMap::new(),
             media_received: 0,
@@ -241,6 +241,9 @@ impl SvcSink {
 }
 
 impl App for SvcSink {
+    fn set_series(&mut self, on: bool) {
+        self.a_series.set_on(on);
+    }
     fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         let (h, pair) = match &pkt.app {
@@ -285,7 +288,7 @@ impl App for SvcSink {
         if let Some(app) = app {
             if let AppData::PpaccReport(r) = &app {
                 if let crate::proto::ppacc::endpoints::Report::Estimate { a_bps, .. } = **r {
-                    self.a_series.push((now, a_bps));
+                    self.a_series.push(now, a_bps);
                 }
             }
             self.feedback(app, out);
@@ -337,7 +340,7 @@ impl App for SvcSink {
                     },
                 ),
             ],
-            series: vec![("available_bps", self.a_series.clone())],
+            series: vec![("available_bps", self.a_series.points().to_vec())],
         })
     }
 }

@@ -11,7 +11,7 @@ use crate::net::packet::AppData;
 use crate::net::Packet;
 use crate::proto::ppacc::endpoints::PpaccSender;
 use crate::proto::tfrc::{DataHeader, TfrcConfig, TfrcSender};
-use crate::sim::SimTime;
+use crate::sim::{Series, SimTime};
 use std::collections::VecDeque;
 
 /// What an SVC data packet carries besides TFRC's header.
@@ -115,7 +115,8 @@ pub struct SvcSource {
     /// Media packets sent, and repair packets made.
     media_packets: u64,
     repair_packets: u64,
-    selections: Vec<(SimTime, f64)>,
+    selections: Series,
+    series_on: bool,
 }
 
 impl SvcSource {
@@ -150,7 +151,8 @@ impl SvcSource {
             block_id: 0,
             media_packets: 0,
             repair_packets: 0,
-            selections: Vec::new(),
+            selections: Series::default(),
+            series_on: true,
         }
     }
 
@@ -193,7 +195,7 @@ impl SvcSource {
                 let sel = self.choose(g);
                 self.gop = Some((g, sel));
                 let point = (sel.s_max * 4 + sel.t_max) as f64 + sel.fgs;
-                self.selections.push((now, point));
+                self.selections.push(now, point);
             }
             let sel = self.gop.expect("set").1;
             self.packetise(&n, sel.bytes_of(&n), at);
@@ -352,16 +354,29 @@ impl SvcSource {
 }
 
 impl App for SvcSource {
+    fn set_series(&mut self, on: bool) {
+        self.series_on = on;
+        self.selections.set_on(on);
+    }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         self.start = now;
+        let on = self.series_on;
         self.tp = Some(match self.setup.take().expect("started once") {
-            TransportSetup::Tfrc(cfg) => Transport::Tfrc(TfrcSender::new(cfg, now)),
+            TransportSetup::Tfrc(cfg) => {
+                let mut t = TfrcSender::new(cfg, now);
+                t.rate_series.set_on(on);
+                Transport::Tfrc(t)
+            }
             TransportSetup::Ppacc {
                 cfg,
                 capacity_bps,
                 initial_bps,
                 rng,
-            } => Transport::Ppacc(PpaccSender::new(cfg, capacity_bps, initial_bps, rng)),
+            } => {
+                let mut p = PpaccSender::new(cfg, capacity_bps, initial_bps, rng);
+                p.control.target_series.set_on(on);
+                Transport::Ppacc(p)
+            }
         });
         self.next_send = now;
         self.release(now, out);
@@ -390,15 +405,11 @@ impl App for SvcSource {
     fn stats(&self, _end: SimTime) -> Option<AppStats> {
         let o = self.offered;
         let (packets, rate, series) = match self.tp.as_ref()? {
-            Transport::Tfrc(t) => (
-                t.stats.packets,
-                t.rate() * 8.0,
-                t.rate_series.iter().map(|&(at, x)| (at, x * 8.0)).collect(),
-            ),
+            Transport::Tfrc(t) => (t.stats.packets, t.rate() * 8.0, t.rate_series.scaled(8.0)),
             Transport::Ppacc(p) => (
                 p.control.packets,
                 p.target_bps(),
-                p.control.target_series.clone(),
+                p.control.target_series.points().to_vec(),
             ),
         };
         Some(AppStats {
@@ -417,7 +428,7 @@ impl App for SvcSource {
             ],
             series: vec![
                 ("rate_bps", series),
-                ("operating_point", self.selections.clone()),
+                ("operating_point", self.selections.points().to_vec()),
             ],
         })
     }

@@ -80,6 +80,9 @@ impl TcpSource {
 }
 
 impl App for TcpSource {
+    fn set_series(&mut self, on: bool) {
+        self.snd.series.set_on(on);
+    }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         self.snd.start(now, &mut self.ep.segs);
         self.ep.flush(self.snd.deadline(), out);
@@ -134,12 +137,12 @@ impl App for TcpSource {
                 ("final_cwnd_bytes", self.snd.cwnd() as f64),
             ],
             series: vec![
-                ("cwnd_bytes", s.cwnd.clone()),
-                ("ssthresh_bytes", s.ssthresh.clone()),
-                ("rtt_s", s.rtt.clone()),
-                ("srtt_s", s.srtt.clone()),
-                ("rto_s", s.rto.clone()),
-                ("recovery", s.recovery.clone()),
+                ("cwnd_bytes", s.cwnd.points().to_vec()),
+                ("ssthresh_bytes", s.ssthresh.points().to_vec()),
+                ("rtt_s", s.rtt.points().to_vec()),
+                ("srtt_s", s.srtt.points().to_vec()),
+                ("rto_s", s.rto.points().to_vec()),
+                ("recovery", s.recovery.points().to_vec()),
             ],
         })
     }

@@ -23,7 +23,7 @@
 //!   updates over the time between them.
 
 use super::PpaccConfig;
-use crate::sim::{uniform, SimRng, SimTime};
+use crate::sim::{uniform, Series, SimRng, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -49,7 +49,7 @@ pub struct PpaccControl {
     /// Packets the sender sent (kept here for the report).
     pub packets: u64,
     /// (time, target bit/s), recorded when it changes.
-    pub target_series: Vec<(SimTime, f64)>,
+    pub target_series: Series,
 }
 
 impl PpaccControl {
@@ -67,7 +67,7 @@ impl PpaccControl {
             event_until: None,
             events: 0,
             packets: 0,
-            target_series: Vec::new(),
+            target_series: Series::default(),
         }
     }
 
@@ -131,13 +131,7 @@ impl PpaccControl {
             _ => {}
         }
         self.target_bps = self.target_bps.max(self.cfg.min_rate_bps);
-        if self
-            .target_series
-            .last()
-            .is_none_or(|x| x.1 != self.target_bps)
-        {
-            self.target_series.push((now, self.target_bps));
-        }
+        self.target_series.push_change(now, self.target_bps);
         self.target_bps
     }
 }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use super::seqset::HackReport;
 use super::RmtpConfig;
-use crate::sim::SimTime;
+use crate::sim::{Series, SimTime};
 
 /// One packet to multicast on the data channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +41,7 @@ pub struct RmtpSender {
     pub premature_retx: u64,
     pub peak_final_buffer: usize,
     /// The window after each interval's rule.
-    pub window_series: Vec<(SimTime, f64)>,
+    pub window_series: Series,
 }
 
 impl RmtpSender {
@@ -61,7 +61,7 @@ impl RmtpSender {
             retx_sent: 0,
             premature_retx: 0,
             peak_final_buffer: 0,
-            window_series: Vec::new(),
+            window_series: Series::default(),
         }
     }
 
@@ -123,7 +123,7 @@ impl RmtpSender {
             self.update_window();
         }
         self.intervals += 1;
-        self.window_series.push((now, self.cwnd as f64));
+        self.window_series.push(now, self.cwnd as f64);
         let mut out = Vec::with_capacity(self.cwnd as usize);
         while out.len() < self.cwnd as usize {
             let Some(seq) = self.retx_queue.pop_front() else {

@@ -137,6 +137,3 @@ pub struct Segment {
     /// connection that negotiated ECN (RFC 3168 6.1.1, 6.1.5).
     pub ect: bool,
 }
-
-/// A time series sample recorded on change.
-pub type Series = Vec<(SimTime, f64)>;

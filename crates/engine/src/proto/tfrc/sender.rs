@@ -28,7 +28,7 @@
 //! sender that runs out of data is treated as one that is not).
 
 use super::{throughput_bps, DataHeader, Feedback, TfrcConfig};
-use crate::sim::SimTime;
+use crate::sim::{Series, SimTime};
 
 #[derive(Clone, Debug, Default)]
 pub struct SenderStats {
@@ -57,7 +57,7 @@ pub struct TfrcSender {
     next_seq: u64,
     pub stats: SenderStats,
     /// (time, X in bytes/s), recorded when X changes.
-    pub rate_series: Vec<(SimTime, f64)>,
+    pub rate_series: Series,
 }
 
 impl TfrcSender {
@@ -77,7 +77,7 @@ impl TfrcSender {
             next_seq: 0,
             cfg,
             stats: SenderStats::default(),
-            rate_series: Vec::new(),
+            rate_series: Series::default(),
         };
         snd.record(now);
         snd
@@ -114,9 +114,7 @@ impl TfrcSender {
     }
 
     fn record(&mut self, now: SimTime) {
-        if self.rate_series.last().is_none_or(|x| x.1 != self.x) {
-            self.rate_series.push((now, self.x));
-        }
+        self.rate_series.push_change(now, self.x);
     }
 
     /// The header of the next data packet, sent now.

@@ -56,13 +56,17 @@ fn scenario_groups(s: &Scenario, nodes: &[crate::net::Node]) -> Vec<(String, Vec
         .collect()
 }
 
-fn world(s: &Scenario, ctx: BuildCtx<'_>) -> World {
+fn world(s: &Scenario, mut ctx: BuildCtx<'_>) -> World {
     let opts = RecorderOptions {
         trace_limit: s.limits.max_trace_rows,
         trace: s.measure.trace,
         packet_log: s.measure.packets,
+        series_log: s.measure.series,
         windows: s.measure.windows(),
     };
+    for slot in &mut ctx.apps {
+        slot.app.set_series(s.measure.series);
+    }
     let rec = Recorder::new(ctx.metas, ctx.nodes.len(), opts);
     let sample_every = (s.measure.queue_sample_ms)
         .map(SimTime::from_millis_f64)

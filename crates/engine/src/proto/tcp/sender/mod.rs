@@ -6,9 +6,10 @@ mod recovery;
 
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
-use super::{Flavor, Segment, Series, TcpConfig};
+use super::{Flavor, Segment, TcpConfig};
 use crate::net::tcp_flags::{ACK, CWR, ECE, FIN, SYN};
 use crate::net::TcpHeader;
+use crate::sim::Series;
 use crate::sim::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +47,21 @@ pub struct SenderSeries {
     pub rto: Series,
     /// 1 while in fast recovery / loss recovery, 0 otherwise.
     pub recovery: Series,
+}
+
+impl SenderSeries {
+    pub fn set_on(&mut self, on: bool) {
+        for s in [
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            &mut self.rtt,
+            &mut self.srtt,
+            &mut self.rto,
+            &mut self.recovery,
+        ] {
+            s.set_on(on);
+        }
+    }
 }
 
 enum Next {
@@ -254,25 +270,17 @@ impl TcpSender {
 
     fn record(&mut self, now: SimTime) {
         let cw = self.cwnd as f64;
-        if self.series.cwnd.last().is_none_or(|x| x.1 != cw) {
-            self.series.cwnd.push((now, cw));
-        }
+        self.series.cwnd.push_change(now, cw);
         let ss = if self.ssthresh >= UNLIMITED {
             f64::INFINITY
         } else {
             self.ssthresh as f64
         };
-        if self.series.ssthresh.last().is_none_or(|x| x.1 != ss) {
-            self.series.ssthresh.push((now, ss));
-        }
+        self.series.ssthresh.push_change(now, ss);
         let rto = self.rtt.rto().as_secs_f64();
-        if self.series.rto.last().is_none_or(|x| x.1 != rto) {
-            self.series.rto.push((now, rto));
-        }
+        self.series.rto.push_change(now, rto);
         let rec = self.in_recovery as u8 as f64;
-        if self.series.recovery.last().is_none_or(|x| x.1 != rec) {
-            self.series.recovery.push((now, rec));
-        }
+        self.series.recovery.push_change(now, rec);
     }
 
     /// Opens the connection (SYN) or, without handshake, starts sending.
@@ -331,7 +339,7 @@ impl TcpSender {
                     if let Some((_, t)) = self.timing.take() {
                         self.rtt.sample(now - t);
                         self.stats.rtt_samples += 1;
-                        self.series.rtt.push((now, (now - t).as_secs_f64()));
+                        self.series.rtt.push(now, (now - t).as_secs_f64());
                     }
                     if self.syn_retransmitted {
                         // RFC 6298 5.7: after a lost SYN, RTO is 3 s when data starts.
@@ -387,9 +395,9 @@ impl TcpSender {
         }
         self.rtt.sample(now - t);
         self.stats.rtt_samples += 1;
-        self.series.rtt.push((now, (now - t).as_secs_f64()));
+        self.series.rtt.push(now, (now - t).as_secs_f64());
         if let Some(s) = self.rtt.srtt() {
-            self.series.srtt.push((now, s.as_secs_f64()));
+            self.series.srtt.push(now, s.as_secs_f64());
         }
         self.timing = None;
     }

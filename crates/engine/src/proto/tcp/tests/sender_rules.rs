@@ -119,7 +119,7 @@ fn the_rtt_sample_comes_from_the_ack_covering_the_timed_segment() {
     s.on_segment(t(40), &ack(seg(1)), &mut out);
     assert_eq!(s.stats.rtt_samples, 1);
     assert_eq!(s.srtt(), Some(t(40)));
-    let rtts: Vec<f64> = s.series.rtt.iter().map(|x| x.1).collect();
+    let rtts: Vec<f64> = s.series.rtt.points().iter().map(|x| x.1).collect();
     assert_eq!(rtts, vec![0.040]);
 }
 
@@ -128,14 +128,14 @@ fn series_record_changes_only() {
     let mut s = TcpSender::new(cfg(Flavor::Sack), None);
     let mut out = Vec::new();
     s.start(t(0), &mut out);
-    assert_eq!(s.series.cwnd, vec![(t(0), 4000.0)]);
-    assert_eq!(s.series.ssthresh, vec![(t(0), f64::INFINITY)]);
-    assert_eq!(s.series.rto, vec![(t(0), 1.0)]);
-    assert_eq!(s.series.recovery, vec![(t(0), 0.0)]);
+    assert_eq!(s.series.cwnd.points(), &[(t(0), 4000.0)]);
+    assert_eq!(s.series.ssthresh.points(), &[(t(0), f64::INFINITY)]);
+    assert_eq!(s.series.rto.points(), &[(t(0), 1.0)]);
+    assert_eq!(s.series.recovery.points(), &[(t(0), 0.0)]);
     s.on_segment(t(10), &ack(seg(0)), &mut out); // a duplicate: nothing changes
-    assert_eq!(s.series.cwnd.len(), 1);
+    assert_eq!(s.series.cwnd.points().len(), 1);
     s.on_segment(t(20), &ack(seg(1)), &mut out);
-    assert_eq!(s.series.cwnd.last(), Some(&(t(20), 5000.0)));
+    assert_eq!(s.series.cwnd.points().last(), Some(&(t(20), 5000.0)));
 }
 
 #[test]
