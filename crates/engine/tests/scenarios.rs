@@ -37,7 +37,8 @@ const TWO_HOPS: &str = r#"{
      "queue": {"type": "droptail", "limit_packets": 5},
      "loss": {"type": "packet", "rate": 0.1}}
   ],
-  "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b", "payload_bytes": 972, "interval_ms": 4}]
+  "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b", "payload_bytes": 972, "interval_ms": 4}],
+  "measure": {"packets": true}
 }"#;
 
 #[test]
