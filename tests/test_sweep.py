@@ -22,7 +22,8 @@ def test_sweep_writes_tables_and_resumes(examples, tmp_path):
             "--set", "duration_s=5", "--replications", "2", "--out", str(tmp_path), "--workers", "2"]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
-    assert json.loads((tmp_path / "sweep.json").read_text()) == {"runs": 4, "newly_run": 4}
+    done = json.loads((tmp_path / "sweep.json").read_text())
+    assert (done["runs"], done["reused"], done["newly_run"], done["failed"]) == (4, 0, 4, [])
     flows = pd.read_parquet(tmp_path / "flows.parquet")
     assert set(flows["flows[name=voice].interval_ms"]) == {10, 20}
     voice = flows[flows["flow"] == "voice"].groupby("flows[name=voice].interval_ms")["sent"].mean()
@@ -30,7 +31,8 @@ def test_sweep_writes_tables_and_resumes(examples, tmp_path):
     # Run again: everything is on disk, nothing runs.
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
-    assert json.loads((tmp_path / "sweep.json").read_text()) == {"runs": 4, "newly_run": 0}
+    done = json.loads((tmp_path / "sweep.json").read_text())
+    assert (done["runs"], done["reused"], done["newly_run"]) == (4, 4, 0)
     assert (tmp_path / "summary.csv").exists()
 
 

@@ -13,7 +13,9 @@ Importing mediasim (or any of its modules) changes nothing in the
 importing process: no environment variables, no matplotlib backend.
 
 Layout: the user API is here (``Scenario``, ``load_scenario``, ``run``,
-``run_many``, ``replications``, ``grid``, ``run_sweep``, ``Results``);
+``run_many``, ``replications``, ``grid``, ``run_sweep``, ``run_campaign``,
+``read_sweep``, ``Results``); ``mediasim.campaign`` stores, resumes and
+reads back campaigns (local pool or Dask);
 ``mediasim.experiments`` holds the reference studies and the demo;
 ``mediasim.validation`` the reference-simulator drivers, cross-checks,
 benchmarks and the output-hash regression check; ``mediasim.reporting``
@@ -41,6 +43,9 @@ _EXPORTS = {
     "Job": "sweep",
     "grid": "sweep",
     "run_sweep": "sweep",
+    "run_campaign": "campaign",
+    "read_sweep": "campaign",
+    "CampaignError": "errors",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

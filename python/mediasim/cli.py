@@ -121,42 +121,72 @@ def run_cmd(scenario, seed, replication, out, pcap, trace, packets, series, over
 @main.command("sweep")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--vary", "vary", multiple=True, metavar="PATH=V1,V2,...", required=True,
-              help="A field and the values to try (JSON each), e.g. --vary 'links[name=bottleneck].rate_bps=1e6,2e6'. "
-                   "Several --vary make a grid.")
+              help="A field (or an --alias) and the values to try (JSON each), e.g. "
+                   "--vary 'links[name=bottleneck].rate_bps=1e6,2e6'. Several --vary make a grid.")
+@click.option("--alias", "alias", multiple=True, metavar="NAME=PATH",
+              help="A short name for a field, used in --vary and as the column name, e.g. "
+                   "--alias rate=links[name=bottleneck].rate_bps (repeatable).")
 @click.option("--replications", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: all cores).")
-@click.option("--out", type=click.Path(file_okay=False), required=True, help="Sweep folder (resumable).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Local processes (default: the CPUs this process may use).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run on a Dask cluster (tcp://host:8786) instead of local processes.")
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Campaign folder (resumable).")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Fixed overrides applied first.")
-def sweep_cmd(scenario, vary, replications, seed, workers, out, overrides) -> None:
-    """Run SCENARIO over a grid of field values x replications; each run is
-    stored under OUT/runs/ (re-running skips finished runs)."""
+def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out, overrides) -> None:
+    """Run SCENARIO over a grid of field values x replications. Each run is
+    stored under OUT/runs/, keyed by its scenario, seed, replication and
+    engine build: running again reuses finished runs and runs what changed,
+    failed or was cut short."""
+    aliases = dict(_pairs(alias))
+    axes = {k: [parse_value(x) for x in _split_values(vals)] for k, vals in _pairs(vary)}
+    _run_grid(_load(scenario, overrides), axes, aliases, replications, seed, workers, scheduler, out)
+
+
+def _pairs(texts) -> list[tuple[str, str]]:
+    """NAME=VALUE options split at the first '=' (a clear error otherwise)."""
+    out = []
+    for t in texts:
+        try:
+            out.append(split_override(t))
+        except ScenarioError as e:
+            _fail(str(e))
+    return out
+
+
+def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out) -> None:
+    from .campaign.atomic import read_json
+    from .errors import CampaignError
     from .stats import summarize
     from .sweep import grid, run_sweep
 
-    sc = _load(scenario, overrides)
-    axes = {}
-    for v in vary:
-        try:
-            k, vals = split_override(v)
-        except ScenarioError as e:
-            _fail(str(e))
-        axes[k] = [parse_value(x) for x in _split_values(vals)]
     try:
-        jobs = grid(sc, axes, replications=replications, seed=seed)
+        jobs = grid(sc, axes, replications=replications, seed=seed, aliases=aliases)
         for j in jobs[:: max(1, replications)]:
             from .scenario import Scenario
 
             Scenario.from_dict(j.scenario).validate()
     except ScenarioError as e:
         _fail(str(e))
-    flows = run_sweep(jobs, out, workers=workers)
-    keys = list(axes) + ["flow", "receiver"]
-    table = summarize(flows, keys, ["loss_rate", "throughput_bps", "delay_mean_ms", "delay_p99_ms", "jitter_ms"],
-                      bounds={"loss_rate": (0.0, 1.0)})
-    table.to_csv(Path(out) / "summary.csv", index=False)
-    click.echo(_fmt_table(table))
-    click.echo(f"\n{len(jobs)} runs; tables in {out}/ (flows.parquet, summary.csv, runs/)")
+    try:
+        flows = run_sweep(jobs, out, workers=workers, scheduler=scheduler, aliases=aliases)
+    except CampaignError as e:
+        _fail(str(e))
+    done = read_json(Path(out) / "sweep.json")
+    if not flows.empty:
+        keys = list(axes) + ["flow", "receiver"]
+        table = summarize(flows, keys, ["loss_rate", "throughput_bps", "delay_mean_ms", "delay_p99_ms", "jitter_ms"],
+                          bounds={"loss_rate": (0.0, 1.0)})
+        table.to_csv(Path(out) / "summary.csv", index=False)
+        click.echo(_fmt_table(table))
+    click.echo(f"\n{done['runs']} runs: {done['reused']} already stored, {done['newly_run']} run now, "
+               f"{len(done['failed'])} failed; tables in {out}/ (flows.parquet, summary.csv, runs/)")
+    for f in done["failed"][:10]:
+        click.echo(f"failed: {f['labels']} seed {f['seed']} replication {f['replication']}: {f['error']}", err=True)
+    if done["failed"]:
+        click.echo(f"{len(done['failed'])} runs failed; their errors are in {out}/failed/", err=True)
+        sys.exit(1)
 
 
 def _split_values(text: str) -> list[str]:

@@ -40,3 +40,8 @@ class EngineFailure(RuntimeError):
         super().__init__(message)
         self.time_s = time_s
         self.component = component
+
+
+class CampaignError(RuntimeError):
+    """A campaign cannot go on as asked: a folder holding another engine's
+    runs, a campaign file with a bad field."""

@@ -27,6 +27,33 @@ import pandas as pd
 TABLES = ("flows", "packets", "drops", "throughput", "loss_runs", "links", "queues", "queue_samples", "trace", "tcp", "tcp_series")
 
 
+META_KEY = b"mediasim"
+
+
+def parquet_bytes(df: pd.DataFrame, meta: dict[str, Any]) -> bytes:
+    """One table as Parquet, with the run's metadata embedded (key
+    ``mediasim`` of the file's key-value metadata), so that a file read on
+    its own still says which run it came from."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pa.Table.from_pandas(df, preserve_index=False)
+    t = t.replace_schema_metadata({**(t.schema.metadata or {}), META_KEY: json.dumps(meta, sort_keys=True)})
+    buf = io.BytesIO()
+    pq.write_table(t, buf)
+    return buf.getvalue()
+
+
+def parquet_meta(path: str | Path) -> dict[str, Any] | None:
+    """The run metadata embedded in a Parquet file written by mediasim."""
+    import pyarrow.parquet as pq
+
+    md = pq.read_schema(path).metadata or {}
+    return json.loads(md[META_KEY]) if META_KEY in md else None
+
+
 def _frame(name: str, cols: dict[str, Any], meta: dict[str, Any]) -> pd.DataFrame:
     df = pd.DataFrame({k: (np.asarray(v) if not isinstance(v, list) else v) for k, v in cols.items()})
     # Integer-coded columns become categoricals with the engine's names.
@@ -85,9 +112,11 @@ class Results:
         ``meta.json`` into ``directory`` (created if needed)."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
+        from .campaign.atomic import write_bytes, write_json
+
         for name, df in self.tables.items():
-            df.to_parquet(d / f"{name}.parquet", index=False)
-        (d / "meta.json").write_text(json.dumps(self.meta, indent=2))
+            write_bytes(d / f"{name}.parquet", parquet_bytes(df, self.meta))
+        write_json(d / "meta.json", self.meta)
         return d
 
     @classmethod

@@ -103,63 +103,44 @@ def combine(results: list[Results], table: str) -> "Any":
 
 
 def grid(scenario: Scenario | dict | str | Path, vary: dict[str, list[Any]], replications: int = 1,
-         seed: int = 0) -> list[Job]:
-    """Jobs for every combination of the values in ``vary`` (override path
-    -> values) times ``replications``. Labels are the paths and values."""
+         seed: int = 0, aliases: dict[str, str] | None = None) -> list[Job]:
+    """Jobs for every combination of the values in ``vary`` times
+    ``replications``. A key of ``vary`` is an override path, or an alias
+    of one in ``aliases`` (``{"rate": "links[name=bottleneck].rate_bps"}``);
+    labels are the keys as given and the values."""
     import itertools
 
+    aliases = aliases or {}
     base = as_scenario(scenario)
     keys = list(vary)
     jobs = []
     for combo in itertools.product(*(vary[k] for k in keys)):
-        sc = base.with_overrides(dict(zip(keys, combo)))
+        sc = base.with_overrides({aliases.get(k, k): v for k, v in zip(keys, combo)})
         labels = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in zip(keys, combo)}
         jobs += [Job(sc.to_dict(), seed=seed, replication=r, labels=dict(labels)) for r in range(replications)]
     return jobs
 
 
-def _run_key(job: Job) -> str:
-    import hashlib
-    import json as _json
+def run_sweep(jobs: list[Job], out: str | Path, workers: int | None = None, progress: bool = True,
+              scheduler: str | None = None, aliases: dict[str, str] | None = None) -> "Any":
+    """Runs ``jobs`` as a campaign in folder ``out`` (``mediasim.campaign``:
+    each run keyed by its canonical scenario, seed, replication and engine
+    build; stored runs reused, damaged ones run again, failures recorded).
+    Returns the combined flows table, also written to
+    ``out/flows.parquet``; ``out/sweep.json`` says what this invocation
+    did."""
+    import warnings
 
-    blob = _json.dumps([job.labels, job.seed, job.replication], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    from .campaign import read_sweep, run_campaign
+    from .campaign.atomic import write_bytes, write_json
+    from .results import parquet_bytes
 
-
-def run_sweep(jobs: list[Job], out: str | Path, workers: int | None = None, progress: bool = True) -> "Any":
-    """Runs ``jobs``, storing each run's tables under ``out/runs/<key>/``
-    (key: a hash of labels, seed and replication). Runs already stored are
-    skipped, so an interrupted sweep resumes where it stopped and a failure
-    never loses finished runs. Returns the combined flow table, also
-    written to ``out/flows.parquet``."""
-    import json as _json
-
-    import pandas as pd
-
-    from .results import Results
-
+    report = run_campaign(jobs, out, workers=workers, scheduler=scheduler, progress=progress, aliases=aliases)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # failures are in the report
+        flows = read_sweep(out, "flows")
     out = Path(out)
-    (out / "runs").mkdir(parents=True, exist_ok=True)
-    todo = []
-    for job in jobs:
-        d = out / "runs" / _run_key(job)
-        if not (d / "meta.json").exists():
-            job.out = str(d)
-            todo.append(job)
-    if todo:
-        run_many(todo, workers=workers, progress=progress, desc="sweep runs", analyse=_discard)
-    results = []
-    for job in jobs:
-        d = out / "runs" / _run_key(job)
-        r = Results.read_parquet(d)
-        r.meta["labels"] = job.labels
-        results.append(r)
-    flows = combine(results, "flows")
-    flows.to_parquet(out / "flows.parquet", index=False)
-    (out / "sweep.json").write_text(_json.dumps({"runs": len(jobs), "newly_run": len(todo)}, indent=2))
+    write_bytes(out / "flows.parquet", parquet_bytes(flows, {"campaign": str(out)}))
+    write_json(out / "sweep.json", {"runs": report.runs, "reused": report.reused, "newly_run": report.ran,
+                                    "repaired": report.repaired, "failed": report.failed})
     return flows
-
-
-def _discard(res: Results, job: Job) -> None:
-    """Analysis for stored runs: the tables are on disk already."""
-    return None

@@ -32,6 +32,9 @@ use sim::{RngStreams, SimTime};
 use std::path::PathBuf;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// A hash of the engine's sources and locked dependencies (build.rs): two
+/// engines with the same build give the same results for the same input.
+pub const BUILD: &str = env!("MEDIASIM_ENGINE_BUILD");
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -182,6 +185,7 @@ pub fn run(
     let wall = t0.elapsed().as_secs_f64();
     let meta = serde_json::json!({
         "engine_version": VERSION,
+        "engine_build": BUILD,
         "packet_log": s.measure.packets,
         "series_log": s.measure.series,
         "scenario": s.name,

@@ -191,12 +191,20 @@ fn version() -> &'static str {
     mediasim_engine::VERSION
 }
 
+/// build_id() -> str: a hash of the engine's sources and locked
+/// dependencies; campaigns key their runs with it.
+#[pyfunction]
+fn build_id() -> &'static str {
+    mediasim_engine::BUILD
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_function(wrap_pyfunction!(media_scaling_rates, m)?)?;
     m.add_function(wrap_pyfunction!(tfrc_throughput, m)?)?;
     m.add_function(wrap_pyfunction!(fec_residual_loss, m)?)?;

@@ -1,0 +1,89 @@
+"""Where a campaign's runs execute: a local process pool (the default) or
+a Dask cluster. Both take a top-level function and a list of tasks and
+yield the results as runs finish; neither changes a result (each run is
+seeded by its own seed and replication)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask or cgroup share as
+    the OS reports it), not the machine's count."""
+    if hasattr(os, "process_cpu_count"):
+        n = os.process_cpu_count()
+    elif hasattr(os, "sched_getaffinity"):
+        n = len(os.sched_getaffinity(0))
+    else:
+        n = os.cpu_count()
+    return max(1, n or 1)
+
+
+class LocalExecutor:
+    """A pool of ``workers`` processes (default: the CPUs available);
+    ``workers=1`` runs in this process."""
+
+    def __init__(self, workers: int | None = None):
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be at least 1 (got {workers})")
+        self.workers = workers or available_cpus()
+
+    def __repr__(self) -> str:
+        return f"LocalExecutor(workers={self.workers})"
+
+    def map_unordered(self, fn: Callable[[Any], Any], tasks: list[Any]) -> Iterator[Any]:
+        if self.workers == 1 or len(tasks) <= 1:
+            for t in tasks:
+                yield fn(t)
+            return
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)))
+        try:
+            futs = [pool.submit(fn, t) for t in tasks]
+            for fut in as_completed(futs):
+                yield fut.result()
+        finally:
+            # On Ctrl-C (or any early exit) queued runs are dropped at once;
+            # running ones get the same SIGINT from the terminal.
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+class DaskExecutor:
+    """Runs on a dask.distributed cluster given its scheduler address
+    (``tcp://host:8786``), or on a ``distributed.Client`` already made.
+    Workers need mediasim installed; they send results back to this
+    process, which alone writes the campaign folder (no shared file system
+    needed)."""
+
+    def __init__(self, address: Any):
+        try:
+            from distributed import Client
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise ImportError("the Dask executor needs dask.distributed: pip install 'mediasim[cluster]'") from e
+        self._own = not isinstance(address, Client)
+        self.client = Client(address) if self._own else address
+
+    def __repr__(self) -> str:
+        return f"DaskExecutor({self.client.scheduler.address})"
+
+    def map_unordered(self, fn: Callable[[Any], Any], tasks: list[Any]) -> Iterator[Any]:
+        from distributed import as_completed
+
+        futs = self.client.map(fn, tasks, pure=False)
+        try:
+            for fut in as_completed(futs):
+                yield fut.result()
+        finally:
+            self.client.cancel(futs)
+
+    def close(self) -> None:
+        if self._own:
+            self.client.close()
+
+
+def make_executor(workers: int | None = None, scheduler: str | None = None) -> LocalExecutor | DaskExecutor:
+    return DaskExecutor(scheduler) if scheduler else LocalExecutor(workers)

@@ -1,0 +1,28 @@
+"""What identifies a run: the canonical scenario (after every override),
+the seed, the replication and the engine build. Two runs with the same
+key give bit-identical tables, so a stored run may stand in for a new one;
+anything that could change a result changes the key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def canonical(scenario: dict[str, Any]) -> str:
+    """The scenario as JSON text with sorted keys and no spaces: equal
+    scenarios give equal text whatever order their fields were set in."""
+    return json.dumps(scenario, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def engine_identity() -> dict[str, str]:
+    """The engine's version and build (a hash of its sources)."""
+    from .. import _engine
+
+    return {"engine_version": _engine.version(), "engine_build": _engine.build_id()}
+
+
+def run_key(scenario: dict[str, Any], seed: int, replication: int, engine_build: str) -> str:
+    blob = json.dumps([canonical(scenario), int(seed), int(replication), engine_build])
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]

@@ -1,0 +1,84 @@
+"""Reading a campaign back: one table over all its runs as one DataFrame,
+with a column per swept parameter (named by its alias), the seed and the
+replication in front."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import CampaignError
+from .atomic import read_json
+from .keys import engine_identity
+from .store import RunStore
+
+
+def _store(folder: str | Path) -> tuple[RunStore, dict[str, Any]]:
+    index = read_json(Path(folder) / "campaign.json")
+    if not isinstance(index, dict) or "runs" not in index:
+        raise CampaignError(f"{folder}: not a campaign folder (no readable campaign.json)")
+    return RunStore(Path(folder), engine_identity()), index
+
+
+def read_sweep(folder: str | Path, table: str = "flows", columns: list[str] | None = None) -> pd.DataFrame:
+    """``table`` of every finished run of the campaign in ``folder``, as
+    one DataFrame: the swept parameters (one column each, by alias), then
+    ``seed`` and ``replication``, then the table's columns (only
+    ``columns`` if given). Only that table's files are read. Runs not
+    finished (failed, or never run) are left out with a warning."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store, index = _store(folder)
+    parts, missing = [], 0
+    for run in index["runs"]:
+        if store.status(run["key"]) != "done":
+            missing += 1
+            continue
+        path = store.runs / run["key"] / f"{table}.parquet"
+        if not path.exists():
+            continue  # this run has no such table (no flow of that kind)
+        t = pq.read_table(path, columns=columns)
+        front = {**run["labels"], "seed": run["seed"], "replication": run["replication"]}
+        for i, (name, value) in enumerate(front.items()):
+            t = t.add_column(i, name, pa.array([value] * t.num_rows))
+        parts.append(t)
+    if missing:
+        warnings.warn(f"{folder}: {missing} of {len(index['runs'])} runs are not finished (failed or not run); "
+                      "they are left out", UserWarning, stacklevel=2)
+    if not parts:
+        return pd.DataFrame()
+    return pa.concat_tables(parts, promote_options="default").unify_dictionaries().to_pandas()
+
+
+def parameters(folder: str | Path) -> list[str]:
+    """The swept parameters of a campaign (their aliases), in order."""
+    _, index = _store(folder)
+    runs = index["runs"]
+    return list(runs[0]["labels"]) if runs else []
+
+
+def summary(df: pd.DataFrame, by: list[str], metrics: list[str], level: float = 0.95) -> pd.DataFrame:
+    """Mean and Student-t confidence interval of each metric per
+    configuration (``by``: the parameters, and e.g. flow and receiver),
+    over replications: columns ``<metric>_mean``, ``_ci_low``, ``_ci_high``
+    and ``n``."""
+    from ..stats import summarize
+
+    return summarize(df, by, metrics, level=level)
+
+
+def to_xarray(df: pd.DataFrame, dims: list[str], metrics: list[str] | None = None) -> Any:
+    """A grid campaign's table as an ``xarray.Dataset`` with one dimension
+    per name in ``dims`` (the parameters, ``replication``, ...)."""
+    try:
+        import xarray  # noqa: F401
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ImportError("to_xarray needs xarray: pip install xarray") from e
+    data = df.set_index(dims)
+    if data.index.has_duplicates:
+        raise ValueError(f"{dims} do not identify the rows: add the columns that do (e.g. flow, receiver)")
+    return data[metrics or [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]].to_xarray()

@@ -1,0 +1,102 @@
+"""Running a campaign: every job keyed by what determines its result,
+runs already stored reused, the rest executed and stored as they finish,
+failures recorded without stopping the others."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .atomic import write_json
+from .executors import LocalExecutor, make_executor
+from .keys import engine_identity, run_key
+from .store import RunStore
+from .worker import Task, execute
+
+
+@dataclass
+class CampaignReport:
+    """What one invocation did."""
+
+    folder: Path
+    runs: int
+    reused: int = 0
+    ran: int = 0
+    repaired: int = 0
+    failed: list[dict[str, Any]] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        s = (f"{self.runs} runs: {self.reused} already stored, {self.ran} run now, {len(self.failed)} failed"
+             + (f" ({self.repaired} damaged folders run again)" if self.repaired else ""))
+        for f in self.failed[:10]:
+            s += f"\n  failed {f['labels']} seed {f['seed']} replication {f['replication']}: {f['error']}"
+        if len(self.failed) > 10:
+            s += f"\n  ... and {len(self.failed) - 10} more (see {self.folder}/failed/)"
+        return s
+
+
+def tasks_of(jobs: list[Any], engine_build: str) -> list[Task]:
+    """One task per distinct run (identical jobs share one)."""
+    seen: dict[str, Task] = {}
+    for j in jobs:
+        key = run_key(j.scenario, j.seed, j.replication, engine_build)
+        labels = {k: v for k, v in j.labels.items() if not k.startswith("_")}
+        seen.setdefault(key, Task(key, j.scenario, j.seed, j.replication, labels))
+    return list(seen.values())
+
+
+def run_campaign(jobs: list[Any], out: str | Path, executor: Any = None, workers: int | None = None,
+                 scheduler: str | None = None, progress: bool = True, aliases: dict[str, str] | None = None,
+                 ) -> CampaignReport:
+    """Runs ``jobs`` (``mediasim.Job``) into the campaign folder ``out``;
+    see ``mediasim.campaign.store`` for the layout. Stored runs with the
+    same key are reused; damaged ones are run again."""
+    from tqdm.auto import tqdm
+
+    engine = engine_identity()
+    store = RunStore.open(out, engine)
+    tasks = tasks_of(jobs, engine["engine_build"])
+    report = CampaignReport(store.root, len(tasks))
+    todo = []
+    for t in tasks:
+        status = store.status(t.key)
+        if status == "done":
+            report.reused += 1
+            continue
+        if status == "damaged":
+            store.discard(t.key)
+            report.repaired += 1
+        todo.append(t)
+    _write_index(store, tasks, aliases or {})
+    by_key = {t.key: t for t in todo}
+    ex = executor or make_executor(workers, scheduler)
+    bar = tqdm(total=len(todo), desc="campaign runs", unit="run", disable=not progress)
+    try:
+        for o in ex.map_unordered(execute, todo):
+            task = by_key[o.key]
+            if o.ok:
+                store.save(task, o.tables, o.meta, o.wall_s)
+                report.ran += 1
+            else:
+                store.save_failure(task, o.error, o.traceback)
+                report.failed.append({"labels": task.labels, "seed": task.seed,
+                                      "replication": task.replication, "error": o.error})
+            bar.update()
+    finally:
+        bar.close()
+        if executor is None and hasattr(ex, "close"):
+            ex.close()
+    return report
+
+
+def _write_index(store: RunStore, tasks: list[Task], aliases: dict[str, str]) -> None:
+    """campaign.json: the engine and this campaign's runs (the folder may
+    also hold runs of earlier campaigns; readers take these)."""
+    write_json(store.root / "campaign.json", {
+        **store.engine, "aliases": aliases,
+        "runs": [{"key": t.key, "labels": t.labels, "seed": t.seed, "replication": t.replication} for t in tasks],
+    })
+
+
+__all__ = ["CampaignReport", "LocalExecutor", "run_campaign", "tasks_of"]

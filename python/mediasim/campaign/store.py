@@ -1,0 +1,122 @@
+"""A campaign folder on disk.
+
+Layout::
+
+    OUT/campaign.json          engine identity, the runs of the last invocation
+    OUT/runs/<key>/            one finished run:
+        scenario.json          the canonical scenario it ran
+        meta.json              the engine's run metadata
+        <table>.parquet        one file per table (the metadata embedded too)
+        run.json               written last: labels, seed, replication,
+                               engine version and build, wall time, and the
+                               size of every file above (the marker)
+    OUT/runs/.partial/         runs being written (renamed into runs/ whole)
+    OUT/failed/<key>.json      a run that failed: its error and traceback
+
+A run counts as finished only when ``run.json`` is in place and every file
+it lists has its listed size; anything else under ``runs/`` (a folder a
+kill cut short, a truncated file) is damaged: it is removed and run again.
+A run folder is complete or absent because it is written under
+``.partial/`` and renamed into place in one step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import CampaignError
+from .atomic import read_json, write_bytes, write_json
+from .keys import canonical
+
+MARKER = "run.json"
+
+
+class RunStore:
+    def __init__(self, root: Path, engine: dict[str, str]):
+        self.root = Path(root)
+        self.engine = engine
+        self.runs = self.root / "runs"
+        self.partial = self.runs / ".partial"
+        self.failed = self.root / "failed"
+
+    @classmethod
+    def open(cls, root: str | Path, engine: dict[str, str]) -> "RunStore":
+        """The store at ``root`` (created if needed). A folder holding runs
+        of another engine build is refused: its results would mix with
+        these."""
+        store = cls(Path(root), engine)
+        index = read_json(store.root / "campaign.json")
+        if index and index.get("engine_build") not in (None, engine["engine_build"]):
+            raise CampaignError(
+                f"{store.root} holds runs of another engine (version {index.get('engine_version')}, build "
+                f"{index.get('engine_build')}); this is version {engine['engine_version']}, build "
+                f"{engine['engine_build']}. Use a new folder, or remove the old runs to replace them.")
+        for d in (store.runs, store.partial, store.failed):
+            d.mkdir(parents=True, exist_ok=True)
+        store.clean_partials()
+        return store
+
+    def clean_partials(self) -> None:
+        """Removes half-written runs left by a process that was killed."""
+        for d in self.partial.iterdir():
+            shutil.rmtree(d, ignore_errors=True)
+        for f in self.runs.glob(".*.tmp-*"):
+            f.unlink(missing_ok=True)
+
+    def status(self, key: str) -> str:
+        """``done``, ``missing`` or ``damaged``."""
+        d = self.runs / key
+        if not d.exists():
+            return "missing"
+        info = read_json(d / MARKER)
+        if not isinstance(info, dict) or not isinstance(info.get("files"), dict):
+            return "damaged"
+        for name, size in info["files"].items():
+            p = d / name
+            if not p.is_file() or p.stat().st_size != size:
+                return "damaged"
+        return "done"
+
+    def discard(self, key: str) -> None:
+        shutil.rmtree(self.runs / key, ignore_errors=True)
+
+    def info(self, key: str) -> dict[str, Any]:
+        return read_json(self.runs / key / MARKER)
+
+    def save(self, task: Any, tables: dict[str, bytes], meta: dict[str, Any], wall_s: float) -> None:
+        """Writes one finished run: into ``.partial/`` first, the marker
+        last, then renamed into ``runs/`` in one step."""
+        tmp = self.partial / f"{task.key}-{os.getpid()}-{time.monotonic_ns()}"
+        tmp.mkdir(parents=True)
+        files = {"scenario.json": (canonical(task.scenario) + "\n").encode()}
+        files["meta.json"] = (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
+        files.update({f"{name}.parquet": data for name, data in tables.items()})
+        for name, data in files.items():
+            write_bytes(tmp / name, data)
+        write_json(tmp / MARKER, {
+            "key": task.key, "labels": task.labels, "seed": task.seed, "replication": task.replication,
+            **self.engine, "wall_s": wall_s, "tables": sorted(tables),
+            "files": {name: len(data) for name, data in files.items()},
+        })
+        try:
+            os.rename(tmp, self.runs / task.key)
+        except OSError:
+            # Another process stored the same run first: identical by
+            # determinism, so ours is not needed.
+            shutil.rmtree(tmp, ignore_errors=True)
+        (self.failed / f"{task.key}.json").unlink(missing_ok=True)
+
+    def save_failure(self, task: Any, error: str, traceback: str) -> None:
+        write_json(self.failed / f"{task.key}.json", {
+            "key": task.key, "labels": task.labels, "seed": task.seed, "replication": task.replication,
+            **self.engine, "error": error, "traceback": traceback,
+        })
+
+    def failures(self) -> list[dict[str, Any]]:
+        out = [read_json(p) for p in sorted(self.failed.glob("*.json"))]
+        return [f for f in out if isinstance(f, dict)]

@@ -1,0 +1,146 @@
+"""Campaigns you can trust: a run is keyed by what determines its result,
+finished runs are reused, damaged or partial ones run again, failures are
+recorded without stopping the others, a kill at any moment loses and
+duplicates nothing, and the tables read back with a column per
+parameter."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+import mediasim
+from mediasim.campaign import read_sweep, run_campaign, summary, to_xarray
+from mediasim.campaign.store import RunStore
+from mediasim.errors import CampaignError
+from mediasim.sweep import grid
+
+ALIASES = {"interval": "flows[name=voice].interval_ms"}
+
+
+def jobs(examples, duration_s=3, intervals=(10, 20), replications=2, **overrides):
+    sc = mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": duration_s, **overrides})
+    return grid(sc, {"interval": list(intervals)}, replications=replications, seed=1, aliases=ALIASES)
+
+
+def test_a_changed_scenario_is_a_new_run_and_an_unchanged_one_is_reused(examples, tmp_path):
+    r1 = run_campaign(jobs(examples), tmp_path, workers=1, progress=False)
+    assert (r1.runs, r1.ran, r1.reused) == (4, 4, 0)
+    again = run_campaign(jobs(examples), tmp_path, workers=1, progress=False)
+    assert (again.ran, again.reused) == (0, 4)
+    # Same labels, seed and replications, another scenario: all new runs,
+    # and reading back gives the new scenario's results, not the old ones.
+    changed = run_campaign(jobs(examples, duration_s=4), tmp_path, workers=1, progress=False)
+    assert (changed.ran, changed.reused) == (4, 0)
+    flows = read_sweep(tmp_path)
+    assert set(flows["interval"]) == {10, 20}
+    voice = flows[flows["flow"] == "voice"]
+    assert (voice["stop_s"] == 4.0).all()
+
+
+def test_every_run_folder_describes_itself(examples, tmp_path):
+    run_campaign(jobs(examples, replications=1), tmp_path, workers=1, progress=False)
+    store = RunStore(tmp_path, {})
+    folders = [d for d in store.runs.iterdir() if not d.name.startswith(".")]
+    assert len(folders) == 2
+    for d in folders:
+        info = json.loads((d / "run.json").read_text())
+        assert set(info) >= {"labels", "seed", "replication", "engine_version", "engine_build", "wall_s", "files"}
+        sc = json.loads((d / "scenario.json").read_text())
+        assert sc["flows"][0]["interval_ms"] == info["labels"]["interval"]
+        # The run's metadata is embedded in each Parquet file too.
+        assert mediasim.results.parquet_meta(d / "flows.parquet")["labels"] == info["labels"]
+
+
+def test_damaged_and_partial_runs_are_run_again_with_the_same_results(examples, tmp_path):
+    run_campaign(jobs(examples), tmp_path, workers=1, progress=False)
+    before = read_sweep(tmp_path)
+    runs = sorted(d for d in (tmp_path / "runs").iterdir() if not d.name.startswith("."))
+    # What a kill or a full disk can leave: a truncated table, an empty
+    # marker, no marker, and a half-written folder under .partial.
+    with open(runs[0] / "flows.parquet", "r+b") as f:
+        f.truncate(100)
+    (runs[1] / "run.json").write_text("")
+    (runs[2] / "run.json").unlink()
+    half = tmp_path / "runs" / ".partial" / "abc-1-2"
+    half.mkdir()
+    (half / "flows.parquet").write_bytes(b"PAR1")
+    report = run_campaign(jobs(examples), tmp_path, workers=1, progress=False)
+    assert (report.reused, report.ran, report.repaired) == (1, 3, 3)
+    assert not any((tmp_path / "runs" / ".partial").iterdir())
+    pd.testing.assert_frame_equal(read_sweep(tmp_path), before)
+
+
+def test_a_failing_run_is_recorded_and_does_not_stop_the_others(examples, tmp_path):
+    good = jobs(examples, replications=1)
+    # pcap without an output folder passes validation but fails at run time.
+    bad = jobs(examples, replications=1, intervals=(40,), **{"measure.pcap": True})
+    report = run_campaign(good + bad, tmp_path, workers=2, progress=False)
+    assert (report.ran, len(report.failed)) == (2, 1)
+    assert "measure.pcap" in report.failed[0]["error"]
+    failed = json.loads(next((tmp_path / "failed").iterdir()).read_text())
+    assert failed["labels"] == {"interval": 40} and "Traceback" in failed["traceback"]
+    with pytest.warns(UserWarning, match="1 of 3 runs are not finished"):
+        flows = read_sweep(tmp_path)
+    assert set(flows["interval"]) == {10, 20}
+    assert "failed" in str(report)
+
+
+def test_a_folder_of_another_engine_build_is_refused(examples, tmp_path):
+    run_campaign(jobs(examples, replications=1), tmp_path, workers=1, progress=False)
+    index = json.loads((tmp_path / "campaign.json").read_text())
+    index["engine_build"] = "0000000000000000"
+    (tmp_path / "campaign.json").write_text(json.dumps(index))
+    with pytest.raises(CampaignError, match="another engine"):
+        run_campaign(jobs(examples, replications=1), tmp_path, workers=1, progress=False)
+
+
+def test_read_sweep_gives_parameter_columns_and_stable_dtypes(examples, tmp_path):
+    run_campaign(jobs(examples), tmp_path, workers=2, progress=False)
+    flows = read_sweep(tmp_path)
+    assert list(flows.columns[:3]) == ["interval", "seed", "replication"]
+    assert flows["interval"].dtype == "int64" and flows["replication"].dtype == "int64"
+    assert len(flows) == 4 * len(read_sweep(tmp_path, "flows").query("interval == 10 and replication == 0"))
+    only = read_sweep(tmp_path, "links", columns=["direction", "tx_packets"])
+    assert list(only.columns) == ["interval", "seed", "replication", "direction", "tx_packets"]
+    s = summary(flows, ["interval", "flow"], ["throughput_bps"])
+    assert set(s.columns) >= {"throughput_bps_mean", "throughput_bps_ci_low", "throughput_bps_ci_high", "n"}
+    assert (s["n"] == 2).all()
+    ds = to_xarray(flows[flows["receiver"] != "*"], ["interval", "replication", "flow"], ["throughput_bps"])
+    assert dict(ds.sizes) == {"interval": 2, "replication": 2, "flow": flows["flow"].nunique()}
+
+
+def test_killed_at_any_moment_a_campaign_resumes_losing_and_duplicating_nothing(examples, tmp_path):
+    # The CLI is killed (SIGKILL) at several points while runs are being
+    # executed and stored; then it runs to the end. The result must equal
+    # a campaign that was never interrupted, with each run stored once.
+    args = [sys.executable, "-m", "mediasim", "sweep", str(examples / "dumbbell.toml"),
+            "--alias", "interval=flows[name=voice].interval_ms", "--vary", "interval=5,10,20,40",
+            "--set", "duration_s=20", "--replications", "3", "--workers", "2"]
+    clean = tmp_path / "clean"
+    subprocess.run(args + ["--out", str(clean)], check=True, capture_output=True)
+    killed = tmp_path / "killed"
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    for delay in (0.3, 0.8, 1.2, 1.6, 2.0, 2.5):
+        p = subprocess.Popen(args + ["--out", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env=env, start_new_session=True)
+        time.sleep(delay)
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    subprocess.run(args + ["--out", str(killed)], check=True, capture_output=True)
+    done = json.loads((killed / "sweep.json").read_text())
+    assert done["failed"] == [] and done["runs"] == 12
+    folders = [d.name for d in (killed / "runs").iterdir() if not d.name.startswith(".")]
+    assert len(folders) == len(set(folders)) == 12
+    pd.testing.assert_frame_equal(read_sweep(killed), read_sweep(clean))
+
+
+def test_python_dash_m_mediasim_is_the_cli():
+    out = subprocess.run([sys.executable, "-m", "mediasim", "--version"], capture_output=True, text=True, check=True)
+    assert mediasim.__version__ in out.stdout
