@@ -144,3 +144,35 @@ def test_killed_at_any_moment_a_campaign_resumes_losing_and_duplicating_nothing(
 def test_python_dash_m_mediasim_is_the_cli():
     out = subprocess.run([sys.executable, "-m", "mediasim", "--version"], capture_output=True, text=True, check=True)
     assert mediasim.__version__ in out.stdout
+
+
+def test_a_campaign_file_runs_with_aliases_as_columns(examples, tmp_path):
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    r = CliRunner().invoke(main, ["campaign", str(examples / "campaigns" / "background_load.toml"),
+                                  "--out", str(tmp_path), "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    assert "30 runs: 0 already stored, 30 run now, 0 failed" in r.output
+    flows = read_sweep(tmp_path)
+    assert list(flows.columns[:4]) == ["load", "buffer", "seed", "replication"]
+    lost = flows[flows["flow"] == "voice"].groupby(["buffer", "load"])["loss_rate"].mean()
+    assert lost[(10, 7e5)] > lost[(50, 3e5)]
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('scenario = "x.toml"\nout = "o"\nfoo = 1\n[grid]\na = [1]', "foo: unknown field"),
+    ('out = "o"\n[grid]\na = [1]', "scenario: required"),
+    ('scenario = "missing.toml"\nout = "o"\n[grid]\na = [1]', "scenario: no such file"),
+    ('scenario = "x.toml"\nout = "o"\n[grid]\na = []', "grid.a: must be a non-empty list"),
+    ('scenario = "x.toml"\nout = "o"\nreplications = 0\n[grid]\na = [1]', "replications: must be an integer >= 1"),
+    ('scenario = "x.toml"\nout = "o"', "grid: required"),
+])
+def test_campaign_file_errors_name_the_field(examples, tmp_path, text, fragment):
+    from mediasim.campaign.spec import load_campaign
+
+    shutil.copy(examples / "dumbbell.toml", tmp_path / "x.toml")
+    (tmp_path / "c.toml").write_text(text)
+    with pytest.raises(CampaignError, match=fragment):
+        load_campaign(tmp_path / "c.toml")

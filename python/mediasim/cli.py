@@ -144,6 +144,28 @@ def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out
     _run_grid(_load(scenario, overrides), axes, aliases, replications, seed, workers, scheduler, out)
 
 
+@main.command("campaign")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Campaign folder (default: the file's).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Local processes (default: the file's, "
+              "else the CPUs this process may use).")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="A Dask cluster (default: the file's).")
+def campaign_cmd(file, out, workers, scheduler) -> None:
+    """Run the campaign defined in FILE (TOML, YAML or JSON: scenario, out,
+    grid, aliases, set, replications, seed, workers, scheduler; see
+    docs/campaigns.md). Resumable like sweep."""
+    from .campaign.spec import load_campaign
+    from .errors import CampaignError
+
+    try:
+        spec = load_campaign(file)
+        sc = load_scenario(spec.scenario).with_overrides(spec.overrides)
+    except (CampaignError, ScenarioError) as e:
+        _fail(str(e))
+    _run_grid(sc, spec.grid, spec.aliases, spec.replications, spec.seed, workers or spec.workers,
+              scheduler or spec.scheduler, out or str(spec.out))
+
+
 def _pairs(texts) -> list[tuple[str, str]]:
     """NAME=VALUE options split at the first '=' (a clear error otherwise)."""
     out = []

@@ -21,7 +21,8 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 
 def write_json(path: Path, value: Any) -> None:
-    write_bytes(path, (json.dumps(value, indent=2, sort_keys=True) + "\n").encode())
+    # Insertion order kept: labels keep the order of the grid.
+    write_bytes(path, (json.dumps(value, indent=2) + "\n").encode())
 
 
 def read_json(path: Path) -> Any | None:
