@@ -1,5 +1,7 @@
 """The Python API: building, loading, results, Parquet."""
 
+import pandas as pd
+
 import mediasim
 from mediasim import Results
 from mediasim.sweep import combine, replications, run_many
@@ -35,3 +37,27 @@ def test_replications_and_combine(examples):
     assert list(flows.columns[:3]) == ["variant", "seed", "replication"]
     assert sorted(flows["replication"].unique()) == [0, 1, 2]
     assert len(flows) == 3 * 3
+
+
+def test_tables_have_the_same_dtypes_full_or_empty_with_signed_counters():
+    def pair(lossy):
+        sc = mediasim.Scenario("pair", duration_s=2).measure(packets=True, trace=True)
+        sc.node("a").node("b").link("a", "b", rate_bps=1e6, delay_ms=5,
+                                    **({"loss": {"type": "packet", "rate": 0.3}} if lossy else {}))
+        return mediasim.run(sc.flow("f", "cbr", src="a", dst="b", payload_bytes=100, interval_ms=10), seed=1)
+
+    full, empty = pair(True), pair(False)
+    assert len(full.drops) > 0 and len(empty.drops) == 0
+    for name in ("flows", "drops", "packets", "trace", "links", "queues", "loss_runs"):
+        # (categoricals compare by kind: their categories differ)
+        kinds = [t.tables[name].dtypes.astype(str).to_dict() for t in (full, empty)]
+        assert kinds[0] == kinds[1], name
+    f = full.flows
+    assert f["sent"].dtype == "int64" and (f["received"] - f["sent"] < 0).all()
+    assert isinstance(full.drops["reason"].dtype, pd.CategoricalDtype)
+    assert list(full.drops["reason"].unique()) == ["link_loss"]
+    t = full.trace
+    assert isinstance(t["event"].dtype, pd.CategoricalDtype)
+    on_links, at_nodes = t[t["event"].isin(["+", "-", "r", "d"])], t[t["event"] == "D"]
+    assert on_links["node"].isna().all() and set(on_links["link_dir"]) == {"a-b:a->b"}
+    assert at_nodes["link_dir"].isna().all() and set(at_nodes["node"]) == {"b"}

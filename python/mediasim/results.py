@@ -54,8 +54,27 @@ def parquet_meta(path: str | Path) -> dict[str, Any] | None:
     return json.loads(md[META_KEY]) if META_KEY in md else None
 
 
+# Text columns with few distinct values (codes): categoricals.
+CATEGORICAL_TEXT = {"event", "reason", "site", "kind", "var", "role"}
+
+
+def _column(name: str, v: Any) -> Any:
+    """Stable dtypes whether a table is full or empty: counters as int64
+    (so that differences can go negative), text as str, coded text as
+    categoricals."""
+    if isinstance(v, list):
+        text = pd.Series(v, dtype="str")
+        return pd.Categorical(text) if name in CATEGORICAL_TEXT else text
+    a = np.asarray(v)
+    if a.dtype == np.uint64:
+        if a.size and a.max() > np.iinfo(np.int64).max:
+            raise OverflowError(f"column {name}: a counter above 2^63")
+        a = a.astype(np.int64)
+    return a
+
+
 def _frame(name: str, cols: dict[str, Any], meta: dict[str, Any]) -> pd.DataFrame:
-    df = pd.DataFrame({k: (np.asarray(v) if not isinstance(v, list) else v) for k, v in cols.items()})
+    df = pd.DataFrame({k: _column(k, v) for k, v in cols.items()})
     # Integer-coded columns become categoricals with the engine's names.
     coded = meta.get("coded_columns", {}).get(name, {})
     for col, code in coded.items():

@@ -213,7 +213,7 @@ pub fn run(
             "packets": {"flow": "flow", "receiver": "node"},
             "drops": {"flow": "flow"},
             "queue_samples": {"link_dir": "link_dir"},
-            "trace": {"flow": "flow"},
+            "trace": {"flow": "flow", "link_dir": "link_dir", "node": "node"},
         },
     });
     Ok(RunOutput {

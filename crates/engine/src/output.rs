@@ -189,7 +189,7 @@ fn links_table(w: &World, node_names: &[String]) -> Table {
         .col("direction", Column::Str(per_link(w, |l| l.name.clone())))
         .col("from", Column::Str(per_link(w, |l| name(l.from))))
         .col("to", Column::Str(per_link(w, |l| name(l.to))))
-        .col("rate_bps", Column::U64(per_link(w, |l| l.rate_bps)))
+        .col("rate_bps", Column::F64(per_link(w, |l| l.rate_bps as f64)))
         .col(
             "delay_ms",
             Column::F64(per_link(w, |l| l.delay.as_nanos() as f64 * 1e-6)),
@@ -325,11 +325,28 @@ fn samples_table(r: &mut Recorder) -> Table {
 }
 
 fn trace_table(r: &mut Recorder) -> Table {
-    let event = r.tr_kind.iter().map(|&k| (k as char).to_string()).collect();
+    use crate::measure::recorder::trace_kind::{DELIVER, DROP, NODE_DROP};
+    let at_node = |k: u8| k == DELIVER || k == NODE_DROP;
+    let event = (r.tr_kind.iter())
+        .map(|&k| if k == NODE_DROP { DROP } else { k })
+        .map(|k| (k as char).to_string())
+        .collect();
+    // Where: a link direction or a node (coded; -1 where the other applies).
+    let (mut link_dir, mut node) = (Vec::new(), Vec::new());
+    for (&k, &at) in r.tr_kind.iter().zip(&r.tr_at) {
+        let (l, n) = if at_node(k) {
+            (-1, at as i64)
+        } else {
+            (at as i64, -1)
+        };
+        link_dir.push(l);
+        node.push(n);
+    }
     Table::new("trace")
         .col("time_ns", Column::U64(take(&mut r.tr_time)))
         .col("event", Column::Str(event))
-        .col("at", u32s(&r.tr_at))
+        .col("link_dir", Column::I64(link_dir))
+        .col("node", Column::I64(node))
         .col("packet_id", Column::U64(take(&mut r.tr_id)))
         .col("flow", u32s(&r.tr_flow))
         .col("seq", Column::U64(take(&mut r.tr_seq)))

@@ -31,8 +31,10 @@ pub mod trace_kind {
     pub const DEQUEUE: u8 = b'-';
     /// Arrived at the far end of a link.
     pub const RECEIVE: u8 = b'r';
-    /// Dropped.
+    /// Dropped at a link.
     pub const DROP: u8 = b'd';
+    /// Dropped at a node (reported as `d`, with the node instead of a link).
+    pub const NODE_DROP: u8 = b'x';
     /// Delivered to an application.
     pub const DELIVER: u8 = b'D';
 }
@@ -324,11 +326,11 @@ impl Recorder {
         receivers: &[NodeId],
     ) {
         if self.trace_on {
-            let at = match site {
-                DropSite::Link(l) => l,
-                DropSite::Node(n) => n,
+            let (kind, at) = match site {
+                DropSite::Link(l) => (trace_kind::DROP, l),
+                DropSite::Node(n) => (trace_kind::NODE_DROP, n),
             };
-            self.trace(trace_kind::DROP, at, p, now);
+            self.trace(kind, at, p, now);
         }
         for &n in receivers {
             if let Some(i) = self.fr(p.flow, n) {
