@@ -47,3 +47,41 @@ def test_user_api_is_at_the_top():
     for name in ("Scenario", "load_scenario", "run", "run_many", "replications", "grid", "run_sweep",
                  "Results", "ScenarioError"):
         assert callable(getattr(mediasim, name)), name
+
+
+def test_cli_lists_studies_and_commands_without_cutting_their_help():
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+    from mediasim.experiments import STUDIES
+
+    out = CliRunner().invoke(main, ["--help"], terminal_width=80).output
+    commands = out.split("Commands:")[1]
+    assert "..." not in commands and "campaign" in commands and "-v, --verbose" in out
+    out = CliRunner().invoke(main, ["reproduce", "--help"], terminal_width=80).output
+    assert all(name in out for name in STUDIES)
+
+
+def test_results_and_scenario_show_what_they_hold(examples):
+    import mediasim
+
+    sc = mediasim.load_scenario(examples / "dumbbell.toml")
+    assert repr(sc) == "Scenario('dumbbell', 20.0 s, 8 nodes, 7 links, 3 flows)"
+    res = mediasim.run(sc, seed=1)
+    assert repr(res).startswith("Results('dumbbell', seed 1, replication 0: 20.0 s simulated, ")
+    assert "<table" in res._repr_html_()
+    # Every table is a property (tab completion sees them), with a docstring.
+    assert {"flows", "rtp", "tcp_series", "rmtp"} <= {n for n in dir(mediasim.Results)}
+    assert "TCP flow" in mediasim.Results.tcp.__doc__
+    assert res.rtp.empty  # no RTP session in this scenario
+
+
+def test_cli_verbosity_goes_through_logging(examples):
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "mediasim", "-v", "run", str(examples / "dumbbell.toml")]
+    err = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
+    assert "INFO mediasim.runner: dumbbell seed 0 replication 0" in err
+    cmd[3] = "-q"
+    assert subprocess.run(cmd, capture_output=True, text=True, check=True).stderr == ""

@@ -37,10 +37,19 @@ def _fmt_table(df) -> str:
     return md_table(df, 4)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120})
 @click.version_option(_engine.version(), prog_name="mediasim")
-def main() -> None:
-    """mediasim: packet-level network simulation for real-time media."""
+@click.option("-v", "--verbose", count=True, help="More messages: -v each run, -vv details.")
+@click.option("-q", "--quiet", is_flag=True, help="Errors only (no warnings, no progress bars).")
+def main(verbose: int, quiet: bool) -> None:
+    """mediasim: packet-level network simulation for real-time media.
+
+    Shell completion (bash; zsh and fish alike, see click's docs):
+    eval "$(_MEDIASIM_COMPLETE=bash_source mediasim)"
+    """
+    from .log import configure
+
+    configure(verbose, quiet)
     # A command is mediasim's own process: mediasim does no linear algebra
     # and gets its parallelism from processes, so numpy's BLAS keeps to one
     # thread in it and in its workers (set before a command imports numpy).
@@ -49,7 +58,7 @@ def main() -> None:
         os.environ.setdefault(var, "1")
 
 
-@main.command("run")
+@main.command("run", short_help="Run one scenario file and print its flows.")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Random seed.")
 @click.option("--replication", type=click.IntRange(min=0), default=0, show_default=True, help="Replication number.")
@@ -118,7 +127,7 @@ def run_cmd(scenario, seed, replication, out, pcap, trace, packets, series, over
         click.echo(f"tables written to {out}/")
 
 
-@main.command("sweep")
+@main.command("sweep", short_help="Run a scenario over a grid x replications.")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--vary", "vary", multiple=True, metavar="PATH=V1,V2,...", required=True,
               help="A field (or an --alias) and the values to try (JSON each), e.g. "
@@ -144,7 +153,7 @@ def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out
     _run_grid(_load(scenario, overrides), axes, aliases, replications, seed, workers, scheduler, out)
 
 
-@main.command("campaign")
+@main.command("campaign", short_help="Run a campaign defined in a file.")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Campaign folder (default: the file's).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Local processes (default: the file's, "
@@ -229,7 +238,7 @@ def _split_values(text: str) -> list[str]:
     return parts
 
 
-@main.command("validate")
+@main.command("validate", short_help="Check a scenario; name every bad field.")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a field first.")
 def validate_cmd(scenario, overrides) -> None:
@@ -242,13 +251,13 @@ def validate_cmd(scenario, overrides) -> None:
     click.echo(f"{scenario}: valid")
 
 
-@main.command("schema")
+@main.command("schema", short_help="Print the JSON Schema of scenario files.")
 def schema_cmd() -> None:
     """Print the JSON Schema of scenario files."""
     click.echo(_engine.schema())
 
 
-@main.command("bench")
+@main.command("bench", short_help="Benchmarks: events/s, packets/s, wall, memory.")
 @click.option("--quick", is_flag=True, help="A short run (a smoke test, not a measurement).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--vs-ns2", is_flag=True, help="Run the TCP dumbbell in mediasim and ns-2 in alternation and compare.")
@@ -296,7 +305,7 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, rtp_group, rmtp) -> None:
         click.echo(_fmt_table(pd.DataFrame(rows)))
 
 
-@main.command("crosscheck")
+@main.command("crosscheck", short_help="Compare TCP or RED with ns-2 and ns-3.")
 @click.option("--impatient", is_flag=True, help="Use mediasim's default NewReno timer variant (RFC 6582) instead of ns-2's.")
 @click.option("--no-ns3", is_flag=True, help="Compare with ns-2 only.")
 @click.option("--save-references", is_flag=True,
@@ -331,7 +340,7 @@ def crosscheck_cmd(impatient, no_ns3, save_references, red) -> None:
         click.echo("compared with ns-2 only")
 
 
-@main.command("media-rates")
+@main.command("media-rates", short_help="Print each media scale's average rate.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
               help="An MPEG frame trace file (see mediasim.media); default the study's synthetic trace.")
 @click.option("--gop", default="IBBPBBPBB", show_default=True, help="GOP pattern of the synthetic trace.")
@@ -378,8 +387,8 @@ def _red_crosscheck(save_references: bool) -> None:
     click.echo(md_table(pd.DataFrame(rows).map(lambda x: f"{x:.4g}" if isinstance(x, float) else x)))
 
 
-@main.command("reproduce")
-@click.argument("study")
+@main.command("reproduce", short_help="Run a reference study: tables, plots, report.")
+@click.argument("study", type=click.Choice(["iw10", "avpf", "media-scaling", "svc", "rmtp"]))
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Output folder (default results/STUDY).")
 @click.option("--replications", type=click.IntRange(min=1), default=None, help="Replications per configuration.")
 @click.option("--seed", type=click.IntRange(min=0), default=None)
@@ -391,7 +400,15 @@ def _red_crosscheck(save_references: bool) -> None:
 @click.option("--sensitivity", is_flag=True,
               help="Also vary each value the study leaves open, one at a time (studies that support it, e.g. avpf).")
 def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cases, sensitivity) -> None:
-    """Run a reference study (e.g. iw10) and write its tables, plots and report."""
+    """Run reference study STUDY and write its tables, plots and report:
+
+    \b
+    iw10           IW10 and VoIP over an access link (TCP initial windows)
+    avpf           RTP/AVPF early feedback (RFC 4585) in nine cases
+    media-scaling  media scaling with RED or drop-tail at a bottleneck
+    svc            scalable video over DiffServ: TFRC vs PPACC, FEC at AF13
+    rmtp           RMTP reliable multicast with designated receivers
+    """
     from . import experiments
 
     try:
@@ -431,7 +448,7 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
     click.echo(f"\nwritten to {out_dir}/")
 
 
-@main.command("demo")
+@main.command("demo", short_help="The demo study (voice over a dumbbell).")
 @click.option("--out", type=click.Path(file_okay=False), default="results/demo", show_default=True)
 @click.option("--replications", type=click.IntRange(min=1), default=8, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)

@@ -24,7 +24,31 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-TABLES = ("flows", "packets", "drops", "throughput", "loss_runs", "links", "queues", "queue_samples", "trace", "tcp", "tcp_series")
+# Every table a run can produce, with what it holds (docs/results.md has
+# every column). Each is a property of Results, so tab completion lists it.
+TABLES = {
+    "flows": "one row per (flow, receiver): counts, losses by reason, throughput, delay, jitter, loss runs",
+    "packets": "one row per delivered packet copy (with measure.packets)",
+    "drops": "one row per dropped packet copy, with reason and site (with measure.packets)",
+    "throughput": "per (flow, receiver) and window of measure.windows_s",
+    "loss_runs": "histogram of runs of consecutive lost packets per (flow, receiver)",
+    "links": "per link direction: rate, delay, packets and bytes sent, utilization, losses",
+    "queues": "per link direction: arrivals, departures, drops, mean and max length",
+    "queue_samples": "queue length over time (with measure.queue_sample_ms)",
+    "queue_classes": "per class of a class-based queue (drr, priority, wred)",
+    "trace": "per-hop packet events (with measure.trace)",
+    "tcp": "one row per TCP flow: sender and receiver counters, goodput, SRTT",
+    "tcp_series": "TCP window, ssthresh, RTT, SRTT, RTO and recovery over time (with measure.series)",
+    "rtp": "one row per RTP session member: RTCP share, feedback, loss reports",
+    "tfrc": "one row per TFRC flow: rate, RTT, loss event rate",
+    "tfrc_series": "TFRC's allowed rate and loss event rate over time (with measure.series)",
+    "svc": "one row per scalable-video flow: layers offered, received, decodable, FEC",
+    "svc_series": "SVC rate, operating point and available bandwidth over time (with measure.series)",
+    "media_scaling": "one row per media-scaling flow: frames, scale, requests",
+    "media_scaling_series": "the sender's and receiver's scale over time (with measure.series)",
+    "rmtp": "one row per RMTP member: delivered, retransmissions, buffers",
+    "rmtp_series": "the RMTP sender's window over time (with measure.series)",
+}
 
 
 META_KEY = b"mediasim"
@@ -103,7 +127,9 @@ class Results:
         tables = {name: _frame(name, cols, meta) for name, cols in raw.items()}
         return cls(meta=meta, tables=tables)
 
-    def __getattr__(self, name: str) -> pd.DataFrame:
+    def table(self, name: str) -> pd.DataFrame:
+        """Table ``name``; empty if the run has none of its kind (no TCP
+        flow, say); an error if it was not recorded."""
         tables = self.__dict__.get("tables", {})
         if name in tables:
             return tables[name]
@@ -117,6 +143,29 @@ class Results:
         if name in TABLES:
             return pd.DataFrame()
         raise AttributeError(name)
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        return self.table(name)
+
+    def __repr__(self) -> str:
+        m = self.meta
+        shapes = ", ".join(f"{n} {df.shape[0]}x{df.shape[1]}" for n, df in self.tables.items())
+        early = f"; stopped early: {m['stopped_early']}" if m.get("stopped_early") else ""
+        return (f"Results({m.get('scenario')!r}, seed {m.get('seed')}, replication {m.get('replication')}: "
+                f"{m.get('duration_s')} s simulated, {m.get('delivered', 0):,} delivered, "
+                f"{m.get('dropped', 0):,} dropped, {m.get('in_flight', 0):,} in flight{early}; tables: {shapes})")
+
+    def _repr_html_(self) -> str:
+        import html
+
+        m = self.meta
+        head = html.escape(f"{m.get('scenario')}: seed {m.get('seed')}, replication {m.get('replication')}, "
+                           f"{m.get('duration_s')} s simulated, {m.get('events', 0):,} events in "
+                           f"{m.get('wall_s', 0):.3g} s; {m.get('delivered', 0):,} delivered, "
+                           f"{m.get('dropped', 0):,} dropped, {m.get('in_flight', 0):,} in flight")
+        tables = ", ".join(f"<code>{n}</code> ({len(df):,} rows)" for n, df in self.tables.items())
+        return (f"<div><b>mediasim Results</b> {head}<br>tables: {tables}"
+                f"{self.summary().to_html(index=False, max_rows=20)}</div>")
 
     def summary(self) -> pd.DataFrame:
         """The per-flow table with the most-read columns, for printing."""
@@ -144,3 +193,11 @@ class Results:
         meta = json.loads((d / "meta.json").read_text())
         tables = {p.stem: pd.read_parquet(p) for p in sorted(d.glob("*.parquet"))}
         return cls(meta=meta, tables=tables)
+
+
+def _table_property(name: str, doc: str) -> property:
+    return property(lambda self: self.table(name), doc=doc)
+
+
+for _name, _doc in TABLES.items():
+    setattr(Results, _name, _table_property(_name, _doc))

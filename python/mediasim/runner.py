@@ -8,7 +8,10 @@ from pathlib import Path
 from . import _engine
 from .errors import OutputTruncated, RunStoppedEarly
 from .results import Results
+from .log import get as _logger
 from .scenario import Scenario, as_scenario
+
+log = _logger("runner")
 
 
 def run(
@@ -44,6 +47,9 @@ def run(
     raw, meta = _engine.run(sc.to_json(), seed=seed, replication=replication, pcap_dir=pcap_dir, pcap=pcap,
                             trace=trace, max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
     res = Results.from_engine(raw, meta)
+    m = res.meta
+    log.info("%s seed %d replication %d: %s s simulated, %d events in %.3f s; %d delivered, %d dropped",
+             sc.name, seed, replication, m["duration_s"], m["events"], m["wall_s"], m["delivered"], m["dropped"])
     if res.meta.get("stopped_early"):
         warnings.warn(f"{sc.name}: run stopped early: {res.meta['stopped_early']}", RunStoppedEarly, stacklevel=2)
     for key, limit in (("trace_truncated", "limits.max_trace_rows"), ("pcap_truncated", "limits.max_pcap_bytes")):

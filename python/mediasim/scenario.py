@@ -48,6 +48,12 @@ class Scenario:
         # rejects them with the field's path ("invalid type: string ...").
         return json.dumps(_finite_or_str(self.data), allow_nan=False)
 
+    def __repr__(self) -> str:
+        d = self.data
+        count = {k: len(d.get(k) or []) for k in ("nodes", "links", "flows", "rtp_sessions", "rmtp_sessions")}
+        parts = [f"{v} {k.replace('_', ' ')}" for k, v in count.items() if v or k in ("nodes", "links", "flows")]
+        return f"Scenario({self.name!r}, {d.get('duration_s')} s, {', '.join(parts)})"
+
     @property
     def name(self) -> str:
         return self.data.get("name") or "scenario"

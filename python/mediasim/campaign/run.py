@@ -8,11 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..log import get as _logger
 from .atomic import write_json
 from .executors import LocalExecutor, make_executor
 from .keys import engine_identity, run_key
 from .store import RunStore
 from .worker import Task, execute
+
+
+log = _logger("campaign")
 
 
 @dataclass
@@ -69,6 +73,8 @@ def run_campaign(jobs: list[Any], out: str | Path, executor: Any = None, workers
             report.repaired += 1
         todo.append(t)
     _write_index(store, tasks, aliases or {})
+    log.info("%s: %d runs, %d stored, %d to run (%d damaged)", store.root, len(tasks), report.reused, len(todo),
+             report.repaired)
     by_key = {t.key: t for t in todo}
     ex = executor or make_executor(workers, scheduler)
     bar = tqdm(total=len(todo), desc="campaign runs", unit="run", disable=not progress)
@@ -79,6 +85,8 @@ def run_campaign(jobs: list[Any], out: str | Path, executor: Any = None, workers
                 store.save(task, o.tables, o.meta, o.wall_s)
                 report.ran += 1
             else:
+                log.warning("run %s (%s, seed %d, replication %d) failed: %s", o.key, task.labels, task.seed,
+                            task.replication, o.error)
                 store.save_failure(task, o.error, o.traceback)
                 report.failed.append({"labels": task.labels, "seed": task.seed,
                                       "replication": task.replication, "error": o.error})
