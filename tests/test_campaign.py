@@ -176,3 +176,30 @@ def test_campaign_file_errors_name_the_field(examples, tmp_path, text, fragment)
     (tmp_path / "c.toml").write_text(text)
     with pytest.raises(CampaignError, match=fragment):
         load_campaign(tmp_path / "c.toml")
+
+
+def test_ctrl_c_stops_the_campaign_and_its_workers_at_once(examples, tmp_path):
+    # Runs of 60,000 simulated seconds (several seconds each): a SIGINT to
+    # the terminal's process group ends the command and its two workers
+    # within a couple of seconds, without waiting for the runs in progress
+    # or the queued ones.
+    args = [sys.executable, "-m", "mediasim", "sweep", str(examples / "dumbbell.toml"),
+            "--vary", "flows[name=voice].interval_ms=5,10,20,40", "--set", "duration_s=60000",
+            "--workers", "2", "--out", str(tmp_path)]
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    time.sleep(3)
+    t0 = time.monotonic()
+    os.killpg(p.pid, signal.SIGINT)
+    p.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(p.pid, 0)  # any process of the group left?
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("workers still running 5 s after Ctrl-C")
+    assert time.monotonic() - t0 < 5
+    assert p.returncode != 0
+    assert not [d for d in (tmp_path / "runs").iterdir() if not d.name.startswith(".")]

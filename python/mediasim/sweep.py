@@ -7,9 +7,7 @@ workers or the order in which jobs finish.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +49,11 @@ def _run_job(job: Job, analyse: Callable[[Results, Job], Any] | None = None) -> 
     return res if analyse is None else analyse(res, job)
 
 
+def _run_indexed(item: tuple[int, Job, Callable[[Results, Job], Any] | None]) -> tuple[int, Any]:
+    i, job, analyse = item
+    return i, _run_job(job, analyse)
+
+
 def run_many(
     jobs: Iterable[Job],
     workers: int | None = None,
@@ -58,30 +61,23 @@ def run_many(
     desc: str = "runs",
     analyse: Callable[[Results, Job], Any] | None = None,
 ) -> list[Any]:
-    """Runs ``jobs`` on ``workers`` processes (default: all cores) and returns
-    their Results in job order. ``workers=1`` runs in this process.
+    """Runs ``jobs`` on ``workers`` processes (default: the CPUs this process
+    may use) and returns their Results in job order. ``workers=1`` runs in
+    this process. Ctrl-C stops the workers at once.
 
     With ``analyse`` (a top-level function, so it can be sent to workers),
     each worker returns ``analyse(results, job)`` instead of the Results:
     only the analysis crosses process boundaries."""
+    from .campaign.executors import LocalExecutor
+
     jobs = list(jobs)
-    if workers is None:
-        workers = os.cpu_count() or 1
-    if workers < 1:
-        raise ValueError(f"workers must be at least 1 (got {workers})")
+    ex = LocalExecutor(workers)
     bar = tqdm(total=len(jobs), desc=desc, disable=not progress, unit="run")
     out: list[Any] = [None] * len(jobs)
     try:
-        if workers == 1 or len(jobs) <= 1:
-            for i, job in enumerate(jobs):
-                out[i] = _run_job(job, analyse)
-                bar.update()
-        else:
-            with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-                futs = {pool.submit(_run_job, job, analyse): i for i, job in enumerate(jobs)}
-                for fut in as_completed(futs):
-                    out[futs[fut]] = fut.result()
-                    bar.update()
+        for i, res in ex.map_unordered(_run_indexed, [(i, j, analyse) for i, j in enumerate(jobs)]):
+            out[i] = res
+            bar.update()
     finally:
         bar.close()
     return out

@@ -22,6 +22,12 @@ def available_cpus() -> int:
     return max(1, n or 1)
 
 
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class LocalExecutor:
     """A pool of ``workers`` processes (default: the CPUs available);
     ``workers=1`` runs in this process."""
@@ -39,17 +45,23 @@ class LocalExecutor:
             for t in tasks:
                 yield fn(t)
             return
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        import multiprocessing
 
-        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)))
+        pool = multiprocessing.Pool(min(self.workers, len(tasks)), initializer=_ignore_sigint)
+        finished = False
         try:
-            futs = [pool.submit(fn, t) for t in tasks]
-            for fut in as_completed(futs):
-                yield fut.result()
+            yield from pool.imap_unordered(fn, tasks, chunksize=1)
+            finished = True
         finally:
-            # On Ctrl-C (or any early exit) queued runs are dropped at once;
-            # running ones get the same SIGINT from the terminal.
-            pool.shutdown(wait=False, cancel_futures=True)
+            # Ctrl-C (or any early exit): workers are stopped at once, queued
+            # runs dropped; what was stored stays. Workers ignore SIGINT
+            # themselves so that the terminal's Ctrl-C reaches only this
+            # process, which decides.
+            if finished:
+                pool.close()
+            else:
+                pool.terminate()
+            pool.join()
 
 
 class DaskExecutor:
