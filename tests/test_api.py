@@ -1,5 +1,7 @@
 """The Python API: building, loading, results, Parquet."""
 
+import json
+
 import pandas as pd
 
 import mediasim
@@ -61,3 +63,17 @@ def test_tables_have_the_same_dtypes_full_or_empty_with_signed_counters():
     on_links, at_nodes = t[t["event"].isin(["+", "-", "r", "d"])], t[t["event"] == "D"]
     assert on_links["node"].isna().all() and set(on_links["link_dir"]) == {"a-b:a->b"}
     assert at_nodes["link_dir"].isna().all() and set(at_nodes["node"]) == {"b"}
+
+
+def test_long_runs_report_progress_in_simulated_time(examples):
+    from mediasim import _engine
+
+    seen = []
+    sc = mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": 3000})
+    _, meta = _engine.run(sc.to_json(), progress=lambda t, e: seen.append((t, e)))
+    # Every 2^20 events, at the simulated time reached, in order.
+    assert [e for _, e in seen] == [(k + 1) << 20 for k in range(len(seen))]
+    assert len(seen) == json.loads(meta)["events"] >> 20
+    assert all(0 < a < b < 3000 for (a, _), (b, _) in zip(seen, seen[1:]))
+    # A failing display does not end the run.
+    _engine.run(sc.to_json(), progress=lambda t, e: 1 / 0)

@@ -1,5 +1,7 @@
 """Type stubs of the native engine module (crates/py)."""
 
+from collections.abc import Callable
+
 import numpy as np
 
 def run(
@@ -12,6 +14,7 @@ def run(
     max_events: int | None = None,
     max_wall_s: float | None = None,
     max_memory_mb: float | None = None,
+    progress: Callable[[float, int], object] | None = None,
 ) -> tuple[dict[str, dict[str, np.ndarray | list[str]]], str]: ...
 def validate(scenario_json: str) -> None: ...
 def schema() -> str: ...

@@ -96,7 +96,7 @@ def run_cmd(scenario, seed, replication, out, pcap, trace, packets, series, over
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RunStoppedEarly)
             res = run(sc, seed=seed, replication=replication, out=out, pcap=pcap, trace=trace, max_events=max_events,
-                      max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
+                      max_wall_s=max_wall_s, max_memory_mb=max_memory_mb, progress=True)
     except ScenarioError as e:
         _fail(str(e))
     except (OSError, RuntimeError) as e:

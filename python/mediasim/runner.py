@@ -24,6 +24,7 @@ def run(
     max_events: int | None = None,
     max_wall_s: float | None = None,
     max_memory_mb: float | None = None,
+    progress: bool = False,
 ) -> Results:
     """Runs ``scenario`` (a Scenario, a dict, or a file path) once.
 
@@ -36,6 +37,9 @@ def run(
     of this process) end the run early and cleanly: the results cover the
     simulated time up to that point, ``meta["stopped_early"]`` says why,
     and a ``RunStoppedEarly`` warning is issued.
+
+    ``progress=True`` shows a progress bar in simulated seconds (updated
+    every 2^20 events, so only long runs show it moving).
     """
     sc = as_scenario(scenario)
     if seed < 0 or replication < 0:
@@ -44,8 +48,14 @@ def run(
     for name, v in (("max_events", max_events), ("max_wall_s", max_wall_s), ("max_memory_mb", max_memory_mb)):
         if v is not None and not v > 0:
             raise ValueError(f"{name} must be positive (got {v})")
-    raw, meta = _engine.run(sc.to_json(), seed=seed, replication=replication, pcap_dir=pcap_dir, pcap=pcap,
-                            trace=trace, max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
+    bar, report = _sim_time_bar(sc, progress)
+    try:
+        raw, meta = _engine.run(sc.to_json(), seed=seed, replication=replication, pcap_dir=pcap_dir, pcap=pcap,
+                                trace=trace, max_events=max_events, max_wall_s=max_wall_s,
+                                max_memory_mb=max_memory_mb, progress=report)
+    finally:
+        if bar is not None:
+            bar.close()
     res = Results.from_engine(raw, meta)
     m = res.meta
     log.info("%s seed %d replication %d: %s s simulated, %d events in %.3f s; %d delivered, %d dropped",
@@ -59,3 +69,21 @@ def run(
     if out is not None:
         res.to_parquet(out)
     return res
+
+
+def _sim_time_bar(sc: Scenario, on: bool):
+    """A tqdm bar over the scenario's simulated seconds, and the engine's
+    progress callback that moves it (None, None when off)."""
+    if not on:
+        return None, None
+    from tqdm.auto import tqdm
+
+    total = float(sc.data.get("duration_s") or 0) or None
+    bar = tqdm(total=total, desc=sc.name, unit="sim s", unit_scale=True, leave=False,
+               bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.4g}/{total:.4g} simulated s [{elapsed}<{remaining}]")
+
+    def report(now_s: float, events: int) -> None:
+        bar.update(now_s - bar.n)
+        bar.set_postfix_str(f"{events:,} events", refresh=False)
+
+    return bar, report

@@ -69,11 +69,11 @@ fn column_to_py<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> 
 }
 
 /// run(scenario_json, seed=0, replication=0, pcap_dir=None, pcap=False, trace=False,
-///     max_events=None, max_wall_s=None, max_memory_mb=None)
+///     max_events=None, max_wall_s=None, max_memory_mb=None, progress=None)
 /// -> (tables: dict[str, dict[str, array]], meta_json: str)
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed=0, replication=0, pcap_dir=None, pcap=false, trace=false,
-                    max_events=None, max_wall_s=None, max_memory_mb=None))]
+                    max_events=None, max_wall_s=None, max_memory_mb=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -86,6 +86,7 @@ fn run<'py>(
     max_events: Option<u64>,
     max_wall_s: Option<f64>,
     max_memory_mb: Option<f64>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let opts = RunOptions {
         seed,
@@ -107,9 +108,15 @@ fn run<'py>(
         // engine panic (a bug: no input should get there).
         let mut last = mediasim_engine::sim::SimTime::ZERO;
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut progress = |now, _events| {
+            let mut progress = |now: mediasim_engine::sim::SimTime, events: u64| {
                 last = now;
-                Python::attach(|py| py.check_signals().is_ok())
+                Python::attach(|py| {
+                    if let Some(cb) = &progress {
+                        // A progress display; its errors must not end the run.
+                        let _ = cb.call1(py, (now.as_secs_f64(), events));
+                    }
+                    py.check_signals().is_ok()
+                })
             };
             mediasim_engine::run_json(&text, &opts, &mut progress)
         }));
