@@ -238,6 +238,46 @@ def _split_values(text: str) -> list[str]:
     return parts
 
 
+@main.command("show", short_help="Draw a scenario's topology (PNG, SVG, PDF).")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Picture file: .png, .svg or .pdf (default: SCENARIO with .png).")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a field first.")
+def show_cmd(scenario, out, overrides) -> None:
+    """Draw SCENARIO: nodes, links with rate and delay, group members, and
+    the flows and sessions with their endpoints."""
+    from .reporting.topology import draw
+
+    sc = _load(scenario, overrides)
+    try:
+        sc.validate()
+    except ScenarioError as e:
+        _fail(str(e))
+    path = Path(out) if out else Path(scenario).with_suffix(".png")
+    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
+        _fail(f"--out {path}: the picture must end in .png, .svg or .pdf")
+    click.echo(f"written {draw(sc.to_dict(), path)}")
+
+
+@main.command("plot", short_help="Plot a run folder: throughput, delay, queues, cwnd.")
+@click.argument("run", type=click.Path(file_okay=False, exists=True))
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Picture file (default RUN/plots.png).")
+@click.option("--bin", "bin_s", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="Throughput bin (simulated s).")
+def plot_cmd(run, out, bin_s) -> None:
+    """Plot the run written to folder RUN (mediasim run ... --out RUN):
+    per-flow throughput and one-way delay over time (needs --packets),
+    queue lengths (measure.queue_sample_ms) and TCP windows (--series)."""
+    from .reporting.run_plots import plot_run
+
+    if not (Path(run) / "meta.json").exists():
+        _fail(f"{run}: not a run folder (no meta.json; write one with mediasim run SCENARIO --out {run})")
+    try:
+        click.echo(f"written {plot_run(run, out, bin_s)}")
+    except ValueError as e:
+        _fail(f"{run}: {e}")
+
+
 @main.command("validate", short_help="Check a scenario; name every bad field.")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a field first.")
