@@ -37,10 +37,7 @@ def panels(tables: dict[str, pd.DataFrame]) -> list[str]:
 
 
 def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1.0) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     from ..results import Results
 
@@ -48,7 +45,8 @@ def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1
     names = panels(res.tables)
     if not names:
         raise ValueError(NEEDS)
-    fig, axes = plt.subplots(len(names), 1, figsize=(9, 2.6 * len(names)), sharex=True, squeeze=False)
+    fig = Figure(figsize=(9, 2.6 * len(names)))
+    axes = fig.subplots(len(names), 1, sharex=True, squeeze=False)
     for ax, name in zip(axes[:, 0], names):
         _PANELS[name](ax, res.tables, bin_s)
         ax.grid(alpha=0.3)
@@ -58,7 +56,6 @@ def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1
     fig.tight_layout()
     path = Path(out) if out else Path(folder) / "plots.png"
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path
 
 

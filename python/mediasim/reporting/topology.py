@@ -40,12 +40,8 @@ def flow_lines(data: dict[str, Any]) -> list[str]:
 def draw(data: dict[str, Any], path: str | Path, seed: int = 1) -> Path:
     """Draws the scenario ``data`` to ``path`` (.png, .svg or .pdf)."""
     import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import networkx as nx
-
-    plt.rcParams["svg.fonttype"] = "none"  # SVG text stays text (searchable, editable)
+    from matplotlib.figure import Figure
 
     g = nx.Graph()
     g.add_nodes_from(n["name"] for n in data["nodes"])
@@ -54,7 +50,8 @@ def draw(data: dict[str, Any], path: str | Path, seed: int = 1) -> Path:
     # Kamada-Kawai keeps chains and dumbbells readable; deterministic.
     pos = nx.kamada_kawai_layout(g) if g.number_of_edges() else nx.circular_layout(g)
     n = g.number_of_nodes()
-    fig, ax = plt.subplots(figsize=(min(4 + 0.6 * n, 16), min(3 + 0.4 * n, 12)))
+    fig = Figure(figsize=(min(4 + 0.6 * n, 16), min(3 + 0.4 * n, 12)))
+    ax = fig.subplots()
     members = {m for grp in data.get("groups", []) for m in grp["members"]}
     colors = ["#f4a261" if v in members else "#8ecae6" for v in g.nodes]
     nx.draw_networkx_edges(g, pos, ax=ax, edge_color="#555")
@@ -72,6 +69,8 @@ def draw(data: dict[str, Any], path: str | Path, seed: int = 1) -> Path:
     ax.axis("off")
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    # A bare Figure: no backend switch in the caller's process. SVG text
+    # stays text (searchable, editable).
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(path, dpi=120)
     return path
