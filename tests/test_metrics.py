@@ -2,6 +2,7 @@
 per-packet tables, and in-flight packets are accounted for."""
 
 import numpy as np
+import pytest
 
 import mediasim
 from conftest import assert_balanced
@@ -72,3 +73,30 @@ def test_trace_records_every_hop():
     tr = res.trace
     assert list(tr[tr["seq"] == 0]["event"]) == ["+", "-", "r", "+", "-", "r", "D"]
     assert (tr["time_ns"].diff().dropna() >= 0).all()
+
+
+def test_warmup_leaves_packets_sent_before_it_out_of_the_flow_summaries(examples):
+    # The oracle is the full packet log of the same run: the summaries
+    # with a 5 s warm-up equal the log's packets sent from 5 s on.
+    sc = mediasim.load_scenario(examples / "dumbbell.toml").measure(packets=True)
+    sc.set("links[name=bottleneck].queue.limit_packets", 5)  # losses too
+    full = mediasim.run(sc, seed=2)
+    warm = mediasim.run(sc.measure(warmup_s=5.0), seed=2)
+    assert warm.packets.equals(full.packets)  # the log itself is whole
+    f = warm.flows.set_index("flow")
+    assert (f["sent"] == f["received"] + f["lost"] + f["in_flight"]).all()
+    assert f["lost"].sum() > 0
+    p = full.packets[full.packets["sent_s"] >= 5.0]
+    for flow, g in p.groupby(p["flow"].astype(str)):
+        row = f.loc[flow]
+        assert row["received"] == len(g)
+        assert row["delay_mean_ms"] == pytest.approx(g["delay_ms"].mean(), rel=1e-12)
+        active = row["stop_s"] - max(row["start_s"], 5.0)
+        assert row["throughput_bps"] == pytest.approx(g["size_bytes"].sum() * 8 / active, rel=1e-12)
+    assert (f["sent"] < full.flows.set_index("flow")["sent"]).all()
+
+
+def test_a_warmup_as_long_as_the_run_is_refused(examples):
+    sc = mediasim.load_scenario(examples / "dumbbell.toml").measure(warmup_s=20.0)
+    with pytest.raises(mediasim.ScenarioError, match="measure.warmup_s: 20 s leaves nothing to measure"):
+        sc.validate()

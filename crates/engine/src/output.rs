@@ -30,6 +30,9 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
     let mut in_flight = vec![0u64; w.rec.num_fr()];
     let mut total = 0u64;
     let charge = |w: &World, p: &crate::net::Packet, ld: u32, in_flight: &mut Vec<u64>| {
+        if !w.rec.measured(p) {
+            return; // a warm-up packet: outside the per-flow books
+        }
         for r in w.receivers_via(p, ld) {
             if let Some(i) = w.rec.fr(p.flow, r) {
                 in_flight[i] += 1;

@@ -138,6 +138,8 @@ pub struct Recorder {
     pub packet_log: bool,
     /// Keep the applications' time series (the `*_series` tables).
     pub series_log: bool,
+    /// Packets sent before this (ns) stay out of the flow summaries.
+    pub warmup_ns: u64,
     /// Throughput windows [start, end) in ns, and bytes received per
     /// (flow, receiver) and window (row-major).
     pub windows: Vec<(u64, u64)>,
@@ -191,6 +193,8 @@ pub struct RecorderOptions {
     pub packet_log: bool,
     /// The applications' time series.
     pub series_log: bool,
+    /// The warm-up left out of the flow summaries.
+    pub warmup: SimTime,
     /// Throughput windows.
     pub windows: Vec<(SimTime, SimTime)>,
 }
@@ -202,6 +206,7 @@ impl Recorder {
             trace_limit: opts.trace_limit,
             packet_log: opts.packet_log,
             series_log: opts.series_log,
+            warmup_ns: opts.warmup.as_nanos(),
             windows: (opts.windows.iter())
                 .map(|(a, b)| (a.as_nanos(), b.as_nanos()))
                 .collect(),
@@ -265,7 +270,15 @@ impl Recorder {
         self.fr_flow.len()
     }
 
+    /// Whether `p` counts in the flow summaries (sent after the warm-up).
+    pub fn measured(&self, p: &Packet) -> bool {
+        p.created_at.as_nanos() >= self.warmup_ns
+    }
+
     pub fn on_send(&mut self, p: &Packet) {
+        if !self.measured(p) {
+            return;
+        }
         self.sent[p.flow as usize] += 1;
         self.sent_bytes[p.flow as usize] += p.size_bytes as u64;
     }
@@ -278,6 +291,9 @@ impl Recorder {
         let Some(i) = self.fr(p.flow, node) else {
             return;
         };
+        if !self.measured(p) {
+            return self.log(i, node, p, now, false);
+        }
         let pooled = self.is_pooled(i);
         let g = &mut self.got[i];
         g.received += 1;
@@ -292,10 +308,12 @@ impl Recorder {
             }
             g.last_transit = Some(transit);
         }
-        self.log(i, node, p, now);
+        self.log(i, node, p, now, true);
     }
 
-    fn log(&mut self, i: usize, node: NodeId, p: &Packet, now: SimTime) {
+    /// The throughput windows and the packet log see every delivery; the
+    /// delay summary only `measured` ones.
+    fn log(&mut self, i: usize, node: NodeId, p: &Packet, now: SimTime, measured: bool) {
         let t = now.as_nanos();
         let nw = self.windows.len();
         for (w, &(a, b)) in self.windows.iter().enumerate() {
@@ -304,7 +322,9 @@ impl Recorder {
             }
         }
         if !self.packet_log {
-            self.got[i].delay.add(t - p.created_at.as_nanos());
+            if measured {
+                self.got[i].delay.add(t - p.created_at.as_nanos());
+            }
             return;
         }
         self.log_fr.push(i as u32);
@@ -332,7 +352,8 @@ impl Recorder {
             };
             self.trace(kind, at, p, now);
         }
-        for &n in receivers {
+        let counted = if self.measured(p) { receivers } else { &[] };
+        for &n in counted {
             if let Some(i) = self.fr(p.flow, n) {
                 self.dropped[i][reason.index()] += 1;
                 if !self.is_pooled(i) {

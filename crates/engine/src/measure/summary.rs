@@ -88,7 +88,9 @@ pub fn flow_tables(x: &FlowInputs<'_>) -> (Table, Table, Table) {
     if rec.packet_log {
         let mut delays: Vec<Vec<u64>> = vec![Vec::new(); n];
         for k in 0..rec.log_fr.len() {
-            delays[rec.log_fr[k] as usize].push(rec.log_recv[k] - rec.log_sent[k]);
+            if rec.log_sent[k] >= rec.warmup_ns {
+                delays[rec.log_fr[k] as usize].push(rec.log_recv[k] - rec.log_sent[k]);
+            }
         }
         for (i, d) in delays.iter_mut().enumerate() {
             cols.push(x, i, delay_stats(d), &runs[i]);
@@ -152,7 +154,9 @@ impl FlowColumns {
         for (r, col) in self.dropped.iter_mut().enumerate() {
             col.push(rec.dropped[i][r]);
         }
-        let active = stop.saturating_sub(meta.start).as_secs_f64();
+        // Throughput over the measured part of the flow's active interval.
+        let from = meta.start.max(SimTime(rec.warmup_ns));
+        let active = stop.saturating_sub(from).as_secs_f64();
         self.throughput
             .push(ratio(rec.got[i].received_bytes as f64 * 8.0, active));
         for (col, v) in self.delay.iter_mut().zip(delay) {

@@ -226,6 +226,12 @@ pub struct MeasureSpec {
     /// max exact), and drops are counted per flow, link and queue only.
     #[serde(default)]
     pub packets: bool,
+    /// Leave packets sent before this time (s) out of the flow summaries
+    /// (flows, loss_runs): a warm-up. Their counts, losses, delays,
+    /// jitter and loss runs then cover packets sent from here on, and
+    /// throughput the time from here on. Other tables cover the whole run.
+    #[serde(default)]
+    pub warmup_s: f64,
     /// Keep the applications' time series (the `*_series` tables: TCP's
     /// window and RTT, TFRC's rate, ...), recorded on change. Off by
     /// default: TCP's window changes on nearly every ACK.

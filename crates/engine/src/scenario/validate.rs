@@ -235,6 +235,15 @@ fn routes(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
 }
 
 fn measure(s: &Scenario, c: &mut Checker) {
+    let w = s.measure.warmup_s;
+    c.non_negative("measure.warmup_s", w);
+    if w.is_finite() && w >= s.duration_s && s.duration_s > 0.0 {
+        let msg = format!(
+            "{w} s leaves nothing to measure (duration_s = {})",
+            s.duration_s
+        );
+        c.err("measure.warmup_s", msg);
+    }
     if let Some(x) = s.measure.queue_sample_ms {
         c.interval_ms("measure.queue_sample_ms", x);
     }

@@ -62,6 +62,7 @@ fn world(s: &Scenario, mut ctx: BuildCtx<'_>) -> World {
         trace: s.measure.trace,
         packet_log: s.measure.packets,
         series_log: s.measure.series,
+        warmup: SimTime::from_secs_f64(s.measure.warmup_s),
         windows: s.measure.windows(),
     };
     for slot in &mut ctx.apps {
