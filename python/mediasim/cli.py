@@ -428,7 +428,7 @@ def _red_crosscheck(save_references: bool) -> None:
 
 
 @main.command("reproduce", short_help="Run a reference study: tables, plots, report.")
-@click.argument("study", type=click.Choice(["iw10", "avpf", "media-scaling", "svc", "rmtp"]))
+@click.argument("study", type=click.Choice(["iw10", "avpf", "media-scaling", "svc", "rmtp", "all"]))
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Output folder (default results/STUDY).")
 @click.option("--replications", type=click.IntRange(min=1), default=None, help="Replications per configuration.")
 @click.option("--seed", type=click.IntRange(min=0), default=None)
@@ -448,9 +448,21 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
     media-scaling  media scaling with RED or drop-tail at a bottleneck
     svc            scalable video over DiffServ: TFRC vs PPACC, FEC at AF13
     rmtp           RMTP reliable multicast with designated receivers
+    all            every study, plus an index (index.md, index.html)
+
+    Each study writes report.md and a self-contained report.html.
     """
     from . import experiments
 
+    if study == "all":
+        if overrides or cases or sensitivity or replications is not None or seed is not None:
+            _fail("reproduce all takes only --out, --quick and --workers")
+        from .experiments.all import reproduce_all
+
+        index = reproduce_all(Path(out or "results"), quick=quick, workers=workers)
+        click.echo(index.read_text())
+        click.echo(f"written to {index.parent}/ (index.md, index.html, one folder per study)")
+        return
     try:
         mod = experiments.get(study)
     except KeyError as e:
@@ -484,6 +496,10 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
         report = mod.reproduce(params, out_dir, workers=workers, **kwargs)
     except ValueError as e:
         _fail(str(e))
+    from .reporting.html import report_html
+
+    report_html(report, f"mediasim {_engine.version()} (engine build {_engine.build_id()}); seed {params.seed}, "
+                        f"{params.replications} replications")
     click.echo(report.read_text())
     click.echo(f"\nwritten to {out_dir}/")
 
