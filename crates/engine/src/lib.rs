@@ -131,19 +131,56 @@ pub fn run(
     let mut w = scenario::build::build(&s, &rng).map_err(EngineError::Scenario)?;
     w.pcap_left = s.limits.max_pcap_bytes;
     if s.measure.pcap || opts.pcap {
-        let dir = opts.pcap_dir.clone().ok_or_else(|| {
-            let msg = "pcap files need an output folder (run(..., out=FOLDER) or --out)";
-            EngineError::Scenario(vec![FieldError::new("measure.pcap", msg)])
-        })?;
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| EngineError::Io(format!("cannot create {}: {e}", dir.display())))?;
-        for (i, name) in w.link_names.iter().enumerate() {
-            let path = dir.join(format!("{}.pcap", sanitize(name)));
-            let wr = measure::pcap::PcapWriter::create(&path, s.measure.pcap_snaplen)
-                .map_err(|e| EngineError::Io(format!("cannot create {}: {e}", path.display())))?;
-            w.pcap[i] = Some(wr);
+        open_pcap(&mut w, opts, s.measure.pcap_snaplen)?;
+    }
+    let stopped = drive(&mut w, opts, t0, progress)?;
+    for p in w.pcap.iter_mut().flatten() {
+        if let Err(e) = p.flush() {
+            w.io_error.get_or_insert(format!("pcap flush: {e}"));
         }
     }
+    if let Some(e) = w.io_error.take() {
+        return Err(EngineError::Io(e));
+    }
+    let (ledger, in_flight) =
+        output::close_books(&mut w).map_err(|what| EngineError::Invariant {
+            at: Some(w.now()),
+            what,
+        })?;
+    let tables = output::tables(&mut w, &in_flight, &s.measure.windows());
+    let meta = run_meta(&s, opts, &w, &ledger, stopped, t0.elapsed().as_secs_f64());
+    Ok(RunOutput {
+        tables,
+        meta_json: meta.to_string(),
+    })
+}
+
+/// Opens one pcap file per link in the run's pcap folder.
+fn open_pcap(w: &mut world::World, opts: &RunOptions, snaplen: u32) -> Result<(), EngineError> {
+    let dir = opts.pcap_dir.clone().ok_or_else(|| {
+        let msg = "pcap files need an output folder (run(..., out=FOLDER) or --out)";
+        EngineError::Scenario(vec![FieldError::new("measure.pcap", msg)])
+    })?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| EngineError::Io(format!("cannot create {}: {e}", dir.display())))?;
+    for (i, name) in w.link_names.iter().enumerate() {
+        let path = dir.join(format!("{}.pcap", sanitize(name)));
+        let wr = measure::pcap::PcapWriter::create(&path, snaplen)
+            .map_err(|e| EngineError::Io(format!("cannot create {}: {e}", path.display())))?;
+        w.pcap[i] = Some(wr);
+    }
+    Ok(())
+}
+
+/// Runs the events under the budget. Ok(why) when a budget ended the run
+/// early (None when it reached its horizon); a stall, a broken invariant
+/// or an interruption is an error.
+fn drive(
+    w: &mut world::World,
+    opts: &RunOptions,
+    t0: std::time::Instant,
+    progress: world::Progress<'_>,
+) -> Result<Option<String>, EngineError> {
     w.max_events = opts.budget.max_events.unwrap_or(u64::MAX);
     let mut stopped: Option<String> = None;
     let mut guarded = |now: SimTime, events: u64| match opts.budget.exceeded(t0) {
@@ -167,23 +204,20 @@ pub fn run(
     if w.hit_max_events {
         stopped = Some(format!("max_events {} reached", w.max_events));
     }
-    for p in w.pcap.iter_mut().flatten() {
-        if let Err(e) = p.flush() {
-            w.io_error.get_or_insert(format!("pcap flush: {e}"));
-        }
-    }
-    if let Some(e) = w.io_error.take() {
-        return Err(EngineError::Io(e));
-    }
-    let (ledger, in_flight) =
-        output::close_books(&mut w).map_err(|what| EngineError::Invariant {
-            at: Some(w.now()),
-            what,
-        })?;
-    let tables = output::tables(&mut w, &in_flight, &s.measure.windows());
-    let codes = output::codes(&w);
-    let wall = t0.elapsed().as_secs_f64();
-    let meta = serde_json::json!({
+    Ok(stopped)
+}
+
+/// The run's metadata (docs/results.md, "meta").
+fn run_meta(
+    s: &Scenario,
+    opts: &RunOptions,
+    w: &world::World,
+    ledger: &output::Ledger,
+    stopped: Option<String>,
+    wall_s: f64,
+) -> serde_json::Value {
+    let codes = output::codes(w);
+    serde_json::json!({
         "engine_version": VERSION,
         "engine_build": BUILD,
         "packet_log": s.measure.packets,
@@ -198,7 +232,7 @@ pub fn run(
         "loss_runs_late": w.rec.loss_runs.iter().map(|r| r.late()).sum::<u64>(),
         "pcap_truncated": w.pcap_truncated,
         "events": w.q.events_executed(),
-        "wall_s": wall,
+        "wall_s": wall_s,
         "originated": ledger.originated,
         "multicast_copies": ledger.copies,
         "delivered": ledger.delivered,
@@ -215,10 +249,6 @@ pub fn run(
             "queue_samples": {"link_dir": "link_dir"},
             "trace": {"flow": "flow", "link_dir": "link_dir", "node": "node"},
         },
-    });
-    Ok(RunOutput {
-        tables,
-        meta_json: meta.to_string(),
     })
 }
 
