@@ -189,14 +189,13 @@ def _pairs(texts) -> list[tuple[str, str]]:
 def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out) -> None:
     from .campaign.atomic import read_json
     from .errors import CampaignError
+    from .scenario import Scenario
     from .stats import summarize
     from .sweep import grid, run_sweep
 
     try:
         jobs = grid(sc, axes, replications=replications, seed=seed, aliases=aliases)
         for j in jobs[:: max(1, replications)]:
-            from .scenario import Scenario
-
             Scenario.from_dict(j.scenario).validate()
     except ScenarioError as e:
         _fail(str(e))

@@ -198,18 +198,7 @@ mod tests {
     use super::*;
     use crate::net::routing::multicast_tree;
 
-    /// A graph from undirected edges; link i is link-dirs 2i (a->b) and
-    /// 2i+1 (b->a), as the topology builder numbers them.
-    fn graph(n: usize, edges: &[(u32, u32)]) -> (Graph, Vec<NodeId>) {
-        let mut adj = vec![Vec::new(); n];
-        let mut from = Vec::new();
-        for (i, &(a, b)) in edges.iter().enumerate() {
-            adj[a as usize].push((2 * i as u32, b, 1.0));
-            adj[b as usize].push((2 * i as u32 + 1, a, 1.0));
-            from.extend([a, b]);
-        }
-        (Graph { adj }, from)
-    }
+    use crate::net::routing::unit_graph as graph;
 
     #[test]
     fn forests_are_recognised_and_cycles_are_not() {

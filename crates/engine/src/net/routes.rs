@@ -209,14 +209,7 @@ mod tests {
     }
 
     fn table_of(edges: &[(u32, u32)], n: usize) -> (Graph, Vec<NodeId>) {
-        let mut adj = vec![Vec::new(); n];
-        let mut from = Vec::new();
-        for (i, &(a, b)) in edges.iter().enumerate() {
-            adj[a as usize].push((2 * i as u32, b, 1.0));
-            adj[b as usize].push((2 * i as u32 + 1, a, 1.0));
-            from.extend([a, b]);
-        }
-        (Graph { adj }, from)
+        crate::net::routing::unit_graph(n, edges)
     }
 
     /// A random forest of two trees: walking up gives the all-pairs

@@ -15,6 +15,21 @@ pub struct Graph {
     pub adj: Vec<Vec<(LinkDirId, NodeId, f64)>>,
 }
 
+/// For tests: a graph of unit-cost undirected edges, link i being
+/// link-dirs 2i (a->b) and 2i+1 (b->a) as the topology builder numbers
+/// them, and each link-dir's origin node.
+#[cfg(test)]
+pub fn unit_graph(n: usize, edges: &[(u32, u32)]) -> (Graph, Vec<NodeId>) {
+    let mut adj = vec![Vec::new(); n];
+    let mut from = Vec::new();
+    for (i, &(a, b)) in edges.iter().enumerate() {
+        adj[a as usize].push((2 * i as u32, b, 1.0));
+        adj[b as usize].push((2 * i as u32 + 1, a, 1.0));
+        from.extend([a, b]);
+    }
+    (Graph { adj }, from)
+}
+
 #[derive(PartialEq)]
 struct Item {
     cost: f64,
