@@ -3,6 +3,7 @@
 import json
 
 import pandas as pd
+import pytest
 
 import mediasim
 from mediasim import Results
@@ -63,6 +64,22 @@ def test_tables_have_the_same_dtypes_full_or_empty_with_signed_counters():
     on_links, at_nodes = t[t["event"].isin(["+", "-", "r", "d"])], t[t["event"] == "D"]
     assert on_links["node"].isna().all() and set(on_links["link_dir"]) == {"a-b:a->b"}
     assert at_nodes["link_dir"].isna().all() and set(at_nodes["node"]) == {"b"}
+
+
+def test_application_tables_have_their_columns_whether_or_not_the_run_has_such_flows(examples):
+    """A TCP table from a run without TCP has the columns and dtypes of one
+    from a run with TCP (so code written for one works on the other)."""
+    with_tcp = mediasim.run(examples / "tcp_web_and_voice.toml", seed=1)
+    without = mediasim.run(mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({"measure.series": True}))
+    assert len(with_tcp.tcp) > 0 and len(without.tcp) == 0
+    for name in ("tcp", "queue_classes"):
+        assert with_tcp.tables[name].dtypes.astype(str).to_dict() == without.tables[name].dtypes.astype(str).to_dict()
+    assert {"completion_time_s", "retransmissions", "srtt_ms"} <= set(without.tcp.columns)
+    for name in ("rtp", "tfrc", "svc", "media_scaling", "rmtp"):
+        assert len(without.table(name)) == 0 and "flow" in without.table(name).columns, name
+    assert list(without.tcp_series.columns) == ["flow", "var", "time_ns", "value", "time_s"]
+    with pytest.raises(AttributeError, match="measure.trace is false"):
+        without.trace
 
 
 def test_long_runs_report_progress_in_simulated_time(examples):

@@ -137,6 +137,8 @@ class Results:
         if name in ("packets", "drops") and meta.get("packet_log") is False:
             raise AttributeError(f"{name}: not recorded (measure.packets is false; set it to true, "
                                  "or run with --packets)")
+        if name == "trace" and "flows" in tables:
+            raise AttributeError("trace: not recorded (measure.trace is false; set it to true, or run with --trace)")
         if name.endswith("_series") and meta.get("series_log") is False:
             raise AttributeError(f"{name}: not recorded (measure.series is false; set it to true, "
                                  "or run with --series)")

@@ -5,6 +5,7 @@ use crate::measure::{Column, DropSite, Recorder, Table};
 use crate::net::{DropReason, LinkDir, NodeId};
 use crate::sim::SimTime;
 use crate::world::World;
+use std::collections::BTreeMap;
 
 /// Names behind the integer codes of the large per-packet tables.
 pub struct Codes {
@@ -135,7 +136,7 @@ pub fn tables(w: &mut World, in_flight: &[u64], windows: &[(SimTime, SimTime)]) 
     out.extend(packets);
     out.extend(drops);
     out.extend([links, queues, samples]);
-    out.extend(classes_table(w));
+    out.push(classes_table(w));
     out.extend(app);
     if w.rec.trace_on {
         out.push(trace_table(&mut w.rec));
@@ -252,8 +253,8 @@ fn queues_table(w: &World) -> Table {
     discipline_columns(w, t)
 }
 
-/// One row per class of every class-based queue, if any.
-fn classes_table(w: &World) -> Option<Table> {
+/// One row per class of every class-based queue (none without one).
+fn classes_table(w: &World) -> Table {
     let (mut dir, mut name, mut arr, mut dep, mut bytes, mut drops) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     let mut extra: Vec<NamedValues> = Vec::new();
@@ -268,7 +269,7 @@ fn classes_table(w: &World) -> Option<Table> {
             extra.push(s.extra);
         }
     }
-    (!dir.is_empty()).then(|| {
+    {
         let t = Table::new("queue_classes")
             .col("direction", Column::Str(dir))
             .col("class", Column::Str(name))
@@ -277,7 +278,7 @@ fn classes_table(w: &World) -> Option<Table> {
             .col("departure_bytes", Column::U64(bytes))
             .col("drops", Column::U64(drops));
         add_named_columns(t, &extra)
-    })
+    }
 }
 
 fn st(l: &LinkDir) -> &crate::queue::QueueStats {
@@ -366,9 +367,10 @@ type NamedValues = Vec<(&'static str, f64)>;
 type SeriesColumns = (Vec<String>, Vec<String>, Vec<u64>, Vec<f64>);
 
 /// Tables reported by applications (e.g. "tcp" and "tcp_series"): one row
-/// per flow, the values of all its applications side by side.
+/// per flow, the values of all its applications side by side. Every
+/// declared table is emitted, with its declared columns, even when no
+/// application reports into it.
 fn app_tables(w: &World, end: crate::sim::SimTime) -> Vec<Table> {
-    use std::collections::BTreeMap;
     let mut rows: BTreeMap<&'static str, BTreeMap<u32, NamedValues>> = BTreeMap::new();
     let mut series: BTreeMap<&'static str, SeriesColumns> = BTreeMap::new();
     for slot in &w.apps {
@@ -380,32 +382,26 @@ fn app_tables(w: &World, end: crate::sim::SimTime) -> Vec<Table> {
             .entry(st.flow)
             .or_default()
             .extend(st.values);
-        if !w.rec.series_log {
-            continue;
-        }
-        let s = series.entry(st.table).or_default();
-        for (var, pts) in st.series {
-            for (t, v) in pts {
-                s.0.push(w.rec.flows[st.flow as usize].name.clone());
-                s.1.push(var.to_string());
-                s.2.push(t.as_nanos());
-                s.3.push(v);
+        if w.rec.series_log {
+            let s = series.entry(st.table).or_default();
+            for (var, pts) in st.series {
+                for (t, v) in pts {
+                    s.0.push(w.rec.flows[st.flow as usize].name.clone());
+                    s.1.push(var.to_string());
+                    s.2.push(t.as_nanos());
+                    s.3.push(v);
+                }
             }
         }
     }
     let mut out = Vec::new();
-    for (table, by_flow) in rows {
-        let flows = (by_flow.keys())
-            .map(|&f| w.rec.flows[f as usize].name.clone())
-            .collect();
-        let t = add_named_columns(
-            Table::new(table).col("flow", Column::Str(flows)),
-            by_flow.values(),
-        );
-        out.push(t);
-        if let Some((f, var, time, val)) = series.remove(table) {
+    for decl in crate::app::APP_TABLES {
+        let by_flow = rows.remove(decl.name).unwrap_or_default();
+        out.push(app_table(w, decl, &by_flow));
+        if decl.series && w.rec.series_log {
+            let (f, var, time, val) = series.remove(decl.name).unwrap_or_default();
             out.push(
-                Table::new(&format!("{table}_series"))
+                Table::new(&format!("{}_series", decl.name))
                     .col("flow", Column::Str(f))
                     .col("var", Column::Str(var))
                     .col("time_ns", Column::U64(time))
@@ -413,7 +409,50 @@ fn app_tables(w: &World, end: crate::sim::SimTime) -> Vec<Table> {
             );
         }
     }
+    // A table no model declares is still reported (a test requires none).
+    for (name, by_flow) in rows {
+        let decl = crate::app::AppTable {
+            name,
+            columns: &[],
+            series: false,
+        };
+        out.push(app_table(w, &decl, &by_flow));
+    }
     out
+}
+
+/// One application table: "flow", the declared columns in order (NaN where
+/// a flow's applications report none), then any value a model reports but
+/// does not declare (kept, not lost; a test requires there be none).
+fn app_table(
+    w: &World,
+    decl: &crate::app::AppTable,
+    by_flow: &BTreeMap<u32, NamedValues>,
+) -> Table {
+    let flows = (by_flow.keys())
+        .map(|&f| w.rec.flows[f as usize].name.clone())
+        .collect();
+    let mut t = Table::new(decl.name).col("flow", Column::Str(flows));
+    for &name in decl.columns {
+        let col = (by_flow.values())
+            .map(|vals| {
+                vals.iter()
+                    .find(|(k, _)| *k == name)
+                    .map_or(f64::NAN, |x| x.1)
+            })
+            .collect();
+        t = t.col(name, Column::F64(col));
+    }
+    let extra: Vec<NamedValues> = (by_flow.values())
+        .map(|vals| {
+            (vals
+                .iter()
+                .filter(|(k, _)| !decl.columns.contains(k))
+                .copied())
+            .collect()
+        })
+        .collect();
+    add_named_columns(t, &extra)
 }
 
 pub fn codes(w: &World) -> Codes {

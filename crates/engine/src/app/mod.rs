@@ -59,6 +59,28 @@ pub struct AppStats {
     pub series: Vec<(&'static str, Vec<(SimTime, f64)>)>,
 }
 
+/// A table applications report into: its name, its columns after
+/// "flow" in order, and whether it has a `<name>_series` table. Declared
+/// beside the model that fills it; a run emits every declared table (empty
+/// when no application reports into it), so a table has the same columns
+/// whether or not the scenario has such flows.
+#[derive(Debug)]
+pub struct AppTable {
+    pub name: &'static str,
+    pub columns: &'static [&'static str],
+    pub series: bool,
+}
+
+/// Every application table, one line per model.
+pub const APP_TABLES: &[&AppTable] = &[
+    &tcp::TABLE,
+    &rtp::TABLE,
+    &tfrc::TABLE,
+    &svc::TABLE,
+    &scaling::TABLE,
+    &rmtp::TABLE,
+];
+
 /// The fixed part of every packet a source sends.
 #[derive(Clone, Debug)]
 pub struct PacketTemplate {

@@ -20,6 +20,25 @@ use crate::sim::{Series, SimTime};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+/// The `tfrc` table (the sender's columns, then the receiver's).
+pub const TABLE: super::AppTable = super::AppTable {
+    name: "tfrc",
+    columns: &[
+        "packets_sent",
+        "feedbacks_received",
+        "nofeedback_expiries",
+        "final_rate_bps",
+        "rtt_ms",
+        "sender_p",
+        "packets_received",
+        "feedbacks_sent",
+        "lost_packets",
+        "loss_events",
+        "p",
+    ],
+    series: true,
+};
+
 const HEADERS: u32 = IPV4_HEADER_BYTES + UDP_HEADER_BYTES;
 
 fn default_packet_bytes() -> u32 {

@@ -9,3 +9,37 @@ pub mod spec;
 pub use compound::compound_packets;
 pub use member::{MediaConfig, NewpredConfig, RtpMember, RTP_CLOCK_HZ};
 pub use spec::RtpSessionSpec;
+
+/// The `rtp` table (one row per session member).
+pub const TABLE: super::AppTable = super::AppTable {
+    name: "rtp",
+    columns: &[
+        "ssrc",
+        "avpf",
+        "media_sender",
+        "rtcp_packets",
+        "rtcp_bytes",
+        "rtcp_bps",
+        "rtcp_share_pct",
+        "early_packets",
+        "regular_packets",
+        "regular_suppressed",
+        "fb_wanted",
+        "fb_sent",
+        "fb_sent_early",
+        "fb_suppressed",
+        "fb_discarded",
+        "mwt_s",
+        "members",
+        "rtt_s",
+        "loss_reports",
+        "losses_multiply_reported",
+        "loss_report_delay_mean_s",
+        "media_packets_sent",
+        "repairs_sent",
+        "recoveries",
+        "recovery_time_mean_s",
+        "waiting_time_mean_s",
+    ],
+    series: false,
+};

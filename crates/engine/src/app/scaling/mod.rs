@@ -25,6 +25,27 @@ use policy::{longest_gap_slots, mm_interval, place_in_gops, FrameType, SCALES};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+/// The `media_scaling` table (the sender's columns, then the receiver's).
+pub const TABLE: super::AppTable = super::AppTable {
+    name: "media_scaling",
+    columns: &[
+        "frames_sent",
+        "frames_skipped",
+        "packets_sent",
+        "mean_scale",
+        "final_scale",
+        "missing_packets",
+        "loss_indications",
+        "timeouts",
+        "decreases",
+        "increases",
+        "requests_sent",
+        "srtt_ms",
+        "control_rtt_ms",
+    ],
+    series: true,
+};
+
 const HEADERS: u32 = IPV4_HEADER_BYTES + UDP_HEADER_BYTES;
 
 /// The study's MM_APP rates for scales 0-4 (on the wire).

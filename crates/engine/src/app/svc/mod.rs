@@ -32,6 +32,36 @@ use sink::{Rx, SvcSink};
 use source::{Packetiser, SvcSource, TransportSetup};
 use trace::{Nal, SvcModel};
 
+/// The `svc` table (the source's columns, then the sink's).
+pub const TABLE: super::AppTable = super::AppTable {
+    name: "svc",
+    columns: &[
+        "packets_sent",
+        "media_packets",
+        "fec_repair_packets",
+        "offered_bytes_base",
+        "offered_bytes_s0_fgs",
+        "offered_bytes_s1",
+        "offered_bytes_s1_fgs",
+        "final_rate_bps",
+        "buffer_bytes_at_end",
+        "media_packets_received",
+        "fec_recovered_packets",
+        "fec_repair_received",
+        "media_packets_kept",
+        "bytes_in_time",
+        "bytes_late",
+        "decodable_bytes_base",
+        "decodable_bytes_s0_fgs",
+        "decodable_bytes_s1",
+        "decodable_bytes_s1_fgs",
+        "decodable_base_frames",
+        "p",
+        "available_bps",
+    ],
+    series: true,
+};
+
 const RTP_HEADER_BYTES: u32 = 12;
 
 /// One NAL unit of a trace: time (s), bytes, spatial, temporal, quality.

@@ -15,6 +15,38 @@ use crate::net::{Packet, Transport};
 use crate::proto::tcp::{Segment, TcpConfig, TcpReceiver, TcpSender};
 use crate::sim::SimTime;
 
+/// The `tcp` table (the sender's columns, then the sink's).
+pub const TABLE: super::AppTable = super::AppTable {
+    name: "tcp",
+    columns: &[
+        "bytes",
+        "start_s",
+        "established_s",
+        "sender_done_s",
+        "bytes_acked",
+        "goodput_bps",
+        "segments_sent",
+        "data_bytes_sent",
+        "retransmissions",
+        "timeouts",
+        "fast_recoveries",
+        "limited_transmits",
+        "ecn_reductions",
+        "rtt_samples",
+        "srtt_ms",
+        "final_cwnd_bytes",
+        "receiver_done_s",
+        "completion_time_s",
+        "bytes_delivered",
+        "acks_sent",
+        "delayed_acks",
+        "out_of_order_segments",
+        "duplicate_segments",
+        "ce_received",
+    ],
+    series: true,
+};
+
 fn secs(t: Option<SimTime>) -> f64 {
     t.map_or(f64::NAN, |t| t.as_secs_f64())
 }
