@@ -163,7 +163,7 @@ def test_a_campaign_file_runs_with_aliases_as_columns(examples, tmp_path):
 
 @pytest.mark.parametrize("text, fragment", [
     ('scenario = "x.toml"\nout = "o"\nfoo = 1\n[grid]\na = [1]', "foo: unknown field"),
-    ('out = "o"\n[grid]\na = [1]', "scenario: required"),
+    ('out = "o"\n[grid]\na = [1]', "exactly one of scenario"),
     ('scenario = "missing.toml"\nout = "o"\n[grid]\na = [1]', "scenario: no such file"),
     ('scenario = "x.toml"\nout = "o"\n[grid]\na = []', "grid.a: must be a non-empty list"),
     ('scenario = "x.toml"\nout = "o"\nreplications = 0\n[grid]\na = [1]', "replications: must be an integer >= 1"),

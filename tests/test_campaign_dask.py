@@ -28,3 +28,30 @@ def test_dask_results_equal_local_results(examples, tmp_path):
         a, b = read_sweep(tmp_path / "local", table), read_sweep(tmp_path / "dask", table)
         assert len(a) > 0, table
         pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+def test_a_study_campaign_on_dask_gives_the_local_tables(tmp_path):
+    """A study's runs go to the cluster through the campaign folder; the
+    study's tables equal the local pool's."""
+    from distributed import LocalCluster
+
+    from mediasim.campaign.spec import load_campaign
+    from mediasim.campaign.study_run import run_study_campaign
+
+    f = tmp_path / "c.toml"
+    f.write_text('study = "iw10"\nout = "local"\nquick = true\nreplications = 2\n[set]\nflows = [1]\n'
+                 '[grid]\nbottleneck_rate_bps = [1e6, 2e6]\n')
+    local = load_campaign(f)
+    run_study_campaign(local, progress=False)
+    on_dask = load_campaign(f)
+    on_dask.out = tmp_path / "dask"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        ex = DaskExecutor(cluster.scheduler_address)
+        try:
+            report = run_study_campaign(on_dask, progress=False, executor=ex)
+        finally:
+            ex.close()
+    assert (report.ran, report.runs_ran, report.failed) == (2, 8, [])
+    for table in ("summary", "tcp"):
+        pd.testing.assert_frame_equal(read_sweep(local.out, table), read_sweep(on_dask.out, table), check_exact=True)

@@ -85,3 +85,15 @@ def test_cli_verbosity_goes_through_logging(examples):
     assert "INFO mediasim.runner: dumbbell seed 0 replication 0" in err
     cmd[3] = "-q"
     assert subprocess.run(cmd, capture_output=True, text=True, check=True).stderr == ""
+
+
+def test_quiet_means_no_progress_bars(examples, tmp_path):
+    """-q silences the bars too, even those a caller asked for (tqdm's
+    TQDM_DISABLE applies only to bars that do not say)."""
+    import subprocess
+    import sys
+
+    for args in (["run", str(examples / "dumbbell.toml")],
+                 ["sweep", str(examples / "dumbbell.toml"), "--vary", "duration_s=3,4", "--out", str(tmp_path)]):
+        done = subprocess.run([sys.executable, "-m", "mediasim", "-q", *args], capture_output=True, text=True)
+        assert done.returncode == 0 and done.stderr == "", (args, done.stderr[-300:])

@@ -160,19 +160,44 @@ def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out
               "else the CPUs this process may use).")
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="A Dask cluster (default: the file's).")
 def campaign_cmd(file, out, workers, scheduler) -> None:
-    """Run the campaign defined in FILE (TOML, YAML or JSON: scenario, out,
-    grid, aliases, set, replications, seed, workers, scheduler; see
-    docs/campaigns.md). Resumable like sweep."""
-    from .campaign.spec import load_campaign
+    """Run the campaign defined in FILE (TOML, YAML or JSON): over a
+    scenario (scenario, out, grid, aliases, set, replications, seed,
+    workers, scheduler) or over a reference study's parameters (study
+    instead of scenario, plus quick, cases, sensitivity); see
+    docs/campaigns.md. Resumable like sweep."""
+    from .campaign.spec import CampaignSpec, load_campaign
     from .errors import CampaignError
 
     try:
         spec = load_campaign(file)
-        sc = load_scenario(spec.scenario).with_overrides(spec.overrides)
+        if isinstance(spec, CampaignSpec):
+            sc = load_scenario(spec.scenario).with_overrides(spec.overrides)
     except (CampaignError, ScenarioError) as e:
         _fail(str(e))
+    if not isinstance(spec, CampaignSpec):
+        _run_study_campaign(spec, out, workers, scheduler)
+        return
     _run_grid(sc, spec.grid, spec.aliases, spec.replications, spec.seed, workers or spec.workers,
               scheduler or spec.scheduler, out or str(spec.out))
+
+
+def _run_study_campaign(spec, out, workers, scheduler) -> None:
+    import dataclasses
+
+    from .campaign.study_run import run_study_campaign
+    from .errors import CampaignError
+
+    spec = dataclasses.replace(spec, out=Path(out) if out else spec.out, workers=workers or spec.workers,
+                               scheduler=scheduler or spec.scheduler)
+    try:
+        report = run_study_campaign(spec)
+    except CampaignError as e:
+        _fail(str(e))
+    click.echo(str(report))
+    click.echo(f"written to {spec.out}/ (index.md; points/<point>/report.md; "
+               f"read a table over all points with mediasim.read_sweep)")
+    if report.failed:
+        sys.exit(1)
 
 
 def _pairs(texts) -> list[tuple[str, str]]:

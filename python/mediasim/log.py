@@ -12,6 +12,7 @@ does it with ``-v`` / ``-vv`` / ``-q``.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 LOGGER = "mediasim"
 
@@ -38,3 +39,15 @@ def configure(verbose: int = 0, quiet: bool = False) -> None:
         import os
 
         os.environ["TQDM_DISABLE"] = "1"  # progress bars off in this process and its workers
+
+
+def bar(total: int, desc: str, progress: bool = True, **kw: Any) -> Any:
+    """A ``tqdm.auto`` progress bar (a widget in notebooks), off when
+    ``progress`` is false or under ``mediasim -q`` (``TQDM_DISABLE``,
+    which tqdm itself applies only to bars that do not say)."""
+    import os
+
+    from tqdm.auto import tqdm
+
+    off = not progress or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true")
+    return tqdm(total=total, desc=desc, disable=off, **{"unit": "run", **kw})

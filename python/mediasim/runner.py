@@ -74,13 +74,13 @@ def run(
 def _sim_time_bar(sc: Scenario, on: bool):
     """A tqdm bar over the scenario's simulated seconds, and the engine's
     progress callback that moves it (None, None when off)."""
-    if not on:
-        return None, None
-    from tqdm.auto import tqdm
+    from .log import bar as progress_bar
 
     total = float(sc.data.get("duration_s") or 0) or None
-    bar = tqdm(total=total, desc=sc.name, unit="sim s", unit_scale=True, leave=False,
-               bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.4g}/{total:.4g} simulated s [{elapsed}<{remaining}]")
+    bar = progress_bar(total, sc.name, on, unit="sim s", unit_scale=True, leave=False,
+                       bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.4g}/{total:.4g} simulated s [{elapsed}<{remaining}]")
+    if bar.disable:
+        return None, None
 
     def report(now_s: float, events: int) -> None:
         bar.update(now_s - bar.n)

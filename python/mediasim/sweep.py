@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from .results import Results
 from .runner import run
 from .scenario import Scenario, as_scenario
@@ -67,12 +65,20 @@ def run_many(
 
     With ``analyse`` (a top-level function, so it can be sent to workers),
     each worker returns ``analyse(results, job)`` instead of the Results:
-    only the analysis crosses process boundaries."""
+    only the analysis crosses process boundaries.
+
+    Inside ``mediasim.campaign.cache.serving`` (a study campaign), runs
+    come from and go to that campaign's folder and executor instead."""
+    from .campaign import cache
+    from .log import bar as progress_bar
     from .campaign.executors import LocalExecutor
 
     jobs = list(jobs)
+    served = cache.active()
+    if served is not None:
+        return served.run_many(jobs, analyse, progress, desc)
     ex = LocalExecutor(workers)
-    bar = tqdm(total=len(jobs), desc=desc, disable=not progress, unit="run")
+    bar = progress_bar(len(jobs), desc, progress)
     out: list[Any] = [None] * len(jobs)
     try:
         for i, res in ex.map_unordered(_run_indexed, [(i, j, analyse) for i, j in enumerate(jobs)]):

@@ -295,10 +295,20 @@ fn discipline_columns(w: &World, t: Table) -> Table {
 /// One F64 column per name in `rows` (in the order names first appear),
 /// NaN where a row lacks it.
 fn add_named_columns<'a>(
-    mut t: Table,
+    t: Table,
     rows: impl IntoIterator<Item = &'a NamedValues> + Clone,
 ) -> Table {
-    let mut names: Vec<&'static str> = Vec::new();
+    named_columns(t, rows, &[])
+}
+
+/// One F64 column per name in `first`, then per other name in `rows` (in
+/// the order they first appear), NaN where a row lacks it.
+fn named_columns<'a>(
+    mut t: Table,
+    rows: impl IntoIterator<Item = &'a NamedValues> + Clone,
+    first: &[&'static str],
+) -> Table {
+    let mut names: Vec<&'static str> = first.to_vec();
     for (k, _) in rows.clone().into_iter().flatten() {
         if !names.contains(k) {
             names.push(k);
@@ -432,27 +442,8 @@ fn app_table(
     let flows = (by_flow.keys())
         .map(|&f| w.rec.flows[f as usize].name.clone())
         .collect();
-    let mut t = Table::new(decl.name).col("flow", Column::Str(flows));
-    for &name in decl.columns {
-        let col = (by_flow.values())
-            .map(|vals| {
-                vals.iter()
-                    .find(|(k, _)| *k == name)
-                    .map_or(f64::NAN, |x| x.1)
-            })
-            .collect();
-        t = t.col(name, Column::F64(col));
-    }
-    let extra: Vec<NamedValues> = (by_flow.values())
-        .map(|vals| {
-            (vals
-                .iter()
-                .filter(|(k, _)| !decl.columns.contains(k))
-                .copied())
-            .collect()
-        })
-        .collect();
-    add_named_columns(t, &extra)
+    let t = Table::new(decl.name).col("flow", Column::Str(flows));
+    named_columns(t, by_flow.values(), decl.columns)
 }
 
 pub fn codes(w: &World) -> Codes {

@@ -18,7 +18,7 @@ from .store import RunStore
 
 def _store(folder: str | Path) -> tuple[RunStore, dict[str, Any]]:
     index = read_json(Path(folder) / "campaign.json")
-    if not isinstance(index, dict) or "runs" not in index:
+    if not isinstance(index, dict) or ("runs" not in index and "points" not in index):
         raise CampaignError(f"{folder}: not a campaign folder (no readable campaign.json)")
     return RunStore(Path(folder), engine_identity()), index
 
@@ -28,11 +28,17 @@ def read_sweep(folder: str | Path, table: str = "flows", columns: list[str] | No
     one DataFrame: the swept parameters (one column each, by alias), then
     ``seed`` and ``replication``, then the table's columns (only
     ``columns`` if given). Only that table's files are read. Runs not
-    finished (failed, or never run) are left out with a warning."""
+    finished (failed, or never run) are left out with a warning.
+
+    For a study campaign (``mediasim.campaign.study``), ``table`` is one
+    of the study's tables (``summary``, say), over every finished point,
+    with a column per grid parameter in front."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     store, index = _store(folder)
+    if index.get("kind") == "study":
+        return _read_points(Path(folder), index, table, columns)
     parts, missing = [], 0
     for run in index["runs"]:
         if store.status(run["key"]) != "done":
@@ -54,10 +60,40 @@ def read_sweep(folder: str | Path, table: str = "flows", columns: list[str] | No
     return pa.concat_tables(parts, promote_options="default").unify_dictionaries().to_pandas()
 
 
+def _read_points(folder: Path, index: dict[str, Any], table: str, columns: list[str] | None) -> pd.DataFrame:
+    """One study table over the finished points of a study campaign."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .study import point_done
+
+    parts, missing, known = [], 0, set()
+    for pt in index["points"]:
+        d = folder / "points" / pt["name"]
+        if not point_done(d, pt["key"]):
+            missing += 1
+            continue
+        known |= {p.stem for p in d.glob("*.parquet")}
+        if not (d / f"{table}.parquet").exists():
+            continue
+        t = pq.read_table(d / f"{table}.parquet", columns=columns)
+        for i, (name, value) in enumerate(pt["labels"].items()):
+            t = t.add_column(i, name, pa.array([value] * t.num_rows))
+        parts.append(t)
+    if missing:
+        warnings.warn(f"{folder}: {missing} of {len(index['points'])} points are not finished (failed or not run); "
+                      "they are left out", UserWarning, stacklevel=3)
+    if not parts and known:
+        raise CampaignError(f"{folder}: the study wrote no table {table!r} (its tables: {', '.join(sorted(known))})")
+    if not parts:
+        return pd.DataFrame()
+    return pa.concat_tables(parts, promote_options="default").unify_dictionaries().to_pandas()
+
+
 def parameters(folder: str | Path) -> list[str]:
     """The swept parameters of a campaign (their aliases), in order."""
     _, index = _store(folder)
-    runs = index["runs"]
+    runs = index.get("points") or index["runs"]
     return list(runs[0]["labels"]) if runs else []
 
 

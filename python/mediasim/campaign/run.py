@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..log import bar as progress_bar
 from ..log import get as _logger
 from .atomic import write_json
 from .executors import LocalExecutor, make_executor
@@ -56,8 +57,6 @@ def run_campaign(jobs: list[Any], out: str | Path, executor: Any = None, workers
     """Runs ``jobs`` (``mediasim.Job``) into the campaign folder ``out``;
     see ``mediasim.campaign.store`` for the layout. Stored runs with the
     same key are reused; damaged ones are run again."""
-    from tqdm.auto import tqdm
-
     engine = engine_identity()
     store = RunStore.open(out, engine)
     tasks = tasks_of(jobs, engine["engine_build"])
@@ -77,7 +76,7 @@ def run_campaign(jobs: list[Any], out: str | Path, executor: Any = None, workers
              report.repaired)
     by_key = {t.key: t for t in todo}
     ex = executor or make_executor(workers, scheduler)
-    bar = tqdm(total=len(todo), desc="campaign runs", unit="run", disable=not progress)
+    bar = progress_bar(len(todo), "campaign runs", progress)
     try:
         for o in ex.map_unordered(execute, todo):
             task = by_key[o.key]

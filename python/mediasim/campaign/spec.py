@@ -16,6 +16,10 @@
     [set]                                    # fixed overrides, applied first
     duration_s = 30
 
+Or over a reference study's parameters (``study = "iw10"`` instead of
+``scenario``; see ``mediasim.campaign.study``), with ``quick``, ``cases``
+and ``sensitivity`` as ``mediasim reproduce`` takes them.
+
 Every problem is a CampaignError naming the file and the field.
 """
 
@@ -27,20 +31,30 @@ from typing import Any
 
 from ..errors import CampaignError, ScenarioError
 
-FIELDS = {"scenario", "out", "replications", "seed", "workers", "scheduler", "aliases", "grid", "set"}
+COMMON = {"out", "replications", "seed", "workers", "scheduler", "aliases", "grid", "set"}
+FIELDS = COMMON | {"scenario"}
+STUDY_FIELDS = COMMON | {"study", "quick", "cases", "sensitivity"}
 
 
-@dataclass
-class CampaignSpec:
-    scenario: Path
+@dataclass(kw_only=True)
+class CampaignBase:
+    """What every campaign file gives: where, the grid, and where to run."""
+
     out: Path
     grid: dict[str, list[Any]]
     aliases: dict[str, str] = field(default_factory=dict)
     overrides: dict[str, Any] = field(default_factory=dict)
-    replications: int = 1
-    seed: int = 0
     workers: int | None = None
     scheduler: str | None = None
+
+
+@dataclass(kw_only=True)
+class CampaignSpec(CampaignBase):
+    """A campaign over a scenario's fields."""
+
+    scenario: Path
+    replications: int = 1
+    seed: int = 0
 
     def jobs(self) -> list[Any]:
         """The campaign's runs; a bad override or value is a ScenarioError
@@ -68,7 +82,9 @@ def _table(d: dict[str, Any], name: str, where: str) -> dict[str, Any]:
     return v
 
 
-def load_campaign(path: str | Path) -> CampaignSpec:
+def load_campaign(path: str | Path) -> "CampaignSpec | Any":
+    """The campaign in ``path``: a CampaignSpec (over a scenario) or a
+    ``study.StudyCampaign`` (over a study's parameters)."""
     from ..plain import read_file
 
     path = Path(path)
@@ -79,12 +95,14 @@ def load_campaign(path: str | Path) -> CampaignSpec:
         raise CampaignError(str(e)) from e
     if not isinstance(d, dict):
         raise CampaignError(f"{where}: a campaign file is a table of fields")
-    unknown = sorted(set(d) - FIELDS)
+    if ("scenario" in d) == ("study" in d):
+        raise CampaignError(f"{where}: give exactly one of scenario (a file) and study (a reference study's name)")
+    allowed = STUDY_FIELDS if "study" in d else FIELDS
+    unknown = sorted(set(d) - allowed)
     if unknown:
-        raise CampaignError(f"{where}: {unknown[0]}: unknown field (expected one of {', '.join(sorted(FIELDS))})")
-    for name in ("scenario", "out"):
-        if not isinstance(d.get(name), str) or not d[name]:
-            raise CampaignError(f"{where}: {name}: required, a path")
+        raise CampaignError(f"{where}: {unknown[0]}: unknown field (expected one of {', '.join(sorted(allowed))})")
+    if not isinstance(d.get("out"), str) or not d["out"]:
+        raise CampaignError(f"{where}: out: required, a path")
     aliases = _table(d, "aliases", where)
     bad = [k for k, v in aliases.items() if not isinstance(v, str)]
     if bad:
@@ -98,10 +116,33 @@ def load_campaign(path: str | Path) -> CampaignSpec:
     scheduler = d.get("scheduler")
     if scheduler is not None and not isinstance(scheduler, str):
         raise CampaignError(f"{where}: scheduler: must be an address such as tcp://host:8786")
+    common = dict(out=(path.parent / d["out"]).resolve(), grid=grid, aliases=aliases,
+                  overrides=_table(d, "set", where), workers=_int(d, "workers", where, None, 1), scheduler=scheduler)
+    if "study" in d:
+        return _study(d, where, common)
+    if not isinstance(d["scenario"], str) or not d["scenario"]:
+        raise CampaignError(f"{where}: scenario: required, a path")
     scenario = (path.parent / d["scenario"]).resolve()
     if not scenario.is_file():
         raise CampaignError(f"{where}: scenario: no such file: {scenario}")
-    return CampaignSpec(
-        scenario=scenario, out=(path.parent / d["out"]).resolve(), grid=grid, aliases=aliases,
-        overrides=_table(d, "set", where), replications=_int(d, "replications", where, 1, 1),
-        seed=_int(d, "seed", where, 0, 0), workers=_int(d, "workers", where, None, 1), scheduler=scheduler)
+    return CampaignSpec(scenario=scenario, replications=_int(d, "replications", where, 1, 1),
+                        seed=_int(d, "seed", where, 0, 0), **common)
+
+
+def _study(d: dict[str, Any], where: str, common: dict[str, Any]) -> Any:
+    from .study import StudyCampaign
+
+    for name in ("quick", "sensitivity"):
+        if not isinstance(d.get(name, False), bool):
+            raise CampaignError(f"{where}: {name}: must be true or false")
+    cases = d.get("cases")
+    if cases is not None and (not isinstance(cases, list) or not all(isinstance(c, int) for c in cases)):
+        raise CampaignError(f"{where}: cases: must be a list of case numbers")
+    if not isinstance(d["study"], str):
+        raise CampaignError(f"{where}: study: must be a study's name")
+    spec = StudyCampaign(study=d["study"], quick=d.get("quick", False), sensitivity=d.get("sensitivity", False),
+                         cases=cases, replications=_int(d, "replications", where, None, 1),
+                         seed=_int(d, "seed", where, None, 0), where=where, **common)
+    spec.options()
+    spec.points()  # every parameter and value checked now, before any run
+    return spec

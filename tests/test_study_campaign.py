@@ -1,0 +1,146 @@
+"""Campaigns over a reference study's parameters: each grid point is the
+study's whole pipeline, identical to running the study directly; runs go
+through the campaign folder (shared between points, reused on resume); a
+kill loses nothing; a failing point is recorded and the others go on."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from mediasim.campaign import read_sweep
+from mediasim.campaign.spec import load_campaign
+from mediasim.campaign.study_run import run_study_campaign
+from mediasim.errors import CampaignError
+from mediasim.experiments import iw10
+
+# Two TCP flows' worth of IW10 runs: 2 initial windows x 2 replications.
+BASE = """
+study = "iw10"
+out = "out"
+quick = true
+replications = 2
+seed = 3
+workers = {workers}
+[set]
+flows = [1]
+"""
+
+
+def campaign(tmp_path: Path, grid: str, workers: int = 2, extra: str = "") -> Path:
+    f = tmp_path / "c.toml"
+    f.write_text(BASE.format(workers=workers) + extra + "[grid]\n" + grid)
+    return f
+
+
+def test_points_are_the_study_run_directly_and_share_their_runs(tmp_path):
+    # Jitter buffers are read by the analysis alone: the second point's
+    # runs are the first one's.
+    spec = load_campaign(campaign(tmp_path, "jitter_buffers_ms = [[40], [40, 100]]\n"))
+    r = run_study_campaign(spec, progress=False)
+    assert (r.points, r.ran, r.reused, r.failed) == (2, 2, 0, [])
+    assert (r.runs_ran, r.runs_reused) == (4, 4)
+    direct = tmp_path / "direct"
+    p = iw10.Params().quick().with_overrides({"flows": "1", "replications": "2", "seed": "3",
+                                              "jitter_buffers_ms": "40,100"})
+    iw10.reproduce(p, direct, workers=2, progress=False)
+    stored = spec.out / "points" / "jitter_buffers_ms=40,100"
+    for table in ("summary", "quality_levels", "tcp"):
+        pd.testing.assert_frame_equal(pd.read_parquet(stored / f"{table}.parquet"),
+                                      pd.read_parquet(direct / f"{table}.parquet"))
+    assert (stored / "report.md").is_file() and (stored / "report.html").is_file()
+    assert "[report](points/jitter_buffers_ms=40,100/report.md)" in (spec.out / "index.md").read_text()
+    # One table over the points, a column per grid parameter in front.
+    s = read_sweep(spec.out, "summary")
+    assert list(s.columns[:3]) == ["jitter_buffers_ms", "flows", "iw"]
+    assert s.groupby("jitter_buffers_ms").size().to_dict() == {"40": 2, "40,100": 4}
+    with pytest.raises(CampaignError, match="no table 'nope'.*summary"):
+        read_sweep(spec.out, "nope")
+
+
+def test_a_resumed_study_campaign_redoes_only_unfinished_points_from_stored_runs(tmp_path):
+    spec = load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n"))
+    first = run_study_campaign(spec, progress=False)
+    assert (first.ran, first.runs_ran) == (2, 8)
+    again = run_study_campaign(spec, progress=False)
+    assert (again.reused, again.ran, again.runs_ran) == (2, 0, 0)
+    # A point cut short (no marker) and a half-written one are redone, from
+    # the stored runs.
+    (spec.out / "points" / "bottleneck_rate_bps=2000000.0" / "point.json").unlink()
+    (spec.out / "points" / ".partial" / "x").mkdir(parents=True)
+    resumed = run_study_campaign(spec, progress=False)
+    assert (resumed.reused, resumed.ran, resumed.runs_ran, resumed.runs_reused) == (1, 1, 0, 4)
+    assert not (spec.out / "points" / ".partial" / "x").exists()
+    # A changed parameter is a new point with new runs.
+    changed = load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n", extra="buffer_packets = 20\n"))
+    r = run_study_campaign(changed, progress=False)
+    assert (r.reused, r.ran, r.runs_ran) == (0, 2, 8)
+
+
+def test_a_failing_point_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
+    spec = load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n", workers=1))
+    real = iw10.reproduce
+
+    def flaky(p, out, **kw):
+        if p.bottleneck_rate_bps == 1e6:
+            raise RuntimeError("disk on fire")
+        return real(p, out, **kw)
+
+    monkeypatch.setattr(iw10, "reproduce", flaky)
+    r = run_study_campaign(spec, progress=False)
+    assert (r.ran, len(r.failed)) == (1, 1)
+    assert "disk on fire" in r.failed[0]["error"]
+    assert (spec.out / "failed" / "point-bottleneck_rate_bps=1000000.0.json").is_file()
+    assert "| 1000000.0 | failed |" in (spec.out / "index.md").read_text()
+    with pytest.warns(UserWarning, match="1 of 2 points are not finished"):
+        assert set(read_sweep(spec.out, "summary")["bottleneck_rate_bps"]) == {2e6}
+
+
+def test_a_killed_study_campaign_resumes_to_the_same_tables(tmp_path):
+    f = campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n")
+    cmd = [sys.executable, "-m", "mediasim", "-q", "campaign", str(f)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    runs = tmp_path / "out" / "runs"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if runs.is_dir() and sum(1 for d in runs.iterdir() if not d.name.startswith(".")) >= 3:
+            break
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    clean = load_campaign(f)
+    clean.out = tmp_path / "clean"
+    run_study_campaign(clean, progress=False)
+    pd.testing.assert_frame_equal(read_sweep(tmp_path / "out", "summary"), read_sweep(clean.out, "summary"))
+    assert len(list(p for p in runs.iterdir() if not p.name.startswith("."))) == 8
+
+
+@pytest.mark.parametrize("text, message", [
+    ('study = "iw10"\nscenario = "x.toml"\nout = "o"\n[grid]\nseed = [1]\n', "exactly one of scenario"),
+    ('study = "nope"\nout = "o"\n[grid]\nseed = [1]\n', "study: unknown study 'nope'"),
+    ('study = "iw10"\nout = "o"\n[grid]\nnot_a_field = [1]\n', "grid: iw10: unknown parameter 'not_a_field'"),
+    ('study = "iw10"\nout = "o"\n[grid]\nflows = ["x"]\n', "grid: iw10: flows='x' is not a valid tuple"),
+    ('study = "iw10"\nout = "o"\ncases = [1]\n[grid]\nseed = [1]\n', "cases: study 'iw10' has no cases"),
+    ('study = "avpf"\nout = "o"\ncases = [99]\n[grid]\nseed = [1]\n', r"cases: \[99\] not among"),
+    ('study = "iw10"\nout = "o"\nquick = "yes"\n[grid]\nseed = [1]\n', "quick: must be true or false"),
+    ('study = "iw10"\nout = "o"\n[set]\nreplications = 0\n[grid]\nseed = [1]\n', "set: iw10: replications must"),
+])
+def test_study_campaign_files_are_checked_before_any_run(tmp_path, text, message):
+    f = tmp_path / "c.toml"
+    f.write_text(text)
+    with pytest.raises(CampaignError, match=message):
+        load_campaign(f)
+
+
+def test_the_example_study_campaign_reads(examples):
+    spec = load_campaign(examples / "campaigns" / "iw10_access_rate.toml")
+    assert [pt.labels for pt in spec.points()] == [{"rate": 1e6}, {"rate": 2e6}, {"rate": 4e6}]
+    assert spec.points()[2].params.bottleneck_rate_bps == 4e6
+    assert spec.points()[0].params.jitter_buffers_ms == (40.0, 80.0)
