@@ -122,7 +122,10 @@ def test_validate_runs_the_build_time_checks_too(tmp_path):
 def test_the_cli_reports_bad_files_without_a_traceback(tmp_path):
     for name, content in [("latin.yaml", BASE_YAML.encode() + b"description: caf\xe9\n"),
                           ("deep.json", '{"nodes": ' + "[" * 50_000 + "]" * 50_000 + "}"),
-                          ("set.yaml", BASE_YAML + "x: !!set {a: null}\n")]:
+                          ("set.yaml", BASE_YAML + "x: !!set {a: null}\n"),
+                          # (run's progress bar reads duration_s before the engine does)
+                          ("date.yaml", BASE_YAML.replace("duration_s: 1.0", "duration_s: 2024-01-01")),
+                          ("noduration.yaml", BASE_YAML.replace("duration_s: 1.0", ""))]:
         p = write(tmp_path, name, content)
         for cmd in (["validate", str(p)], ["run", str(p)]):
             r = CliRunner().invoke(main, cmd)

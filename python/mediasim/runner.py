@@ -74,9 +74,16 @@ def run(
 def _sim_time_bar(sc: Scenario, on: bool):
     """A tqdm bar over the scenario's simulated seconds, and the engine's
     progress callback that moves it (None, None when off)."""
+    if not on:
+        return None, None
     from .log import bar as progress_bar
 
-    total = float(sc.data.get("duration_s") or 0) or None
+    try:
+        total = float(sc.data.get("duration_s"))
+    except (TypeError, ValueError):
+        return None, None  # no or a bad duration_s: the engine names it
+    if not total > 0:
+        return None, None
     bar = progress_bar(total, sc.name, on, unit="sim s", unit_scale=True, leave=False,
                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.4g}/{total:.4g} simulated s [{elapsed}<{remaining}]")
     if bar.disable:
