@@ -97,3 +97,22 @@ def test_quiet_means_no_progress_bars(examples, tmp_path):
                  ["sweep", str(examples / "dumbbell.toml"), "--vary", "duration_s=3,4", "--out", str(tmp_path)]):
         done = subprocess.run([sys.executable, "-m", "mediasim", "-q", *args], capture_output=True, text=True)
         assert done.returncode == 0 and done.stderr == "", (args, done.stderr[-300:])
+
+
+def test_run_without_out_imports_neither_pandas_nor_numpy_and_prints_the_same(examples, tmp_path):
+    """`mediasim run FILE` prints from plain lists (pandas alone takes
+    longer to import than a small run); with --out it goes through Results
+    and pandas; the printed tables are the same text."""
+    import subprocess
+    import sys
+
+    for name in ("tcp_web_and_voice.toml", "rtp_avpf_multicast.yaml"):
+        cmd = [sys.executable, "-X", "importtime", "-m", "mediasim", "run", str(examples / name)]
+        lean = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        imported = {line.split("|")[-1].strip() for line in lean.stderr.splitlines() if "import time:" in line}
+        assert not {"pandas", "numpy", "pyarrow", "tqdm", "matplotlib"} & imported, name
+        full = subprocess.run(cmd[:1] + cmd[3:] + ["--out", str(tmp_path / name)], capture_output=True, text=True,
+                              check=True)
+        keep = lambda text: [x for x in text.splitlines() if not x.startswith(("events:", "tables written"))]  # noqa: E731
+        assert keep(lean.stdout) == keep(full.stdout)
+        assert ("TCP:" in lean.stdout, "RTP members:" in lean.stdout) == (name.startswith("tcp"), "rtp" in name)

@@ -1,6 +1,7 @@
 """Type stubs of the native engine module (crates/py)."""
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +16,9 @@ def run(
     max_wall_s: float | None = None,
     max_memory_mb: float | None = None,
     progress: Callable[[float, int], object] | None = None,
-) -> tuple[dict[str, dict[str, np.ndarray | list[str]]], str]: ...
+    only: list[str] | None = None,
+    lists: bool = False,
+) -> tuple[dict[str, dict[str, np.ndarray | list[Any]]], str]: ...
 def validate(scenario_json: str) -> None: ...
 def schema() -> str: ...
 def version() -> str: ...

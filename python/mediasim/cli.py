@@ -83,7 +83,7 @@ def run_cmd(scenario, seed, replication, out, pcap, trace, packets, series, over
     import warnings
 
     from .errors import RunStoppedEarly
-    from .runner import run
+    from .run_report import run_text
 
     sc = _load(scenario, overrides)
     if packets:
@@ -95,36 +95,35 @@ def run_cmd(scenario, seed, replication, out, pcap, trace, packets, series, over
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RunStoppedEarly)
-            res = run(sc, seed=seed, replication=replication, out=out, pcap=pcap, trace=trace, max_events=max_events,
-                      max_wall_s=max_wall_s, max_memory_mb=max_memory_mb, progress=True)
+            tables, meta = _run_for_print(sc, seed, replication, out, pcap, trace, max_events, max_wall_s,
+                                          max_memory_mb)
     except ScenarioError as e:
         _fail(str(e))
     except (OSError, RuntimeError) as e:
         _fail(str(e))
-    m = res.meta
-    if m.get("stopped_early"):
-        click.echo(f"warning: run stopped early: {m['stopped_early']}; the tables cover the time up to there",
+    if meta.get("stopped_early"):
+        click.echo(f"warning: run stopped early: {meta['stopped_early']}; the tables cover the time up to there",
                    err=True)
-    click.echo(f"# {sc.name}: {m['duration_s']} s simulated, seed {seed}, replication {replication}")
-    click.echo(_fmt_table(res.summary()))
-    if not res.tcp.empty:
-        cols = ["flow", "bytes_delivered", "goodput_bps", "completion_time_s", "retransmissions", "timeouts",
-                "fast_recoveries", "srtt_ms"]
-        click.echo("\nTCP:")
-        click.echo(_fmt_table(res.tcp[[c for c in cols if c in res.tcp.columns]]))
-    if "rtp" in res.tables and not res.tables["rtp"].empty:
-        cols = ["flow", "avpf", "rtcp_share_pct", "early_packets", "fb_wanted", "fb_sent", "fb_suppressed",
-                "fb_discarded", "mwt_s", "rtt_s", "loss_report_delay_mean_s"]
-        rtp = res.tables["rtp"]
-        click.echo("\nRTP members:")
-        click.echo(_fmt_table(rtp[[c for c in cols if c in rtp.columns]]))
-    click.echo(
-        f"\npackets: originated {m['originated']}, multicast copies {m['multicast_copies']}, "
-        f"delivered {m['delivered']}, dropped {m['dropped']}, in flight {m['in_flight']} (balanced)"
-    )
-    click.echo(f"events: {m['events']} in {m['wall_s']:.3f} s wall")
+    click.echo(run_text(sc.name, seed, replication, tables, meta))
     if out:
         click.echo(f"tables written to {out}/")
+
+
+def _run_for_print(sc, seed, replication, out, pcap, trace, max_events, max_wall_s, max_memory_mb):
+    """Runs for ``mediasim run``: without ``out``, the lean way (the
+    printed tables only, as lists: no pandas, no numpy); with it, as
+    Results, written as Parquet."""
+    import json
+
+    from .run_report import TABLES, frames_as_lists
+    from .runner import engine_run, run
+
+    budgets = dict(max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
+    if out is None:
+        raw, meta = engine_run(sc, seed, replication, trace=trace, progress=True, only=TABLES, lists=True, **budgets)
+        return raw, json.loads(meta)
+    res = run(sc, seed=seed, replication=replication, out=out, pcap=pcap, trace=trace, progress=True, **budgets)
+    return frames_as_lists(res.tables), res.meta
 
 
 @main.command("sweep", short_help="Run a scenario over a grid x replications.")

@@ -12,12 +12,8 @@ from __future__ import annotations
 
 import json
 import math
-import re
-import tomllib
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from .errors import ScenarioError
 
@@ -28,41 +24,6 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 
 def _error(where: str, msg: str) -> ScenarioError:
     return ScenarioError(f"{where}: {msg}", [(where, msg)])
-
-
-class _Yaml12Loader(yaml.SafeLoader):
-    """SafeLoader that reads YAML 1.2 floats such as ``10e6`` and
-    ``1.5e-3`` (YAML 1.1, which PyYAML follows, makes them strings), leaves
-    dates as strings, and refuses tags JSON cannot hold."""
-
-
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-        |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
-        |[-+]?\.(?:inf|Inf|INF)
-        |\.(?:nan|NaN|NAN))$""",
-        re.X,
-    ),
-    list("-+0123456789."),
-)
-# Dates stay text (the engine then names the field that wanted a number).
-_Yaml12Loader.yaml_implicit_resolvers = {
-    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
-    for k, v in _Yaml12Loader.yaml_implicit_resolvers.items()
-}
-
-
-def _refuse(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
-    raise yaml.constructor.ConstructorError(
-        None, None, f"the tag {node.tag} has no JSON equivalent (scenarios hold numbers, text, lists and tables)",
-        node.start_mark)
-
-
-for _tag in ("timestamp", "binary", "set", "omap", "pairs"):
-    _Yaml12Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse)
 
 
 def read_file(path: str | Path) -> Any:
@@ -79,16 +40,11 @@ def read_file(path: str | Path) -> Any:
     except UnicodeDecodeError as e:
         raise _error(str(p), f"not UTF-8 text (byte {e.start}: {e.object[e.start:e.start + 1]!r})") from None
     suffix = p.suffix.lower()
+    if suffix not in (".json", ".toml", ".yaml", ".yml"):
+        raise _error(str(p), f"unknown scenario format {suffix!r} (use .json, .toml, .yaml or .yml)")
     try:
-        if suffix == ".json":
-            data = json.loads(text)
-        elif suffix == ".toml":
-            data = tomllib.loads(text)
-        elif suffix in (".yaml", ".yml"):
-            data = yaml.load(text, Loader=_Yaml12Loader)
-        else:
-            raise _error(str(p), f"unknown scenario format {suffix!r} (use .json, .toml, .yaml or .yml)")
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError) as e:
+        data = _parse(suffix, text)
+    except ValueError as e:  # each format's parse error (YAML's is made one below)
         raise _error(str(p), f"cannot parse: {e}") from None
     except RecursionError:
         raise _error(str(p), f"nested too deeply (at most {MAX_DEPTH} levels)") from None
@@ -96,6 +52,26 @@ def read_file(path: str | Path) -> Any:
         raise _error(str(p), "a scenario must be a table/mapping")
     check(data, str(p))
     return data
+
+
+def _parse(suffix: str, text: str) -> Any:
+    """Text in one format to plain data; a parse error is a ValueError.
+    Each parser is imported only when a file of its format is read (the
+    command line starts faster)."""
+    if suffix == ".json":
+        return json.loads(text)  # JSONDecodeError is a ValueError
+    if suffix == ".toml":
+        import tomllib
+
+        return tomllib.loads(text)  # so is TOMLDecodeError
+    import yaml
+
+    from .plain_yaml import Yaml12Loader
+
+    try:
+        return yaml.load(text, Loader=Yaml12Loader)
+    except yaml.YAMLError as e:
+        raise ValueError(str(e)) from None
 
 
 def check(data: Any, where: str = "scenario") -> None:

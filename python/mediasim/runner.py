@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import _engine
 from .errors import OutputTruncated, RunStoppedEarly
-from .results import Results
 from .log import get as _logger
 from .scenario import Scenario, as_scenario
+
+if TYPE_CHECKING:
+    from .results import Results
 
 log = _logger("runner")
 
@@ -42,6 +45,25 @@ def run(
     every 2^20 events, so only long runs show it moving).
     """
     sc = as_scenario(scenario)
+    raw, meta = engine_run(sc, seed, replication, out=out, pcap=pcap, trace=trace, max_events=max_events,
+                           max_wall_s=max_wall_s, max_memory_mb=max_memory_mb, progress=progress)
+    from .results import Results
+
+    res = Results.from_engine(raw, meta)
+    if out is not None:
+        res.to_parquet(out)
+    return res
+
+
+def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Path | None = None,
+               pcap: bool = False, trace: bool = False, max_events: int | None = None,
+               max_wall_s: float | None = None, max_memory_mb: float | None = None, progress: bool = False,
+               only: list[str] | None = None, lists: bool = False) -> tuple[dict, str]:
+    """The engine's raw tables (``only`` those named; as lists with
+    ``lists``: no numpy) and its metadata JSON, with the run logged and its
+    warnings issued. ``run`` wraps them into Results."""
+    import json
+
     if seed < 0 or replication < 0:
         raise ValueError("seed and replication must be non-negative integers")
     pcap_dir = str(Path(out) / "pcap") if out is not None else None
@@ -52,45 +74,53 @@ def run(
     try:
         raw, meta = _engine.run(sc.to_json(), seed=seed, replication=replication, pcap_dir=pcap_dir, pcap=pcap,
                                 trace=trace, max_events=max_events, max_wall_s=max_wall_s,
-                                max_memory_mb=max_memory_mb, progress=report)
+                                max_memory_mb=max_memory_mb, progress=report, only=only, lists=lists)
     finally:
         if bar is not None:
             bar.close()
-    res = Results.from_engine(raw, meta)
-    m = res.meta
+    m = json.loads(meta)
     log.info("%s seed %d replication %d: %s s simulated, %d events in %.3f s; %d delivered, %d dropped",
              sc.name, seed, replication, m["duration_s"], m["events"], m["wall_s"], m["delivered"], m["dropped"])
-    if res.meta.get("stopped_early"):
-        warnings.warn(f"{sc.name}: run stopped early: {res.meta['stopped_early']}", RunStoppedEarly, stacklevel=2)
+    if m.get("stopped_early"):
+        warnings.warn(f"{sc.name}: run stopped early: {m['stopped_early']}", RunStoppedEarly, stacklevel=3)
     for key, limit in (("trace_truncated", "limits.max_trace_rows"), ("pcap_truncated", "limits.max_pcap_bytes")):
-        if res.meta.get(key):
+        if m.get(key):
             warnings.warn(f"{sc.name}: {key.split('_')[0]} stopped at {limit}; raise it in the scenario to keep more",
-                          OutputTruncated, stacklevel=2)
-    if out is not None:
-        res.to_parquet(out)
-    return res
+                          OutputTruncated, stacklevel=3)
+    return raw, meta
 
 
 def _sim_time_bar(sc: Scenario, on: bool):
     """A tqdm bar over the scenario's simulated seconds, and the engine's
-    progress callback that moves it (None, None when off)."""
+    progress callback that moves it (None, None when off). The bar (and
+    tqdm) comes with the engine's first report, after 2^20 events: a short
+    run never imports it."""
     if not on:
         return None, None
-    from .log import bar as progress_bar
-
     try:
         total = float(sc.data.get("duration_s"))
     except (TypeError, ValueError):
         return None, None  # no or a bad duration_s: the engine names it
     if not total > 0:
         return None, None
-    bar = progress_bar(total, sc.name, on, unit="sim s", unit_scale=True, leave=False,
-                       bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.4g}/{total:.4g} simulated s [{elapsed}<{remaining}]")
-    if bar.disable:
-        return None, None
+    bar = _LazyBar(sc.name, total)
+    return bar, bar.report
 
-    def report(now_s: float, events: int) -> None:
-        bar.update(now_s - bar.n)
-        bar.set_postfix_str(f"{events:,} events", refresh=False)
 
-    return bar, report
+class _LazyBar:
+    def __init__(self, name: str, total: float):
+        self.name, self.total, self.bar = name, total, None
+
+    def report(self, now_s: float, events: int) -> None:
+        if self.bar is None:
+            from .log import bar as progress_bar
+
+            self.bar = progress_bar(self.total, self.name, True, unit="sim s", unit_scale=True, leave=False,
+                                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.4g}/{total:.4g} simulated s "
+                                               "[{elapsed}<{remaining}]")
+        self.bar.update(now_s - self.bar.n)
+        self.bar.set_postfix_str(f"{events:,} events", refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

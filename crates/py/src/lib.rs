@@ -59,7 +59,16 @@ fn to_py_err(py: Python<'_>, e: EngineError) -> PyErr {
     }
 }
 
-fn column_to_py<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> {
+fn column_to_py<'py>(py: Python<'py>, c: Column, lists: bool) -> PyResult<Bound<'py, PyAny>> {
+    if lists {
+        // Plain lists: no numpy import (the command line's lean path).
+        return Ok(match c {
+            Column::U64(v) => PyList::new(py, v)?.into_any(),
+            Column::I64(v) => PyList::new(py, v)?.into_any(),
+            Column::F64(v) => PyList::new(py, v)?.into_any(),
+            Column::Str(v) => PyList::new(py, v)?.into_any(),
+        });
+    }
     Ok(match c {
         Column::U64(v) => v.into_pyarray(py).into_any(),
         Column::I64(v) => v.into_pyarray(py).into_any(),
@@ -69,11 +78,16 @@ fn column_to_py<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> 
 }
 
 /// run(scenario_json, seed=0, replication=0, pcap_dir=None, pcap=False, trace=False,
-///     max_events=None, max_wall_s=None, max_memory_mb=None, progress=None)
+///     max_events=None, max_wall_s=None, max_memory_mb=None, progress=None,
+///     only=None, lists=False)
 /// -> (tables: dict[str, dict[str, array]], meta_json: str)
+///
+/// `only`: the names of the tables to return (default: all). `lists`:
+/// columns as Python lists instead of numpy arrays.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed=0, replication=0, pcap_dir=None, pcap=false, trace=false,
-                    max_events=None, max_wall_s=None, max_memory_mb=None, progress=None))]
+                    max_events=None, max_wall_s=None, max_memory_mb=None, progress=None,
+                    only=None, lists=false))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -87,6 +101,8 @@ fn run<'py>(
     max_wall_s: Option<f64>,
     max_memory_mb: Option<f64>,
     progress: Option<Py<PyAny>>,
+    only: Option<Vec<String>>,
+    lists: bool,
 ) -> PyResult<(Bound<'py, PyDict>, String)> {
     let opts = RunOptions {
         seed,
@@ -132,9 +148,12 @@ fn run<'py>(
     let out = result.map_err(|e| to_py_err(py, e))?;
     let tables = PyDict::new(py);
     for t in out.tables {
+        if only.as_ref().is_some_and(|o| !o.contains(&t.name)) {
+            continue;
+        }
         let cols = PyDict::new(py);
         for (name, c) in t.columns {
-            cols.set_item(name, column_to_py(py, c)?)?;
+            cols.set_item(name, column_to_py(py, c, lists)?)?;
         }
         tables.set_item(t.name, cols)?;
     }

@@ -133,8 +133,11 @@ impl RouteTable {
     pub fn next_hop(&mut self, src: NodeId, dst: NodeId) -> Option<LinkDirId> {
         if let Some(f) = &self.forest {
             // The last explicit route for the pair wins, as in a row.
-            let explicit =
-                (self.explicit.get(&src)).and_then(|v| v.iter().rev().find(|e| e.0 == dst));
+            // (No hash look-up per hop when there are no explicit routes.)
+            let explicit = (!self.explicit.is_empty())
+                .then(|| self.explicit.get(&src))
+                .flatten()
+                .and_then(|v| v.iter().rev().find(|e| e.0 == dst));
             return match explicit {
                 Some(&(_, next)) => next,
                 None => f.next_hop(src, dst),

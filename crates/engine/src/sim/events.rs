@@ -12,7 +12,7 @@
 
 use super::heap::QuadHeap;
 use super::time::SimTime;
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// Handle of a scheduled event, usable to cancel it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -58,8 +58,8 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: QuadHeap::with_capacity(1024),
-            cancellable: HashSet::new(),
-            cancelled: HashSet::new(),
+            cancellable: HashSet::default(),
+            cancelled: HashSet::default(),
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,

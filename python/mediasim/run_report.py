@@ -1,0 +1,48 @@
+"""What ``mediasim run`` prints: the per-flow summary, the TCP and RTP
+tables when the run has such flows, and the packet books, from plain
+columns (lists), so that the command needs neither pandas nor numpy when
+it writes no files (python -c "import pandas" alone takes longer than a
+small run)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .reporting.plain_table import plain_table
+
+# The tables the printout reads (the engine converts only these).
+TABLES = ["flows", "tcp", "rtp"]
+SUMMARY = ["flow", "receiver", "sent", "received", "lost", "in_flight", "loss_rate", "throughput_bps",
+           "delay_mean_ms", "delay_p99_ms", "jitter_ms"]
+TCP = ["flow", "bytes_delivered", "goodput_bps", "completion_time_s", "retransmissions", "timeouts",
+       "fast_recoveries", "srtt_ms"]
+RTP = ["flow", "avpf", "rtcp_share_pct", "early_packets", "fb_wanted", "fb_sent", "fb_suppressed", "fb_discarded",
+       "mwt_s", "rtt_s", "loss_report_delay_mean_s"]
+
+
+def _pick(table: dict[str, list[Any]], names: list[str]) -> dict[str, list[Any]]:
+    return {n: table[n] for n in names if n in table}
+
+
+def _rows(table: dict[str, list[Any]] | None) -> int:
+    return len(next(iter(table.values()))) if table else 0
+
+
+def run_text(name: str, seed: int, replication: int, tables: dict[str, dict[str, list[Any]]],
+             meta: dict[str, Any]) -> str:
+    """The printout of one run (``tables``: name -> column -> list)."""
+    m = meta
+    out = [f"# {name}: {m['duration_s']} s simulated, seed {seed}, replication {replication}",
+           plain_table(_pick(tables["flows"], SUMMARY))]
+    for title, table, cols in (("TCP", "tcp", TCP), ("RTP members", "rtp", RTP)):
+        if _rows(tables.get(table)):
+            out += ["", f"{title}:", plain_table(_pick(tables[table], cols))]
+    out += ["", f"packets: originated {m['originated']}, multicast copies {m['multicast_copies']}, "
+                f"delivered {m['delivered']}, dropped {m['dropped']}, in flight {m['in_flight']} (balanced)",
+            f"events: {m['events']} in {m['wall_s']:.3f} s wall"]
+    return "\n".join(out)
+
+
+def frames_as_lists(frames: dict[str, Any]) -> dict[str, dict[str, list[Any]]]:
+    """Results tables (DataFrames) as plain columns, for ``run_text``."""
+    return {n: {c: df[c].tolist() for c in df.columns} for n, df in frames.items() if n in TABLES}
