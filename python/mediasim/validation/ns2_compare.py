@@ -1,7 +1,16 @@
 """Side by side with ns-2: the TCP dumbbell of ``mediasim bench`` run in
 mediasim and in ns-2 (the simulator the reference studies used), in
 alternation, several times. Prints the median wall time per packet through
-the bottleneck for each and their ratio.
+the bottleneck for each and their ratio, three ways for mediasim:
+
+- ``engine``: the engine's run alone (``_engine.run``, timed inside);
+- ``api``: a lean Python process that imports the engine and runs it;
+- ``cli``: ``mediasim run FILE`` as a user types it (the scenario written
+  to a file first), with its peak resident memory;
+
+and, with ``ns3=True``, ns-3's ``Simulator::Run`` on the same dumbbell
+(its cross-check script, without the cwnd trace), once per size: ns-3
+needs ~15 s to import and compile the script, so only its run is timed.
 
 ns-2 is a reference, never a dependency: install it with
 ``apt-get install ns2``. The Tcl script is generated here; its topology,
@@ -63,15 +72,66 @@ def run_mediasim(n: int, duration_s: float) -> dict[str, Any]:
     return {"wall_s": wall, "run_s": r["run_s"], "bottleneck_packets": r["bottleneck_packets"]}
 
 
-def compare(sizes=(1, 8, 64, 256), repeats: int = 5, duration_s: float = 60.0) -> list[dict[str, Any]]:
+def _cli_command() -> list[str]:
+    """The ``mediasim`` command beside this interpreter (as installed)."""
+    script = Path(sys.executable).parent / "mediasim"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "mediasim"]
+
+
+def run_cli(n: int, duration_s: float, workdir: Path) -> dict[str, Any]:
+    """``mediasim -q run FILE``: wall time and peak resident memory of the
+    whole process. The memory is GNU time's: a child's own rusage would
+    count this (larger) process's pages at the fork."""
+    from .bench import tcp_dumbbell
+
+    path = workdir / f"dumbbell_{n}.json"
+    if not path.exists():
+        path.write_text(json.dumps(tcp_dumbbell(n, duration_s)))
+    gnu_time = Path("/usr/bin/time")
+    cmd = [*_cli_command(), "-q", "run", str(path), "--seed", "1"]
+    if gnu_time.exists():
+        cmd = [str(gnu_time), "-f", "%M", *cmd]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"mediasim run failed for n={n}:\n{proc.stderr[-2000:]}")
+    peak = int(proc.stderr.split()[-1]) / 1024 if gnu_time.exists() else float("nan")
+    return {"wall_s": wall, "peak_rss_mib": peak}
+
+
+def run_ns3(n: int, duration_s: float) -> dict[str, Any] | None:
+    """ns-3's Simulator::Run wall time and bottleneck packets, or None
+    without an ns-3 interpreter."""
+    import os
+
+    from .crosscheck import ns3_python
+
+    python = ns3_python()
+    if python is None:
+        return None
+    script = Path(__file__).resolve().parent / "refsim" / "ns3_dumbbell.py"
+    env = {**os.environ, "MEDIASIM_NS3_NO_CWND_TRACE": "1"}
+    proc = subprocess.run([python, str(script), str(n), "sack", str(duration_s)], capture_output=True, text=True,
+                          env=env, check=False)
+    vals = dict(line.split()[:2] for line in proc.stdout.splitlines() if line.startswith(("run_s", "btx")))
+    if proc.returncode != 0 or "run_s" not in vals:
+        raise RuntimeError(f"ns-3 failed for n={n}:\n{proc.stderr[-2000:]}")
+    # Bottleneck bytes include PPP's 2-byte header on 1000-byte packets.
+    return {"run_s": float(vals["run_s"]), "bottleneck_packets": int(vals["btx"]) / 1002}
+
+
+def compare(sizes=(1, 8, 64, 256), repeats: int = 5, duration_s: float = 60.0,
+            ns3: bool = False) -> list[dict[str, Any]]:
     if shutil.which("ns") is None:
         raise RuntimeError("ns-2 not found: install it with `apt-get install ns2`")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
-            ms, ns = [], []
+            ms, ns, cli = [], [], []
             for _ in range(repeats):  # alternate, so machine noise hits both
                 ms.append(run_mediasim(n, duration_s))
+                cli.append(run_cli(n, duration_s, Path(tmp)))
                 ns.append(run_ns2(n, duration_s, Path(tmp)))
             med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
             m_pk, n_pk = med(ms, "bottleneck_packets"), med(ns, "bottleneck_packets")
@@ -86,8 +146,17 @@ def compare(sizes=(1, 8, 64, 256), repeats: int = 5, duration_s: float = 60.0) -
                 "mediasim_us_per_pkt": med(ms, "wall_s") / m_pk * 1e6,
                 "mediasim_engine_us_per_pkt": med(ms, "run_s") / m_pk * 1e6,
             }
+            row["mediasim_cli_wall_s"] = med(cli, "wall_s")
+            row["mediasim_cli_peak_mib"] = max(c["peak_rss_mib"] for c in cli)
             row["speedup_process"] = row["ns2_us_per_pkt"] / row["mediasim_us_per_pkt"]
+            row["speedup_cli"] = row["ns2_us_per_pkt"] / (row["mediasim_cli_wall_s"] / m_pk * 1e6)
             row["speedup_engine"] = row["ns2_us_per_pkt"] / row["mediasim_engine_us_per_pkt"]
+            r3 = run_ns3(n, duration_s) if ns3 else None
+            if r3 is not None:
+                row["ns3_run_s"] = r3["run_s"]
+                row["ns3_bottleneck_pkts"] = int(r3["bottleneck_packets"])
+                row["speedup_engine_vs_ns3_run"] = (r3["run_s"] / r3["bottleneck_packets"]) / (
+                    row["mediasim_engine_s"] / m_pk)
             rows.append(row)
     return rows
 

@@ -2,7 +2,7 @@
 `ns3` package (``pip install ns3``). Standalone: it does not import
 mediasim. Usage: python ns3_dumbbell.py N newreno|sack DURATION_S [RED]
 
-Prints lines: "btx <bottleneck bytes incl. PPP header>", "rx <i> <bytes>",
+Prints lines: "run_s <wall seconds of Simulator::Run>", "btx <bottleneck bytes incl. PPP header>", "rx <i> <bytes>",
 "cw <i> <time_s> <cwnd_packets>". With RED given as
 "MIN_TH:MAX_TH:W_Q:MAX_P:GENTLE:WAIT" (0/1 for the flags) the bottleneck
 runs ns-3's RedQueueDisc (100 packets, 1000-byte mean packet size, no
@@ -11,6 +11,7 @@ the queue disc>" and "qlen <mean of the queue disc's length sampled every
 10 ms>" (RedQueueDisc does not expose its average).
 """
 
+import os
 import sys
 
 from ns import ns
@@ -24,6 +25,7 @@ CODE = r"""
 #include "ns3/traffic-control-module.h"
 #include <sstream>
 #include <map>
+#include <chrono>
 using namespace ns3;
 
 static std::ostringstream g_out;
@@ -36,7 +38,9 @@ static void MsCwnd(std::string ctx, uint32_t, uint32_t v) {
   uint32_t id = std::stoul(ctx.substr(a, b - a));
   g_out << "cw " << g_flow_of_node[id] << " " << Simulator::Now().GetSeconds() << " " << v / 960.0 << "\n";
 }
+static bool g_trace_cwnd = true;
 static void MsConnect(uint32_t id) {
+  if (!g_trace_cwnd) return;
   std::ostringstream p;
   p << "/NodeList/" << id << "/$ns3::TcpL4Protocol/SocketList/0/CongestionWindow";
   Config::Connect(p.str(), MakeCallback(&MsCwnd));
@@ -135,7 +139,9 @@ std::string MsRunDumbbell(int n, bool sack, double duration, bool red, double mi
     Simulator::Schedule(Seconds(0.0001), &MsConnect, s.Get(i)->GetId());
   }
   Simulator::Stop(Seconds(duration));
+  auto t0 = std::chrono::steady_clock::now();
   Simulator::Run();
+  g_out << "run_s " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << "\n";
   g_out << "btx " << g_btx << "\n";
   if (red) {
     g_out << "qdrops " << g_red->GetStats().nTotalDroppedPackets << "\n";
@@ -154,6 +160,9 @@ def main() -> None:
     n, flavor, duration = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
     red = [float(x) for x in sys.argv[4].split(":")] if len(sys.argv) > 4 else None
     ns.cppyy.cppdef(CODE)
+    if os.environ.get("MEDIASIM_NS3_NO_CWND_TRACE"):
+        # (the speed benchmark: no per-ACK trace output inside Simulator::Run)
+        ns.cppyy.gbl.g_trace_cwnd = False
     if red:
         out = ns.cppyy.gbl.MsRunDumbbell(n, flavor == "sack", duration, True, red[0], red[1], red[2], red[3],
                                          bool(red[4]), bool(red[5]))
