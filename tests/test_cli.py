@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from mediasim.cli import main
@@ -67,6 +68,15 @@ def test_bench_rtp_group_quick_prints_the_large_group_workload():
     # Media alone: 999 receivers x about 7.5 packets/s x 50 s.
     assert row["delivered"] > 999 * 7 * 50
     assert row["events_per_s"] > 0 and row["peak_rss_mb"] > 0
+
+
+def test_bench_campaign_quick_prints_both_rates():
+    r = invoke("bench", "--campaign", "--quick", "--json")
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.output)
+    assert (row["runs"], row["sim_s_per_run"]) == (10, 10.0) and row["workers"] >= 1
+    assert row["one_process_runs_per_s"] > 0 and row["pool_runs_per_s"] > 0
+    assert row["speedup"] == pytest.approx(row["pool_runs_per_s"] / row["one_process_runs_per_s"])
 
 
 def test_demo_writes_tables_plots_and_report(tmp_path):

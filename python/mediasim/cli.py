@@ -328,13 +328,15 @@ def schema_cmd() -> None:
 @click.option("--sizes", default="1,8,64,256", show_default=True, help="With --vs-ns2: numbers of TCP flows.")
 @click.option("--ns3", "with_ns3", is_flag=True,
               help="With --vs-ns2: also time ns-3's Simulator::Run on the same dumbbell (once per size; needs ns-3).")
+@click.option("--campaign", "campaign_rate", is_flag=True,
+              help="Campaign throughput: 40 short TCP-dumbbell runs in one process, then on the local pool (runs/s).")
 @click.option("--rtp-group", "rtp_group", is_flag=True,
               help="The large-group workload: one multicast RTP/AVPF session of 10,000 members for 500 s "
                    "(with --quick: 1,000 members for 50 s).")
 @click.option("--rmtp", "rmtp", is_flag=True,
               help="The large-tree workload: one RMTP session of 10,000 receivers under 100 DRs for 500 s "
                    "(with --quick: 1,000 receivers for 50 s).")
-def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, rtp_group, rmtp) -> None:
+def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, rtp_group, rmtp) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
     if vs_ns2:
@@ -348,6 +350,10 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, rtp_group, rmtp)
             rows = compare(ns, repeats, ns3=with_ns3)
         except RuntimeError as e:
             _fail(str(e))
+    elif campaign_rate:
+        from .validation.campaign_bench import campaign_rate as measure
+
+        rows = [measure(runs=10 if quick else 40)]
     elif rtp_group:
         from .validation.bench import run_one
 
