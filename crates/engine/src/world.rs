@@ -147,12 +147,12 @@ impl World {
         for i in 0..self.apps.len() {
             let at = self.apps[i].start;
             self.q
-                .schedule(at, Ev::AppStart(i as u32))
+                .schedule_timer(at, Ev::AppStart(i as u32))
                 .expect("start times are validated");
         }
         if self.sample_every.is_some() {
             self.q
-                .schedule(SimTime::ZERO, Ev::Sample)
+                .schedule_timer(SimTime::ZERO, Ev::Sample)
                 .expect("time zero");
         }
         let mut next_report = PROGRESS_EVERY;
@@ -251,7 +251,8 @@ impl World {
                     self.rec.sample_queue(now, i as LinkDirId, &l.queue);
                 }
                 let every = self.sample_every.expect("sampling on");
-                self.q.schedule_in(every, Ev::Sample);
+                let at = now + every;
+                self.q.schedule_timer(at, Ev::Sample).expect("future");
             }
         }
     }
@@ -265,7 +266,7 @@ impl World {
                     // application; run it now rather than corrupt the clock.
                     let at = at.max(now);
                     self.q
-                        .schedule(at, Ev::AppTimer(app, token))
+                        .schedule_timer(at, Ev::AppTimer(app, token))
                         .expect("clamped to now");
                 }
                 Action::Send(mut p) => {

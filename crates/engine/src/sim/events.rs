@@ -9,6 +9,14 @@
 //!    reaches the head). Cancelling an event that already ran, or twice, is
 //!    reported and changes nothing. Plain events (the packet hot path) carry
 //!    no cancellation bookkeeping.
+//!
+//! Two lanes keep the hot path short: packet events (a link finishing a
+//! transmission, a packet reaching the far end) come and go in a few
+//! microseconds, while timers ([`EventQueue::schedule_timer`], one per
+//! endpoint, mostly a retransmission timeout seconds ahead) sit for long.
+//! Each lane is a heap and a pop takes the lesser of the two heads, so
+//! the order is exactly rule 1's; but a pop among a dumbbell's few busy
+//! links no longer sinks through hundreds of dormant timers.
 
 use super::heap::QuadHeap;
 use super::time::SimTime;
@@ -40,7 +48,10 @@ fn seq_of(key: u128) -> u64 {
 
 /// A priority queue of events of type `E` with a clock.
 pub struct EventQueue<E> {
+    /// Packet events.
     heap: QuadHeap<E>,
+    /// Timers, cancellable events among them.
+    timers: QuadHeap<E>,
     cancellable: HashSet<u64>,
     cancelled: HashSet<u64>,
     next_seq: u64,
@@ -58,6 +69,7 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: QuadHeap::with_capacity(1024),
+            timers: QuadHeap::with_capacity(1024),
             cancellable: HashSet::default(),
             cancelled: HashSet::default(),
             next_seq: 0,
@@ -78,7 +90,7 @@ impl<E> EventQueue<E> {
 
     /// Pending events, cancelled ones excluded.
     pub fn len(&self) -> usize {
-        self.heap.len() - self.cancelled.len()
+        self.heap.len() + self.timers.len() - self.cancelled.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -96,13 +108,19 @@ impl<E> EventQueue<E> {
         let _ = self.push(at, event);
     }
 
+    /// Schedules a timer at `at`: ordered exactly as [`Self::schedule`],
+    /// but kept in the timer lane (see the module's notes).
+    pub fn schedule_timer(&mut self, at: SimTime, event: E) -> Result<(), PastSchedule> {
+        self.push_timer(at, event).map(|_| ())
+    }
+
     /// Schedules a cancellable `event` at `at` and returns its key.
     pub fn schedule_cancellable(
         &mut self,
         at: SimTime,
         event: E,
     ) -> Result<EventKey, PastSchedule> {
-        let seq = self.push(at, event)?;
+        let seq = self.push_timer(at, event)?;
         self.cancellable.insert(seq);
         Ok(EventKey(seq))
     }
@@ -111,19 +129,28 @@ impl<E> EventQueue<E> {
     /// engine's own checks on the order it runs events in.
     #[cfg(test)]
     pub fn schedule_unchecked(&mut self, at: SimTime, event: E) {
-        let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(key(at, seq), event);
+        self.heap.push(key(at, self.next_seq - 1), event);
     }
 
     fn push(&mut self, at: SimTime, event: E) -> Result<u64, PastSchedule> {
+        let seq = self.next_key(at)?;
+        self.heap.push(key(at, seq), event);
+        Ok(seq)
+    }
+
+    fn push_timer(&mut self, at: SimTime, event: E) -> Result<u64, PastSchedule> {
+        let seq = self.next_key(at)?;
+        self.timers.push(key(at, seq), event);
+        Ok(seq)
+    }
+
+    fn next_key(&mut self, at: SimTime) -> Result<u64, PastSchedule> {
         if at < self.now {
             return Err(PastSchedule { at, now: self.now });
         }
-        let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(key(at, seq), event);
-        Ok(seq)
+        Ok(self.next_seq - 1)
     }
 
     /// Cancels a pending cancellable event. Returns false if it already ran
@@ -139,14 +166,26 @@ impl<E> EventQueue<E> {
 
     /// Time of the next live event, if any.
     pub fn peek_time(&mut self) -> Option<SimTime> {
-        self.skip_cancelled();
-        self.heap.peek().map(|e| time_of(e.0))
+        self.head().map(|(k, _)| time_of(k))
     }
 
+    /// The next live event's key, and whether it is a timer.
+    fn head(&mut self) -> Option<(u128, bool)> {
+        self.skip_cancelled();
+        let packet = self.heap.peek().map(|e| e.0);
+        let timer = self.timers.peek().map(|e| e.0);
+        match (packet, timer) {
+            (Some(p), Some(t)) => Some(if t < p { (t, true) } else { (p, false) }),
+            (Some(p), None) => Some((p, false)),
+            (None, t) => t.map(|t| (t, true)),
+        }
+    }
+
+    /// Cancelled events are all timers (only those can be cancelled).
     fn skip_cancelled(&mut self) {
-        while let Some(top) = self.heap.peek() {
+        while let Some(top) = self.timers.peek() {
             if !self.cancelled.is_empty() && self.cancelled.remove(&seq_of(top.0)) {
-                self.heap.pop();
+                self.timers.pop();
             } else {
                 break;
             }
@@ -155,22 +194,33 @@ impl<E> EventQueue<E> {
 
     /// Pops the next live event and advances the clock to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        self.skip_cancelled();
-        let (k, event) = self.heap.pop()?;
-        if !self.cancellable.is_empty() {
-            self.cancellable.remove(&seq_of(k));
-        }
-        self.now = time_of(k);
-        self.popped += 1;
-        Some((self.now, event))
+        let (_, timer) = self.head()?;
+        Some(self.take(timer))
     }
 
     /// Pops the next live event if it is due at or before `until`.
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, E)> {
-        match self.peek_time() {
-            Some(t) if t <= until => self.pop(),
-            _ => None,
+        let (k, timer) = self.head()?;
+        if time_of(k) > until {
+            return None;
         }
+        Some(self.take(timer))
+    }
+
+    /// Pops the head of a lane known not to be empty.
+    fn take(&mut self, timer: bool) -> (SimTime, E) {
+        let lane = if timer {
+            &mut self.timers
+        } else {
+            &mut self.heap
+        };
+        let (k, event) = lane.pop().expect("head() saw it");
+        if timer && !self.cancellable.is_empty() {
+            self.cancellable.remove(&seq_of(k));
+        }
+        self.now = time_of(k);
+        self.popped += 1;
+        (self.now, event)
     }
 
     /// Moves the clock forward to `t` without running anything (used when a
@@ -185,6 +235,7 @@ impl<E> EventQueue<E> {
     pub fn pending(&self) -> impl Iterator<Item = (SimTime, &E)> {
         self.heap
             .iter()
+            .chain(self.timers.iter())
             .filter(|e| !self.cancelled.contains(&seq_of(e.0)))
             .map(|e| (time_of(e.0), &e.1))
     }
