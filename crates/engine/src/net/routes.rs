@@ -31,7 +31,18 @@ struct ForestIndex {
     comp: Vec<u32>,
     /// Per node: its children's (tin, link-dir down to them), by tin.
     children: Vec<Vec<(u32, LinkDirId)>>,
+    /// Per hub (a node with many children, such as a dumbbell's router):
+    /// the link-dir down towards each node of its subtree, indexed by tin
+    /// past the hub's own. One load instead of a binary search whose every
+    /// step is a coin toss for the branch predictor.
+    hub_rows: Vec<Option<Box<[LinkDirId]>>>,
 }
+
+/// Nodes with more children than this get a dense row.
+const HUB_CHILDREN: usize = 4;
+/// Entries all hub rows together may hold (16 MiB): a pathological tree
+/// (a long chain of hubs) keeps the binary search instead.
+const HUB_ROW_BUDGET: usize = 4 << 20;
 
 impl ForestIndex {
     /// The index of a forest with finite costs (None for other graphs).
@@ -47,6 +58,7 @@ impl ForestIndex {
             tout: vec![0; n],
             comp,
             children: vec![Vec::new(); n],
+            hub_rows: vec![None; n],
         };
         let (mut clock, mut seen) = (0u32, vec![false; n]);
         for root in 0..n {
@@ -75,7 +87,27 @@ impl ForestIndex {
                 }
             }
         }
+        ix.build_hub_rows(HUB_ROW_BUDGET);
         Some(ix)
+    }
+
+    /// Dense rows for hubs, in node order, while `budget` entries last.
+    fn build_hub_rows(&mut self, mut budget: usize) {
+        self.hub_rows.iter_mut().for_each(|r| *r = None);
+        for s in 0..self.up.len() {
+            let kids = &self.children[s];
+            let size = (self.tout[s] - self.tin[s] - 1) as usize;
+            if kids.len() <= HUB_CHILDREN || size > budget {
+                continue;
+            }
+            budget -= size;
+            let mut row = Vec::with_capacity(size);
+            for (i, &(t, ld)) in kids.iter().enumerate() {
+                let end = kids.get(i + 1).map_or(self.tout[s], |k| k.0);
+                row.extend(std::iter::repeat_n(ld, (end - t) as usize));
+            }
+            self.hub_rows[s] = Some(row.into_boxed_slice());
+        }
     }
 
     /// The unique path's first link from `src` to `dst`: down the child
@@ -87,6 +119,9 @@ impl ForestIndex {
         }
         let t = self.tin[d];
         if self.tin[s] < t && t < self.tout[s] {
+            if let Some(row) = &self.hub_rows[s] {
+                return Some(row[(t - self.tin[s] - 1) as usize]);
+            }
             let kids = &self.children[s];
             let i = kids.partition_point(|c| c.0 <= t) - 1;
             Some(kids[i].1)
@@ -251,6 +286,42 @@ mod tests {
         t.set(7, 3, Some(4));
         assert_eq!(t.next_hop(7, 3), Some(4));
         assert_eq!(t.next_hop(7, 2), full[7][2]);
+    }
+
+    /// A star of stars (a root with 10 hubs of 6 leaves each, and a chain
+    /// below one leaf): next hops match the all-pairs table with the hubs'
+    /// dense rows, with only some of them (a budget), and with none.
+    #[test]
+    fn hub_rows_give_the_binary_searchs_next_hops() {
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        for h in 1..=10u32 {
+            edges.push((0, h));
+            for k in 0..6 {
+                edges.push((h, 11 + (h - 1) * 6 + k));
+            }
+        }
+        edges.extend([(11, 71), (71, 72)]);
+        let n = 73;
+        let (g, from) = table_of(&edges, n);
+        let full = unicast_table(&g, |ld| from[ld as usize]);
+        let mut t = RouteTable::new(g, from);
+        for budget in [HUB_ROW_BUDGET, 40, 0] {
+            let f = t.forest.as_mut().expect("a forest");
+            f.build_hub_rows(budget);
+            let rows = f.hub_rows.iter().filter(|r| r.is_some()).count();
+            let want = match budget {
+                0 => 0,
+                40 => 6, // not the root's 72 entries; hub 1's 8, then five of 6
+                _ => 11,
+            };
+            assert_eq!(rows, want, "budget {budget}");
+            for src in 0..n as u32 {
+                for dst in 0..n as u32 {
+                    let want = full[src as usize][dst as usize];
+                    assert_eq!(t.next_hop(src, dst), want, "{src}->{dst}, budget {budget}");
+                }
+            }
+        }
     }
 
     /// A chain of 5,000 nodes: forest routes at any depth, both ways, and
