@@ -107,6 +107,8 @@ def run_cmd(scenario, seed, replication, out, pcap, trace, packets, series, over
     click.echo(run_text(sc.name, seed, replication, tables, meta))
     if out:
         click.echo(f"tables written to {out}/")
+    else:
+        _exit_now()
 
 
 def _run_for_print(sc, seed, replication, out, pcap, trace, max_events, max_wall_s, max_memory_mb):
@@ -550,5 +552,30 @@ def demo_cmd(out, replications, seed, workers) -> None:
     click.echo(f"\nwritten to {out}/")
 
 
-if __name__ == "__main__":
+# Set by `entry` when the command is this process's whole life.
+_OWN_PROCESS = False
+
+
+def entry() -> None:
+    """The ``mediasim`` console script and ``python -m mediasim``."""
+    global _OWN_PROCESS
+    _OWN_PROCESS = True
     main()
+
+
+def _exit_now() -> None:
+    """Ends a command that has written everything and holds no open file:
+    its process skips the interpreter's teardown (freeing every module and
+    object, ~7 ms of a 0.1 s ``mediasim run``). Called in-process (tests,
+    notebooks, ``main()`` itself), it returns and changes nothing."""
+    if _OWN_PROCESS:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except OSError:  # a closed pipe (mediasim run ... | head)
+            os._exit(1)
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    entry()

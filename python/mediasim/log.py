@@ -7,23 +7,68 @@ line routes into logging too.
 A library user configures logging as usual, e.g.
 ``logging.getLogger("mediasim").setLevel(logging.INFO)``; the command line
 does it with ``-v`` / ``-vv`` / ``-q``.
+
+``logging`` itself is imported on the first message or warning, not
+before: a command that has nothing to say (``mediasim -q run``) does not
+pay the ~4 ms its import costs.
 """
 
 from __future__ import annotations
 
-import logging
+import os
+import sys
+import warnings
 from typing import Any
 
 LOGGER = "mediasim"
 
+# The command line's (verbose, quiet), applied once logging is imported.
+_pending: tuple[int, bool] | None = None
 
-def get(name: str) -> logging.Logger:
-    return logging.getLogger(f"{LOGGER}.{name}")
+
+class _Logger:
+    """A ``logging.Logger`` made on first use."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        _ready()
+        import logging
+
+        return getattr(logging.getLogger(self._name), attr)
+
+
+def get(name: str) -> Any:
+    return _Logger(f"{LOGGER}.{name}")
 
 
 def configure(verbose: int = 0, quiet: bool = False) -> None:
     """Command-line logging: warnings by default, INFO with -v, DEBUG with
     -vv, errors only with -q; messages on stderr."""
+    global _pending
+    _pending = (verbose, quiet)
+    if quiet:
+        os.environ["TQDM_DISABLE"] = "1"  # progress bars off in this process and its workers
+    if "logging" in sys.modules:
+        _ready()
+    else:
+        warnings.showwarning = _first_warning
+
+
+def _first_warning(*args: Any, **kw: Any) -> None:
+    _ready()  # captureWarnings has replaced showwarning with logging's
+    warnings.showwarning(*args, **kw)
+
+
+def _ready() -> None:
+    """Applies the pending command-line configuration, once."""
+    global _pending
+    if _pending is None:
+        return
+    import logging
+
+    (verbose, quiet), _pending = _pending, None
     level = logging.ERROR if quiet else {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
@@ -35,18 +80,12 @@ def configure(verbose: int = 0, quiet: bool = False) -> None:
     warnings_log.handlers[:] = [handler]
     warnings_log.setLevel(level)
     logging.captureWarnings(True)
-    if quiet:
-        import os
-
-        os.environ["TQDM_DISABLE"] = "1"  # progress bars off in this process and its workers
 
 
 def bar(total: int, desc: str, progress: bool = True, **kw: Any) -> Any:
     """A ``tqdm.auto`` progress bar (a widget in notebooks), off when
     ``progress`` is false or under ``mediasim -q`` (``TQDM_DISABLE``,
     which tqdm itself applies only to bars that do not say)."""
-    import os
-
     from tqdm.auto import tqdm
 
     off = not progress or os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true")
