@@ -5,12 +5,20 @@
 //! Count, sum, minimum and maximum are exact. Percentiles come from a
 //! log-linear histogram (HDR style): values below 2^SUB_BITS ns in buckets
 //! of 1 ns, above that 2^SUB_BITS buckets per power of two, so a bucket's
-//! width is at most 2^-SUB_BITS of its values (0.1%). The histogram is a
-//! sorted list of the buckets in use (a path's delays fill a handful), found
-//! by binary search.
+//! width is at most 2^-SUB_BITS of its values (0.1%).
+//!
+//! The histogram starts as a sorted list of the buckets in use (a path
+//! without queueing fills a handful). A flow whose delays spread over more
+//! than `SPARSE_MAX` buckets (queueing) switches to dense pages of 2^SUB_BITS
+//! counters, one per power of two touched: a count is then one indexed
+//! increment instead of a binary search over thousands of buckets, for at
+//! most 8 KiB per octave of delay the flow sees.
 
 const SUB_BITS: u32 = 10;
 const SUB: u64 = 1 << SUB_BITS;
+
+/// Buckets the sorted list holds before the histogram turns dense.
+const SPARSE_MAX: usize = 64;
 
 #[derive(Clone, Debug, Default)]
 pub struct DelayStats {
@@ -18,8 +26,10 @@ pub struct DelayStats {
     sum_ns: u128,
     min_ns: u64,
     max_ns: u64,
-    /// (bucket, count), sorted by bucket.
+    /// (bucket, count), sorted by bucket, while `pages` is empty.
     buckets: Vec<(u32, u64)>,
+    /// Dense form: page `b >> SUB_BITS` counts buckets `b` by `b % SUB`.
+    pages: Vec<Option<Box<[u64]>>>,
 }
 
 /// The bucket of `v` and its value range [lo, hi].
@@ -51,17 +61,48 @@ impl DelayStats {
         self.count += 1;
         self.sum_ns += ns as u128;
         let b = bucket(ns);
+        if !self.pages.is_empty() {
+            return self.count_dense(b, 1);
+        }
         match self.buckets.binary_search_by_key(&b, |e| e.0) {
             Ok(i) => self.buckets[i].1 += 1,
-            Err(i) => self.buckets.insert(i, (b, 1)),
+            Err(i) if self.buckets.len() < SPARSE_MAX => self.buckets.insert(i, (b, 1)),
+            Err(_) => {
+                for (b, c) in std::mem::take(&mut self.buckets) {
+                    self.count_dense(b, c);
+                }
+                self.count_dense(b, 1);
+            }
         }
+    }
+
+    fn count_dense(&mut self, b: u32, c: u64) {
+        let page = (b >> SUB_BITS) as usize;
+        if page >= self.pages.len() {
+            self.pages.resize(page + 1, None);
+        }
+        let counts = self.pages[page].get_or_insert_with(|| vec![0; SUB as usize].into());
+        counts[(b as u64 % SUB) as usize] += c;
+    }
+
+    /// (bucket, count) of the buckets in use, in order.
+    fn in_order(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let dense = self.pages.iter().enumerate().flat_map(|(page, counts)| {
+            let first = (page as u32) << SUB_BITS;
+            counts.iter().flat_map(move |cs| {
+                (cs.iter().enumerate())
+                    .filter(|e| *e.1 > 0)
+                    .map(move |(i, &c)| (first + i as u32, c))
+            })
+        });
+        self.buckets.iter().copied().chain(dense)
     }
 
     /// The value of rank `k` (0-based, in sorted order): its bucket's
     /// midpoint, kept within [min, max].
     fn ranked(&self, k: u64) -> f64 {
         let mut seen = 0;
-        for &(b, c) in &self.buckets {
+        for (b, c) in self.in_order() {
             seen += c;
             if k < seen {
                 let (lo, hi) = bucket_range(b);
@@ -143,6 +184,27 @@ mod tests {
             }
         }
         assert!(DelayStats::default().summary_ns()[2].is_nan());
+    }
+
+    /// Across the switch from the sorted list to dense pages (and with
+    /// values in many octaves), the summary is the one a plain ordered map
+    /// of bucket counts gives.
+    #[test]
+    fn the_dense_form_counts_as_the_sorted_list_does() {
+        let mut rng = RngStreams::new(5, 0).stream("dense");
+        for n in [10, SPARSE_MAX, SPARSE_MAX + 1, 3_000] {
+            let mut s = DelayStats::default();
+            let mut map = std::collections::BTreeMap::new();
+            for _ in 0..n {
+                let x = (10f64.powf(2.0 + 7.0 * uniform(&mut rng))) as u64;
+                s.add(x);
+                *map.entry(bucket(x)).or_insert(0u64) += 1;
+            }
+            assert_eq!(s.pages.is_empty(), map.len() <= SPARSE_MAX, "n {n}");
+            let got: Vec<_> = s.in_order().collect();
+            let want: Vec<_> = map.into_iter().collect();
+            assert_eq!(got, want, "n {n}");
+        }
     }
 
     #[test]
