@@ -2,7 +2,8 @@
 //! pending events, each step popping the earliest and scheduling one a
 //! random time later, as a link or a timer does. Sizes span a dumbbell's
 //! few dozen pending events to a large multicast session's ten thousand
-//! receiver timers. Also: the cancellable path (a timer re-armed per ACK).
+//! receiver timers. Also: packet events among dormant timers (the two
+//! lanes), and the cancellable path (a timer re-armed per ACK).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use mediasim_engine::sim::{uniform, EventQueue, RngStreams, SimTime};
@@ -42,6 +43,33 @@ fn hold(c: &mut Criterion) {
     g.finish();
 }
 
+/// A dumbbell's shape: 8 busy links' packet events turning over fast,
+/// and 256 endpoints' retransmission timers seconds ahead, in their lane.
+fn packets_among_dormant_timers(c: &mut Criterion) {
+    let mut g = c.benchmark_group("event_queue_lanes");
+    g.throughput(Throughput::Elements(STEPS));
+    g.bench_function("8_packet_events_256_timers", |b| {
+        b.iter_batched_ref(
+            || {
+                let (mut q, rng) = filled(8);
+                for i in 0..256 {
+                    let at = SimTime(1_000_000_000_000 + i);
+                    q.schedule_timer(at, i as u32).expect("future");
+                }
+                (q, rng)
+            },
+            |(q, rng)| {
+                for _ in 0..STEPS {
+                    let (_, ev) = q.pop().expect("never empty");
+                    q.schedule_in(SimTime((uniform(rng) * 1e7) as u64), black_box(ev));
+                }
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
 fn cancel_and_rearm(c: &mut Criterion) {
     let mut g = c.benchmark_group("event_queue_cancel");
     g.throughput(Throughput::Elements(STEPS));
@@ -73,5 +101,10 @@ fn cancel_and_rearm(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, hold, cancel_and_rearm);
+criterion_group!(
+    benches,
+    hold,
+    packets_among_dormant_timers,
+    cancel_and_rearm
+);
 criterion_main!(benches);
