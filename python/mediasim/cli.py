@@ -338,7 +338,9 @@ def schema_cmd() -> None:
 @click.option("--rmtp", "rmtp", is_flag=True,
               help="The large-tree workload: one RMTP session of 10,000 receivers under 100 DRs for 500 s "
                    "(with --quick: 1,000 receivers for 50 s).")
-def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, rtp_group, rmtp) -> None:
+@click.option("--memory", is_flag=True,
+              help="Engine memory per TCP flow, per packet queued and per packet propagating (slopes of peak RSS).")
+def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, rtp_group, rmtp, memory) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
     if vs_ns2:
@@ -366,6 +368,10 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, r
 
         n, dur = (1000, 50.0) if quick else (10_000, 500.0)
         rows = [run_one("rmtp", n, dur)]
+    elif memory:
+        from .validation.memory_bench import engine_memory
+
+        rows = engine_memory(quick=quick)
     else:
         from .validation.bench import run_benchmarks
 
