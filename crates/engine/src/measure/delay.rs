@@ -8,17 +8,19 @@
 //! width is at most 2^-SUB_BITS of its values (0.1%).
 //!
 //! The histogram starts as a sorted list of the buckets in use (a path
-//! without queueing fills a handful). A flow whose delays spread over more
-//! than `SPARSE_MAX` buckets (queueing) switches to dense pages of 2^SUB_BITS
-//! counters, one per power of two touched: a count is then one indexed
-//! increment instead of a binary search over thousands of buckets, for at
-//! most 8 KiB per octave of delay the flow sees.
+//! without queueing fills a handful). Once the list takes as much memory as
+//! dense pages would (16 bytes a bucket against 8 KiB for each power of two
+//! its buckets span: a flow that saw queueing delays), it switches to those
+//! pages of 2^SUB_BITS counters: a count is then one indexed increment
+//! instead of a binary search over thousands of buckets, and memory is
+//! never more than the list's.
 
 const SUB_BITS: u32 = 10;
 const SUB: u64 = 1 << SUB_BITS;
 
-/// Buckets the sorted list holds before the histogram turns dense.
-const SPARSE_MAX: usize = 64;
+/// Buckets per octave at which the sorted list (16 bytes a bucket) takes
+/// as much memory as a dense page (8 bytes a bucket, all of them).
+const DENSE_AT: usize = SUB as usize / 2;
 
 #[derive(Clone, Debug, Default)]
 pub struct DelayStats {
@@ -66,14 +68,26 @@ impl DelayStats {
         }
         match self.buckets.binary_search_by_key(&b, |e| e.0) {
             Ok(i) => self.buckets[i].1 += 1,
-            Err(i) if self.buckets.len() < SPARSE_MAX => self.buckets.insert(i, (b, 1)),
-            Err(_) => {
-                for (b, c) in std::mem::take(&mut self.buckets) {
-                    self.count_dense(b, c);
+            Err(i) => {
+                self.buckets.insert(i, (b, 1));
+                if self.buckets.len() % 64 == 0 && self.buckets.len() >= DENSE_AT * self.octaves() {
+                    for (b, c) in std::mem::take(&mut self.buckets) {
+                        self.count_dense(b, c);
+                    }
                 }
-                self.count_dense(b, 1);
             }
         }
+    }
+
+    /// Powers of two the sorted list's buckets span.
+    fn octaves(&self) -> usize {
+        let mut pages = self.buckets.iter().map(|e| e.0 >> SUB_BITS);
+        let first = pages.next().map_or(0, |p| p as usize);
+        pages
+            .fold((1, first), |(n, last), p| {
+                (n + (p as usize != last) as usize, p as usize)
+            })
+            .0
     }
 
     fn count_dense(&mut self, b: u32, c: u64) {
@@ -186,21 +200,36 @@ mod tests {
         assert!(DelayStats::default().summary_ns()[2].is_nan());
     }
 
-    /// Across the switch from the sorted list to dense pages (and with
-    /// values in many octaves), the summary is the one a plain ordered map
-    /// of bucket counts gives.
+    /// Across the switch from the sorted list to dense pages (values over
+    /// many octaves, or packed in one), the buckets and counts are those a
+    /// plain ordered map gives; the switch comes once the list is as large
+    /// as the pages.
     #[test]
     fn the_dense_form_counts_as_the_sorted_list_does() {
         let mut rng = RngStreams::new(5, 0).stream("dense");
-        for n in [10, SPARSE_MAX, SPARSE_MAX + 1, 3_000] {
+        fn wide(r: &mut crate::sim::SimRng) -> u64 {
+            10f64.powf(2.0 + 7.0 * uniform(r)) as u64
+        }
+        fn narrow(r: &mut crate::sim::SimRng) -> u64 {
+            (1 << 20) + (uniform(r) * (1 << 20) as f64) as u64
+        }
+        type Spread = fn(&mut crate::sim::SimRng) -> u64;
+        let cases: [(usize, Spread, bool); 5] = [
+            (10, wide, false),
+            (1_000, wide, false),
+            (30_000, wide, true),
+            (400, narrow, false),
+            (5_000, narrow, true),
+        ];
+        for (n, spread, dense) in cases {
             let mut s = DelayStats::default();
             let mut map = std::collections::BTreeMap::new();
             for _ in 0..n {
-                let x = (10f64.powf(2.0 + 7.0 * uniform(&mut rng))) as u64;
+                let x = spread(&mut rng);
                 s.add(x);
                 *map.entry(bucket(x)).or_insert(0u64) += 1;
             }
-            assert_eq!(s.pages.is_empty(), map.len() <= SPARSE_MAX, "n {n}");
+            assert_eq!(!s.pages.is_empty(), dense, "n {n}, {} buckets", map.len());
             let got: Vec<_> = s.in_order().collect();
             let want: Vec<_> = map.into_iter().collect();
             assert_eq!(got, want, "n {n}");
