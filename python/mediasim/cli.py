@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -183,6 +182,8 @@ def campaign_cmd(file, out, workers, scheduler) -> None:
 
 
 def _run_study_campaign(spec, out, workers, scheduler) -> None:
+    from pathlib import Path
+
     import dataclasses
 
     from .campaign.study_run import run_study_campaign
@@ -213,6 +214,8 @@ def _pairs(texts) -> list[tuple[str, str]]:
 
 
 def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out) -> None:
+    from pathlib import Path
+
     from .campaign.atomic import read_json
     from .errors import CampaignError
     from .scenario import Scenario
@@ -271,6 +274,8 @@ def _split_values(text: str) -> list[str]:
 def show_cmd(scenario, out, overrides) -> None:
     """Draw SCENARIO: nodes, links with rate and delay, group members, and
     the flows and sessions with their endpoints."""
+    from pathlib import Path
+
     from .reporting.topology import draw
 
     sc = _load(scenario, overrides)
@@ -293,6 +298,8 @@ def plot_cmd(run, out, bin_s) -> None:
     """Plot the run written to folder RUN (mediasim run ... --out RUN):
     per-flow throughput and one-way delay over time (needs --packets),
     queue lengths (measure.queue_sample_ms) and TCP windows (--series)."""
+    from pathlib import Path
+
     from .reporting.run_plots import plot_run
 
     if not (Path(run) / "meta.json").exists():
@@ -491,6 +498,8 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
 
     Each study writes report.md and a self-contained report.html.
     """
+    from pathlib import Path
+
     from . import experiments
 
     if study == "all":
@@ -551,6 +560,8 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
 def demo_cmd(out, replications, seed, workers) -> None:
     """The demo study: voice over a congested dumbbell, bottleneck buffer
     swept, with replications; writes tables, plots and a report."""
+    from pathlib import Path
+
     from .experiments.demo import run_demo
 
     report = run_demo(Path(out), replications=replications, seed=seed, workers=workers)

@@ -26,13 +26,28 @@ LOGGER = "mediasim"
 _pending: tuple[int, bool] | None = None
 
 
+# Message methods by the lowest command-line verbosity that shows them
+# (-q counts as -1).
+_SHOWN_FROM = {"debug": 2, "info": 1, "warning": 0}
+
+
+def _ignore(*args: Any, **kw: Any) -> None:
+    pass
+
+
 class _Logger:
-    """A ``logging.Logger`` made on first use."""
+    """A ``logging.Logger`` made on first use. Until then, a message the
+    command line's level would drop is dropped here, without importing
+    logging (every run logs a line at INFO)."""
 
     def __init__(self, name: str) -> None:
         self._name = name
 
     def __getattr__(self, attr: str) -> Any:
+        if _pending is not None and "logging" not in sys.modules:
+            verbose, quiet = _pending
+            if (-1 if quiet else verbose) < _SHOWN_FROM.get(attr, -9):
+                return _ignore
         _ready()
         import logging
 

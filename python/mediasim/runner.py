@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import warnings
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import _engine
@@ -12,6 +12,8 @@ from .log import get as _logger
 from .scenario import Scenario, as_scenario
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .results import Results
 
 log = _logger("runner")
@@ -66,7 +68,7 @@ def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Pat
 
     if seed < 0 or replication < 0:
         raise ValueError("seed and replication must be non-negative integers")
-    pcap_dir = str(Path(out) / "pcap") if out is not None else None
+    pcap_dir = os.path.join(os.fspath(out), "pcap") if out is not None else None
     for name, v in (("max_events", max_events), ("max_wall_s", max_wall_s), ("max_memory_mb", max_memory_mb)):
         if v is not None and not v > 0:
             raise ValueError(f"{name} must be positive (got {v})")

@@ -12,11 +12,13 @@ import copy
 import json
 import math
 import re
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _engine, plain
 from .errors import ScenarioError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class Scenario:
