@@ -79,6 +79,18 @@ def test_bench_campaign_quick_prints_both_rates():
     assert row["speedup"] == pytest.approx(row["pool_runs_per_s"] / row["one_process_runs_per_s"])
 
 
+def test_bench_memory_quick_prints_a_packet_as_at_least_its_struct():
+    """Slopes of peak RSS: a packet held costs at least the 96 bytes of
+    the Packet struct (plus its slot's arrival time), and not three times
+    that; a flow costs something."""
+    r = invoke("bench", "--memory", "--quick", "--json")
+    assert r.exit_code == 0, r.output
+    rows = {x["figure"]: x["bytes"] for x in json.loads(r.output)}
+    assert set(rows) == {"per TCP flow", "per packet queued", "per packet propagating"}
+    assert 96 <= rows["per packet propagating"] < 300
+    assert rows["per TCP flow"] > 1000
+
+
 def test_demo_writes_tables_plots_and_report(tmp_path):
     r = invoke("demo", "--out", tmp_path, "--replications", 2, "--workers", 2)
     assert r.exit_code == 0, r.output

@@ -364,7 +364,7 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, r
     elif campaign_rate:
         from .validation.campaign_bench import campaign_rate as measure
 
-        rows = [measure(runs=10 if quick else 40)]
+        rows = [measure(runs=10, repeats=1) if quick else measure(runs=40)]
     elif rtp_group:
         from .validation.bench import run_one
 

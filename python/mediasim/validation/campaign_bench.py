@@ -22,20 +22,26 @@ def _flows_rows(res: Any, job: Any) -> int:
     return len(res.flows)
 
 
-def campaign_rate(runs: int = 40, duration_s: float = 10.0, workers: int | None = None) -> dict[str, Any]:
+def campaign_rate(runs: int = 40, duration_s: float = 10.0, workers: int | None = None,
+                  repeats: int = 3) -> dict[str, Any]:
     """Runs/s on one process and on ``workers`` (default: the CPUs this
-    process may use), and their ratio."""
+    process may use), and their ratio: medians of ``repeats`` rounds, one
+    process and the pool in alternation (so that a busy spell of a shared
+    machine weighs on both)."""
+    import statistics
+
     from ..campaign.executors import available_cpus
     from ..sweep import run_many
 
     workers = workers or available_cpus()
     jobs = _jobs(runs, duration_s)
     run_many(jobs[:2], workers=1, progress=False, analyse=_flows_rows)  # warm: imports, caches
-    t0 = time.perf_counter()
-    run_many(jobs, workers=1, progress=False, analyse=_flows_rows)
-    one = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    run_many(jobs, workers=workers, progress=False, analyse=_flows_rows)
-    pool = time.perf_counter() - t0
-    return {"runs": runs, "sim_s_per_run": duration_s, "workers": workers, "one_process_runs_per_s": runs / one,
-            "pool_runs_per_s": runs / pool, "speedup": one / pool}
+    one, pool = [], []
+    for _ in range(repeats):
+        for n, walls in ((1, one), (workers, pool)):
+            t0 = time.perf_counter()
+            run_many(jobs, workers=n, progress=False, analyse=_flows_rows)
+            walls.append(time.perf_counter() - t0)
+    one_s, pool_s = statistics.median(one), statistics.median(pool)
+    return {"runs": runs, "sim_s_per_run": duration_s, "workers": workers, "repeats": repeats,
+            "one_process_runs_per_s": runs / one_s, "pool_runs_per_s": runs / pool_s, "speedup": one_s / pool_s}
