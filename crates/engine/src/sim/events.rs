@@ -46,6 +46,16 @@ fn seq_of(key: u128) -> u64 {
     key as u64
 }
 
+/// Which lane's head was popped and awaits either the next event pushed
+/// into that lane (which takes its slot: the usual "pop one, schedule the
+/// next" costs one sift) or its removal before anything else looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hole {
+    None,
+    Packet,
+    Timer,
+}
+
 /// A priority queue of events of type `E` with a clock.
 pub struct EventQueue<E> {
     /// Packet events.
@@ -57,15 +67,16 @@ pub struct EventQueue<E> {
     next_seq: u64,
     now: SimTime,
     popped: u64,
+    hole: Hole,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: QuadHeap::with_capacity(1024),
@@ -75,6 +86,7 @@ impl<E> EventQueue<E> {
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
+            hole: Hole::None,
         }
     }
 
@@ -90,7 +102,9 @@ impl<E> EventQueue<E> {
 
     /// Pending events, cancelled ones excluded.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.timers.len() - self.cancelled.len()
+        self.heap.len() + self.timers.len()
+            - self.cancelled.len()
+            - (self.hole != Hole::None) as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -129,20 +143,44 @@ impl<E> EventQueue<E> {
     /// engine's own checks on the order it runs events in.
     #[cfg(test)]
     pub fn schedule_unchecked(&mut self, at: SimTime, event: E) {
+        self.settle();
         self.next_seq += 1;
         self.heap.push(key(at, self.next_seq - 1), event);
     }
 
     fn push(&mut self, at: SimTime, event: E) -> Result<u64, PastSchedule> {
         let seq = self.next_key(at)?;
-        self.heap.push(key(at, seq), event);
+        if self.hole == Hole::Packet {
+            self.hole = Hole::None;
+            self.heap.replace_top(key(at, seq), event);
+        } else {
+            self.heap.push(key(at, seq), event);
+        }
         Ok(seq)
     }
 
     fn push_timer(&mut self, at: SimTime, event: E) -> Result<u64, PastSchedule> {
         let seq = self.next_key(at)?;
-        self.timers.push(key(at, seq), event);
+        if self.hole == Hole::Timer {
+            self.hole = Hole::None;
+            self.timers.replace_top(key(at, seq), event);
+        } else {
+            self.timers.push(key(at, seq), event);
+        }
         Ok(seq)
+    }
+
+    /// Removes a popped head that no push has replaced.
+    fn settle(&mut self) {
+        match std::mem::replace(&mut self.hole, Hole::None) {
+            Hole::None => {}
+            Hole::Packet => {
+                self.heap.pop();
+            }
+            Hole::Timer => {
+                self.timers.pop();
+            }
+        }
     }
 
     fn next_key(&mut self, at: SimTime) -> Result<u64, PastSchedule> {
@@ -171,6 +209,7 @@ impl<E> EventQueue<E> {
 
     /// The next live event's key, and whether it is a timer.
     fn head(&mut self) -> Option<(u128, bool)> {
+        self.settle();
         self.skip_cancelled();
         let packet = self.heap.peek().map(|e| e.0);
         let timer = self.timers.peek().map(|e| e.0);
@@ -233,9 +272,9 @@ impl<E> EventQueue<E> {
 
     /// Live pending events, in no particular order (for end-of-run accounting).
     pub fn pending(&self) -> impl Iterator<Item = (SimTime, &E)> {
-        self.heap
-            .iter()
-            .chain(self.timers.iter())
+        let skip = |h| (self.hole == h) as usize;
+        (self.heap.iter().skip(skip(Hole::Packet)))
+            .chain(self.timers.iter().skip(skip(Hole::Timer)))
             .filter(|e| !self.cancelled.contains(&seq_of(e.0)))
             .map(|e| (time_of(e.0), &e.1))
     }
