@@ -50,6 +50,19 @@ def test_validate_and_schema(examples):
     assert "duration_s" in schema["required"]
 
 
+def test_every_lazy_command_loads_under_its_name():
+    """The commands kept out of `mediasim run`'s imports are found under the
+    names the group lists."""
+    import click
+
+    ctx = click.Context(main)
+    names = main.list_commands(ctx)
+    assert {"run", "validate", "sweep", "bench", "reproduce", "demo"} <= set(names)
+    for name in names:
+        cmd = main.get_command(ctx, name)
+        assert isinstance(cmd, click.Command) and cmd.name == name
+
+
 def test_bench_quick_prints_figures():
     r = invoke("bench", "--quick", "--json")
     assert r.exit_code == 0, r.output

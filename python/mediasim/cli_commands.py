@@ -1,0 +1,445 @@
+"""The ``mediasim`` commands other than ``run`` and ``validate``, loaded
+only when one of them (or the command list) is asked for: their option
+decorators are a few milliseconds of a 0.1 s ``mediasim run``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from . import _engine
+from .cli import _fail, _fmt_table, _load
+from .errors import ScenarioError
+from .reporting.tables import md_table
+from .scenario import load_scenario, parse_value, split_override
+
+
+@click.command("sweep", short_help="Run a scenario over a grid x replications.")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--vary", "vary", multiple=True, metavar="PATH=V1,V2,...", required=True,
+              help="A field (or an --alias) and the values to try (JSON each), e.g. "
+                   "--vary 'links[name=bottleneck].rate_bps=1e6,2e6'. Several --vary make a grid.")
+@click.option("--alias", "alias", multiple=True, metavar="NAME=PATH",
+              help="A short name for a field, used in --vary and as the column name, e.g. "
+                   "--alias rate=links[name=bottleneck].rate_bps (repeatable).")
+@click.option("--replications", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Local processes (default: the CPUs this process may use).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run on a Dask cluster (tcp://host:8786) instead of local processes.")
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Campaign folder (resumable).")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Fixed overrides applied first.")
+def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out, overrides) -> None:
+    """Run SCENARIO over a grid of field values x replications. Each run is
+    stored under OUT/runs/, keyed by its scenario, seed, replication and
+    engine build: running again reuses finished runs and runs what changed,
+    failed or was cut short."""
+    aliases = dict(_pairs(alias))
+    axes = {k: [parse_value(x) for x in _split_values(vals)] for k, vals in _pairs(vary)}
+    _run_grid(_load(scenario, overrides), axes, aliases, replications, seed, workers, scheduler, out)
+
+
+@click.command("campaign", short_help="Run a campaign defined in a file.")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Campaign folder (default: the file's).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Local processes (default: the file's, "
+              "else the CPUs this process may use).")
+@click.option("--scheduler", default=None, metavar="ADDRESS", help="A Dask cluster (default: the file's).")
+def campaign_cmd(file, out, workers, scheduler) -> None:
+    """Run the campaign defined in FILE (TOML, YAML or JSON): over a
+    scenario (scenario, out, grid, aliases, set, replications, seed,
+    workers, scheduler) or over a reference study's parameters (study
+    instead of scenario, plus quick, cases, sensitivity); see
+    docs/campaigns.md. Resumable like sweep."""
+    from .campaign.spec import CampaignSpec, load_campaign
+    from .errors import CampaignError
+
+    try:
+        spec = load_campaign(file)
+        if isinstance(spec, CampaignSpec):
+            sc = load_scenario(spec.scenario).with_overrides(spec.overrides)
+    except (CampaignError, ScenarioError) as e:
+        _fail(str(e))
+    if not isinstance(spec, CampaignSpec):
+        _run_study_campaign(spec, out, workers, scheduler)
+        return
+    _run_grid(sc, spec.grid, spec.aliases, spec.replications, spec.seed, workers or spec.workers,
+              scheduler or spec.scheduler, out or str(spec.out))
+
+
+def _run_study_campaign(spec, out, workers, scheduler) -> None:
+    from pathlib import Path
+
+    import dataclasses
+
+    from .campaign.study_run import run_study_campaign
+    from .errors import CampaignError
+
+    spec = dataclasses.replace(spec, out=Path(out) if out else spec.out, workers=workers or spec.workers,
+                               scheduler=scheduler or spec.scheduler)
+    try:
+        report = run_study_campaign(spec)
+    except CampaignError as e:
+        _fail(str(e))
+    click.echo(str(report))
+    click.echo(f"written to {spec.out}/ (index.md; points/<point>/report.md; "
+               f"read a table over all points with mediasim.read_sweep)")
+    if report.failed:
+        sys.exit(1)
+
+
+def _pairs(texts) -> list[tuple[str, str]]:
+    """NAME=VALUE options split at the first '=' (a clear error otherwise)."""
+    out = []
+    for t in texts:
+        try:
+            out.append(split_override(t))
+        except ScenarioError as e:
+            _fail(str(e))
+    return out
+
+
+def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out) -> None:
+    from pathlib import Path
+
+    from .campaign.atomic import read_json
+    from .errors import CampaignError
+    from .scenario import Scenario
+    from .stats import summarize
+    from .sweep import grid, run_sweep
+
+    try:
+        jobs = grid(sc, axes, replications=replications, seed=seed, aliases=aliases)
+        for j in jobs[:: max(1, replications)]:
+            Scenario.from_dict(j.scenario).validate()
+    except ScenarioError as e:
+        _fail(str(e))
+    try:
+        flows = run_sweep(jobs, out, workers=workers, scheduler=scheduler, aliases=aliases)
+    except CampaignError as e:
+        _fail(str(e))
+    done = read_json(Path(out) / "sweep.json")
+    if not flows.empty:
+        keys = list(axes) + ["flow", "receiver"]
+        table = summarize(flows, keys, ["loss_rate", "throughput_bps", "delay_mean_ms", "delay_p99_ms", "jitter_ms"],
+                          bounds={"loss_rate": (0.0, 1.0)})
+        table.to_csv(Path(out) / "summary.csv", index=False)
+        click.echo(_fmt_table(table))
+    click.echo(f"\n{done['runs']} runs: {done['reused']} already stored, {done['newly_run']} run now, "
+               f"{len(done['failed'])} failed; tables in {out}/ (flows.parquet, summary.csv, runs/)")
+    for f in done["failed"][:10]:
+        click.echo(f"failed: {f['labels']} seed {f['seed']} replication {f['replication']}: {f['error']}", err=True)
+    if done["failed"]:
+        click.echo(f"{len(done['failed'])} runs failed; their errors are in {out}/failed/", err=True)
+        sys.exit(1)
+
+
+def _split_values(text: str) -> list[str]:
+    """Splits V1,V2,... at commas outside brackets and braces (JSON values)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+@click.command("show", short_help="Draw a scenario's topology (PNG, SVG, PDF).")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Picture file: .png, .svg or .pdf (default: SCENARIO with .png).")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a field first.")
+def show_cmd(scenario, out, overrides) -> None:
+    """Draw SCENARIO: nodes, links with rate and delay, group members, and
+    the flows and sessions with their endpoints."""
+    from pathlib import Path
+
+    from .reporting.topology import draw
+
+    sc = _load(scenario, overrides)
+    try:
+        sc.validate()
+    except ScenarioError as e:
+        _fail(str(e))
+    path = Path(out) if out else Path(scenario).with_suffix(".png")
+    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
+        _fail(f"--out {path}: the picture must end in .png, .svg or .pdf")
+    click.echo(f"written {draw(sc.to_dict(), path)}")
+
+
+@click.command("plot", short_help="Plot a run folder: throughput, delay, queues, cwnd.")
+@click.argument("run", type=click.Path(file_okay=False, exists=True))
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Picture file (default RUN/plots.png).")
+@click.option("--bin", "bin_s", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="Throughput bin (simulated s).")
+def plot_cmd(run, out, bin_s) -> None:
+    """Plot the run written to folder RUN (mediasim run ... --out RUN):
+    per-flow throughput and one-way delay over time (needs --packets),
+    queue lengths (measure.queue_sample_ms) and TCP windows (--series)."""
+    from pathlib import Path
+
+    from .reporting.run_plots import plot_run
+
+    if not (Path(run) / "meta.json").exists():
+        _fail(f"{run}: not a run folder (no meta.json; write one with mediasim run SCENARIO --out {run})")
+    try:
+        click.echo(f"written {plot_run(run, out, bin_s)}")
+    except ValueError as e:
+        _fail(f"{run}: {e}")
+
+
+@click.command("schema", short_help="Print the JSON Schema of scenario files.")
+def schema_cmd() -> None:
+    """Print the JSON Schema of scenario files."""
+    click.echo(_engine.schema())
+
+
+@click.command("bench", short_help="Benchmarks: events/s, packets/s, wall, memory.")
+@click.option("--quick", is_flag=True, help="A short run (a smoke test, not a measurement).")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option("--vs-ns2", is_flag=True, help="Run the TCP dumbbell in mediasim and ns-2 in alternation and compare.")
+@click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True, help="With --vs-ns2: runs per size.")
+@click.option("--sizes", default="1,8,64,256", show_default=True, help="With --vs-ns2: numbers of TCP flows.")
+@click.option("--ns3", "with_ns3", is_flag=True,
+              help="With --vs-ns2: also time ns-3's Simulator::Run on the same dumbbell (once per size; needs ns-3).")
+@click.option("--campaign", "campaign_rate", is_flag=True,
+              help="Campaign throughput: 40 short TCP-dumbbell runs in one process, then on the local pool (runs/s).")
+@click.option("--rtp-group", "rtp_group", is_flag=True,
+              help="The large-group workload: one multicast RTP/AVPF session of 10,000 members for 500 s "
+                   "(with --quick: 1,000 members for 50 s).")
+@click.option("--rmtp", "rmtp", is_flag=True,
+              help="The large-tree workload: one RMTP session of 10,000 receivers under 100 DRs for 500 s "
+                   "(with --quick: 1,000 receivers for 50 s).")
+@click.option("--memory", is_flag=True,
+              help="Engine memory per TCP flow, per packet queued and per packet propagating (slopes of peak RSS).")
+def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, rtp_group, rmtp, memory) -> None:
+    """Run the fixed benchmark workloads and print events/s, packets/s,
+    wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
+    if vs_ns2:
+        from .validation.ns2_compare import compare
+
+        try:
+            ns = tuple(int(x) for x in sizes.split(","))
+        except ValueError:
+            _fail(f"--sizes {sizes!r}: expected comma-separated integers")
+        try:
+            rows = compare(ns, repeats, ns3=with_ns3)
+        except RuntimeError as e:
+            _fail(str(e))
+    elif campaign_rate:
+        from .validation.campaign_bench import campaign_rate as measure
+
+        rows = [measure(runs=10, repeats=1) if quick else measure(runs=40)]
+    elif rtp_group:
+        from .validation.bench import run_one
+
+        n, dur = (1000, 50.0) if quick else (10_000, 500.0)
+        rows = [run_one("rtp_group", n, dur)]
+    elif rmtp:
+        from .validation.bench import run_one
+
+        n, dur = (1000, 50.0) if quick else (10_000, 500.0)
+        rows = [run_one("rmtp", n, dur)]
+    elif memory:
+        from .validation.memory_bench import engine_memory
+
+        rows = engine_memory(quick=quick)
+    else:
+        from .validation.bench import run_benchmarks
+
+        rows = run_benchmarks(quick=quick)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        import pandas as pd
+
+        click.echo(_fmt_table(pd.DataFrame(rows)))
+
+
+@click.command("crosscheck", short_help="Compare TCP or RED with ns-2 and ns-3.")
+@click.option("--impatient", is_flag=True, help="Use mediasim's default NewReno timer variant (RFC 6582) instead of ns-2's.")
+@click.option("--no-ns3", is_flag=True, help="Compare with ns-2 only.")
+@click.option("--save-references", is_flag=True,
+              help="Run the reference simulators and store their figures (tests/data/crosscheck_references.json), "
+                   "which the test suite checks mediasim against.")
+@click.option("--red", is_flag=True, help="Compare RED (average queue, drops) instead, on the same dumbbell.")
+def crosscheck_cmd(impatient, no_ns3, save_references, red) -> None:
+    """Compare TCP behaviour (or, with --red, RED) on the reference dumbbell
+    with ns-2 and ns-3 (install them with scripts/install-reference-simulators)."""
+    from .validation.crosscheck import compare, ns3_python
+    from .validation.crosscheck import save_references as save
+
+    if red:
+        return _red_crosscheck(save_references)
+
+    if save_references:
+        try:
+            path = save(with_ns3=not no_ns3)
+        except RuntimeError as e:
+            _fail(str(e))
+        click.echo(f"reference figures written to {path}")
+        return
+
+    try:
+        df = compare(newreno_timer="impatient" if impatient else "slow_but_steady", with_ns3=not no_ns3)
+    except (RuntimeError, FileNotFoundError) as e:
+        _fail(str(e))
+    click.echo(md_table(df.map(lambda x: f"{x:.4g}" if isinstance(x, float) else x)))
+    click.echo("\nverdict: closest reference's difference (absolute for utilisation and jain, relative otherwise); "
+               "ok = within 0.02 / 0.05 / 15% / 15% of at least one reference")
+    if no_ns3 or ns3_python() is None:
+        click.echo("compared with ns-2 only")
+
+
+@click.command("media-rates", short_help="Print each media scale's average rate.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
+              help="An MPEG frame trace file (see mediasim.media); default the study's synthetic trace.")
+@click.option("--gop", default="IBBPBBPBB", show_default=True, help="GOP pattern of the synthetic trace.")
+@click.option("--frame-rate", type=float, default=30.0, show_default=True, help="Frame slots per second at scale 4.")
+@click.option("--mm", is_flag=True, help="MM_APP's scales (the study's rates) instead.")
+def media_rates_cmd(trace_path, gop, frame_rate, mm) -> None:
+    """Print each scale's average rate (payload and on the wire) of a
+    media-scaling flow: MPEG_APP on a trace, or MM_APP."""
+    import pandas as pd
+
+    from . import media
+
+    if mm:
+        fields = {"app": "mm"}
+    elif trace_path:
+        try:
+            fields = {"app": "mpeg", "frames": media.read_trace(trace_path), "frame_rate": frame_rate}
+        except ScenarioError as e:
+            _fail(str(e))
+    else:
+        fields = {"app": "mpeg", "gop": gop, "frame_rate": frame_rate}
+    try:
+        rows = media.scale_rates(**fields)
+    except ScenarioError as e:
+        _fail(str(e))
+    click.echo(_fmt_table(pd.DataFrame(rows).round(1)))
+
+
+def _red_crosscheck(save_references: bool) -> None:
+    import subprocess
+
+    import pandas as pd
+
+    from .validation import red_crosscheck as rc
+
+    try:
+        if save_references:
+            rc.REFERENCES.write_text(json.dumps(rc.reference_runs(), indent=1) + "\n")
+            click.echo(f"reference figures written to {rc.REFERENCES}")
+            return
+        rows = rc.compare()
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+        _fail(str(e))
+    click.echo(md_table(pd.DataFrame(rows).map(lambda x: f"{x:.4g}" if isinstance(x, float) else x)))
+
+
+@click.command("reproduce", short_help="Run a reference study: tables, plots, report.")
+@click.argument("study", type=click.Choice(["iw10", "avpf", "media-scaling", "svc", "rmtp", "all"]))
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Output folder (default results/STUDY).")
+@click.option("--replications", type=click.IntRange(min=1), default=None, help="Replications per configuration.")
+@click.option("--seed", type=click.IntRange(min=0), default=None)
+@click.option("--quick", is_flag=True, help="Small version (few replications), for a fast look.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: all cores).")
+@click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
+              help="Override a study parameter, e.g. --set bottleneck_rate_bps=4e6 --set flows=1,6.")
+@click.option("--case", "cases", multiple=True, type=int, help="Only these cases (studies with cases, e.g. avpf).")
+@click.option("--sensitivity", is_flag=True,
+              help="Also vary each value the study leaves open, one at a time (studies that support it, e.g. avpf).")
+def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cases, sensitivity) -> None:
+    """Run reference study STUDY and write its tables, plots and report:
+
+    \b
+    iw10           IW10 and VoIP over an access link (TCP initial windows)
+    avpf           RTP/AVPF early feedback (RFC 4585) in nine cases
+    media-scaling  media scaling with RED or drop-tail at a bottleneck
+    svc            scalable video over DiffServ: TFRC vs PPACC, FEC at AF13
+    rmtp           RMTP reliable multicast with designated receivers
+    all            every study, plus an index (index.md, index.html)
+
+    Each study writes report.md and a self-contained report.html.
+    """
+    from pathlib import Path
+
+    from . import experiments
+
+    if study == "all":
+        if overrides or cases or sensitivity or replications is not None or seed is not None:
+            _fail("reproduce all takes only --out, --quick and --workers")
+        from .experiments.all import reproduce_all
+
+        index = reproduce_all(Path(out or "results"), quick=quick, workers=workers)
+        click.echo(index.read_text())
+        click.echo(f"written to {index.parent}/ (index.md, index.html, one folder per study)")
+        return
+    try:
+        mod = experiments.get(study)
+    except KeyError as e:
+        _fail(str(e.args[0]))
+    params = mod.Params()
+    if quick:
+        params = params.quick()
+    ov = {}
+    for o in overrides:
+        if "=" not in o:
+            _fail(f"--set {o!r}: expected NAME=VALUE")
+        k, v = o.split("=", 1)
+        ov[k.strip()] = v.strip()
+    if replications is not None:
+        ov["replications"] = str(replications)
+    if seed is not None:
+        ov["seed"] = str(seed)
+    try:
+        params = params.with_overrides(ov)
+    except ValueError as e:
+        _fail(str(e))
+    out_dir = Path(out or f"results/{study}")
+    kwargs = {"cases": tuple(cases)} if cases else {}
+    if cases and not hasattr(mod, "CASES"):
+        _fail(f"study {study!r} has no cases")
+    if sensitivity:
+        if not getattr(mod, "HAS_SENSITIVITY", False):
+            _fail(f"study {study!r} has no sensitivity runs")
+        kwargs["sensitivity"] = True
+    try:
+        report = mod.reproduce(params, out_dir, workers=workers, **kwargs)
+    except ValueError as e:
+        _fail(str(e))
+    from .reporting.html import report_html
+
+    report_html(report, f"mediasim {_engine.version()} (engine build {_engine.build_id()}); seed {params.seed}, "
+                        f"{params.replications} replications")
+    click.echo(report.read_text())
+    click.echo(f"\nwritten to {out_dir}/")
+
+
+@click.command("demo", short_help="The demo study (voice over a dumbbell).")
+@click.option("--out", type=click.Path(file_okay=False), default="results/demo", show_default=True)
+@click.option("--replications", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: all cores).")
+def demo_cmd(out, replications, seed, workers) -> None:
+    """The demo study: voice over a congested dumbbell, bottleneck buffer
+    swept, with replications; writes tables, plots and a report."""
+    from pathlib import Path
+
+    from .experiments.demo import run_demo
+
+    report = run_demo(Path(out), replications=replications, seed=seed, workers=workers)
+    click.echo(report.read_text())
+    click.echo(f"\nwritten to {out}/")
