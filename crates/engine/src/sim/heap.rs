@@ -55,20 +55,8 @@ impl<T> QuadHeap<T> {
             return None;
         }
         let top = self.v.swap_remove(0);
-        self.sift_down(0);
-        Some(top)
-    }
-
-    /// Puts `(key, item)` in place of the least element (which the caller
-    /// has read and is done with): one sift down instead of a pop's and a
-    /// push's.
-    pub fn replace_top(&mut self, key: u128, item: T) {
-        self.v[0] = (key, item);
-        self.sift_down(0);
-    }
-
-    fn sift_down(&mut self, mut i: usize) {
-        let n = self.v.len();
+        let n = n - 1;
+        let mut i = 0;
         loop {
             let first = D * i + 1;
             if first >= n {
@@ -87,6 +75,7 @@ impl<T> QuadHeap<T> {
             self.v.swap(i, m);
             i = m;
         }
+        Some(top)
     }
 }
 
@@ -114,18 +103,6 @@ mod tests {
                 assert_eq!(got, want);
             }
             assert_eq!(q.len(), reference.len());
-        }
-        // replace_top is a pop and a push.
-        for round in 0..5_000 {
-            if q.is_empty() {
-                break;
-            }
-            let key = ((uniform(&mut rng) * 1000.0) as u128) << 64 | seq;
-            seq += 1;
-            let top = q.peek().map(|e| e.0);
-            assert_eq!(top, reference.pop().map(|r| r.0 .0));
-            q.replace_top(key, round + 100_000);
-            reference.push(std::cmp::Reverse((key, round + 100_000)));
         }
         while let Some(std::cmp::Reverse(want)) = reference.pop() {
             assert_eq!(q.pop(), Some(want));
