@@ -18,6 +18,7 @@ interpreter's own memory and the engine's fixed costs cancel out.
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 from typing import Any
@@ -75,12 +76,6 @@ def _point(kind: str, x: float) -> dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _slope(xs: list[float], ys: list[float]) -> float:
-    """Least-squares slope."""
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-
-
 def engine_memory(quick: bool = False) -> list[dict[str, Any]]:
     """One row per figure: bytes per flow, per packet queued, per packet
     propagating, with the points it was fitted on."""
@@ -92,7 +87,7 @@ def engine_memory(quick: bool = False) -> list[dict[str, Any]]:
         ys = [p["delta_mb"] * 2**20 for p in pts]
         rows.append({"figure": {"flows": "per TCP flow", "queued": "per packet queued",
                                 "propagating": "per packet propagating"}[kind],
-                     "bytes": round(_slope(xs, ys)),
+                     "bytes": round(statistics.linear_regression(xs, ys).slope),
                      "points": ", ".join(f"{int(x)}: {y / 2**20:.1f} MiB" for x, y in zip(xs, ys))})
     return rows
 
