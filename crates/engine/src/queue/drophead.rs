@@ -75,8 +75,8 @@ impl QueueDiscipline for DropHead {
     fn kind(&self) -> &'static str {
         "drophead"
     }
-    fn passes_through_when_empty(&self, pkt: &Packet) -> bool {
-        self.fifo.could_ever_fit(pkt.size_bytes as u64)
+    fn passes_through_up_to(&self) -> Option<u64> {
+        self.fifo.largest_fit()
     }
 }
 

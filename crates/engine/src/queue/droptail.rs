@@ -76,9 +76,9 @@ impl QueueDiscipline for DropTail {
     fn kind(&self) -> &'static str {
         "droptail"
     }
-    fn passes_through_when_empty(&self, pkt: &Packet) -> bool {
+    fn passes_through_up_to(&self) -> Option<u64> {
         // An empty FIFO accepts any packet within its limits.
-        self.fifo.could_ever_fit(pkt.size_bytes as u64)
+        self.fifo.largest_fit()
     }
 }
 

@@ -28,7 +28,14 @@ impl Fifo {
     }
     /// A packet of `size` bytes could fit were the queue empty.
     pub fn could_ever_fit(&self, size: u64) -> bool {
-        self.limit_packets.is_none_or(|l| l > 0) && self.limit_bytes.is_none_or(|l| size <= l)
+        self.largest_fit().is_some_and(|max| size <= max)
+    }
+    /// The largest packet an empty queue takes (None: not even one).
+    pub fn largest_fit(&self) -> Option<u64> {
+        match self.limit_packets {
+            Some(0) => None,
+            _ => Some(self.limit_bytes.unwrap_or(u64::MAX)),
+        }
     }
     pub fn push_back(&mut self, p: Packet) {
         self.bytes += p.size_bytes as u64;

@@ -57,13 +57,15 @@ pub trait QueueDiscipline: Send {
     fn held(&self) -> Vec<&Packet>;
     /// Short name of the discipline, e.g. "droptail".
     fn kind(&self) -> &'static str;
-    /// True if, while empty, the discipline would accept `pkt` and hand it
-    /// straight back on the next dequeue with no other effect (a FIFO with
-    /// room for it). The engine then skips the round trip when the link is idle.
-    /// Disciplines that act on every arrival (RED's average, schedulers'
-    /// virtual times) keep the default, false.
-    fn passes_through_when_empty(&self, _pkt: &Packet) -> bool {
-        false
+    /// The largest packet (bytes) that the discipline, while empty, would
+    /// accept and hand straight back on the next dequeue with no other
+    /// effect (a FIFO: any packet within its limits). The engine then skips
+    /// the round trip when the link is idle. Asked once, when the queue is
+    /// made, so it must not change during the run. Disciplines that act on
+    /// every arrival (RED's average, schedulers' virtual times) keep the
+    /// default, None.
+    fn passes_through_up_to(&self) -> Option<u64> {
+        None
     }
     /// Values of the discipline's own to report at the end of the run, as
     /// extra columns of the queues table (e.g. RED's average queue).
@@ -130,16 +132,22 @@ pub struct Queue {
     /// miss each with hundreds of links).
     held_packets: usize,
     held_bytes: u64,
+    /// The discipline's `passes_through_up_to`, kept here so that a packet
+    /// crossing an idle link never touches the discipline (another cache
+    /// miss per hop with hundreds of links).
+    pass_through_max: Option<u64>,
 }
 
 impl Queue {
     pub fn new(disc: Box<dyn QueueDiscipline>) -> Self {
         let (held_packets, held_bytes) = (disc.len_packets(), disc.len_bytes());
+        let pass_through_max = disc.passes_through_up_to();
         Queue {
             disc,
             stats: QueueStats::default(),
             held_packets,
             held_bytes,
+            pass_through_max,
         }
     }
 
@@ -197,7 +205,10 @@ impl Queue {
     /// stays 0, so the time integrals do not change).
     #[inline]
     pub fn pass_through(&mut self, pkt: &Packet) -> bool {
-        if self.held_packets == 0 && self.disc.passes_through_when_empty(pkt) {
+        let fits = self
+            .pass_through_max
+            .is_some_and(|max| pkt.size_bytes as u64 <= max);
+        if self.held_packets == 0 && fits {
             self.stats.arrivals += 1;
             self.stats.arrival_bytes += pkt.size_bytes as u64;
             self.stats.departures += 1;

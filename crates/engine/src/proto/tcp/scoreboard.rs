@@ -114,6 +114,69 @@ impl Scoreboard {
     pub fn is_lost(&self, seq: u64, dupthresh: u32, smss: u64) -> bool {
         self.sacked_above(seq) > (dupthresh as u64 - 1) * smss
     }
+
+    /// A cursor that answers `is_sacked`, `sacked_above` and `is_lost` for
+    /// non-decreasing sequence numbers. SetPipe and NextSeg ask about every
+    /// segment in the window in order: through the cursor each answer costs
+    /// O(1) amortized instead of a binary search plus a scan of all ranges.
+    pub fn walk(&self) -> Walk<'_> {
+        Walk {
+            ranges: self.ranges(),
+            total: self.sacked_bytes(),
+            below_bytes: 0,
+            above_i: 0,
+            sacked_i: 0,
+            last: 0,
+        }
+    }
+}
+
+/// See [`Scoreboard::walk`].
+pub struct Walk<'a> {
+    ranges: &'a [(u64, u64)],
+    total: u64,
+    /// Bytes of `ranges[..above_i]`, the ranges that end at or below the
+    /// last `sacked_above` point + 1.
+    below_bytes: u64,
+    above_i: usize,
+    /// The first range ending above the last `is_sacked` point.
+    sacked_i: usize,
+    /// The last sequence number asked about (they may not decrease).
+    last: u64,
+}
+
+impl Walk<'_> {
+    fn check_order(&mut self, seq: u64) {
+        debug_assert!(seq >= self.last, "a scoreboard walk goes upwards");
+        self.last = seq;
+    }
+
+    pub fn is_sacked(&mut self, seq: u64) -> bool {
+        self.check_order(seq);
+        let r = self.ranges;
+        while self.sacked_i < r.len() && r[self.sacked_i].1 <= seq {
+            self.sacked_i += 1;
+        }
+        self.sacked_i < r.len() && r[self.sacked_i].0 <= seq
+    }
+
+    /// SACKed bytes strictly above `seq` (as [`Scoreboard::sacked_above`]).
+    pub fn sacked_above(&mut self, seq: u64) -> u64 {
+        self.check_order(seq);
+        let (r, from) = (self.ranges, seq + 1);
+        while self.above_i < r.len() && r[self.above_i].1 <= from {
+            self.below_bytes += r[self.above_i].1 - r[self.above_i].0;
+            self.above_i += 1;
+        }
+        // The first range ending above seq + 1 may start below it.
+        let cut = r.get(self.above_i).map_or(0, |x| from.saturating_sub(x.0));
+        self.total - self.below_bytes - cut
+    }
+
+    /// IsLost (as [`Scoreboard::is_lost`]).
+    pub fn is_lost(&mut self, seq: u64, dupthresh: u32, smss: u64) -> bool {
+        self.sacked_above(seq) > (dupthresh as u64 - 1) * smss
+    }
 }
 
 #[cfg(test)]
@@ -172,6 +235,33 @@ mod tests {
         sb.update(&[(5001, 5002)], 1);
         assert!(sb.is_lost(0, 3, 1000), "2001 above");
         assert!(!sb.is_lost(0, 4, 1000));
+    }
+
+    #[test]
+    fn a_walk_answers_as_the_scoreboard_does() {
+        // Random scoreboards, asked about every sequence number in order.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..300 {
+            let mut sb = Scoreboard::default();
+            for _ in 0..next(6) {
+                let s = next(200);
+                sb.update(&[(s, s + 1 + next(30))], 0);
+            }
+            let mut walk = sb.walk();
+            let mut seq = next(5);
+            while seq < 260 {
+                assert_eq!(walk.is_sacked(seq), sb.is_sacked(seq), "{seq} {sb:?}");
+                assert_eq!(walk.sacked_above(seq), sb.sacked_above(seq), "{seq} {sb:?}");
+                assert_eq!(walk.is_lost(seq, 3, 10), sb.is_lost(seq, 3, 10), "{seq}");
+                seq += next(4);
+            }
+        }
     }
 
     #[test]

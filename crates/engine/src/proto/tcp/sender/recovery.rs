@@ -131,11 +131,12 @@ impl TcpSender {
     pub(crate) fn pipe(&self) -> u64 {
         let (dt, smss) = (self.cfg.dupthresh, self.mss);
         let mut pipe = 0;
+        let mut walk = self.sb.walk();
         let mut s = self.snd_una;
         while s < self.snd_max {
             let e = self.seg_end(s);
-            if !self.sb.is_sacked(s) {
-                if !self.sb.is_lost(s, dt, smss) {
+            if !walk.is_sacked(s) {
+                if !walk.is_lost(s, dt, smss) {
                     pipe += e - s;
                 }
                 if s < self.high_rxt {
@@ -151,9 +152,10 @@ impl TcpSender {
     fn next_seg(&self) -> Option<Next> {
         let (dt, smss) = (self.cfg.dupthresh, self.mss);
         let top = self.sb.highest_sacked().min(self.snd_max);
+        let mut walk = self.sb.walk();
         let mut s = self.snd_una;
         while s < top {
-            if s >= self.high_rxt && !self.sb.is_sacked(s) && self.sb.is_lost(s, dt, smss) {
+            if s >= self.high_rxt && !walk.is_sacked(s) && walk.is_lost(s, dt, smss) {
                 return Some(Next::Retx(s));
             }
             s = self.seg_end(s);
@@ -168,9 +170,10 @@ impl TcpSender {
                 return Some(Next::New);
             }
         }
+        let mut walk = self.sb.walk();
         let mut s = self.snd_una;
         while s < top {
-            if s >= self.high_rxt && !self.sb.is_sacked(s) {
+            if s >= self.high_rxt && !walk.is_sacked(s) {
                 return Some(Next::Retx(s));
             }
             s = self.seg_end(s);
@@ -178,8 +181,9 @@ impl TcpSender {
         if self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
             let mut s = self.snd_una;
             let mut last = None;
+            let mut walk = self.sb.walk();
             while s < self.snd_max {
-                if !self.sb.is_sacked(s) {
+                if !walk.is_sacked(s) {
                     last = Some(s);
                 }
                 s = self.seg_end(s);
