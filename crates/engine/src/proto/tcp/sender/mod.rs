@@ -208,6 +208,21 @@ impl TcpSender {
         seq + len + (self.finite && seq + len == self.data_end) as u64
     }
 
+    /// The segments from `from` (a segment's start) up to `to`, as
+    /// (start, end) pairs, each end as `seg_end` gives it. SetPipe and
+    /// NextSeg walk the whole window on every ACK in recovery: this takes
+    /// one division for the walk instead of one per segment.
+    fn segments(&self, from: u64, to: u64) -> Segments {
+        Segments {
+            s: from,
+            to,
+            boundary: 0,
+            mss: self.mss,
+            data_end: self.data_end,
+            finite: self.finite,
+        }
+    }
+
     fn window(&self) -> u64 {
         let cap = self
             .cfg
@@ -502,5 +517,87 @@ impl TcpSender {
             SenderState::Idle | SenderState::Done => {}
         }
         self.record(now);
+    }
+}
+
+/// See [`TcpSender::segments`].
+struct Segments {
+    s: u64,
+    to: u64,
+    /// The next MSS boundary above `s` (1 + k * mss), 0 until computed.
+    boundary: u64,
+    mss: u64,
+    data_end: u64,
+    finite: bool,
+}
+
+impl Iterator for Segments {
+    type Item = (u64, u64);
+
+    fn next(&mut self) -> Option<(u64, u64)> {
+        let s = self.s;
+        if s >= self.to {
+            return None;
+        }
+        let end = if s >= self.data_end {
+            s
+        } else {
+            if self.boundary <= s {
+                // Contiguous segments meet at a boundary: the next one is
+                // an MSS further; anywhere else, divide.
+                self.boundary = if self.boundary == s && s > 0 {
+                    s + self.mss
+                } else {
+                    1 + ((s - 1) / self.mss + 1) * self.mss
+                };
+            }
+            self.boundary.min(self.data_end)
+        };
+        let e = end + (self.finite && end == self.data_end) as u64;
+        if e == s {
+            return None; // nothing more to walk (past the data, no FIN)
+        }
+        self.s = e;
+        Some((s, e))
+    }
+}
+
+#[cfg(test)]
+mod segment_tests {
+    use super::*;
+
+    #[test]
+    fn segments_end_where_seg_end_says() {
+        for (mss, bytes, handshake) in [
+            (1000, None, false),
+            (1000, Some(10_500), true),
+            (1000, Some(10_500), false),
+            (536, Some(5_360), true),
+            (7, Some(100), true),
+        ] {
+            let cfg = TcpConfig {
+                mss,
+                handshake,
+                ..Default::default()
+            };
+            let s = TcpSender::new(cfg, bytes);
+            let top = s.seq_end().min(60_000);
+            // From a boundary and from inside a segment (a partial ACK).
+            for from in [1, 2, 1 + mss as u64, 1 + mss as u64 / 2] {
+                let mut chain = Vec::new();
+                let mut x = from;
+                while x < top {
+                    let e = s.seg_end(x);
+                    if e == x {
+                        break;
+                    }
+                    chain.push((x, e));
+                    x = e;
+                }
+                let walked: Vec<_> = s.segments(from, top).collect();
+                assert_eq!(walked, chain, "mss {mss}, {bytes:?}, from {from}");
+                assert!(!walked.is_empty());
+            }
+        }
     }
 }

@@ -132,9 +132,7 @@ impl TcpSender {
         let (dt, smss) = (self.cfg.dupthresh, self.mss);
         let mut pipe = 0;
         let mut walk = self.sb.walk();
-        let mut s = self.snd_una;
-        while s < self.snd_max {
-            let e = self.seg_end(s);
+        for (s, e) in self.segments(self.snd_una, self.snd_max) {
             if !walk.is_sacked(s) {
                 if !walk.is_lost(s, dt, smss) {
                     pipe += e - s;
@@ -143,7 +141,6 @@ impl TcpSender {
                     pipe += e - s;
                 }
             }
-            s = e;
         }
         pipe
     }
@@ -153,12 +150,10 @@ impl TcpSender {
         let (dt, smss) = (self.cfg.dupthresh, self.mss);
         let top = self.sb.highest_sacked().min(self.snd_max);
         let mut walk = self.sb.walk();
-        let mut s = self.snd_una;
-        while s < top {
+        for (s, _) in self.segments(self.snd_una, top) {
             if s >= self.high_rxt && !walk.is_sacked(s) && walk.is_lost(s, dt, smss) {
                 return Some(Next::Retx(s));
             }
-            s = self.seg_end(s);
         }
         if self.snd_max < self.seq_end() {
             let len = self.seg_len(self.snd_max);
@@ -171,22 +166,18 @@ impl TcpSender {
             }
         }
         let mut walk = self.sb.walk();
-        let mut s = self.snd_una;
-        while s < top {
+        for (s, _) in self.segments(self.snd_una, top) {
             if s >= self.high_rxt && !walk.is_sacked(s) {
                 return Some(Next::Retx(s));
             }
-            s = self.seg_end(s);
         }
         if self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
-            let mut s = self.snd_una;
             let mut last = None;
             let mut walk = self.sb.walk();
-            while s < self.snd_max {
+            for (s, _) in self.segments(self.snd_una, self.snd_max) {
                 if !walk.is_sacked(s) {
                     last = Some(s);
                 }
-                s = self.seg_end(s);
             }
             return last.map(Next::Rescue);
         }
