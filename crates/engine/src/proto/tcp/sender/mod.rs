@@ -202,7 +202,9 @@ impl TcpSender {
         boundary.min(self.data_end) - seq
     }
 
-    /// Sequence number after the segment starting at `seq`.
+    /// Sequence number after the segment starting at `seq`: the rule
+    /// that `segments` walks, kept as its tests' oracle.
+    #[cfg(test)]
     fn seg_end(&self, seq: u64) -> u64 {
         let len = self.seg_len(seq);
         seq + len + (self.finite && seq + len == self.data_end) as u64
