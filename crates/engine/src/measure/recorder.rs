@@ -68,6 +68,9 @@ pub const POOLED: NodeId = u32::MAX;
 /// many (a multicast flow). A table per flow would take flows x nodes
 /// entries: 400 MB for 10,000 unicast flows among 10,000 nodes.
 enum FrMap {
+    /// A unicast flow's one receiver, held inline: a delivery then reads
+    /// no other allocation (a cache miss each with hundreds of flows).
+    One(NodeId, u32),
     Few(Vec<(NodeId, u32)>),
     Dense(Vec<u32>),
 }
@@ -77,6 +80,9 @@ const FEW_RECEIVERS: usize = 16;
 
 impl FrMap {
     fn new(pairs: Vec<(NodeId, u32)>, num_nodes: usize) -> Self {
+        if let [(n, i)] = pairs[..] {
+            return FrMap::One(n, i);
+        }
         if pairs.len() <= FEW_RECEIVERS {
             return FrMap::Few(pairs);
         }
@@ -88,10 +94,11 @@ impl FrMap {
     }
 
     fn get(&self, node: NodeId) -> Option<usize> {
-        match self {
+        match *self {
+            FrMap::One(n, i) => (n == node).then_some(i as usize),
             // The last entry wins, as it would in the table.
-            FrMap::Few(v) => v.iter().rev().find(|p| p.0 == node).map(|p| p.1 as usize),
-            FrMap::Dense(m) => m
+            FrMap::Few(ref v) => v.iter().rev().find(|p| p.0 == node).map(|p| p.1 as usize),
+            FrMap::Dense(ref m) => m
                 .get(node as usize)
                 .filter(|&&i| i != NONE)
                 .map(|&i| i as usize),
@@ -398,5 +405,48 @@ impl Recorder {
 
     pub fn total_dropped(&self, fr: usize) -> u64 {
         self.dropped[fr].iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod fr_map_tests {
+    use super::*;
+
+    /// One receiver, a few, many: each form answers as a table over all
+    /// nodes in which the last pair for a node wins.
+    #[test]
+    fn each_form_answers_as_the_table() {
+        let nodes = 40;
+        let lists: Vec<Vec<(NodeId, u32)>> = vec![
+            vec![],
+            vec![(7, 3)],
+            vec![(7, 3), (9, 4), (7, 5)],
+            (0..30).map(|k| ((k * 7 % nodes) as NodeId, k)).collect(),
+        ];
+        for pairs in lists {
+            let mut table = vec![None; nodes as usize];
+            for &(n, i) in &pairs {
+                table[n as usize] = Some(i as usize);
+            }
+            let map = FrMap::new(pairs.clone(), nodes as usize);
+            let form = match map {
+                FrMap::One(..) => "one",
+                FrMap::Few(_) => "few",
+                FrMap::Dense(_) => "dense",
+            };
+            let want = match pairs.len() {
+                1 => "one",
+                n if n <= FEW_RECEIVERS => "few",
+                _ => "dense",
+            };
+            assert_eq!(form, want, "{pairs:?}");
+            for node in 0..nodes {
+                assert_eq!(
+                    map.get(node as NodeId),
+                    table[node as usize],
+                    "{pairs:?} {node}"
+                );
+            }
+        }
     }
 }
