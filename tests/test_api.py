@@ -33,6 +33,33 @@ def test_parquet_round_trip(examples, tmp_path):
     assert list(back.packets["receiver"].cat.categories) == list(res.packets["receiver"].cat.categories)
 
 
+def test_tables_are_built_when_first_read_and_kept(examples):
+    import pickle
+
+    from mediasim.results import _frame
+
+    sc = mediasim.load_scenario(examples / "multicast_tree.yaml").measure(packets=True)
+    res = mediasim.run(sc, seed=1)
+    tables = res.tables
+    built = lambda: {n for n, v in tables._items.items() if isinstance(v, pd.DataFrame)}  # noqa: E731
+    assert built() == set() and len(tables) > 5
+    assert "flows" in tables and "nothing" not in tables and built() == set(), "membership builds nothing"
+    flows = res.flows
+    assert built() == {"flows"} and res.flows is flows, "built once, then kept"
+    # The same frame as building it from the engine's columns at once.
+    from mediasim.runner import engine_run
+
+    raw, meta = engine_run(sc, seed=1)
+    assert flows.equals(_frame("flows", raw["flows"], json.loads(meta)))
+    # A pickled Results (a worker's answer) keeps what is not built yet.
+    back = pickle.loads(pickle.dumps(res))
+    assert set(back.tables) == set(tables) and back.packets.equals(res.packets)
+    assert dict(tables.items()).keys() == set(tables) and built() == set(tables)
+    tables["extra"] = flows.head(1)
+    del tables["extra"]
+    assert "extra" not in tables
+
+
 def test_replications_and_combine(examples):
     jobs = replications(examples / "dumbbell.toml", 3, seed=5, variant="base")
     results = run_many(jobs, workers=2, progress=False)

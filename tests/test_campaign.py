@@ -29,6 +29,26 @@ def jobs(examples, duration_s=3, intervals=(10, 20), replications=2, **overrides
     return grid(sc, {"interval": list(intervals)}, replications=replications, seed=1, aliases=ALIASES)
 
 
+def _pid_after(ms):
+    time.sleep(ms / 1000)
+    return ms, os.getpid()
+
+
+def test_the_local_pool_shares_runs_between_this_process_and_its_helpers():
+    # This process works from the back of the list while a helper starts
+    # and works from the front: every task runs once, and both ran some.
+    from mediasim.campaign import LocalExecutor
+
+    tasks = [10 + k for k in range(40)]
+    out = list(LocalExecutor(2).map_unordered(_pid_after, tasks))
+    assert sorted(ms for ms, _ in out) == tasks
+    pids = {pid for _, pid in out}
+    assert os.getpid() in pids and len(pids) == 2
+    # This process took the last tasks.
+    assert all(pid == os.getpid() for ms, pid in out if ms == tasks[-1])
+    assert list(LocalExecutor(1).map_unordered(_pid_after, [1, 2])) == [(1, os.getpid()), (2, os.getpid())]
+
+
 def test_a_changed_scenario_is_a_new_run_and_an_unchanged_one_is_reused(examples, tmp_path):
     r1 = run_campaign(jobs(examples), tmp_path, workers=1, progress=False)
     assert (r1.runs, r1.ran, r1.reused) == (4, 4, 0)

@@ -17,6 +17,7 @@ Tables (see docs/results.md for every column):
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,20 +113,85 @@ def _frame(name: str, cols: dict[str, Any], meta: dict[str, Any]) -> pd.DataFram
     return df
 
 
+class _EngineColumns:
+    """A table as the engine returned it, made into a DataFrame when read."""
+
+    def __init__(self, name: str, cols: dict[str, Any], meta: dict[str, Any]):
+        self.name, self.cols, self.meta = name, cols, meta
+
+    def make(self) -> pd.DataFrame:
+        return _frame(self.name, self.cols, self.meta)
+
+
+class _ParquetBytes:
+    """A stored table, read when asked for."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def make(self) -> pd.DataFrame:
+        import io
+
+        return pd.read_parquet(io.BytesIO(self.data))
+
+
+class Tables(MutableMapping):
+    """A run's tables by name, each made into a DataFrame the first time
+    it is read (then kept). A run returns a dozen tables; a sweep that
+    reads one of each run's (its flows) no longer pays for building the
+    other eleven, which took twice as long as the run itself for short
+    runs. Otherwise a dict of DataFrames: ``name in tables`` does not
+    build the table, iteration and ``items()`` build each in turn."""
+
+    def __init__(self, items: dict[str, Any] | None = None):
+        self._items: dict[str, Any] = dict(items or {})
+
+    @classmethod
+    def from_engine(cls, raw: dict[str, dict[str, Any]], meta: dict[str, Any]) -> "Tables":
+        return cls({name: _EngineColumns(name, cols, meta) for name, cols in raw.items()})
+
+    @classmethod
+    def from_parquet_bytes(cls, raw: dict[str, bytes]) -> "Tables":
+        return cls({name: _ParquetBytes(b) for name, b in raw.items()})
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        v = self._items[name]
+        if isinstance(v, (_EngineColumns, _ParquetBytes)):
+            v = self._items[name] = v.make()
+        return v
+
+    def __setitem__(self, name: str, df: pd.DataFrame) -> None:
+        self._items[name] = df
+
+    def __delitem__(self, name: str) -> None:
+        del self._items[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Tables({list(self._items)})"
+
+
 @dataclass
 class Results:
     """What one run produced."""
 
     meta: dict[str, Any]
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    tables: MutableMapping[str, pd.DataFrame] = field(default_factory=dict)
 
     @classmethod
     def from_engine(cls, raw: dict[str, dict[str, Any]], meta_json: str, extra: dict[str, Any] | None = None) -> "Results":
         meta = json.loads(meta_json)
         if extra:
             meta.update(extra)
-        tables = {name: _frame(name, cols, meta) for name, cols in raw.items()}
-        return cls(meta=meta, tables=tables)
+        return cls(meta=meta, tables=Tables.from_engine(raw, meta))
 
     def table(self, name: str) -> pd.DataFrame:
         """Table ``name``; empty if the run has none of its kind (no TCP

@@ -11,7 +11,6 @@ stored before (``tests/test_study_campaign.py``)."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -73,11 +72,9 @@ def serving(store: RunStore, executor: Any) -> Iterator[RunCache]:
 
 
 def _results_of(tables: dict[str, bytes], meta: dict[str, Any]) -> Any:
-    import pandas as pd
+    from ..results import Results, Tables
 
-    from ..results import Results
-
-    return Results(meta=meta, tables={n: pd.read_parquet(io.BytesIO(b)) for n, b in tables.items()})
+    return Results(meta=meta, tables=Tables.from_parquet_bytes(tables))
 
 
 def _serve(item: tuple[int, Any, Task, Callable | None, str]) -> tuple[int, Any, Outcome | None]:

@@ -28,9 +28,40 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _run_chunk(fn: Callable[[Any], Any], chunk: list[Any]) -> list[Any]:
+    return [fn(t) for t in chunk]
+
+
+def _chunks(tasks: list[Any], workers: int) -> list[list[Any]]:
+    """Runs in chunks when there are many (at least 8 chunks per worker,
+    so that the last ones still balance): one round trip per chunk instead
+    of per run, which counts for runs of a few milliseconds."""
+    size = max(1, len(tasks) // (32 * workers))
+    return [tasks[i:i + size] for i in range(0, len(tasks), size)]
+
+
+def _stop_helpers(pool: Any) -> None:
+    """Stops a process pool's workers at once (queued runs dropped).
+    concurrent.futures has no public call for it before Python 3.14, and
+    its shutdown forgets the processes: take them first."""
+    helpers = list((getattr(pool, "_processes", None) or {}).values())
+    for p in helpers:
+        p.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in helpers:
+        p.join()
+
+
 class LocalExecutor:
-    """A pool of ``workers`` processes (default: the CPUs available);
-    ``workers=1`` runs in this process."""
+    """Runs on ``workers`` processes (default: the CPUs available): this
+    one and ``workers - 1`` helpers; ``workers=1`` runs in this process
+    alone.
+
+    This process works too, instead of waiting while the helpers start:
+    the helpers take chunks of runs from the front of the list, this
+    process takes them from the back, and a chunk is this process's only
+    if it has not gone to a helper (its future can still be cancelled). A
+    campaign of short runs thus loses little to starting the pool."""
 
     def __init__(self, workers: int | None = None):
         if workers is not None and workers < 1:
@@ -45,28 +76,35 @@ class LocalExecutor:
             for t in tasks:
                 yield fn(t)
             return
-        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
 
         workers = min(self.workers, len(tasks))
-        pool = multiprocessing.Pool(workers, initializer=_ignore_sigint)
-        # Runs go out in chunks when there are many (at least 8 chunks per
-        # worker, so the last ones still balance): one round trip per chunk
-        # instead of per run, which counts for runs of a few milliseconds.
-        chunk = max(1, len(tasks) // (8 * workers))
+        chunks = _chunks(tasks, workers)
+        pool = ProcessPoolExecutor(workers - 1, initializer=_ignore_sigint)
         finished = False
         try:
-            yield from pool.imap_unordered(fn, tasks, chunksize=chunk)
+            futures = [pool.submit(_run_chunk, fn, c) for c in chunks]
+            left = set(futures)
+            for f, chunk in zip(reversed(futures), reversed(chunks)):
+                for g in [g for g in left if g.done()]:
+                    left.discard(g)
+                    yield from g.result()
+                if not f.cancel():
+                    break  # the helpers have reached this far
+                left.discard(f)
+                yield from _run_chunk(fn, chunk)
+            for g in as_completed(left):
+                yield from g.result()
             finished = True
         finally:
-            # Ctrl-C (or any early exit): workers are stopped at once, queued
-            # runs dropped; what was stored stays. Workers ignore SIGINT
+            # Ctrl-C (or any early exit): helpers are stopped at once, queued
+            # runs dropped; what was stored stays. Helpers ignore SIGINT
             # themselves so that the terminal's Ctrl-C reaches only this
             # process, which decides.
             if finished:
-                pool.close()
+                pool.shutdown(wait=True)
             else:
-                pool.terminate()
-            pool.join()
+                _stop_helpers(pool)
 
 
 class DaskExecutor:
