@@ -98,11 +98,13 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules `event` at absolute time `at`.
+    #[inline(always)]
     pub fn schedule(&mut self, at: SimTime, event: E) -> Result<(), PastSchedule> {
         self.push(at, event).map(|_| ())
     }
 
     /// Schedules `event` after `delay` from now (never in the past).
+    #[inline(always)]
     pub fn schedule_in(&mut self, delay: SimTime, event: E) {
         let at = self.now + delay;
         let _ = self.push(at, event);
@@ -110,6 +112,7 @@ impl<E> EventQueue<E> {
 
     /// Schedules a timer at `at`: ordered exactly as [`Self::schedule`],
     /// but kept in the timer lane (see the module's notes).
+    #[inline(always)]
     pub fn schedule_timer(&mut self, at: SimTime, event: E) -> Result<(), PastSchedule> {
         self.push_timer(at, event).map(|_| ())
     }
@@ -133,18 +136,21 @@ impl<E> EventQueue<E> {
         self.heap.push(key(at, self.next_seq - 1), event);
     }
 
+    #[inline(always)]
     fn push(&mut self, at: SimTime, event: E) -> Result<u64, PastSchedule> {
         let seq = self.next_key(at)?;
         self.heap.push(key(at, seq), event);
         Ok(seq)
     }
 
+    #[inline(always)]
     fn push_timer(&mut self, at: SimTime, event: E) -> Result<u64, PastSchedule> {
         let seq = self.next_key(at)?;
         self.timers.push(key(at, seq), event);
         Ok(seq)
     }
 
+    #[inline(always)]
     fn next_key(&mut self, at: SimTime) -> Result<u64, PastSchedule> {
         if at < self.now {
             return Err(PastSchedule { at, now: self.now });

@@ -36,6 +36,10 @@ impl<T> QuadHeap<T> {
         self.v.iter()
     }
 
+    /// Inlined: the event is then written straight into its slot, not
+    /// passed through memory (its 16 bytes were stored piecewise by the
+    /// caller and loaded whole here, a store-forwarding stall).
+    #[inline(always)]
     pub fn push(&mut self, key: u128, item: T) {
         self.v.push((key, item));
         let mut i = self.v.len() - 1;
