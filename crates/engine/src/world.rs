@@ -352,6 +352,7 @@ impl World {
         self.actions = acts;
     }
 
+    #[inline(always)]
     fn enqueue(&mut self, ld: LinkDirId, p: Packet, now: SimTime) {
         if self.rec.trace_on {
             self.rec.trace(trace_kind::ENQUEUE, ld, &p, now);
@@ -386,6 +387,7 @@ impl World {
         }
     }
 
+    #[inline(always)]
     fn start_tx(&mut self, ld: LinkDirId, p: Packet, now: SimTime) {
         let link = &mut self.links[ld as usize];
         if now > link.busy_until {
@@ -454,6 +456,7 @@ impl World {
         }
     }
 
+    #[inline(always)]
     fn arrive(&mut self, ld: LinkDirId, p: Packet, now: SimTime) {
         if self.rec.trace_on {
             self.rec.trace(trace_kind::RECEIVE, ld, &p, now);
