@@ -168,6 +168,7 @@ fn open_pcap(w: &mut world::World, opts: &RunOptions, snaplen: u32) -> Result<()
         let wr = measure::pcap::PcapWriter::create(&path, snaplen)
             .map_err(|e| EngineError::Io(format!("cannot create {}: {e}", path.display())))?;
         w.pcap[i] = Some(wr);
+        w.capturing = true;
     }
     Ok(())
 }

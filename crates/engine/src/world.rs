@@ -55,6 +55,9 @@ pub struct World {
     pub sample_every: Option<SimTime>,
     /// Per full-duplex link: its pcap writer, if capturing.
     pub pcap: Vec<Option<PcapWriter>>,
+    /// Some link captures: without it, a transmission reads nothing of
+    /// `pcap` (a cache miss per hop with hundreds of links).
+    pub capturing: bool,
     pub group_addrs: Vec<[u8; 4]>,
     pub next_packet_id: u64,
     /// Extra copies made by multicast duplication.
@@ -119,6 +122,7 @@ impl World {
             horizon,
             sample_every,
             pcap: (0..n_links).map(|_| None).collect(),
+            capturing: false,
             group_addrs,
             next_packet_id: 0,
             copies: 0,
@@ -411,6 +415,23 @@ impl World {
             link.done_pending = true;
             self.q.schedule_in(tx, Ev::TxDone(ld));
         }
+        if self.capturing {
+            self.capture(lidx, &p, now);
+        }
+        if self.rec.trace_on {
+            self.rec.trace(trace_kind::DEQUEUE, ld, &p, now);
+        }
+        let link = &mut self.links[ld as usize];
+        link.in_transit.push_back((arrive_at, p));
+        if link.in_transit.len() == 1 {
+            self.q.schedule(arrive_at, Ev::Arrive(ld)).expect("future");
+        }
+    }
+
+    /// Writes `p`, starting on full-duplex link `lidx`, to the link's pcap
+    /// file (if it has one and the byte budget allows).
+    #[cold]
+    fn capture(&mut self, lidx: usize, p: &Packet, now: SimTime) {
         if self.pcap[lidx].is_some() && !self.pcap_truncated {
             // A record: 16 bytes of header and the captured bytes.
             let bytes = 16 + p.size_bytes as u64;
@@ -426,19 +447,11 @@ impl World {
                 Dest::Node(d) => self.nodes[d as usize].addr,
                 Dest::Group { group, .. } => self.group_addrs[group as usize],
             };
-            if let Err(e) = w.write(now, &p, src, dst) {
+            if let Err(e) = w.write(now, p, src, dst) {
                 self.io_error
                     .get_or_insert_with(|| format!("pcap for link {}: {e}", self.link_names[lidx]));
                 self.pcap[lidx] = None;
             }
-        }
-        if self.rec.trace_on {
-            self.rec.trace(trace_kind::DEQUEUE, ld, &p, now);
-        }
-        let link = &mut self.links[ld as usize];
-        link.in_transit.push_back((arrive_at, p));
-        if link.in_transit.len() == 1 {
-            self.q.schedule(arrive_at, Ev::Arrive(ld)).expect("future");
         }
     }
 
