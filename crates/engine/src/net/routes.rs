@@ -38,8 +38,10 @@ struct ForestIndex {
     hub_rows: Vec<Option<Box<[LinkDirId]>>>,
 }
 
-/// Nodes with more children than this get a dense row.
-const HUB_CHILDREN: usize = 4;
+/// Nodes with more children than this get a dense row: any branching node
+/// (a binary search among even three children, a dumbbell router's with
+/// one flow, costs more than the row's one load).
+const HUB_CHILDREN: usize = 1;
 /// Entries all hub rows together may hold (16 MiB): a pathological tree
 /// (a long chain of hubs) keeps the binary search instead.
 const HUB_ROW_BUDGET: usize = 4 << 20;
