@@ -100,10 +100,12 @@ def run_cli(n: int, duration_s: float, workdir: Path) -> dict[str, Any]:
     return {"wall_s": wall, "peak_rss_mib": peak}
 
 
-def run_ns3(n: int, duration_s: float) -> dict[str, Any] | None:
-    """ns-3's Simulator::Run wall time and bottleneck packets, or None
-    without an ns-3 interpreter."""
+def run_ns3(n: int, duration_s: float, repeats: int = 3) -> dict[str, Any] | None:
+    """ns-3's Simulator::Run wall time (the median of ``repeats`` runs in
+    one process: its 15 s of import and compilation are paid once) and
+    bottleneck packets, or None without an ns-3 interpreter."""
     import os
+    import statistics
 
     from .crosscheck import ns3_python
 
@@ -111,14 +113,34 @@ def run_ns3(n: int, duration_s: float) -> dict[str, Any] | None:
     if python is None:
         return None
     script = Path(__file__).resolve().parent / "refsim" / "ns3_dumbbell.py"
-    env = {**os.environ, "MEDIASIM_NS3_NO_CWND_TRACE": "1"}
+    env = {**os.environ, "MEDIASIM_NS3_NO_CWND_TRACE": "1", "MEDIASIM_NS3_REPEATS": str(repeats)}
     proc = subprocess.run([python, str(script), str(n), "sack", str(duration_s)], capture_output=True, text=True,
                           env=env, check=False)
-    vals = dict(line.split()[:2] for line in proc.stdout.splitlines() if line.startswith(("run_s", "btx")))
-    if proc.returncode != 0 or "run_s" not in vals:
+    runs = [float(line.split()[1]) for line in proc.stdout.splitlines() if line.startswith("run_s")]
+    vals = dict(line.split()[:2] for line in proc.stdout.splitlines() if line.startswith("btx"))
+    if proc.returncode != 0 or len(runs) != repeats or "btx" not in vals:
         raise RuntimeError(f"ns-3 failed for n={n}:\n{proc.stderr[-2000:]}")
     # Bottleneck bytes include PPP's 2-byte header on 1000-byte packets.
-    return {"run_s": float(vals["run_s"]), "bottleneck_packets": int(vals["btx"]) / 1002}
+    return {"run_s": statistics.median(runs), "runs_s": runs, "bottleneck_packets": int(vals["btx"]) / 1002}
+
+
+def _vs_ns3(n: int, duration_s: float, m_pk: float) -> dict[str, Any]:
+    """ns-3's run against the engine timed just before and just after it
+    (3 runs each): ns-3 takes half a minute or more per size, long enough
+    for a shared host's load to change, so the engine's figure for this
+    ratio comes from the same minutes."""
+    around = [run_mediasim(n, duration_s)["run_s"] for _ in range(3)]
+    r3 = run_ns3(n, duration_s)
+    if r3 is None:
+        return {}
+    around += [run_mediasim(n, duration_s)["run_s"] for _ in range(3)]
+    engine_s = statistics.median(around)
+    return {
+        "ns3_run_s": r3["run_s"],
+        "ns3_bottleneck_pkts": int(r3["bottleneck_packets"]),
+        "mediasim_engine_s_around_ns3": engine_s,
+        "speedup_engine_vs_ns3_run": (r3["run_s"] / r3["bottleneck_packets"]) / (engine_s / m_pk),
+    }
 
 
 def compare(sizes=(1, 8, 64, 256), repeats: int = 5, duration_s: float = 60.0,
@@ -151,12 +173,8 @@ def compare(sizes=(1, 8, 64, 256), repeats: int = 5, duration_s: float = 60.0,
             row["speedup_process"] = row["ns2_us_per_pkt"] / row["mediasim_us_per_pkt"]
             row["speedup_cli"] = row["ns2_us_per_pkt"] / (row["mediasim_cli_wall_s"] / m_pk * 1e6)
             row["speedup_engine"] = row["ns2_us_per_pkt"] / row["mediasim_engine_us_per_pkt"]
-            r3 = run_ns3(n, duration_s) if ns3 else None
-            if r3 is not None:
-                row["ns3_run_s"] = r3["run_s"]
-                row["ns3_bottleneck_pkts"] = int(r3["bottleneck_packets"])
-                row["speedup_engine_vs_ns3_run"] = (r3["run_s"] / r3["bottleneck_packets"]) / (
-                    row["mediasim_engine_s"] / m_pk)
+            if ns3:
+                row.update(_vs_ns3(n, duration_s, m_pk))
             rows.append(row)
     return rows
 
