@@ -33,9 +33,11 @@ def _run_chunk(fn: Callable[[Any], Any], chunk: list[Any]) -> list[Any]:
 
 
 def _chunks(tasks: list[Any], workers: int) -> list[list[Any]]:
-    """Runs in chunks when there are many (at least 8 chunks per worker,
-    so that the last ones still balance): one round trip per chunk instead
-    of per run, which counts for runs of a few milliseconds."""
+    """Runs in chunks when there are many: one round trip per chunk instead
+    of per run, which counts for runs of a few milliseconds. At least 32
+    chunks per worker, so that the last ones still balance: a helper holds
+    one chunk queued besides the one it runs, and at the end the main
+    process may wait for both."""
     size = max(1, len(tasks) // (32 * workers))
     return [tasks[i:i + size] for i in range(0, len(tasks), size)]
 
