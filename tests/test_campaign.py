@@ -46,6 +46,10 @@ def test_the_local_pool_shares_runs_between_this_process_and_its_helpers():
     assert os.getpid() in pids and len(pids) == 2
     # This process took the last tasks.
     assert all(pid == os.getpid() for ms, pid in out if ms == tasks[-1])
+    # With as many tasks as workers, this process still runs its own (the
+    # helper may have queued every submitted one before it could cancel).
+    two = list(LocalExecutor(2).map_unordered(_pid_after, [1, 2]))
+    assert sorted(two)[1] == (2, os.getpid()) and len(two) == 2
     assert list(LocalExecutor(1).map_unordered(_pid_after, [1, 2])) == [(1, os.getpid()), (2, os.getpid())]
 
 

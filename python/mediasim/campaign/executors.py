@@ -85,9 +85,12 @@ class LocalExecutor:
         pool = ProcessPoolExecutor(workers - 1, initializer=_ignore_sigint)
         finished = False
         try:
-            futures = [pool.submit(_run_chunk, fn, c) for c in chunks]
+            # The last chunk is this process's whatever the helpers do (they
+            # may have queued every submitted one before it gets to cancel).
+            futures = [pool.submit(_run_chunk, fn, c) for c in chunks[:-1]]
             left = set(futures)
-            for f, chunk in zip(reversed(futures), reversed(chunks)):
+            yield from _run_chunk(fn, chunks[-1])
+            for f, chunk in zip(reversed(futures), reversed(chunks[:-1])):
                 for g in [g for g in left if g.done()]:
                     left.discard(g)
                     yield from g.result()
