@@ -209,7 +209,7 @@ def schema_cmd() -> None:
 @click.option("--quick", is_flag=True, help="A short run (a smoke test, not a measurement).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--vs-ns2", is_flag=True, help="Run the TCP dumbbell in mediasim and ns-2 in alternation and compare.")
-@click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True, help="With --vs-ns2: runs per size.")
+@click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True, help="With --vs-ns2: runs per size; with --campaign: rounds (one process and the pool in alternation, medians).")
 @click.option("--sizes", default="1,8,64,256", show_default=True, help="With --vs-ns2: numbers of TCP flows.")
 @click.option("--ns3", "with_ns3", is_flag=True,
               help="With --vs-ns2: also time ns-3's Simulator::Run on the same dumbbell (once per size; needs ns-3).")
@@ -240,7 +240,7 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, r
     elif campaign_rate:
         from .validation.campaign_bench import campaign_rate as measure
 
-        rows = [measure(runs=10, repeats=1) if quick else measure(runs=40)]
+        rows = [measure(runs=10, repeats=1) if quick else measure(runs=40, repeats=repeats)]
     elif rtp_group:
         from .validation.bench import run_one
 
