@@ -212,7 +212,8 @@ def schema_cmd() -> None:
 @click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True, help="With --vs-ns2: runs per size; with --campaign: rounds (one process and the pool in alternation, medians).")
 @click.option("--sizes", default="1,8,64,256", show_default=True, help="With --vs-ns2: numbers of TCP flows.")
 @click.option("--ns3", "with_ns3", is_flag=True,
-              help="With --vs-ns2: also time ns-3's Simulator::Run on the same dumbbell (once per size; needs ns-3).")
+              help="With --vs-ns2: also time ns-3's Simulator::Run on the same dumbbell (median of 3 runs in one "
+                   "process per size, against the engine timed just before and after; needs ns-3).")
 @click.option("--campaign", "campaign_rate", is_flag=True,
               help="Campaign throughput: 40 short TCP-dumbbell runs in one process, then on the local pool (runs/s).")
 @click.option("--rtp-group", "rtp_group", is_flag=True,

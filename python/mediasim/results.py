@@ -113,7 +113,14 @@ def _frame(name: str, cols: dict[str, Any], meta: dict[str, Any]) -> pd.DataFram
     return df
 
 
-class _EngineColumns:
+class _Unbuilt:
+    """A table not made into a DataFrame yet (see ``Tables``)."""
+
+    def make(self) -> pd.DataFrame:
+        raise NotImplementedError
+
+
+class _EngineColumns(_Unbuilt):
     """A table as the engine returned it, made into a DataFrame when read."""
 
     def __init__(self, name: str, cols: dict[str, Any], meta: dict[str, Any]):
@@ -123,7 +130,7 @@ class _EngineColumns:
         return _frame(self.name, self.cols, self.meta)
 
 
-class _ParquetBytes:
+class _ParquetBytes(_Unbuilt):
     """A stored table, read when asked for."""
 
     def __init__(self, data: bytes):
@@ -156,7 +163,7 @@ class Tables(MutableMapping):
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         v = self._items[name]
-        if isinstance(v, (_EngineColumns, _ParquetBytes)):
+        if isinstance(v, _Unbuilt):
             v = self._items[name] = v.make()
         return v
 
