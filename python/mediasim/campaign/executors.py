@@ -6,6 +6,7 @@ seeded by its own seed and replication)."""
 from __future__ import annotations
 
 import os
+import pickle
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,36 +23,117 @@ def available_cpus() -> int:
     return max(1, n or 1)
 
 
-def _ignore_sigint() -> None:
+class WorkerDied(RuntimeError):
+    """A helper process of the local pool ended without returning its run
+    (killed, out of memory, or a crash in native code)."""
+
+
+def _next(counter: Any) -> int:
+    """Claims the next task: the index the shared counter held."""
+    with counter.get_lock():
+        i = counter.value
+        counter.value = i + 1
+    return i
+
+
+def _reply(i: int, fn: Callable[[Any], Any], task: Any) -> bytes:
+    """Task ``i``'s result, or its exception with the helper's traceback
+    (as ProcessPoolExecutor attaches it), pickled."""
+    try:
+        return pickle.dumps((i, True, fn(task)), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:  # noqa: BLE001 - raised again in the caller
+        import traceback
+
+        tb = traceback.format_exc()
+        try:
+            return pickle.dumps((i, False, (e, tb)), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - the exception itself does not pickle
+            return pickle.dumps((i, False, (RuntimeError(f"{type(e).__name__}: {e}"), tb)))
+
+
+def _helper(fn: Callable[[Any], Any], tasks: list[Any], counter: Any, conn: Any) -> None:
+    """A helper's life: claim, run, send, until the tasks run out. It
+    ignores SIGINT, so that a terminal's Ctrl-C reaches only the main
+    process, which decides (and terminates the helpers)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while (i := _next(counter)) < len(tasks):
+        conn.send_bytes(_reply(i, fn, tasks[i]))
+    conn.close()
 
 
-def _run_chunk(fn: Callable[[Any], Any], chunk: list[Any]) -> list[Any]:
-    return [fn(t) for t in chunk]
+def _read(conn: Any, inbox: Any) -> None:
+    """Moves one helper's replies into ``inbox`` as they come (reading
+    releases the GIL), so that a helper never waits for the main process
+    to finish a run of its own; ``None`` marks the helper's end."""
+    try:
+        while True:
+            inbox.put(conn.recv_bytes())
+    except (EOFError, OSError):
+        inbox.put(None)
 
 
-def _chunks(tasks: list[Any], workers: int) -> list[list[Any]]:
-    """Runs in chunks when there are many: one round trip per chunk instead
-    of per run, which counts for runs of a few milliseconds. At least 32
-    chunks per worker, so that the last ones still balance: a helper holds
-    one chunk queued besides the one it runs, and at the end the main
-    process may wait for both."""
-    size = max(1, len(tasks) // (32 * workers))
-    return [tasks[i:i + size] for i in range(0, len(tasks), size)]
+class _Pool:
+    """One ``map_unordered`` call's helpers, their pipes and readers."""
+
+    def __init__(self, fn: Callable[[Any], Any], tasks: list[Any], helpers: int):
+        import multiprocessing as mp
+        import queue
+        import threading
+
+        ctx = mp.get_context()
+        self.counter = ctx.Value("q", 0)
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.procs, conns = [], []
+        # Every helper is started before any reader thread: forking a
+        # process that runs threads is unsafe.
+        for _ in range(helpers):
+            r, w = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=_helper, args=(fn, tasks, self.counter, w), daemon=True)
+            p.start()
+            w.close()  # the helper's copy alone: its end is the pipe's end
+            self.procs.append(p)
+            conns.append(r)
+        self.running = helpers
+        for r in conns:
+            threading.Thread(target=_read, args=(r, self.inbox), daemon=True).start()
+
+    def replies(self, block: bool) -> Iterator[tuple[int, Any]]:
+        """The replies in, waiting for every helper's end if ``block``."""
+        import queue
+
+        while self.running:
+            try:
+                data = self.inbox.get(block=block)
+            except queue.Empty:
+                return
+            if data is None:
+                self.running -= 1
+                continue
+            i, ok, value = pickle.loads(data)
+            if not ok:
+                err, tb = value
+                raise err from _RemoteTraceback(tb)
+            yield i, value
+
+    def stop(self) -> None:
+        for p in self.procs:
+            if p.is_alive():
+                p.terminate()
+        for p in self.procs:
+            p.join()
+
+    def exit_codes(self) -> list[int | None]:
+        return [p.exitcode for p in self.procs]
 
 
-def _stop_helpers(pool: Any) -> None:
-    """Stops a process pool's workers at once (queued runs dropped).
-    concurrent.futures has no public call for it before Python 3.14, and
-    its shutdown forgets the processes: take them first."""
-    helpers = list((getattr(pool, "_processes", None) or {}).values())
-    for p in helpers:
-        p.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in helpers:
-        p.join()
+class _RemoteTraceback(Exception):
+    def __init__(self, tb: str):
+        super().__init__(tb)
+
+    def __str__(self) -> str:
+        return f"\n(in a helper process)\n{self.args[0]}"
 
 
 class LocalExecutor:
@@ -59,11 +141,14 @@ class LocalExecutor:
     one and ``workers - 1`` helpers; ``workers=1`` runs in this process
     alone.
 
-    This process works too, instead of waiting while the helpers start:
-    the helpers take chunks of runs from the front of the list, this
-    process takes them from the back, and a chunk is this process's only
-    if it has not gone to a helper (its future can still be cancelled). A
-    campaign of short runs thus loses little to starting the pool."""
+    Every process claims the next task from one shared counter, runs it
+    and claims again, so that the load balances to the last task whatever
+    each run costs, and this process works too instead of waiting while
+    the helpers start. Helpers send each result back as soon as it is
+    done, on a pipe of their own that a thread of this process empties;
+    this process yields them between its own runs. No task is queued
+    ahead, so there is nothing to take back at the end, and no manager
+    thread of this process contends for the GIL with its runs."""
 
     def __init__(self, workers: int | None = None):
         if workers is not None and workers < 1:
@@ -78,38 +163,28 @@ class LocalExecutor:
             for t in tasks:
                 yield fn(t)
             return
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        workers = min(self.workers, len(tasks))
-        chunks = _chunks(tasks, workers)
-        pool = ProcessPoolExecutor(workers - 1, initializer=_ignore_sigint)
-        finished = False
+        pool = _Pool(fn, tasks, min(self.workers, len(tasks)) - 1)
+        done = 0
         try:
-            # The last chunk is this process's whatever the helpers do (they
-            # may have queued every submitted one before it gets to cancel).
-            futures = [pool.submit(_run_chunk, fn, c) for c in chunks[:-1]]
-            left = set(futures)
-            yield from _run_chunk(fn, chunks[-1])
-            for f, chunk in zip(reversed(futures), reversed(chunks[:-1])):
-                for g in [g for g in left if g.done()]:
-                    left.discard(g)
-                    yield from g.result()
-                if not f.cancel():
-                    break  # the helpers have reached this far
-                left.discard(f)
-                yield from _run_chunk(fn, chunk)
-            for g in as_completed(left):
-                yield from g.result()
-            finished = True
+            while (i := _next(pool.counter)) < len(tasks):
+                value = fn(tasks[i])
+                for _, v in pool.replies(block=False):
+                    done += 1
+                    yield v
+                done += 1
+                yield value
+            for _, v in pool.replies(block=True):
+                done += 1
+                yield v
+            if done < len(tasks):
+                codes = ", ".join(str(c) for c in pool.exit_codes())
+                raise WorkerDied(f"{len(tasks) - done} of {len(tasks)} runs lost: a helper process ended "
+                                 f"without returning its run (exit codes {codes}; a negative code is the "
+                                 "signal that ended it, -9 often the kernel's out-of-memory killer)")
         finally:
-            # Ctrl-C (or any early exit): helpers are stopped at once, queued
-            # runs dropped; what was stored stays. Helpers ignore SIGINT
-            # themselves so that the terminal's Ctrl-C reaches only this
-            # process, which decides.
-            if finished:
-                pool.shutdown(wait=True)
-            else:
-                _stop_helpers(pool)
+            # Ctrl-C or an error: helpers stop at once; what the caller
+            # stored from earlier results stays.
+            pool.stop()
 
 
 class DaskExecutor:
