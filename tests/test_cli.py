@@ -89,7 +89,11 @@ def test_bench_campaign_quick_prints_both_rates():
     (row,) = json.loads(r.output)
     assert (row["runs"], row["sim_s_per_run"]) == (10, 10.0) and row["workers"] >= 1
     assert row["one_process_runs_per_s"] > 0 and row["pool_runs_per_s"] > 0
+    # With one round, the speedup is that round's ratio of the two rates.
     assert row["speedup"] == pytest.approx(row["pool_runs_per_s"] / row["one_process_runs_per_s"])
+    assert row["speedup_min"] == row["speedup"] == row["speedup_max"]
+    # The time the pool's processes spent inside runs, over workers x wall.
+    assert 0 < row["pool_busy_share"] <= 1
 
 
 def test_bench_memory_quick_prints_a_packet_as_at_least_its_struct():

@@ -215,7 +215,8 @@ def schema_cmd() -> None:
               help="With --vs-ns2: also time ns-3's Simulator::Run on the same dumbbell (median of 3 runs in one "
                    "process per size, against the engine timed just before and after; needs ns-3).")
 @click.option("--campaign", "campaign_rate", is_flag=True,
-              help="Campaign throughput: 40 short TCP-dumbbell runs in one process, then on the local pool (runs/s).")
+              help="Campaign throughput: 40 short TCP-dumbbell runs in one process, then on the local pool (runs/s, "
+                   "the speedup per round, and the share of the pool's time spent inside runs).")
 @click.option("--rtp-group", "rtp_group", is_flag=True,
               help="The large-group workload: one multicast RTP/AVPF session of 10,000 members for 500 s "
                    "(with --quick: 1,000 members for 50 s).")
