@@ -113,7 +113,7 @@ impl TcpSource {
 
 impl App for TcpSource {
     fn set_series(&mut self, on: bool) {
-        self.snd.series.set_on(on);
+        self.snd.set_series(on);
     }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         self.snd.start(now, &mut self.ep.segs);
@@ -136,7 +136,7 @@ impl App for TcpSource {
         let until = st.done_at.unwrap_or(end);
         let active = until.saturating_sub(start).as_secs_f64();
         let acked = self.snd.bytes_acked();
-        let s = &self.snd.series;
+        let s = self.snd.series();
         Some(AppStats {
             table: "tcp",
             flow: self.ep.tpl.flow,

@@ -119,7 +119,7 @@ fn the_rtt_sample_comes_from_the_ack_covering_the_timed_segment() {
     s.on_segment(t(40), &ack(seg(1)), &mut out);
     assert_eq!(s.stats.rtt_samples, 1);
     assert_eq!(s.srtt(), Some(t(40)));
-    let rtts: Vec<f64> = s.series.rtt.points().iter().map(|x| x.1).collect();
+    let rtts: Vec<f64> = s.series().rtt.points().iter().map(|x| x.1).collect();
     assert_eq!(rtts, vec![0.040]);
 }
 
@@ -128,14 +128,44 @@ fn series_record_changes_only() {
     let mut s = TcpSender::new(cfg(Flavor::Sack), None);
     let mut out = Vec::new();
     s.start(t(0), &mut out);
-    assert_eq!(s.series.cwnd.points(), &[(t(0), 4000.0)]);
-    assert_eq!(s.series.ssthresh.points(), &[(t(0), f64::INFINITY)]);
-    assert_eq!(s.series.rto.points(), &[(t(0), 1.0)]);
-    assert_eq!(s.series.recovery.points(), &[(t(0), 0.0)]);
+    assert_eq!(s.series().cwnd.points(), &[(t(0), 4000.0)]);
+    assert_eq!(s.series().ssthresh.points(), &[(t(0), f64::INFINITY)]);
+    assert_eq!(s.series().rto.points(), &[(t(0), 1.0)]);
+    assert_eq!(s.series().recovery.points(), &[(t(0), 0.0)]);
     s.on_segment(t(10), &ack(seg(0)), &mut out); // a duplicate: nothing changes
-    assert_eq!(s.series.cwnd.points().len(), 1);
+    assert_eq!(s.series().cwnd.points().len(), 1);
     s.on_segment(t(20), &ack(seg(1)), &mut out);
-    assert_eq!(s.series.cwnd.points().last(), Some(&(t(20), 5000.0)));
+    assert_eq!(s.series().cwnd.points().last(), Some(&(t(20), 5000.0)));
+}
+
+#[test]
+fn series_off_record_nothing_and_change_nothing_else() {
+    let (mut on, mut off) = (
+        TcpSender::new(cfg(Flavor::Sack), None),
+        TcpSender::new(cfg(Flavor::Sack), None),
+    );
+    off.set_series(false);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    on.start(t(0), &mut a);
+    off.start(t(0), &mut b);
+    for (ms, k) in [(40, 1), (50, 1), (60, 3)] {
+        on.on_segment(t(ms), &ack(seg(k)), &mut a);
+        off.on_segment(t(ms), &ack(seg(k)), &mut b);
+    }
+    assert_eq!(a, b);
+    assert_eq!((on.cwnd(), on.srtt()), (off.cwnd(), off.srtt()));
+    assert!(!on.series().cwnd.points().is_empty() && !on.series().rtt.points().is_empty());
+    let sr = off.series();
+    for x in [
+        &sr.cwnd,
+        &sr.ssthresh,
+        &sr.rtt,
+        &sr.srtt,
+        &sr.rto,
+        &sr.recovery,
+    ] {
+        assert!(x.points().is_empty());
+    }
 }
 
 #[test]
