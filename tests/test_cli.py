@@ -120,3 +120,14 @@ def test_demo_writes_tables_plots_and_report(tmp_path):
     # the shape the demo exists to show: bigger buffers, less loss, more delay
     assert voice["loss_rate_mean"].iloc[0] > voice["loss_rate_mean"].iloc[-1]
     assert voice["delay_p99_ms_mean"].iloc[0] < voice["delay_p99_ms_mean"].iloc[-1]
+
+
+def test_the_side_by_side_gives_cost_growth_per_bottleneck_and_per_delivered_packet():
+    from mediasim.validation.ns2_compare import _cost_growth
+
+    rows = [{"flows": 8, "mediasim_engine_us_per_pkt": 0.6, "mediasim_engine_us_per_delivered": 0.4},
+            {"flows": 1, "mediasim_engine_us_per_pkt": 0.5, "mediasim_engine_us_per_delivered": 0.25},
+            {"flows": 256, "mediasim_engine_us_per_pkt": 1.0, "mediasim_engine_us_per_delivered": 0.5}]
+    _cost_growth(rows)
+    assert [r["engine_cost_per_pkt_vs_smallest"] for r in rows] == pytest.approx([1.2, 1.0, 2.0])
+    assert [r["engine_cost_per_delivered_vs_smallest"] for r in rows] == pytest.approx([1.6, 1.0, 2.0])

@@ -57,7 +57,8 @@ tables, meta = _engine.run(json.dumps(tcp_dumbbell(int(sys.argv[1]), float(sys.a
 t2 = time.perf_counter()
 links = tables["links"]
 i = list(links["direction"]).index("bottleneck:r1->r2")
-print(json.dumps({"startup_s": t1 - t0, "run_s": t2 - t1, "bottleneck_packets": int(links["tx_packets"][i])}))
+print(json.dumps({"startup_s": t1 - t0, "run_s": t2 - t1, "bottleneck_packets": int(links["tx_packets"][i]),
+                  "delivered": json.loads(meta)["delivered"]}))
 """
 
 
@@ -69,7 +70,8 @@ def run_mediasim(n: int, duration_s: float) -> dict[str, Any]:
     if proc.returncode != 0:
         raise RuntimeError(f"mediasim failed for n={n}:\n{proc.stderr[-2000:]}")
     r = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {"wall_s": wall, "run_s": r["run_s"], "bottleneck_packets": r["bottleneck_packets"]}
+    return {"wall_s": wall, "run_s": r["run_s"], "bottleneck_packets": r["bottleneck_packets"],
+            "delivered": r["delivered"]}
 
 
 def _cli_command() -> list[str]:
@@ -167,6 +169,11 @@ def compare(sizes=(1, 8, 64, 256), repeats: int = 5, duration_s: float = 60.0,
                 "mediasim_bottleneck_pkts": int(m_pk),
                 "mediasim_us_per_pkt": med(ms, "wall_s") / m_pk * 1e6,
                 "mediasim_engine_us_per_pkt": med(ms, "run_s") / m_pk * 1e6,
+                # The issue's unit: every packet delivered to an application
+                # (data, ACKs, CBR), which more flows make more of per
+                # bottleneck packet (more ACKs, fewer delayed).
+                "mediasim_delivered": int(med(ms, "delivered")),
+                "mediasim_engine_us_per_delivered": med(ms, "run_s") / med(ms, "delivered") * 1e6,
             }
             row["mediasim_cli_wall_s"] = med(cli, "wall_s")
             row["mediasim_cli_peak_mib"] = max(c["peak_rss_mib"] for c in cli)
@@ -176,7 +183,19 @@ def compare(sizes=(1, 8, 64, 256), repeats: int = 5, duration_s: float = 60.0,
             if ns3:
                 row.update(_vs_ns3(n, duration_s, m_pk))
             rows.append(row)
+    _cost_growth(rows)
     return rows
+
+
+def _cost_growth(rows: list[dict[str, Any]]) -> None:
+    """Each size's engine cost per bottleneck packet and per delivered
+    packet over the smallest size's: how cost grows with the number of
+    flows."""
+    first = min(rows, key=lambda r: r["flows"])
+    for r in rows:
+        r["engine_cost_per_pkt_vs_smallest"] = r["mediasim_engine_us_per_pkt"] / first["mediasim_engine_us_per_pkt"]
+        r["engine_cost_per_delivered_vs_smallest"] = (r["mediasim_engine_us_per_delivered"]
+                                                      / first["mediasim_engine_us_per_delivered"])
 
 
 if __name__ == "__main__":
