@@ -7,7 +7,7 @@
 //! list, unless a loss arrives more than the horizon behind the highest
 //! one, which is then left out and counted in [`LossRuns::late`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// How far (in sequence numbers) below the highest loss a run stays open.
 /// A flow that reorders its losses by more than this (a window of 65,536
@@ -16,8 +16,11 @@ pub const HORIZON: u64 = 1 << 16;
 
 #[derive(Clone, Debug, Default)]
 pub struct LossRuns {
-    /// Open runs, start -> end (inclusive); neither overlapping nor adjacent.
-    open: BTreeMap<u64, u64>,
+    /// Open runs (start, end), inclusive, in order; neither overlapping
+    /// nor adjacent. A deque, not a tree: losses come mostly in order, so
+    /// nearly every one extends or follows the last run, and the oldest
+    /// runs close from the front.
+    open: VecDeque<(u64, u64)>,
     /// Final runs: length -> count.
     closed: BTreeMap<u64, u64>,
     /// Losses below this may touch a final run: counted late.
@@ -33,33 +36,51 @@ impl LossRuns {
             self.late += 1;
             return;
         }
-        let before = self.open.range(..=seq).next_back().map(|(&s, &e)| (s, e));
-        if before.is_some_and(|(_, e)| seq <= e) {
-            return; // lost before
-        }
-        let after = (self.open.range(seq + 1..).next()).map(|(&s, &e)| (s, e));
-        let start = match before {
-            Some((s, e)) if e + 1 == seq => s,
-            _ => seq,
-        };
-        let end = match after {
-            Some((s, e)) if s == seq + 1 => {
-                self.open.remove(&s);
-                e
+        match self.open.back_mut() {
+            // In order: at or after the last run (the common case).
+            Some(last) if seq >= last.0 => {
+                if seq == last.1 + 1 {
+                    last.1 = seq;
+                } else if seq > last.1 {
+                    self.open.push_back((seq, seq));
+                }
             }
-            _ => seq,
-        };
-        self.open.insert(start, end);
+            None => self.open.push_back((seq, seq)),
+            Some(_) => self.add_behind(seq),
+        }
         self.highest = self.highest.max(seq);
         self.close_old();
     }
 
+    /// A loss before the last run's start: joins the runs around it, or
+    /// opens its own between them.
+    fn add_behind(&mut self, seq: u64) {
+        // The first run that does not end before `seq`: the last run at
+        // least, since `seq` is before its start.
+        let i = self.open.partition_point(|r| r.1 < seq);
+        if self.open[i].0 <= seq {
+            return; // lost before
+        }
+        let joins_before = i > 0 && self.open[i - 1].1 + 1 == seq;
+        let joins_after = self.open[i].0 == seq + 1;
+        match (joins_before, joins_after) {
+            (true, true) => {
+                let end = self.open[i].1;
+                self.open[i - 1].1 = end;
+                self.open.remove(i);
+            }
+            (true, false) => self.open[i - 1].1 = seq,
+            (false, true) => self.open[i].0 = seq,
+            (false, false) => self.open.insert(i, (seq, seq)),
+        }
+    }
+
     fn close_old(&mut self) {
-        while let Some((&s, &e)) = self.open.first_key_value() {
+        while let Some(&(s, e)) = self.open.front() {
             if e + HORIZON >= self.highest {
                 break;
             }
-            self.open.remove(&s);
+            self.open.pop_front();
             *self.closed.entry(e - s + 1).or_default() += 1;
             // e + 1 was not lost; a loss of it now would join a final run.
             self.frontier = e + 2;
@@ -69,7 +90,7 @@ impl LossRuns {
     /// Run length -> number of runs, open runs included.
     pub fn histogram(&self) -> BTreeMap<u64, u64> {
         let mut h = self.closed.clone();
-        for (&s, &e) in &self.open {
+        for &(s, e) in &self.open {
             *h.entry(e - s + 1).or_default() += 1;
         }
         h
