@@ -45,7 +45,7 @@ pub struct World {
     pub routes: crate::net::routes::RouteTable,
     pub trees: Vec<Tree>,
     /// (sender node, group) -> tree index.
-    pub tree_of: std::collections::HashMap<(NodeId, u32), u32>,
+    pub tree_of: rustc_hash::FxHashMap<(NodeId, u32), u32>,
     pub apps: Vec<AppSlot>,
     /// Per node: (port, app index).
     pub ports: Vec<Vec<(u16, u32)>>,
@@ -99,7 +99,7 @@ impl World {
     pub fn new(
         topo: crate::scenario::build::Topology,
         trees: Vec<Tree>,
-        tree_of: std::collections::HashMap<(NodeId, u32), u32>,
+        tree_of: rustc_hash::FxHashMap<(NodeId, u32), u32>,
         apps: Vec<AppSlot>,
         ports: Vec<Vec<(u16, u32)>>,
         rec: Recorder,

@@ -3,7 +3,7 @@
 //! of names a spec may refer to. Validation collects every problem rather
 //! than stopping at the first.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,7 +115,7 @@ impl Checker {
     }
     /// Names are non-empty and distinct; `names` yields (path, name).
     pub fn unique<'a>(&mut self, what: &str, names: impl Iterator<Item = (String, &'a str)>) {
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         for (path, n) in names {
             if n.is_empty() {
                 self.err(path, format!("{what} name must not be empty"));

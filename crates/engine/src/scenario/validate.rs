@@ -9,7 +9,7 @@ use super::parse::parse_json;
 use crate::app::flow::validate_flow;
 use crate::loss::LossSpec;
 use crate::queue::QueueSpec;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Parses and validates.
 pub fn parse_and_validate(text: &str) -> Result<Scenario, Vec<FieldError>> {
@@ -90,7 +90,7 @@ fn names(s: &Scenario, c: &mut Checker) {
         (s.flows.iter().enumerate())
             .map(|(i, f)| (format!("flows[{i}].name"), f.common.name.as_str())),
     );
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for r in s.sessions() {
         let name = r.model.name();
         if name.is_empty() || name.contains('/') {
@@ -116,7 +116,7 @@ fn loss(path: &str, l: &LossSpec, scope: &Scope<'_>, c: &mut Checker) {
 }
 
 fn links(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
-    let mut link_names = HashSet::new();
+    let mut link_names = HashSet::default();
     for (i, l) in s.links.iter().enumerate() {
         let p = format!("links[{i}]");
         let ka = scope.node(c, &format!("{p}.a"), &l.a);
@@ -214,7 +214,7 @@ fn groups(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
 }
 
 fn routes(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
-    let mut neighbours: HashMap<&str, HashSet<&str>> = HashMap::new();
+    let mut neighbours: HashMap<&str, HashSet<&str>> = HashMap::default();
     for l in &s.links {
         neighbours.entry(&l.a).or_default().insert(&l.b);
         neighbours.entry(&l.b).or_default().insert(&l.a);

@@ -11,7 +11,7 @@ use crate::net::routing::{multicast_tree, Graph};
 use crate::net::{LinkDir, LinkDirId, Node, NodeId};
 use crate::sim::{RngStreams, SimRng, SimTime};
 use crate::world::AppSlot;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Who holds a port.
 struct PortOwner {
@@ -96,9 +96,9 @@ impl<'a> BuildCtx<'a> {
             routes: topo.routes,
             group_members: groups.into_iter().map(|(_, m)| m).collect(),
             trees: Vec::new(),
-            tree_of: HashMap::new(),
+            tree_of: HashMap::default(),
             forest,
-            shared_of: HashMap::new(),
+            shared_of: HashMap::default(),
             apps: Vec::new(),
             ports: vec![Vec::new(); n],
             metas: Vec::new(),
@@ -106,7 +106,7 @@ impl<'a> BuildCtx<'a> {
             node_id,
             group_id,
             flow_id,
-            port_owner: HashMap::new(),
+            port_owner: HashMap::default(),
         }
     }
 

@@ -15,7 +15,7 @@ use crate::net::topology::group_addr;
 use crate::net::NodeId;
 use crate::sim::{RngStreams, SimTime};
 use crate::world::World;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Builds the world for one (seed, replication). The scenario must have
 /// passed [`super::validate::validate`]; remaining errors are the ones only

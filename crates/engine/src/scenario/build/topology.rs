@@ -10,7 +10,7 @@ use crate::net::topology::node_addr;
 use crate::net::{LinkDir, LinkDirId, Node, NodeId};
 use crate::queue::{build_queue, QueueSite};
 use crate::sim::{RngStreams, SimTime};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Builds the topology; `flow_id` maps flow names (for explicit losses).
 pub fn build(s: &Scenario, rng: &RngStreams, flow_id: &dyn Fn(&str) -> u32) -> Topology {
