@@ -66,13 +66,36 @@ impl<T> QuadHeap<T> {
             if first >= n {
                 break;
             }
-            let last = (first + D).min(n);
-            let mut m = first;
-            for c in first + 1..last {
-                if self.v[c].0 < self.v[m].0 {
-                    m = c;
+            let m = if first + D <= n {
+                // A full set of children: the least by a fixed tournament
+                // of selects, which compile without branches. With many
+                // flows the keys' order is a coin toss, and a mispredicted
+                // branch per child cost more than the comparisons.
+                let k = |c: usize| self.v[c].0;
+                let a = if k(first + 1) < k(first) {
+                    first + 1
+                } else {
+                    first
+                };
+                let b = if k(first + 3) < k(first + 2) {
+                    first + 3
+                } else {
+                    first + 2
+                };
+                if k(b) < k(a) {
+                    b
+                } else {
+                    a
                 }
-            }
+            } else {
+                let mut m = first;
+                for c in first + 1..n {
+                    if self.v[c].0 < self.v[m].0 {
+                        m = c;
+                    }
+                }
+                m
+            };
             if self.v[m].0 >= self.v[i].0 {
                 break;
             }
