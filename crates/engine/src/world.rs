@@ -624,3 +624,56 @@ mod invariant_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Asks for a timer at the current instant on every timer, so that
+    /// simulated time never advances past `stuck_at`.
+    struct Stuck {
+        stuck_at: SimTime,
+    }
+
+    impl App for Stuck {
+        fn on_start(&mut self, _now: SimTime, out: &mut Vec<Action>) {
+            out.push(Action::Timer {
+                at: self.stuck_at,
+                token: 0,
+            });
+        }
+        fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
+            out.push(Action::Timer { at: now, token: 0 });
+        }
+    }
+
+    fn world_with_stuck_app(stuck_at: SimTime) -> World {
+        let text = r#"{"duration_s": 10, "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}],
+            "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b", "rate_bps": 1000,
+                       "payload_bytes": 100}]}"#;
+        let s = crate::scenario::parse_and_validate(text).expect("valid");
+        let mut w =
+            crate::scenario::build::build(&s, &crate::sim::RngStreams::new(1, 0)).expect("builds");
+        w.apps[0].app = Box::new(Stuck { stuck_at });
+        w
+    }
+
+    /// Events at one instant without end stop the run there, after
+    /// exactly STALL_EVENTS + 1 of them, and say where.
+    #[test]
+    fn a_run_stuck_at_one_instant_stops_and_says_where() {
+        let at = SimTime::from_millis_f64(1.5);
+        let mut w = world_with_stuck_app(at);
+        assert!(!w.run(&mut |_, _| true));
+        let (t, what) = w.stalled.take().expect("stalled");
+        assert_eq!(t, at);
+        assert!(what.contains("application"), "{what}");
+        // Two starts at 0 (the flow's source, replaced, and its sink), the
+        // first timer at `at` (the count starts there), then
+        // STALL_EVENTS + 1 more at that instant.
+        assert_eq!(w.apps.len(), 2);
+        assert_eq!(w.now(), at);
+        assert_eq!(w.q.events_executed(), STALL_EVENTS + 4);
+    }
+}
