@@ -260,3 +260,21 @@ def test_ctrl_c_stops_the_campaign_and_its_workers_at_once(examples, tmp_path):
     assert time.monotonic() - t0 < 5
     assert p.returncode != 0
     assert not [d for d in (tmp_path / "runs").iterdir() if not d.name.startswith(".")]
+
+
+def test_a_task_function_that_cannot_reach_a_spawned_helper_fails_at_once(monkeypatch):
+    # Where helpers are spawned, not forked (macOS, Windows), the function
+    # goes to them pickled: a lambda cannot, and the error says so at
+    # once instead of leaving the campaign waiting.
+    import multiprocessing
+    import pickle
+
+    from mediasim.campaign import LocalExecutor
+
+    spawn = multiprocessing.get_context("spawn")
+    monkeypatch.setattr(multiprocessing, "get_context", lambda *a: spawn)
+    t0 = time.monotonic()
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        list(LocalExecutor(3).map_unordered(lambda x: x, [1, 2, 3]))
+    assert time.monotonic() - t0 < 10
+    assert not multiprocessing.active_children()

@@ -71,6 +71,10 @@ def _read(conn: Any, inbox: Any) -> None:
         while True:
             inbox.put(conn.recv_bytes())
     except (EOFError, OSError):
+        pass  # the helper ended (or was stopped)
+    finally:
+        # Whatever ended the reading, so that the main process never waits
+        # on a helper nobody listens to.
         inbox.put(None)
 
 
@@ -88,13 +92,17 @@ class _Pool:
         self.procs, conns = [], []
         # Every helper is started before any reader thread: forking a
         # process that runs threads is unsafe.
-        for _ in range(helpers):
-            r, w = ctx.Pipe(duplex=False)
-            p = ctx.Process(target=_helper, args=(fn, tasks, self.counter, w), daemon=True)
-            p.start()
-            w.close()  # the helper's copy alone: its end is the pipe's end
-            self.procs.append(p)
-            conns.append(r)
+        try:
+            for _ in range(helpers):
+                r, w = ctx.Pipe(duplex=False)
+                p = ctx.Process(target=_helper, args=(fn, tasks, self.counter, w), daemon=True)
+                p.start()
+                w.close()  # the helper's copy alone: its end is the pipe's end
+                self.procs.append(p)
+                conns.append(r)
+        except BaseException:
+            self.stop()  # a helper that could not start: none left behind
+            raise
         self.running = helpers
         for r in conns:
             threading.Thread(target=_read, args=(r, self.inbox), daemon=True).start()
