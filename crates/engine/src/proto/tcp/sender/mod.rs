@@ -106,12 +106,7 @@ pub struct TcpSender {
     /// reduction per window of data, RFC 3168 6.1.2).
     ecn_recover: u64,
     pub stats: SenderStats,
-    /// Private, so that `recording` always says whether it records.
     series: SenderSeries,
-    /// Whether `series` records: checked before touching it, so that a
-    /// run without series never reads its cache lines (one miss per ACK
-    /// with many flows).
-    recording: bool,
 }
 
 const UNLIMITED: u64 = u64::MAX / 4;
@@ -154,14 +149,12 @@ impl TcpSender {
             ecn_recover: 0,
             stats: SenderStats::default(),
             series: SenderSeries::default(),
-            recording: true,
             cfg,
         }
     }
 
     /// Turns the time series on or off (off frees what was recorded).
     pub fn set_series(&mut self, on: bool) {
-        self.recording = on;
         self.series.set_on(on);
     }
 
@@ -302,9 +295,6 @@ impl TcpSender {
     }
 
     fn record(&mut self, now: SimTime) {
-        if !self.recording {
-            return;
-        }
         let cw = self.cwnd as f64;
         self.series.cwnd.push_change(now, cw);
         let ss = if self.ssthresh >= UNLIMITED {
@@ -375,9 +365,7 @@ impl TcpSender {
                     if let Some((_, t)) = self.timing.take() {
                         self.rtt.sample(now - t);
                         self.stats.rtt_samples += 1;
-                        if self.recording {
-                            self.series.rtt.push(now, (now - t).as_secs_f64());
-                        }
+                        self.series.rtt.push(now, (now - t).as_secs_f64());
                     }
                     if self.syn_retransmitted {
                         // RFC 6298 5.7: after a lost SYN, RTO is 3 s when data starts.
@@ -433,11 +421,9 @@ impl TcpSender {
         }
         self.rtt.sample(now - t);
         self.stats.rtt_samples += 1;
-        if self.recording {
-            self.series.rtt.push(now, (now - t).as_secs_f64());
-            if let Some(s) = self.rtt.srtt() {
-                self.series.srtt.push(now, s.as_secs_f64());
-            }
+        self.series.rtt.push(now, (now - t).as_secs_f64());
+        if let Some(s) = self.rtt.srtt() {
+            self.series.srtt.push(now, s.as_secs_f64());
         }
         self.timing = None;
     }
