@@ -22,12 +22,37 @@ use crate::sim::{EventQueue, SimTime};
 pub enum Ev {
     /// The transmitter of a link-dir is free again and a packet waits for it.
     TxDone(LinkDirId),
-    /// The first packet in transit on link-dir `.0` reaches the far end.
-    Arrive(LinkDirId),
+    /// The first packet in transit on link-dir `.0` reaches the far end;
+    /// `.1` is where it goes from there (a [`Hop`]).
+    Arrive(LinkDirId, Hop),
     AppStart(u32),
     AppTimer(u32, u64),
     /// Periodic queue-length sampling.
     Sample,
+}
+
+/// Where a packet arriving at the far end of a link goes next, found when
+/// it becomes the first packet on the wire rather than when it arrives: a
+/// link-dir, [`HOP_LOCAL`] or [`HOP_LOOKUP`]. With hundreds of flows the
+/// route look-up, then the next link, were two cache misses in a row on
+/// every hop; found ahead, the look-up's miss overlaps other work and the
+/// next link is known as soon as the event is. Routes are fixed for a run,
+/// so the answer is the one the arrival would get.
+pub type Hop = u32;
+/// The packet is for the node it arrives at.
+pub const HOP_LOCAL: Hop = u32::MAX - 1;
+/// Decided on arrival (multicast, or no route: dropped there).
+pub const HOP_LOOKUP: Hop = u32::MAX;
+
+/// Where `p`, arriving at `node`, goes next (see [`Hop`]); the same
+/// decision as [`World::forward`]'s for a unicast packet.
+#[inline(always)]
+fn hop_of(routes: &mut crate::net::routes::RouteTable, node: NodeId, p: &Packet) -> Hop {
+    match p.dst {
+        Dest::Node(d) if d == node => HOP_LOCAL,
+        Dest::Node(d) => routes.next_hop(node, d).unwrap_or(HOP_LOOKUP),
+        Dest::Group { .. } => HOP_LOOKUP,
+    }
 }
 
 pub struct AppSlot {
@@ -209,7 +234,7 @@ impl World {
             format!("an application on node \"{}\"", self.nodes[node].name)
         };
         match ev {
-            Ev::TxDone(ld) | Ev::Arrive(ld) => {
+            Ev::TxDone(ld) | Ev::Arrive(ld, _) => {
                 let l = &self.links[*ld as usize];
                 format!(
                     "link \"{}\"",
@@ -224,19 +249,20 @@ impl World {
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::TxDone(ld) => self.tx_done(ld, now),
-            Ev::Arrive(ld) => {
+            Ev::Arrive(ld, hop) => {
                 let link = &mut self.links[ld as usize];
                 let (at, p) = link
                     .in_transit
                     .pop_front()
                     .expect("an arrival event has a packet in transit");
                 debug_assert_eq!(at, now);
-                if let Some(&(next, _)) = link.in_transit.front() {
+                if let Some((next, np)) = link.in_transit.front() {
+                    let (next, next_hop) = (*next, hop_of(&mut self.routes, link.to, np));
                     self.q
-                        .schedule(next, Ev::Arrive(ld))
+                        .schedule(next, Ev::Arrive(ld, next_hop))
                         .expect("arrivals are in time order");
                 }
-                self.arrive(ld, p, now)
+                self.arrive(ld, p, hop, now)
             }
             Ev::AppStart(a) => {
                 let mut acts = std::mem::take(&mut self.actions);
@@ -422,10 +448,13 @@ impl World {
             self.rec.trace(trace_kind::DEQUEUE, ld, &p, now);
         }
         let link = &mut self.links[ld as usize];
-        link.in_transit.push_back((arrive_at, p));
-        if link.in_transit.len() == 1 {
-            self.q.schedule(arrive_at, Ev::Arrive(ld)).expect("future");
+        if link.in_transit.is_empty() {
+            let hop = hop_of(&mut self.routes, link.to, &p);
+            self.q
+                .schedule(arrive_at, Ev::Arrive(ld, hop))
+                .expect("future");
         }
+        link.in_transit.push_back((arrive_at, p));
     }
 
     /// Writes `p`, starting on full-duplex link `lidx`, to the link's pcap
@@ -470,7 +499,7 @@ impl World {
     }
 
     #[inline(always)]
-    fn arrive(&mut self, ld: LinkDirId, p: Packet, now: SimTime) {
+    fn arrive(&mut self, ld: LinkDirId, p: Packet, hop: Hop, now: SimTime) {
         if self.rec.trace_on {
             self.rec.trace(trace_kind::RECEIVE, ld, &p, now);
         }
@@ -482,7 +511,11 @@ impl World {
             }
         }
         let to = link.to;
-        self.forward(to, Some(ld), p, now);
+        match hop {
+            HOP_LOOKUP => self.forward(to, Some(ld), p, now),
+            HOP_LOCAL => self.deliver(to, p, now),
+            next => self.enqueue(next, p, now),
+        }
     }
 
     /// Records a drop and charges it to the receivers it deprives.
@@ -675,5 +708,44 @@ mod tests {
         assert_eq!(w.apps.len(), 2);
         assert_eq!(w.now(), at);
         assert_eq!(w.q.events_executed(), STALL_EVENTS + 4);
+    }
+}
+
+/// The hop found when a packet becomes the first on a wire is the one
+/// `forward` would choose when it arrives.
+#[cfg(test)]
+mod hop_tests {
+    use super::{hop_of, HOP_LOCAL, HOP_LOOKUP};
+    use crate::net::packet::test_packet;
+    use crate::net::Dest;
+    use crate::sim::RngStreams;
+
+    #[test]
+    fn a_hop_is_the_next_link_the_local_node_or_left_to_the_arrival() {
+        // a - b - c, and d on its own.
+        let text = r#"{"duration_s": 1,
+            "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1},
+                      {"a": "b", "b": "c", "rate_bps": 1e6, "delay_ms": 1}]}"#;
+        let s = crate::scenario::parse_and_validate(text).expect("valid");
+        let mut w = crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds");
+        let id = |w: &super::World, name: &str| {
+            w.nodes.iter().position(|n| n.name == name).expect("a node") as u32
+        };
+        let (a, b, c, d) = (id(&w, "a"), id(&w, "b"), id(&w, "c"), id(&w, "d"));
+        let to = |dst| {
+            let mut p = test_packet(0, 0, 100);
+            p.dst = Dest::Node(dst);
+            p
+        };
+        let b_to_c = w.routes.next_hop(b, c).expect("a route");
+        assert_eq!(w.links[b_to_c as usize].to, c);
+        assert_eq!(hop_of(&mut w.routes, b, &to(c)), b_to_c);
+        assert_eq!(hop_of(&mut w.routes, c, &to(c)), HOP_LOCAL);
+        // No route: decided (and dropped) on arrival, as before.
+        assert_eq!(hop_of(&mut w.routes, a, &to(d)), HOP_LOOKUP);
+        let mut group = to(c);
+        group.dst = Dest::Group { group: 0, tree: 0 };
+        assert_eq!(hop_of(&mut w.routes, a, &group), HOP_LOOKUP);
     }
 }
