@@ -33,13 +33,19 @@ pub enum Ev {
 
 /// Where a packet arriving at the far end of a link goes next, found when
 /// it becomes the first packet on the wire rather than when it arrives: a
-/// link-dir, [`HOP_LOCAL`] or [`HOP_LOOKUP`]. With hundreds of flows the
-/// route look-up, then the next link, were two cache misses in a row on
-/// every hop; found ahead, the look-up's miss overlaps other work and the
-/// next link is known as soon as the event is. Routes are fixed for a run,
-/// so the answer is the one the arrival would get.
+/// link-dir, [`HOP_APP`] plus the application it is for, [`HOP_LOCAL`] or
+/// [`HOP_LOOKUP`]. With hundreds of flows the route look-up, then the next
+/// link, were two cache misses in a row on every hop (the node's port
+/// list, then the application, at the last); found ahead, the look-up's
+/// miss overlaps other work and the next link or application is known as
+/// soon as the event is. Routes and ports are fixed for a run, so the
+/// answer is the one the arrival would get.
 pub type Hop = u32;
-/// The packet is for the node it arrives at.
+/// The packet is for an application of the node it arrives at: `HOP_APP |
+/// app`. Link-dirs and applications are far fewer than 2^31.
+pub const HOP_APP: Hop = 1 << 31;
+/// The packet is for the node it arrives at, where no application listens
+/// on its port (dropped there).
 pub const HOP_LOCAL: Hop = u32::MAX - 1;
 /// Decided on arrival (multicast, or no route: dropped there).
 pub const HOP_LOOKUP: Hop = u32::MAX;
@@ -47,12 +53,28 @@ pub const HOP_LOOKUP: Hop = u32::MAX;
 /// Where `p`, arriving at `node`, goes next (see [`Hop`]); the same
 /// decision as [`World::forward`]'s for a unicast packet.
 #[inline(always)]
-fn hop_of(routes: &mut crate::net::routes::RouteTable, node: NodeId, p: &Packet) -> Hop {
+fn hop_of(
+    routes: &mut crate::net::routes::RouteTable,
+    ports: &[Vec<(u16, u32)>],
+    node: NodeId,
+    p: &Packet,
+) -> Hop {
     match p.dst {
-        Dest::Node(d) if d == node => HOP_LOCAL,
+        Dest::Node(d) if d == node => {
+            listener(ports, node, p).map_or(HOP_LOCAL, |app| HOP_APP | app)
+        }
         Dest::Node(d) => routes.next_hop(node, d).unwrap_or(HOP_LOOKUP),
         Dest::Group { .. } => HOP_LOOKUP,
     }
+}
+
+/// The application of `node` listening on `p`'s destination port.
+#[inline(always)]
+fn listener(ports: &[Vec<(u16, u32)>], node: NodeId, p: &Packet) -> Option<u32> {
+    let listening = ports[node as usize]
+        .iter()
+        .find(|(port, _)| *port == p.dst_port);
+    listening.map(|&(_, app)| app)
 }
 
 pub struct AppSlot {
@@ -257,7 +279,8 @@ impl World {
                     .expect("an arrival event has a packet in transit");
                 debug_assert_eq!(at, now);
                 if let Some((next, np)) = link.in_transit.front() {
-                    let (next, next_hop) = (*next, hop_of(&mut self.routes, link.to, np));
+                    let (next, next_hop) =
+                        (*next, hop_of(&mut self.routes, &self.ports, link.to, np));
                     self.q
                         .schedule(next, Ev::Arrive(ld, next_hop))
                         .expect("arrivals are in time order");
@@ -363,17 +386,31 @@ impl World {
     }
 
     fn deliver(&mut self, node: NodeId, p: Packet, now: SimTime) {
-        if let Some(loss) = self.nodes[node as usize].receiver_loss.as_mut() {
-            if loss.is_lost(&p, now) {
-                return self.drop(p, DropReason::ReceiverLoss, DropSite::Node(node), now);
+        match listener(&self.ports, node, &p) {
+            Some(app) => self.deliver_to(node, app, p, now),
+            None => {
+                let reason = if self.lost_on_receipt(node, &p, now) {
+                    DropReason::ReceiverLoss
+                } else {
+                    DropReason::NoListener
+                };
+                self.drop(p, reason, DropSite::Node(node), now)
             }
         }
-        let Some(&(_, app)) = self.ports[node as usize]
-            .iter()
-            .find(|(port, _)| *port == p.dst_port)
-        else {
-            return self.drop(p, DropReason::NoListener, DropSite::Node(node), now);
-        };
+    }
+
+    /// Whether the receiver-loss model of `node` (if any) loses `p`.
+    #[inline(always)]
+    fn lost_on_receipt(&mut self, node: NodeId, p: &Packet, now: SimTime) -> bool {
+        let loss = self.nodes[node as usize].receiver_loss.as_mut();
+        loss.is_some_and(|l| l.is_lost(p, now))
+    }
+
+    /// Delivers `p` to application `app` of `node` (listening on its port).
+    fn deliver_to(&mut self, node: NodeId, app: u32, p: Packet, now: SimTime) {
+        if self.lost_on_receipt(node, &p, now) {
+            return self.drop(p, DropReason::ReceiverLoss, DropSite::Node(node), now);
+        }
         self.delivered += 1;
         self.rec.on_deliver(&p, node, now);
         let mut acts = std::mem::take(&mut self.actions);
@@ -449,7 +486,7 @@ impl World {
         }
         let link = &mut self.links[ld as usize];
         if link.in_transit.is_empty() {
-            let hop = hop_of(&mut self.routes, link.to, &p);
+            let hop = hop_of(&mut self.routes, &self.ports, link.to, &p);
             self.q
                 .schedule(arrive_at, Ev::Arrive(ld, hop))
                 .expect("future");
@@ -514,6 +551,7 @@ impl World {
         match hop {
             HOP_LOOKUP => self.forward(to, Some(ld), p, now),
             HOP_LOCAL => self.deliver(to, p, now),
+            app if app & HOP_APP != 0 => self.deliver_to(to, app & !HOP_APP, p, now),
             next => self.enqueue(next, p, now),
         }
     }
@@ -715,18 +753,20 @@ mod tests {
 /// `forward` would choose when it arrives.
 #[cfg(test)]
 mod hop_tests {
-    use super::{hop_of, HOP_LOCAL, HOP_LOOKUP};
+    use super::{hop_of, HOP_APP, HOP_LOCAL, HOP_LOOKUP};
     use crate::net::packet::test_packet;
     use crate::net::Dest;
     use crate::sim::RngStreams;
 
     #[test]
-    fn a_hop_is_the_next_link_the_local_node_or_left_to_the_arrival() {
-        // a - b - c, and d on its own.
+    fn a_hop_is_the_next_link_the_listening_app_or_left_to_the_arrival() {
+        // a - b - c, and d on its own; a CBR flow's sink listens on c.
         let text = r#"{"duration_s": 1,
             "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}],
             "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1},
-                      {"a": "b", "b": "c", "rate_bps": 1e6, "delay_ms": 1}]}"#;
+                      {"a": "b", "b": "c", "rate_bps": 1e6, "delay_ms": 1}],
+            "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "c",
+                       "payload_bytes": 100, "interval_ms": 10}]}"#;
         let s = crate::scenario::parse_and_validate(text).expect("valid");
         let mut w = crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds");
         let id = |w: &super::World, name: &str| {
@@ -740,12 +780,23 @@ mod hop_tests {
         };
         let b_to_c = w.routes.next_hop(b, c).expect("a route");
         assert_eq!(w.links[b_to_c as usize].to, c);
-        assert_eq!(hop_of(&mut w.routes, b, &to(c)), b_to_c);
-        assert_eq!(hop_of(&mut w.routes, c, &to(c)), HOP_LOCAL);
+        assert_eq!(hop_of(&mut w.routes, &w.ports, b, &to(c)), b_to_c);
+        let (port, sink) = w.ports[c as usize][0];
+        assert_eq!(w.nodes[w.apps[sink as usize].node as usize].name, "c");
+        let mut for_sink = to(c);
+        for_sink.dst_port = port;
+        assert_eq!(
+            hop_of(&mut w.routes, &w.ports, c, &for_sink),
+            HOP_APP | sink
+        );
+        // For c, but on a port nobody listens on: dropped on arrival.
+        let mut unheard = to(c);
+        unheard.dst_port = port.wrapping_add(1);
+        assert_eq!(hop_of(&mut w.routes, &w.ports, c, &unheard), HOP_LOCAL);
         // No route: decided (and dropped) on arrival, as before.
-        assert_eq!(hop_of(&mut w.routes, a, &to(d)), HOP_LOOKUP);
+        assert_eq!(hop_of(&mut w.routes, &w.ports, a, &to(d)), HOP_LOOKUP);
         let mut group = to(c);
         group.dst = Dest::Group { group: 0, tree: 0 };
-        assert_eq!(hop_of(&mut w.routes, a, &group), HOP_LOOKUP);
+        assert_eq!(hop_of(&mut w.routes, &w.ports, a, &group), HOP_LOOKUP);
     }
 }
