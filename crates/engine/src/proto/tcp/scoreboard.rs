@@ -1,10 +1,13 @@
 //! The SACK scoreboard (RFC 6675 section 4): which bytes above the
 //! cumulative ACK the receiver has reported, and the IsLost test.
 
-/// Sorted, merged, non-overlapping byte ranges [start, end).
+/// Sorted, merged, non-overlapping byte ranges [start, end), and the bytes
+/// they cover (kept as they change: with many flows a scoreboard in
+/// recovery holds several ranges, and every ACK asked for the total twice).
 #[derive(Clone, Debug, Default)]
 pub struct RangeSet {
     ranges: Vec<(u64, u64)>,
+    bytes: u64,
 }
 
 impl RangeSet {
@@ -13,12 +16,20 @@ impl RangeSet {
         let i = self.ranges.partition_point(|r| r.1 < s);
         let mut j = i;
         let (mut ns, mut ne) = (s, e);
+        let mut merged = 0;
         while j < self.ranges.len() && self.ranges[j].0 <= ne {
             ns = ns.min(self.ranges[j].0);
             ne = ne.max(self.ranges[j].1);
+            merged += self.ranges[j].1 - self.ranges[j].0;
             j += 1;
         }
-        self.ranges.splice(i..j, [(ns, ne)]);
+        self.bytes = self.bytes + (ne - ns) - merged;
+        if j == i {
+            self.ranges.insert(i, (ns, ne));
+        } else {
+            self.ranges[i] = (ns, ne);
+            self.ranges.drain(i + 1..j);
+        }
     }
 
     pub fn as_slice(&self) -> &[(u64, u64)] {
@@ -29,23 +40,36 @@ impl RangeSet {
         self.ranges.is_empty()
     }
 
+    /// Bytes covered.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     pub fn first(&self) -> Option<(u64, u64)> {
         self.ranges.first().copied()
     }
 
     pub fn pop_first(&mut self) {
-        self.ranges.remove(0);
+        let (s, e) = self.ranges.remove(0);
+        self.bytes -= e - s;
     }
 
     pub fn clear(&mut self) {
         self.ranges.clear();
+        self.bytes = 0;
     }
 
     /// Drops everything below `floor`.
     pub fn trim_below(&mut self, floor: u64) {
-        self.ranges.retain(|r| r.1 > floor);
+        let gone = self.ranges.partition_point(|r| r.1 <= floor);
+        let removed: u64 = self.ranges[..gone].iter().map(|r| r.1 - r.0).sum();
+        self.ranges.drain(..gone);
+        self.bytes -= removed;
         if let Some(first) = self.ranges.first_mut() {
-            first.0 = first.0.max(floor);
+            if first.0 < floor {
+                self.bytes -= floor - first.0;
+                first.0 = floor;
+            }
         }
     }
 }
@@ -84,7 +108,7 @@ impl Scoreboard {
     }
 
     pub fn sacked_bytes(&self) -> u64 {
-        self.ranges().iter().map(|r| r.1 - r.0).sum()
+        self.ranges.bytes()
     }
 
     pub fn is_sacked(&self, seq: u64) -> bool {
@@ -183,6 +207,16 @@ impl Walk<'_> {
 mod tests {
     use super::*;
 
+    /// Numbers below `n` from a xorshift generator seeded with `x`.
+    fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        }
+    }
+
     #[test]
     fn blocks_merge_and_advance() {
         let mut sb = Scoreboard::default();
@@ -240,13 +274,7 @@ mod tests {
     #[test]
     fn a_walk_answers_as_the_scoreboard_does() {
         // Random scoreboards, asked about every sequence number in order.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..300 {
             let mut sb = Scoreboard::default();
             for _ in 0..next(6) {
@@ -261,6 +289,29 @@ mod tests {
                 assert_eq!(walk.is_lost(seq, 3, 10), sb.is_lost(seq, 3, 10), "{seq}");
                 seq += next(4);
             }
+        }
+    }
+
+    #[test]
+    fn the_byte_total_follows_every_change() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        let mut r = RangeSet::default();
+        for _ in 0..5_000 {
+            match next(10) {
+                0 => r.trim_below(next(400)),
+                1 if !r.is_empty() => r.pop_first(),
+                2 if next(20) == 0 => r.clear(),
+                _ => {
+                    let s = next(400);
+                    r.insert(s, s + 1 + next(40));
+                }
+            }
+            let sum: u64 = r.as_slice().iter().map(|r| r.1 - r.0).sum();
+            assert_eq!(r.bytes(), sum, "{r:?}");
+            assert!(
+                r.as_slice().windows(2).all(|w| w[0].1 < w[1].0),
+                "sorted, merged: {r:?}"
+            );
         }
     }
 
