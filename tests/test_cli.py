@@ -122,6 +122,34 @@ def test_demo_writes_tables_plots_and_report(tmp_path):
     assert voice["delay_p99_ms_mean"].iloc[0] < voice["delay_p99_ms_mean"].iloc[-1]
 
 
+def test_the_side_by_side_runs_every_size_in_every_round(monkeypatch):
+    # The growth of cost with size compares sizes: a spell of host load
+    # must fall on all of them, so each round runs every size.
+    from mediasim.validation import ns2_compare as nc
+
+    calls = []
+
+    def fake(tool, delivered_per_pkt=1.5):
+        def run(n, duration_s, *_):
+            calls.append((tool, n))
+            r = len(calls)  # differs from call to call: medians are taken
+            return {"wall_s": 0.1 * r, "run_s": 0.01 * n * r, "bottleneck_packets": 1000 * n,
+                    "delivered": int(delivered_per_pkt * 1000 * n), "peak_rss_mib": 17.0}
+        return run
+
+    monkeypatch.setattr(nc.shutil, "which", lambda _: "/usr/bin/ns")
+    monkeypatch.setattr(nc, "run_mediasim", fake("engine"))
+    monkeypatch.setattr(nc, "run_cli", fake("cli"))
+    monkeypatch.setattr(nc, "run_ns2", fake("ns2"))
+    rows = nc.compare(sizes=(1, 8), repeats=3, duration_s=1.0)
+    assert [n for tool, n in calls if tool == "engine"] == [1, 8, 1, 8, 1, 8]
+    assert calls[:3] == [("engine", 1), ("cli", 1), ("ns2", 1)]
+    assert [r["flows"] for r in rows] == [1, 8]
+    # Size 1's engine runs were calls 1, 7 and 13 (median 7): 0.07 s.
+    assert rows[0]["mediasim_engine_s"] == pytest.approx(0.07)
+    assert rows[1]["engine_cost_per_delivered_vs_smallest"] == pytest.approx((0.08 * 10 / 12000) / (0.07 / 1500))
+
+
 def test_the_side_by_side_gives_cost_growth_per_bottleneck_and_per_delivered_packet():
     from mediasim.validation.ns2_compare import _cost_growth
 

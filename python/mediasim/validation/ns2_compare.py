@@ -145,44 +145,55 @@ def _vs_ns3(n: int, duration_s: float, m_pk: float) -> dict[str, Any]:
     }
 
 
+def _row(n: int, ms: list[dict[str, Any]], ns: list[dict[str, Any]], cli: list[dict[str, Any]]) -> dict[str, Any]:
+    """One size's medians and speedups from its runs of the engine (``ms``),
+    ns-2 (``ns``) and the ``mediasim run`` command (``cli``)."""
+    med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
+    m_pk, n_pk = med(ms, "bottleneck_packets"), med(ns, "bottleneck_packets")
+    row = {
+        "flows": n,
+        "ns2_wall_s": med(ns, "wall_s"),
+        "ns2_bottleneck_pkts": int(n_pk),
+        "ns2_us_per_pkt": med(ns, "wall_s") / n_pk * 1e6,
+        "mediasim_wall_s": med(ms, "wall_s"),
+        "mediasim_engine_s": med(ms, "run_s"),
+        "mediasim_bottleneck_pkts": int(m_pk),
+        "mediasim_us_per_pkt": med(ms, "wall_s") / m_pk * 1e6,
+        "mediasim_engine_us_per_pkt": med(ms, "run_s") / m_pk * 1e6,
+        # The issue's unit: every packet delivered to an application
+        # (data, ACKs, CBR), which more flows make more of per
+        # bottleneck packet (more ACKs, fewer delayed).
+        "mediasim_delivered": int(med(ms, "delivered")),
+        "mediasim_engine_us_per_delivered": med(ms, "run_s") / med(ms, "delivered") * 1e6,
+    }
+    row["mediasim_cli_wall_s"] = med(cli, "wall_s")
+    row["mediasim_cli_peak_mib"] = max(c["peak_rss_mib"] for c in cli)
+    row["speedup_process"] = row["ns2_us_per_pkt"] / row["mediasim_us_per_pkt"]
+    row["speedup_cli"] = row["ns2_us_per_pkt"] / (row["mediasim_cli_wall_s"] / m_pk * 1e6)
+    row["speedup_engine"] = row["ns2_us_per_pkt"] / row["mediasim_engine_us_per_pkt"]
+    return row
+
+
 def compare(sizes=(1, 8, 64, 256), repeats: int = 5, duration_s: float = 60.0,
             ns3: bool = False) -> list[dict[str, Any]]:
     if shutil.which("ns") is None:
         raise RuntimeError("ns-2 not found: install it with `apt-get install ns2`")
-    rows = []
+    runs: dict[int, tuple[list, list, list]] = {n: ([], [], []) for n in sizes}
     with tempfile.TemporaryDirectory() as tmp:
-        for n in sizes:
-            ms, ns, cli = [], [], []
-            for _ in range(repeats):  # alternate, so machine noise hits both
+        # Every size in every round, and each tool in turn within a size:
+        # the host's load comes and goes in spells of seconds to minutes,
+        # and the growth of cost with size compares sizes, so a spell must
+        # hit them all alike.
+        for _ in range(repeats):
+            for n in sizes:
+                ms, ns, cli = runs[n]
                 ms.append(run_mediasim(n, duration_s))
                 cli.append(run_cli(n, duration_s, Path(tmp)))
                 ns.append(run_ns2(n, duration_s, Path(tmp)))
-            med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
-            m_pk, n_pk = med(ms, "bottleneck_packets"), med(ns, "bottleneck_packets")
-            row = {
-                "flows": n,
-                "ns2_wall_s": med(ns, "wall_s"),
-                "ns2_bottleneck_pkts": int(n_pk),
-                "ns2_us_per_pkt": med(ns, "wall_s") / n_pk * 1e6,
-                "mediasim_wall_s": med(ms, "wall_s"),
-                "mediasim_engine_s": med(ms, "run_s"),
-                "mediasim_bottleneck_pkts": int(m_pk),
-                "mediasim_us_per_pkt": med(ms, "wall_s") / m_pk * 1e6,
-                "mediasim_engine_us_per_pkt": med(ms, "run_s") / m_pk * 1e6,
-                # The issue's unit: every packet delivered to an application
-                # (data, ACKs, CBR), which more flows make more of per
-                # bottleneck packet (more ACKs, fewer delayed).
-                "mediasim_delivered": int(med(ms, "delivered")),
-                "mediasim_engine_us_per_delivered": med(ms, "run_s") / med(ms, "delivered") * 1e6,
-            }
-            row["mediasim_cli_wall_s"] = med(cli, "wall_s")
-            row["mediasim_cli_peak_mib"] = max(c["peak_rss_mib"] for c in cli)
-            row["speedup_process"] = row["ns2_us_per_pkt"] / row["mediasim_us_per_pkt"]
-            row["speedup_cli"] = row["ns2_us_per_pkt"] / (row["mediasim_cli_wall_s"] / m_pk * 1e6)
-            row["speedup_engine"] = row["ns2_us_per_pkt"] / row["mediasim_engine_us_per_pkt"]
-            if ns3:
-                row.update(_vs_ns3(n, duration_s, m_pk))
-            rows.append(row)
+    rows = [_row(n, *runs[n]) for n in sizes]
+    if ns3:
+        for row in rows:
+            row.update(_vs_ns3(row["flows"], duration_s, row["mediasim_bottleneck_pkts"]))
     _cost_growth(rows)
     return rows
 
