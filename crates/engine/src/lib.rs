@@ -139,6 +139,7 @@ fn run_valid(
     s.measure.trace |= opts.trace;
     let rng = RngStreams::new(opts.seed, opts.replication);
     let mut w = scenario::build::build(&s, &rng).map_err(EngineError::Scenario)?;
+    s.keep_only_run_settings();
     w.pcap_left = s.limits.max_pcap_bytes;
     if s.measure.pcap || opts.pcap {
         open_pcap(&mut w, opts, s.measure.pcap_snaplen)?;

@@ -62,6 +62,21 @@ pub struct SessionRef<'a> {
 }
 
 impl Scenario {
+    /// Forgets what only building the world reads (nodes, links, groups,
+    /// flows, sessions, routes), keeping the name, duration, measurement
+    /// and limits that the run's output reads. The memory goes back to the
+    /// allocator for the run to reuse: with hundreds of flows the document
+    /// is a megabyte, and a fresh process pays for every page it touches.
+    pub fn keep_only_run_settings(&mut self) {
+        self.nodes = Vec::new();
+        self.links = Vec::new();
+        self.groups = Vec::new();
+        self.flows = Vec::new();
+        self.rtp_sessions = Vec::new();
+        self.rmtp_sessions = Vec::new();
+        self.routing = RoutingSpec::default();
+    }
+
     /// Every session, protocol by protocol. A new session protocol adds its
     /// list to [`Scenario`] and one line here.
     pub fn sessions(&self) -> Vec<SessionRef<'_>> {

@@ -28,8 +28,8 @@ pub fn build(s: &Scenario, rng: &RngStreams, flow_id: &dyn Fn(&str) -> u32) -> T
             addr: node_addr(i as u32),
         })
         .collect();
-    let mut links: Vec<LinkDir> = Vec::new();
-    let mut link_names = Vec::new();
+    let mut links: Vec<LinkDir> = Vec::with_capacity(2 * s.links.len());
+    let mut link_names = Vec::with_capacity(s.links.len());
     for (i, l) in s.links.iter().enumerate() {
         let name = l.display_name();
         for (from, to, dir) in [(&l.a, &l.b, &l.ab), (&l.b, &l.a, &l.ba)] {
