@@ -125,11 +125,12 @@ impl QueueStats {
 pub struct Queue {
     disc: Box<dyn QueueDiscipline>,
     pub stats: QueueStats,
-    /// The discipline's length after its last enqueue or dequeue (the only
-    /// calls that change it): the link asks whether the queue is empty on
-    /// every packet, and the time integrals need the length at every
-    /// change, without a call through the discipline's vtable (a cache
-    /// miss each with hundreds of links).
+    /// The discipline's length, kept from what goes in and out (a packet
+    /// offered, the one dequeued, the ones dropped): the link asks whether
+    /// the queue is empty on every packet, and the time integrals need the
+    /// length at every change, without a call through the discipline's
+    /// vtable (a cache miss each with hundreds of links). Debug builds check
+    /// it against the discipline's own count after every call.
     held_packets: usize,
     held_bytes: u64,
     /// The discipline's `passes_through_up_to`, kept here so that a packet
@@ -164,9 +165,9 @@ impl Queue {
         self.held_packets == 0
     }
 
-    /// Reads the discipline's length after a call that may change it.
-    fn refresh_len(&mut self) {
-        (self.held_packets, self.held_bytes) = (self.disc.len_packets(), self.disc.len_bytes());
+    /// The kept length is the discipline's (see `held_packets`).
+    fn len_agrees(&self) -> bool {
+        (self.held_packets, self.held_bytes) == (self.disc.len_packets(), self.disc.len_bytes())
     }
     pub fn held(&self) -> Vec<&Packet> {
         self.disc.held()
@@ -191,10 +192,14 @@ impl Queue {
         self.stats.last_change = now;
     }
 
+    /// Counts the drops in `dropped[from..]`, which have left the queue
+    /// (a packet dropped on arrival counts as having come in first).
     fn count_drops(&mut self, dropped: &[(Packet, DropReason)], from: usize) {
         for (p, r) in &dropped[from..] {
             self.stats.drops[r.index()] += 1;
             self.stats.drop_bytes += p.size_bytes as u64;
+            self.held_packets -= 1;
+            self.held_bytes -= p.size_bytes as u64;
         }
     }
 
@@ -237,6 +242,8 @@ impl Queue {
         self.integrate(now);
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += pkt.size_bytes as u64;
+        self.held_packets += 1;
+        self.held_bytes += pkt.size_bytes as u64;
         let before = dropped.len();
         let mut ctx = QueueCtx {
             now,
@@ -247,7 +254,7 @@ impl Queue {
         self.disc.enqueue(pkt, &mut ctx);
         self.stats.ecn_marks += ctx.marked;
         self.count_drops(dropped, before);
-        self.refresh_len();
+        debug_assert!(self.len_agrees(), "queue length kept wrong on enqueue");
         self.stats.max_packets = self.stats.max_packets.max(self.held_packets);
         self.stats.max_bytes = self.stats.max_bytes.max(self.held_bytes);
         debug_assert!(self.balanced(), "queue conservation broken on enqueue");
@@ -270,11 +277,13 @@ impl Queue {
         let p = self.disc.dequeue(&mut ctx);
         self.stats.ecn_marks += ctx.marked;
         self.count_drops(dropped, before);
-        self.refresh_len();
         if let Some(p) = &p {
             self.stats.departures += 1;
             self.stats.departure_bytes += p.size_bytes as u64;
+            self.held_packets -= 1;
+            self.held_bytes -= p.size_bytes as u64;
         }
+        debug_assert!(self.len_agrees(), "queue length kept wrong on dequeue");
         debug_assert!(self.balanced(), "queue conservation broken on dequeue");
         p
     }
