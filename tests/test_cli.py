@@ -122,6 +122,16 @@ def test_demo_writes_tables_plots_and_report(tmp_path):
     assert voice["delay_p99_ms_mean"].iloc[0] < voice["delay_p99_ms_mean"].iloc[-1]
 
 
+def test_the_side_by_side_times_the_engine_run_in_its_own_process():
+    from mediasim.validation.ns2_compare import run_mediasim
+
+    r = run_mediasim(2, 0.5)
+    # The process includes Python's start-up and imports; the engine's
+    # figure is its run alone.
+    assert 0 < r["run_s"] < r["wall_s"]
+    assert r["bottleneck_packets"] > 0 and r["delivered"] > r["bottleneck_packets"]
+
+
 def test_the_side_by_side_runs_every_size_in_every_round(monkeypatch):
     # The growth of cost with size compares sizes: a spell of host load
     # must fall on all of them, so each round runs every size.
