@@ -349,6 +349,9 @@ impl World {
     /// A packet at `node`, originated here (`via` None) or arrived on the
     /// link-dir `via`.
     fn forward(&mut self, node: NodeId, via: Option<LinkDirId>, p: Packet, now: SimTime) {
+        // The unicast arms are `hop_of`'s decision taken at once. Going
+        // through `hop_of` here too made runs 2-5% slower (more code in
+        // the event loop's inlined paths), so the two stay side by side.
         match p.dst {
             Dest::Node(d) if d == node => self.deliver(node, p, now),
             Dest::Node(d) => match self.routes.next_hop(node, d) {
