@@ -418,6 +418,7 @@ impl World {
         self.rec.on_deliver(&p, node, now);
         let mut acts = std::mem::take(&mut self.actions);
         self.apps[app as usize].app.on_packet(now, &p, &mut acts);
+        p.recycle();
         self.run_actions(app, &mut acts, now);
         self.actions = acts;
     }
@@ -579,6 +580,7 @@ impl World {
                 self.rec.on_drop(&p, reason, site, now, &receivers)
             }
         }
+        p.recycle();
     }
 
     /// Receivers a packet copy in flight on link-dir `ld` would reach.

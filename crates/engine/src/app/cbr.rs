@@ -34,11 +34,11 @@ impl FlowModel for CbrSpec {
         check_udp_payload(p, self.payload_bytes, c);
         match (self.rate_bps, self.interval_ms) {
             (Some(r), None) => check_udp_rate(p, r, self.payload_bytes, c),
-            (None, Some(x)) => c.interval_ms(&format!("{p}.interval_ms"), x),
+            (None, Some(x)) => c.interval_ms(format_args!("{p}.interval_ms"), x),
             (Some(_), Some(_)) => c.err(p, "cbr takes rate_bps or interval_ms, not both"),
             (None, None) => c.err(p, "cbr needs rate_bps or interval_ms"),
         }
-        c.at_least_one(&format!("{p}.max_packets"), self.max_packets);
+        c.at_least_one(format_args!("{p}.max_packets"), self.max_packets);
     }
 
     fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {

@@ -151,8 +151,8 @@ impl<'de> Deserialize<'de> for FlowSpec {
         let mut map = tagged::object(d)?;
         let mut common = Map::new();
         for k in common_fields() {
-            if let Some(v) = map.remove(k) {
-                common.insert(k.clone(), v);
+            if let Some((k, v)) = map.remove_entry(k) {
+                common.insert(k, v);
             }
         }
         let common = tagged::parse(common)?;
@@ -223,15 +223,15 @@ pub fn validate_flow(f: &FlowSpec, path: &str, scope: &Scope<'_>, c: &mut Checke
         let msg = "must not contain '/' (reserved for derived flows such as \"<tcp flow>/ack\")";
         c.err(format!("{p}.name"), msg);
     }
-    scope.node(c, &format!("{p}.src"), &cm.src);
+    scope.node(c, format_args!("{p}.src"), &cm.src);
     match (&cm.dst, &cm.group) {
         (Some(d), None) => {
-            if scope.node(c, &format!("{p}.dst"), d) && *d == cm.src {
+            if scope.node(c, format_args!("{p}.dst"), d) && *d == cm.src {
                 c.err(format!("{p}.dst"), "must differ from src");
             }
         }
         (None, Some(g)) => {
-            scope.group(c, &format!("{p}.group"), g);
+            scope.group(c, format_args!("{p}.group"), g);
         }
         (Some(_), Some(_)) => c.err(p, "give either dst or group, not both"),
         (None, None) => c.err(
@@ -255,14 +255,14 @@ pub fn validate_flow(f: &FlowSpec, path: &str, scope: &Scope<'_>, c: &mut Checke
 fn validate_timing(cm: &FlowCommon, p: &str, scope: &Scope<'_>, c: &mut Checker) {
     let end = scope.duration_s;
     if let Some(j) = cm.start_jitter_s {
-        c.non_negative(&format!("{p}.start_jitter_s"), j);
+        c.non_negative(format_args!("{p}.start_jitter_s"), j);
         if j.is_finite() && cm.start_s + j >= end {
             let latest = cm.start_s + j;
             let msg = format!("the latest start ({latest} s) is not before the end of the run");
             c.err(format!("{p}.start_jitter_s"), msg);
         }
     }
-    c.non_negative(&format!("{p}.start_s"), cm.start_s);
+    c.non_negative(format_args!("{p}.start_s"), cm.start_s);
     if cm.start_s.is_finite() && end.is_finite() && cm.start_s >= end {
         let msg = format!(
             "starts at {} s, not before the end of the run (duration_s = {end})",
@@ -392,10 +392,10 @@ fn unicast_destination(
 /// Checks a UDP source's `rate_bps` (cbr, poisson): positive, and with
 /// its payload no more than 10^6 packets/s.
 pub fn check_udp_rate(path: &str, rate_bps: f64, payload_bytes: Option<u32>, c: &mut Checker) {
-    c.positive(&format!("{path}.rate_bps"), rate_bps);
+    c.positive(format_args!("{path}.rate_bps"), rate_bps);
     if let Some(b) = payload_bytes {
         let pps = rate_bps / (b as f64 * 8.0);
-        c.packet_rate(&format!("{path}.rate_bps"), pps, "the packet rate");
+        c.packet_rate(format_args!("{path}.rate_bps"), pps, "the packet rate");
     }
 }
 

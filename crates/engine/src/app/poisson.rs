@@ -36,13 +36,13 @@ impl FlowModel for PoissonSpec {
         match (self.rate_bps, self.rate_pps) {
             (Some(r), None) => check_udp_rate(p, r, self.payload_bytes, c),
             (None, Some(x)) => {
-                c.positive(&format!("{p}.rate_pps"), x);
-                c.packet_rate(&format!("{p}.rate_pps"), x, "the mean packet rate");
+                c.positive(format_args!("{p}.rate_pps"), x);
+                c.packet_rate(format_args!("{p}.rate_pps"), x, "the mean packet rate");
             }
             (Some(_), Some(_)) => c.err(p, "poisson takes rate_bps or rate_pps, not both"),
             (None, None) => c.err(p, "poisson needs rate_bps or rate_pps"),
         }
-        c.at_least_one(&format!("{p}.max_packets"), self.max_packets);
+        c.at_least_one(format_args!("{p}.max_packets"), self.max_packets);
     }
 
     fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {

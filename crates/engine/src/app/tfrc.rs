@@ -84,8 +84,12 @@ impl FlowModel for TfrcFlowSpec {
     }
     fn validate(&self, flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
         require_unicast(flow, p, "tfrc", c);
-        c.wire_bytes(&format!("{p}.packet_bytes"), self.packet_bytes, HEADERS);
-        c.wire_bytes(&format!("{p}.feedback_bytes"), self.feedback_bytes, HEADERS);
+        c.wire_bytes(format_args!("{p}.packet_bytes"), self.packet_bytes, HEADERS);
+        c.wire_bytes(
+            format_args!("{p}.feedback_bytes"),
+            self.feedback_bytes,
+            HEADERS,
+        );
         if !(self.b.is_finite() && self.b >= 1.0) {
             c.err(
                 format!("{p}.b"),

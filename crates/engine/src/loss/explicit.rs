@@ -37,10 +37,10 @@ pub struct FlowSeq {
 impl LossModelSpec for ExplicitLossSpec {
     fn validate(&self, path: &str, scope: &Scope<'_>, c: &mut Checker) {
         for (i, p) in self.packets.iter().enumerate() {
-            scope.flow(c, &format!("{path}.packets[{i}].flow"), &p.flow);
+            scope.flow(c, format_args!("{path}.packets[{i}].flow"), &p.flow);
         }
         for (i, w) in self.windows_s.iter().enumerate() {
-            c.window(&format!("{path}.windows_s[{i}]"), w);
+            c.window(format_args!("{path}.windows_s[{i}]"), w);
         }
     }
     fn build(&self, _rng: SimRng, flow_id: &dyn Fn(&str) -> u32) -> Box<dyn LossModel> {

@@ -30,13 +30,13 @@ pub struct GilbertElliottSpec {
 
 impl LossModelSpec for GilbertElliottSpec {
     fn validate(&self, path: &str, _scope: &Scope<'_>, c: &mut Checker) {
-        c.probability(&format!("{path}.p_good_to_bad"), self.p_good_to_bad);
-        c.probability(&format!("{path}.p_bad_to_good"), self.p_bad_to_good);
+        c.probability(format_args!("{path}.p_good_to_bad"), self.p_good_to_bad);
+        c.probability(format_args!("{path}.p_bad_to_good"), self.p_bad_to_good);
         if let Some(x) = self.loss_good {
-            c.probability(&format!("{path}.loss_good"), x);
+            c.probability(format_args!("{path}.loss_good"), x);
         }
         if let Some(x) = self.loss_bad {
-            c.probability(&format!("{path}.loss_bad"), x);
+            c.probability(format_args!("{path}.loss_bad"), x);
         }
         if self.p_good_to_bad + self.p_bad_to_good <= 0.0 {
             c.err(path, "p_good_to_bad and p_bad_to_good must not both be 0");

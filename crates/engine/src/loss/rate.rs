@@ -20,7 +20,7 @@ macro_rules! rate_spec {
 
         impl LossModelSpec for $spec {
             fn validate(&self, path: &str, _scope: &Scope<'_>, c: &mut Checker) {
-                c.probability(&format!("{path}.rate"), self.rate);
+                c.probability(format_args!("{path}.rate"), self.rate);
             }
             fn build(&self, rng: SimRng, _flow_id: &dyn Fn(&str) -> u32) -> Box<dyn LossModel> {
                 Box::new($model::new(self.rate, rng))

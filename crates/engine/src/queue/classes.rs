@@ -129,10 +129,10 @@ impl QueueModel for DrrSpec {
         }
         for (i, cl) in self.classes.iter().enumerate() {
             if let Some(x) = cl.weight {
-                c.positive(&format!("{path}.classes[{i}].weight"), x);
+                c.positive(format_args!("{path}.classes[{i}].weight"), x);
             }
             if let Some(x) = cl.rate_bps {
-                c.positive(&format!("{path}.classes[{i}].rate_bps"), x);
+                c.positive(format_args!("{path}.classes[{i}].rate_bps"), x);
             }
         }
         let reserved: f64 = self.classes.iter().filter_map(|cl| cl.rate_bps).sum();

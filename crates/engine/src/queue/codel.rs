@@ -54,8 +54,8 @@ pub struct CodelSpec {
 
 /// Checks of the CoDel parameters (CoDel's and FQ-CoDel's).
 pub fn check_codel(path: &str, target_ms: f64, interval_ms: f64, c: &mut Checker) {
-    c.positive(&format!("{path}.target_ms"), target_ms);
-    c.positive(&format!("{path}.interval_ms"), interval_ms);
+    c.positive(format_args!("{path}.target_ms"), target_ms);
+    c.positive(format_args!("{path}.interval_ms"), interval_ms);
     if target_ms >= interval_ms {
         let msg = format!("must be above target_ms ({target_ms}); RFC 8289 uses 5 and 100 ms");
         c.err(format!("{path}.interval_ms"), msg);
@@ -65,7 +65,10 @@ pub fn check_codel(path: &str, target_ms: f64, interval_ms: f64, c: &mut Checker
 impl QueueModel for CodelSpec {
     fn validate(&self, path: &str, _rate_bps: f64, c: &mut Checker) {
         check_codel(path, self.target_ms, self.interval_ms, c);
-        c.at_least_one(&format!("{path}.limit_packets"), Some(self.limit_packets));
+        c.at_least_one(
+            format_args!("{path}.limit_packets"),
+            Some(self.limit_packets),
+        );
     }
     fn build(&self, _site: &QueueSite<'_>) -> Box<dyn QueueDiscipline> {
         Box::new(Codel {

@@ -30,8 +30,8 @@ pub fn check_limits(
     if limit_packets.is_none() && limit_bytes.is_none() {
         c.err(path, format!("{kind} needs limit_packets or limit_bytes"));
     }
-    c.at_least_one(&format!("{path}.limit_packets"), limit_packets);
-    c.at_least_one(&format!("{path}.limit_bytes"), limit_bytes);
+    c.at_least_one(format_args!("{path}.limit_packets"), limit_packets);
+    c.at_least_one(format_args!("{path}.limit_bytes"), limit_bytes);
 }
 
 impl QueueModel for DropTailSpec {

@@ -58,13 +58,16 @@ pub struct FqCodelSpec {
 impl QueueModel for FqCodelSpec {
     fn validate(&self, path: &str, _rate_bps: f64, c: &mut Checker) {
         check_codel(path, self.target_ms, self.interval_ms, c);
-        c.at_least_one(&format!("{path}.limit_packets"), Some(self.limit_packets));
+        c.at_least_one(
+            format_args!("{path}.limit_packets"),
+            Some(self.limit_packets),
+        );
         if !(1..=65_536).contains(&self.flows) {
             let msg = format!("must be 1..=65536 (got {})", self.flows);
             c.err(format!("{path}.flows"), msg);
         }
         c.at_least_one(
-            &format!("{path}.quantum_bytes"),
+            format_args!("{path}.quantum_bytes"),
             Some(self.quantum_bytes as u64),
         );
     }

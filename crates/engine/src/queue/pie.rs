@@ -85,10 +85,13 @@ impl QueueModel for PieSpec {
             ("alpha", self.alpha),
             ("beta", self.beta),
         ] {
-            c.positive(&format!("{path}.{f}"), x);
+            c.positive(format_args!("{path}.{f}"), x);
         }
-        c.non_negative(&format!("{path}.max_burst_ms"), self.max_burst_ms);
-        c.at_least_one(&format!("{path}.limit_packets"), Some(self.limit_packets));
+        c.non_negative(format_args!("{path}.max_burst_ms"), self.max_burst_ms);
+        c.at_least_one(
+            format_args!("{path}.limit_packets"),
+            Some(self.limit_packets),
+        );
     }
     fn build(&self, site: &QueueSite<'_>) -> Box<dyn QueueDiscipline> {
         Box::new(Pie::new(self, site.stream()))

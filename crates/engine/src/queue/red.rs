@@ -106,8 +106,8 @@ impl QueueModel for RedSpec {
 
 /// A profile's thresholds and max_p (RED's, or one of WRED's).
 pub fn check_thresholds(path: &str, min_th: f64, max_th: f64, max_p: f64, c: &mut Checker) {
-    c.non_negative(&format!("{path}.min_th"), min_th);
-    c.positive(&format!("{path}.max_th"), max_th);
+    c.non_negative(format_args!("{path}.min_th"), min_th);
+    c.positive(format_args!("{path}.max_th"), max_th);
     if min_th >= max_th {
         let msg = format!("must be above min_th (got min_th {min_th} and max_th {max_th})");
         c.err(format!("{path}.max_th"), msg);

@@ -47,65 +47,74 @@ impl Checker {
     pub fn err(&mut self, path: impl Into<String>, msg: impl Into<String>) {
         self.errs.push(FieldError::new(path, msg));
     }
-    pub fn positive(&mut self, path: &str, x: f64) {
+    pub fn positive(&mut self, path: impl fmt::Display, x: f64) {
         if !x.is_finite() || x <= 0.0 {
-            self.err(path, format!("must be a positive number (got {x})"));
+            self.err(
+                path.to_string(),
+                format!("must be a positive number (got {x})"),
+            );
         }
     }
-    pub fn non_negative(&mut self, path: &str, x: f64) {
+    pub fn non_negative(&mut self, path: impl fmt::Display, x: f64) {
         if !x.is_finite() || x < 0.0 {
-            self.err(path, format!("must be a non-negative number (got {x})"));
+            self.err(
+                path.to_string(),
+                format!("must be a non-negative number (got {x})"),
+            );
         }
     }
-    pub fn at_most(&mut self, path: &str, x: f64, max: f64) {
+    pub fn at_most(&mut self, path: impl fmt::Display, x: f64, max: f64) {
         if x.is_finite() && x > max {
-            self.err(path, format!("must be at most {max} (got {x})"));
+            self.err(path.to_string(), format!("must be at most {max} (got {x})"));
         }
     }
     /// A period of something that repeats, in ms: positive, at least
     /// [`MIN_INTERVAL_MS`], at most [`MAX_DELAY_MS`].
-    pub fn interval_ms(&mut self, path: &str, x: f64) {
-        self.positive(path, x);
-        self.at_most(path, x, MAX_DELAY_MS);
+    pub fn interval_ms(&mut self, path: impl fmt::Display, x: f64) {
+        self.positive(&path, x);
+        self.at_most(&path, x, MAX_DELAY_MS);
         if x.is_finite() && x > 0.0 && x < MIN_INTERVAL_MS {
             let msg = format!("must be at least {MIN_INTERVAL_MS} ms (1 us; got {x})");
-            self.err(path, msg);
+            self.err(path.to_string(), msg);
         }
     }
     /// A packet rate of one source, packets/s: positive, at most
     /// [`MAX_RATE_PPS`] (`what` says how it was given).
-    pub fn packet_rate(&mut self, path: &str, pps: f64, what: &str) {
+    pub fn packet_rate(&mut self, path: impl fmt::Display, pps: f64, what: &str) {
         if pps.is_finite() && pps > MAX_RATE_PPS {
             let msg = format!("{what} is {pps:.3e} packets/s, more than {MAX_RATE_PPS:.0e} (packets under 1 us apart)");
-            self.err(path, msg);
+            self.err(path.to_string(), msg);
         }
     }
-    pub fn probability(&mut self, path: &str, x: f64) {
+    pub fn probability(&mut self, path: impl fmt::Display, x: f64) {
         if !x.is_finite() || !(0.0..=1.0).contains(&x) {
-            self.err(path, format!("must be a probability in [0, 1] (got {x})"));
+            self.err(
+                path.to_string(),
+                format!("must be a probability in [0, 1] (got {x})"),
+            );
         }
     }
-    /// `x`, if given, is at least 1.
     /// A packet size on the wire: at least `min` (its headers and any
     /// payload it must carry), at most an IPv4 packet.
-    pub fn wire_bytes(&mut self, path: &str, bytes: u32, min: u32) {
+    pub fn wire_bytes(&mut self, path: impl fmt::Display, bytes: u32, min: u32) {
         if !(min..=65_535).contains(&bytes) {
             self.err(
-                path,
+                path.to_string(),
                 format!("must be {min}..=65535 bytes on the wire (got {bytes})"),
             );
         }
     }
-    pub fn at_least_one(&mut self, path: &str, x: Option<u64>) {
+    /// `x`, if given, is at least 1.
+    pub fn at_least_one(&mut self, path: impl fmt::Display, x: Option<u64>) {
         if x == Some(0) {
-            self.err(path, "must be at least 1");
+            self.err(path.to_string(), "must be at least 1");
         }
     }
     /// A time window `[start_s, end_s)` with 0 <= start < end.
-    pub fn window(&mut self, path: &str, w: &[f64; 2]) {
+    pub fn window(&mut self, path: impl fmt::Display, w: &[f64; 2]) {
         if !w[0].is_finite() || !w[1].is_finite() || w[0] < 0.0 || w[1] <= w[0] {
             self.err(
-                path,
+                path.to_string(),
                 format!(
                     "must be [start, end] with 0 <= start < end (got [{}, {}])",
                     w[0], w[1]
@@ -113,14 +122,21 @@ impl Checker {
             );
         }
     }
-    /// Names are non-empty and distinct; `names` yields (path, name).
-    pub fn unique<'a>(&mut self, what: &str, names: impl Iterator<Item = (String, &'a str)>) {
+    /// Names are non-empty and distinct: `names` are those of the items of
+    /// the list at `list` (a path is formatted only for a problem).
+    pub fn unique<'a>(&mut self, what: &str, list: &str, names: impl Iterator<Item = &'a str>) {
         let mut seen = HashSet::default();
-        for (path, n) in names {
+        for (i, n) in names.enumerate() {
             if n.is_empty() {
-                self.err(path, format!("{what} name must not be empty"));
+                self.err(
+                    format!("{list}[{i}].name"),
+                    format!("{what} name must not be empty"),
+                );
             } else if !seen.insert(n) {
-                self.err(path, format!("duplicate {what} name \"{n}\""));
+                self.err(
+                    format!("{list}[{i}].name"),
+                    format!("duplicate {what} name \"{n}\""),
+                );
             }
         }
     }
@@ -137,20 +153,20 @@ pub struct Scope<'a> {
 }
 
 impl Scope<'_> {
-    fn known(c: &mut Checker, path: &str, name: &str, ok: bool, what: &str) -> bool {
+    fn known(c: &mut Checker, path: impl fmt::Display, name: &str, ok: bool, what: &str) -> bool {
         if !ok {
-            c.err(path, format!("unknown {what} \"{name}\""));
+            c.err(path.to_string(), format!("unknown {what} \"{name}\""));
         }
         ok
     }
     /// True if `name` is a node; otherwise reports it at `path`.
-    pub fn node(&self, c: &mut Checker, path: &str, name: &str) -> bool {
+    pub fn node(&self, c: &mut Checker, path: impl fmt::Display, name: &str) -> bool {
         Self::known(c, path, name, self.nodes.contains(name), "node")
     }
-    pub fn group(&self, c: &mut Checker, path: &str, name: &str) -> bool {
+    pub fn group(&self, c: &mut Checker, path: impl fmt::Display, name: &str) -> bool {
         Self::known(c, path, name, self.groups.contains(name), "group")
     }
-    pub fn flow(&self, c: &mut Checker, path: &str, name: &str) -> bool {
+    pub fn flow(&self, c: &mut Checker, path: impl fmt::Display, name: &str) -> bool {
         Self::known(c, path, name, self.flows.contains(name), "flow")
     }
 }

@@ -115,6 +115,6 @@ pub fn check(s: &Scenario, c: &mut Checker) {
         ("max_flows", l.max_flows),
         ("max_rtp_members", l.max_rtp_members),
     ] {
-        c.at_least_one(&format!("limits.{f}"), Some(v));
+        c.at_least_one(format_args!("limits.{f}"), Some(v));
     }
 }

@@ -58,7 +58,13 @@ pub fn take_tag<E: Error>(
 
 /// Parses `map` as a `T`, keeping the path of any error inside it.
 pub fn parse<T: DeserializeOwned, E: Error>(map: Map<String, Value>) -> Result<T, E> {
-    serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
+    let v = Value::Object(map);
+    // A valid object is read without tracking paths (a sixth of the
+    // parse); a faulty one again with it, for its error's path.
+    if let Ok(t) = T::deserialize(&v) {
+        return Ok(t);
+    }
+    serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
         let msg = e.inner().to_string();
         if path == "." {

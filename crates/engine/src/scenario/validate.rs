@@ -77,18 +77,12 @@ fn run_time(s: &Scenario, c: &mut Checker) {
 /// Names of nodes, groups, flows and sessions: unique, and for flows and
 /// sessions free of '/' (which separates derived flow names).
 fn names(s: &Scenario, c: &mut Checker) {
-    c.unique(
-        "node",
-        (s.nodes.iter().enumerate()).map(|(i, n)| (format!("nodes[{i}].name"), n.name.as_str())),
-    );
-    c.unique(
-        "group",
-        (s.groups.iter().enumerate()).map(|(i, g)| (format!("groups[{i}].name"), g.name.as_str())),
-    );
+    c.unique("node", "nodes", s.nodes.iter().map(|n| n.name.as_str()));
+    c.unique("group", "groups", s.groups.iter().map(|g| g.name.as_str()));
     c.unique(
         "flow",
-        (s.flows.iter().enumerate())
-            .map(|(i, f)| (format!("flows[{i}].name"), f.common.name.as_str())),
+        "flows",
+        s.flows.iter().map(|f| f.common.name.as_str()),
     );
     let mut seen = HashSet::default();
     for r in s.sessions() {
@@ -119,13 +113,16 @@ fn links(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
     let mut link_names = HashSet::default();
     for (i, l) in s.links.iter().enumerate() {
         let p = format!("links[{i}]");
-        let ka = scope.node(c, &format!("{p}.a"), &l.a);
-        let kb = scope.node(c, &format!("{p}.b"), &l.b);
+        let ka = scope.node(c, format_args!("{p}.a"), &l.a);
+        let kb = scope.node(c, format_args!("{p}.b"), &l.b);
         if ka && kb && l.a == l.b {
             let msg = format!("a link cannot join node \"{}\" to itself", l.a);
             c.err(format!("{p}.b"), msg);
         }
-        let name = l.display_name();
+        let name = match &l.name {
+            Some(n) => std::borrow::Cow::Borrowed(n.as_str()),
+            None => std::borrow::Cow::Owned(l.display_name()),
+        };
         if name.is_empty() {
             c.err(format!("{p}.name"), "link name must not be empty");
         } else if !link_names.insert(name.clone()) {
@@ -144,9 +141,9 @@ fn links(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
 
 /// The fields a link gives for both directions.
 fn link(p: &str, l: &LinkSpec, scope: &Scope<'_>, c: &mut Checker) {
-    link_rate(&format!("{p}.rate_bps"), l.rate_bps, c);
-    c.non_negative(&format!("{p}.delay_ms"), l.delay_ms);
-    c.at_most(&format!("{p}.delay_ms"), l.delay_ms, MAX_DELAY_MS);
+    link_rate(format_args!("{p}.rate_bps"), l.rate_bps, c);
+    c.non_negative(format_args!("{p}.delay_ms"), l.delay_ms);
+    c.at_most(format_args!("{p}.delay_ms"), l.delay_ms, MAX_DELAY_MS);
     if let Some(q) = &l.queue {
         // A link-wide queue serves both directions: the slower one bounds
         // what its classes may reserve.
@@ -161,27 +158,30 @@ fn link(p: &str, l: &LinkSpec, scope: &Scope<'_>, c: &mut Checker) {
         loss(&format!("{p}.loss"), x, scope, c);
     }
     if let Some(x) = l.cost {
-        c.non_negative(&format!("{p}.cost"), x);
+        c.non_negative(format_args!("{p}.cost"), x);
     }
 }
 
 /// A link rate: positive, and at least 1 bit/s (serialisation works in
 /// whole bits per second; a smaller rate would round to zero).
-fn link_rate(path: &str, r: f64, c: &mut Checker) {
-    c.positive(path, r);
+fn link_rate(path: impl std::fmt::Display, r: f64, c: &mut Checker) {
+    c.positive(&path, r);
     if r.is_finite() && r > 0.0 && r < 1.0 {
-        c.err(path, format!("must be at least 1 bit/s (got {r})"));
+        c.err(
+            path.to_string(),
+            format!("must be at least 1 bit/s (got {r})"),
+        );
     }
 }
 
 /// One direction's overrides.
 fn direction(dp: &str, d: &DirSpec, link_rate_bps: f64, scope: &Scope<'_>, c: &mut Checker) {
     if let Some(r) = d.rate_bps {
-        link_rate(&format!("{dp}.rate_bps"), r, c);
+        link_rate(format_args!("{dp}.rate_bps"), r, c);
     }
     if let Some(x) = d.delay_ms {
-        c.non_negative(&format!("{dp}.delay_ms"), x);
-        c.at_most(&format!("{dp}.delay_ms"), x, MAX_DELAY_MS);
+        c.non_negative(format_args!("{dp}.delay_ms"), x);
+        c.at_most(format_args!("{dp}.delay_ms"), x, MAX_DELAY_MS);
     }
     if let Some(q) = &d.queue {
         queue(
@@ -195,7 +195,7 @@ fn direction(dp: &str, d: &DirSpec, link_rate_bps: f64, scope: &Scope<'_>, c: &m
         loss(&format!("{dp}.loss"), x, scope, c);
     }
     if let Some(x) = d.cost {
-        c.non_negative(&format!("{dp}.cost"), x);
+        c.non_negative(format_args!("{dp}.cost"), x);
     }
 }
 
@@ -208,7 +208,7 @@ fn groups(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
             );
         }
         for (j, m) in g.members.iter().enumerate() {
-            scope.node(c, &format!("groups[{i}].members[{j}]"), m);
+            scope.node(c, format_args!("groups[{i}].members[{j}]"), m);
         }
     }
 }
@@ -221,9 +221,9 @@ fn routes(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
     }
     for (i, r) in s.routing.routes.iter().enumerate() {
         let p = format!("routing.routes[{i}]");
-        let a = scope.node(c, &format!("{p}.node"), &r.node);
-        scope.node(c, &format!("{p}.dst"), &r.dst);
-        let b = scope.node(c, &format!("{p}.next_hop"), &r.next_hop);
+        let a = scope.node(c, format_args!("{p}.node"), &r.node);
+        scope.node(c, format_args!("{p}.dst"), &r.dst);
+        let b = scope.node(c, format_args!("{p}.next_hop"), &r.next_hop);
         let adjacent = neighbours
             .get(r.node.as_str())
             .is_some_and(|n| n.contains(r.next_hop.as_str()));
@@ -248,6 +248,6 @@ fn measure(s: &Scenario, c: &mut Checker) {
         c.interval_ms("measure.queue_sample_ms", x);
     }
     for (i, w) in s.measure.windows_s.iter().enumerate() {
-        c.window(&format!("measure.windows_s[{i}]"), w);
+        c.window(format_args!("measure.windows_s[{i}]"), w);
     }
 }

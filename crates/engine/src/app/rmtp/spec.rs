@@ -162,7 +162,7 @@ impl SessionModel for RmtpSessionSpec {
         self.validate_members(p, scope, c);
         self.validate_parents(p, c);
         c.wire_bytes(
-            &format!("{p}.data_packet_bytes"),
+            format_args!("{p}.data_packet_bytes"),
             self.data_packet_bytes,
             44,
         );
@@ -172,8 +172,8 @@ impl SessionModel for RmtpSessionSpec {
             ("dr_hack_interval_ms", self.dr_hack_interval_ms),
             ("repair_interval_ms", self.repair_interval_ms()),
         ] {
-            c.positive(&format!("{p}.{f}"), v);
-            c.at_most(&format!("{p}.{f}"), v, MAX_DELAY_MS);
+            c.positive(format_args!("{p}.{f}"), v);
+            c.at_most(format_args!("{p}.{f}"), v, MAX_DELAY_MS);
             if v.is_finite() && v > 0.0 && v < 1e-3 {
                 c.err(
                     format!("{p}.{f}"),
@@ -182,16 +182,16 @@ impl SessionModel for RmtpSessionSpec {
             }
         }
         c.non_negative(
-            &format!("{p}.dr_repair_holdoff_ms"),
+            format_args!("{p}.dr_repair_holdoff_ms"),
             self.dr_repair_holdoff_ms,
         );
         c.at_most(
-            &format!("{p}.dr_repair_holdoff_ms"),
+            format_args!("{p}.dr_repair_holdoff_ms"),
             self.dr_repair_holdoff_ms,
             MAX_DELAY_MS,
         );
         for (f, v) in [("ws", self.ws), ("initial_window", self.initial_window)] {
-            c.at_least_one(&format!("{p}.{f}"), Some(v as u64));
+            c.at_least_one(format_args!("{p}.{f}"), Some(v as u64));
         }
         if self.initial_window > self.ws {
             let msg = format!(
@@ -207,7 +207,7 @@ impl SessionModel for RmtpSessionSpec {
             );
             c.err(format!("{p}.cong_a"), msg);
         }
-        c.non_negative(&format!("{p}.start_s"), self.start_s);
+        c.non_negative(format_args!("{p}.start_s"), self.start_s);
         if self.start_s.is_finite() && self.start_s >= scope.duration_s {
             c.err(format!("{p}.start_s"), "must be before the end of the run");
         }

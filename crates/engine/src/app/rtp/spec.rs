@@ -154,7 +154,7 @@ impl SessionModel for RtpSessionSpec {
 
     fn validate(&self, p: &str, scope: &Scope<'_>, c: &mut Checker) {
         self.validate_members(p, scope, c);
-        c.positive(&format!("{p}.session_bw_bps"), self.session_bw_bps);
+        c.positive(format_args!("{p}.session_bw_bps"), self.session_bw_bps);
         if self.session_bw_bps.is_finite()
             && self.session_bw_bps > 0.0
             && self.media_senders() > 0.0
@@ -219,7 +219,7 @@ impl RtpSessionSpec {
     }
 
     fn validate_timing(&self, p: &str, scope: &Scope<'_>, c: &mut Checker) {
-        c.non_negative(&format!("{p}.start_s"), self.start_s);
+        c.non_negative(format_args!("{p}.start_s"), self.start_s);
         if self.start_s.is_finite() && self.start_s >= scope.duration_s {
             c.err(format!("{p}.start_s"), "must be before the end of the run");
         }
@@ -234,7 +234,7 @@ impl RtpSessionSpec {
     }
 
     fn validate_newpred(&self, np: &NewpredSpec, p: &str, c: &mut Checker) {
-        c.positive(&format!("{p}.newpred.frames_per_s"), np.frames_per_s);
+        c.positive(format_args!("{p}.newpred.frames_per_s"), np.frames_per_s);
         if np.segments_per_frame == 0 {
             c.err(
                 format!("{p}.newpred.segments_per_frame"),
@@ -268,7 +268,7 @@ impl AvpfSpec {
             ("k", self.k),
         ] {
             if let Some(x) = x {
-                c.non_negative(&format!("{p}.{name}"), x);
+                c.non_negative(format_args!("{p}.{name}"), x);
             }
         }
         for (name, x) in [
@@ -276,7 +276,7 @@ impl AvpfSpec {
             ("retention_ms", self.retention_ms),
         ] {
             if let Some(x) = x {
-                c.positive(&format!("{p}.{name}"), x);
+                c.positive(format_args!("{p}.{name}"), x);
             }
         }
         if self.retention_ms.is_some_and(|x| x < 2000.0) {

@@ -243,11 +243,11 @@ impl MediaScalingSpec {
                 c.err(format!("{p}.rates_bps"), msg);
             }
             for (i, r) in v.iter().enumerate() {
-                c.positive(&format!("{p}.rates_bps[{i}]"), *r);
+                c.positive(format_args!("{p}.rates_bps[{i}]"), *r);
             }
         }
         if let Some(b) = self.packet_bytes {
-            c.wire_bytes(&format!("{p}.packet_bytes"), b, HEADERS);
+            c.wire_bytes(format_args!("{p}.packet_bytes"), b, HEADERS);
         }
         let mpeg_only = [
             ("gop", self.gop.is_some()),
@@ -282,7 +282,7 @@ impl MediaScalingSpec {
             }
         }
         if let Some(r) = self.frame_rate {
-            c.positive(&format!("{p}.frame_rate"), r);
+            c.positive(format_args!("{p}.frame_rate"), r);
         }
         let d = self.frame_dscp.unwrap_or_default();
         for (t, v) in [("I", d.i), ("P", d.p), ("B", d.b)] {
@@ -294,7 +294,7 @@ impl MediaScalingSpec {
             }
         }
         if let Some(m) = self.max_packet_bytes {
-            c.wire_bytes(&format!("{p}.max_packet_bytes"), m, HEADERS + 1);
+            c.wire_bytes(format_args!("{p}.max_packet_bytes"), m, HEADERS + 1);
         }
         let mm_only = [
             ("rates_bps", self.rates_bps.is_some()),
@@ -354,13 +354,17 @@ impl FlowModel for MediaScalingSpec {
             c.err(format!("{p}.initial_scale"), msg);
         }
         if let Some(x) = self.longest_interval_ms {
-            c.positive(&format!("{p}.longest_interval_ms"), x);
+            c.positive(format_args!("{p}.longest_interval_ms"), x);
         }
         if !(self.timeout_factor.is_finite() && self.timeout_factor >= 1.0) {
             let msg = format!("must be at least 1 (got {})", self.timeout_factor);
             c.err(format!("{p}.timeout_factor"), msg);
         }
-        c.wire_bytes(&format!("{p}.feedback_bytes"), self.feedback_bytes, HEADERS);
+        c.wire_bytes(
+            format_args!("{p}.feedback_bytes"),
+            self.feedback_bytes,
+            HEADERS,
+        );
     }
 
     fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {

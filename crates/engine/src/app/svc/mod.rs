@@ -167,7 +167,7 @@ impl PpaccSpec {
             ("min_rate_bps", self.min_rate_bps),
         ] {
             if let Some(v) = v {
-                c.positive(&format!("{p}.{f}"), v);
+                c.positive(format_args!("{p}.{f}"), v);
             }
         }
         for (f, v) in [
@@ -179,7 +179,7 @@ impl PpaccSpec {
             }
         }
         c.at_least_one(
-            &format!("{p}.long_timer_max_gops"),
+            format_args!("{p}.long_timer_max_gops"),
             self.long_timer_max_gops.map(u64::from),
         );
     }
@@ -225,7 +225,7 @@ impl FecSpec {
     }
 
     fn validate(&self, p: &str, c: &mut Checker) {
-        c.at_least_one(&format!("{p}.k"), Some(self.k as u64));
+        c.at_least_one(format_args!("{p}.k"), Some(self.k as u64));
         match (self.code, self.n) {
             (FecKind::Rs, Some(n)) if n <= self.k || n > 255 => {
                 let msg = format!("must be above k ({}) and at most 255 (got {n})", self.k);
@@ -343,15 +343,19 @@ impl FlowModel for SvcSpec {
         if let Some(f) = &self.fec {
             f.validate(&format!("{p}.fec"), c);
         }
-        c.wire_bytes(&format!("{p}.packet_bytes"), self.packet_bytes, HEADERS + 1);
-        c.positive(&format!("{p}.fps"), self.fps);
+        c.wire_bytes(
+            format_args!("{p}.packet_bytes"),
+            self.packet_bytes,
+            HEADERS + 1,
+        );
+        c.positive(format_args!("{p}.fps"), self.fps);
         for (i, row) in self.layer_bps.iter().enumerate() {
             for (j, &r) in row.iter().enumerate() {
-                c.positive(&format!("{p}.layer_bps[{i}][{j}]"), r);
+                c.positive(format_args!("{p}.layer_bps[{i}][{j}]"), r);
             }
         }
-        c.non_negative(&format!("{p}.size_cv"), self.size_cv);
-        c.positive(&format!("{p}.playout_delay_ms"), self.playout_delay_ms);
+        c.non_negative(format_args!("{p}.size_cv"), self.size_cv);
+        c.positive(format_args!("{p}.playout_delay_ms"), self.playout_delay_ms);
         for (f, d) in [
             ("base_dscp", self.base_dscp),
             ("enhancement_dscp", self.enhancement_dscp),
@@ -365,8 +369,8 @@ impl FlowModel for SvcSpec {
                 c.err(format!("{p}.nal_units"), e);
             }
         }
-        c.at_least_one(&format!("{p}.idr_gops"), Some(self.idr_gops as u64));
-        c.wire_bytes(&format!("{p}.feedback_bytes"), self.feedback_bytes, 28);
+        c.at_least_one(format_args!("{p}.idr_gops"), Some(self.idr_gops as u64));
+        c.wire_bytes(format_args!("{p}.feedback_bytes"), self.feedback_bytes, 28);
     }
     fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {
         let cfg = TfrcConfig {

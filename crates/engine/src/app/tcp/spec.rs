@@ -138,7 +138,7 @@ impl FlowModel for TcpFlowSpec {
     }
     fn validate(&self, flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
         crate::app::flow::require_unicast(flow, p, "tcp", c);
-        c.at_least_one(&format!("{p}.bytes"), self.bytes);
+        c.at_least_one(format_args!("{p}.bytes"), self.bytes);
         if let Some(t) = &self.tcp {
             t.validate(&format!("{p}.tcp"), c);
         }
@@ -173,7 +173,7 @@ impl TcpSpec {
             );
         }
         let max_window = self.max_window_packets.map(u64::from);
-        c.at_least_one(&format!("{path}.max_window_packets"), max_window);
+        c.at_least_one(format_args!("{path}.max_window_packets"), max_window);
         if let Some(r) = self.rwnd_bytes {
             let mss = self.mss_bytes.unwrap_or(1460) as u64;
             if r < mss {
@@ -182,7 +182,10 @@ impl TcpSpec {
             }
         }
         self.validate_timers(path, c);
-        c.at_least_one(&format!("{path}.dupthresh"), self.dupthresh.map(u64::from));
+        c.at_least_one(
+            format_args!("{path}.dupthresh"),
+            self.dupthresh.map(u64::from),
+        );
     }
 
     fn validate_timers(&self, path: &str, c: &mut Checker) {
@@ -193,7 +196,7 @@ impl TcpSpec {
             ("delack_timeout_ms", self.delack_timeout_ms),
         ] {
             if let Some(x) = x {
-                c.interval_ms(&format!("{path}.{name}"), x);
+                c.interval_ms(format_args!("{path}.{name}"), x);
             }
         }
         if let (Some(a), Some(b)) = (self.min_rto_ms, self.max_rto_ms) {
