@@ -5,6 +5,7 @@ use crate::measure::{Column, DropSite, Recorder, Table};
 use crate::net::{DropReason, LinkDir, NodeId};
 use crate::sim::SimTime;
 use crate::world::World;
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
 /// Names behind the integer codes of the large per-packet tables.
@@ -302,26 +303,40 @@ fn add_named_columns<'a>(
 }
 
 /// One F64 column per name in `first`, then per other name in `rows` (in
-/// the order they first appear), NaN where a row lacks it.
+/// the order they first appear), NaN where a row lacks it; a row that
+/// gives a name twice counts its first value. One pass over the values
+/// (hundreds of flows report a couple of dozen values each).
 fn named_columns<'a>(
     mut t: Table,
     rows: impl IntoIterator<Item = &'a NamedValues> + Clone,
     first: &[&'static str],
 ) -> Table {
     let mut names: Vec<&'static str> = first.to_vec();
+    let mut index: FxHashMap<&'static str, usize> = FxHashMap::default();
+    for (i, &n) in first.iter().enumerate() {
+        index.entry(n).or_insert(i);
+    }
     for (k, _) in rows.clone().into_iter().flatten() {
-        if !names.contains(k) {
+        index.entry(k).or_insert_with(|| {
             names.push(k);
+            names.len() - 1
+        });
+    }
+    let n_rows = rows.clone().into_iter().count();
+    let mut cols = vec![vec![f64::NAN; n_rows]; names.len()];
+    for (r, vals) in rows.into_iter().enumerate() {
+        // Backwards, so that a name's first value is written last.
+        for &(k, v) in vals.iter().rev() {
+            cols[index[k]][r] = v;
         }
     }
-    for name in names {
-        let col = (rows.clone().into_iter())
-            .map(|vals| {
-                vals.iter()
-                    .find(|(k, _)| *k == name)
-                    .map_or(f64::NAN, |x| x.1)
-            })
-            .collect();
+    for (i, name) in names.iter().enumerate() {
+        let at = index[name];
+        let col = if at == i && !names[i + 1..].contains(name) {
+            std::mem::take(&mut cols[i])
+        } else {
+            cols[at].clone()
+        };
         t = t.col(name, Column::F64(col));
     }
     t
@@ -451,5 +466,44 @@ pub fn codes(w: &World) -> Codes {
         flows: w.rec.flows.iter().map(|f| f.name.clone()).collect(),
         nodes: w.nodes.iter().map(|n| n.name.clone()).collect(),
         link_dirs: w.links.iter().map(|l| l.name.clone()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod named_column_tests {
+    use super::*;
+
+    fn f64s(t: &Table, name: &str) -> Vec<f64> {
+        match t.get(name) {
+            Some(Column::F64(v)) => v.clone(),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn declared_names_first_then_others_as_they_appear_nan_where_missing() {
+        let rows: Vec<NamedValues> = vec![
+            vec![("b", 1.0), ("x", 2.0)],
+            vec![("y", 3.0), ("a", 4.0), ("b", 5.0)],
+            vec![],
+        ];
+        let t = named_columns(Table::new("t"), &rows, &["a", "b"]);
+        let names: Vec<&str> = t.columns.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(names, ["a", "b", "x", "y"]);
+        let a = f64s(&t, "a");
+        assert!(a[0].is_nan() && a[1] == 4.0 && a[2].is_nan());
+        assert_eq!(f64s(&t, "b")[..2], [1.0, 5.0]);
+        assert_eq!(f64s(&t, "x")[0], 2.0);
+        assert!(f64s(&t, "x")[1].is_nan());
+        assert_eq!(t.rows(), 3);
+    }
+
+    #[test]
+    fn a_name_given_twice_counts_its_first_value() {
+        let rows: Vec<NamedValues> = vec![vec![("a", 1.0), ("a", 9.0)]];
+        let t = named_columns(Table::new("t"), &rows, &["a", "a"]);
+        assert_eq!(t.columns.len(), 2, "a declared name is a column each time");
+        assert_eq!(f64s(&t, "a"), [1.0]);
+        assert_eq!(t.columns[1].1, Column::F64(vec![1.0]));
     }
 }
