@@ -330,14 +330,8 @@ fn named_columns<'a>(
             cols[index[k]][r] = v;
         }
     }
-    for (i, name) in names.iter().enumerate() {
-        let at = index[name];
-        let col = if at == i && !names[i + 1..].contains(name) {
-            std::mem::take(&mut cols[i])
-        } else {
-            cols[at].clone()
-        };
-        t = t.col(name, Column::F64(col));
+    for name in &names {
+        t = t.col(name, Column::F64(cols[index[name]].clone()));
     }
     t
 }

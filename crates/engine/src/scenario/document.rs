@@ -154,11 +154,12 @@ pub struct LinkSpec {
 }
 
 impl LinkSpec {
-    /// The link's name: `name`, or "<a>-<b>".
-    pub fn display_name(&self) -> String {
-        self.name
-            .clone()
-            .unwrap_or_else(|| format!("{}-{}", self.a, self.b))
+    /// The link's name: `name`, or "<a>-<b>" (made only then).
+    pub fn display_name(&self) -> std::borrow::Cow<'_, str> {
+        match &self.name {
+            Some(n) => n.as_str().into(),
+            None => format!("{}-{}", self.a, self.b).into(),
+        }
     }
 }
 

@@ -119,10 +119,7 @@ fn links(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
             let msg = format!("a link cannot join node \"{}\" to itself", l.a);
             c.err(format!("{p}.b"), msg);
         }
-        let name = match &l.name {
-            Some(n) => std::borrow::Cow::Borrowed(n.as_str()),
-            None => std::borrow::Cow::Owned(l.display_name()),
-        };
+        let name = l.display_name();
         if name.is_empty() {
             c.err(format!("{p}.name"), "link name must not be empty");
         } else if !link_names.insert(name.clone()) {

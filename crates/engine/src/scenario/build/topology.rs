@@ -31,7 +31,7 @@ pub fn build(s: &Scenario, rng: &RngStreams, flow_id: &dyn Fn(&str) -> u32) -> T
     let mut links: Vec<LinkDir> = Vec::with_capacity(2 * s.links.len());
     let mut link_names = Vec::with_capacity(s.links.len());
     for (i, l) in s.links.iter().enumerate() {
-        let name = l.display_name();
+        let name = l.display_name().into_owned();
         for (from, to, dir) in [(&l.a, &l.b, &l.ab), (&l.b, &l.a, &l.ba)] {
             let (f, t) = (node_id[from.as_str()], node_id[to.as_str()]);
             nodes[f as usize].out.push(links.len() as LinkDirId);
