@@ -63,14 +63,25 @@ const NONE: u32 = u32::MAX;
 /// `fr_node` of a pooled row.
 pub const POOLED: NodeId = u32::MAX;
 
-/// A flow's receivers -> row index: a short list for a flow with few
-/// receivers (a unicast flow, a HACK), a table over all nodes for one with
-/// many (a multicast flow). A table per flow would take flows x nodes
-/// entries: 400 MB for 10,000 unicast flows among 10,000 nodes.
+/// A flow's rows: where a delivery of it to a node is counted. Held in
+/// one small table over flows (12 bytes a flow) so that a delivery's
+/// look-up reads one entry; only a flow with several receivers goes on to
+/// its receivers' map.
+#[derive(Clone, Copy)]
+enum FlowRows {
+    /// A unicast flow: its one receiver and row.
+    One { node: NodeId, row: u32 },
+    /// A pooled flow: its one row, for any node.
+    Pooled(u32),
+    /// Several receivers: the index of their map in `Recorder::maps`.
+    Many(u32),
+}
+
+/// Several receivers -> row index: a short list for a flow with a few
+/// receivers (a HACK), a table over all nodes for one with many (a
+/// multicast flow). A table per flow would take flows x nodes entries:
+/// 400 MB for 10,000 unicast flows among 10,000 nodes.
 enum FrMap {
-    /// A unicast flow's one receiver, held inline: a delivery then reads
-    /// no other allocation (a cache miss each with hundreds of flows).
-    One(NodeId, u32),
     Few(Vec<(NodeId, u32)>),
     Dense(Vec<u32>),
 }
@@ -80,9 +91,6 @@ const FEW_RECEIVERS: usize = 16;
 
 impl FrMap {
     fn new(pairs: Vec<(NodeId, u32)>, num_nodes: usize) -> Self {
-        if let [(n, i)] = pairs[..] {
-            return FrMap::One(n, i);
-        }
         if pairs.len() <= FEW_RECEIVERS {
             return FrMap::Few(pairs);
         }
@@ -95,7 +103,6 @@ impl FrMap {
 
     fn get(&self, node: NodeId) -> Option<usize> {
         match *self {
-            FrMap::One(n, i) => (n == node).then_some(i as usize),
             // The last entry wins, as it would in the table.
             FrMap::Few(ref v) => v.iter().rev().find(|p| p.0 == node).map(|p| p.1 as usize),
             FrMap::Dense(ref m) => m
@@ -106,33 +113,60 @@ impl FrMap {
     }
 }
 
-/// Deliveries to one (flow, receiver).
-#[derive(Clone, Debug, Default)]
+/// Deliveries to one (flow, receiver): everything a delivery updates, in
+/// two cache lines of their own (with hundreds of flows a delivery's row
+/// is rarely in the nearest cache, and a row straddling three lines cost a
+/// third more misses).
+#[derive(Clone, Debug)]
+#[repr(align(64))]
 pub struct Delivered {
     pub received: u64,
     pub received_bytes: u64,
     /// RFC 3550 A.8 interarrival jitter, in nanoseconds.
     pub jitter_ns: f64,
-    last_transit: Option<i64>,
+    /// The last packet's transit time (ns), NO_TRANSIT before the first.
+    last_transit: i64,
     /// Delays, without the packet log.
     pub delay: DelayStats,
+}
+
+/// `last_transit` before the first delivery (a transit time is a
+/// difference of two u64 times below 2^63, never this).
+const NO_TRANSIT: i64 = i64::MIN;
+
+impl Default for Delivered {
+    fn default() -> Self {
+        Delivered {
+            received: 0,
+            received_bytes: 0,
+            jitter_ns: 0.0,
+            last_transit: NO_TRANSIT,
+            delay: DelayStats::default(),
+        }
+    }
+}
+
+/// Packets of a flow sent (one copy per flow, however many receivers).
+#[derive(Clone, Copy, Debug, Default)]
+struct Sent {
+    packets: u64,
+    bytes: u64,
 }
 
 #[derive(Default)]
 pub struct Recorder {
     pub flows: Vec<FlowMeta>,
-    /// Per flow: its receivers' rows (empty for pooled flows).
-    fr_of: Vec<FrMap>,
-    /// Per flow: its one row, if pooled.
-    pooled_fr: Vec<u32>,
+    /// Per flow: its rows.
+    rows_of: Vec<FlowRows>,
+    /// The receivers' maps of flows with several receivers.
+    maps: Vec<FrMap>,
     pub fr_flow: Vec<FlowId>,
     /// The receiver of each row ([`POOLED`] for a pooled row).
     pub fr_node: Vec<NodeId>,
     /// Receivers each row covers (1, or a pooled flow's count).
     pub fr_copies: Vec<u64>,
-    // per flow
-    pub sent: Vec<u64>,
-    pub sent_bytes: Vec<u64>,
+    /// Per flow: what it sent.
+    sent: Vec<Sent>,
     /// Per (flow, receiver): what each delivery updates, kept together so
     /// that a delivery touches one place.
     pub got: Vec<Delivered>,
@@ -229,21 +263,25 @@ impl Recorder {
                         r.fr_node.push(n);
                         r.fr_copies.push(1);
                     }
-                    r.fr_of.push(FrMap::new(pairs, num_nodes));
-                    r.pooled_fr.push(NONE);
+                    let rows = match pairs[..] {
+                        [(node, row)] => FlowRows::One { node, row },
+                        _ => {
+                            r.maps.push(FrMap::new(pairs, num_nodes));
+                            FlowRows::Many(r.maps.len() as u32 - 1)
+                        }
+                    };
+                    r.rows_of.push(rows);
                 }
                 Receivers::Pooled(count) => {
-                    r.pooled_fr.push(r.fr_flow.len() as u32);
+                    r.rows_of.push(FlowRows::Pooled(r.fr_flow.len() as u32));
                     r.fr_flow.push(f as FlowId);
                     r.fr_node.push(POOLED);
                     r.fr_copies.push(*count as u64);
-                    r.fr_of.push(FrMap::Few(Vec::new()));
                 }
             }
         }
         let n_fr = r.fr_flow.len();
-        r.sent = vec![0; flows.len()];
-        r.sent_bytes = vec![0; flows.len()];
+        r.sent = vec![Sent::default(); flows.len()];
         r.got = vec![Delivered::default(); n_fr];
         r.dropped = vec![[0; DropReason::COUNT]; n_fr];
         r.loss_runs = vec![Default::default(); n_fr];
@@ -255,19 +293,25 @@ impl Recorder {
     /// Index of the (flow, receiver) pair, if `node` receives `flow`; a
     /// pooled flow's one row for any node.
     pub fn fr(&self, flow: FlowId, node: NodeId) -> Option<usize> {
-        let pooled = *self.pooled_fr.get(flow as usize)?;
-        if pooled != NONE {
-            return Some(pooled as usize);
+        self.row(flow, node).map(|(i, _)| i)
+    }
+
+    /// The row of (`flow`, `node`) and whether it is pooled.
+    #[inline]
+    fn row(&self, flow: FlowId, node: NodeId) -> Option<(usize, bool)> {
+        match *self.rows_of.get(flow as usize)? {
+            FlowRows::One { node: n, row } => (n == node).then_some((row as usize, false)),
+            FlowRows::Pooled(row) => Some((row as usize, true)),
+            FlowRows::Many(m) => self.maps[m as usize].get(node).map(|i| (i, false)),
         }
-        self.fr_of.get(flow as usize)?.get(node)
     }
 
     /// Copies of `flow` addressed to row `i`'s receivers.
     pub fn sent_to(&self, i: usize) -> u64 {
-        self.sent[self.fr_flow[i] as usize] * self.fr_copies[i]
+        self.sent[self.fr_flow[i] as usize].packets * self.fr_copies[i]
     }
     pub fn sent_bytes_to(&self, i: usize) -> u64 {
-        self.sent_bytes[self.fr_flow[i] as usize] * self.fr_copies[i]
+        self.sent[self.fr_flow[i] as usize].bytes * self.fr_copies[i]
     }
     pub fn is_pooled(&self, i: usize) -> bool {
         self.fr_node[i] == POOLED
@@ -286,8 +330,9 @@ impl Recorder {
         if !self.measured(p) {
             return;
         }
-        self.sent[p.flow as usize] += 1;
-        self.sent_bytes[p.flow as usize] += p.size_bytes as u64;
+        let sent = &mut self.sent[p.flow as usize];
+        sent.packets += 1;
+        sent.bytes += p.size_bytes as u64;
     }
 
     /// A packet handed to an application on `node` at `now`.
@@ -295,13 +340,12 @@ impl Recorder {
         if self.trace_on {
             self.trace(trace_kind::DELIVER, node, p, now);
         }
-        let Some(i) = self.fr(p.flow, node) else {
+        let Some((i, pooled)) = self.row(p.flow, node) else {
             return;
         };
         if !self.measured(p) {
             return self.log(i, node, p, now, false);
         }
-        let pooled = self.is_pooled(i);
         let g = &mut self.got[i];
         g.received += 1;
         g.received_bytes += p.size_bytes as u64;
@@ -309,11 +353,11 @@ impl Recorder {
             // RFC 3550 A.8: J += (|D(i-1,i)| - J) / 16 over transit times,
             // in arrival order.
             let transit = now.as_nanos() as i64 - p.created_at.as_nanos() as i64;
-            if let Some(prev) = g.last_transit {
-                let d = (transit - prev).abs() as f64;
+            if g.last_transit != NO_TRANSIT {
+                let d = (transit - g.last_transit).abs() as f64;
                 g.jitter_ns += (d - g.jitter_ns) / 16.0;
             }
-            g.last_transit = Some(transit);
+            g.last_transit = transit;
         }
         self.log(i, node, p, now, true);
     }
@@ -361,9 +405,9 @@ impl Recorder {
         }
         let counted = if self.measured(p) { receivers } else { &[] };
         for &n in counted {
-            if let Some(i) = self.fr(p.flow, n) {
+            if let Some((i, pooled)) = self.row(p.flow, n) {
                 self.dropped[i][reason.index()] += 1;
-                if !self.is_pooled(i) {
+                if !pooled {
                     self.loss_runs[i].add(p.seq);
                 }
             }
@@ -412,14 +456,13 @@ impl Recorder {
 mod fr_map_tests {
     use super::*;
 
-    /// One receiver, a few, many: each form answers as a table over all
+    /// A few receivers, many: each form answers as a table over all
     /// nodes in which the last pair for a node wins.
     #[test]
     fn each_form_answers_as_the_table() {
         let nodes = 40;
         let lists: Vec<Vec<(NodeId, u32)>> = vec![
             vec![],
-            vec![(7, 3)],
             vec![(7, 3), (9, 4), (7, 5)],
             (0..30).map(|k| ((k * 7 % nodes) as NodeId, k)).collect(),
         ];
@@ -430,12 +473,10 @@ mod fr_map_tests {
             }
             let map = FrMap::new(pairs.clone(), nodes as usize);
             let form = match map {
-                FrMap::One(..) => "one",
                 FrMap::Few(_) => "few",
                 FrMap::Dense(_) => "dense",
             };
             let want = match pairs.len() {
-                1 => "one",
                 n if n <= FEW_RECEIVERS => "few",
                 _ => "dense",
             };
@@ -448,5 +489,63 @@ mod fr_map_tests {
                 );
             }
         }
+    }
+
+    fn meta(receivers: Receivers) -> FlowMeta {
+        FlowMeta {
+            name: String::new(),
+            kind: "cbr",
+            src: 0,
+            receivers,
+            start: SimTime::ZERO,
+            stop: SimTime::ZERO,
+        }
+    }
+
+    /// A delivery's row is two whole cache lines.
+    #[test]
+    fn a_row_is_two_lines() {
+        assert_eq!(std::mem::size_of::<Delivered>(), 128);
+        assert_eq!(std::mem::align_of::<Delivered>(), 64);
+    }
+
+    /// A recorder's rows: a unicast flow's for its receiver only, a pooled
+    /// flow's for any node, a multicast flow's per member; rows numbered
+    /// in flow order; deliveries counted in the row they name.
+    #[test]
+    fn rows_by_flow_and_node() {
+        let flows = vec![
+            meta(Receivers::Each(vec![5])),
+            meta(Receivers::Pooled(3)),
+            meta(Receivers::Each(vec![2, 4, 6])),
+            meta(Receivers::Each((0..20).collect())),
+            meta(Receivers::Each(vec![9])),
+        ];
+        let mut r = Recorder::new(flows, 30, RecorderOptions::default());
+        assert_eq!((r.fr(0, 5), r.fr(0, 4)), (Some(0), None));
+        assert_eq!((r.fr(1, 0), r.fr(1, 29)), (Some(1), Some(1)));
+        assert!(r.is_pooled(1) && !r.is_pooled(0));
+        assert_eq!(
+            (r.fr(2, 2), r.fr(2, 6), r.fr(2, 5)),
+            (Some(2), Some(4), None)
+        );
+        assert_eq!(
+            (r.fr(3, 0), r.fr(3, 19), r.fr(3, 20)),
+            (Some(5), Some(24), None)
+        );
+        assert_eq!((r.fr(4, 9), r.fr(5, 9)), (Some(25), None));
+        let mut p = crate::net::packet::test_packet(4, 0, 100);
+        p.created_at = SimTime::ZERO;
+        r.on_send(&p);
+        r.on_deliver(&p, 9, SimTime(1_000));
+        p.created_at = SimTime(500);
+        r.on_deliver(&p, 9, SimTime(2_000));
+        r.on_deliver(&p, 8, SimTime(2_000)); // not a receiver of flow 4
+        let g = &r.got[25];
+        assert_eq!((g.received, g.received_bytes), (2, 200));
+        // Transit 1000 then 1500: J = |1500 - 1000| / 16.
+        assert_eq!(g.jitter_ns, 500.0 / 16.0);
+        assert_eq!((r.sent_to(25), r.sent_bytes_to(25)), (1, 100));
+        assert_eq!(r.got.iter().map(|g| g.received).sum::<u64>(), 2);
     }
 }

@@ -24,11 +24,10 @@ const NONE: u32 = u32::MAX;
 /// below a node is two comparisons, and which child leads there is a
 /// binary search among the node's children. O(n) memory for any depth.
 struct ForestIndex {
-    /// Link-dir from the node to its parent (None at a root).
-    up: Vec<Option<LinkDirId>>,
-    tin: Vec<u32>,
-    tout: Vec<u32>,
-    comp: Vec<u32>,
+    /// Per node: where it sits (one record, so that a look-up reads one
+    /// cache line per node instead of one per array: with hundreds of
+    /// flows the hosts' entries are not in the nearest cache).
+    place: Vec<Place>,
     /// Per node: its children's (tin, link-dir down to them), by tin.
     children: Vec<Vec<(u32, LinkDirId)>>,
     /// Per hub (a node with many children, such as a dumbbell's router):
@@ -36,6 +35,17 @@ struct ForestIndex {
     /// past the hub's own. One load instead of a binary search whose every
     /// step is a coin toss for the branch predictor.
     hub_rows: Vec<Option<Box<[LinkDirId]>>>,
+}
+
+/// A node's place in its tree.
+#[derive(Clone, Copy, Default)]
+struct Place {
+    tin: u32,
+    tout: u32,
+    /// Its tree (connected component).
+    comp: u32,
+    /// Link-dir from the node to its parent (NONE at a root).
+    up: LinkDirId,
 }
 
 /// Nodes with more children than this get a dense row: any branching node
@@ -55,10 +65,13 @@ impl ForestIndex {
         let comp = forest_components(g)?;
         let n = g.adj.len();
         let mut ix = ForestIndex {
-            up: vec![None; n],
-            tin: vec![0; n],
-            tout: vec![0; n],
-            comp,
+            place: (comp.iter())
+                .map(|&comp| Place {
+                    comp,
+                    up: NONE,
+                    ..Place::default()
+                })
+                .collect(),
             children: vec![Vec::new(); n],
             hub_rows: vec![None; n],
         };
@@ -70,21 +83,21 @@ impl ForestIndex {
             seen[root] = true;
             // (node, next neighbour to look at)
             let mut stack = vec![(root as NodeId, 0usize)];
-            ix.tin[root] = clock;
+            ix.place[root].tin = clock;
             clock += 1;
             while let Some(&mut (v, ref mut k)) = stack.last_mut() {
                 let Some(&(ld, w, _)) = g.adj[v as usize].get(*k) else {
-                    ix.tout[v as usize] = clock;
+                    ix.place[v as usize].tout = clock;
                     stack.pop();
                     continue;
                 };
                 *k += 1;
                 if !seen[w as usize] {
                     seen[w as usize] = true;
-                    ix.up[w as usize] = Some(reverse(ld));
-                    ix.tin[w as usize] = clock;
+                    ix.place[w as usize].up = reverse(ld);
+                    ix.place[w as usize].tin = clock;
                     clock += 1;
-                    ix.children[v as usize].push((ix.tin[w as usize], ld));
+                    ix.children[v as usize].push((ix.place[w as usize].tin, ld));
                     stack.push((w, 0));
                 }
             }
@@ -96,16 +109,16 @@ impl ForestIndex {
     /// Dense rows for hubs, in node order, while `budget` entries last.
     fn build_hub_rows(&mut self, mut budget: usize) {
         self.hub_rows.iter_mut().for_each(|r| *r = None);
-        for s in 0..self.up.len() {
-            let kids = &self.children[s];
-            let size = (self.tout[s] - self.tin[s] - 1) as usize;
+        for s in 0..self.place.len() {
+            let (kids, at) = (&self.children[s], self.place[s]);
+            let size = (at.tout - at.tin - 1) as usize;
             if kids.len() <= HUB_CHILDREN || size > budget {
                 continue;
             }
             budget -= size;
             let mut row = Vec::with_capacity(size);
             for (i, &(t, ld)) in kids.iter().enumerate() {
-                let end = kids.get(i + 1).map_or(self.tout[s], |k| k.0);
+                let end = kids.get(i + 1).map_or(at.tout, |k| k.0);
                 row.extend(std::iter::repeat_n(ld, (end - t) as usize));
             }
             self.hub_rows[s] = Some(row.into_boxed_slice());
@@ -116,19 +129,20 @@ impl ForestIndex {
     /// whose subtree holds `dst`, or up.
     fn next_hop(&self, src: NodeId, dst: NodeId) -> Option<LinkDirId> {
         let (s, d) = (src as usize, dst as usize);
-        if src == dst || self.comp[s] != self.comp[d] {
+        let (at, to) = (self.place[s], self.place[d]);
+        if src == dst || at.comp != to.comp {
             return None;
         }
-        let t = self.tin[d];
-        if self.tin[s] < t && t < self.tout[s] {
+        let t = to.tin;
+        if at.tin < t && t < at.tout {
             if let Some(row) = &self.hub_rows[s] {
-                return Some(row[(t - self.tin[s] - 1) as usize]);
+                return Some(row[(t - at.tin - 1) as usize]);
             }
             let kids = &self.children[s];
             let i = kids.partition_point(|c| c.0 <= t) - 1;
             Some(kids[i].1)
         } else {
-            self.up[s]
+            (at.up != NONE).then_some(at.up)
         }
     }
 }

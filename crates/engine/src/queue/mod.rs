@@ -96,8 +96,10 @@ pub struct ClassStats {
     pub extra: Vec<(&'static str, f64)>,
 }
 
-/// Counters a [`Queue`] keeps.
+/// Counters a [`Queue`] keeps. `repr(C)`: the four an idle link's
+/// pass-through touches come first, on the queue's first cache line.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct QueueStats {
     pub arrivals: u64,
     pub arrival_bytes: u64,
@@ -122,9 +124,11 @@ impl QueueStats {
 }
 
 /// A queue: a discipline plus the bookkeeping every discipline shares.
+/// `repr(C)`: what a packet crossing an idle link reads and counts (the
+/// kept length, the pass-through size, the first four counters) fills the
+/// first 64 bytes; the discipline and the rest follow.
+#[repr(C)]
 pub struct Queue {
-    disc: Box<dyn QueueDiscipline>,
-    pub stats: QueueStats,
     /// The discipline's length, kept from what goes in and out (a packet
     /// offered, the one dequeued, the ones dropped): the link asks whether
     /// the queue is empty on every packet, and the time integrals need the
@@ -137,6 +141,8 @@ pub struct Queue {
     /// crossing an idle link never touches the discipline (another cache
     /// miss per hop with hundreds of links).
     pass_through_max: Option<u64>,
+    pub stats: QueueStats,
+    disc: Box<dyn QueueDiscipline>,
 }
 
 impl Queue {
@@ -310,6 +316,25 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An idle link's pass-through reads and counts only the queue's
+    /// first 64 bytes (see `Queue`).
+    #[test]
+    fn the_pass_through_fields_fill_the_first_line() {
+        use std::mem::offset_of;
+        let stats = offset_of!(Queue, stats);
+        for off in [
+            offset_of!(Queue, held_packets),
+            offset_of!(Queue, held_bytes),
+            offset_of!(Queue, pass_through_max) + 8,
+            stats + offset_of!(QueueStats, arrivals),
+            stats + offset_of!(QueueStats, arrival_bytes),
+            stats + offset_of!(QueueStats, departures),
+            stats + offset_of!(QueueStats, departure_bytes),
+        ] {
+            assert!(off < 64, "offset {off}");
+        }
+    }
 
     pub fn pkt(seq: u64, size: u32) -> Packet {
         crate::net::packet::test_packet(0, seq, size)
