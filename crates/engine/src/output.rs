@@ -8,11 +8,16 @@ use crate::world::World;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
-/// Names behind the integer codes of the large per-packet tables.
-pub struct Codes {
-    pub flows: Vec<String>,
-    pub nodes: Vec<String>,
-    pub link_dirs: Vec<String>,
+/// Names behind the integer codes of the large per-packet tables (as
+/// the run's metadata gives them).
+#[derive(serde::Serialize)]
+pub struct Codes<'a> {
+    #[serde(rename = "flow")]
+    pub flows: Vec<&'a str>,
+    #[serde(rename = "link_dir")]
+    pub link_dirs: Vec<&'a str>,
+    #[serde(rename = "node")]
+    pub nodes: Vec<&'a str>,
 }
 
 /// Packet-conservation figures of a run.
@@ -455,11 +460,11 @@ fn app_table(
     named_columns(t, by_flow.values(), decl.columns)
 }
 
-pub fn codes(w: &World) -> Codes {
+pub fn codes(w: &World) -> Codes<'_> {
     Codes {
-        flows: w.rec.flows.iter().map(|f| f.name.clone()).collect(),
-        nodes: w.nodes.iter().map(|n| n.name.clone()).collect(),
-        link_dirs: w.links.iter().map(|l| l.name.clone()).collect(),
+        flows: w.rec.flows.iter().map(|f| f.name.as_str()).collect(),
+        link_dirs: w.links.iter().map(|l| l.name.as_str()).collect(),
+        nodes: w.nodes.iter().map(|n| n.name.as_str()).collect(),
     }
 }
 

@@ -17,9 +17,10 @@ use std::sync::OnceLock;
 
 /// A flow kind's scenario spec.
 pub trait FlowModel {
-    /// Flows this one derives besides itself, e.g. "<name>/ack".
-    fn derived_flows(&self, _name: &str) -> Vec<String> {
-        Vec::new()
+    /// Flows this one derives besides itself, by the suffix of their
+    /// names: "ack" for "<name>/ack".
+    fn derived_suffixes(&self) -> &'static [&'static str] {
+        &[]
     }
     /// True if the destination must also reach the source (ACKs).
     fn needs_return_route(&self) -> bool {
@@ -96,10 +97,32 @@ pub struct FlowSpec {
 impl FlowSpec {
     /// This flow's name and the names of the flows it derives.
     pub fn flow_names(&self) -> Vec<String> {
-        let mut v = vec![self.common.name.clone()];
-        v.extend(self.kind.model().derived_flows(&self.common.name));
+        let name = &self.common.name;
+        let mut v = vec![name.clone()];
+        v.extend(
+            self.kind
+                .model()
+                .derived_suffixes()
+                .iter()
+                .map(|s| derived_name(name, s)),
+        );
         v
     }
+
+    /// How many flows this one makes, itself included.
+    pub fn flow_count(&self) -> usize {
+        1 + self.kind.model().derived_suffixes().len()
+    }
+}
+
+/// "<name>/<suffix>", the name of a derived flow (without `format!`: a
+/// scenario of hundreds of flows makes its names several times).
+pub fn derived_name(name: &str, suffix: &str) -> String {
+    let mut s = String::with_capacity(name.len() + 1 + suffix.len());
+    s.push_str(name);
+    s.push('/');
+    s.push_str(suffix);
+    s
 }
 
 fn common_fields() -> &'static [String] {
@@ -507,7 +530,7 @@ pub fn add_flow_pair_meta(
         stop: ctx.horizon,
     };
     let data = meta(f.spec.name.clone(), kind, f.src, d);
-    let back = meta(format!("{}/{suffix}", f.spec.name), return_kind, d, f.src);
+    let back = meta(derived_name(&f.spec.name, suffix), return_kind, d, f.src);
     ctx.add_flow_meta(f.id, data);
     ctx.add_flow_meta(f.id + 1, back);
 }

@@ -76,8 +76,8 @@ pub struct TfrcFlowSpec {
 }
 
 impl FlowModel for TfrcFlowSpec {
-    fn derived_flows(&self, name: &str) -> Vec<String> {
-        vec![format!("{name}/fb")]
+    fn derived_suffixes(&self) -> &'static [&'static str] {
+        &["fb"]
     }
     fn needs_return_route(&self) -> bool {
         true

@@ -147,9 +147,36 @@ pub struct Scope<'a> {
     pub nodes: HashSet<&'a str>,
     pub groups: HashSet<&'a str>,
     /// Every flow of the run, derived ones included ("<tcp flow>/ack",
-    /// "<session>/<node>/rtcp").
-    pub flows: HashSet<String>,
+    /// "<session>/<node>/rtcp"): named the first time a check asks (few
+    /// models refer to flows, and naming hundreds cost more than checking).
+    pub flows: Flows<'a>,
     pub duration_s: f64,
+}
+
+/// The run's flow names, made on first use from the scenario (none
+/// without one).
+#[derive(Default)]
+pub struct Flows<'a> {
+    scenario: Option<&'a crate::scenario::Scenario>,
+    names: std::cell::OnceCell<HashSet<String>>,
+}
+
+impl<'a> Flows<'a> {
+    pub fn of(scenario: &'a crate::scenario::Scenario) -> Self {
+        Flows {
+            scenario: Some(scenario),
+            names: Default::default(),
+        }
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        let names = self.names.get_or_init(|| {
+            (self.scenario.iter())
+                .flat_map(|s| s.flow_names())
+                .collect()
+        });
+        names.contains(name)
+    }
 }
 
 impl Scope<'_> {

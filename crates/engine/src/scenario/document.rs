@@ -98,6 +98,15 @@ impl Scenario {
         }
         names
     }
+
+    /// How many flows `flow_names` gives, without making the names (the
+    /// scenario flows' are counted; sessions, few, are named).
+    pub fn flow_count(&self) -> usize {
+        let sessions: usize = (self.sessions().iter())
+            .map(|s| s.model.flow_names().len())
+            .sum();
+        self.flows.iter().map(|f| f.flow_count()).sum::<usize>() + sessions
+    }
 }
 
 fn list<'a, T: SessionModel>(out: &mut Vec<SessionRef<'a>>, field: &str, items: &'a [T]) {

@@ -93,7 +93,7 @@ pub fn check(s: &Scenario, c: &mut Checker) {
     over(
         c,
         "flows",
-        s.flow_names().len() as u64,
+        s.flow_count() as u64,
         l.max_flows,
         "max_flows",
         "flows (derived ones included)",

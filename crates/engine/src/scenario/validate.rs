@@ -42,7 +42,7 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
     let scope = Scope {
         nodes: s.nodes.iter().map(|n| n.name.as_str()).collect(),
         groups: s.groups.iter().map(|g| g.name.as_str()).collect(),
-        flows: s.flow_names().into_iter().collect(),
+        flows: super::check::Flows::of(s),
         duration_s: s.duration_s,
     };
     for (i, n) in s.nodes.iter().enumerate() {

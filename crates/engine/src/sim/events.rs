@@ -18,7 +18,7 @@
 //! the order is exactly rule 1's; but a pop among a dumbbell's few busy
 //! links no longer sinks through hundreds of dormant timers.
 
-use super::heap::QuadHeap;
+use super::heap::{Lane, QuadHeap};
 use super::time::SimTime;
 use rustc_hash::FxHashSet as HashSet;
 
@@ -49,7 +49,7 @@ fn seq_of(key: u128) -> u64 {
 /// A priority queue of events of type `E` with a clock.
 pub struct EventQueue<E> {
     /// Packet events.
-    heap: QuadHeap<E>,
+    heap: Lane<E>,
     /// Timers, cancellable events among them.
     timers: QuadHeap<E>,
     cancellable: HashSet<u64>,
@@ -68,7 +68,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: QuadHeap::with_capacity(1024),
+            heap: Lane::with_capacity(1024),
             timers: QuadHeap::with_capacity(1024),
             cancellable: HashSet::default(),
             cancelled: HashSet::default(),
@@ -215,12 +215,12 @@ impl<E> EventQueue<E> {
 
     /// Pops the head of a lane known not to be empty.
     fn take(&mut self, timer: bool) -> (SimTime, E) {
-        let lane = if timer {
-            &mut self.timers
+        let (k, event) = if timer {
+            self.timers.pop()
         } else {
-            &mut self.heap
-        };
-        let (k, event) = lane.pop().expect("head() saw it");
+            self.heap.pop()
+        }
+        .expect("head() saw it");
         if timer && !self.cancellable.is_empty() {
             self.cancellable.remove(&seq_of(k));
         }

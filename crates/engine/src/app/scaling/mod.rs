@@ -337,8 +337,8 @@ fn not_for(p: &str, app: &str, given: &[(&str, bool)], c: &mut Checker) {
 }
 
 impl FlowModel for MediaScalingSpec {
-    fn derived_flows(&self, name: &str) -> Vec<String> {
-        vec![format!("{name}/fb")]
+    fn derived_suffixes(&self) -> &'static [&'static str] {
+        &["fb"]
     }
     fn needs_return_route(&self) -> bool {
         true

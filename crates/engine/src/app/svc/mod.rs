@@ -321,8 +321,8 @@ impl SvcSpec {
 }
 
 impl FlowModel for SvcSpec {
-    fn derived_flows(&self, name: &str) -> Vec<String> {
-        vec![format!("{name}/fb")]
+    fn derived_suffixes(&self) -> &'static [&'static str] {
+        &["fb"]
     }
     fn needs_return_route(&self) -> bool {
         true

@@ -130,8 +130,8 @@ pub struct TcpSpec {
 }
 
 impl FlowModel for TcpFlowSpec {
-    fn derived_flows(&self, name: &str) -> Vec<String> {
-        vec![format!("{name}/ack")]
+    fn derived_suffixes(&self) -> &'static [&'static str] {
+        &["ack"]
     }
     fn needs_return_route(&self) -> bool {
         true
