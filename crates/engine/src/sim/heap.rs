@@ -199,7 +199,7 @@ impl<T> Lane<T> {
     fn pop_long(&mut self) -> Option<(u128, T)> {
         let top = self.heap.pop();
         if self.heap.len() <= SORTED_MIN {
-            self.heap.v.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            self.heap.v.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
             self.sorted = true;
         }
         top
