@@ -55,6 +55,12 @@ impl<T> QuadHeap<T> {
     }
 
     pub fn pop(&mut self) -> Option<(u128, T)> {
+        self.pop_inline()
+    }
+
+    /// `pop`, inlined where a lane that is a heap pops.
+    #[inline(always)]
+    fn pop_inline(&mut self) -> Option<(u128, T)> {
         let n = self.v.len();
         if n == 0 {
             return None;
@@ -197,7 +203,7 @@ impl<T> Lane<T> {
     #[cold]
     #[inline(never)]
     fn pop_long(&mut self) -> Option<(u128, T)> {
-        let top = self.heap.pop();
+        let top = self.heap.pop_inline();
         if self.heap.len() <= SORTED_MIN {
             self.heap.v.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
             self.sorted = true;
