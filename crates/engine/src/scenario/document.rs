@@ -157,9 +157,9 @@ pub struct LinkSpec {
     #[serde(default)]
     pub cost: Option<f64>,
     #[serde(default)]
-    pub ab: Option<DirSpec>,
+    pub ab: Option<Box<DirSpec>>,
     #[serde(default)]
-    pub ba: Option<DirSpec>,
+    pub ba: Option<Box<DirSpec>>,
 }
 
 impl LinkSpec {

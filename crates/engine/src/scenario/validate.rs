@@ -144,7 +144,7 @@ fn link(p: &str, l: &LinkSpec, scope: &Scope<'_>, c: &mut Checker) {
     if let Some(q) = &l.queue {
         // A link-wide queue serves both directions: the slower one bounds
         // what its classes may reserve.
-        let dir_rate = |d: &Option<DirSpec>| d.as_ref().and_then(|d| d.rate_bps);
+        let dir_rate = |d: &Option<Box<DirSpec>>| d.as_ref().and_then(|d| d.rate_bps);
         let rate = [dir_rate(&l.ab), dir_rate(&l.ba)]
             .into_iter()
             .flatten()

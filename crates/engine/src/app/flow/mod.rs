@@ -4,6 +4,8 @@
 //! checks and construction live beside its application (`cbr.rs`,
 //! `poisson.rs`, `tcp/spec.rs`).
 
+mod parse;
+
 use super::PacketTemplate;
 use crate::net::{Dest, NodeId, Transport};
 use crate::scenario::build::BuildCtx;
@@ -11,9 +13,8 @@ use crate::scenario::check::{Checker, Scope};
 use crate::scenario::tagged;
 use crate::sim::SimTime;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
-use serde::{Deserialize, Deserializer};
-use serde_json::{Map, Value};
-use std::sync::OnceLock;
+use serde::Deserialize;
+use serde_json::Value;
 
 /// A flow kind's scenario spec.
 pub trait FlowModel {
@@ -120,70 +121,6 @@ impl FlowSpec {
 /// names several times).
 pub fn derived_name(name: &str, suffix: &str) -> String {
     [name, "/", suffix].concat()
-}
-
-fn common_fields() -> &'static [String] {
-    static F: OnceLock<Vec<String>> = OnceLock::new();
-    F.get_or_init(tagged::field_names::<FlowCommon>)
-}
-
-fn kind_fields() -> &'static [(&'static str, Vec<String>)] {
-    static F: OnceLock<Vec<(&'static str, Vec<String>)>> = OnceLock::new();
-    F.get_or_init(FlowKind::fields_by_tag)
-}
-
-/// Takes out of `map` the fields its kind does not take but another kind
-/// does; returns them with the message validation reports for each (all at
-/// once, with the other problems, rather than "unknown field").
-fn take_misplaced(map: &mut Map<String, Value>) -> Vec<(String, String)> {
-    let Some(tag) = map.get("type").and_then(Value::as_str).map(str::to_string) else {
-        return Vec::new();
-    };
-    let fields = kind_fields();
-    let Some((_, own)) = fields.iter().find(|(t, _)| *t == tag) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let keys: Vec<String> = map
-        .keys()
-        .filter(|k| *k != "type" && !own.contains(k))
-        .cloned()
-        .collect();
-    for key in keys {
-        let users: Vec<&str> = (fields.iter())
-            .filter(|(_, f)| f.contains(&key))
-            .map(|(t, _)| *t)
-            .collect();
-        if !users.is_empty() {
-            map.remove(&key);
-            let msg = format!(
-                "not used by {tag} flows (a field of {} flows)",
-                users.join(", ")
-            );
-            out.push((key, msg));
-        }
-    }
-    out
-}
-
-impl<'de> Deserialize<'de> for FlowSpec {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut map = tagged::object(d)?;
-        let mut common = Map::new();
-        for k in common_fields() {
-            if let Some((k, v)) = map.remove_entry(k) {
-                common.insert(k, v);
-            }
-        }
-        let common = tagged::parse(common)?;
-        let misplaced = take_misplaced(&mut map);
-        let kind = FlowKind::from_object(map)?;
-        Ok(FlowSpec {
-            common,
-            kind,
-            misplaced,
-        })
-    }
 }
 
 impl JsonSchema for FlowSpec {
