@@ -321,22 +321,44 @@ fn named_columns<'a>(
     for (i, &n) in first.iter().enumerate() {
         index.entry(n).or_insert(i);
     }
-    for (k, _) in rows.clone().into_iter().flatten() {
-        index.entry(k).or_insert_with(|| {
-            names.push(k);
-            names.len() - 1
-        });
+    // A row gives its names in the same order as the others (one model's
+    // values): each is tried at its position in the row first, the map
+    // only after.
+    let at = |names: &[&str], j: usize, k: &str| names.get(j).is_some_and(|&n| n == k);
+    for vals in rows.clone() {
+        for (j, &(k, _)) in vals.iter().enumerate() {
+            if !at(&names, j, k) {
+                index.entry(k).or_insert_with(|| {
+                    names.push(k);
+                    names.len() - 1
+                });
+            }
+        }
     }
+    // A name's column is where it first appears among the names.
+    let first: Vec<bool> = (names.iter().enumerate())
+        .map(|(j, n)| index[n] == j)
+        .collect();
     let n_rows = rows.clone().into_iter().count();
     let mut cols = vec![vec![f64::NAN; n_rows]; names.len()];
     for (r, vals) in rows.into_iter().enumerate() {
         // Backwards, so that a name's first value is written last.
-        for &(k, v) in vals.iter().rev() {
-            cols[index[k]][r] = v;
+        for (j, &(k, v)) in vals.iter().enumerate().rev() {
+            let c = if at(&names, j, k) && first[j] { j } else { index[k] };
+            cols[c][r] = v;
         }
     }
-    for name in &names {
-        t = t.col(name, Column::F64(cols[index[name]].clone()));
+    let mut out: Vec<Vec<f64>> = Vec::with_capacity(names.len());
+    for (j, name) in names.iter().enumerate() {
+        let col = if first[j] {
+            std::mem::take(&mut cols[j])
+        } else {
+            out[index[name]].clone()
+        };
+        out.push(col);
+    }
+    for (name, col) in names.iter().zip(out) {
+        t = t.col(name, Column::F64(col));
     }
     t
 }

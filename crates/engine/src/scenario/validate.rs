@@ -52,8 +52,9 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
     }
     links(s, &scope, &mut c);
     groups(s, &scope, &mut c);
+    let mut p = String::new();
     for (i, f) in s.flows.iter().enumerate() {
-        validate_flow(f, &format!("flows[{i}]"), &scope, &mut c);
+        validate_flow(f, item_path(&mut p, "flows", i), &scope, &mut c);
     }
     for r in s.sessions() {
         r.model.validate(&r.path, &scope, &mut c);
@@ -109,10 +110,19 @@ fn loss(path: &str, l: &LossSpec, scope: &Scope<'_>, c: &mut Checker) {
     l.model().validate(path, scope, c);
 }
 
+/// `list[i]`, written into `buf` (one buffer for a list of hundreds).
+fn item_path<'a>(buf: &'a mut String, list: &str, i: usize) -> &'a str {
+    use std::fmt::Write;
+    buf.clear();
+    write!(buf, "{list}[{i}]").expect("writing to a String");
+    buf
+}
+
 fn links(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
     let mut link_names = HashSet::default();
+    let mut buf = String::new();
     for (i, l) in s.links.iter().enumerate() {
-        let p = format!("links[{i}]");
+        let p = item_path(&mut buf, "links", i);
         let ka = scope.node(c, format_args!("{p}.a"), &l.a);
         let kb = scope.node(c, format_args!("{p}.b"), &l.b);
         if ka && kb && l.a == l.b {
@@ -122,12 +132,14 @@ fn links(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
         let name = l.display_name();
         if name.is_empty() {
             c.err(format!("{p}.name"), "link name must not be empty");
-        } else if !link_names.insert(name.clone()) {
+        } else if link_names.contains(&name) {
             let msg =
                 format!("duplicate link name \"{name}\" (parallel links need distinct names)");
             c.err(format!("{p}.name"), msg);
+        } else {
+            link_names.insert(name);
         }
-        link(&p, l, scope, c);
+        link(p, l, scope, c);
         for (dname, d) in [("ab", &l.ab), ("ba", &l.ba)] {
             if let Some(d) = d {
                 direction(&format!("{p}.{dname}"), d, l.rate_bps, scope, c);
@@ -211,6 +223,9 @@ fn groups(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
 }
 
 fn routes(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
+    if s.routing.routes.is_empty() {
+        return; // no neighbour sets to build (hundreds of links)
+    }
     let mut neighbours: HashMap<&str, HashSet<&str>> = HashMap::default();
     for l in &s.links {
         neighbours.entry(&l.a).or_default().insert(&l.b);
