@@ -2,11 +2,49 @@
 
 use crate::measure::summary::{flow_tables, FlowInputs};
 use crate::measure::{Column, DropSite, Recorder, Table};
-use crate::net::{DropReason, LinkDir, NodeId};
+use crate::net::{DropReason, LinkDir};
 use crate::sim::SimTime;
 use crate::world::World;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The run's names, each list copied once for all the tables that name
+/// its members (see [`Column::Names`]).
+pub struct RunNames {
+    /// Node names, then "*": a pooled row's receiver (all receivers).
+    pub nodes: Arc<[String]>,
+    pub links: Arc<[String]>,
+    pub link_dirs: Arc<[String]>,
+    pub flows: Arc<[String]>,
+}
+
+impl RunNames {
+    fn of(w: &World) -> Self {
+        let nodes = (w.nodes.iter().map(|n| n.name.clone()))
+            .chain(["*".to_string()])
+            .collect();
+        RunNames {
+            nodes,
+            links: w.link_names.iter().cloned().collect(),
+            link_dirs: w.links.iter().map(|l| l.name.clone()).collect(),
+            flows: w.rec.flows.iter().map(|f| f.name.clone()).collect(),
+        }
+    }
+
+    /// The code of a pooled row's receiver, "*".
+    pub fn pooled(&self) -> u32 {
+        self.nodes.len() as u32 - 1
+    }
+}
+
+/// A column of names from `list`, by their indices.
+pub fn names(list: &Arc<[String]>, codes: Vec<u32>) -> Column {
+    Column::Names {
+        codes,
+        names: Arc::clone(list),
+    }
+}
 
 /// Names behind the integer codes of the large per-packet tables (as
 /// the run's metadata gives them).
@@ -119,22 +157,27 @@ fn per_link<T>(w: &World, f: impl Fn(&LinkDir) -> T) -> Vec<T> {
     w.links.iter().map(f).collect()
 }
 
+/// Every link direction's index, in order.
+fn each_link(w: &World) -> Vec<u32> {
+    (0..w.links.len() as u32).collect()
+}
+
 /// Builds every result table. Large columns are moved out of the recorder
 /// (not copied), so call this once, last.
 pub fn tables(w: &mut World, in_flight: &[u64], windows: &[(SimTime, SimTime)]) -> Vec<Table> {
     let end = w.now();
-    let node_names: Vec<String> = w.nodes.iter().map(|n| n.name.clone()).collect();
+    let names = RunNames::of(w);
     let inputs = FlowInputs {
         rec: &w.rec,
-        node_names: &node_names,
+        names: &names,
         in_flight,
         end,
         windows,
     };
     let (flows, runs, win) = flow_tables(&inputs);
-    let app = app_tables(w, end);
-    let links = links_table(w, &node_names);
-    let queues = queues_table(w);
+    let app = app_tables(w, end, &names);
+    let links = links_table(w, &names);
+    let queues = queues_table(w, &names);
     let packets = w.rec.packet_log.then(|| packets_table(&mut w.rec));
     let drops = w.rec.packet_log.then(|| drops_table(w));
     let samples = samples_table(&mut w.rec);
@@ -142,7 +185,7 @@ pub fn tables(w: &mut World, in_flight: &[u64], windows: &[(SimTime, SimTime)]) 
     out.extend(packets);
     out.extend(drops);
     out.extend([links, queues, samples]);
-    out.push(classes_table(w));
+    out.push(classes_table(w, &names));
     out.extend(app);
     if w.rec.trace_on {
         out.push(trace_table(&mut w.rec));
@@ -176,29 +219,25 @@ fn drops_table(w: &mut World) -> Table {
         })
         .collect();
     let r = &mut w.rec;
-    let reason = r.dl_reason.iter().map(|x| x.as_str().to_string()).collect();
+    let reason = Column::coded(r.dl_reason.iter().map(|x| x.as_str()));
     Table::new("drops")
         .col("time_ns", Column::U64(take(&mut r.dl_time)))
         .col("flow", u32s(&r.dl_flow))
         .col("seq", Column::U64(take(&mut r.dl_seq)))
         .col("packet_id", Column::U64(take(&mut r.dl_id)))
         .col("size_bytes", u32s(&r.dl_size))
-        .col("reason", Column::Str(reason))
+        .col("reason", reason)
         .col("site", Column::Str(site))
 }
 
 /// One row per link direction: rate, delay, traffic, utilisation, losses.
-fn links_table(w: &World, node_names: &[String]) -> Table {
+fn links_table(w: &World, n: &RunNames) -> Table {
     let dur_ns = w.now().as_nanos().max(1) as f64;
-    let name = |i: NodeId| node_names[i as usize].clone();
     Table::new("links")
-        .col(
-            "link",
-            Column::Str(per_link(w, |l| w.link_names[l.link as usize].clone())),
-        )
-        .col("direction", Column::Str(per_link(w, |l| l.name.clone())))
-        .col("from", Column::Str(per_link(w, |l| name(l.from))))
-        .col("to", Column::Str(per_link(w, |l| name(l.to))))
+        .col("link", names(&n.links, per_link(w, |l| l.link)))
+        .col("direction", names(&n.link_dirs, each_link(w)))
+        .col("from", names(&n.nodes, per_link(w, |l| l.from)))
+        .col("to", names(&n.nodes, per_link(w, |l| l.to)))
         .col("rate_bps", Column::F64(per_link(w, |l| l.rate_bps as f64)))
         .col(
             "delay_ms",
@@ -221,13 +260,13 @@ fn links_table(w: &World, node_names: &[String]) -> Table {
 
 /// One row per link direction's queue: the shared accounting, then the
 /// values its discipline reports (NaN where another discipline has none).
-fn queues_table(w: &World) -> Table {
+fn queues_table(w: &World, n: &RunNames) -> Table {
     let dur_ns = w.now().as_nanos().max(1) as f64;
     let mut t = Table::new("queues")
-        .col("direction", Column::Str(per_link(w, |l| l.name.clone())))
+        .col("direction", names(&n.link_dirs, each_link(w)))
         .col(
             "kind",
-            Column::Str(per_link(w, |l| l.queue.kind().to_string())),
+            Column::coded(w.links.iter().map(|l| l.queue.kind())),
         )
         .col("arrivals", Column::U64(per_link(w, |l| st(l).arrivals)))
         .col("departures", Column::U64(per_link(w, |l| st(l).departures)));
@@ -260,13 +299,13 @@ fn queues_table(w: &World) -> Table {
 }
 
 /// One row per class of every class-based queue (none without one).
-fn classes_table(w: &World) -> Table {
+fn classes_table(w: &World, names_: &RunNames) -> Table {
     let (mut dir, mut name, mut arr, mut dep, mut bytes, mut drops) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     let mut extra: Vec<NamedValues> = Vec::new();
-    for l in &w.links {
+    for (ld, l) in w.links.iter().enumerate() {
         for (n, s) in l.queue.classes() {
-            dir.push(l.name.clone());
+            dir.push(ld as u32);
             name.push(n);
             arr.push(s.arrivals);
             dep.push(s.departures);
@@ -277,7 +316,7 @@ fn classes_table(w: &World) -> Table {
     }
     {
         let t = Table::new("queue_classes")
-            .col("direction", Column::Str(dir))
+            .col("direction", names(&names_.link_dirs, dir))
             .col("class", Column::Str(name))
             .col("arrivals", Column::U64(arr))
             .col("departures", Column::U64(dep))
@@ -344,7 +383,11 @@ fn named_columns<'a>(
     for (r, vals) in rows.into_iter().enumerate() {
         // Backwards, so that a name's first value is written last.
         for (j, &(k, v)) in vals.iter().enumerate().rev() {
-            let c = if at(&names, j, k) && first[j] { j } else { index[k] };
+            let c = if at(&names, j, k) && first[j] {
+                j
+            } else {
+                index[k]
+            };
             cols[c][r] = v;
         }
     }
@@ -410,13 +453,13 @@ fn take(v: &mut Vec<u64>) -> Vec<u64> {
 /// One application's named values.
 type NamedValues = Vec<(&'static str, f64)>;
 /// Long-format series columns: flow, variable, time, value.
-type SeriesColumns = (Vec<String>, Vec<String>, Vec<u64>, Vec<f64>);
+type SeriesColumns = (Vec<u32>, Vec<&'static str>, Vec<u64>, Vec<f64>);
 
 /// Tables reported by applications (e.g. "tcp" and "tcp_series"): one row
 /// per flow, the values of all its applications side by side. Every
 /// declared table is emitted, with its declared columns, even when no
 /// application reports into it.
-fn app_tables(w: &World, end: crate::sim::SimTime) -> Vec<Table> {
+fn app_tables(w: &World, end: crate::sim::SimTime, n: &RunNames) -> Vec<Table> {
     let mut rows: BTreeMap<&'static str, BTreeMap<u32, NamedValues>> = BTreeMap::new();
     let mut series: BTreeMap<&'static str, SeriesColumns> = BTreeMap::new();
     for slot in &w.apps {
@@ -432,8 +475,8 @@ fn app_tables(w: &World, end: crate::sim::SimTime) -> Vec<Table> {
             let s = series.entry(st.table).or_default();
             for (var, pts) in st.series {
                 for (t, v) in pts {
-                    s.0.push(w.rec.flows[st.flow as usize].name.clone());
-                    s.1.push(var.to_string());
+                    s.0.push(st.flow);
+                    s.1.push(var);
                     s.2.push(t.as_nanos());
                     s.3.push(v);
                 }
@@ -443,13 +486,13 @@ fn app_tables(w: &World, end: crate::sim::SimTime) -> Vec<Table> {
     let mut out = Vec::new();
     for decl in crate::app::APP_TABLES {
         let by_flow = rows.remove(decl.name).unwrap_or_default();
-        out.push(app_table(w, decl, &by_flow));
+        out.push(app_table(n, decl, &by_flow));
         if decl.series && w.rec.series_log {
             let (f, var, time, val) = series.remove(decl.name).unwrap_or_default();
             out.push(
                 Table::new(&format!("{}_series", decl.name))
-                    .col("flow", Column::Str(f))
-                    .col("var", Column::Str(var))
+                    .col("flow", names(&n.flows, f))
+                    .col("var", Column::coded(var))
                     .col("time_ns", Column::U64(time))
                     .col("value", Column::F64(val)),
             );
@@ -462,7 +505,7 @@ fn app_tables(w: &World, end: crate::sim::SimTime) -> Vec<Table> {
             columns: &[],
             series: false,
         };
-        out.push(app_table(w, &decl, &by_flow));
+        out.push(app_table(n, &decl, &by_flow));
     }
     out
 }
@@ -471,14 +514,12 @@ fn app_tables(w: &World, end: crate::sim::SimTime) -> Vec<Table> {
 /// a flow's applications report none), then any value a model reports but
 /// does not declare (kept, not lost; a test requires there be none).
 fn app_table(
-    w: &World,
+    n: &RunNames,
     decl: &crate::app::AppTable,
     by_flow: &BTreeMap<u32, NamedValues>,
 ) -> Table {
-    let flows = (by_flow.keys())
-        .map(|&f| w.rec.flows[f as usize].name.clone())
-        .collect();
-    let t = Table::new(decl.name).col("flow", Column::Str(flows));
+    let flows = by_flow.keys().copied().collect();
+    let t = Table::new(decl.name).col("flow", names(&n.flows, flows));
     named_columns(t, by_flow.values(), decl.columns)
 }
 

@@ -7,7 +7,8 @@ use mediasim_engine::{EngineError, RunOptions};
 use numpy::IntoPyArray;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
+use std::collections::HashMap;
 
 /// A `mediasim.errors.EngineFailure`: message, the simulated time (s) and
 /// the component involved (or None).
@@ -59,21 +60,51 @@ fn to_py_err(py: Python<'_>, e: EngineError) -> PyErr {
     }
 }
 
-fn column_to_py<'py>(py: Python<'py>, c: Column, lists: bool) -> PyResult<Bound<'py, PyAny>> {
-    if lists {
-        // Plain lists: no numpy import (the command line's lean path).
-        return Ok(match c {
-            Column::U64(v) => PyList::new(py, v)?.into_any(),
-            Column::I64(v) => PyList::new(py, v)?.into_any(),
-            Column::F64(v) => PyList::new(py, v)?.into_any(),
-            Column::Str(v) => PyList::new(py, v)?.into_any(),
+/// The Python strings of the name lists a run's columns draw from, made
+/// on first use and shared by every column and table of the run. Keyed
+/// by the list's address; each list is held here, so that no other list
+/// can take its address while the run's tables are converted.
+type Made<'py> = Vec<Option<Bound<'py, PyString>>>;
+#[derive(Default)]
+struct PyNames<'py>(HashMap<usize, (std::sync::Arc<[String]>, Made<'py>)>);
+
+impl<'py> PyNames<'py> {
+    /// `names[codes[i]]` for every row, as a list of shared strings.
+    fn list(
+        &mut self,
+        py: Python<'py>,
+        codes: &[u32],
+        names: &std::sync::Arc<[String]>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let key = std::sync::Arc::as_ptr(names) as *const String as usize;
+        let (_, made) = (self.0.entry(key))
+            .or_insert_with(|| (std::sync::Arc::clone(names), vec![None; names.len()]));
+        let rows = codes.iter().map(|&c| {
+            let c = c as usize;
+            made[c]
+                .get_or_insert_with(|| PyString::new(py, &names[c]))
+                .clone()
         });
+        PyList::new(py, rows.collect::<Vec<_>>())
     }
+}
+
+fn column_to_py<'py>(
+    py: Python<'py>,
+    c: Column,
+    lists: bool,
+    names: &mut PyNames<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
     Ok(match c {
+        Column::Names { codes, names: list } => names.list(py, &codes, &list)?.into_any(),
+        Column::Str(v) => PyList::new(py, v)?.into_any(),
+        // Plain lists: no numpy import (the command line's lean path).
+        Column::U64(v) if lists => PyList::new(py, v)?.into_any(),
+        Column::I64(v) if lists => PyList::new(py, v)?.into_any(),
+        Column::F64(v) if lists => PyList::new(py, v)?.into_any(),
         Column::U64(v) => v.into_pyarray(py).into_any(),
         Column::I64(v) => v.into_pyarray(py).into_any(),
         Column::F64(v) => v.into_pyarray(py).into_any(),
-        Column::Str(v) => PyList::new(py, v)?.into_any(),
     })
 }
 
@@ -147,13 +178,14 @@ fn run<'py>(
     let result = result.map_err(|(msg, t)| engine_failure(py, msg, Some(t), None))?;
     let out = result.map_err(|e| to_py_err(py, e))?;
     let tables = PyDict::new(py);
+    let mut names = PyNames::default();
     for t in out.tables {
         if only.as_ref().is_some_and(|o| !o.contains(&t.name)) {
             continue;
         }
         let cols = PyDict::new(py);
         for (name, c) in t.columns {
-            cols.set_item(name, column_to_py(py, c, lists)?)?;
+            cols.set_item(name, column_to_py(py, c, lists, &mut names)?)?;
         }
         tables.set_item(t.name, cols)?;
     }

@@ -58,7 +58,7 @@ fn delay_stats(d: &mut [u64]) -> [f64; 6] {
 /// What the flow tables are built from.
 pub struct FlowInputs<'a> {
     pub rec: &'a Recorder,
-    pub node_names: &'a [String],
+    pub names: &'a crate::output::RunNames,
     /// Per (flow, receiver): copies still in flight at the end.
     pub in_flight: &'a [u64],
     pub end: SimTime,
@@ -66,15 +66,23 @@ pub struct FlowInputs<'a> {
 }
 
 impl FlowInputs<'_> {
-    fn flow_name(&self, i: usize) -> String {
-        self.rec.flows[self.rec.fr_flow[i] as usize].name.clone()
+    /// The flow of row `i` (a code into the run's flow names).
+    fn flow(&self, i: usize) -> u32 {
+        self.rec.fr_flow[i]
     }
-    /// The receiver's name, or "*" for a pooled row (all receivers).
-    fn receiver(&self, i: usize) -> String {
+    /// The receiver of row `i` (a code into the run's node names, "*"
+    /// for a pooled row: all receivers).
+    fn receiver(&self, i: usize) -> u32 {
         match self.rec.fr_node[i] {
-            super::recorder::POOLED => "*".to_string(),
-            n => self.node_names[n as usize].clone(),
+            super::recorder::POOLED => self.names.pooled(),
+            n => n,
         }
+    }
+    fn flows(&self, codes: Vec<u32>) -> Column {
+        crate::output::names(&self.names.flows, codes)
+    }
+    fn nodes(&self, codes: Vec<u32>) -> Column {
+        crate::output::names(&self.names.nodes, codes)
     }
 }
 
@@ -100,13 +108,20 @@ pub fn flow_tables(x: &FlowInputs<'_>) -> (Table, Table, Table) {
             cols.push(x, i, g.delay.summary_ns().map(ms), &runs[i]);
         }
     }
-    (cols.into_table(), loss_run_table(x, &runs), window_table(x))
+    (
+        cols.into_table(x),
+        loss_run_table(x, &runs),
+        window_table(x),
+    )
 }
 
 /// The flows table's columns, filled row by row.
 #[derive(Default)]
 struct FlowColumns {
-    names: [Vec<String>; 4],
+    flow: Vec<u32>,
+    kind: Vec<&'static str>,
+    src: Vec<u32>,
+    receiver: Vec<u32>,
     start_stop: [Vec<f64>; 2],
     counts: [Vec<u64>; 6],
     loss_rate: Vec<f64>,
@@ -125,15 +140,10 @@ impl FlowColumns {
         let f = rec.fr_flow[i] as usize;
         let meta = &rec.flows[f];
         let stop = meta.stop.min(x.end);
-        let names = [
-            meta.name.clone(),
-            meta.kind.to_string(),
-            x.node_names[meta.src as usize].clone(),
-            x.receiver(i),
-        ];
-        for (col, v) in self.names.iter_mut().zip(names) {
-            col.push(v);
-        }
+        self.flow.push(x.flow(i));
+        self.kind.push(meta.kind);
+        self.src.push(meta.src);
+        self.receiver.push(x.receiver(i));
         self.start_stop[0].push(meta.start.as_secs_f64());
         self.start_stop[1].push(stop.as_secs_f64());
         let lost = rec.total_dropped(i);
@@ -183,14 +193,12 @@ impl FlowColumns {
             .push(runs.keys().next_back().copied().unwrap_or(0));
     }
 
-    fn into_table(self) -> Table {
-        let mut t = Table::new("flows");
-        for (name, col) in ["flow", "kind", "src", "receiver"]
-            .into_iter()
-            .zip(self.names)
-        {
-            t = t.col(name, Column::Str(col));
-        }
+    fn into_table(self, x: &FlowInputs<'_>) -> Table {
+        let mut t = Table::new("flows")
+            .col("flow", x.flows(self.flow))
+            .col("kind", Column::coded(self.kind))
+            .col("src", x.nodes(self.src))
+            .col("receiver", x.nodes(self.receiver));
         for (name, col) in ["start_s", "stop_s"].into_iter().zip(self.start_stop) {
             t = t.col(name, Column::F64(col));
         }
@@ -236,15 +244,15 @@ fn loss_run_table(x: &FlowInputs<'_>, runs: &[RunHistogram]) -> Table {
     let (mut flow, mut rcv, mut len, mut count) = (vec![], vec![], vec![], vec![]);
     for (i, hist) in runs.iter().enumerate() {
         for (&l, &c) in hist {
-            flow.push(x.flow_name(i));
+            flow.push(x.flow(i));
             rcv.push(x.receiver(i));
             len.push(l);
             count.push(c);
         }
     }
     Table::new("loss_runs")
-        .col("flow", Column::Str(flow))
-        .col("receiver", Column::Str(rcv))
+        .col("flow", x.flows(flow))
+        .col("receiver", x.nodes(rcv))
         .col("run_length", Column::U64(len))
         .col("count", Column::U64(count))
 }
@@ -260,7 +268,7 @@ fn window_table(x: &FlowInputs<'_>) -> Table {
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     for (i, per_window) in bytes.iter().enumerate() {
         for (&(a, b), &by) in x.windows.iter().zip(per_window.iter()) {
-            flow.push(x.flow_name(i));
+            flow.push(x.flow(i));
             rcv.push(x.receiver(i));
             wa.push(a.as_secs_f64());
             wb.push(b.as_secs_f64());
@@ -269,8 +277,8 @@ fn window_table(x: &FlowInputs<'_>) -> Table {
         }
     }
     Table::new("throughput")
-        .col("flow", Column::Str(flow))
-        .col("receiver", Column::Str(rcv))
+        .col("flow", x.flows(flow))
+        .col("receiver", x.nodes(rcv))
         .col("window_start_s", Column::F64(wa))
         .col("window_end_s", Column::F64(wb))
         .col("bytes", Column::U64(wbytes))
