@@ -167,7 +167,7 @@ impl LinkSpec {
     pub fn display_name(&self) -> std::borrow::Cow<'_, str> {
         match &self.name {
             Some(n) => n.as_str().into(),
-            None => format!("{}-{}", self.a, self.b).into(),
+            None => [self.a.as_str(), "-", self.b.as_str()].concat().into(),
         }
     }
 }

@@ -30,6 +30,7 @@ pub fn build(s: &Scenario, rng: &RngStreams, flow_id: &dyn Fn(&str) -> u32) -> T
         .collect();
     let mut links: Vec<LinkDir> = Vec::with_capacity(2 * s.links.len());
     let mut link_names = Vec::with_capacity(s.links.len());
+    let no_overrides = DirSpec::default();
     for (i, l) in s.links.iter().enumerate() {
         let name = l.display_name().into_owned();
         for (from, to, dir) in [(&l.a, &l.b, &l.ab), (&l.b, &l.a, &l.ba)] {
@@ -38,13 +39,13 @@ pub fn build(s: &Scenario, rng: &RngStreams, flow_id: &dyn Fn(&str) -> u32) -> T
             // One allocation (`concat`), not `format!`: a dumbbell of 256
             // flows names 1,030 directions.
             let dname = [name.as_str(), ":", from, "->", to].concat();
-            let dir = dir.clone().unwrap_or_default();
+            let dir = dir.as_deref().unwrap_or(&no_overrides);
             let ends = LinkEnds {
                 link: i as u32,
                 from: f,
                 to: t,
             };
-            links.push(link_dir(s, l, &dir, ends, dname, rng, flow_id));
+            links.push(link_dir(s, l, dir, ends, dname, rng, flow_id));
         }
         link_names.push(name);
     }
