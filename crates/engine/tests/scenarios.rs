@@ -179,3 +179,40 @@ fn app_tables_have_their_declared_columns() {
         }
     }
 }
+
+fn strs(t: &Table, col: &str) -> Vec<String> {
+    let c = t.get(col).unwrap_or_else(|| panic!("column {col}"));
+    (0..c.len())
+        .map(|i| c.str_at(i).expect("a string column").to_string())
+        .collect()
+}
+
+/// The name columns (codes into the run's name lists) read back as the
+/// names the scenario gave, in every table that repeats them.
+#[test]
+fn name_columns_read_back_as_the_scenarios_names() {
+    let t = run(TWO_HOPS, 3);
+    let links = table(&t, "links");
+    assert_eq!(strs(links, "link"), ["a-r", "a-r", "r-b", "r-b"]);
+    assert_eq!(
+        strs(links, "direction"),
+        ["a-r:a->r", "a-r:r->a", "r-b:r->b", "r-b:b->r"]
+    );
+    assert_eq!(strs(links, "from"), ["a", "r", "r", "b"]);
+    assert_eq!(strs(links, "to"), ["r", "a", "b", "r"]);
+    let queues = table(&t, "queues");
+    assert_eq!(strs(queues, "direction"), strs(links, "direction"));
+    assert_eq!(strs(queues, "kind"), ["droptail"; 4]);
+    let flows = table(&t, "flows");
+    assert_eq!(strs(flows, "flow"), ["f"]);
+    assert_eq!(strs(flows, "kind"), ["cbr"]);
+    assert_eq!(
+        (strs(flows, "src"), strs(flows, "receiver")),
+        (vec!["a".to_string()], vec!["b".to_string()])
+    );
+    let drops = table(&t, "drops");
+    let reasons = strs(drops, "reason");
+    assert!(
+        reasons.iter().any(|r| r == "queue_overflow") && reasons.iter().any(|r| r == "link_loss")
+    );
+}
