@@ -158,8 +158,16 @@ fn run_valid(
             at: Some(w.now()),
             what,
         })?;
-    let tables = output::tables(&mut w, &in_flight, &s.measure.windows());
-    let meta_json = run_meta(&s, opts, &w, &ledger, stopped, t0.elapsed().as_secs_f64());
+    let (tables, names) = output::tables(&mut w, &in_flight, &s.measure.windows());
+    let meta_json = run_meta(
+        &s,
+        opts,
+        &w,
+        &names,
+        &ledger,
+        stopped,
+        t0.elapsed().as_secs_f64(),
+    );
     Ok(RunOutput { tables, meta_json })
 }
 
@@ -251,6 +259,7 @@ fn run_meta(
     s: &Scenario,
     opts: &RunOptions,
     w: &world::World,
+    names: &output::RunNames,
     ledger: &output::Ledger,
     stopped: Option<String>,
     wall_s: f64,
@@ -262,7 +271,7 @@ fn run_meta(
             "queue_samples": {"link_dir": "link_dir"},
             "trace": {"flow": "flow", "link_dir": "link_dir", "node": "node"},
         }),
-        codes: output::codes(w),
+        codes: names.codes(),
         delivered: ledger.delivered,
         dropped: ledger.dropped,
         duration_s: s.duration_s,

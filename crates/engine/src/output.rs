@@ -9,8 +9,8 @@ use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The run's names, each list copied once for all the tables that name
-/// its members (see [`Column::Names`]).
+/// The run's names, moved out of the world once for all the tables that
+/// name its members (see [`Column::Names`]) and the run's metadata.
 pub struct RunNames {
     /// Node names, then "*": a pooled row's receiver (all receivers).
     pub nodes: Arc<[String]>,
@@ -20,15 +20,30 @@ pub struct RunNames {
 }
 
 impl RunNames {
-    fn of(w: &World) -> Self {
-        let nodes = (w.nodes.iter().map(|n| n.name.clone()))
+    /// Takes the names out of `w` (the run is over: nothing else reads
+    /// them), which leaves them empty there.
+    fn take(w: &mut World) -> Self {
+        use std::mem::take;
+        let nodes = (w.nodes.iter_mut().map(|n| take(&mut n.name)))
             .chain(["*".to_string()])
             .collect();
         RunNames {
             nodes,
-            links: w.link_names.iter().cloned().collect(),
-            link_dirs: w.links.iter().map(|l| l.name.clone()).collect(),
-            flows: w.rec.flows.iter().map(|f| f.name.clone()).collect(),
+            links: take(&mut w.link_names).into(),
+            link_dirs: w.links.iter_mut().map(|l| take(&mut l.name)).collect(),
+            flows: w.rec.flows.iter_mut().map(|f| take(&mut f.name)).collect(),
+        }
+    }
+
+    /// The names behind the integer codes of the per-packet tables.
+    pub fn codes(&self) -> Codes<'_> {
+        fn strs(v: &[String]) -> Vec<&str> {
+            v.iter().map(String::as_str).collect()
+        }
+        Codes {
+            flows: strs(&self.flows),
+            link_dirs: strs(&self.link_dirs),
+            nodes: strs(&self.nodes[..self.nodes.len() - 1]),
         }
     }
 
@@ -162,11 +177,16 @@ fn each_link(w: &World) -> Vec<u32> {
     (0..w.links.len() as u32).collect()
 }
 
-/// Builds every result table. Large columns are moved out of the recorder
-/// (not copied), so call this once, last.
-pub fn tables(w: &mut World, in_flight: &[u64], windows: &[(SimTime, SimTime)]) -> Vec<Table> {
+/// Builds every result table, and returns them with the run's names.
+/// Large columns and the names are moved out of the world (not copied),
+/// so call this once, last.
+pub fn tables(
+    w: &mut World,
+    in_flight: &[u64],
+    windows: &[(SimTime, SimTime)],
+) -> (Vec<Table>, RunNames) {
     let end = w.now();
-    let names = RunNames::of(w);
+    let names = RunNames::take(w);
     let inputs = FlowInputs {
         rec: &w.rec,
         names: &names,
@@ -179,7 +199,7 @@ pub fn tables(w: &mut World, in_flight: &[u64], windows: &[(SimTime, SimTime)]) 
     let links = links_table(w, &names);
     let queues = queues_table(w, &names);
     let packets = w.rec.packet_log.then(|| packets_table(&mut w.rec));
-    let drops = w.rec.packet_log.then(|| drops_table(w));
+    let drops = w.rec.packet_log.then(|| drops_table(w, &names));
     let samples = samples_table(&mut w.rec);
     let mut out = vec![flows, runs, win];
     out.extend(packets);
@@ -190,7 +210,7 @@ pub fn tables(w: &mut World, in_flight: &[u64], windows: &[(SimTime, SimTime)]) 
     if w.rec.trace_on {
         out.push(trace_table(&mut w.rec));
     }
-    out
+    (out, names)
 }
 
 /// One row per delivered packet copy.
@@ -211,11 +231,11 @@ fn packets_table(r: &mut Recorder) -> Table {
 }
 
 /// One row per dropped packet copy, with its reason and site.
-fn drops_table(w: &mut World) -> Table {
+fn drops_table(w: &mut World, n: &RunNames) -> Table {
     let site = (w.rec.dl_site.iter())
         .map(|s| match s {
-            DropSite::Link(l) => w.links[*l as usize].name.clone(),
-            DropSite::Node(n) => format!("node:{}", w.nodes[*n as usize].name),
+            DropSite::Link(l) => n.link_dirs[*l as usize].clone(),
+            DropSite::Node(i) => ["node:", &n.nodes[*i as usize]].concat(),
         })
         .collect();
     let r = &mut w.rec;
@@ -521,14 +541,6 @@ fn app_table(
     let flows = by_flow.keys().copied().collect();
     let t = Table::new(decl.name).col("flow", names(&n.flows, flows));
     named_columns(t, by_flow.values(), decl.columns)
-}
-
-pub fn codes(w: &World) -> Codes<'_> {
-    Codes {
-        flows: w.rec.flows.iter().map(|f| f.name.as_str()).collect(),
-        link_dirs: w.links.iter().map(|l| l.name.as_str()).collect(),
-        nodes: w.nodes.iter().map(|n| n.name.as_str()).collect(),
-    }
 }
 
 #[cfg(test)]
