@@ -278,3 +278,18 @@ def test_a_task_function_that_cannot_reach_a_spawned_helper_fails_at_once(monkey
         list(LocalExecutor(3).map_unordered(lambda x: x, [1, 2, 3]))
     assert time.monotonic() - t0 < 10
     assert not multiprocessing.active_children()
+
+
+def test_helpers_end_on_their_own_once_every_result_is_in():
+    # A finished campaign returns without waiting for its helpers'
+    # processes to exit; they exit at once, and none is left running.
+    import multiprocessing
+
+    from mediasim.campaign import LocalExecutor
+
+    out = sorted(LocalExecutor(2).map_unordered(abs, list(range(-40, 0))))
+    assert out == list(range(1, 41))
+    deadline = time.monotonic() + 10
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not multiprocessing.active_children()
