@@ -54,7 +54,7 @@ impl RunNames {
 }
 
 /// A column of names from `list`, by their indices.
-pub fn names(list: &Arc<[String]>, codes: Vec<u32>) -> Column {
+pub fn name_column(list: &Arc<[String]>, codes: Vec<u32>) -> Column {
     Column::Names {
         codes,
         names: Arc::clone(list),
@@ -254,10 +254,10 @@ fn drops_table(w: &mut World, n: &RunNames) -> Table {
 fn links_table(w: &World, n: &RunNames) -> Table {
     let dur_ns = w.now().as_nanos().max(1) as f64;
     Table::new("links")
-        .col("link", names(&n.links, per_link(w, |l| l.link)))
-        .col("direction", names(&n.link_dirs, each_link(w)))
-        .col("from", names(&n.nodes, per_link(w, |l| l.from)))
-        .col("to", names(&n.nodes, per_link(w, |l| l.to)))
+        .col("link", name_column(&n.links, per_link(w, |l| l.link)))
+        .col("direction", name_column(&n.link_dirs, each_link(w)))
+        .col("from", name_column(&n.nodes, per_link(w, |l| l.from)))
+        .col("to", name_column(&n.nodes, per_link(w, |l| l.to)))
         .col("rate_bps", Column::F64(per_link(w, |l| l.rate_bps as f64)))
         .col(
             "delay_ms",
@@ -283,7 +283,7 @@ fn links_table(w: &World, n: &RunNames) -> Table {
 fn queues_table(w: &World, n: &RunNames) -> Table {
     let dur_ns = w.now().as_nanos().max(1) as f64;
     let mut t = Table::new("queues")
-        .col("direction", names(&n.link_dirs, each_link(w)))
+        .col("direction", name_column(&n.link_dirs, each_link(w)))
         .col(
             "kind",
             Column::coded(w.links.iter().map(|l| l.queue.kind())),
@@ -319,7 +319,7 @@ fn queues_table(w: &World, n: &RunNames) -> Table {
 }
 
 /// One row per class of every class-based queue (none without one).
-fn classes_table(w: &World, names_: &RunNames) -> Table {
+fn classes_table(w: &World, n: &RunNames) -> Table {
     let (mut dir, mut name, mut arr, mut dep, mut bytes, mut drops) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     let mut extra: Vec<NamedValues> = Vec::new();
@@ -336,7 +336,7 @@ fn classes_table(w: &World, names_: &RunNames) -> Table {
     }
     {
         let t = Table::new("queue_classes")
-            .col("direction", names(&names_.link_dirs, dir))
+            .col("direction", name_column(&n.link_dirs, dir))
             .col("class", Column::Str(name))
             .col("arrivals", Column::U64(arr))
             .col("departures", Column::U64(dep))
@@ -511,7 +511,7 @@ fn app_tables(w: &World, end: crate::sim::SimTime, n: &RunNames) -> Vec<Table> {
             let (f, var, time, val) = series.remove(decl.name).unwrap_or_default();
             out.push(
                 Table::new(&format!("{}_series", decl.name))
-                    .col("flow", names(&n.flows, f))
+                    .col("flow", name_column(&n.flows, f))
                     .col("var", Column::coded(var))
                     .col("time_ns", Column::U64(time))
                     .col("value", Column::F64(val)),
@@ -539,7 +539,7 @@ fn app_table(
     by_flow: &BTreeMap<u32, NamedValues>,
 ) -> Table {
     let flows = by_flow.keys().copied().collect();
-    let t = Table::new(decl.name).col("flow", names(&n.flows, flows));
+    let t = Table::new(decl.name).col("flow", name_column(&n.flows, flows));
     named_columns(t, by_flow.values(), decl.columns)
 }
 

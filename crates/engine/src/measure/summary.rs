@@ -79,10 +79,10 @@ impl FlowInputs<'_> {
         }
     }
     fn flows(&self, codes: Vec<u32>) -> Column {
-        crate::output::names(&self.names.flows, codes)
+        crate::output::name_column(&self.names.flows, codes)
     }
     fn nodes(&self, codes: Vec<u32>) -> Column {
-        crate::output::names(&self.names.nodes, codes)
+        crate::output::name_column(&self.names.nodes, codes)
     }
 }
 

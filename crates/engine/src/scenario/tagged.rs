@@ -104,7 +104,9 @@ pub fn one_of(description: &str, variants: Vec<Value>) -> Schema {
         .expect("an object is a schema")
 }
 
-/// The field names `T`'s schema declares (for hints about misplaced fields).
+/// The field names `T`'s schema declares: the oracle the tests hold
+/// serde's own lists ([`serde_fields`]) to.
+#[cfg(test)]
 pub fn field_names<T: JsonSchema>() -> Vec<String> {
     let s = SchemaGenerator::default().into_root_schema_for::<T>();
     s.get("properties")
