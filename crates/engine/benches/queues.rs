@@ -6,7 +6,7 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use mediasim_engine::net::packet::ecn;
-use mediasim_engine::net::{Dest, Packet, Transport};
+use mediasim_engine::net::{Dest, Packet, Packets, Transport};
 use mediasim_engine::queue::spec::{build_queue, QueueSite, QueueSpec};
 use mediasim_engine::queue::Queue;
 use mediasim_engine::sim::{RngStreams, SimTime};
@@ -46,21 +46,27 @@ fn packet(seq: u64) -> Packet {
 }
 
 /// Arrivals in bursts of 3 every 2 transmission times (1.5x the link's
-/// rate) on 16 flows; one departure per transmission time.
-fn drive(q: &mut Queue) -> usize {
+/// rate) on 16 flows; one departure per transmission time. Packets live in
+/// a store, as in a run: stored on arrival, released when sent or dropped.
+fn drive((q, packets): &mut (Queue, Packets)) -> usize {
     let mut drops = Vec::new();
     let (mut seq, mut dropped) = (0u64, 0usize);
     for step in 0..PACKETS {
         let now = SimTime(step * TX_NS);
         if step % 2 == 0 {
             for _ in 0..3 {
-                q.enqueue(packet(seq), now, &mut drops);
+                let p = packets.insert(packet(seq));
+                q.enqueue(p, packets, now, &mut drops);
                 seq += 1;
             }
         }
-        std::hint::black_box(q.dequeue(now, &mut drops));
+        if let Some(p) = std::hint::black_box(q.dequeue(packets, now, &mut drops)) {
+            packets.release(p);
+        }
         dropped += drops.len();
-        drops.clear();
+        for (p, _) in drops.drain(..) {
+            packets.release(p);
+        }
     }
     dropped
 }
@@ -92,7 +98,11 @@ fn disciplines(c: &mut Criterion) {
     g.throughput(Throughput::Elements(PACKETS));
     for (name, spec) in specs {
         g.bench_function(name, |b| {
-            b.iter_batched_ref(|| queue(spec), drive, BatchSize::LargeInput)
+            b.iter_batched_ref(
+                || (queue(spec), Packets::new()),
+                drive,
+                BatchSize::LargeInput,
+            )
         });
     }
     g.finish();

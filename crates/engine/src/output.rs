@@ -117,14 +117,22 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
         }
         for p in l.queue.held() {
             total += 1;
-            charge(w, p, ld as u32, &mut in_flight);
+            charge(w, &w.packets[p], ld as u32, &mut in_flight);
         }
     }
     for (ld, l) in w.links.iter().enumerate() {
-        for (_, p) in &l.in_transit {
+        for &(_, p) in &l.in_transit {
             total += 1;
-            charge(w, p, ld as u32, &mut in_flight);
+            charge(w, &w.packets[p], ld as u32, &mut in_flight);
         }
+    }
+    // Every packet still stored is in some queue or on some wire: one
+    // anywhere else was lost by the engine (neither delivered nor dropped).
+    if w.packets.live() as u64 != total {
+        return Err(format!(
+            "{} packets stored but only {total} in queues or on wires",
+            w.packets.live()
+        ));
     }
     let ledger = Ledger {
         originated: w.originated,

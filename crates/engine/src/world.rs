@@ -11,7 +11,7 @@ use crate::measure::pcap::PcapWriter;
 use crate::measure::recorder::trace_kind;
 use crate::measure::{DropSite, Recorder};
 use crate::net::mcast::Tree;
-use crate::net::{Dest, DropReason, LinkDir, LinkDirId, Node, NodeId, Packet};
+use crate::net::{Dest, DropReason, LinkDir, LinkDirId, Node, NodeId, Packet, PacketRef, Packets};
 use crate::sim::time::tx_time;
 use crate::sim::{EventQueue, SimTime};
 
@@ -97,6 +97,9 @@ pub struct World {
     /// Per node: (port, app index).
     pub ports: Vec<Vec<(u16, u32)>>,
     pub rec: Recorder,
+    /// Every packet in the network, from its sending to its delivery or
+    /// drop; queues and wires hold references into it.
+    pub packets: Packets,
     pub q: EventQueue<Ev>,
     pub horizon: SimTime,
     pub sample_every: Option<SimTime>,
@@ -128,7 +131,7 @@ pub struct World {
     pub pcap_left: u64,
     pub pcap_truncated: bool,
     actions: Vec<Action>,
-    drops: Vec<(Packet, DropReason)>,
+    drops: Vec<(PacketRef, DropReason)>,
     /// Scratch list of a multicast copy's next link-dirs.
     fan_out: Vec<LinkDirId>,
 }
@@ -165,6 +168,7 @@ impl World {
             apps,
             ports,
             rec,
+            packets: Packets::new(),
             q: EventQueue::new(),
             horizon,
             sample_every,
@@ -278,9 +282,9 @@ impl World {
                     .pop_front()
                     .expect("an arrival event has a packet in transit");
                 debug_assert_eq!(at, now);
-                if let Some((next, np)) = link.in_transit.front() {
-                    let (next, next_hop) =
-                        (*next, hop_of(&mut self.routes, &self.ports, link.to, np));
+                if let Some(&(next, np)) = link.in_transit.front() {
+                    let np = &self.packets[np];
+                    let next_hop = hop_of(&mut self.routes, &self.ports, link.to, np);
                     self.q
                         .schedule(next, Ev::Arrive(ld, next_hop))
                         .expect("arrivals are in time order");
@@ -340,6 +344,7 @@ impl World {
                     }
                     self.originated += 1;
                     self.rec.on_send(&p);
+                    let p = self.packets.insert(p);
                     self.forward(node, None, p, now);
                 }
             }
@@ -348,11 +353,12 @@ impl World {
 
     /// A packet at `node`, originated here (`via` None) or arrived on the
     /// link-dir `via`.
-    fn forward(&mut self, node: NodeId, via: Option<LinkDirId>, p: Packet, now: SimTime) {
+    fn forward(&mut self, node: NodeId, via: Option<LinkDirId>, p: PacketRef, now: SimTime) {
         // The unicast arms are `hop_of`'s decision taken at once. Going
         // through `hop_of` here too made runs 2-5% slower (more code in
         // the event loop's inlined paths), so the two stay side by side.
-        match p.dst {
+        let (dst, src) = (self.packets[p].dst, self.packets[p].src);
+        match dst {
             Dest::Node(d) if d == node => self.deliver(node, p, now),
             Dest::Node(d) => match self.routes.next_hop(node, d) {
                 Some(ld) => self.enqueue(ld, p, now),
@@ -363,36 +369,37 @@ impl World {
                     return self.drop(p, DropReason::NoRoute, DropSite::Node(node), now);
                 };
                 let mut out = std::mem::take(&mut self.fan_out);
-                let local = t.targets_into(node, via, p.src, &mut out);
+                let local = t.targets_into(node, via, src, &mut out);
                 let targets = out.len() + local as usize;
                 if targets == 0 {
                     self.fan_out = out;
                     return self.drop(p, DropReason::NoRoute, DropSite::Node(node), now);
                 }
                 self.copies += targets as u64 - 1;
+                // Copies first, from the packet as it came; the packet
+                // itself goes last (to the last branch, or up locally).
                 let n_out = out.len();
-                let mut p = Some(p);
                 for (k, &ld) in out.iter().enumerate() {
                     if k + 1 == n_out && !local {
-                        self.enqueue(ld, p.take().expect("one left"), now);
+                        self.enqueue(ld, p, now);
                     } else {
-                        let copy = p.as_ref().expect("one left").clone();
+                        let copy = self.packets.insert(self.packets[p].clone());
                         self.enqueue(ld, copy, now);
                     }
                 }
                 self.fan_out = out;
-                if let Some(p) = p {
+                if local {
                     self.deliver(node, p, now);
                 }
             }
         }
     }
 
-    fn deliver(&mut self, node: NodeId, p: Packet, now: SimTime) {
-        match listener(&self.ports, node, &p) {
+    fn deliver(&mut self, node: NodeId, p: PacketRef, now: SimTime) {
+        match listener(&self.ports, node, &self.packets[p]) {
             Some(app) => self.deliver_to(node, app, p, now),
             None => {
-                let reason = if self.lost_on_receipt(node, &p, now) {
+                let reason = if self.lost_on_receipt(node, p, now) {
                     DropReason::ReceiverLoss
                 } else {
                     DropReason::NoListener
@@ -404,40 +411,44 @@ impl World {
 
     /// Whether the receiver-loss model of `node` (if any) loses `p`.
     #[inline(always)]
-    fn lost_on_receipt(&mut self, node: NodeId, p: &Packet, now: SimTime) -> bool {
+    fn lost_on_receipt(&mut self, node: NodeId, p: PacketRef, now: SimTime) -> bool {
         let loss = self.nodes[node as usize].receiver_loss.as_mut();
-        loss.is_some_and(|l| l.is_lost(p, now))
+        loss.is_some_and(|l| l.is_lost(&self.packets[p], now))
     }
 
     /// Delivers `p` to application `app` of `node` (listening on its port).
-    fn deliver_to(&mut self, node: NodeId, app: u32, p: Packet, now: SimTime) {
-        if self.lost_on_receipt(node, &p, now) {
-            return self.drop(p, DropReason::ReceiverLoss, DropSite::Node(node), now);
+    fn deliver_to(&mut self, node: NodeId, app: u32, r: PacketRef, now: SimTime) {
+        if self.lost_on_receipt(node, r, now) {
+            return self.drop(r, DropReason::ReceiverLoss, DropSite::Node(node), now);
         }
         self.delivered += 1;
-        self.rec.on_deliver(&p, node, now);
+        let p = &self.packets[r];
+        self.rec.on_deliver(p, node, now);
         let mut acts = std::mem::take(&mut self.actions);
-        self.apps[app as usize].app.on_packet(now, &p, &mut acts);
-        p.recycle();
+        self.apps[app as usize].app.on_packet(now, p, &mut acts);
+        self.packets.release(r);
         self.run_actions(app, &mut acts, now);
         self.actions = acts;
     }
 
     #[inline(always)]
-    fn enqueue(&mut self, ld: LinkDirId, p: Packet, now: SimTime) {
+    fn enqueue(&mut self, ld: LinkDirId, p: PacketRef, now: SimTime) {
         if self.rec.trace_on {
-            self.rec.trace(trace_kind::ENQUEUE, ld, &p, now);
+            self.rec
+                .trace(trace_kind::ENQUEUE, ld, &self.packets[p], now);
         }
         let link = &mut self.links[ld as usize];
         let idle = now >= link.busy_until && !link.done_pending;
-        if idle && link.queue.pass_through(&p) {
+        if idle && link.queue.pass_through(&self.packets[p]) {
             return self.start_tx(ld, p, now);
         }
         let mut drops = std::mem::take(&mut self.drops);
         let idle_since = idle.then_some(link.busy_until);
-        link.queue.enqueue_at(p, now, idle_since, &mut drops);
+        let packets = &mut self.packets;
+        link.queue
+            .enqueue_at(p, packets, now, idle_since, &mut drops);
         let next = if idle {
-            link.queue.dequeue(now, &mut drops)
+            link.queue.dequeue(packets, now, &mut drops)
         } else {
             None
         };
@@ -459,12 +470,13 @@ impl World {
     }
 
     #[inline(always)]
-    fn start_tx(&mut self, ld: LinkDirId, p: Packet, now: SimTime) {
+    fn start_tx(&mut self, ld: LinkDirId, r: PacketRef, now: SimTime) {
         let link = &mut self.links[ld as usize];
         if now > link.busy_until {
             link.tx_carry = 0; // after an idle gap the next packet starts on a fresh clock edge
         }
-        let bits = p.size_bytes as u64 * 8;
+        let size_bytes = self.packets[r].size_bytes;
+        let bits = size_bytes as u64 * 8;
         let tx = if link.ns_per_bit > 0 {
             SimTime(bits * link.ns_per_bit) // exact: 1e9 is a multiple of the rate
         } else {
@@ -475,7 +487,7 @@ impl World {
         link.busy_until = now + tx;
         link.busy_ns += tx.as_nanos();
         link.tx_packets += 1;
-        link.tx_bytes += p.size_bytes as u64;
+        link.tx_bytes += size_bytes as u64;
         let arrive_at = now + tx + link.delay;
         let lidx = link.link as usize;
         if !link.done_pending && !link.queue.is_empty() {
@@ -483,25 +495,27 @@ impl World {
             self.q.schedule_in(tx, Ev::TxDone(ld));
         }
         if self.capturing {
-            self.capture(lidx, &p, now);
+            self.capture(lidx, r, now);
         }
         if self.rec.trace_on {
-            self.rec.trace(trace_kind::DEQUEUE, ld, &p, now);
+            self.rec
+                .trace(trace_kind::DEQUEUE, ld, &self.packets[r], now);
         }
         let link = &mut self.links[ld as usize];
         if link.in_transit.is_empty() {
-            let hop = hop_of(&mut self.routes, &self.ports, link.to, &p);
+            let hop = hop_of(&mut self.routes, &self.ports, link.to, &self.packets[r]);
             self.q
                 .schedule(arrive_at, Ev::Arrive(ld, hop))
                 .expect("future");
         }
-        link.in_transit.push_back((arrive_at, p));
+        link.in_transit.push_back((arrive_at, r));
     }
 
     /// Writes `p`, starting on full-duplex link `lidx`, to the link's pcap
     /// file (if it has one and the byte budget allows).
     #[cold]
-    fn capture(&mut self, lidx: usize, p: &Packet, now: SimTime) {
+    fn capture(&mut self, lidx: usize, r: PacketRef, now: SimTime) {
+        let p = &self.packets[r];
         if self.pcap[lidx].is_some() && !self.pcap_truncated {
             // A record: 16 bytes of header and the captured bytes.
             let bytes = 16 + p.size_bytes as u64;
@@ -529,7 +543,7 @@ impl World {
         let mut drops = std::mem::take(&mut self.drops);
         let link = &mut self.links[ld as usize];
         link.done_pending = false;
-        let next = link.queue.dequeue(now, &mut drops);
+        let next = link.queue.dequeue(&mut self.packets, now, &mut drops);
         for (d, r) in drops.drain(..) {
             self.drop(d, r, DropSite::Link(ld), now);
         }
@@ -540,13 +554,14 @@ impl World {
     }
 
     #[inline(always)]
-    fn arrive(&mut self, ld: LinkDirId, p: Packet, hop: Hop, now: SimTime) {
+    fn arrive(&mut self, ld: LinkDirId, p: PacketRef, hop: Hop, now: SimTime) {
         if self.rec.trace_on {
-            self.rec.trace(trace_kind::RECEIVE, ld, &p, now);
+            self.rec
+                .trace(trace_kind::RECEIVE, ld, &self.packets[p], now);
         }
         let link = &mut self.links[ld as usize];
         if let Some(loss) = link.loss.as_mut() {
-            if loss.is_lost(&p, now) {
+            if loss.is_lost(&self.packets[p], now) {
                 link.lost_packets += 1;
                 return self.drop(p, DropReason::LinkLoss, DropSite::Link(ld), now);
             }
@@ -561,13 +576,14 @@ impl World {
     }
 
     /// Records a drop and charges it to the receivers it deprives.
-    fn drop(&mut self, p: Packet, reason: DropReason, site: DropSite, now: SimTime) {
+    fn drop(&mut self, r: PacketRef, reason: DropReason, site: DropSite, now: SimTime) {
         self.dropped += 1;
+        let p = &self.packets[r];
         let local_delivery = matches!(reason, DropReason::ReceiverLoss | DropReason::NoListener);
         match (p.dst, site) {
-            (Dest::Node(d), _) => self.rec.on_drop(&p, reason, site, now, &[d]),
+            (Dest::Node(d), _) => self.rec.on_drop(p, reason, site, now, &[d]),
             (Dest::Group { .. }, DropSite::Node(n)) if local_delivery => {
-                self.rec.on_drop(&p, reason, site, now, &[n])
+                self.rec.on_drop(p, reason, site, now, &[n])
             }
             (Dest::Group { tree, .. }, _) => {
                 let receivers = match (self.trees.get(tree as usize), site) {
@@ -577,10 +593,10 @@ impl World {
                     (Some(t), DropSite::Node(n)) => t.receivers_at(n),
                     (None, _) => Vec::new(),
                 };
-                self.rec.on_drop(&p, reason, site, now, &receivers)
+                self.rec.on_drop(p, reason, site, now, &receivers)
             }
         }
-        p.recycle();
+        self.packets.release(r);
     }
 
     /// Receivers a packet copy in flight on link-dir `ld` would reach.
@@ -692,12 +708,36 @@ mod invariant_tests {
         let first = got.lock().expect("one thread")[0].clone();
         assert!(crate::output::close_books(&mut w).is_ok());
         let now = w.now();
+        let first = w.packets.insert(first);
         w.deliver(b, first, now);
         let err = crate::output::close_books(&mut w).expect_err("caught");
         assert!(
             err.contains("flow \"f\"") && err.contains("counted twice"),
             "{err}"
         );
+    }
+}
+
+/// A packet stored but in no queue and on no wire (neither delivered nor
+/// dropped) fails the end-of-run books.
+#[cfg(test)]
+mod store_tests {
+    use crate::net::packet::test_packet;
+    use crate::sim::RngStreams;
+
+    #[test]
+    fn a_packet_lost_by_the_engine_fails_the_books() {
+        let text = r#"{"duration_s": 1, "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}],
+            "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b",
+                       "payload_bytes": 100, "interval_ms": 10}]}"#;
+        let s = crate::scenario::parse_and_validate(text).expect("valid");
+        let mut w = crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds");
+        assert!(w.run(&mut |_, _| true));
+        assert!(crate::output::close_books(&mut w).is_ok());
+        w.packets.insert(test_packet(0, 0, 100));
+        let err = crate::output::close_books(&mut w).expect_err("caught");
+        assert!(err.contains("stored"), "{err}");
     }
 }
 

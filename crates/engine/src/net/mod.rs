@@ -5,8 +5,10 @@ pub mod mcast;
 pub mod packet;
 pub mod routes;
 pub mod routing;
+pub mod store;
 pub mod topology;
 
 pub use header::{tcp_flags, TcpHeader};
 pub use packet::{Dest, DropReason, FlowId, GroupId, LinkDirId, NodeId, Packet, Transport};
+pub use store::{PacketRef, Packets};
 pub use topology::{LinkDir, Node};

@@ -165,15 +165,6 @@ pub struct RtcpCompound {
 }
 
 impl Packet {
-    /// Ends the packet's life (delivered or dropped), keeping its TCP
-    /// header's box for another segment ([`super::header::boxed`]).
-    #[inline]
-    pub fn recycle(self) {
-        if let Transport::Tcp(h) = self.transport {
-            super::header::recycle(h);
-        }
-    }
-
     pub fn payload_bytes(&self) -> u32 {
         self.size_bytes - IPV4_HEADER_BYTES - self.transport.header_bytes()
     }

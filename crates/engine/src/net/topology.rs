@@ -38,7 +38,7 @@ pub struct LinkDir {
     pub tx_carry: u64,
     /// Packets on the wire (being serialised or propagating), with their
     /// arrival times, in order.
-    pub in_transit: std::collections::VecDeque<(crate::sim::SimTime, crate::net::Packet)>,
+    pub in_transit: std::collections::VecDeque<(crate::sim::SimTime, crate::net::PacketRef)>,
     // -- line 1 --
     pub to: NodeId,
     /// Index of the full-duplex link this direction belongs to.
@@ -93,7 +93,7 @@ mod layout_tests {
         }
         let wire = offset_of!(LinkDir, in_transit);
         let wire_end = wire
-            + size_of::<std::collections::VecDeque<(crate::sim::SimTime, crate::net::Packet)>>();
+            + size_of::<std::collections::VecDeque<(crate::sim::SimTime, crate::net::PacketRef)>>();
         assert!(line(wire) == 0 && wire_end <= 64);
         for off in [
             offset_of!(LinkDir, to),

@@ -20,7 +20,7 @@
 
 use super::spec::{QueueModel, QueueSite, QueueSpec};
 use super::{ClassStats, QueueCtx, QueueDiscipline};
-use crate::net::Packet;
+use crate::net::PacketRef;
 use crate::scenario::check::Checker;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -201,7 +201,8 @@ impl Scheduler {
 struct Class {
     name: String,
     disc: Box<dyn QueueDiscipline>,
-    head: Option<Packet>,
+    /// The packet its discipline gave up next, with its size (bytes).
+    head: Option<(PacketRef, u32)>,
     stats: ClassStats,
 }
 
@@ -213,15 +214,15 @@ impl Class {
     fn fill_head(&mut self, ctx: &mut QueueCtx<'_>) -> bool {
         if self.head.is_none() {
             let before = ctx.dropped.len();
-            self.head = self.disc.dequeue(ctx);
+            self.head = (self.disc.dequeue(ctx)).map(|p| (p, ctx.packets[p].size_bytes));
             self.stats.drops += (ctx.dropped.len() - before) as u64;
         }
         self.head.is_some()
     }
-    fn take_head(&mut self) -> Packet {
-        let p = self.head.take().expect("filled");
+    fn take_head(&mut self) -> PacketRef {
+        let (p, size) = self.head.take().expect("filled");
         self.stats.departures += 1;
-        self.stats.departure_bytes += p.size_bytes as u64;
+        self.stats.departure_bytes += size as u64;
         p
     }
 }
@@ -266,12 +267,12 @@ impl Classes {
         }
     }
 
-    fn dequeue_priority(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Packet> {
+    fn dequeue_priority(&mut self, ctx: &mut QueueCtx<'_>) -> Option<PacketRef> {
         let c = (self.classes.iter_mut()).find_map(|c| c.fill_head(ctx).then_some(c))?;
         Some(c.take_head())
     }
 
-    fn dequeue_drr(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Packet> {
+    fn dequeue_drr(&mut self, ctx: &mut QueueCtx<'_>) -> Option<PacketRef> {
         let Scheduler::Drr {
             quanta,
             deficits,
@@ -293,7 +294,7 @@ impl Classes {
                 deficits[i] += quanta[i];
                 *credited = true;
             }
-            let size = class.head.as_ref().map_or(0, |p| p.size_bytes as u64);
+            let size = class.head.map_or(0, |(_, size)| size as u64);
             if size <= deficits[i] {
                 deficits[i] -= size;
                 let p = class.take_head();
@@ -312,8 +313,8 @@ impl Classes {
 }
 
 impl QueueDiscipline for Classes {
-    fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
-        let i = self.by_dscp[(pkt.dscp & 63) as usize];
+    fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>) {
+        let i = self.by_dscp[(ctx.packets[pkt].dscp & 63) as usize];
         let class = &mut self.classes[i];
         let was_empty = class.is_empty();
         class.stats.arrivals += 1;
@@ -326,7 +327,7 @@ impl QueueDiscipline for Classes {
             }
         }
     }
-    fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<PacketRef> {
         match self.sched {
             Scheduler::Priority => self.dequeue_priority(ctx),
             Scheduler::Drr { .. } => self.dequeue_drr(ctx),
@@ -339,12 +340,12 @@ impl QueueDiscipline for Classes {
     }
     fn len_bytes(&self) -> u64 {
         (self.classes.iter())
-            .map(|c| c.disc.len_bytes() + c.head.as_ref().map_or(0, |p| p.size_bytes as u64))
+            .map(|c| c.disc.len_bytes() + c.head.map_or(0, |(_, size)| size as u64))
             .sum()
     }
-    fn held(&self) -> Vec<&Packet> {
+    fn held(&self) -> Vec<PacketRef> {
         (self.classes.iter())
-            .flat_map(|c| c.head.iter().chain(c.disc.held()))
+            .flat_map(|c| c.head.map(|(p, _)| p).into_iter().chain(c.disc.held()))
             .collect()
     }
     fn kind(&self) -> &'static str {
@@ -368,7 +369,7 @@ impl QueueDiscipline for Classes {
 mod tests {
     use super::*;
     use crate::queue::tests::pkt;
-    use crate::queue::Queue;
+    use crate::queue::tests::TestQueue;
     use crate::sim::{uniform, RngStreams, SimTime};
 
     fn class(name: &str, dscp: &[u8], weight: Option<f64>, limit: u64) -> ClassSpec {
@@ -382,14 +383,14 @@ mod tests {
         }
     }
 
-    fn build(m: &dyn QueueModel) -> Queue {
+    fn build(m: &dyn QueueModel) -> TestQueue {
         let rng = RngStreams::new(1, 0);
         let site = QueueSite {
             rng: &rng,
             name: "l:a->b",
             rate_bps: 10_000_000,
         };
-        Queue::new(m.build(&site))
+        TestQueue::new(m.build(&site))
     }
 
     /// Three always-backlogged classes with weights 1, 2, 3 and different

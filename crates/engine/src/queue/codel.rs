@@ -15,7 +15,7 @@
 use super::spec::{QueueModel, QueueSite};
 use super::{QueueCtx, QueueDiscipline};
 use crate::net::packet::ecn;
-use crate::net::{DropReason, Packet};
+use crate::net::{DropReason, PacketRef};
 use crate::scenario::check::Checker;
 use crate::sim::SimTime;
 use schemars::JsonSchema;
@@ -90,22 +90,23 @@ impl CodelSpec {
     }
 }
 
-/// Packets with their enqueue times.
+/// Packets with their enqueue times and sizes (bytes).
 #[derive(Default)]
 pub struct TimedQueue {
-    q: VecDeque<(SimTime, Packet)>,
+    q: VecDeque<(SimTime, PacketRef, u32)>,
     bytes: u64,
 }
 
 impl TimedQueue {
-    pub fn push(&mut self, now: SimTime, p: Packet) {
-        self.bytes += p.size_bytes as u64;
-        self.q.push_back((now, p));
+    /// Holds `p`, of `size` bytes, from `now`.
+    pub fn push(&mut self, now: SimTime, p: PacketRef, size: u32) {
+        self.bytes += size as u64;
+        self.q.push_back((now, p, size));
     }
-    pub fn pop(&mut self) -> Option<(SimTime, Packet)> {
-        let x = self.q.pop_front()?;
-        self.bytes -= x.1.size_bytes as u64;
-        Some(x)
+    pub fn pop(&mut self) -> Option<(SimTime, PacketRef)> {
+        let (t, p, size) = self.q.pop_front()?;
+        self.bytes -= size as u64;
+        Some((t, p))
     }
     pub fn len(&self) -> usize {
         self.q.len()
@@ -116,12 +117,12 @@ impl TimedQueue {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
-    pub fn held(&self) -> impl Iterator<Item = &Packet> {
-        self.q.iter().map(|(_, p)| p)
+    pub fn held(&self) -> impl Iterator<Item = PacketRef> + '_ {
+        self.q.iter().map(|&(_, p, _)| p)
     }
     /// How long the head packet has waited.
     pub fn head_sojourn(&self, now: SimTime) -> Option<SimTime> {
-        self.q.front().map(|(t, _)| now.saturating_sub(*t))
+        self.q.front().map(|(t, _, _)| now.saturating_sub(*t))
     }
 }
 
@@ -167,7 +168,7 @@ impl CodelState {
 
     /// Pops the head; whether it may be dropped (sojourn above target for
     /// an interval, and more than one MTU queued).
-    fn dodequeue(&mut self, q: &mut TimedQueue, now: SimTime) -> Option<(Packet, bool)> {
+    fn dodequeue(&mut self, q: &mut TimedQueue, now: SimTime) -> Option<(PacketRef, bool)> {
         let Some((t, p)) = q.pop() else {
             self.first_above_time = None;
             return None;
@@ -189,9 +190,10 @@ impl CodelState {
 
     /// Marks `p` if it and CoDel are ECN-capable (then it is sent), else
     /// drops it; returns it if marked.
-    fn signal(&self, mut p: Packet, ctx: &mut QueueCtx<'_>) -> Option<Packet> {
-        if self.p.ecn && ecn::capable(p.ecn) {
-            p.ecn = ecn::CE;
+    fn signal(&self, p: PacketRef, ctx: &mut QueueCtx<'_>) -> Option<PacketRef> {
+        let field = &mut ctx.packets[p].ecn;
+        if self.p.ecn && ecn::capable(*field) {
+            *field = ecn::CE;
             ctx.marked += 1;
             Some(p)
         } else {
@@ -201,7 +203,7 @@ impl CodelState {
     }
 
     /// The next packet to send (section 5.5), dropping as CoDel says.
-    pub fn dequeue(&mut self, q: &mut TimedQueue, ctx: &mut QueueCtx<'_>) -> Option<Packet> {
+    pub fn dequeue(&mut self, q: &mut TimedQueue, ctx: &mut QueueCtx<'_>) -> Option<PacketRef> {
         let now = ctx.now;
         let Some((mut p, mut ok)) = self.dodequeue(q, now) else {
             self.dropping = false;
@@ -266,7 +268,7 @@ macro_rules! timed_queue_methods {
         fn len_bytes(&self) -> u64 {
             self.q.bytes()
         }
-        fn held(&self) -> Vec<&Packet> {
+        fn held(&self) -> Vec<$crate::net::PacketRef> {
             self.q.held().collect()
         }
         fn limit_packets(&self) -> Option<usize> {
@@ -282,14 +284,14 @@ pub struct Codel {
 }
 
 impl QueueDiscipline for Codel {
-    fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
+    fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>) {
         if self.q.len() >= self.limit {
             ctx.dropped.push((pkt, DropReason::QueueOverflow));
         } else {
-            self.q.push(ctx.now, pkt);
+            self.q.push(ctx.now, pkt, ctx.packets[pkt].size_bytes);
         }
     }
-    fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<PacketRef> {
         self.state.dequeue(&mut self.q, ctx)
     }
     crate::timed_queue_methods!();
@@ -304,19 +306,17 @@ impl QueueDiscipline for Codel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::tests::pkt;
+    use crate::net::Packet;
+    use crate::queue::tests::{pkt, TestCtx};
 
     fn ms(x: u64) -> SimTime {
         SimTime::from_millis(x)
     }
 
-    fn ctx(now: SimTime, d: &mut Vec<(Packet, DropReason)>) -> QueueCtx<'_> {
-        QueueCtx {
-            now,
-            dropped: d,
-            idle_since: None,
-            marked: 0,
-        }
+    /// Holds `p` in `q` from `at`, the packet kept in `tc`'s store.
+    fn push(q: &mut TimedQueue, tc: &mut TestCtx, at: SimTime, p: Packet) {
+        let size = p.size_bytes;
+        q.push(at, tc.packets.insert(p), size);
     }
 
     fn state() -> CodelState {
@@ -332,20 +332,18 @@ mod tests {
     /// each time one leaves, one dequeue every `step`; returns the drop
     /// times.
     fn standing(st: &mut CodelState, step: u64, until: u64) -> Vec<u64> {
-        let mut q = TimedQueue::default();
+        let (mut q, mut tc) = (TimedQueue::default(), TestCtx::default());
         for s in 0..20 {
-            q.push(ms(0), pkt(s, 1000));
+            push(&mut q, &mut tc, ms(0), pkt(s, 1000));
         }
         let mut drops = Vec::new();
         let mut t = 0;
         let mut seq = 20;
         while t <= until {
-            let mut d = Vec::new();
-            let mut ctx = ctx(ms(t), &mut d);
-            st.dequeue(&mut q, &mut ctx);
-            drops.extend(d.iter().map(|_| t));
+            st.dequeue(&mut q, &mut tc.at(ms(t)));
+            drops.extend(tc.take_dropped().iter().map(|_| t));
             while q.len() < 20 {
-                q.push(ms(t), pkt(seq, 1000));
+                push(&mut q, &mut tc, ms(t), pkt(seq, 1000));
                 seq += 1;
             }
             t += step;
@@ -372,22 +370,19 @@ mod tests {
     #[test]
     fn below_target_or_one_mtu_it_never_drops() {
         let mut st = state();
-        let mut q = TimedQueue::default();
+        let (mut q, mut tc) = (TimedQueue::default(), TestCtx::default());
         for t in 0..1000u64 {
-            q.push(ms(t), pkt(t, 1000));
-            let mut d = Vec::new();
-            let mut ctx = ctx(ms(t) + SimTime::from_micros(4_900), &mut d);
+            push(&mut q, &mut tc, ms(t), pkt(t, 1000));
+            let mut ctx = tc.at(ms(t) + SimTime::from_micros(4_900));
             assert!(st.dequeue(&mut q, &mut ctx).is_some());
-            assert!(d.is_empty(), "sojourn 4.9 ms < target");
+            assert!(tc.dropped.is_empty(), "sojourn 4.9 ms < target");
         }
         // A long sojourn but a single packet queued: not above target.
         let mut st = state();
         for t in 0..50u64 {
-            q.push(ms(10 * t), pkt(t, 1000));
-            let mut d = Vec::new();
-            let mut ctx = ctx(ms(10 * t + 50), &mut d);
-            st.dequeue(&mut q, &mut ctx);
-            assert!(d.is_empty());
+            push(&mut q, &mut tc, ms(10 * t), pkt(t, 1000));
+            st.dequeue(&mut q, &mut tc.at(ms(10 * t + 50)));
+            assert!(tc.dropped.is_empty());
         }
     }
 
@@ -415,23 +410,21 @@ mod tests {
             mtu: 1500,
             ecn: true,
         });
-        let mut q = TimedQueue::default();
+        let (mut q, mut tc) = (TimedQueue::default(), TestCtx::default());
         for s in 0..20 {
             let mut p = pkt(s, 1000);
             p.ecn = ecn::ECT0;
-            q.push(ms(0), p);
+            push(&mut q, &mut tc, ms(0), p);
         }
         let mut marks = 0;
         for t in (10..=300).step_by(10) {
-            let mut d = Vec::new();
-            let mut ctx = ctx(ms(t), &mut d);
-            if let Some(p) = st.dequeue(&mut q, &mut ctx) {
-                marks += (p.ecn == ecn::CE) as u32;
+            if let Some(p) = st.dequeue(&mut q, &mut tc.at(ms(t))) {
+                marks += (tc.packets[p].ecn == ecn::CE) as u32;
             }
-            assert!(ctx.dropped.is_empty(), "marked, not dropped");
+            assert!(tc.dropped.is_empty(), "marked, not dropped");
             let mut p = pkt(100 + t, 1000);
             p.ecn = ecn::ECT0;
-            q.push(ms(t), p);
+            push(&mut q, &mut tc, ms(t), p);
         }
         assert_eq!(marks, 3, "at 110, 210 and 290 ms");
     }

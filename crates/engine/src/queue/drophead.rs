@@ -16,7 +16,7 @@ use super::droptail::check_limits;
 use super::fifo::Fifo;
 use super::spec::{QueueModel, QueueSite};
 use super::{QueueCtx, QueueDiscipline};
-use crate::net::{DropReason, Packet};
+use crate::net::{DropReason, PacketRef};
 use crate::scenario::check::Checker;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -57,8 +57,9 @@ impl DropHead {
 }
 
 impl QueueDiscipline for DropHead {
-    fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
-        let size = pkt.size_bytes as u64;
+    fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>) {
+        let size_bytes = ctx.packets[pkt].size_bytes;
+        let size = size_bytes as u64;
         if !self.fifo.could_ever_fit(size) {
             ctx.dropped.push((pkt, DropReason::QueueOverflow));
             return;
@@ -69,7 +70,7 @@ impl QueueDiscipline for DropHead {
             };
             ctx.dropped.push((old, DropReason::QueueOverflow));
         }
-        self.fifo.push_back(pkt);
+        self.fifo.push_back(pkt, size_bytes);
     }
     crate::fifo_queue_methods!();
     fn kind(&self) -> &'static str {
@@ -84,17 +85,17 @@ impl QueueDiscipline for DropHead {
 mod tests {
     use super::*;
     use crate::queue::tests::pkt;
-    use crate::queue::Queue;
+    use crate::queue::tests::TestQueue;
     use crate::sim::SimTime;
 
-    fn drain(q: &mut Queue) -> Vec<u64> {
+    fn drain(q: &mut TestQueue) -> Vec<u64> {
         let mut d = Vec::new();
         std::iter::from_fn(|| q.dequeue(SimTime(1), &mut d).map(|p| p.seq)).collect()
     }
 
     #[test]
     fn a_full_queue_keeps_the_newest_packets() {
-        let mut q = Queue::new(Box::new(DropHead::new(Some(3), None)));
+        let mut q = TestQueue::new(Box::new(DropHead::new(Some(3), None)));
         let mut d = Vec::new();
         for s in 0..5 {
             q.enqueue(pkt(s, 100), SimTime(0), &mut d);
@@ -108,7 +109,7 @@ mod tests {
 
     #[test]
     fn byte_limit_drops_as_many_head_packets_as_needed() {
-        let mut q = Queue::new(Box::new(DropHead::new(None, Some(300))));
+        let mut q = TestQueue::new(Box::new(DropHead::new(None, Some(300))));
         let mut d = Vec::new();
         for s in 0..3 {
             q.enqueue(pkt(s, 100), SimTime(0), &mut d);
@@ -127,7 +128,7 @@ mod tests {
 
     #[test]
     fn an_arrival_larger_than_the_limit_is_itself_dropped() {
-        let mut q = Queue::new(Box::new(DropHead::new(None, Some(300))));
+        let mut q = TestQueue::new(Box::new(DropHead::new(None, Some(300))));
         let mut d = Vec::new();
         q.enqueue(pkt(0, 100), SimTime(0), &mut d);
         q.enqueue(pkt(1, 400), SimTime(0), &mut d);

@@ -3,7 +3,7 @@
 use super::fifo::Fifo;
 use super::spec::{QueueModel, QueueSite};
 use super::{QueueCtx, QueueDiscipline};
-use crate::net::{DropReason, Packet};
+use crate::net::{DropReason, PacketRef};
 use crate::scenario::check::Checker;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -65,9 +65,10 @@ impl DropTail {
 }
 
 impl QueueDiscipline for DropTail {
-    fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
-        if self.fifo.fits(pkt.size_bytes as u64) {
-            self.fifo.push_back(pkt);
+    fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>) {
+        let size = ctx.packets[pkt].size_bytes;
+        if self.fifo.fits(size as u64) {
+            self.fifo.push_back(pkt, size);
         } else {
             ctx.dropped.push((pkt, DropReason::QueueOverflow));
         }
@@ -86,12 +87,12 @@ impl QueueDiscipline for DropTail {
 mod tests {
     use super::*;
     use crate::queue::tests::pkt;
-    use crate::queue::Queue;
+    use crate::queue::tests::TestQueue;
     use crate::sim::SimTime;
 
     #[test]
     fn fifo_order_and_byte_limit() {
-        let mut q = Queue::new(Box::new(DropTail::bytes(250)));
+        let mut q = TestQueue::new(Box::new(DropTail::bytes(250)));
         let mut d = Vec::new();
         for s in 0..3 {
             q.enqueue(pkt(s, 100), SimTime(0), &mut d);

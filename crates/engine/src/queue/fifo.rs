@@ -1,11 +1,13 @@
 //! The first-in first-out store that FIFO disciplines share: packets in
 //! arrival order, their byte count, and the packet and byte limits.
 
-use crate::net::Packet;
+use crate::net::PacketRef;
 use std::collections::VecDeque;
 
 pub struct Fifo {
-    q: VecDeque<Packet>,
+    /// Held packets with their sizes (bytes): taking one out needs no
+    /// look at the packet.
+    q: VecDeque<(PacketRef, u32)>,
     bytes: u64,
     limit_packets: Option<usize>,
     limit_bytes: Option<u64>,
@@ -37,13 +39,14 @@ impl Fifo {
             _ => Some(self.limit_bytes.unwrap_or(u64::MAX)),
         }
     }
-    pub fn push_back(&mut self, p: Packet) {
-        self.bytes += p.size_bytes as u64;
-        self.q.push_back(p);
+    /// Holds `p`, of `size` bytes.
+    pub fn push_back(&mut self, p: PacketRef, size: u32) {
+        self.bytes += size as u64;
+        self.q.push_back((p, size));
     }
-    pub fn pop_front(&mut self) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.size_bytes as u64;
+    pub fn pop_front(&mut self) -> Option<PacketRef> {
+        let (p, size) = self.q.pop_front()?;
+        self.bytes -= size as u64;
         Some(p)
     }
     pub fn len_packets(&self) -> usize {
@@ -52,8 +55,8 @@ impl Fifo {
     pub fn len_bytes(&self) -> u64 {
         self.bytes
     }
-    pub fn held(&self) -> Vec<&Packet> {
-        self.q.iter().collect()
+    pub fn held(&self) -> Vec<PacketRef> {
+        self.q.iter().map(|&(p, _)| p).collect()
     }
     pub fn limit_packets(&self) -> Option<usize> {
         self.limit_packets
@@ -65,7 +68,10 @@ impl Fifo {
 #[macro_export]
 macro_rules! fifo_queue_methods {
     () => {
-        fn dequeue(&mut self, _ctx: &mut $crate::queue::QueueCtx<'_>) -> Option<Packet> {
+        fn dequeue(
+            &mut self,
+            _ctx: &mut $crate::queue::QueueCtx<'_>,
+        ) -> Option<$crate::net::PacketRef> {
             self.fifo.pop_front()
         }
         fn len_packets(&self) -> usize {
@@ -74,7 +80,7 @@ macro_rules! fifo_queue_methods {
         fn len_bytes(&self) -> u64 {
             self.fifo.len_bytes()
         }
-        fn held(&self) -> Vec<&Packet> {
+        fn held(&self) -> Vec<$crate::net::PacketRef> {
             self.fifo.held()
         }
         fn limit_packets(&self) -> Option<usize> {

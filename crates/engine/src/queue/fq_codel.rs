@@ -16,7 +16,7 @@ use super::codel::{
 };
 use super::spec::{QueueModel, QueueSite};
 use super::{QueueCtx, QueueDiscipline};
-use crate::net::{DropReason, Packet, Transport};
+use crate::net::{DropReason, Packet, PacketRef, Transport};
 use crate::scenario::check::Checker;
 use crate::sim::SimTime;
 use rand::RngExt;
@@ -152,23 +152,20 @@ impl FqCodel {
             .expect("at least one queue");
         if let Some((_, p)) = self.queues[fattest].q.pop() {
             self.packets -= 1;
-            self.bytes -= p.size_bytes as u64;
+            self.bytes -= ctx.packets[p].size_bytes as u64;
             ctx.dropped.push((p, DropReason::QueueOverflow));
         }
     }
 
     /// The packet from queue `i` per CoDel, keeping the totals.
-    fn codel_dequeue(&mut self, i: usize, ctx: &mut QueueCtx<'_>) -> Option<Packet> {
-        let before = self.queues[i].q.len();
+    fn codel_dequeue(&mut self, i: usize, ctx: &mut QueueCtx<'_>) -> Option<PacketRef> {
         let fq = &mut self.queues[i];
+        let before = (fq.q.len(), fq.q.bytes());
         let p = fq.codel.dequeue(&mut fq.q, ctx);
-        let gone = before - self.queues[i].q.len();
-        self.packets -= gone;
-        let dropped_bytes: u64 = (ctx.dropped.iter().rev())
-            .take(gone - p.is_some() as usize)
-            .map(|(d, _)| d.size_bytes as u64)
-            .sum();
-        self.bytes -= dropped_bytes + p.as_ref().map_or(0, |p| p.size_bytes as u64);
+        // What left the flow's queue (the packet sent and CoDel's drops)
+        // leaves the totals.
+        self.packets -= before.0 - fq.q.len();
+        self.bytes -= before.1 - fq.q.bytes();
         p
     }
 }
@@ -177,12 +174,13 @@ impl QueueDiscipline for FqCodel {
     fn limit_packets(&self) -> Option<usize> {
         Some(self.limit)
     }
-    fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
-        let i = self.queue_of(&pkt);
+    fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>) {
+        let i = self.queue_of(&ctx.packets[pkt]);
+        let size = ctx.packets[pkt].size_bytes;
         self.packets += 1;
-        self.bytes += pkt.size_bytes as u64;
+        self.bytes += size as u64;
         let fq = &mut self.queues[i];
-        fq.q.push(ctx.now, pkt);
+        fq.q.push(ctx.now, pkt, size);
         if !fq.listed {
             fq.listed = true;
             fq.deficit = self.quantum;
@@ -196,7 +194,7 @@ impl QueueDiscipline for FqCodel {
     /// Section 4.2: new flows first; a queue out of deficit gets a quantum
     /// and goes to the back of the old list; an empty new queue moves to
     /// the old list, an empty old queue leaves.
-    fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<PacketRef> {
         loop {
             let (i, from_new) = match self.new_flows.front() {
                 Some(&i) => (i, true),
@@ -215,7 +213,7 @@ impl QueueDiscipline for FqCodel {
             }
             match self.codel_dequeue(i, ctx) {
                 Some(p) => {
-                    self.queues[i].deficit -= p.size_bytes as i64;
+                    self.queues[i].deficit -= ctx.packets[p].size_bytes as i64;
                     return Some(p);
                 }
                 None => {
@@ -240,7 +238,7 @@ impl QueueDiscipline for FqCodel {
     fn len_bytes(&self) -> u64 {
         self.bytes
     }
-    fn held(&self) -> Vec<&Packet> {
+    fn held(&self) -> Vec<PacketRef> {
         self.queues.iter().flat_map(|f| f.q.held()).collect()
     }
     fn kind(&self) -> &'static str {
@@ -252,10 +250,10 @@ impl QueueDiscipline for FqCodel {
 mod tests {
     use super::*;
     use crate::queue::tests::pkt;
-    use crate::queue::Queue;
+    use crate::queue::tests::TestQueue;
     use crate::sim::RngStreams;
 
-    fn build(flows: u32, limit: u64) -> Queue {
+    fn build(flows: u32, limit: u64) -> TestQueue {
         let spec = FqCodelSpec {
             target_ms: 5.0,
             interval_ms: 100.0,
@@ -270,7 +268,7 @@ mod tests {
             name: "l",
             rate_bps: 1_000_000,
         };
-        Queue::new(spec.build(&site))
+        TestQueue::new(spec.build(&site))
     }
 
     fn from(src_port: u16, seq: u64, size: u32) -> Packet {

@@ -22,7 +22,7 @@ pub mod red_core;
 pub mod spec;
 pub mod wred;
 
-use crate::net::{DropReason, Packet};
+use crate::net::{DropReason, PacketRef, Packets};
 use crate::sim::SimTime;
 
 pub use drophead::DropHead;
@@ -32,8 +32,11 @@ pub use spec::{build_queue, QueueModel, QueueSite, QueueSpec};
 /// What a discipline may use and report during one operation.
 pub struct QueueCtx<'a> {
     pub now: SimTime,
+    /// The packets themselves: a discipline holds references and reads
+    /// (or marks) the packets where they lie.
+    pub packets: &'a mut Packets,
     /// Packets the discipline dropped during this call, with the reason.
-    pub dropped: &'a mut Vec<(Packet, DropReason)>,
+    pub dropped: &'a mut Vec<(PacketRef, DropReason)>,
     /// On enqueue: when the link's transmitter went idle, if it is idle
     /// now (RED ages its average over idle time).
     pub idle_since: Option<SimTime>,
@@ -43,9 +46,9 @@ pub struct QueueCtx<'a> {
 
 pub trait QueueDiscipline: Send {
     /// Takes `pkt`: holds it, or reports it (or another held packet) dropped.
-    fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>);
+    fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>);
     /// The next packet to transmit, if any (may also report drops).
-    fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Packet>;
+    fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<PacketRef>;
     fn len_packets(&self) -> usize;
     fn len_bytes(&self) -> u64;
     /// The most packets it may hold, if it has a packet limit: the engine
@@ -54,7 +57,7 @@ pub trait QueueDiscipline: Send {
         None
     }
     /// Held packets, in no particular order (end-of-run accounting).
-    fn held(&self) -> Vec<&Packet>;
+    fn held(&self) -> Vec<PacketRef>;
     /// Short name of the discipline, e.g. "droptail".
     fn kind(&self) -> &'static str;
     /// The largest packet (bytes) that the discipline, while empty, would
@@ -175,7 +178,7 @@ impl Queue {
     fn len_agrees(&self) -> bool {
         (self.held_packets, self.held_bytes) == (self.disc.len_packets(), self.disc.len_bytes())
     }
-    pub fn held(&self) -> Vec<&Packet> {
+    pub fn held(&self) -> Vec<PacketRef> {
         self.disc.held()
     }
     /// The scheduler's classes (see [`QueueDiscipline::classes`]).
@@ -200,12 +203,13 @@ impl Queue {
 
     /// Counts the drops in `dropped[from..]`, which have left the queue
     /// (a packet dropped on arrival counts as having come in first).
-    fn count_drops(&mut self, dropped: &[(Packet, DropReason)], from: usize) {
-        for (p, r) in &dropped[from..] {
+    fn count_drops(&mut self, packets: &Packets, dropped: &[(PacketRef, DropReason)], from: usize) {
+        for &(p, r) in &dropped[from..] {
+            let size = packets[p].size_bytes as u64;
             self.stats.drops[r.index()] += 1;
-            self.stats.drop_bytes += p.size_bytes as u64;
+            self.stats.drop_bytes += size;
             self.held_packets -= 1;
-            self.held_bytes -= p.size_bytes as u64;
+            self.held_bytes -= size;
         }
     }
 
@@ -215,7 +219,7 @@ impl Queue {
     /// `enqueue`/`dequeue`. The books are the same either way (the length
     /// stays 0, so the time integrals do not change).
     #[inline]
-    pub fn pass_through(&mut self, pkt: &Packet) -> bool {
+    pub fn pass_through(&mut self, pkt: &crate::net::Packet) -> bool {
         let fits = self
             .pass_through_max
             .is_some_and(|max| pkt.size_bytes as u64 <= max);
@@ -232,34 +236,43 @@ impl Queue {
 
     /// Offers `pkt` while the transmitter is busy; drops (if any) are
     /// appended to `dropped`.
-    pub fn enqueue(&mut self, pkt: Packet, now: SimTime, dropped: &mut Vec<(Packet, DropReason)>) {
-        self.enqueue_at(pkt, now, None, dropped)
+    pub fn enqueue(
+        &mut self,
+        pkt: PacketRef,
+        packets: &mut Packets,
+        now: SimTime,
+        dropped: &mut Vec<(PacketRef, DropReason)>,
+    ) {
+        self.enqueue_at(pkt, packets, now, None, dropped)
     }
 
     /// Offers `pkt`; `idle_since` is when the transmitter went idle, if it
     /// is idle now.
     pub fn enqueue_at(
         &mut self,
-        pkt: Packet,
+        pkt: PacketRef,
+        packets: &mut Packets,
         now: SimTime,
         idle_since: Option<SimTime>,
-        dropped: &mut Vec<(Packet, DropReason)>,
+        dropped: &mut Vec<(PacketRef, DropReason)>,
     ) {
         self.integrate(now);
+        let size = packets[pkt].size_bytes as u64;
         self.stats.arrivals += 1;
-        self.stats.arrival_bytes += pkt.size_bytes as u64;
+        self.stats.arrival_bytes += size;
         self.held_packets += 1;
-        self.held_bytes += pkt.size_bytes as u64;
+        self.held_bytes += size;
         let before = dropped.len();
         let mut ctx = QueueCtx {
             now,
+            packets,
             dropped,
             idle_since,
             marked: 0,
         };
         self.disc.enqueue(pkt, &mut ctx);
         self.stats.ecn_marks += ctx.marked;
-        self.count_drops(dropped, before);
+        self.count_drops(packets, dropped, before);
         debug_assert!(self.len_agrees(), "queue length kept wrong on enqueue");
         self.stats.max_packets = self.stats.max_packets.max(self.held_packets);
         self.stats.max_bytes = self.stats.max_bytes.max(self.held_bytes);
@@ -269,25 +282,28 @@ impl Queue {
     /// Takes the next packet to send; drops (if any) are appended to `dropped`.
     pub fn dequeue(
         &mut self,
+        packets: &mut Packets,
         now: SimTime,
-        dropped: &mut Vec<(Packet, DropReason)>,
-    ) -> Option<Packet> {
+        dropped: &mut Vec<(PacketRef, DropReason)>,
+    ) -> Option<PacketRef> {
         self.integrate(now);
         let before = dropped.len();
         let mut ctx = QueueCtx {
             now,
+            packets,
             dropped,
             idle_since: None,
             marked: 0,
         };
         let p = self.disc.dequeue(&mut ctx);
         self.stats.ecn_marks += ctx.marked;
-        self.count_drops(dropped, before);
-        if let Some(p) = &p {
+        self.count_drops(packets, dropped, before);
+        if let Some(p) = p {
+            let size = packets[p].size_bytes as u64;
             self.stats.departures += 1;
-            self.stats.departure_bytes += p.size_bytes as u64;
+            self.stats.departure_bytes += size;
             self.held_packets -= 1;
-            self.held_bytes -= p.size_bytes as u64;
+            self.held_bytes -= size;
         }
         debug_assert!(self.len_agrees(), "queue length kept wrong on dequeue");
         debug_assert!(self.balanced(), "queue conservation broken on dequeue");
@@ -316,6 +332,7 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::Packet;
 
     /// An idle link's pass-through reads and counts only the queue's
     /// first 64 bytes (see `Queue`).
@@ -340,9 +357,105 @@ mod tests {
         crate::net::packet::test_packet(0, seq, size)
     }
 
+    /// A queue with a packet store of its own, for tests: packets go in
+    /// and come out (dequeued, dropped, held) by value.
+    pub struct TestQueue {
+        pub q: Queue,
+        pub packets: Packets,
+    }
+
+    impl TestQueue {
+        pub fn new(disc: Box<dyn QueueDiscipline>) -> Self {
+            TestQueue {
+                q: Queue::new(disc),
+                packets: Packets::new(),
+            }
+        }
+
+        fn out(&mut self, refs: Vec<(PacketRef, DropReason)>, d: &mut Vec<(Packet, DropReason)>) {
+            d.extend(refs.into_iter().map(|(r, why)| (self.packets.take(r), why)));
+        }
+
+        pub fn enqueue(&mut self, p: Packet, now: SimTime, d: &mut Vec<(Packet, DropReason)>) {
+            self.enqueue_at(p, now, None, d)
+        }
+
+        pub fn enqueue_at(
+            &mut self,
+            p: Packet,
+            now: SimTime,
+            idle_since: Option<SimTime>,
+            d: &mut Vec<(Packet, DropReason)>,
+        ) {
+            let r = self.packets.insert(p);
+            let mut refs = Vec::new();
+            (self.q).enqueue_at(r, &mut self.packets, now, idle_since, &mut refs);
+            self.out(refs, d);
+        }
+
+        pub fn dequeue(
+            &mut self,
+            now: SimTime,
+            d: &mut Vec<(Packet, DropReason)>,
+        ) -> Option<Packet> {
+            let mut refs = Vec::new();
+            let r = self.q.dequeue(&mut self.packets, now, &mut refs);
+            self.out(refs, d);
+            r.map(|r| self.packets.take(r))
+        }
+
+        pub fn held(&self) -> Vec<Packet> {
+            self.q
+                .held()
+                .into_iter()
+                .map(|r| self.packets[r].clone())
+                .collect()
+        }
+    }
+
+    impl std::ops::Deref for TestQueue {
+        type Target = Queue;
+        fn deref(&self) -> &Queue {
+            &self.q
+        }
+    }
+
+    impl std::ops::DerefMut for TestQueue {
+        fn deref_mut(&mut self) -> &mut Queue {
+            &mut self.q
+        }
+    }
+
+    /// What a discipline called directly in a test needs: a packet store
+    /// and a list for its drops.
+    #[derive(Default)]
+    pub struct TestCtx {
+        pub packets: Packets,
+        pub dropped: Vec<(PacketRef, DropReason)>,
+    }
+
+    impl TestCtx {
+        pub fn at(&mut self, now: SimTime) -> QueueCtx<'_> {
+            QueueCtx {
+                now,
+                packets: &mut self.packets,
+                dropped: &mut self.dropped,
+                idle_since: None,
+                marked: 0,
+            }
+        }
+        /// The packets dropped so far, taken out of the store.
+        pub fn take_dropped(&mut self) -> Vec<(Packet, DropReason)> {
+            let refs = std::mem::take(&mut self.dropped);
+            refs.into_iter()
+                .map(|(r, why)| (self.packets.take(r), why))
+                .collect()
+        }
+    }
+
     #[test]
     fn base_accounts_and_averages() {
-        let mut q = Queue::new(Box::new(DropTail::packets(2)));
+        let mut q = TestQueue::new(Box::new(DropTail::packets(2)));
         let mut d = Vec::new();
         q.enqueue(pkt(0, 100), SimTime(0), &mut d);
         q.enqueue(pkt(1, 100), SimTime(10), &mut d);
@@ -360,7 +473,7 @@ mod tests {
 
     #[test]
     fn pass_through_only_when_empty_and_the_packet_fits() {
-        let mut q = Queue::new(Box::new(DropTail::bytes(500)));
+        let mut q = TestQueue::new(Box::new(DropTail::bytes(500)));
         assert!(
             !q.pass_through(&pkt(0, 600)),
             "larger than the byte limit: enqueue must drop it"
@@ -384,7 +497,7 @@ mod tests {
             (Box::new(DropHead::new(None, Some(300))), "drophead"),
         ];
         for (disc, kind) in fifos {
-            let mut q = Queue::new(disc);
+            let mut q = TestQueue::new(disc);
             assert_eq!(q.kind(), kind);
             assert!(q.pass_through(&pkt(0, 300)), "{kind}");
             assert!(
@@ -403,7 +516,7 @@ mod tests {
     /// A last-in first-out test discipline that keeps the trait's defaults
     /// (no pass-through, no values of its own) unless told to report one.
     struct Lifo {
-        q: Vec<Packet>,
+        q: Vec<(PacketRef, u64)>,
         report: bool,
     }
 
@@ -411,10 +524,10 @@ mod tests {
     struct Leaky(Lifo);
 
     impl QueueDiscipline for Leaky {
-        fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
+        fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>) {
             self.0.enqueue(pkt, ctx)
         }
-        fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Packet> {
+        fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<PacketRef> {
             self.0.dequeue(ctx)
         }
         fn len_packets(&self) -> usize {
@@ -423,7 +536,7 @@ mod tests {
         fn len_bytes(&self) -> u64 {
             self.0.len_bytes()
         }
-        fn held(&self) -> Vec<&Packet> {
+        fn held(&self) -> Vec<PacketRef> {
             self.0.held()
         }
         fn kind(&self) -> &'static str {
@@ -442,13 +555,13 @@ mod tests {
             q: Vec::new(),
             report: false,
         };
-        let mut q = Queue::new(Box::new(Leaky(lifo)));
+        let mut q = TestQueue::new(Box::new(Leaky(lifo)));
         let mut d = Vec::new();
         q.enqueue(pkt(1, 100), SimTime(0), &mut d);
         assert!(q.within_limit());
         q.enqueue(pkt(2, 100), SimTime(0), &mut d);
         assert!(!q.within_limit());
-        let mut full = Queue::new(Box::new(DropTail::packets(2)));
+        let mut full = TestQueue::new(Box::new(DropTail::packets(2)));
         for s in 0..5 {
             full.enqueue(pkt(s, 100), SimTime(0), &mut d);
         }
@@ -456,20 +569,20 @@ mod tests {
     }
 
     impl QueueDiscipline for Lifo {
-        fn enqueue(&mut self, pkt: Packet, _ctx: &mut QueueCtx<'_>) {
-            self.q.push(pkt);
+        fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>) {
+            self.q.push((pkt, ctx.packets[pkt].size_bytes as u64));
         }
-        fn dequeue(&mut self, _ctx: &mut QueueCtx<'_>) -> Option<Packet> {
-            self.q.pop()
+        fn dequeue(&mut self, _ctx: &mut QueueCtx<'_>) -> Option<PacketRef> {
+            self.q.pop().map(|(p, _)| p)
         }
         fn len_packets(&self) -> usize {
             self.q.len()
         }
         fn len_bytes(&self) -> u64 {
-            self.q.iter().map(|p| p.size_bytes as u64).sum()
+            self.q.iter().map(|&(_, size)| size).sum()
         }
-        fn held(&self) -> Vec<&Packet> {
-            self.q.iter().collect()
+        fn held(&self) -> Vec<PacketRef> {
+            self.q.iter().map(|&(p, _)| p).collect()
         }
         fn kind(&self) -> &'static str {
             "lifo"
@@ -485,7 +598,7 @@ mod tests {
 
     #[test]
     fn the_base_forwards_what_the_discipline_says() {
-        let mut q = Queue::new(Box::new(Lifo {
+        let mut q = TestQueue::new(Box::new(Lifo {
             q: Vec::new(),
             report: true,
         }));
@@ -513,7 +626,7 @@ mod tests {
 
     #[test]
     fn the_base_keeps_byte_books_too() {
-        let mut q = Queue::new(Box::new(DropTail::packets(2)));
+        let mut q = TestQueue::new(Box::new(DropTail::packets(2)));
         let mut d = Vec::new();
         assert!(q.pass_through(&pkt(9, 50)));
         assert_eq!(q.stats.arrival_bytes, 50);

@@ -23,7 +23,7 @@ use super::codel::TimedQueue;
 use super::spec::{QueueModel, QueueSite};
 use super::{QueueCtx, QueueDiscipline};
 use crate::net::packet::ecn;
-use crate::net::{DropReason, Packet};
+use crate::net::{DropReason, PacketRef};
 use crate::scenario::check::Checker;
 use crate::sim::{uniform, SimRng, SimTime};
 use schemars::JsonSchema;
@@ -197,22 +197,23 @@ impl Pie {
 }
 
 impl QueueDiscipline for Pie {
-    fn enqueue(&mut self, mut pkt: Packet, ctx: &mut QueueCtx<'_>) {
+    fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>) {
         self.catch_up(ctx.now);
         if self.q.len() >= self.limit {
             return ctx.dropped.push((pkt, DropReason::QueueOverflow));
         }
         if !self.spared() && uniform(&mut self.rng) < self.drop_prob {
-            if self.ecn && ecn::capable(pkt.ecn) && self.drop_prob <= 0.1 {
-                pkt.ecn = ecn::CE;
+            let field = &mut ctx.packets[pkt].ecn;
+            if self.ecn && ecn::capable(*field) && self.drop_prob <= 0.1 {
+                *field = ecn::CE;
                 ctx.marked += 1;
             } else {
                 return ctx.dropped.push((pkt, DropReason::Pie));
             }
         }
-        self.q.push(ctx.now, pkt);
+        self.q.push(ctx.now, pkt, ctx.packets[pkt].size_bytes);
     }
-    fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<Packet> {
+    fn dequeue(&mut self, ctx: &mut QueueCtx<'_>) -> Option<PacketRef> {
         self.catch_up(ctx.now);
         let (t, p) = self.q.pop()?;
         self.qdelay = ctx.now.saturating_sub(t);
@@ -294,7 +295,9 @@ mod tests {
     fn updates_catch_up_once_per_period() {
         let mut p = pie();
         (p.qdelay, p.qdelay_old) = (ms(100), ms(100));
-        p.q.push(ms(0), crate::queue::tests::pkt(0, 1000));
+        let mut store = crate::net::Packets::new();
+        let one = store.insert(crate::queue::tests::pkt(0, 1000));
+        p.q.push(ms(0), one, 1000);
         p.catch_up(ms(44));
         assert_eq!(p.last_update, ms(30), "two periods ended by 44 ms");
         assert!(p.drop_prob > 0.0);

@@ -35,7 +35,7 @@ use super::red_core::{Average, Dropper, Profile, Verdict};
 use super::spec::{QueueModel, QueueSite};
 use super::{QueueCtx, QueueDiscipline};
 use crate::net::packet::ecn;
-use crate::net::{DropReason, Packet};
+use crate::net::{DropReason, PacketRef};
 use crate::scenario::check::Checker;
 use crate::sim::SimRng;
 use schemars::JsonSchema;
@@ -182,19 +182,20 @@ pub fn idle_seconds(ctx: &QueueCtx<'_>, fifo: &Fifo) -> f64 {
 
 /// Queues `pkt` after RED's `verdict` (a drop, a CE mark, or as it is),
 /// unless the physical buffer is full; returns whether it overflowed.
-pub fn admit(fifo: &mut Fifo, mut pkt: Packet, verdict: Verdict, ctx: &mut QueueCtx<'_>) -> bool {
-    if !fifo.fits(pkt.size_bytes as u64) {
+pub fn admit(fifo: &mut Fifo, pkt: PacketRef, verdict: Verdict, ctx: &mut QueueCtx<'_>) -> bool {
+    let size = ctx.packets[pkt].size_bytes;
+    if !fifo.fits(size as u64) {
         ctx.dropped.push((pkt, DropReason::QueueOverflow));
         return true;
     }
     match verdict {
         Verdict::Drop(reason) => ctx.dropped.push((pkt, reason)),
         Verdict::Mark => {
-            pkt.ecn = ecn::CE;
+            ctx.packets[pkt].ecn = ecn::CE;
             ctx.marked += 1;
-            fifo.push_back(pkt);
+            fifo.push_back(pkt, size);
         }
-        Verdict::Accept => fifo.push_back(pkt),
+        Verdict::Accept => fifo.push_back(pkt, size),
     }
     false
 }
@@ -209,13 +210,11 @@ pub fn queue_len(fifo: &Fifo, in_bytes: bool) -> f64 {
 }
 
 impl QueueDiscipline for Red {
-    fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
+    fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>) {
         let q = queue_len(&self.fifo, self.queue_in_bytes);
         self.ewma.update(idle_seconds(ctx, &self.fifo), q);
         let (pr, avg) = (&self.profile, self.ewma.value);
-        let verdict = self
-            .dropper
-            .judge(pr, avg, q, &pkt, self.ecn, &mut self.rng);
+        let verdict = (self.dropper).judge(pr, avg, q, &ctx.packets[pkt], self.ecn, &mut self.rng);
         if admit(&mut self.fifo, pkt, verdict, ctx) {
             // The physical buffer was full: ns-2 restarts the count as for
             // any forced drop.
@@ -237,8 +236,8 @@ impl QueueDiscipline for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::tests::pkt;
-    use crate::queue::Queue;
+    use crate::net::Packet;
+    use crate::queue::tests::{pkt, TestCtx, TestQueue};
     use crate::sim::{RngStreams, SimTime};
 
     fn spec(min_th: f64, max_th: f64, max_p: f64) -> RedSpec {
@@ -262,13 +261,10 @@ mod tests {
         Red::new(s, 8_000, RngStreams::new(1, 0).stream("red"))
     }
 
-    fn ctx<'a>(d: &'a mut Vec<(Packet, DropReason)>, now: SimTime) -> QueueCtx<'a> {
-        QueueCtx {
-            now,
-            dropped: d,
-            idle_since: None,
-            marked: 0,
-        }
+    /// Offers `p` to `r` at `now`, the packet kept in `tc`'s store.
+    fn offer(r: &mut Red, tc: &mut TestCtx, p: Packet, now: SimTime) {
+        let p = tc.packets.insert(p);
+        r.enqueue(p, &mut tc.at(now));
     }
 
     #[test]
@@ -277,10 +273,10 @@ mod tests {
             w_q: 0.5,
             ..spec(50.0, 60.0, 0.1)
         });
-        let mut d = Vec::new();
+        let mut d = TestCtx::default();
         // Lengths seen: 0, 1, 2, 3 -> 0, 0.5, 1.25, 2.125.
         for (s, want) in [(0, 0.0), (1, 0.5), (2, 1.25), (3, 2.125)] {
-            r.enqueue(pkt(s, 100), &mut ctx(&mut d, SimTime(0)));
+            offer(&mut r, &mut d, pkt(s, 100), SimTime(0));
             assert_eq!(r.avg(), want);
         }
     }
@@ -293,17 +289,18 @@ mod tests {
             ..spec(50.0, 60.0, 0.1)
         });
         r.ewma.value = 8.0;
-        let mut d = Vec::new();
-        let mut c = ctx(&mut d, SimTime::from_millis(3_500));
+        let mut d = TestCtx::default();
+        let (p0, p1) = (d.packets.insert(pkt(0, 100)), d.packets.insert(pkt(1, 100)));
+        let mut c = d.at(SimTime::from_millis(3_500));
         c.idle_since = Some(SimTime::ZERO);
         // 3.5 s idle: m = 3 packet times, then the arrival's own update
         // (queue 0): 8 x 0.5^4.
-        r.enqueue(pkt(0, 100), &mut c);
+        r.enqueue(p0, &mut c);
         assert_eq!(r.avg(), 0.5);
         // A busy link with an empty queue: no ageing, one update.
-        let mut c = ctx(&mut d, SimTime::from_millis(9_000));
+        let mut c = d.at(SimTime::from_millis(9_000));
         r.dequeue(&mut c);
-        r.enqueue(pkt(1, 100), &mut c);
+        r.enqueue(p1, &mut c);
         assert_eq!(r.avg(), 0.25);
     }
 
@@ -362,9 +359,9 @@ mod tests {
             w_q: 1e-13, // the average stays where it is set
             ..spec(5.0, 15.0, 0.1)
         });
-        let mut d = Vec::new();
+        let mut d = TestCtx::default();
         for s in 0..3 {
-            r.enqueue(pkt(s, 100), &mut ctx(&mut d, SimTime(0)));
+            offer(&mut r, &mut d, pkt(s, 100), SimTime(0));
         }
         r.ewma.value = 10.0; // p_b = 0.05
         r.dropper.above_min = true;
@@ -372,14 +369,14 @@ mod tests {
         let (mut gaps, mut since) = (Vec::new(), 0u64);
         for s in 3..200_003 {
             since += 1;
-            let before = d.len();
-            r.enqueue(pkt(s, 100), &mut ctx(&mut d, SimTime(0)));
-            if d.len() > before {
-                assert_eq!(d[before].1, DropReason::RedEarly);
+            let before = d.dropped.len();
+            offer(&mut r, &mut d, pkt(s, 100), SimTime(0));
+            if d.dropped.len() > before {
+                assert_eq!(d.dropped[before].1, DropReason::RedEarly);
                 gaps.push(since);
                 since = 0;
             } else {
-                r.dequeue(&mut ctx(&mut d, SimTime(0))); // 3 stay queued
+                r.dequeue(&mut d.at(SimTime(0))); // 3 stay queued
             }
         }
         let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
@@ -399,25 +396,25 @@ mod tests {
             limit_packets: Some(4),
             ..spec(1.0, 3.0, 1.0)
         });
-        let mut d = Vec::new();
+        let mut d = TestCtx::default();
         for s in 0..2 {
-            r.enqueue(pkt(s, 100), &mut ctx(&mut d, SimTime(0)));
+            offer(&mut r, &mut d, pkt(s, 100), SimTime(0));
         }
         r.ewma.value = 2.9; // would be dropped with p = 1 but for the first crossing
         r.ewma.w_q = 1e-9;
-        r.enqueue(pkt(2, 100), &mut ctx(&mut d, SimTime(0)));
-        assert!(d.is_empty() && r.dropper.above_min);
+        offer(&mut r, &mut d, pkt(2, 100), SimTime(0));
+        assert!(d.dropped.is_empty() && r.dropper.above_min);
         r.ewma.value = 3.0;
-        r.enqueue(pkt(3, 100), &mut ctx(&mut d, SimTime(0)));
-        assert_eq!(d.pop().map(|x| x.1), Some(DropReason::RedForced));
+        offer(&mut r, &mut d, pkt(3, 100), SimTime(0));
+        assert_eq!(d.dropped.pop().map(|x| x.1), Some(DropReason::RedForced));
         r.profile.gentle = true; // forced only from 6; below, p = 1 anyway at count 1
         r.ewma.value = 1.5;
         r.profile.max_p = 1e-9;
-        r.enqueue(pkt(4, 100), &mut ctx(&mut d, SimTime(0)));
-        assert!(d.is_empty(), "count 1: p_a tiny");
-        r.enqueue(pkt(5, 100), &mut ctx(&mut d, SimTime(0)));
+        offer(&mut r, &mut d, pkt(4, 100), SimTime(0));
+        assert!(d.dropped.is_empty(), "count 1: p_a tiny");
+        offer(&mut r, &mut d, pkt(5, 100), SimTime(0));
         assert_eq!(
-            d.pop().map(|x| x.1),
+            d.dropped.pop().map(|x| x.1),
             Some(DropReason::QueueOverflow),
             "4 held: the hard limit"
         );
@@ -435,29 +432,37 @@ mod tests {
         for s in 0..3 {
             q_pkts.push(pkt(s, 100));
         }
-        let mut d = Vec::new();
+        let mut d = TestCtx::default();
         for p in q_pkts {
-            r.enqueue(p, &mut ctx(&mut d, SimTime(0)));
+            offer(&mut r, &mut d, p, SimTime(0));
         }
         r.ewma.value = 14.0;
         r.dropper.above_min = true;
         r.dropper.count = 5; // p_b = 0.9, count x p_b > 1: p_a = 1
         let mut capable = pkt(10, 100);
         capable.ecn = ecn::ECT0;
-        let mut c = ctx(&mut d, SimTime(0));
+        let capable = d.packets.insert(capable);
+        let mut c = d.at(SimTime(0));
         r.enqueue(capable, &mut c);
         assert_eq!(c.marked, 1);
-        assert!(d.is_empty());
-        assert_eq!(r.fifo.held().last().map(|p| p.ecn), Some(ecn::CE));
+        assert!(d.dropped.is_empty());
+        assert_eq!(
+            r.fifo.held().last().map(|&p| d.packets[p].ecn),
+            Some(ecn::CE)
+        );
         r.dropper.count = 5;
-        r.enqueue(pkt(11, 100), &mut ctx(&mut d, SimTime(0)));
-        assert_eq!(d.pop().map(|x| x.1), Some(DropReason::RedEarly), "not ECT");
+        offer(&mut r, &mut d, pkt(11, 100), SimTime(0));
+        assert_eq!(
+            d.dropped.pop().map(|x| x.1),
+            Some(DropReason::RedEarly),
+            "not ECT"
+        );
         r.ewma.value = 15.5;
         let mut capable = pkt(12, 100);
         capable.ecn = ecn::ECT0;
-        r.enqueue(capable, &mut ctx(&mut d, SimTime(0)));
+        offer(&mut r, &mut d, capable, SimTime(0));
         assert_eq!(
-            d.pop().map(|x| x.1),
+            d.dropped.pop().map(|x| x.1),
             Some(DropReason::RedForced),
             "forced: dropped"
         );
@@ -465,7 +470,7 @@ mod tests {
 
     #[test]
     fn the_queue_counts_marks_and_reports_the_average() {
-        let mut q = Queue::new(Box::new(red(RedSpec {
+        let mut q = TestQueue::new(Box::new(red(RedSpec {
             ecn: true,
             ..spec(0.0, 1.0, 1.0)
         })));

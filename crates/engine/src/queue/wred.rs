@@ -16,7 +16,7 @@ use super::red::{admit, default_mean_packet_bytes, default_w_q, idle_seconds, qu
 use super::red_core::{Average, Dropper, Profile, Verdict};
 use super::spec::{QueueModel, QueueSite};
 use super::{QueueCtx, QueueDiscipline};
-use crate::net::Packet;
+use crate::net::PacketRef;
 use crate::scenario::check::Checker;
 use crate::sim::SimRng;
 use schemars::JsonSchema;
@@ -159,13 +159,14 @@ const DROP_COLUMNS: [[&str; 3]; MAX_PROFILES] = [
 ];
 
 impl QueueDiscipline for Wred {
-    fn enqueue(&mut self, pkt: Packet, ctx: &mut QueueCtx<'_>) {
+    fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>) {
         let q = queue_len(&self.fifo, self.queue_in_bytes);
         self.ewma.update(idle_seconds(ctx, &self.fifo), q);
-        let i = self.by_dscp[(pkt.dscp & 63) as usize];
-        let size = pkt.size_bytes as u64;
+        let p = &ctx.packets[pkt];
+        let i = self.by_dscp[(p.dscp & 63) as usize];
+        let size = p.size_bytes as u64;
         let (pr, dropper) = &mut self.profiles[i];
-        let verdict = dropper.judge(pr, self.ewma.value, q, &pkt, self.ecn, &mut self.rng);
+        let verdict = dropper.judge(pr, self.ewma.value, q, p, self.ecn, &mut self.rng);
         let dropped = matches!(verdict, Verdict::Drop(_));
         let overflow = admit(&mut self.fifo, pkt, verdict, ctx);
         if overflow {
@@ -195,7 +196,7 @@ impl QueueDiscipline for Wred {
 mod tests {
     use super::*;
     use crate::queue::tests::pkt;
-    use crate::queue::Queue;
+    use crate::queue::tests::TestQueue;
     use crate::sim::{RngStreams, SimTime};
 
     fn af1() -> WredSpec {
@@ -227,7 +228,7 @@ mod tests {
     /// AF11, AF12 and AF13): AF13 loses most, AF11 least.
     #[test]
     fn under_load_af13_drops_more_than_af12_more_than_af11() {
-        let mut q = Queue::new(Box::new(Wred::new(
+        let mut q = TestQueue::new(Box::new(Wred::new(
             &af1(),
             8_000_000,
             RngStreams::new(1, 0).stream("w"),

@@ -1,0 +1,152 @@
+//! Where packets live while they are in the network: one slot each, from
+//! the moment an application sends one until it is delivered or dropped.
+//! Queues, wires and the engine's paths pass 4-byte [`PacketRef`]s instead
+//! of the packet itself.
+//!
+//! Why: a packet is 96 bytes, and it was moved by value several times per
+//! hop (wire, stack, queue, stack, wire). Those copies, in 16-byte pieces
+//! at offsets that did not match the stores before them, stalled the event
+//! loop on store forwarding (about a third of its time with one flow;
+//! docs/benchmarks.md, seventh and eighth sessions). In a slot the packet
+//! is written once and read where it lies.
+
+use super::packet::{AppData, Packet, Transport};
+
+/// A packet in the store. Valid from [`Packets::insert`] until
+/// [`Packets::release`]; the slot is then reused by a later packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PacketRef(u32);
+
+impl PacketRef {
+    /// The slot's index (stable while the packet lives).
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The packets in the network.
+#[derive(Default)]
+pub struct Packets {
+    slots: Vec<Packet>,
+    /// Free slots, the last freed first: the next packet reuses a slot
+    /// (and its cache lines) that was in use a moment ago.
+    free: Vec<u32>,
+}
+
+impl Packets {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stores `p` and returns its reference.
+    #[inline]
+    pub fn insert(&mut self, p: Packet) -> PacketRef {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                PacketRef(i)
+            }
+            None => {
+                let i = u32::try_from(self.slots.len()).expect("fewer than 2^32 packets in flight");
+                self.slots.push(p);
+                PacketRef(i)
+            }
+        }
+    }
+
+    /// Ends the life of `r`'s packet (delivered or dropped): its slot is
+    /// free, and its TCP header's box is kept for another segment
+    /// ([`super::header::boxed`]).
+    #[inline]
+    pub fn release(&mut self, r: PacketRef) {
+        let slot = &mut self.slots[r.index()];
+        if let Transport::Tcp(h) = std::mem::replace(&mut slot.transport, Transport::Udp) {
+            super::header::recycle(h);
+        }
+        // Shared payloads (RTCP compounds) are let go now, not when the
+        // slot is next used.
+        if !matches!(slot.app, AppData::None) {
+            slot.app = AppData::None;
+        }
+        self.free.push(r.0);
+    }
+
+    /// Takes `r`'s packet out of the store (a copy; the slot is freed).
+    pub fn take(&mut self, r: PacketRef) -> Packet {
+        let p = self.slots[r.index()].clone();
+        self.release(r);
+        p
+    }
+
+    /// Packets stored and not yet released.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Slots allocated (the most packets ever in flight at once).
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+impl std::ops::Index<PacketRef> for Packets {
+    type Output = Packet;
+    #[inline(always)]
+    fn index(&self, r: PacketRef) -> &Packet {
+        &self.slots[r.index()]
+    }
+}
+
+impl std::ops::IndexMut<PacketRef> for Packets {
+    #[inline(always)]
+    fn index_mut(&mut self, r: PacketRef) -> &mut Packet {
+        &mut self.slots[r.index()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::test_packet;
+
+    #[test]
+    fn a_freed_slot_is_the_next_one_used() {
+        let mut s = Packets::new();
+        let a = s.insert(test_packet(0, 1, 100));
+        let b = s.insert(test_packet(0, 2, 200));
+        assert_eq!((s[a].seq, s[b].seq, s.live()), (1, 2, 2));
+        s.release(a);
+        assert_eq!(s.live(), 1);
+        let c = s.insert(test_packet(0, 3, 300));
+        assert_eq!(c, a, "the slot just freed");
+        assert_eq!((s[c].seq, s[c].size_bytes), (3, 300));
+        assert_eq!((s.live(), s.capacity()), (2, 2));
+        s[b].ecn = crate::net::packet::ecn::CE;
+        let taken = s.take(b);
+        assert_eq!(
+            (taken.seq, taken.ecn, s.live()),
+            (2, crate::net::packet::ecn::CE, 1)
+        );
+    }
+
+    #[test]
+    fn a_released_packet_lets_go_of_its_payload() {
+        let mut s = Packets::new();
+        let compound = std::sync::Arc::new(crate::net::packet::RtcpCompound {
+            ssrc: 1,
+            sender: None,
+            reports: Vec::new(),
+            nacks: Vec::new(),
+            app_layer_fb: false,
+            bye: false,
+            early: false,
+            cname: String::new(),
+        });
+        let mut p = test_packet(0, 0, 100);
+        p.app = AppData::Rtcp(compound.clone());
+        let r = s.insert(p);
+        assert_eq!(std::sync::Arc::strong_count(&compound), 2);
+        s.release(r);
+        assert_eq!(std::sync::Arc::strong_count(&compound), 1);
+    }
+}
