@@ -121,7 +121,7 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
         }
     }
     for (ld, l) in w.links.iter().enumerate() {
-        for &(_, p) in &l.in_transit {
+        for (_, p) in l.in_transit.iter() {
             total += 1;
             charge(w, &w.packets[p], ld as u32, &mut in_flight);
         }
@@ -271,8 +271,16 @@ fn links_table(w: &World, n: &RunNames) -> Table {
             "delay_ms",
             Column::F64(per_link(w, |l| l.delay.as_nanos() as f64 * 1e-6)),
         )
-        .col("tx_packets", Column::U64(per_link(w, |l| l.tx_packets)))
-        .col("tx_bytes", Column::U64(per_link(w, |l| l.tx_bytes)))
+        // Every packet a link sends leaves its queue (or passes through
+        // it): the queue's departures are the link's transmissions.
+        .col(
+            "tx_packets",
+            Column::U64(per_link(w, |l| l.queue.stats.departures)),
+        )
+        .col(
+            "tx_bytes",
+            Column::U64(per_link(w, |l| l.queue.stats.departure_bytes)),
+        )
         // Busy time is booked at transmission start; clip a transmission
         // that runs past the end of the run.
         .col(

@@ -282,7 +282,7 @@ impl World {
                     .pop_front()
                     .expect("an arrival event has a packet in transit");
                 debug_assert_eq!(at, now);
-                if let Some(&(next, np)) = link.in_transit.front() {
+                if let Some((next, np)) = link.in_transit.front() {
                     let np = &self.packets[np];
                     let next_hop = hop_of(&mut self.routes, &self.ports, link.to, np);
                     self.q
@@ -486,8 +486,6 @@ impl World {
         };
         link.busy_until = now + tx;
         link.busy_ns += tx.as_nanos();
-        link.tx_packets += 1;
-        link.tx_bytes += size_bytes as u64;
         let arrive_at = now + tx + link.delay;
         let lidx = link.link as usize;
         if !link.done_pending && !link.queue.is_empty() {
@@ -508,7 +506,7 @@ impl World {
                 .schedule(arrive_at, Ev::Arrive(ld, hop))
                 .expect("future");
         }
-        link.in_transit.push_back((arrive_at, r));
+        link.in_transit.push_back(arrive_at, r);
     }
 
     /// Writes `p`, starting on full-duplex link `lidx`, to the link's pcap

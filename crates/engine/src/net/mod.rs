@@ -7,6 +7,7 @@ pub mod routes;
 pub mod routing;
 pub mod store;
 pub mod topology;
+pub mod transit;
 
 pub use header::{tcp_flags, TcpHeader};
 pub use packet::{Dest, DropReason, FlowId, GroupId, LinkDirId, NodeId, Packet, Transport};

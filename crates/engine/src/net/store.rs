@@ -18,6 +18,9 @@ use super::packet::{AppData, Packet, Transport};
 pub struct PacketRef(u32);
 
 impl PacketRef {
+    /// No packet: a placeholder never handed out by [`Packets::insert`].
+    pub const NONE: PacketRef = PacketRef(u32::MAX);
+
     /// The slot's index (stable while the packet lives).
     pub fn index(self) -> usize {
         self.0 as usize
@@ -47,7 +50,10 @@ impl Packets {
                 PacketRef(i)
             }
             None => {
-                let i = u32::try_from(self.slots.len()).expect("fewer than 2^32 packets in flight");
+                let i = u32::try_from(self.slots.len())
+                    .ok()
+                    .filter(|&i| i != PacketRef::NONE.0)
+                    .expect("fewer than 2^32 - 1 packets in flight");
                 self.slots.push(p);
                 PacketRef(i)
             }

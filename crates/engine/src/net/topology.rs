@@ -20,8 +20,10 @@ pub struct Node {
 /// Laid out for the packet path (`repr(C)`, declaration order, each link
 /// direction on its own cache lines): a packet crossing an idle link reads
 /// and writes the first three lines only, the transmitter and the wire
-/// (line 0), where the wire leads and the counters (line 1), and the
-/// queue's length and pass-through counters (line 2). In Rust's own
+/// with its first packet inline (line 0), where the wire leads, the
+/// serialisation rate and the counters (line 1), and the queue's length
+/// and pass-through counters (line 2; the queue's departures are also the
+/// link's transmissions, counted once there). In Rust's own
 /// order these were spread over five or six lines of a 400-byte struct,
 /// and with a few hundred flows the lines a round trip touches no longer
 /// stay in the nearest caches.
@@ -31,23 +33,21 @@ pub struct LinkDir {
     /// When the packet being serialised (if any) is fully sent.
     pub busy_until: crate::sim::SimTime,
     pub delay: crate::sim::SimTime,
-    /// 1e9 / rate_bps when that is a whole number (then serialisation is a
-    /// multiplication, exact), else 0.
-    pub ns_per_bit: u64,
-    /// Sub-nanosecond remainder of serialisation times (see `sim::time::tx_time`).
-    pub tx_carry: u64,
     /// Packets on the wire (being serialised or propagating), with their
     /// arrival times, in order.
-    pub in_transit: std::collections::VecDeque<(crate::sim::SimTime, crate::net::PacketRef)>,
+    pub in_transit: super::transit::InTransit,
     // -- line 1 --
     pub to: NodeId,
     /// Index of the full-duplex link this direction belongs to.
     pub link: u32,
     pub loss: Option<Box<dyn LossModel>>,
-    pub tx_packets: u64,
-    pub tx_bytes: u64,
     pub busy_ns: u64,
     pub rate_bps: u64,
+    /// 1e9 / rate_bps when that is a whole number (then serialisation is a
+    /// multiplication, exact), else 0.
+    pub ns_per_bit: u64,
+    /// Sub-nanosecond remainder of serialisation times (see `sim::time::tx_time`).
+    pub tx_carry: u64,
     /// A TxDone event is scheduled (at `busy_until`).
     pub done_pending: bool,
     // -- line 2 on: the queue, its hot fields first --
@@ -83,25 +83,19 @@ mod layout_tests {
     fn the_packet_path_fills_the_first_three_lines() {
         assert_eq!(align_of::<LinkDir>(), 64);
         let line = |off: usize| off / 64;
-        for off in [
-            offset_of!(LinkDir, busy_until),
-            offset_of!(LinkDir, delay),
-            offset_of!(LinkDir, ns_per_bit),
-            offset_of!(LinkDir, tx_carry),
-        ] {
+        for off in [offset_of!(LinkDir, busy_until), offset_of!(LinkDir, delay)] {
             assert_eq!(line(off), 0);
         }
         let wire = offset_of!(LinkDir, in_transit);
-        let wire_end = wire
-            + size_of::<std::collections::VecDeque<(crate::sim::SimTime, crate::net::PacketRef)>>();
+        let wire_end = wire + size_of::<crate::net::transit::InTransit>();
         assert!(line(wire) == 0 && wire_end <= 64);
         for off in [
             offset_of!(LinkDir, to),
             offset_of!(LinkDir, link),
             offset_of!(LinkDir, loss),
-            offset_of!(LinkDir, tx_packets),
-            offset_of!(LinkDir, tx_bytes),
             offset_of!(LinkDir, busy_ns),
+            offset_of!(LinkDir, ns_per_bit),
+            offset_of!(LinkDir, tx_carry),
             offset_of!(LinkDir, done_pending),
         ] {
             assert_eq!(line(off), 1);

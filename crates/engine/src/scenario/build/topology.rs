@@ -121,10 +121,8 @@ fn link_dir(
         cost,
         busy_until: SimTime::ZERO,
         done_pending: false,
-        in_transit: std::collections::VecDeque::new(),
+        in_transit: Default::default(),
         tx_carry: 0,
-        tx_packets: 0,
-        tx_bytes: 0,
         busy_ns: 0,
         lost_packets: 0,
     }

@@ -1,0 +1,101 @@
+//! The packets on a link direction's wire (being serialised or
+//! propagating), in arrival order, with their arrival times.
+//!
+//! The first one is kept inline, in the link direction's own cache line;
+//! only the ones behind it go to a ring of their own. An access link of a
+//! dumbbell with hundreds of flows rarely has two packets on its wire at
+//! once, and its ring's buffer (a separate allocation) was one more cache
+//! line to miss on every hop.
+
+use super::store::PacketRef;
+use crate::sim::SimTime;
+use std::collections::VecDeque;
+
+pub struct InTransit {
+    /// When the first packet arrives (`SimTime::MAX`: the wire is empty).
+    first_at: SimTime,
+    first: PacketRef,
+    rest: VecDeque<(SimTime, PacketRef)>,
+}
+
+impl Default for InTransit {
+    fn default() -> Self {
+        InTransit {
+            first_at: SimTime::MAX,
+            first: PacketRef::NONE,
+            rest: VecDeque::new(),
+        }
+    }
+}
+
+impl InTransit {
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.first_at == SimTime::MAX
+    }
+
+    /// The first packet and its arrival time.
+    #[inline(always)]
+    pub fn front(&self) -> Option<(SimTime, PacketRef)> {
+        (!self.is_empty()).then_some((self.first_at, self.first))
+    }
+
+    /// Puts `p`, arriving at `at` (no earlier than those on the wire), last.
+    #[inline(always)]
+    pub fn push_back(&mut self, at: SimTime, p: PacketRef) {
+        debug_assert!(at < SimTime::MAX, "an arrival time");
+        if self.is_empty() {
+            (self.first_at, self.first) = (at, p);
+        } else {
+            self.rest.push_back((at, p));
+        }
+    }
+
+    /// Takes the first packet off the wire.
+    #[inline(always)]
+    pub fn pop_front(&mut self) -> Option<(SimTime, PacketRef)> {
+        let first = self.front()?;
+        (self.first_at, self.first) = self
+            .rest
+            .pop_front()
+            .unwrap_or((SimTime::MAX, PacketRef::NONE));
+        Some(first)
+    }
+
+    /// The packets on the wire, first to last.
+    pub fn iter(&self) -> impl Iterator<Item = (SimTime, PacketRef)> + '_ {
+        self.front().into_iter().chain(self.rest.iter().copied())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::test_packet;
+    use crate::net::Packets;
+
+    #[test]
+    fn packets_leave_in_the_order_they_went_on() {
+        let mut store = Packets::new();
+        let refs: Vec<PacketRef> = (0..5)
+            .map(|s| store.insert(test_packet(0, s, 100)))
+            .collect();
+        let mut w = InTransit::default();
+        assert!(w.is_empty() && w.front().is_none() && w.pop_front().is_none());
+        w.push_back(SimTime(10), refs[0]);
+        assert_eq!(w.front(), Some((SimTime(10), refs[0])));
+        for (i, &r) in refs.iter().enumerate().skip(1) {
+            w.push_back(SimTime(10 * (i as u64 + 1)), r);
+        }
+        let on: Vec<PacketRef> = w.iter().map(|(_, p)| p).collect();
+        assert_eq!(on, refs);
+        assert_eq!(w.pop_front(), Some((SimTime(10), refs[0])));
+        assert_eq!(w.front(), Some((SimTime(20), refs[1])));
+        w.push_back(SimTime(60), refs[0]);
+        let left: Vec<u64> = std::iter::from_fn(|| w.pop_front())
+            .map(|(t, _)| t.0)
+            .collect();
+        assert_eq!(left, vec![20, 30, 40, 50, 60]);
+        assert!(w.is_empty());
+    }
+}
