@@ -19,6 +19,7 @@ use crate::sim::{EventQueue, SimTime};
 /// in-transit FIFO (arrivals on one direction are in time order), and only
 /// the head of each FIFO has an event: the heap stays as small as the number
 /// of busy links plus timers, and never moves packets around.
+#[derive(Clone, Copy)]
 pub enum Ev {
     /// The transmitter of a link-dir is free again and a packet waits for it.
     TxDone(LinkDirId),
