@@ -78,6 +78,8 @@ impl Packets {
     }
 
     /// Takes `r`'s packet out of the store (a copy; the slot is freed).
+    /// For tests that hand packets to queues and want them back.
+    #[cfg(test)]
     pub fn take(&mut self, r: PacketRef) -> Packet {
         let p = self.slots[r.index()].clone();
         self.release(r);
@@ -90,6 +92,7 @@ impl Packets {
     }
 
     /// Slots allocated (the most packets ever in flight at once).
+    #[cfg(test)]
     pub fn capacity(&self) -> usize {
         self.slots.len()
     }
