@@ -176,6 +176,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// The next live event's key, and whether it is a timer.
+    #[inline(always)]
     fn head(&mut self) -> Option<(u128, bool)> {
         self.skip_cancelled();
         let packet = self.heap.peek().map(|e| e.0);
@@ -188,9 +189,13 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Cancelled events are all timers (only those can be cancelled).
+    #[inline(always)]
     fn skip_cancelled(&mut self) {
+        if self.cancelled.is_empty() {
+            return;
+        }
         while let Some(top) = self.timers.peek() {
-            if !self.cancelled.is_empty() && self.cancelled.remove(&seq_of(top.0)) {
+            if self.cancelled.remove(&seq_of(top.0)) {
                 self.timers.pop();
             } else {
                 break;
