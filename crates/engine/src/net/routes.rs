@@ -127,7 +127,6 @@ impl ForestIndex {
 
     /// The unique path's first link from `src` to `dst`: down the child
     /// whose subtree holds `dst`, or up.
-    #[inline]
     fn next_hop(&self, src: NodeId, dst: NodeId) -> Option<LinkDirId> {
         let (s, d) = (src as usize, dst as usize);
         let (at, to) = (self.place[s], self.place[d]);
@@ -182,7 +181,6 @@ impl RouteTable {
 
     /// The first link-dir from `src` towards `dst` (None if unreachable or
     /// `src == dst`).
-    #[inline]
     pub fn next_hop(&mut self, src: NodeId, dst: NodeId) -> Option<LinkDirId> {
         if let Some(f) = &self.forest {
             // The last explicit route for the pair wins, as in a row.
