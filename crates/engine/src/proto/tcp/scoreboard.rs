@@ -139,10 +139,28 @@ impl Scoreboard {
         self.sacked_above(seq) > (dupthresh as u64 - 1) * smss
     }
 
+    /// The point below which every sequence number is lost: IsLost(seq)
+    /// holds exactly for seq < `lost_below` (the SACKed bytes above seq
+    /// only grow as seq falls). 0 when nothing is lost.
+    pub fn lost_below(&self, dupthresh: u32, smss: u64) -> u64 {
+        let t = (dupthresh as u64 - 1) * smss;
+        // Bytes of the ranges above the one looked at.
+        let mut above = 0;
+        for &(a, b) in self.ranges().iter().rev() {
+            if above + (b - a) > t {
+                // Here sacked_above(seq) = above + b - (seq + 1).
+                return b - 1 - (t - above);
+            }
+            above += b - a;
+        }
+        0
+    }
+
     /// A cursor that answers `is_sacked`, `sacked_above` and `is_lost` for
-    /// non-decreasing sequence numbers. SetPipe and NextSeg ask about every
-    /// segment in the window in order: through the cursor each answer costs
-    /// O(1) amortized instead of a binary search plus a scan of all ranges.
+    /// non-decreasing sequence numbers. NextSeg's rescue rule asks about
+    /// every segment in the window in order: through the cursor each
+    /// answer costs O(1) amortized instead of a binary search plus a scan
+    /// of all ranges.
     pub fn walk(&self) -> Walk<'_> {
         Walk {
             ranges: self.ranges(),
@@ -288,6 +306,23 @@ mod tests {
                 assert_eq!(walk.sacked_above(seq), sb.sacked_above(seq), "{seq} {sb:?}");
                 assert_eq!(walk.is_lost(seq, 3, 10), sb.is_lost(seq, 3, 10), "{seq}");
                 seq += next(4);
+            }
+        }
+    }
+
+    #[test]
+    fn lost_below_splits_the_numbers_is_lost_answers() {
+        let mut next = xorshift(0x51_7cc1_b727_220a);
+        for _ in 0..500 {
+            let mut sb = Scoreboard::default();
+            for _ in 0..next(7) {
+                let s = next(300);
+                sb.update(&[(s, s + 1 + next(40))], 0);
+            }
+            let (dt, smss) = (1 + next(4) as u32, 1 + next(12));
+            let l = sb.lost_below(dt, smss);
+            for seq in 0..360 {
+                assert_eq!(sb.is_lost(seq, dt, smss), seq < l, "{seq} {l} {sb:?}");
             }
         }
     }

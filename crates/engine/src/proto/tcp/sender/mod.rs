@@ -220,9 +220,10 @@ impl TcpSender {
     }
 
     /// The segments from `from` (a segment's start) up to `to`, as
-    /// (start, end) pairs, each end as `seg_end` gives it. SetPipe and
-    /// NextSeg walk the whole window on every ACK in recovery: this takes
-    /// one division for the walk instead of one per segment.
+    /// (start, end) pairs, each end as `seg_end` gives it. NextSeg's
+    /// rescue rule walks the whole window (and the tests' SetPipe and
+    /// NextSeg oracles): this takes one division for the walk instead of
+    /// one per segment.
     fn segments(&self, from: u64, to: u64) -> Segments {
         Segments {
             s: from,
@@ -532,6 +533,7 @@ impl TcpSender {
 }
 
 /// See [`TcpSender::segments`].
+#[derive(Clone)]
 struct Segments {
     s: u64,
     to: u64,

@@ -127,33 +127,78 @@ impl TcpSender {
         }
     }
 
-    /// SetPipe (RFC 6675 section 4): bytes believed in the network.
+    /// SetPipe (RFC 6675 section 4): bytes believed in the network. Every
+    /// segment of the window that is not SACKed counts once if it is not
+    /// lost and once more if it was retransmitted (below HighRxt).
+    ///
+    /// Computed over the scoreboard's holes, not segment by segment: a
+    /// segment's state depends only on where its first byte lies (in a
+    /// SACKed range or a hole; below or above the point `lost_below`
+    /// under which everything unSACKed is lost; below or above HighRxt),
+    /// and the segments whose first bytes lie in an interval cover, end to
+    /// end, the bytes between the first segment start in it and the first
+    /// after it. Walking the window cost a pass over every segment per
+    /// call, and recovery calls this once per segment it sends.
     pub(crate) fn pipe(&self) -> u64 {
-        let (dt, smss) = (self.cfg.dupthresh, self.mss);
-        let mut pipe = 0;
-        let mut walk = self.sb.walk();
-        for (s, e) in self.segments(self.snd_una, self.snd_max) {
-            if !walk.is_sacked(s) {
-                if !walk.is_lost(s, dt, smss) {
-                    pipe += e - s;
-                }
-                if s < self.high_rxt {
-                    pipe += e - s;
-                }
-            }
+        let (una, max) = (self.snd_una, self.snd_max);
+        let lost_below = self.sb.lost_below(self.cfg.dupthresh, self.mss);
+        self.unsacked_span(lost_below.max(una), max)
+            + self.unsacked_span(una, self.high_rxt.min(max))
+    }
+
+    /// Bytes of the window's segments that start in [from, to) outside
+    /// every SACKed range (from >= snd_una, to <= snd_max).
+    fn unsacked_span(&self, from: u64, to: u64) -> u64 {
+        self.holes(from, to)
+            .map(|(x, y)| self.first_start_from(y) - self.first_start_from(x))
+            .sum()
+    }
+
+    /// The first window segment that starts in [from, to) outside every
+    /// SACKed range.
+    fn first_unsacked(&self, from: u64, to: u64) -> Option<u64> {
+        self.holes(from, to)
+            .map(|(x, y)| (self.first_start_from(x), y))
+            .find(|&(s, y)| s < y)
+            .map(|(s, _)| s)
+    }
+
+    /// The parts of [from, to) outside the SACKed ranges, in order.
+    fn holes(&self, from: u64, to: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let ranges = self.sb.ranges();
+        let starts = std::iter::once(0).chain(ranges.iter().map(|r| r.1));
+        let ends = ranges.iter().map(|r| r.0).chain(std::iter::once(u64::MAX));
+        starts
+            .zip(ends)
+            .map(move |(x, y)| (x.max(from), y.min(to)))
+            .filter(|&(x, y)| x < y)
+    }
+
+    /// The first start of a window segment (as `segments(snd_una, ..)`
+    /// walks them) at or after `z`, or where the segments end if none
+    /// starts there: snd_una, then the MSS boundaries below the data's
+    /// end, then the end of the data (and FIN).
+    fn first_start_from(&self, z: u64) -> u64 {
+        let una = self.snd_una;
+        if z <= una {
+            return una;
         }
-        pipe
+        let boundary = 1 + (z - 1).div_ceil(self.mss) * self.mss;
+        if boundary < self.data_end {
+            boundary
+        } else {
+            self.data_end.max(una) + (self.finite && una <= self.data_end) as u64
+        }
     }
 
     /// NextSeg (RFC 6675 section 4), rules 1-4.
     fn next_seg(&self) -> Option<Next> {
-        let (dt, smss) = (self.cfg.dupthresh, self.mss);
         let top = self.sb.highest_sacked().min(self.snd_max);
-        let mut walk = self.sb.walk();
-        for (s, _) in self.segments(self.snd_una, top) {
-            if s >= self.high_rxt && !walk.is_sacked(s) && walk.is_lost(s, dt, smss) {
-                return Some(Next::Retx(s));
-            }
+        let from = self.high_rxt.max(self.snd_una);
+        // Rule 1: the first hole segment above HighRxt that is lost.
+        let lost_below = self.sb.lost_below(self.cfg.dupthresh, self.mss);
+        if let Some(s) = self.first_unsacked(from, top.min(lost_below)) {
+            return Some(Next::Retx(s));
         }
         if self.snd_max < self.seq_end() {
             let len = self.seg_len(self.snd_max);
@@ -165,11 +210,9 @@ impl TcpSender {
                 return Some(Next::New);
             }
         }
-        let mut walk = self.sb.walk();
-        for (s, _) in self.segments(self.snd_una, top) {
-            if s >= self.high_rxt && !walk.is_sacked(s) {
-                return Some(Next::Retx(s));
-            }
+        // Rule 3: the first hole segment above HighRxt.
+        if let Some(s) = self.first_unsacked(from, top) {
+            return Some(Next::Retx(s));
         }
         if self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
             let mut last = None;
@@ -203,6 +246,98 @@ impl TcpSender {
                     self.rescue_rxt = Some(self.recover);
                     // HighRxt is not updated for a rescue retransmission.
                 }
+            }
+        }
+    }
+}
+
+/// SetPipe and NextSeg over the scoreboard's holes give what walking the
+/// window segment by segment (RFC 6675's definitions, read literally)
+/// gives, on random windows, scoreboards and HighRxt.
+#[cfg(test)]
+mod hole_tests {
+    use super::{Next, TcpSender};
+    use crate::proto::tcp::TcpConfig;
+
+    impl TcpSender {
+        /// SetPipe, segment by segment.
+        fn pipe_by_walk(&self) -> u64 {
+            let (dt, smss) = (self.cfg.dupthresh, self.mss);
+            let mut pipe = 0;
+            for (s, e) in self.segments(self.snd_una, self.snd_max) {
+                if !self.sb.is_sacked(s) {
+                    if !self.sb.is_lost(s, dt, smss) {
+                        pipe += e - s;
+                    }
+                    if s < self.high_rxt {
+                        pipe += e - s;
+                    }
+                }
+            }
+            pipe
+        }
+
+        /// NextSeg's rules 1 and 3, segment by segment.
+        fn retx_by_walk(&self) -> (Option<u64>, Option<u64>) {
+            let (dt, smss) = (self.cfg.dupthresh, self.mss);
+            let top = self.sb.highest_sacked().min(self.snd_max);
+            let hole = |s: u64| s >= self.high_rxt && !self.sb.is_sacked(s);
+            let mut segs = self.segments(self.snd_una, top);
+            let rule1 = segs
+                .clone()
+                .map(|x| x.0)
+                .find(|&s| hole(s) && self.sb.is_lost(s, dt, smss));
+            let rule3 = segs.by_ref().map(|x| x.0).find(|&s| hole(s));
+            (rule1, rule3)
+        }
+    }
+
+    fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        }
+    }
+
+    #[test]
+    fn pipe_and_next_seg_over_holes_match_the_segment_walk() {
+        let mut next = xorshift(0x2f4a_91c3_77d0_15e9);
+        for case in 0..3_000 {
+            let mss = [1, 7, 100, 960][next(4) as usize];
+            let finite = next(2) == 0;
+            let bytes = finite.then(|| 1 + next(40 * mss));
+            let cfg = TcpConfig {
+                mss: mss as u32,
+                handshake: finite,
+                dupthresh: 1 + next(4) as u32,
+                ..Default::default()
+            };
+            let mut s = TcpSender::new(cfg, bytes);
+            let end = s.seq_end().min(1 + 40 * mss);
+            // una anywhere (a partial ACK may leave it inside a segment).
+            s.snd_una = 1 + next(end);
+            s.snd_max = (s.snd_una + next(30 * mss + 2)).min(end).max(s.snd_una);
+            s.high_rxt = s.snd_una + next(s.snd_max - s.snd_una + 2);
+            for _ in 0..next(6) {
+                let a = s.snd_una + next(s.snd_max - s.snd_una + 1);
+                let b = (a + 1 + next(6 * mss)).min(s.snd_max.max(a + 1));
+                s.sb.update(&[(a, b)], s.snd_una);
+            }
+            assert_eq!(s.pipe(), s.pipe_by_walk(), "case {case}: pipe");
+            let (rule1, rule3) = s.retx_by_walk();
+            let top = s.sb.highest_sacked().min(s.snd_max);
+            let from = s.high_rxt.max(s.snd_una);
+            let lost = s.sb.lost_below(s.cfg.dupthresh, s.mss);
+            assert_eq!(
+                s.first_unsacked(from, top.min(lost)),
+                rule1,
+                "case {case}: rule 1"
+            );
+            assert_eq!(s.first_unsacked(from, top), rule3, "case {case}: rule 3");
+            if let Some(Next::Retx(x)) = s.next_seg() {
+                assert!(Some(x) == rule1 || Some(x) == rule3, "case {case}");
             }
         }
     }
