@@ -222,11 +222,11 @@ impl Walk<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Numbers below `n` from a xorshift generator seeded with `x`.
-    fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
+    pub(crate) fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
         move |n| {
             x ^= x << 13;
             x ^= x >> 7;

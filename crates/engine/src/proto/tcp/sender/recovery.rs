@@ -257,6 +257,7 @@ impl TcpSender {
 #[cfg(test)]
 mod hole_tests {
     use super::{Next, TcpSender};
+    use crate::proto::tcp::scoreboard::tests::xorshift;
     use crate::proto::tcp::TcpConfig;
 
     impl TcpSender {
@@ -289,15 +290,6 @@ mod hole_tests {
                 .find(|&s| hole(s) && self.sb.is_lost(s, dt, smss));
             let rule3 = segs.by_ref().map(|x| x.0).find(|&s| hole(s));
             (rule1, rule3)
-        }
-    }
-
-    fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
-        move |n| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
         }
     }
 
