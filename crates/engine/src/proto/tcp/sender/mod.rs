@@ -106,6 +106,10 @@ pub struct TcpSender {
     /// reduction per window of data, RFC 3168 6.1.2).
     ecn_recover: u64,
     pub stats: SenderStats,
+    /// Whether `series` records: asked here, beside the hot fields, so
+    /// that a run without series does not touch the six series' lines on
+    /// every ACK (with hundreds of flows those were L1 misses).
+    series_on: bool,
     series: SenderSeries,
 }
 
@@ -148,6 +152,7 @@ impl TcpSender {
             cwr_pending: false,
             ecn_recover: 0,
             stats: SenderStats::default(),
+            series_on: true,
             series: SenderSeries::default(),
             cfg,
         }
@@ -155,6 +160,7 @@ impl TcpSender {
 
     /// Turns the time series on or off (off frees what was recorded).
     pub fn set_series(&mut self, on: bool) {
+        self.series_on = on;
         self.series.set_on(on);
     }
 
@@ -296,6 +302,9 @@ impl TcpSender {
     }
 
     fn record(&mut self, now: SimTime) {
+        if !self.series_on {
+            return;
+        }
         let cw = self.cwnd as f64;
         self.series.cwnd.push_change(now, cw);
         let ss = if self.ssthresh >= UNLIMITED {
@@ -366,7 +375,9 @@ impl TcpSender {
                     if let Some((_, t)) = self.timing.take() {
                         self.rtt.sample(now - t);
                         self.stats.rtt_samples += 1;
-                        self.series.rtt.push(now, (now - t).as_secs_f64());
+                        if self.series_on {
+                            self.series.rtt.push(now, (now - t).as_secs_f64());
+                        }
                     }
                     if self.syn_retransmitted {
                         // RFC 6298 5.7: after a lost SYN, RTO is 3 s when data starts.
@@ -422,9 +433,11 @@ impl TcpSender {
         }
         self.rtt.sample(now - t);
         self.stats.rtt_samples += 1;
-        self.series.rtt.push(now, (now - t).as_secs_f64());
-        if let Some(s) = self.rtt.srtt() {
-            self.series.srtt.push(now, s.as_secs_f64());
+        if self.series_on {
+            self.series.rtt.push(now, (now - t).as_secs_f64());
+            if let Some(s) = self.rtt.srtt() {
+                self.series.srtt.push(now, s.as_secs_f64());
+            }
         }
         self.timing = None;
     }
