@@ -158,6 +158,9 @@ def test_the_side_by_side_runs_every_size_in_every_round(monkeypatch):
     # Size 1's engine runs were calls 1, 7 and 13 (median 7): 0.07 s.
     assert rows[0]["mediasim_engine_s"] == pytest.approx(0.07)
     assert rows[1]["engine_cost_per_delivered_vs_smallest"] == pytest.approx((0.08 * 10 / 12000) / (0.07 / 1500))
+    # The fastest runs: size 1's call 1 (0.01 s), size 8's call 4 (0.32 s).
+    assert rows[0]["mediasim_engine_s_min"] == pytest.approx(0.01)
+    assert rows[1]["engine_cost_per_delivered_vs_smallest_min"] == pytest.approx((0.01 * 8 * 4 / 12000) / (0.01 / 1500))
 
 
 def test_the_side_by_side_gives_cost_growth_per_bottleneck_and_per_delivered_packet():
