@@ -289,16 +289,28 @@ pub(crate) mod tests {
         assert!(!sb.is_lost(0, 4, 1000));
     }
 
+    /// Fewer than `blocks` random SACK blocks, each starting below `span`
+    /// and at most `len` long (above an ACK of 0).
+    fn random_scoreboard(
+        next: &mut impl FnMut(u64) -> u64,
+        blocks: u64,
+        span: u64,
+        len: u64,
+    ) -> Scoreboard {
+        let mut sb = Scoreboard::default();
+        for _ in 0..next(blocks) {
+            let s = next(span);
+            sb.update(&[(s, s + 1 + next(len))], 0);
+        }
+        sb
+    }
+
     #[test]
     fn a_walk_answers_as_the_scoreboard_does() {
         // Random scoreboards, asked about every sequence number in order.
         let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..300 {
-            let mut sb = Scoreboard::default();
-            for _ in 0..next(6) {
-                let s = next(200);
-                sb.update(&[(s, s + 1 + next(30))], 0);
-            }
+            let sb = random_scoreboard(&mut next, 6, 200, 30);
             let mut walk = sb.walk();
             let mut seq = next(5);
             while seq < 260 {
@@ -314,11 +326,7 @@ pub(crate) mod tests {
     fn lost_below_splits_the_numbers_is_lost_answers() {
         let mut next = xorshift(0x51_7cc1_b727_220a);
         for _ in 0..500 {
-            let mut sb = Scoreboard::default();
-            for _ in 0..next(7) {
-                let s = next(300);
-                sb.update(&[(s, s + 1 + next(40))], 0);
-            }
+            let sb = random_scoreboard(&mut next, 7, 300, 40);
             let (dt, smss) = (1 + next(4) as u32, 1 + next(12));
             let l = sb.lost_below(dt, smss);
             for seq in 0..360 {
