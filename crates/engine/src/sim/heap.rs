@@ -6,9 +6,20 @@
 //! pending events (a timer per receiver of a large multicast session) the
 //! pops are bound by memory, not by comparisons. Keys are unique (time and
 //! insertion sequence), so the order, and hence every result, is the same
-//! as any other correct priority queue's.
+//! as any other correct priority queue's. A key pushed is always the
+//! newest (the event queue's sequence only grows), which lets a push
+//! compare times alone.
 
 const D: usize = 4;
+
+/// A key's high half: its time. A key pushed is the newest (its low half,
+/// the insertion sequence, exceeds every waiting key's), so against a
+/// waiting key it compares as its time does: ties in time go after. One
+/// 64-bit comparison instead of two.
+#[inline(always)]
+fn time_part(key: u128) -> u64 {
+    (key >> 64) as u64
+}
 
 pub struct QuadHeap<T> {
     v: Vec<(u128, T)>,
@@ -44,9 +55,10 @@ impl<T> QuadHeap<T> {
     pub fn push(&mut self, key: u128, item: T) {
         self.v.push((key, item));
         let mut i = self.v.len() - 1;
+        let at = time_part(key);
         while i > 0 {
             let p = (i - 1) / D;
-            if self.v[p].0 <= key {
+            if time_part(self.v[p].0) <= at {
                 break;
             }
             self.v.swap(i, p);
@@ -190,15 +202,21 @@ impl<T: Copy> Lane<T> {
         if !self.sorted || v.len() - self.head >= SORTED_MAX {
             return self.push_long(key, item);
         }
-        let mut at = v.len();
-        while at > self.head && v[at - 1].0 > key {
+        let t = time_part(key);
+        let n = v.len();
+        if n == self.head || time_part(v[n - 1].0) <= t {
+            return v.push((key, item));
+        }
+        // Insertion sort's step: each later event moves up one as the
+        // scan passes it (a few 32-byte moves, where `insert` called
+        // memmove after the scan).
+        v.push(v[n - 1]);
+        let mut at = n - 1;
+        while at > self.head && time_part(v[at - 1].0) > t {
+            v[at] = v[at - 1];
             at -= 1;
         }
-        if at == v.len() {
-            v.push((key, item));
-        } else {
-            v.insert(at, (key, item));
-        }
+        v[at] = (key, item);
     }
 
     /// A push into a long lane (a heap, or one now to become a heap).
