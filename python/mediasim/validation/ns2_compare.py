@@ -154,6 +154,7 @@ def _row(n: int, ms: list[dict[str, Any]], ns: list[dict[str, Any]], cli: list[d
     ns-2 (``ns``) and the ``mediasim run`` command (``cli``)."""
     med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
     m_pk, n_pk = med(ms, "bottleneck_packets"), med(ns, "bottleneck_packets")
+    delivered, fastest = med(ms, "delivered"), min(x["run_s"] for x in ms)
     row = {
         "flows": n,
         "ns2_wall_s": med(ns, "wall_s"),
@@ -167,13 +168,13 @@ def _row(n: int, ms: list[dict[str, Any]], ns: list[dict[str, Any]], cli: list[d
         # The issue's unit: every packet delivered to an application
         # (data, ACKs, CBR), which more flows make more of per
         # bottleneck packet (more ACKs, fewer delayed).
-        "mediasim_delivered": int(med(ms, "delivered")),
-        "mediasim_engine_us_per_delivered": med(ms, "run_s") / med(ms, "delivered") * 1e6,
+        "mediasim_delivered": int(delivered),
+        "mediasim_engine_us_per_delivered": med(ms, "run_s") / delivered * 1e6,
         # The fastest run: the cost with the least interference from the
         # host, which only ever adds time (on a shared host the medians of
         # two sizes can come from spells of different load).
-        "mediasim_engine_s_min": min(x["run_s"] for x in ms),
-        "mediasim_engine_us_per_delivered_min": min(x["run_s"] for x in ms) / med(ms, "delivered") * 1e6,
+        "mediasim_engine_s_min": fastest,
+        "mediasim_engine_us_per_delivered_min": fastest / delivered * 1e6,
     }
     row["mediasim_cli_wall_s"] = med(cli, "wall_s")
     row["mediasim_cli_peak_mib"] = max(c["peak_rss_mib"] for c in cli)
