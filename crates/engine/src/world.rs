@@ -11,6 +11,7 @@ use crate::measure::pcap::PcapWriter;
 use crate::measure::recorder::trace_kind;
 use crate::measure::{DropSite, Recorder};
 use crate::net::mcast::Tree;
+use crate::net::ports::PortTable;
 use crate::net::{Dest, DropReason, LinkDir, LinkDirId, Node, NodeId, Packet, PacketRef, Packets};
 use crate::sim::time::tx_time;
 use crate::sim::{EventQueue, SimTime};
@@ -56,7 +57,7 @@ pub const HOP_LOOKUP: Hop = u32::MAX;
 #[inline(always)]
 fn hop_of(
     routes: &mut crate::net::routes::RouteTable,
-    ports: &[Vec<(u16, u32)>],
+    ports: &PortTable,
     node: NodeId,
     p: &Packet,
 ) -> Hop {
@@ -71,11 +72,8 @@ fn hop_of(
 
 /// The application of `node` listening on `p`'s destination port.
 #[inline(always)]
-fn listener(ports: &[Vec<(u16, u32)>], node: NodeId, p: &Packet) -> Option<u32> {
-    let listening = ports[node as usize]
-        .iter()
-        .find(|(port, _)| *port == p.dst_port);
-    listening.map(|&(_, app)| app)
+fn listener(ports: &PortTable, node: NodeId, p: &Packet) -> Option<u32> {
+    ports.listener(node, p.dst_port)
 }
 
 pub struct AppSlot {
@@ -96,7 +94,7 @@ pub struct World {
     pub tree_of: rustc_hash::FxHashMap<(NodeId, u32), u32>,
     pub apps: Vec<AppSlot>,
     /// Per node: (port, app index).
-    pub ports: Vec<Vec<(u16, u32)>>,
+    pub ports: PortTable,
     pub rec: Recorder,
     /// Every packet in the network, from its sending to its delivery or
     /// drop; queues and wires hold references into it.
@@ -152,7 +150,7 @@ impl World {
         trees: Vec<Tree>,
         tree_of: rustc_hash::FxHashMap<(NodeId, u32), u32>,
         apps: Vec<AppSlot>,
-        ports: Vec<Vec<(u16, u32)>>,
+        ports: PortTable,
         rec: Recorder,
         horizon: SimTime,
         sample_every: Option<SimTime>,
@@ -825,7 +823,7 @@ mod hop_tests {
         let b_to_c = w.routes.next_hop(b, c).expect("a route");
         assert_eq!(w.links[b_to_c as usize].to, c);
         assert_eq!(hop_of(&mut w.routes, &w.ports, b, &to(c)), b_to_c);
-        let (port, sink) = w.ports[c as usize][0];
+        let (port, sink) = w.ports.of(c).next().expect("a listener on c");
         assert_eq!(w.nodes[w.apps[sink as usize].node as usize].name, "c");
         let mut for_sink = to(c);
         for_sink.dst_port = port;

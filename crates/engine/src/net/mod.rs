@@ -3,6 +3,7 @@
 pub mod header;
 pub mod mcast;
 pub mod packet;
+pub mod ports;
 pub mod routes;
 pub mod routing;
 pub mod store;

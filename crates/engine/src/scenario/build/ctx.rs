@@ -6,6 +6,7 @@ use super::super::check::FieldError;
 use crate::app::App;
 use crate::measure::recorder::FlowMeta;
 use crate::net::mcast::{forest_components, SharedTree, Tree};
+use crate::net::ports::PortTable;
 use crate::net::routes::RouteTable;
 use crate::net::routing::{multicast_tree, Graph};
 use crate::net::{LinkDir, LinkDirId, Node, NodeId};
@@ -52,7 +53,7 @@ pub struct BuildCtx<'a> {
     shared_of: HashMap<u32, u32>,
     pub apps: Vec<AppSlot>,
     /// Per node: (port, app index).
-    pub ports: Vec<Vec<(u16, u32)>>,
+    pub ports: PortTable,
     pub metas: Vec<FlowMeta>,
     pub errors: Vec<FieldError>,
     node_id: HashMap<String, NodeId>,
@@ -100,7 +101,7 @@ impl<'a> BuildCtx<'a> {
             forest,
             shared_of: HashMap::default(),
             apps: Vec::new(),
-            ports: vec![Vec::new(); n],
+            ports: PortTable::new(n),
             metas: Vec::new(),
             errors: Vec::new(),
             node_id,
@@ -225,7 +226,7 @@ impl<'a> BuildCtx<'a> {
                 let owner = owner.to_string();
                 self.port_owner
                     .insert((node, port), PortOwner { owner, shareable });
-                self.ports[node as usize].push((port, app));
+                self.ports.add(node, port, app);
                 PortClaim::Claimed
             }
         }
