@@ -20,7 +20,7 @@ use crate::sim::{EventQueue, SimTime};
 /// in-transit FIFO (arrivals on one direction are in time order), and only
 /// the head of each FIFO has an event: the heap stays as small as the number
 /// of busy links plus timers, and never moves packets around.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub enum Ev {
     /// The transmitter of a link-dir is free again and a packet waits for it.
     TxDone(LinkDirId),
@@ -29,7 +29,9 @@ pub enum Ev {
     Arrive(LinkDirId, Hop),
     AppStart(u32),
     AppTimer(u32, u64),
-    /// Periodic queue-length sampling.
+    /// Periodic queue-length sampling. (The default only fills the event
+    /// queue's free slots.)
+    #[default]
     Sample,
 }
 

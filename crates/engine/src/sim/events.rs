@@ -59,13 +59,13 @@ pub struct EventQueue<E> {
     popped: u64,
 }
 
-impl<E: Copy> Default for EventQueue<E> {
+impl<E: Copy + Default> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E: Copy> EventQueue<E> {
+impl<E: Copy + Default> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: Lane::with_capacity(1024),

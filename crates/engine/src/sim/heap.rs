@@ -132,23 +132,26 @@ impl<T> QuadHeap<T> {
 /// one is next is a coin toss: a heap's pop then mispredicted a branch or
 /// two per level. Sorted, a pop takes the first event and a push scans
 /// from the back: the TCP dumbbell ran 6% faster at 1 and at 256 flows.
-/// The order is ascending with a moving start (`head`), so that a push of
-/// an event later than all the others (most: a packet put on a wire
-/// arrives after those ahead of it) is an append. Sorted the other way, a
-/// pop was the vector's `pop` but that push scanned and moved every event
-/// (eighth session: 2-4% slower at one flow and 5-6% at 256, where the
-/// lane is longer). A multicast fan-out can put thousands of events in
-/// the lane, where a sorted insert would move them all: past
-/// `SORTED_MAX` events the lane turns into a heap (the ascending events
-/// are one), and back, sorted again, once it has shrunk to `SORTED_MIN`.
-/// (With 48 and 12 the 1,000-member RTP session, whose lane hovers there,
-/// ran 8% slower; with 24 and 6 it runs as fast as with a heap.) Keys are
-/// unique, so the order, and every result, is the same in either form.
+/// The order is ascending, so that a push of an event later than all the
+/// others (most: a packet put on a wire arrives after those ahead of it)
+/// is an append (sorted the other way, that push scanned and moved every
+/// event: eighth session, 2-4% slower at one flow and 5-6% at 256). The
+/// short form is a ring of `RING` slots inside the lane: a push or a pop
+/// is an index and a masked slot, with no vector's length, capacity or
+/// compaction to keep (fifteenth session; it was a vector with a moving
+/// start). A multicast fan-out can put thousands of events in the lane,
+/// where a sorted insert would move them all: past `SORTED_MAX` events
+/// the lane turns into a heap (the ascending events are one), and back,
+/// sorted again, once it has shrunk to `SORTED_MIN`. (With 48 and 12 the
+/// 1,000-member RTP session, whose lane hovers there, ran 8% slower; with
+/// 24 and 6 it runs as fast as with a heap.) Keys are unique, so the
+/// order, and every result, is the same in either form.
 pub struct Lane<T> {
-    /// While `sorted`: the events from `head` on, least key first (those
-    /// before `head` have been popped).
-    short: Vec<(u128, T)>,
+    /// While `sorted`: the events at slots `head..tail` (indices taken
+    /// modulo `RING`, counting up without bound), least key first.
+    ring: [(u128, T); RING],
     head: usize,
+    tail: usize,
     /// The events while the lane is long.
     heap: QuadHeap<T>,
     sorted: bool,
@@ -158,22 +161,28 @@ pub struct Lane<T> {
 const SORTED_MAX: usize = 24;
 /// A heap this short is sorted again.
 const SORTED_MIN: usize = 6;
-/// Popped slots kept at the front of the sorted vector before they are
-/// given back (one move of the few events behind them).
-const POPPED_MAX: usize = 32;
+/// Slots of the sorted form: a power of two above `SORTED_MAX`.
+const RING: usize = 32;
+const MASK: usize = RING - 1;
+const _: () = assert!(RING.is_power_of_two() && RING > SORTED_MAX);
 
-impl<T: Copy> Lane<T> {
+impl<T: Copy + Default> Lane<T> {
     pub fn with_capacity(n: usize) -> Self {
         Lane {
-            short: Vec::with_capacity(SORTED_MAX + POPPED_MAX),
+            ring: [(0, T::default()); RING],
             head: 0,
+            tail: 0,
             heap: QuadHeap::with_capacity(n),
             sorted: true,
         }
     }
 
+    fn short_len(&self) -> usize {
+        self.tail.wrapping_sub(self.head)
+    }
+
     pub fn len(&self) -> usize {
-        self.short.len() - self.head + self.heap.len()
+        self.short_len() + self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -181,15 +190,18 @@ impl<T: Copy> Lane<T> {
     }
 
     pub fn peek(&self) -> Option<&(u128, T)> {
-        if self.sorted {
-            self.short.get(self.head)
-        } else {
+        if !self.sorted {
             self.heap.peek()
+        } else if self.head == self.tail {
+            None
+        } else {
+            Some(&self.ring[self.head & MASK])
         }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &(u128, T)> {
-        self.short[self.head..].iter().chain(self.heap.iter())
+        let short = (self.head..self.tail).map(|i| &self.ring[i & MASK]);
+        short.chain(self.heap.iter())
     }
 
     /// A new event is most often later than those waiting (a packet put
@@ -198,25 +210,19 @@ impl<T: Copy> Lane<T> {
     /// it.
     #[inline(always)]
     pub fn push(&mut self, key: u128, item: T) {
-        let v = &mut self.short;
-        if !self.sorted || v.len() - self.head >= SORTED_MAX {
+        if !self.sorted || self.short_len() >= SORTED_MAX {
             return self.push_long(key, item);
         }
         let t = time_part(key);
-        let n = v.len();
-        if n == self.head || time_part(v[n - 1].0) <= t {
-            return v.push((key, item));
-        }
+        let mut at = self.tail;
+        self.tail = at.wrapping_add(1);
         // Insertion sort's step: each later event moves up one as the
-        // scan passes it (a few 32-byte moves, where `insert` called
-        // memmove after the scan).
-        v.push(v[n - 1]);
-        let mut at = n - 1;
-        while at > self.head && time_part(v[at - 1].0) > t {
-            v[at] = v[at - 1];
-            at -= 1;
+        // scan passes it (none, for most pushes).
+        while at != self.head && time_part(self.ring[at.wrapping_sub(1) & MASK].0) > t {
+            self.ring[at & MASK] = self.ring[at.wrapping_sub(1) & MASK];
+            at = at.wrapping_sub(1);
         }
-        v[at] = (key, item);
+        self.ring[at & MASK] = (key, item);
     }
 
     /// A push into a long lane (a heap, or one now to become a heap).
@@ -225,9 +231,9 @@ impl<T: Copy> Lane<T> {
     fn push_long(&mut self, key: u128, item: T) {
         if self.sorted {
             // Least first: ascending order is a valid heap.
-            self.heap.v.extend(self.short.drain(self.head..));
-            self.short.clear();
-            self.head = 0;
+            let ring = &self.ring;
+            (self.heap.v).extend((self.head..self.tail).map(|i| ring[i & MASK]));
+            (self.head, self.tail) = (0, 0);
             self.sorted = false;
         }
         self.heap.push(key, item)
@@ -238,15 +244,11 @@ impl<T: Copy> Lane<T> {
         if !self.sorted {
             return self.pop_long();
         }
-        let e = *self.short.get(self.head)?;
-        self.head += 1;
-        if self.head == self.short.len() {
-            self.short.clear();
-            self.head = 0;
-        } else if self.head >= POPPED_MAX {
-            self.short.drain(..self.head);
-            self.head = 0;
+        if self.head == self.tail {
+            return None;
         }
+        let e = self.ring[self.head & MASK];
+        self.head = self.head.wrapping_add(1);
         Some(e)
     }
 
@@ -257,7 +259,10 @@ impl<T: Copy> Lane<T> {
         let top = self.heap.pop_inline();
         if self.heap.len() <= SORTED_MIN {
             self.heap.v.sort_unstable_by_key(|e| e.0);
-            self.short.append(&mut self.heap.v);
+            let n = self.heap.v.len();
+            self.ring[..n].copy_from_slice(&self.heap.v);
+            self.heap.v.clear();
+            (self.head, self.tail) = (0, n);
             self.sorted = true;
         }
         top
@@ -295,22 +300,26 @@ mod tests {
         assert!(q.is_empty() && q.pop().is_none());
     }
 
-    /// A lane that never empties (three events always waiting) gives the
-    /// slots of popped events back: its vector stays short.
+    /// A lane that never empties (three events always waiting) goes
+    /// round its ring many times, with insertion steps across its end,
+    /// and pops as a reference heap does, in its sorted form throughout.
     #[test]
-    fn a_lane_that_never_empties_stays_compact() {
+    fn a_lane_that_never_empties_wraps_its_ring() {
         let mut lane = Lane::with_capacity(4);
-        for k in 0..3u128 {
-            lane.push(k << 64, k as u32);
+        let mut reference = BinaryHeap::new();
+        for k in 0..1000u128 {
+            // Every fourth event is due before the one pushed last.
+            let at = if k % 4 == 3 { k - 2 } else { k };
+            lane.push(at << 64 | k, k as u32);
+            reference.push(std::cmp::Reverse((at << 64 | k, k as u32)));
+            if k >= 3 {
+                assert_eq!(lane.pop(), reference.pop().map(|r| r.0));
+                assert!(lane.sorted && lane.short_len() == 3, "{k}");
+            }
         }
-        for k in 3..1000u128 {
-            lane.push(k << 64, k as u32);
-            let (key, item) = lane.pop().expect("three waiting");
-            assert_eq!((key >> 64, item as u128), (k - 3, k - 3));
-            assert!(lane.short.len() <= POPPED_MAX + 4, "{}", lane.short.len());
-        }
-        assert_eq!(lane.len(), 3);
-        assert_eq!(lane.peek().map(|e| e.0 >> 64), Some(997));
+        let rest: Vec<_> = std::iter::from_fn(|| lane.pop()).collect();
+        let want: Vec<_> = std::iter::from_fn(|| reference.pop().map(|r| r.0)).collect();
+        assert_eq!(rest, want);
     }
 
     /// Pushes and pops that keep the lane short, then grow it well past
