@@ -89,7 +89,7 @@ impl Endpoint {
             let mut p = self.tpl.make(self.next_ord);
             self.next_ord += 1;
             p.size_bytes = IPV4_HEADER_BYTES + s.hdr.header_bytes() + s.payload;
-            p.transport = Transport::Tcp(crate::net::header::boxed(s.hdr));
+            p.transport = Transport::Tcp(s.hdr);
             if s.ect {
                 p.ecn = ecn::ECT0;
             }

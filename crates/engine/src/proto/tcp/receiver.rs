@@ -113,7 +113,7 @@ impl TcpReceiver {
                 ..Default::default()
             };
             out.push(Segment {
-                hdr,
+                hdr: crate::net::header::boxed(hdr),
                 payload: 0,
                 ect: false,
             });
@@ -220,7 +220,7 @@ impl TcpReceiver {
             mss: 0,
         };
         out.push(Segment {
-            hdr,
+            hdr: crate::net::header::boxed(hdr),
             payload: 0,
             ect: false,
         });

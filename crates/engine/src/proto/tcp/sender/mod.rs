@@ -264,7 +264,7 @@ impl TcpSender {
             ..Default::default()
         };
         out.push(Segment {
-            hdr,
+            hdr: crate::net::header::boxed(hdr),
             payload: len as u32,
             ect: self.ecn && !retx && len > 0,
         });
@@ -344,7 +344,7 @@ impl TcpSender {
             ..Default::default()
         };
         out.push(Segment {
-            hdr,
+            hdr: crate::net::header::boxed(hdr),
             payload: 0,
             ect: false,
         });

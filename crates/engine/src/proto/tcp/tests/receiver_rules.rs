@@ -32,7 +32,7 @@ fn a_syn_is_answered_with_a_syn_ack_carrying_window_and_mss() {
     };
     r.on_segment(t(0), &syn, 0, &mut out);
     assert_eq!(r.state, super::receiver::ReceiverState::SynReceived);
-    let h = out[0].hdr;
+    let h = *out[0].hdr;
     assert_eq!((h.seq, h.ack, h.flags), (0, 1, SYN | ACK));
     assert_eq!((h.wnd, h.mss, out[0].payload), (50_000, 1200, 0));
     assert_eq!(r.stats.acks_sent, 1);
@@ -49,7 +49,7 @@ fn acks_carry_the_next_expected_byte_and_the_window() {
     let mut r = receiver(false);
     let mut out = Vec::new();
     r.on_segment(t(0), &data(1, 0), 1000, &mut out);
-    let h = out[0].hdr;
+    let h = *out[0].hdr;
     assert_eq!(
         (h.seq, h.ack, h.flags, h.wnd, h.mss),
         (1, 1001, ACK, 50_000, 0)
@@ -111,7 +111,7 @@ fn no_sack_blocks_without_sack_and_at_most_three() {
     for k in [2u64, 4, 6, 8] {
         r.on_segment(t(k), &data(1 + k * 1000, 0), 1000, &mut out);
     }
-    let last = out.last().expect("acked").hdr;
+    let last = *out.last().expect("acked").hdr;
     assert_eq!(
         last.sack_blocks(),
         &[(8001, 9001), (6001, 7001), (4001, 5001)],

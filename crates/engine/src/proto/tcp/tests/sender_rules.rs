@@ -15,7 +15,7 @@ fn the_syn_carries_window_and_mss_and_the_syn_ack_times_the_first_rtt() {
     let mut s = TcpSender::new(handshake_cfg(), Some(3500));
     let mut out = Vec::new();
     s.start(t(0), &mut out);
-    let h = out[0].hdr;
+    let h = *out[0].hdr;
     assert_eq!(
         (h.seq, h.ack, h.flags, h.wnd, h.mss),
         (0, 0, SYN, 40_000, MSS as u16)
