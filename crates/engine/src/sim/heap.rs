@@ -204,10 +204,11 @@ impl<T: Copy + Default> Lane<T> {
         short.chain(self.heap.iter())
     }
 
-    /// A new event is most often later than those waiting (a packet put
-    /// on a wire arrives after the ones ahead of it): the scan from the
-    /// back stops at once, and the insertion moves only the events after
-    /// it.
+    /// A new event is often later than those waiting (a packet put on a
+    /// wire arrives after the ones ahead of it) or before only the last:
+    /// three pushes in four at one flow. The scan from the back then stops
+    /// at once or after one step, and the insertion moves only the events
+    /// after it.
     #[inline(always)]
     pub fn push(&mut self, key: u128, item: T) {
         if !self.sorted || self.short_len() >= SORTED_MAX {
@@ -217,7 +218,7 @@ impl<T: Copy + Default> Lane<T> {
         let mut at = self.tail;
         self.tail = at.wrapping_add(1);
         // Insertion sort's step: each later event moves up one as the
-        // scan passes it (none, for most pushes).
+        // scan passes it.
         while at != self.head && time_part(self.ring[at.wrapping_sub(1) & MASK].0) > t {
             self.ring[at & MASK] = self.ring[at.wrapping_sub(1) & MASK];
             at = at.wrapping_sub(1);
