@@ -221,11 +221,10 @@ impl<E: Copy + Default> EventQueue<E> {
     /// Pops the head of a lane known not to be empty.
     fn take(&mut self, timer: bool) -> (SimTime, E) {
         let (k, event) = if timer {
-            self.timers.pop()
+            self.timers.pop().expect("head() saw it")
         } else {
-            self.heap.pop()
-        }
-        .expect("head() saw it");
+            self.heap.pop_nonempty()
+        };
         if timer && !self.cancellable.is_empty() {
             self.cancellable.remove(&seq_of(k));
         }

@@ -253,6 +253,17 @@ impl<T: Copy + Default> Lane<T> {
         Some(e)
     }
 
+    /// `pop` of a lane known not to be empty (its head was just seen).
+    #[inline(always)]
+    pub fn pop_nonempty(&mut self) -> (u128, T) {
+        if !self.sorted {
+            return self.pop_long().expect("not empty");
+        }
+        let e = self.ring[self.head & MASK];
+        self.head = self.head.wrapping_add(1);
+        e
+    }
+
     /// A pop from a heap: sorted again once it is short.
     #[cold]
     #[inline(never)]
