@@ -242,15 +242,7 @@ impl<T: Copy + Default> Lane<T> {
 
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(u128, T)> {
-        if !self.sorted {
-            return self.pop_long();
-        }
-        if self.head == self.tail {
-            return None;
-        }
-        let e = self.ring[self.head & MASK];
-        self.head = self.head.wrapping_add(1);
-        Some(e)
+        (!self.is_empty()).then(|| self.pop_nonempty())
     }
 
     /// `pop` of a lane known not to be empty (its head was just seen).
