@@ -24,9 +24,9 @@ use crate::sim::{EventQueue, SimTime};
 pub enum Ev {
     /// The transmitter of a link-dir is free again and a packet waits for it.
     TxDone(LinkDirId),
-    /// The first packet in transit on link-dir `.0` reaches the far end;
-    /// `.1` is where it goes from there (a [`Hop`]).
-    Arrive(LinkDirId, Hop),
+    /// The first packet in transit on link-dir `.0` reaches the far end
+    /// (where it goes from there, its [`Hop`], is on the wire with it).
+    Arrive(LinkDirId),
     AppStart(u32),
     AppTimer(u32, u64),
     /// Periodic queue-length sampling. (The default only fills the event
@@ -36,14 +36,16 @@ pub enum Ev {
 }
 
 /// Where a packet arriving at the far end of a link goes next, found when
-/// it becomes the first packet on the wire rather than when it arrives: a
+/// it goes on the wire rather than when it arrives, and kept with it: a
 /// link-dir, [`HOP_APP`] plus the application it is for, [`HOP_LOCAL`] or
 /// [`HOP_LOOKUP`]. With hundreds of flows the route look-up, then the next
 /// link, were two cache misses in a row on every hop (the node's port
 /// list, then the application, at the last); found ahead, the look-up's
 /// miss overlaps other work and the next link or application is known as
-/// soon as the event is. Routes and ports are fixed for a run, so the
-/// answer is the one the arrival would get.
+/// soon as the event is. Found as the packet goes on the wire, it reads
+/// the packet while its slot is in cache (found when the packet became the
+/// wire's first, it read a slot written long before). Routes and ports are
+/// fixed for a run, so the answer is the one the arrival would get.
 pub type Hop = u32;
 /// The packet is for an application of the node it arrives at: `HOP_APP |
 /// app`. Link-dirs and applications are far fewer than 2^31.
@@ -261,7 +263,7 @@ impl World {
             format!("an application on node \"{}\"", self.nodes[node].name)
         };
         match ev {
-            Ev::TxDone(ld) | Ev::Arrive(ld, _) => {
+            Ev::TxDone(ld) | Ev::Arrive(ld) => {
                 let l = &self.links[*ld as usize];
                 format!(
                     "link \"{}\"",
@@ -276,18 +278,16 @@ impl World {
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::TxDone(ld) => self.tx_done(ld, now),
-            Ev::Arrive(ld, hop) => {
+            Ev::Arrive(ld) => {
                 let link = &mut self.links[ld as usize];
-                let (at, p) = link
+                let (at, p, hop) = link
                     .in_transit
                     .pop_front()
                     .expect("an arrival event has a packet in transit");
                 debug_assert_eq!(at, now);
-                if let Some((next, np)) = link.in_transit.front() {
-                    let np = &self.packets[np];
-                    let next_hop = hop_of(&mut self.routes, &self.ports, link.to, np);
+                if let Some((next, _, _)) = link.in_transit.front() {
                     self.q
-                        .schedule(next, Ev::Arrive(ld, next_hop))
+                        .schedule(next, Ev::Arrive(ld))
                         .expect("arrivals are in time order");
                 }
                 self.arrive(ld, p, hop, now)
@@ -501,13 +501,11 @@ impl World {
                 .trace(trace_kind::DEQUEUE, ld, &self.packets[r], now);
         }
         let link = &mut self.links[ld as usize];
+        let hop = hop_of(&mut self.routes, &self.ports, link.to, &self.packets[r]);
         if link.in_transit.is_empty() {
-            let hop = hop_of(&mut self.routes, &self.ports, link.to, &self.packets[r]);
-            self.q
-                .schedule(arrive_at, Ev::Arrive(ld, hop))
-                .expect("future");
+            self.q.schedule(arrive_at, Ev::Arrive(ld)).expect("future");
         }
-        link.in_transit.push_back(arrive_at, r);
+        link.in_transit.push_back(arrive_at, r, hop);
     }
 
     /// Writes `p`, starting on full-duplex link `lidx`, to the link's pcap

@@ -15,7 +15,10 @@ pub struct InTransit {
     /// When the first packet arrives (`SimTime::MAX`: the wire is empty).
     first_at: SimTime,
     first: PacketRef,
-    rest: VecDeque<(SimTime, PacketRef)>,
+    /// Where the first packet goes at the far end (the world's `Hop`,
+    /// found as it went on the wire).
+    first_hop: u32,
+    rest: VecDeque<(SimTime, PacketRef, u32)>,
 }
 
 impl Default for InTransit {
@@ -23,6 +26,7 @@ impl Default for InTransit {
         InTransit {
             first_at: SimTime::MAX,
             first: PacketRef::NONE,
+            first_hop: 0,
             rest: VecDeque::new(),
         }
     }
@@ -34,37 +38,42 @@ impl InTransit {
         self.first_at == SimTime::MAX
     }
 
-    /// The first packet and its arrival time.
+    /// The first packet, its arrival time and its hop.
     #[inline(always)]
-    pub fn front(&self) -> Option<(SimTime, PacketRef)> {
-        (!self.is_empty()).then_some((self.first_at, self.first))
+    pub fn front(&self) -> Option<(SimTime, PacketRef, u32)> {
+        (!self.is_empty()).then_some((self.first_at, self.first, self.first_hop))
     }
 
-    /// Puts `p`, arriving at `at` (no earlier than those on the wire), last.
+    /// Puts `p`, arriving at `at` (no earlier than those on the wire) and
+    /// going to `hop` from there, last.
     #[inline(always)]
-    pub fn push_back(&mut self, at: SimTime, p: PacketRef) {
+    pub fn push_back(&mut self, at: SimTime, p: PacketRef, hop: u32) {
         debug_assert!(at < SimTime::MAX, "an arrival time");
         if self.is_empty() {
-            (self.first_at, self.first) = (at, p);
+            (self.first_at, self.first, self.first_hop) = (at, p, hop);
         } else {
-            self.rest.push_back((at, p));
+            self.rest.push_back((at, p, hop));
         }
     }
 
     /// Takes the first packet off the wire.
     #[inline(always)]
-    pub fn pop_front(&mut self) -> Option<(SimTime, PacketRef)> {
+    pub fn pop_front(&mut self) -> Option<(SimTime, PacketRef, u32)> {
         let first = self.front()?;
-        (self.first_at, self.first) = self
-            .rest
-            .pop_front()
-            .unwrap_or((SimTime::MAX, PacketRef::NONE));
+        (self.first_at, self.first, self.first_hop) =
+            self.rest
+                .pop_front()
+                .unwrap_or((SimTime::MAX, PacketRef::NONE, 0));
         Some(first)
     }
 
     /// The packets on the wire, first to last.
     pub fn iter(&self) -> impl Iterator<Item = (SimTime, PacketRef)> + '_ {
-        self.front().into_iter().chain(self.rest.iter().copied())
+        let rest = self.rest.iter().map(|&(at, p, _)| (at, p));
+        self.front()
+            .map(|(at, p, _)| (at, p))
+            .into_iter()
+            .chain(rest)
     }
 }
 
@@ -75,27 +84,30 @@ mod tests {
     use crate::net::Packets;
 
     #[test]
-    fn packets_leave_in_the_order_they_went_on() {
+    fn packets_leave_in_the_order_they_went_on_with_their_hops() {
         let mut store = Packets::new();
         let refs: Vec<PacketRef> = (0..5)
             .map(|s| store.insert(test_packet(0, s, 100)))
             .collect();
         let mut w = InTransit::default();
         assert!(w.is_empty() && w.front().is_none() && w.pop_front().is_none());
-        w.push_back(SimTime(10), refs[0]);
-        assert_eq!(w.front(), Some((SimTime(10), refs[0])));
+        w.push_back(SimTime(10), refs[0], 100);
+        assert_eq!(w.front(), Some((SimTime(10), refs[0], 100)));
         for (i, &r) in refs.iter().enumerate().skip(1) {
-            w.push_back(SimTime(10 * (i as u64 + 1)), r);
+            w.push_back(SimTime(10 * (i as u64 + 1)), r, 100 + i as u32);
         }
         let on: Vec<PacketRef> = w.iter().map(|(_, p)| p).collect();
         assert_eq!(on, refs);
-        assert_eq!(w.pop_front(), Some((SimTime(10), refs[0])));
-        assert_eq!(w.front(), Some((SimTime(20), refs[1])));
-        w.push_back(SimTime(60), refs[0]);
-        let left: Vec<u64> = std::iter::from_fn(|| w.pop_front())
-            .map(|(t, _)| t.0)
+        assert_eq!(w.pop_front(), Some((SimTime(10), refs[0], 100)));
+        assert_eq!(w.front(), Some((SimTime(20), refs[1], 101)));
+        w.push_back(SimTime(60), refs[0], 7);
+        let left: Vec<(u64, u32)> = std::iter::from_fn(|| w.pop_front())
+            .map(|(t, _, hop)| (t.0, hop))
             .collect();
-        assert_eq!(left, vec![20, 30, 40, 50, 60]);
+        assert_eq!(
+            left,
+            vec![(20, 101), (30, 102), (40, 103), (50, 104), (60, 7)]
+        );
         assert!(w.is_empty());
     }
 }
