@@ -1,5 +1,6 @@
 //! The packets on a link direction's wire (being serialised or
-//! propagating), in arrival order, with their arrival times.
+//! propagating), in arrival order, with their arrival times and where
+//! each goes from the far end (found as it went on the wire).
 //!
 //! The first one is kept inline, in the link direction's own cache line;
 //! only the ones behind it go to a ring of their own. An access link of a
