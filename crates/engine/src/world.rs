@@ -36,15 +36,13 @@ pub enum Ev {
 }
 
 /// Where a packet arriving at the far end of a link goes next, found when
-/// it goes on the wire rather than when it arrives, and kept with it: a
-/// link-dir, [`HOP_APP`] plus the application it is for, [`HOP_LOCAL`] or
-/// [`HOP_LOOKUP`]. With hundreds of flows the route look-up, then the next
-/// link, were two cache misses in a row on every hop (the node's port
-/// list, then the application, at the last); found ahead, the look-up's
-/// miss overlaps other work and the next link or application is known as
-/// soon as the event is. Found as the packet goes on the wire, it reads
-/// the packet while its slot is in cache (found when the packet became the
-/// wire's first, it read a slot written long before). Routes and ports are
+/// it goes on the wire (its slot just read, so in cache) and kept with it
+/// there: a link-dir, [`HOP_APP`] plus the application it is for,
+/// [`HOP_LOCAL`] or [`HOP_LOOKUP`]. With hundreds of flows the route
+/// look-up, then the next link, were two cache misses in a row on every
+/// hop (the node's port list, then the application, at the last); found
+/// ahead, the look-up's miss overlaps other work and the next link or
+/// application is known as soon as the event is. Routes and ports are
 /// fixed for a run, so the answer is the one the arrival would get.
 pub type Hop = u32;
 /// The packet is for an application of the node it arrives at: `HOP_APP |
