@@ -115,6 +115,61 @@ def test_every_run_folder_describes_itself(examples, tmp_path):
         assert mediasim.results.parquet_meta(d / "flows.parquet")["labels"] == info["labels"]
 
 
+@pytest.mark.parametrize("name", ["dumbbell.toml", "tcp_web_and_voice.toml", "rtp_avpf_multicast.yaml"])
+def test_stored_tables_are_the_bytes_pandas_and_pyarrow_make(examples, name):
+    """A campaign stores each table through kept schemas (and empty tables
+    without their frames): the very bytes of ``pa.Table.from_pandas`` on
+    the table's DataFrame, for a first run (nothing kept yet) and another
+    (everything kept), whatever the number of rows."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mediasim import _engine
+    from mediasim.campaign.keys import canonical
+    from mediasim.results import META_KEY, Results, parquet_tables
+
+    text = canonical(mediasim.load_scenario(examples / name).to_dict())
+    for replication in (0, 1):
+        raw, meta_json = _engine.run(text, seed=1, replication=replication)
+        stored = parquet_tables(Results.from_engine(raw, meta_json))
+        res = Results.from_engine(raw, meta_json)
+        assert set(stored) == set(res.tables) and len(stored) > 10
+        for table, df in res.tables.items():
+            t = pa.Table.from_pandas(df, preserve_index=False)
+            t = t.replace_schema_metadata({**t.schema.metadata, META_KEY: json.dumps(res.meta, sort_keys=True)})
+            buf = io.BytesIO()
+            pq.write_table(t, buf)
+            assert stored[table] == buf.getvalue(), (name, table)
+
+
+def test_conversion_to_arrow_keeps_what_from_pandas_infers_from_values():
+    """Kept schemas serve only frames whose types follow from their dtypes:
+    a column of Python objects is typed by its values (all None: null),
+    and an empty frame is kept apart from a full one."""
+    import numpy as np
+    import pyarrow as pa
+
+    from mediasim.results import _arrow_table
+
+    frames = [
+        pd.DataFrame({"a": np.arange(3), "b": pd.Categorical(["x", "y", "x"]),
+                      "c": pd.Series(["u", "v", "w"], dtype="str")}),
+        pd.DataFrame({"a": np.arange(0), "b": pd.Categorical([]), "c": pd.Series([], dtype="str")}),
+        pd.DataFrame({"a": np.arange(2), "b": pd.Categorical(["y", "y"]), "c": pd.Series(["s", "t"], dtype="str")}),
+        pd.DataFrame({"o": ["p", None]}, dtype=object),
+        pd.DataFrame({"o": [None, None]}, dtype=object),
+        pd.DataFrame({"f": [1.5, np.nan], "t": [True, False]}),
+        pd.DataFrame({"c": pd.Series(["u", None], dtype="str"), "i": pd.array([1, None], dtype="Int64")}),
+    ]
+    for df in frames + frames:
+        want = pa.Table.from_pandas(df, preserve_index=False)
+        got = _arrow_table(df)
+        assert got.equals(want, check_metadata=True), df.dtypes
+    assert _arrow_table(frames[4]).schema.field("o").type == pa.null()
+
+
 def test_damaged_and_partial_runs_are_run_again_with_the_same_results(examples, tmp_path):
     run_campaign(jobs(examples), tmp_path, workers=1, progress=False)
     before = read_sweep(tmp_path)

@@ -86,14 +86,19 @@ def test_bench_rtp_group_quick_prints_the_large_group_workload():
 def test_bench_campaign_quick_prints_both_rates():
     r = invoke("bench", "--campaign", "--quick", "--json")
     assert r.exit_code == 0, r.output
-    (row,) = json.loads(r.output)
-    assert (row["runs"], row["sim_s_per_run"]) == (10, 10.0) and row["workers"] >= 1
-    assert row["one_process_runs_per_s"] > 0 and row["pool_runs_per_s"] > 0
-    # With one round, the speedup is that round's ratio of the two rates.
-    assert row["speedup"] == pytest.approx(row["pool_runs_per_s"] / row["one_process_runs_per_s"])
-    assert row["speedup_min"] == row["speedup"] == row["speedup_max"]
+    api, cli = json.loads(r.output)
+    assert api["path"].startswith("run_many") and cli["path"].startswith("mediasim campaign")
+    for row in (api, cli):
+        assert (row["runs"], row["sim_s_per_run"]) == (10, 10.0) and row["workers"] >= 1
+        assert row["one_process_runs_per_s"] > 0 and row["pool_runs_per_s"] > 0
+        # With one round, the speedup is that round's ratio of the two rates.
+        assert row["speedup"] == pytest.approx(row["pool_runs_per_s"] / row["one_process_runs_per_s"])
+        assert row["speedup_min"] == row["speedup"] == row["speedup_max"]
     # The time the pool's processes spent inside runs, over workers x wall.
-    assert 0 < row["pool_busy_share"] <= 1
+    assert 0 < api["pool_busy_share"] <= 1
+    # The whole command with every run stored already takes part of the
+    # time it took to run them all on one process.
+    assert 0 < cli["fixed_s"] < cli["runs"] / cli["one_process_runs_per_s"]
 
 
 def test_bench_memory_quick_prints_a_packet_as_at_least_its_struct():

@@ -216,7 +216,8 @@ def schema_cmd() -> None:
                    "process per size, against the engine timed just before and after; needs ns-3).")
 @click.option("--campaign", "campaign_rate", is_flag=True,
               help="Campaign throughput: 40 short TCP-dumbbell runs in one process, then on the local pool (runs/s, "
-                   "the speedup per round, and the share of the pool's time spent inside runs).")
+                   "the speedup per round, and the share of the pool's time spent inside runs); then the same "
+                   "campaign as the whole `mediasim campaign` command, which also stores every run.")
 @click.option("--rtp-group", "rtp_group", is_flag=True,
               help="The large-group workload: one multicast RTP/AVPF session of 10,000 members for 500 s "
                    "(with --quick: 1,000 members for 50 s).")
@@ -241,8 +242,10 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, r
             _fail(str(e))
     elif campaign_rate:
         from .validation.campaign_bench import campaign_rate as measure
+        from .validation.campaign_bench import cli_campaign_rate
 
-        rows = [measure(runs=10, repeats=1) if quick else measure(runs=40, repeats=repeats)]
+        runs, rounds = (10, 1) if quick else (40, repeats)
+        rows = [measure(runs=runs, repeats=rounds), cli_campaign_rate(runs=runs, repeats=rounds)]
     elif rtp_group:
         from .validation.bench import run_one
 

@@ -59,16 +59,74 @@ def parquet_bytes(df: pd.DataFrame, meta: dict[str, Any]) -> bytes:
     """One table as Parquet, with the run's metadata embedded (key
     ``mediasim`` of the file's key-value metadata), so that a file read on
     its own still says which run it came from."""
+    return _parquet(_arrow_table(df), meta)
+
+
+def parquet_tables(res: "Results") -> dict[str, bytes]:
+    """Every table of ``res`` as ``parquet_bytes`` makes it, the same
+    bytes; tables the engine returned empty (most of a run's dozen: its
+    scenario has no flow of their kind) without building their frames."""
+    tables = res.tables
+    if isinstance(tables, Tables):
+        return {name: _parquet(tables.arrow(name), res.meta) for name in tables}
+    return {name: parquet_bytes(df, res.meta) for name, df in tables.items()}
+
+
+def _parquet(t: Any, meta: dict[str, Any]) -> bytes:
     import io
 
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    t = pa.Table.from_pandas(df, preserve_index=False)
     t = t.replace_schema_metadata({**(t.schema.metadata or {}), META_KEY: json.dumps(meta, sort_keys=True)})
     buf = io.BytesIO()
     pq.write_table(t, buf)
     return buf.getvalue()
+
+
+# Arrow schemas (with pandas' metadata) by frame signature: see _arrow_table.
+_SCHEMAS: dict[tuple[Any, ...], Any] = {}
+_SCHEMAS_MAX = 512
+
+
+def _arrow_table(df: pd.DataFrame) -> Any:
+    """``pa.Table.from_pandas(df, preserve_index=False)``, the same table.
+
+    from_pandas works out each column's type and pandas' metadata anew
+    (about 30 us a column), and a run's dozen tables, most of them empty,
+    took twice as long to convert as a short run took to simulate. Both
+    follow from the columns' names and dtypes alone, except for columns
+    of Python objects, whose arrow type depends on their values (an empty
+    or all-None one is ``null``): so the schema is kept per (empty?,
+    names, dtypes), frames with object columns always take the long way,
+    and the arrays are converted as from_pandas converts them, to the
+    kept types."""
+    import pyarrow as pa
+
+    dtypes = tuple(df.dtypes)
+    if any(d == object for d in dtypes) or not df.columns.is_unique:
+        return pa.Table.from_pandas(df, preserve_index=False)
+    key = (len(df) == 0, tuple(df.columns), dtypes)
+    schema = _SCHEMAS.get(key)
+    if schema is None:
+        t = pa.Table.from_pandas(df, preserve_index=False)
+        if len(_SCHEMAS) < _SCHEMAS_MAX:
+            _SCHEMAS[key] = t.schema
+        return t
+    if key[0]:
+        return schema.empty_table()
+    return pa.Table.from_arrays([_arrow_array(col, f.type) for (_, col), f in zip(df.items(), schema)],
+                                schema=schema)
+
+
+def _arrow_array(col: pd.Series, type_: Any) -> Any:
+    """A column as from_pandas converts it: numbers and booleans through
+    their numpy array (a Series' attribute look-ups cost more than the
+    conversion of a short column), the rest as pyarrow converts a Series."""
+    import pyarrow as pa
+
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iufb":
+        return pa.array(col.to_numpy(), type=type_, from_pandas=True)
+    return pa.array(col, type=type_, from_pandas=True)
 
 
 def parquet_meta(path: str | Path) -> dict[str, Any] | None:
@@ -129,6 +187,27 @@ class _EngineColumns(_Unbuilt):
     def make(self) -> pd.DataFrame:
         return _frame(self.name, self.cols, self.meta)
 
+    def arrow(self) -> Any:
+        """``_arrow_table(self.make())``; for an empty table, kept per
+        signature (``_frame``'s columns and dtypes follow from the table's
+        name, its columns' names and kinds, and the names of its coded
+        columns' codes), so that its frame is built once."""
+        if any(len(v) for v in self.cols.values()):
+            return _arrow_table(self.make())
+        kinds = tuple((k, "text" if isinstance(v, list) else np.asarray(v).dtype.str) for k, v in self.cols.items())
+        coded = self.meta.get("coded_columns", {}).get(self.name, {})
+        codes = tuple(tuple(self.meta["codes"][code]) for col, code in sorted(coded.items()) if col in self.cols)
+        key = (self.name, kinds, codes)
+        t = _EMPTY_TABLES.get(key)
+        if t is None:
+            t = _arrow_table(self.make())
+            if len(_EMPTY_TABLES) < _SCHEMAS_MAX:
+                _EMPTY_TABLES[key] = t
+        return t
+
+
+_EMPTY_TABLES: dict[tuple[Any, ...], Any] = {}
+
 
 class _ParquetBytes(_Unbuilt):
     """A stored table, read when asked for."""
@@ -166,6 +245,12 @@ class Tables(MutableMapping):
         if isinstance(v, _Unbuilt):
             v = self._items[name] = v.make()
         return v
+
+    def arrow(self, name: str) -> Any:
+        """Table ``name`` as a pyarrow Table (as ``pa.Table.from_pandas``
+        makes it from the DataFrame, without the index)."""
+        v = self._items[name]
+        return v.arrow() if isinstance(v, _EngineColumns) else _arrow_table(self[name])
 
     def __setitem__(self, name: str, df: pd.DataFrame) -> None:
         self._items[name] = df
@@ -257,8 +342,8 @@ class Results:
         d.mkdir(parents=True, exist_ok=True)
         from .campaign.atomic import write_bytes, write_json
 
-        for name, df in self.tables.items():
-            write_bytes(d / f"{name}.parquet", parquet_bytes(df, self.meta))
+        for name, data in parquet_tables(self).items():
+            write_bytes(d / f"{name}.parquet", data)
         write_json(d / "meta.json", self.meta)
         return d
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
+
+
+def _t_quantile(p: float, df: int) -> float:
+    """Student's t quantile: scipy.stats.t.ppf(p, df), which is this very
+    function of scipy.special; importing scipy.stats for it took 0.37 s of
+    every command that summarises replications (``campaign``, ``sweep``,
+    the studies), scipy.special 0.09 s."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, p))
 
 
 def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
@@ -18,7 +27,7 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     m = float(x.mean())
     if x.size == 1:
         return m, m, m
-    half = float(_st.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    half = float(_t_quantile(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
     return m, m - half, m + half
 
 

@@ -20,6 +20,29 @@ def write_bytes(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def write_new_files(folder: Path, files: dict[str, bytes]) -> None:
+    """Writes ``files`` (name -> bytes) as new files in ``folder``, which
+    nobody reads yet (it is renamed into place whole afterwards), so no
+    temporary names; durably: every file's data is on disk on return.
+    All are written first and synced after, so that the file system
+    commits them together (with one sync per file as it is written, 16
+    files took a third longer here, and a run's storing more than its
+    simulation)."""
+    fds = []
+    try:
+        for name, data in files.items():
+            fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fds.append(fd)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        for fd in fds:
+            os.fsync(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def write_json(path: Path, value: Any) -> None:
     # Insertion order kept: labels keep the order of the grid.
     write_bytes(path, (json.dumps(value, indent=2) + "\n").encode())

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CampaignError
-from .atomic import read_json, write_bytes, write_json
+from .atomic import read_json, write_json, write_new_files
 from .keys import canonical
 
 MARKER = "run.json"
@@ -96,8 +96,8 @@ class RunStore:
         files = {"scenario.json": (canonical(task.scenario) + "\n").encode()}
         files["meta.json"] = (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
         files.update({f"{name}.parquet": data for name, data in tables.items()})
-        for name, data in files.items():
-            write_bytes(tmp / name, data)
+        write_new_files(tmp, files)
+        # The marker last, once everything it lists is on disk.
         write_json(tmp / MARKER, {
             "key": task.key, "labels": task.labels, "seed": task.seed, "replication": task.replication,
             **self.engine, "wall_s": wall_s, "tables": sorted(tables),

@@ -34,14 +34,14 @@ def execute(task: Task) -> Outcome:
     """Runs ``task``; an error becomes a failed Outcome, never an exception
     (one bad run must not stop a campaign)."""
     from .. import _engine
-    from ..results import Results, parquet_bytes
+    from ..results import Results, parquet_tables
     from .keys import canonical
 
     t0 = time.perf_counter()
     try:
         raw, meta_json = _engine.run(canonical(task.scenario), seed=task.seed, replication=task.replication)
         res = Results.from_engine(raw, meta_json, extra={"labels": task.labels, "run_key": task.key})
-        tables = {name: parquet_bytes(df, res.meta) for name, df in res.tables.items()}
+        tables = parquet_tables(res)
         return Outcome(task.key, True, tables, res.meta, time.perf_counter() - t0)
     except Exception as e:  # noqa: BLE001 - recorded with its traceback
         return Outcome(task.key, False, wall_s=time.perf_counter() - t0, error=f"{type(e).__name__}: {e}",
