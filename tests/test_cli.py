@@ -96,9 +96,9 @@ def test_bench_campaign_quick_prints_both_rates():
         assert row["speedup_min"] == row["speedup"] == row["speedup_max"]
     # The time the pool's processes spent inside runs, over workers x wall.
     assert 0 < api["pool_busy_share"] <= 1
-    # The whole command with every run stored already takes part of the
-    # time it took to run them all on one process.
-    assert 0 < cli["fixed_s"] < cli["runs"] / cli["one_process_runs_per_s"]
+    # The command's time over a folder whose runs are all stored (a time,
+    # not compared: speed is measured by the bench, not asserted by tests).
+    assert cli["fixed_s"] > 0 and "pool_busy_share" not in cli
 
 
 def test_bench_memory_quick_prints_a_packet_as_at_least_its_struct():
