@@ -101,6 +101,19 @@ def test_bench_campaign_quick_prints_both_rates():
     assert cli["fixed_s"] > 0 and "pool_busy_share" not in cli
 
 
+def test_bench_campaign_names_a_failing_command_without_a_traceback(monkeypatch):
+    import sys
+
+    from mediasim.validation import ns2_compare
+
+    fake = [sys.executable, "-c", "import sys; sys.exit('no such campaign folder')"]
+    monkeypatch.setattr(ns2_compare, "_cli_command", lambda: fake)
+    r = invoke("bench", "--campaign", "--quick")
+    assert r.exit_code == 2
+    assert "error: mediasim campaign failed" in r.output and "no such campaign folder" in r.output
+    assert "Traceback" not in r.output
+
+
 def test_bench_memory_quick_prints_a_packet_as_at_least_its_struct():
     """Slopes of peak RSS: a packet held costs at least the 96 bytes of
     the Packet struct (plus its slot's arrival time), and not three times

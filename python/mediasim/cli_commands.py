@@ -245,7 +245,11 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, r
         from .validation.campaign_bench import cli_campaign_rate
 
         runs, rounds = (10, 1) if quick else (40, repeats)
-        rows = [measure(runs=runs, repeats=rounds), cli_campaign_rate(runs=runs, repeats=rounds)]
+        rows = [measure(runs=runs, repeats=rounds)]
+        try:
+            rows.append(cli_campaign_rate(runs=runs, repeats=rounds))
+        except RuntimeError as e:  # the command failed: its own message
+            _fail(str(e))
     elif rtp_group:
         from .validation.bench import run_one
 
