@@ -115,12 +115,20 @@ def test_every_run_folder_describes_itself(examples, tmp_path):
         assert mediasim.results.parquet_meta(d / "flows.parquet")["labels"] == info["labels"]
 
 
-@pytest.mark.parametrize("name", ["dumbbell.toml", "tcp_web_and_voice.toml", "rtp_avpf_multicast.yaml"])
-def test_stored_tables_are_the_bytes_pandas_and_pyarrow_make(examples, name):
-    """A campaign stores each table through kept schemas (and empty tables
-    without their frames): the very bytes of ``pa.Table.from_pandas`` on
-    the table's DataFrame, for a first run (nothing kept yet) and another
-    (everything kept), whatever the number of rows."""
+LOGS = {"measure.packets": True, "measure.trace": True, "measure.series": True}
+
+
+@pytest.mark.parametrize("name, overrides", [
+    ("dumbbell.toml", {}), ("tcp_web_and_voice.toml", {}), ("rtp_avpf_multicast.yaml", {}), ("rmtp_tree.yaml", {}),
+    ("dumbbell.toml", {**LOGS, "duration_s": 4}), ("tcp_web_and_voice.toml", {**LOGS, "duration_s": 12}),
+])
+def test_stored_tables_are_the_bytes_pandas_and_pyarrow_make(examples, name, overrides, monkeypatch):
+    """A campaign stores each table through kept schemas, converting the
+    engine's columns without making DataFrames: the very bytes of
+    ``pa.Table.from_pandas`` on the table's DataFrame, for a first run
+    (nothing kept yet) and another (everything kept), whatever the number
+    of rows; with every log on, so that coded columns (with their -1 for
+    none), categorical text and derived columns are all converted."""
     import io
 
     import pyarrow as pa
@@ -128,9 +136,11 @@ def test_stored_tables_are_the_bytes_pandas_and_pyarrow_make(examples, name):
 
     from mediasim import _engine
     from mediasim.campaign.keys import canonical
+    from mediasim import table_columns
     from mediasim.results import META_KEY, Results, parquet_tables
 
-    text = canonical(mediasim.load_scenario(examples / name).to_dict())
+    monkeypatch.setattr(table_columns, "_SCHEMAS", {})
+    text = canonical(mediasim.load_scenario(examples / name).with_overrides(overrides).to_dict())
     for replication in (0, 1):
         raw, meta_json = _engine.run(text, seed=1, replication=replication)
         stored = parquet_tables(Results.from_engine(raw, meta_json))
@@ -226,6 +236,36 @@ def test_read_sweep_gives_parameter_columns_and_stable_dtypes(examples, tmp_path
     assert (s["n"] == 2).all()
     ds = to_xarray(flows[flows["receiver"] != "*"], ["interval", "replication", "flow"], ["throughput_bps"])
     assert dict(ds.sizes) == {"interval": 2, "replication": 2, "flow": flows["flow"].nunique()}
+
+
+def test_read_sweep_makes_label_columns_over_runs_of_mixed_kinds(examples, tmp_path):
+    """A column per label over every run: integers and floats of one axis
+    make a float column (a column per run would not concatenate), values
+    of mixed kinds a text column, and a run without the label nulls."""
+    import pyarrow as pa
+
+    from mediasim.campaign.read import _with_front
+
+    run_campaign(jobs(examples, intervals=(10, 12.5), replications=1), tmp_path, workers=1, progress=False)
+    flows = read_sweep(tmp_path)
+    assert flows["interval"].dtype == "float64" and set(flows["interval"]) == {10.0, 12.5}
+    parts = [pa.table({"v": [1, 2]}), pa.table({"v": [3]}), pa.table({"v": [4]})]
+    fronts = [{"x": 10, "seed": 1}, {"x": "auto", "seed": 1}, {"seed": 2}]
+    t = _with_front(pa.concat_tables(parts), parts, fronts).to_pandas()
+    assert list(t.columns) == ["x", "seed", "v"]
+    assert t["x"].tolist()[:3] == ["10", "10", "auto"] and pd.isna(t["x"].iloc[3])
+    assert t["seed"].tolist() == [1, 1, 1, 2] and t["v"].tolist() == [1, 2, 3, 4]
+
+
+def test_a_run_whose_listed_file_is_missing_or_not_a_file_is_damaged(examples, tmp_path):
+    run_campaign(jobs(examples, replications=1), tmp_path, workers=1, progress=False)
+    store = RunStore(tmp_path, {})
+    keys = sorted(d.name for d in (tmp_path / "runs").iterdir() if not d.name.startswith("."))
+    assert [store.status(k) for k in keys] == ["done", "done"] and store.status("nokey") == "missing"
+    (tmp_path / "runs" / keys[0] / "meta.json").unlink()
+    (tmp_path / "runs" / keys[1] / "flows.parquet").unlink()
+    (tmp_path / "runs" / keys[1] / "flows.parquet").mkdir()
+    assert [store.status(k) for k in keys] == ["damaged", "damaged"]
 
 
 def test_killed_at_any_moment_a_campaign_resumes_losing_and_duplicating_nothing(examples, tmp_path):

@@ -101,6 +101,14 @@ def test_bench_campaign_quick_prints_both_rates():
     assert cli["fixed_s"] > 0 and "pool_busy_share" not in cli
 
 
+@pytest.mark.parametrize("value, problem", [("40,x", "expected comma-separated integers"),
+                                            ("1", "at least 2 runs")])
+def test_bench_campaign_runs_rejects_bad_sizes_by_name(value, problem):
+    r = invoke("bench", "--campaign", "--campaign-runs", value)
+    assert r.exit_code == 2
+    assert f"--campaign-runs {value!r}" in r.output and problem in r.output and "Traceback" not in r.output
+
+
 def test_bench_campaign_names_a_failing_command_without_a_traceback(monkeypatch):
     import sys
 

@@ -99,6 +99,28 @@ def test_quiet_means_no_progress_bars(examples, tmp_path):
         assert done.returncode == 0 and done.stderr == "", (args, done.stderr[-300:])
 
 
+def test_a_quiet_sweep_counts_its_runs_without_importing_tqdm(examples, tmp_path):
+    """A bar that is off is mediasim's own no-op (tqdm.auto's import took
+    30 ms of every quiet campaign command); it still counts."""
+    import subprocess
+    import sys
+
+    from mediasim.log import bar
+
+    b = bar(3, "runs", progress=False)
+    for _ in range(3):
+        b.update()
+    b.set_postfix_str("x")
+    b.close()
+    assert (b.n, b.total) == (3, 3)
+    cmd = [sys.executable, "-X", "importtime", "-m", "mediasim", "-q", "sweep", str(examples / "dumbbell.toml"),
+           "--vary", "duration_s=3", "--out", str(tmp_path)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-500:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time")]
+    assert "pandas" in imported and not [m for m in imported if m.startswith("tqdm")]
+
+
 def test_run_without_out_imports_neither_pandas_nor_numpy_and_prints_the_same(examples, tmp_path):
     """`mediasim run FILE` prints from plain lists (pandas alone takes
     longer to import than a small run); with --out it goes through Results

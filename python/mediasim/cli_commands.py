@@ -215,9 +215,11 @@ def schema_cmd() -> None:
               help="With --vs-ns2: also time ns-3's Simulator::Run on the same dumbbell (median of 3 runs in one "
                    "process per size, against the engine timed just before and after; needs ns-3).")
 @click.option("--campaign", "campaign_rate", is_flag=True,
-              help="Campaign throughput: 40 short TCP-dumbbell runs in one process, then on the local pool (runs/s, "
+              help="Campaign throughput: short TCP-dumbbell runs in one process, then on the local pool (runs/s, "
                    "the speedup per round, and the share of the pool's time spent inside runs); then the same "
                    "campaign as the whole `mediasim campaign` command, which also stores every run.")
+@click.option("--campaign-runs", default="40,200", show_default=True,
+              help="With --campaign: campaign sizes in runs, comma-separated (each gives both rows).")
 @click.option("--rtp-group", "rtp_group", is_flag=True,
               help="The large-group workload: one multicast RTP/AVPF session of 10,000 members for 500 s "
                    "(with --quick: 1,000 members for 50 s).")
@@ -226,7 +228,8 @@ def schema_cmd() -> None:
                    "(with --quick: 1,000 receivers for 50 s).")
 @click.option("--memory", is_flag=True,
               help="Engine memory per TCP flow, per packet queued and per packet propagating (slopes of peak RSS).")
-def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, rtp_group, rmtp, memory) -> None:
+def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, campaign_runs, rtp_group, rmtp,
+              memory) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
     if vs_ns2:
@@ -244,12 +247,20 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, r
         from .validation.campaign_bench import campaign_rate as measure
         from .validation.campaign_bench import cli_campaign_rate
 
-        runs, rounds = (10, 1) if quick else (40, repeats)
-        rows = [measure(runs=runs, repeats=rounds)]
         try:
-            rows.append(cli_campaign_rate(runs=runs, repeats=rounds))
-        except RuntimeError as e:  # the command failed: its own message
-            _fail(str(e))
+            counts = [int(x) for x in campaign_runs.split(",")]
+        except ValueError:
+            _fail(f"--campaign-runs {campaign_runs!r}: expected comma-separated integers")
+        if any(n < 2 for n in counts):
+            _fail(f"--campaign-runs {campaign_runs!r}: a campaign needs at least 2 runs")
+        counts, rounds = ([10], 1) if quick else (counts, repeats)
+        rows = []
+        for runs in counts:
+            rows.append(measure(runs=runs, repeats=rounds))
+            try:
+                rows.append(cli_campaign_rate(runs=runs, repeats=rounds))
+            except RuntimeError as e:  # the command failed: its own message
+                _fail(str(e))
     elif rtp_group:
         from .validation.bench import run_one
 

@@ -25,6 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import table_columns
+from .table_columns import CATEGORICAL_TEXT  # noqa: F401 - part of this module's interface
+
 # Every table a run can produce, with what it holds (docs/results.md has
 # every column). Each is a property of Results, so tab completion lists it.
 TABLES = {
@@ -59,28 +62,33 @@ def parquet_bytes(df: pd.DataFrame, meta: dict[str, Any]) -> bytes:
     """One table as Parquet, with the run's metadata embedded (key
     ``mediasim`` of the file's key-value metadata), so that a file read on
     its own still says which run it came from."""
-    return _parquet(_arrow_table(df), meta)
+    return _parquet(_arrow_table(df), _meta_json(meta))
 
 
 def parquet_tables(res: "Results") -> dict[str, bytes]:
     """Every table of ``res`` as ``parquet_bytes`` makes it, the same
-    bytes; tables the engine returned empty (most of a run's dozen: its
-    scenario has no flow of their kind) without building their frames."""
-    tables = res.tables
+    bytes; the engine's tables converted without making their DataFrames
+    (``table_columns``)."""
+    tables, meta = res.tables, _meta_json(res.meta)
     if isinstance(tables, Tables):
-        return {name: _parquet(tables.arrow(name), res.meta) for name in tables}
-    return {name: parquet_bytes(df, res.meta) for name, df in tables.items()}
+        return {name: _parquet(tables.arrow(name), meta) for name in tables}
+    return {name: _parquet(_arrow_table(df), meta) for name, df in tables.items()}
 
 
-def _parquet(t: Any, meta: dict[str, Any]) -> bytes:
-    import io
+def _meta_json(meta: dict[str, Any]) -> str:
+    return json.dumps(meta, sort_keys=True)
 
+
+def _parquet(t: Any, meta_json: str) -> bytes:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    t = t.replace_schema_metadata({**(t.schema.metadata or {}), META_KEY: json.dumps(meta, sort_keys=True)})
-    buf = io.BytesIO()
+    t = t.replace_schema_metadata({**(t.schema.metadata or {}), META_KEY: meta_json})
+    # An arrow buffer, not io.BytesIO: the same bytes, without a call back
+    # into Python for every write (15% of a small table's time).
+    buf = pa.BufferOutputStream()
     pq.write_table(t, buf)
-    return buf.getvalue()
+    return buf.getvalue().to_pybytes()
 
 
 # Arrow schemas (with pandas' metadata) by frame signature: see _arrow_table.
@@ -137,38 +145,9 @@ def parquet_meta(path: str | Path) -> dict[str, Any] | None:
     return json.loads(md[META_KEY]) if META_KEY in md else None
 
 
-# Text columns with few distinct values (codes): categoricals.
-CATEGORICAL_TEXT = {"event", "reason", "site", "kind", "var", "role"}
-
-
-def _column(name: str, v: Any) -> Any:
-    """Stable dtypes whether a table is full or empty: counters as int64
-    (so that differences can go negative), text as str, coded text as
-    categoricals."""
-    if isinstance(v, list):
-        text = pd.Series(v, dtype="str")
-        return pd.Categorical(text) if name in CATEGORICAL_TEXT else text
-    a = np.asarray(v)
-    if a.dtype == np.uint64:
-        if a.size and a.max() > np.iinfo(np.int64).max:
-            raise OverflowError(f"column {name}: a counter above 2^63")
-        a = a.astype(np.int64)
-    return a
-
-
 def _frame(name: str, cols: dict[str, Any], meta: dict[str, Any]) -> pd.DataFrame:
-    df = pd.DataFrame({k: _column(k, v) for k, v in cols.items()})
-    # Integer-coded columns become categoricals with the engine's names.
-    coded = meta.get("coded_columns", {}).get(name, {})
-    for col, code in coded.items():
-        if col in df:
-            # Names are unique (the engine validates them).
-            df[col] = pd.Categorical.from_codes(df[col].to_numpy().astype("int64"), categories=meta["codes"][code])
-    for col in [c for c in df.columns if c.endswith("_ns")]:
-        df[col[:-3] + "_s"] = df[col].to_numpy() * 1e-9
-    if name == "packets" and len(df.columns):
-        df["delay_ms"] = (df["recv_ns"].to_numpy().astype("int64") - df["sent_ns"].to_numpy().astype("int64")) * 1e-6
-    return df
+    """A table the engine returned as a DataFrame (``table_columns``)."""
+    return table_columns.to_frame(table_columns.columns(name, cols, meta))
 
 
 class _Unbuilt:
@@ -188,25 +167,9 @@ class _EngineColumns(_Unbuilt):
         return _frame(self.name, self.cols, self.meta)
 
     def arrow(self) -> Any:
-        """``_arrow_table(self.make())``; for an empty table, kept per
-        signature (``_frame``'s columns and dtypes follow from the table's
-        name, its columns' names and kinds, and the names of its coded
-        columns' codes), so that its frame is built once."""
-        if any(len(v) for v in self.cols.values()):
-            return _arrow_table(self.make())
-        kinds = tuple((k, "text" if isinstance(v, list) else np.asarray(v).dtype.str) for k, v in self.cols.items())
-        coded = self.meta.get("coded_columns", {}).get(self.name, {})
-        codes = tuple(tuple(self.meta["codes"][code]) for col, code in sorted(coded.items()) if col in self.cols)
-        key = (self.name, kinds, codes)
-        t = _EMPTY_TABLES.get(key)
-        if t is None:
-            t = _arrow_table(self.make())
-            if len(_EMPTY_TABLES) < _SCHEMAS_MAX:
-                _EMPTY_TABLES[key] = t
-        return t
-
-
-_EMPTY_TABLES: dict[tuple[Any, ...], Any] = {}
+        """``_arrow_table(self.make())``, the same table, without making
+        the DataFrame once its signature is known (``table_columns``)."""
+        return table_columns.to_arrow(self.name, table_columns.columns(self.name, self.cols, self.meta))
 
 
 class _ParquetBytes(_Unbuilt):

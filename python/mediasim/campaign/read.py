@@ -4,6 +4,7 @@ replication in front."""
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -39,25 +40,47 @@ def read_sweep(folder: str | Path, table: str = "flows", columns: list[str] | No
     store, index = _store(folder)
     if index.get("kind") == "study":
         return _read_points(Path(folder), index, table, columns)
-    parts, missing = [], 0
+    parts, fronts, missing = [], [], 0
     for run in index["runs"]:
         if store.status(run["key"]) != "done":
             missing += 1
             continue
-        path = store.runs / run["key"] / f"{table}.parquet"
-        if not path.exists():
+        try:
+            # ParquetFile.read without its thread pool: 0.45 ms a run's
+            # small file, against 1.0 ms through pq.read_table (the dataset
+            # layer, for every file).
+            path = os.path.join(store.runs, run["key"], f"{table}.parquet")
+            t = pq.ParquetFile(path).read(columns=columns, use_threads=False)
+        except FileNotFoundError:
             continue  # this run has no such table (no flow of that kind)
-        t = pq.read_table(path, columns=columns)
-        front = {**run["labels"], "seed": run["seed"], "replication": run["replication"]}
-        for i, (name, value) in enumerate(front.items()):
-            t = t.add_column(i, name, pa.array([value] * t.num_rows))
         parts.append(t)
+        fronts.append({**run["labels"], "seed": run["seed"], "replication": run["replication"]})
     if missing:
         warnings.warn(f"{folder}: {missing} of {len(index['runs'])} runs are not finished (failed or not run); "
                       "they are left out", UserWarning, stacklevel=2)
     if not parts:
         return pd.DataFrame()
-    return pa.concat_tables(parts, promote_options="default").unify_dictionaries().to_pandas()
+    return _with_front(pa.concat_tables(parts, promote_options="default"), parts, fronts).to_pandas()
+
+
+def _with_front(t: Any, parts: list[Any], fronts: list[dict[str, Any]]) -> Any:
+    """``t`` (the ``parts`` concatenated) with a column in front per key of
+    ``fronts`` (each part's labels, seed and replication), in the order
+    the keys first appear; a part without a key has nulls there. Each
+    column is made once, over every row: numbers of both kinds make a
+    float column, and values of mixed kinds (``--vary x=10,auto``) a text
+    column, where a column per part would not concatenate."""
+    import pyarrow as pa
+
+    names = list(dict.fromkeys(k for f in fronts for k in f))
+    for i, name in enumerate(names):
+        values = [v for f, p in zip(fronts, parts) for v in [f.get(name)] * p.num_rows]
+        try:
+            col = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            col = pa.array([None if v is None else str(v) for v in values], type=pa.string())
+        t = t.add_column(i, name, col)
+    return t.unify_dictionaries()
 
 
 def _read_points(folder: Path, index: dict[str, Any], table: str, columns: list[str] | None) -> pd.DataFrame:

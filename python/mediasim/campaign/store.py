@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -69,16 +70,25 @@ class RunStore:
             f.unlink(missing_ok=True)
 
     def status(self, key: str) -> str:
-        """``done``, ``missing`` or ``damaged``."""
-        d = self.runs / key
-        if not d.exists():
-            return "missing"
-        info = read_json(d / MARKER)
+        """``done``, ``missing`` or ``damaged``. Plain ``os`` calls on
+        strings, one ``stat`` per listed file: a campaign checks every run
+        when it starts and again when it is read back."""
+        d = os.path.join(self.runs, key)
+        try:
+            with open(os.path.join(d, MARKER), "rb") as f:
+                info = json.loads(f.read())
+        except FileNotFoundError:
+            return "damaged" if os.path.lexists(d) else "missing"
+        except (OSError, ValueError):
+            return "damaged"
         if not isinstance(info, dict) or not isinstance(info.get("files"), dict):
             return "damaged"
         for name, size in info["files"].items():
-            p = d / name
-            if not p.is_file() or p.stat().st_size != size:
+            try:
+                st = os.stat(os.path.join(d, name))
+            except (OSError, ValueError):
+                return "damaged"
+            if not stat.S_ISREG(st.st_mode) or st.st_size != size:
                 return "damaged"
         return "done"
 

@@ -1,0 +1,154 @@
+"""A run's table as the engine returns it, described once and made into
+either a pandas DataFrame (what ``Results`` gives) or a pyarrow Table
+(what a campaign stores), the two always alike: the arrow table is the
+very one ``pa.Table.from_pandas`` makes from the DataFrame.
+
+The description (``columns``) gives each column its final form: counters
+as int64 (so that differences can go negative), text as ``Text``
+(categorical when its values are codes such as a drop's reason),
+integer-coded columns as ``Coded`` with the engine's names, and the
+derived columns (``*_s`` from ``*_ns``, a packet's ``delay_ms``).
+
+A campaign's runs convert a dozen tables each, and making their
+DataFrames first cost more than a short run's simulation. The arrow
+table's schema (with pandas' metadata) follows from the description's
+signature alone (``signature``), so it is kept per signature, made the
+first time through pandas, and the columns are converted to it
+directly after that."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# Text columns with few distinct values (codes): categoricals.
+CATEGORICAL_TEXT = {"event", "reason", "site", "kind", "var", "role"}
+
+
+@dataclass(frozen=True)
+class Text:
+    """A column of text; ``categorical`` for codes (``CATEGORICAL_TEXT``)."""
+
+    values: list[str]
+    categorical: bool
+
+    def categories(self) -> list[str]:
+        """The sorted distinct values, as ``pd.Categorical`` orders them."""
+        return sorted(set(self.values))
+
+
+@dataclass(frozen=True)
+class Coded:
+    """An integer-coded column: ``codes`` into the engine's ``categories``."""
+
+    codes: np.ndarray
+    categories: list[str]
+
+
+def _numbers(name: str, v: Any) -> np.ndarray:
+    a = np.asarray(v)
+    if a.dtype == np.uint64:
+        if a.size and a.max() > np.iinfo(np.int64).max:
+            raise OverflowError(f"column {name}: a counter above 2^63")
+        a = a.astype(np.int64)
+    return a
+
+
+def columns(name: str, cols: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """Table ``name``'s columns in order: numpy arrays, ``Text`` or ``Coded``."""
+    coded = meta.get("coded_columns", {}).get(name, {})
+    out: dict[str, Any] = {}
+    for k, v in cols.items():
+        if isinstance(v, list):
+            out[k] = Text(v, k in CATEGORICAL_TEXT)
+        elif k in coded:
+            # Names are unique (the engine validates them).
+            out[k] = Coded(_numbers(k, v).astype("int64"), meta["codes"][coded[k]])
+        else:
+            out[k] = _numbers(k, v)
+    for k in [c for c, v in out.items() if c.endswith("_ns") and isinstance(v, np.ndarray)]:
+        out[k[:-3] + "_s"] = out[k] * 1e-9
+    if name == "packets" and out:
+        out["delay_ms"] = (out["recv_ns"].astype("int64") - out["sent_ns"].astype("int64")) * 1e-6
+    return out
+
+
+def to_frame(cols: dict[str, Any]) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame({k: _pandas(v) for k, v in cols.items()})
+
+
+def _pandas(c: Any) -> Any:
+    import pandas as pd
+
+    if isinstance(c, Text):
+        text = pd.Series(c.values, dtype="str")
+        return pd.Categorical(text) if c.categorical else text
+    if isinstance(c, Coded):
+        return pd.Categorical.from_codes(c.codes, categories=c.categories)
+    return c
+
+
+def signature(name: str, cols: dict[str, Any]) -> tuple[Any, ...]:
+    """What the arrow schema of ``to_frame(cols)`` follows from: the
+    table, whether it is empty (pandas types an empty column apart), each
+    column's name and kind, a categorical's number of categories (in
+    pandas' metadata, and its codes' width) and a coded column's names."""
+    return (name, _rows(cols) == 0, tuple((k, _kind(v)) for k, v in cols.items()))
+
+
+def _rows(cols: dict[str, Any]) -> int:
+    for v in cols.values():
+        return len(v.values if isinstance(v, Text) else v.codes if isinstance(v, Coded) else v)
+    return 0
+
+
+def _kind(c: Any) -> Any:
+    if isinstance(c, Text):
+        return ("category", len(set(c.values))) if c.categorical else "text"
+    if isinstance(c, Coded):
+        return ("coded", tuple(c.categories))
+    return c.dtype.str
+
+
+_SCHEMAS: dict[tuple[Any, ...], Any] = {}
+_SCHEMAS_MAX = 512
+
+
+def to_arrow(name: str, cols: dict[str, Any]) -> Any:
+    """``pa.Table.from_pandas(to_frame(cols), preserve_index=False)``, the
+    same table; through pandas only for a signature not seen before."""
+    import pyarrow as pa
+
+    key = signature(name, cols)
+    schema = _SCHEMAS.get(key)
+    if schema is None:
+        t = pa.Table.from_pandas(to_frame(cols), preserve_index=False)
+        if len(_SCHEMAS) < _SCHEMAS_MAX:
+            _SCHEMAS[key] = t.schema
+        return t
+    if key[1]:
+        return schema.empty_table()
+    return pa.Table.from_arrays([_arrow(v, f.type) for v, f in zip(cols.values(), schema)], schema=schema)
+
+
+def _arrow(c: Any, type_: Any) -> Any:
+    """One column as from_pandas converts it (a float NaN becomes null)."""
+    import pyarrow as pa
+
+    if isinstance(c, Text) and not c.categorical:
+        return pa.array(c.values, type=type_)
+    if isinstance(c, Text):
+        cats = c.categories()
+        at = {v: i for i, v in enumerate(cats)}
+        codes = [at[v] for v in c.values]
+    elif isinstance(c, Coded):
+        # -1: none (no link, say), missing in pandas and null in arrow.
+        cats, codes = c.categories, pa.array(c.codes, type=type_.index_type, mask=c.codes < 0)
+    else:
+        return pa.array(c, type=type_, from_pandas=True)
+    return pa.DictionaryArray.from_arrays(pa.array(codes, type=type_.index_type),
+                                          pa.array(cats, type=type_.value_type), ordered=type_.ordered)
