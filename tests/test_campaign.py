@@ -231,6 +231,8 @@ def test_read_sweep_gives_parameter_columns_and_stable_dtypes(examples, tmp_path
     assert len(flows) == 4 * len(read_sweep(tmp_path, "flows").query("interval == 10 and replication == 0"))
     only = read_sweep(tmp_path, "links", columns=["direction", "tx_packets"])
     assert list(only.columns) == ["interval", "seed", "replication", "direction", "tx_packets"]
+    with pytest.raises(CampaignError, match=r"table 'links' has no column 'tx_pakets' \(its columns: link, "):
+        read_sweep(tmp_path, "links", columns=["direction", "tx_pakets"])
     s = summary(flows, ["interval", "flow"], ["throughput_bps"])
     assert set(s.columns) >= {"throughput_bps_mean", "throughput_bps_ci_low", "throughput_bps_ci_high", "n"}
     assert (s["n"] == 2).all()

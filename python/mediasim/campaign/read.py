@@ -50,7 +50,7 @@ def read_sweep(folder: str | Path, table: str = "flows", columns: list[str] | No
             # small file, against 1.0 ms through pq.read_table (the dataset
             # layer, for every file).
             path = os.path.join(store.runs, run["key"], f"{table}.parquet")
-            t = pq.ParquetFile(path).read(columns=columns, use_threads=False)
+            t = _read_columns(pq.ParquetFile(path), table, columns)
         except FileNotFoundError:
             continue  # this run has no such table (no flow of that kind)
         parts.append(t)
@@ -61,6 +61,18 @@ def read_sweep(folder: str | Path, table: str = "flows", columns: list[str] | No
     if not parts:
         return pd.DataFrame()
     return _with_front(pa.concat_tables(parts, promote_options="default"), parts, fronts).to_pandas()
+
+
+def _read_columns(f: Any, table: str, columns: list[str] | None) -> Any:
+    """``columns`` of a stored table (all if None); a name it lacks is an
+    error naming it (ParquetFile.read would leave it out unsaid)."""
+    if columns is not None:
+        names = f.schema_arrow.names
+        unknown = [c for c in columns if c not in names]
+        if unknown:
+            raise CampaignError(f"table {table!r} has no column {', '.join(map(repr, unknown))} "
+                                f"(its columns: {', '.join(names)})")
+    return f.read(columns=columns, use_threads=False)
 
 
 def _with_front(t: Any, parts: list[Any], fronts: list[dict[str, Any]]) -> Any:
@@ -99,7 +111,7 @@ def _read_points(folder: Path, index: dict[str, Any], table: str, columns: list[
         known |= {p.stem for p in d.glob("*.parquet")}
         if not (d / f"{table}.parquet").exists():
             continue
-        t = pq.read_table(d / f"{table}.parquet", columns=columns)
+        t = _read_columns(pq.ParquetFile(d / f"{table}.parquet"), table, columns)
         for i, (name, value) in enumerate(pt["labels"].items()):
             t = t.add_column(i, name, pa.array([value] * t.num_rows))
         parts.append(t)
