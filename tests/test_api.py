@@ -33,6 +33,29 @@ def test_parquet_round_trip(examples, tmp_path):
     assert list(back.packets["receiver"].cat.categories) == list(res.packets["receiver"].cat.categories)
 
 
+def test_a_run_read_back_is_read_table_by_table_and_pickles_with_its_data(examples, tmp_path):
+    """read_parquet reads each table when it is first asked for; pickled
+    (as a helper or a Dask worker sends it), a run read back carries its
+    tables' data, not paths the receiver may not see."""
+    import pickle
+    import shutil
+
+    sc = mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": 3})
+    res = mediasim.run(sc, seed=1, out=tmp_path / "r")
+    back = Results.read_parquet(tmp_path / "r")
+    assert back.flows.equals(res.flows)
+    (tmp_path / "r" / "links.parquet").unlink()  # not read yet: read when asked for
+    with pytest.raises(FileNotFoundError):
+        back.links
+    del back.tables["links"]
+    sent = pickle.dumps(back)
+    shutil.rmtree(tmp_path / "r")
+    got = pickle.loads(sent)
+    assert set(got.tables) == set(res.tables) - {"links"}
+    for name in got.tables:
+        pd.testing.assert_frame_equal(got.tables[name], res.tables[name])
+
+
 def test_tables_are_built_when_first_read_and_kept(examples):
     import pickle
 

@@ -184,6 +184,21 @@ class _ParquetBytes(_Unbuilt):
         return pd.read_parquet(io.BytesIO(self.data))
 
 
+class _ParquetFile(_Unbuilt):
+    """A table in a Parquet file, read when asked for. Pickled (sent from
+    a helper process, or a Dask worker whose disk the receiver may not
+    see) it carries the file's bytes, not its path."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def make(self) -> pd.DataFrame:
+        return pd.read_parquet(self.path)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _ParquetBytes, (self.path.read_bytes(),)
+
+
 class Tables(MutableMapping):
     """A run's tables by name, each made into a DataFrame the first time
     it is read (then kept). A run returns a dozen tables; a sweep that
@@ -312,10 +327,12 @@ class Results:
 
     @classmethod
     def read_parquet(cls, directory: str | Path) -> "Results":
+        """The run ``to_parquet`` wrote into ``directory``; each table is
+        read when first asked for (reading a dozen took three times as
+        long as a short run, where an analysis reads one or two)."""
         d = Path(directory)
         meta = json.loads((d / "meta.json").read_text())
-        tables = {p.stem: pd.read_parquet(p) for p in sorted(d.glob("*.parquet"))}
-        return cls(meta=meta, tables=tables)
+        return cls(meta=meta, tables=Tables({p.stem: _ParquetFile(p) for p in sorted(d.glob("*.parquet"))}))
 
 
 def _table_property(name: str, doc: str) -> property:
