@@ -91,39 +91,19 @@ def _parquet(t: Any, meta_json: str) -> bytes:
     return buf.getvalue().to_pybytes()
 
 
-# Arrow schemas (with pandas' metadata) by frame signature: see _arrow_table.
-_SCHEMAS: dict[tuple[Any, ...], Any] = {}
-_SCHEMAS_MAX = 512
-
-
 def _arrow_table(df: pd.DataFrame) -> Any:
-    """``pa.Table.from_pandas(df, preserve_index=False)``, the same table.
-
-    from_pandas works out each column's type and pandas' metadata anew
-    (about 30 us a column), and a run's dozen tables, most of them empty,
-    took twice as long to convert as a short run took to simulate. Both
-    follow from the columns' names and dtypes alone, except for columns
-    of Python objects, whose arrow type depends on their values (an empty
-    or all-None one is ``null``): so the schema is kept per (empty?,
-    names, dtypes), frames with object columns always take the long way,
-    and the arrays are converted as from_pandas converts them, to the
-    kept types."""
+    """``pa.Table.from_pandas(df, preserve_index=False)``, the same table,
+    through a schema kept per (names, dtypes) (``through_kept_schema``).
+    Columns of Python objects are typed by their values (an empty or
+    all-None one is ``null``), so frames with any take the long way."""
     import pyarrow as pa
 
     dtypes = tuple(df.dtypes)
     if any(d == object for d in dtypes) or not df.columns.is_unique:
         return pa.Table.from_pandas(df, preserve_index=False)
-    key = (len(df) == 0, tuple(df.columns), dtypes)
-    schema = _SCHEMAS.get(key)
-    if schema is None:
-        t = pa.Table.from_pandas(df, preserve_index=False)
-        if len(_SCHEMAS) < _SCHEMAS_MAX:
-            _SCHEMAS[key] = t.schema
-        return t
-    if key[0]:
-        return schema.empty_table()
-    return pa.Table.from_arrays([_arrow_array(col, f.type) for (_, col), f in zip(df.items(), schema)],
-                                schema=schema)
+    return table_columns.through_kept_schema(
+        ("frame", tuple(df.columns), dtypes), len(df) == 0, lambda: df,
+        lambda schema: [_arrow_array(col, f.type) for (_, col), f in zip(df.items(), schema)])
 
 
 def _arrow_array(col: pd.Series, type_: Any) -> Any:

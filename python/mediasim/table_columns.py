@@ -18,6 +18,7 @@ directly after that."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,11 +94,11 @@ def _pandas(c: Any) -> Any:
 
 
 def signature(name: str, cols: dict[str, Any]) -> tuple[Any, ...]:
-    """What the arrow schema of ``to_frame(cols)`` follows from: the
-    table, whether it is empty (pandas types an empty column apart), each
-    column's name and kind, a categorical's number of categories (in
-    pandas' metadata, and its codes' width) and a coded column's names."""
-    return (name, _rows(cols) == 0, tuple((k, _kind(v)) for k, v in cols.items()))
+    """What the arrow schema of ``to_frame(cols)`` follows from, besides
+    whether the table is empty: the table, each column's name and kind,
+    a categorical's number of categories (in pandas' metadata, and its
+    codes' width) and a coded column's names."""
+    return (name, tuple((k, _kind(v)) for k, v in cols.items()))
 
 
 def _rows(cols: dict[str, Any]) -> int:
@@ -114,25 +115,36 @@ def _kind(c: Any) -> Any:
     return c.dtype.str
 
 
+def to_arrow(name: str, cols: dict[str, Any]) -> Any:
+    """``pa.Table.from_pandas(to_frame(cols), preserve_index=False)``, the
+    same table; through pandas only for a signature not seen before."""
+    return through_kept_schema(signature(name, cols), _rows(cols) == 0, lambda: to_frame(cols),
+                               lambda schema: [_arrow(v, f.type) for v, f in zip(cols.values(), schema)])
+
+
 _SCHEMAS: dict[tuple[Any, ...], Any] = {}
 _SCHEMAS_MAX = 512
 
 
-def to_arrow(name: str, cols: dict[str, Any]) -> Any:
-    """``pa.Table.from_pandas(to_frame(cols), preserve_index=False)``, the
-    same table; through pandas only for a signature not seen before."""
+def through_kept_schema(key: tuple[Any, ...], empty: bool, frame: Callable[[], Any],
+                        arrays: Callable[[Any], list[Any]]) -> Any:
+    """``pa.Table.from_pandas(frame(), preserve_index=False)`` the first
+    time ``key`` (whatever the arrow schema, pandas' metadata included,
+    follows from) is seen with ``empty``; after that the kept schema's
+    empty table, or ``arrays(schema)``, the columns as from_pandas converts
+    them, made into a table of that schema. from_pandas works out each
+    column's type and pandas' metadata anew, about 30 us a column."""
     import pyarrow as pa
 
-    key = signature(name, cols)
-    schema = _SCHEMAS.get(key)
+    schema = _SCHEMAS.get((key, empty))
     if schema is None:
-        t = pa.Table.from_pandas(to_frame(cols), preserve_index=False)
+        t = pa.Table.from_pandas(frame(), preserve_index=False)
         if len(_SCHEMAS) < _SCHEMAS_MAX:
-            _SCHEMAS[key] = t.schema
+            _SCHEMAS[(key, empty)] = t.schema
         return t
-    if key[1]:
+    if empty:
         return schema.empty_table()
-    return pa.Table.from_arrays([_arrow(v, f.type) for v, f in zip(cols.values(), schema)], schema=schema)
+    return pa.Table.from_arrays(arrays(schema), schema=schema)
 
 
 def _arrow(c: Any, type_: Any) -> Any:
@@ -144,11 +156,10 @@ def _arrow(c: Any, type_: Any) -> Any:
     if isinstance(c, Text):
         cats = c.categories()
         at = {v: i for i, v in enumerate(cats)}
-        codes = [at[v] for v in c.values]
+        indices = pa.array([at[v] for v in c.values], type=type_.index_type)
     elif isinstance(c, Coded):
         # -1: none (no link, say), missing in pandas and null in arrow.
-        cats, codes = c.categories, pa.array(c.codes, type=type_.index_type, mask=c.codes < 0)
+        cats, indices = c.categories, pa.array(c.codes, type=type_.index_type, mask=c.codes < 0)
     else:
         return pa.array(c, type=type_, from_pandas=True)
-    return pa.DictionaryArray.from_arrays(pa.array(codes, type=type_.index_type),
-                                          pa.array(cats, type=type_.value_type), ordered=type_.ordered)
+    return pa.DictionaryArray.from_arrays(indices, pa.array(cats, type=type_.value_type), ordered=type_.ordered)

@@ -77,7 +77,7 @@ def _read_columns(f: Any, table: str, columns: list[str] | None) -> Any:
 
 def _with_front(t: Any, parts: list[Any], fronts: list[dict[str, Any]]) -> Any:
     """``t`` (the ``parts`` concatenated) with a column in front per key of
-    ``fronts`` (each part's labels, seed and replication), in the order
+    ``fronts`` (each part's labels; a run's seed and replication too), in the order
     the keys first appear; a part without a key has nulls there. Each
     column is made once, over every row: numbers of both kinds make a
     float column, and values of mixed kinds (``--vary x=10,auto``) a text
@@ -102,7 +102,7 @@ def _read_points(folder: Path, index: dict[str, Any], table: str, columns: list[
 
     from .study import point_done
 
-    parts, missing, known = [], 0, set()
+    parts, fronts, missing, known = [], [], 0, set()
     for pt in index["points"]:
         d = folder / "points" / pt["name"]
         if not point_done(d, pt["key"]):
@@ -111,10 +111,8 @@ def _read_points(folder: Path, index: dict[str, Any], table: str, columns: list[
         known |= {p.stem for p in d.glob("*.parquet")}
         if not (d / f"{table}.parquet").exists():
             continue
-        t = _read_columns(pq.ParquetFile(d / f"{table}.parquet"), table, columns)
-        for i, (name, value) in enumerate(pt["labels"].items()):
-            t = t.add_column(i, name, pa.array([value] * t.num_rows))
-        parts.append(t)
+        parts.append(_read_columns(pq.ParquetFile(d / f"{table}.parquet"), table, columns))
+        fronts.append(pt["labels"])
     if missing:
         warnings.warn(f"{folder}: {missing} of {len(index['points'])} points are not finished (failed or not run); "
                       "they are left out", UserWarning, stacklevel=3)
@@ -122,7 +120,7 @@ def _read_points(folder: Path, index: dict[str, Any], table: str, columns: list[
         raise CampaignError(f"{folder}: the study wrote no table {table!r} (its tables: {', '.join(sorted(known))})")
     if not parts:
         return pd.DataFrame()
-    return pa.concat_tables(parts, promote_options="default").unify_dictionaries().to_pandas()
+    return _with_front(pa.concat_tables(parts, promote_options="default"), parts, fronts).to_pandas()
 
 
 def parameters(folder: str | Path) -> list[str]:
