@@ -144,3 +144,49 @@ def test_long_runs_report_progress_in_simulated_time(examples):
     assert all(0 < a < b < 3000 for (a, _), (b, _) in zip(seen, seen[1:]))
     # A failing display does not end the run.
     _engine.run(sc.to_json(), progress=lambda t, e: 1 / 0)
+
+
+@pytest.mark.parametrize("rows", [0, 1, 7, 5000])
+def test_text_given_as_codes_converts_as_the_same_strings_would(rows, monkeypatch):
+    """The engine gives coded text (reasons, sites, names) as (codes,
+    names): the DataFrame column and the stored arrow column must be those
+    of the strings themselves, categorical or not, with names that repeat
+    and names no row uses."""
+    import numpy as np
+    import pyarrow as pa
+
+    from mediasim import table_columns as tc
+
+    names = ["s-d0:s->d0", "node:r0_1", "queue_overflow", "node:r0_1", "a", "unused"]
+    codes = np.random.default_rng(rows).integers(0, 5, rows).astype(np.uint32)
+    values = [names[c] for c in codes]
+    for cat in (True, False):
+        by_codes = {"x": tc.Names(codes, names, cat), "n": np.arange(rows)}
+        by_text = {"x": tc.Text(values, cat), "n": np.arange(rows)}
+        want = tc.to_frame(by_text)
+        got = tc.to_frame(by_codes)
+        pd.testing.assert_frame_equal(got, want)
+        assert list(got.dtypes) == list(want.dtypes)
+        if cat:
+            assert list(got["x"].cat.categories) == sorted(set(values))
+        for kept in (False, True):  # through pandas, then through the kept schema
+            if not kept:
+                monkeypatch.setattr(tc, "_SCHEMAS", {})
+            assert tc.signature("t", by_codes) == tc.signature("t", by_text)
+            assert tc.to_arrow("t", by_codes).equals(pa.Table.from_pandas(want, preserve_index=False),
+                                                     check_metadata=True)
+
+
+def test_a_drop_log_comes_from_the_engine_as_codes(examples):
+    """Reasons and sites of a drop log are codes into the run's names
+    (a log can have millions of rows); the frame reads them as text."""
+    from mediasim import _engine
+
+    sc = mediasim.load_scenario(examples / "multicast_tree.yaml").measure(packets=True)
+    raw, meta = _engine.run(sc.to_json(), seed=1)
+    codes, names = raw["drops"]["site"]
+    assert len(codes) == len(raw["drops"]["time_ns"]) > 0 and all(isinstance(n, str) for n in names)
+    drops = Results.from_engine(raw, meta).drops
+    assert list(drops["site"].astype(str)) == [names[c] for c in codes]
+    assert set(drops["reason"].astype(str)) == {"link_loss", "receiver_loss"}
+    assert {s.startswith("node:") for s in drops["site"].astype(str)} == {True, False}, "links and nodes"

@@ -40,6 +40,31 @@ class Text:
         return sorted(set(self.values))
 
 
+@dataclass(frozen=True, eq=False)
+class Names:
+    """Text the engine gave as ``codes`` into ``names`` (row i is
+    ``names[codes[i]]``): the column ``Text`` would be, made without a
+    Python string per row (a drop log can have millions)."""
+
+    codes: np.ndarray
+    names: list[str]
+    categorical: bool
+
+    def categories(self) -> tuple[list[str], np.ndarray]:
+        """The sorted distinct values (as ``Text.categories``) and each
+        row's index among them."""
+        present = np.flatnonzero(np.bincount(self.codes, minlength=len(self.names)))
+        cats = sorted({self.names[i] for i in present})
+        at = {v: i for i, v in enumerate(cats)}
+        lut = np.zeros(len(self.names), np.int64)
+        lut[present] = [at[self.names[i]] for i in present]
+        return cats, lut[self.codes]
+
+    def objects(self) -> np.ndarray:
+        """The rows' values, as an array of str objects."""
+        return np.asarray(self.names, dtype=object)[self.codes]
+
+
 @dataclass(frozen=True)
 class Coded:
     """An integer-coded column: ``codes`` into the engine's ``categories``."""
@@ -53,17 +78,21 @@ def _numbers(name: str, v: Any) -> np.ndarray:
     if a.dtype == np.uint64:
         if a.size and a.max() > np.iinfo(np.int64).max:
             raise OverflowError(f"column {name}: a counter above 2^63")
-        a = a.astype(np.int64)
+        a = a.view(np.int64)  # the same bits, as every value is below 2^63: no copy
     return a
 
 
 def columns(name: str, cols: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
-    """Table ``name``'s columns in order: numpy arrays, ``Text`` or ``Coded``."""
+    """Table ``name``'s columns in order: numpy arrays, ``Text``, ``Names``
+    or ``Coded``."""
     coded = meta.get("coded_columns", {}).get(name, {})
     out: dict[str, Any] = {}
     for k, v in cols.items():
         if isinstance(v, list):
             out[k] = Text(v, k in CATEGORICAL_TEXT)
+        elif isinstance(v, tuple):
+            codes, names = v
+            out[k] = Names(np.asarray(codes), names, k in CATEGORICAL_TEXT)
         elif k in coded:
             # Names are unique (the engine validates them).
             out[k] = Coded(_numbers(k, v).astype("int64"), meta["codes"][coded[k]])
@@ -79,15 +108,24 @@ def columns(name: str, cols: dict[str, Any], meta: dict[str, Any]) -> dict[str, 
 def to_frame(cols: dict[str, Any]) -> Any:
     import pandas as pd
 
-    return pd.DataFrame({k: _pandas(v) for k, v in cols.items()})
+    # copy=False: each column its own block, as made (consolidating a
+    # drop log's millions of rows into 2-D blocks copied them all).
+    return pd.DataFrame({k: _pandas(v) for k, v in cols.items()}, copy=False)
 
 
 def _pandas(c: Any) -> Any:
     import pandas as pd
 
+    if isinstance(c, Names) and not len(c.codes):
+        c = Text([], c.categorical)  # no rows: the categories' type as Text's (none)
     if isinstance(c, Text):
         text = pd.Series(c.values, dtype="str")
         return pd.Categorical(text) if c.categorical else text
+    if isinstance(c, Names) and c.categorical:
+        cats, codes = c.categories()
+        return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(pd.Index(cats, dtype="str")))
+    if isinstance(c, Names):
+        return pd.Series(c.objects(), dtype="str")
     if isinstance(c, Coded):
         return pd.Categorical.from_codes(c.codes, categories=c.categories)
     return c
@@ -103,13 +141,15 @@ def signature(name: str, cols: dict[str, Any]) -> tuple[Any, ...]:
 
 def _rows(cols: dict[str, Any]) -> int:
     for v in cols.values():
-        return len(v.values if isinstance(v, Text) else v.codes if isinstance(v, Coded) else v)
+        return len(v.values if isinstance(v, Text) else v.codes if isinstance(v, (Coded, Names)) else v)
     return 0
 
 
 def _kind(c: Any) -> Any:
     if isinstance(c, Text):
         return ("category", len(set(c.values))) if c.categorical else "text"
+    if isinstance(c, Names):
+        return ("category", len(c.categories()[0])) if c.categorical else "text"
     if isinstance(c, Coded):
         return ("coded", tuple(c.categories))
     return c.dtype.str
@@ -153,10 +193,15 @@ def _arrow(c: Any, type_: Any) -> Any:
 
     if isinstance(c, Text) and not c.categorical:
         return pa.array(c.values, type=type_)
+    if isinstance(c, Names) and not c.categorical:
+        return pa.array(c.objects(), type=type_)
     if isinstance(c, Text):
         cats = c.categories()
         at = {v: i for i, v in enumerate(cats)}
         indices = pa.array([at[v] for v in c.values], type=type_.index_type)
+    elif isinstance(c, Names):
+        cats, codes = c.categories()
+        indices = pa.array(codes, type=type_.index_type)
     elif isinstance(c, Coded):
         # -1: none (no link, say), missing in pandas and null in arrow.
         cats, indices = c.categories, pa.array(c.codes, type=type_.index_type, mask=c.codes < 0)

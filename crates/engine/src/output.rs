@@ -238,16 +238,26 @@ fn packets_table(r: &mut Recorder) -> Table {
         .col("recv_ns", Column::U64(take(&mut r.log_recv)))
 }
 
-/// One row per dropped packet copy, with its reason and site.
+/// One row per dropped packet copy, with its reason and site. Reason and
+/// site are codes into lists made once per run: a run that drops millions
+/// of packets (a multicast flood into slow links) copied a site's name per
+/// row, and Python then turned each row's string back into a category.
 fn drops_table(w: &mut World, n: &RunNames) -> Table {
-    let site = (w.rec.dl_site.iter())
+    let r = &mut w.rec;
+    let reason = Column::Names {
+        codes: r.dl_reason.iter().map(|x| x.index() as u32).collect(),
+        names: DropReason::ALL
+            .iter()
+            .map(|x| x.as_str().to_string())
+            .collect(),
+    };
+    let links = n.link_dirs.len() as u32;
+    let site_codes = (r.dl_site.iter())
         .map(|s| match s {
-            DropSite::Link(l) => n.link_dirs[*l as usize].clone(),
-            DropSite::Node(i) => ["node:", &n.nodes[*i as usize]].concat(),
+            DropSite::Link(l) => *l,
+            DropSite::Node(i) => links + *i,
         })
         .collect();
-    let r = &mut w.rec;
-    let reason = Column::coded(r.dl_reason.iter().map(|x| x.as_str()));
     Table::new("drops")
         .col("time_ns", Column::U64(take(&mut r.dl_time)))
         .col("flow", u32s(&r.dl_flow))
@@ -255,7 +265,22 @@ fn drops_table(w: &mut World, n: &RunNames) -> Table {
         .col("packet_id", Column::U64(take(&mut r.dl_id)))
         .col("size_bytes", u32s(&r.dl_size))
         .col("reason", reason)
-        .col("site", Column::Str(site))
+        .col(
+            "site",
+            name_column(&drop_sites(n, r.dl_site.is_empty()), site_codes),
+        )
+}
+
+/// The names of the places a packet can be dropped: the link directions,
+/// then "node:" and each node (none when nothing was dropped).
+fn drop_sites(n: &RunNames, none: bool) -> Arc<[String]> {
+    if none {
+        return Arc::from([]);
+    }
+    let nodes = n.nodes[..n.nodes.len() - 1].iter(); // without the pooled "*"
+    (n.link_dirs.iter().cloned())
+        .chain(nodes.map(|x| ["node:", x].concat()))
+        .collect()
 }
 
 /// One row per link direction: rate, delay, traffic, utilisation, losses.
@@ -456,10 +481,13 @@ fn samples_table(r: &mut Recorder) -> Table {
 fn trace_table(r: &mut Recorder) -> Table {
     use crate::measure::recorder::trace_kind::{DELIVER, DROP, NODE_DROP};
     let at_node = |k: u8| k == DELIVER || k == NODE_DROP;
-    let event = (r.tr_kind.iter())
-        .map(|&k| if k == NODE_DROP { DROP } else { k })
-        .map(|k| (k as char).to_string())
-        .collect();
+    // One letter per event kind, coded (a trace runs to millions of rows).
+    let letters: Vec<String> = (0..=u8::MAX).map(|k| (k as char).to_string()).collect();
+    let event = Column::coded(
+        (r.tr_kind.iter())
+            .map(|&k| if k == NODE_DROP { DROP } else { k })
+            .map(|k| letters[k as usize].as_str()),
+    );
     // Where: a link direction or a node (coded; -1 where the other applies).
     let (mut link_dir, mut node) = (Vec::new(), Vec::new());
     for (&k, &at) in r.tr_kind.iter().zip(&r.tr_at) {
@@ -473,7 +501,7 @@ fn trace_table(r: &mut Recorder) -> Table {
     }
     Table::new("trace")
         .col("time_ns", Column::U64(take(&mut r.tr_time)))
-        .col("event", Column::Str(event))
+        .col("event", event)
         .col("link_dir", Column::I64(link_dir))
         .col("node", Column::I64(node))
         .col("packet_id", Column::U64(take(&mut r.tr_id)))

@@ -363,34 +363,47 @@ impl World {
                 Some(ld) => self.enqueue(ld, p, now),
                 None => self.drop(p, DropReason::NoRoute, DropSite::Node(node), now),
             },
-            Dest::Group { tree, .. } => {
-                let Some(t) = self.trees.get(tree as usize) else {
-                    return self.drop(p, DropReason::NoRoute, DropSite::Node(node), now);
-                };
-                let mut out = std::mem::take(&mut self.fan_out);
-                let local = t.targets_into(node, via, src, &mut out);
-                let targets = out.len() + local as usize;
-                if targets == 0 {
-                    self.fan_out = out;
-                    return self.drop(p, DropReason::NoRoute, DropSite::Node(node), now);
-                }
-                self.copies += targets as u64 - 1;
-                // Copies first, from the packet as it came; the packet
-                // itself goes last (to the last branch, or up locally).
-                let n_out = out.len();
-                for (k, &ld) in out.iter().enumerate() {
-                    if k + 1 == n_out && !local {
-                        self.enqueue(ld, p, now);
-                    } else {
-                        let copy = self.packets.insert(self.packets[p].clone());
-                        self.enqueue(ld, copy, now);
-                    }
-                }
-                self.fan_out = out;
-                if local {
-                    self.deliver(node, p, now);
-                }
+            Dest::Group { tree, .. } => self.forward_group(node, via, tree, src, p, now),
+        }
+    }
+
+    /// A multicast packet at `node`: copies down the tree's branches (and
+    /// up to a local member). Out of line: the unicast path stays small.
+    #[inline(never)]
+    fn forward_group(
+        &mut self,
+        node: NodeId,
+        via: Option<LinkDirId>,
+        tree: u32,
+        src: NodeId,
+        p: PacketRef,
+        now: SimTime,
+    ) {
+        let Some(t) = self.trees.get(tree as usize) else {
+            return self.drop(p, DropReason::NoRoute, DropSite::Node(node), now);
+        };
+        let mut out = std::mem::take(&mut self.fan_out);
+        let local = t.targets_into(node, via, src, &mut out);
+        let targets = out.len() + local as usize;
+        if targets == 0 {
+            self.fan_out = out;
+            return self.drop(p, DropReason::NoRoute, DropSite::Node(node), now);
+        }
+        self.copies += targets as u64 - 1;
+        // Copies first, from the packet as it came; the packet
+        // itself goes last (to the last branch, or up locally).
+        let n_out = out.len();
+        for (k, &ld) in out.iter().enumerate() {
+            if k + 1 == n_out && !local {
+                self.enqueue(ld, p, now);
+            } else {
+                let copy = self.packets.insert(self.packets[p].clone());
+                self.enqueue(ld, copy, now);
             }
+        }
+        self.fan_out = out;
+        if local {
+            self.deliver(node, p, now);
         }
     }
 

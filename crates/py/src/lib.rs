@@ -7,7 +7,7 @@ use mediasim_engine::{EngineError, RunOptions};
 use numpy::IntoPyArray;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use std::collections::HashMap;
 
 /// A `mediasim.errors.EngineFailure`: message, the simulated time (s) and
@@ -69,6 +69,13 @@ type Made<'py> = Vec<Option<Bound<'py, PyString>>>;
 struct PyNames<'py>(HashMap<usize, (std::sync::Arc<[String]>, Made<'py>)>);
 
 impl<'py> PyNames<'py> {
+    fn made(&mut self, names: &std::sync::Arc<[String]>) -> &mut Made<'py> {
+        let key = std::sync::Arc::as_ptr(names) as *const String as usize;
+        let entry = (self.0.entry(key))
+            .or_insert_with(|| (std::sync::Arc::clone(names), vec![None; names.len()]));
+        &mut entry.1
+    }
+
     /// `names[codes[i]]` for every row, as a list of shared strings.
     fn list(
         &mut self,
@@ -76,9 +83,7 @@ impl<'py> PyNames<'py> {
         codes: &[u32],
         names: &std::sync::Arc<[String]>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let key = std::sync::Arc::as_ptr(names) as *const String as usize;
-        let (_, made) = (self.0.entry(key))
-            .or_insert_with(|| (std::sync::Arc::clone(names), vec![None; names.len()]));
+        let made = self.made(names);
         let rows = codes.iter().map(|&c| {
             let c = c as usize;
             made[c]
@@ -86,6 +91,18 @@ impl<'py> PyNames<'py> {
                 .clone()
         });
         PyList::new(py, rows.collect::<Vec<_>>())
+    }
+
+    /// The whole list of names, as shared strings.
+    fn all(
+        &mut self,
+        py: Python<'py>,
+        names: &std::sync::Arc<[String]>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let made = self.made(names);
+        let all = (made.iter_mut().zip(names.iter()))
+            .map(|(m, n)| m.get_or_insert_with(|| PyString::new(py, n)).clone());
+        PyList::new(py, all.collect::<Vec<_>>())
     }
 }
 
@@ -96,7 +113,13 @@ fn column_to_py<'py>(
     names: &mut PyNames<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
     Ok(match c {
-        Column::Names { codes, names: list } => names.list(py, &codes, &list)?.into_any(),
+        Column::Names { codes, names: list } if lists => names.list(py, &codes, &list)?.into_any(),
+        // (codes, names): a string per row cost more than the run when a
+        // table has millions of rows; Python makes its columns from codes.
+        Column::Names { codes, names: list } => {
+            let all = names.all(py, &list)?;
+            PyTuple::new(py, [codes.into_pyarray(py).into_any(), all.into_any()])?.into_any()
+        }
         Column::Str(v) => PyList::new(py, v)?.into_any(),
         // Plain lists: no numpy import (the command line's lean path).
         Column::U64(v) if lists => PyList::new(py, v)?.into_any(),
@@ -113,8 +136,11 @@ fn column_to_py<'py>(
 ///     only=None, lists=False)
 /// -> (tables: dict[str, dict[str, array]], meta_json: str)
 ///
-/// `only`: the names of the tables to return (default: all). `lists`:
-/// columns as Python lists instead of numpy arrays.
+/// Numbers come as numpy arrays; text as a list of str, or, where the
+/// engine codes it (names of the run's members, reasons, kinds), as a
+/// tuple (codes: numpy uint32 array, names: list of str), row i being
+/// names[codes[i]]. `only`: the names of the tables to return (default:
+/// all). `lists`: every column as a Python list (text as str).
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed=0, replication=0, pcap_dir=None, pcap=false, trace=false,
                     max_events=None, max_wall_s=None, max_memory_mb=None, progress=None,

@@ -48,6 +48,9 @@ def table_hash(cols: dict[str, Any]) -> str:
     for name in sorted(cols):
         v = cols[name]
         parts.append(name.encode())
+        if isinstance(v, tuple):  # (codes, names): the same strings, hashed alike
+            codes, names = v
+            v = [names[c] for c in codes]
         if isinstance(v, list):
             parts.append(b"str")
             parts.append("\x00".join(v).encode())
