@@ -73,10 +73,11 @@ def test_by_default_memory_is_flat_in_simulated_time_with_losses_tcp_and_rtp():
         assert lost_long > 5 * lost_short > 0, name
         assert long[name] < short + 3, (name, short, long[name])
     # With the series asked for, the window's history does grow (the check
-    # can see it): about 30 MB over 400 s.
+    # can see it): about 6 MB over 400 s (the series' variable column comes
+    # to Python as codes, not a list of strings).
     sc = tcp_dumbbell(8, 400.0)
     sc["measure"] = {"series": True}
-    assert peak_mb(sc) > long["tcp"] + 10
+    assert peak_mb(sc) > long["tcp"] + 4
 
 
 def test_delay_summary_without_the_log_is_exact_or_within_a_thousandth():
@@ -113,7 +114,10 @@ def test_rtp_session_memory_is_linear_plus_the_rfc_member_tables():
         assert row["delivered"] > 7 * n * 50, row
         mb[n] = engine_mb(row)
         assert mb[n] <= (12e3 * n + 5 * n * n) / 2**20, row
-    assert mb[2000] <= 2.5 * mb[1000], mb
+    # Linear L plus 4-byte pairs Q gives (2L + 4Q) / (L + Q): about 2.5 here
+    # (11.0 and 27.4-27.6 MB, so a bound of 2.5 failed now and then on a
+    # few kilobytes); 8-byte stamps gave 2.75.
+    assert mb[2000] <= 2.6 * mb[1000], mb
 
 
 def test_rmtp_tree_memory_is_linear_in_receivers():

@@ -60,7 +60,8 @@ t1 = time.perf_counter()
 tables, meta = _engine.run(text, seed=1)
 t2 = time.perf_counter()
 links = tables["links"]
-i = list(links["direction"]).index("bottleneck:r1->r2")
+codes, names = links["direction"]  # coded text: (codes, names)
+i = [names[c] for c in codes].index("bottleneck:r1->r2")
 print(json.dumps({"startup_s": t1 - t0, "run_s": t2 - t1, "bottleneck_packets": int(links["tx_packets"][i]),
                   "delivered": json.loads(meta)["delivered"]}))
 """
