@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -50,9 +51,11 @@ class Names:
     names: list[str]
     categorical: bool
 
+    @cached_property
     def categories(self) -> tuple[list[str], np.ndarray]:
         """The sorted distinct values (as ``Text.categories``) and each
-        row's index among them."""
+        row's index among them (worked out once: both the signature and
+        the column need them)."""
         present = np.flatnonzero(np.bincount(self.codes, minlength=len(self.names)))
         cats = sorted({self.names[i] for i in present})
         at = {v: i for i, v in enumerate(cats)}
@@ -122,7 +125,7 @@ def _pandas(c: Any) -> Any:
         text = pd.Series(c.values, dtype="str")
         return pd.Categorical(text) if c.categorical else text
     if isinstance(c, Names) and c.categorical:
-        cats, codes = c.categories()
+        cats, codes = c.categories
         return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(pd.Index(cats, dtype="str")))
     if isinstance(c, Names):
         return pd.Series(c.objects(), dtype="str")
@@ -149,7 +152,7 @@ def _kind(c: Any) -> Any:
     if isinstance(c, Text):
         return ("category", len(set(c.values))) if c.categorical else "text"
     if isinstance(c, Names):
-        return ("category", len(c.categories()[0])) if c.categorical else "text"
+        return ("category", len(c.categories[0])) if c.categorical else "text"
     if isinstance(c, Coded):
         return ("coded", tuple(c.categories))
     return c.dtype.str
@@ -200,7 +203,7 @@ def _arrow(c: Any, type_: Any) -> Any:
         at = {v: i for i, v in enumerate(cats)}
         indices = pa.array([at[v] for v in c.values], type=type_.index_type)
     elif isinstance(c, Names):
-        cats, codes = c.categories()
+        cats, codes = c.categories
         indices = pa.array(codes, type=type_.index_type)
     elif isinstance(c, Coded):
         # -1: none (no link, say), missing in pandas and null in arrow.

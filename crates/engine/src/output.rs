@@ -481,13 +481,14 @@ fn samples_table(r: &mut Recorder) -> Table {
 fn trace_table(r: &mut Recorder) -> Table {
     use crate::measure::recorder::trace_kind::{DELIVER, DROP, NODE_DROP};
     let at_node = |k: u8| k == DELIVER || k == NODE_DROP;
-    // One letter per event kind, coded (a trace runs to millions of rows).
-    let letters: Vec<String> = (0..=u8::MAX).map(|k| (k as char).to_string()).collect();
-    let event = Column::coded(
-        (r.tr_kind.iter())
-            .map(|&k| if k == NODE_DROP { DROP } else { k })
-            .map(|k| letters[k as usize].as_str()),
-    );
+    // An event's kind is its letter: coded by the letter's byte (a trace
+    // runs to millions of rows).
+    let event = Column::Names {
+        codes: (r.tr_kind.iter())
+            .map(|&k| if k == NODE_DROP { DROP } else { k } as u32)
+            .collect(),
+        names: (0..=u8::MAX).map(|k| (k as char).to_string()).collect(),
+    };
     // Where: a link direction or a node (coded; -1 where the other applies).
     let (mut link_dir, mut node) = (Vec::new(), Vec::new());
     for (&k, &at) in r.tr_kind.iter().zip(&r.tr_at) {
