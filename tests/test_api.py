@@ -190,3 +190,56 @@ def test_a_drop_log_comes_from_the_engine_as_codes(examples):
     assert list(drops["site"].astype(str)) == [names[c] for c in codes]
     assert set(drops["reason"].astype(str)) == {"link_loss", "receiver_loss"}
     assert {s.startswith("node:") for s in drops["site"].astype(str)} == {True, False}, "links and nodes"
+
+
+def _same_columns(got, want, where):
+    import numpy as np
+
+    assert list(got) == list(want), where
+    for k in want:
+        a, b = got[k], want[k]
+        assert a.dtype == b.dtype and a.shape == b.shape, (where, k, a.dtype, b.dtype)
+        if a.dtype == object:
+            # NaN (a missing code) is not equal to itself: compare as text.
+            assert [repr(x) for x in a] == [repr(x) for x in b], (where, k)
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=f"{where}: {k}")
+
+
+@pytest.mark.parametrize("example", ["multicast_tree.yaml", "rtp_avpf_multicast.yaml", "dumbbell.toml",
+                                     "rmtp_tree.yaml"])
+def test_columns_are_the_frames_columns_as_numpy(examples, example, tmp_path):
+    """``Results.columns`` gives what the DataFrame's ``to_numpy()`` gives
+    for every table (packet log, series and trace on), whether the table
+    came from the engine, was built already, or was read from Parquet; the
+    arrays cannot be written (a DataFrame may share them)."""
+    from mediasim import table_columns as tc
+
+    sc = mediasim.load_scenario(examples / example).with_overrides({"duration_s": 4})
+    sc.measure(packets=True, series=True, trace=True)
+    res = mediasim.run(sc, seed=3, out=tmp_path / "r")
+    fresh = mediasim.run(sc, seed=3)
+    back = Results.read_parquet(tmp_path / "r")
+    assert len(res.tables) >= 12
+    for name in res.tables:
+        want = tc.frame_to_numpy(res.table(name))
+        got = fresh.columns(name)
+        _same_columns(got, want, f"{example} {name} from the engine")
+        _same_columns(res.columns(name), want, f"{example} {name} built")
+        _same_columns(back.columns(name), want, f"{example} {name} from Parquet")
+        for a in got.values():
+            with pytest.raises(ValueError):
+                a[:1] = a[:1]
+    assert any(x != x for x in fresh.columns("trace")["node"]), "a missing code (NaN) was compared"
+
+
+def test_columns_of_a_table_not_recorded_or_with_no_rows():
+    sc = mediasim.Scenario("pair", duration_s=1)
+    sc.node("a").node("b").link("a", "b", rate_bps=1e6, delay_ms=5)
+    sc.flow("f", "cbr", src="a", dst="b", payload_bytes=100, rate_bps=8e4)
+    res = mediasim.run(sc)
+    rmtp = res.columns("rmtp")
+    assert list(rmtp) == list(res.rmtp.columns) and all(len(a) == 0 for a in rmtp.values())
+    with pytest.raises(AttributeError, match="measure.packets"):
+        res.columns("packets")
+    assert list(res.columns("flows")["flow"]) == ["f"] and res.columns("flows")["sent"].dtype == "int64"

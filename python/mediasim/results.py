@@ -204,6 +204,17 @@ class Tables(MutableMapping):
             v = self._items[name] = v.make()
         return v
 
+    def columns(self, name: str) -> dict[str, np.ndarray]:
+        """Table ``name``'s columns as read-only numpy arrays, as its
+        DataFrame's ``to_numpy()`` gives them (text as str objects), made
+        without building the DataFrame when it is not built yet."""
+        v = self._items[name]
+        if isinstance(v, _EngineColumns):
+            cols = table_columns.to_numpy(table_columns.columns(v.name, v.cols, v.meta))
+        else:
+            cols = table_columns.frame_to_numpy(self[name])
+        return {k: _read_only(a) for k, a in cols.items()}
+
     def arrow(self, name: str) -> Any:
         """Table ``name`` as a pyarrow Table (as ``pa.Table.from_pandas``
         makes it from the DataFrame, without the index)."""
@@ -262,6 +273,18 @@ class Results:
             return pd.DataFrame()
         raise AttributeError(name)
 
+    def columns(self, name: str) -> dict[str, np.ndarray]:
+        """Table ``name``'s columns as read-only numpy arrays (numbers as
+        in the DataFrame, text as str objects, a missing code as NaN):
+        ``{c: res.table(name)[c].to_numpy()}``, without pandas when the
+        table came from the engine and was not read as a DataFrame yet.
+        For a sweep's analysis of small tables, where building the
+        DataFrames cost more than the run. Errors as ``table``."""
+        tables = self.__dict__.get("tables", {})
+        if isinstance(tables, Tables) and name in tables:
+            return tables.columns(name)
+        return table_columns.frame_to_numpy(self.table(name))
+
     def __getattr__(self, name: str) -> pd.DataFrame:
         return self.table(name)
 
@@ -313,6 +336,14 @@ class Results:
         d = Path(directory)
         meta = json.loads((d / "meta.json").read_text())
         return cls(meta=meta, tables=Tables({p.stem: _ParquetFile(p) for p in sorted(d.glob("*.parquet"))}))
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A view of ``a`` that cannot be written: the DataFrame built later
+    may share ``a``'s memory."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 def _table_property(name: str, doc: str) -> property:

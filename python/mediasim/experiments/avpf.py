@@ -334,23 +334,28 @@ def case_9(p: Params, ftp: bool) -> list[tuple[dict, Scenario]]:
     return out
 
 
+RTP_FIGURES = ("rtcp_share_pct", "fb_wanted", "fb_sent", "fb_suppressed", "fb_discarded", "mwt_s", "early_packets",
+               "loss_report_delay_mean_s", "loss_reports", "losses_multiply_reported", "recoveries",
+               "recovery_time_mean_s", "waiting_time_mean_s")
+
+
 def analyse(res, job: Job) -> list[dict[str, Any]]:
-    rtp = res.tables["rtp"]
+    """One row per RTP member. Reads the tables' columns without building
+    DataFrames: a case 9 run simulates in 0.3 ms, and two DataFrames, a
+    filter and a row loop took 1.4 ms."""
+    rtp = res.columns("rtp")
     labels = {k: v for k, v in job.labels.items() if not k.startswith("_")}
-    media = res.tables["flows"]
-    media = media[media["kind"] == "rtp"]
-    sent = media["sent"].sum()
-    media_loss = float(media["lost"].sum() / sent) if sent else float("nan")
+    flows = res.columns("flows")
+    media = flows["kind"] == "rtp"
+    sent = flows["sent"][media].sum()
+    media_loss = float(flows["lost"][media].sum() / sent) if sent else float("nan")
     role = {job.labels.get("_an"): "An", job.labels.get("_af"): "Af"}
+    figures = {k: rtp[k].tolist() for k in RTP_FIGURES}
     rows = []
-    for _, r in rtp.iterrows():
-        member = r["flow"].split("/")[1]
+    for i, flow in enumerate(rtp["flow"]):
+        member = flow.split("/")[1]
         rows.append({**labels, "replication": job.replication, "member": member, "role": role.get(member, ""),
-                     "media_loss_rate": media_loss,
-                     **{k: r[k] for k in ("rtcp_share_pct", "fb_wanted", "fb_sent", "fb_suppressed",
-                                          "fb_discarded", "mwt_s", "early_packets", "loss_report_delay_mean_s",
-                                          "loss_reports", "losses_multiply_reported", "recoveries",
-                                          "recovery_time_mean_s", "waiting_time_mean_s")}})
+                     "media_loss_rate": media_loss, **{k: v[i] for k, v in figures.items()}})
     return rows
 
 

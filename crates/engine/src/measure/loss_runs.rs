@@ -30,6 +30,10 @@ pub struct LossRuns {
     short: Vec<u64>,
     /// Final runs longer than that: length -> count.
     long: BTreeMap<u64, u64>,
+    /// Where `add_behind` last found its run: repairs are sent, and
+    /// dropped, in increasing order, so the next one's run is at or just
+    /// after it (a guess, checked before it is used).
+    behind_at: usize,
     /// Losses below this may touch a final run: counted late.
     frontier: u64,
     highest: u64,
@@ -64,7 +68,8 @@ impl LossRuns {
     fn add_behind(&mut self, seq: u64) {
         // The first run that does not end before `seq`: the last run at
         // least, since `seq` is before its start.
-        let i = self.open.partition_point(|r| r.1 < seq);
+        let i = self.first_ending_at_or_after(seq);
+        self.behind_at = i;
         if self.open[i].0 <= seq {
             return; // lost before
         }
@@ -80,6 +85,53 @@ impl LossRuns {
             (false, true) => self.open[i].0 = seq,
             (false, false) => self.open.insert(i, (seq, seq)),
         }
+    }
+
+    /// `open.partition_point(|r| r.1 < seq)`, searched from `behind_at`
+    /// outwards in steps that double (a few probes when the guess is
+    /// near, twice a binary search's at worst), then by halves.
+    fn first_ending_at_or_after(&self, seq: u64) -> usize {
+        let before = |i: usize| self.open[i].1 < seq;
+        let n = self.open.len();
+        let at = self.behind_at.min(n - 1);
+        // The answer is in (lo, hi]: before(lo) holds (or lo is "-1"), and
+        // hi is n or !before(hi).
+        let (mut lo, mut hi): (Option<usize>, usize);
+        if before(at) {
+            let mut step = 1;
+            lo = Some(at);
+            hi = n;
+            while at + step < n {
+                if !before(at + step) {
+                    hi = at + step;
+                    break;
+                }
+                lo = Some(at + step);
+                step *= 2;
+            }
+        } else {
+            let mut step = 1;
+            hi = at;
+            lo = None;
+            while step <= at {
+                if before(at - step) {
+                    lo = Some(at - step);
+                    break;
+                }
+                hi = at - step;
+                step *= 2;
+            }
+        }
+        let mut lo = lo.map_or(0, |l| l + 1); // now the answer is in [lo, hi]
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if before(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
     fn close_old(&mut self) {
@@ -182,6 +234,31 @@ mod tests {
         assert!(r.open.len() < 100, "most runs are final");
         assert_eq!(r.histogram(), reference(&lost));
         assert_eq!(r.late(), 0);
+    }
+
+    #[test]
+    fn the_search_from_the_last_place_finds_what_a_binary_search_finds() {
+        let mut rng = RngStreams::new(5, 0).stream("loss_runs_search");
+        for n in [1usize, 2, 3, 7, 64, 300] {
+            let mut r = LossRuns::default();
+            let mut at = 10;
+            for _ in 0..n {
+                let len = 1 + (uniform(&mut rng) * 4.0) as u64;
+                r.open.push_back((at, at + len - 1));
+                at += len + 1 + (uniform(&mut rng) * 5.0) as u64;
+            }
+            for hint in [0, 1, n / 3, n / 2, n - 1, n, n + 5] {
+                r.behind_at = hint;
+                for seq in 0..at + 3 {
+                    let want = r.open.partition_point(|x| x.1 < seq);
+                    assert_eq!(
+                        r.first_ending_at_or_after(seq),
+                        want,
+                        "n {n} hint {hint} seq {seq}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! below it), re-multicasts what they miss and it holds, and reports to
 //! its parent (the sender, or a DR above it).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::receiver::RmtpReceiver;
+use super::seqbits::SeqBits;
 use super::seqset::HackReport;
 use crate::sim::SimTime;
 
@@ -21,7 +22,7 @@ pub struct RmtpDr {
     /// Each child's latest HACK (none yet: it has nothing).
     children: Vec<HackReport>,
     /// Reported missing by a child since the last repair round.
-    requested: BTreeSet<u64>,
+    requested: SeqBits,
     /// Packets re-multicast on the local channel.
     pub local_retx: u64,
     /// Packets that did not fit in the final buffer.
@@ -51,7 +52,7 @@ impl RmtpDr {
             capacity,
             holdoff,
             children: vec![HackReport::default(); children],
-            requested: BTreeSet::new(),
+            requested: SeqBits::default(),
             local_retx: 0,
             overflows: 0,
             peak_buffer: 0,
@@ -94,10 +95,11 @@ impl RmtpDr {
     /// a lost packet to reveal the gap (chosen; the study's sender never
     /// stops).
     pub fn on_child_hack(&mut self, now: SimTime, child: usize, report: HackReport) {
-        self.requested.extend(report.missing());
+        self.requested.insert_missing(&report);
         if now >= self.last_new_at + self.tail_after {
-            self.requested
-                .extend(self.buffer.range(report.end..).map(|(&s, _)| s));
+            for &s in self.buffer.range(report.end..).map(|(s, _)| s) {
+                self.requested.insert(s);
+            }
         }
         self.children[child] = report;
     }
@@ -107,16 +109,29 @@ impl RmtpDr {
     /// DR holds, once, unless repaired within the hold-off), then the
     /// packets every child has leave the buffer.
     pub fn repair_round(&mut self, now: SimTime) -> Vec<(u64, SimTime)> {
+        let requested = std::mem::take(&mut self.requested);
         let mut out = Vec::new();
-        for s in std::mem::take(&mut self.requested) {
-            let Some(h) = self.buffer.get_mut(&s) else {
-                continue;
-            };
+        let mut repair = |s: u64, h: &mut Held| {
             if h.last_repair.is_some_and(|t| now < t + self.holdoff) {
-                continue;
+                return;
             }
             h.last_repair = Some(now);
             out.push((s, h.first_sent));
+        };
+        // Only what the buffer holds can be repaired: walk whichever of
+        // the two is smaller, both in increasing order.
+        if requested.len() < self.buffer.len() {
+            for s in requested.iter() {
+                if let Some(h) = self.buffer.get_mut(&s) {
+                    repair(s, h);
+                }
+            }
+        } else {
+            for (&s, h) in self.buffer.range_mut(requested.span()) {
+                if requested.contains(s) {
+                    repair(s, h);
+                }
+            }
         }
         self.local_retx += out.len() as u64;
         let children = &self.children;

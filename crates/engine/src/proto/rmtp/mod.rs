@@ -8,6 +8,7 @@
 pub mod dr;
 pub mod receiver;
 pub mod sender;
+pub mod seqbits;
 pub mod seqset;
 
 pub use dr::RmtpDr;

@@ -119,6 +119,35 @@ fn dr_final_buffer_overflow_leaves_repairs_to_the_sender() {
     assert_eq!(r.missing().collect::<Vec<_>>(), vec![4]);
 }
 
+/// Both ways a repair round finds what to send (through the requests when
+/// they are fewer than the packets held, else through the buffer) send
+/// what the children asked for and the DR holds, in order, once.
+#[test]
+fn dr_repairs_the_requested_packets_it_holds_whichever_is_fewer() {
+    let mut rng = crate::sim::RngStreams::new(3, 0).stream("dr_rounds");
+    let mut u = || crate::sim::uniform(&mut rng);
+    for case in 0..200 {
+        let capacity = [4, 40, 400][case % 3];
+        let mut dr = RmtpDr::new(3, capacity, t(1000), t(5000));
+        let got: Vec<u64> = (0..300).filter(|_| u() < 0.8).collect();
+        for &s in &got {
+            dr.on_data(t(1), s, t(0), false);
+        }
+        let held: BTreeSet<u64> = got.iter().copied().take(capacity).collect();
+        let mut asked = BTreeSet::new();
+        for child in 0..3 {
+            let miss = [0.02, 0.5][case % 2];
+            let has: Vec<u64> = (0..300).filter(|_| u() >= miss).collect();
+            let r = report_of(&has);
+            asked.extend(r.missing());
+            dr.on_child_hack(t(2), child, r);
+        }
+        let want: Vec<u64> = asked.intersection(&held).copied().collect();
+        let repairs: Vec<u64> = dr.repair_round(t(100)).iter().map(|x| x.0).collect();
+        assert_eq!(repairs, want, "case {case}");
+    }
+}
+
 #[test]
 fn dr_acknowledges_only_what_it_holds_or_every_child_has() {
     let mut dr = RmtpDr::new(1, 0, t(1000), t(5000)); // holds nothing
