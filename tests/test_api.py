@@ -177,6 +177,23 @@ def test_text_given_as_codes_converts_as_the_same_strings_would(rows, monkeypatc
                                                      check_metadata=True)
 
 
+def test_coded_text_with_hundreds_of_names_converts_as_the_strings_would():
+    """More than 127 names in use: the codes no longer fit 8 bits."""
+    import numpy as np
+    import pyarrow as pa
+
+    from mediasim import table_columns as tc
+
+    names = [f"node:r{i}" for i in range(400)]
+    codes = np.random.default_rng(4).integers(0, 400, 20000).astype(np.uint32)
+    by_codes = {"site": tc.Names(codes, names, True)}
+    want = tc.to_frame({"site": tc.Text([names[c] for c in codes], True)})
+    got = tc.to_frame(by_codes)
+    pd.testing.assert_frame_equal(got, want)
+    assert len(got["site"].cat.categories) > 128
+    assert tc.to_arrow("t", by_codes).equals(pa.Table.from_pandas(want, preserve_index=False), check_metadata=True)
+
+
 def test_a_drop_log_comes_from_the_engine_as_codes(examples):
     """Reasons and sites of a drop log are codes into the run's names
     (a log can have millions of rows); the frame reads them as text."""

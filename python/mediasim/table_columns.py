@@ -59,7 +59,9 @@ class Names:
         present = np.flatnonzero(np.bincount(self.codes, minlength=len(self.names)))
         cats = sorted({self.names[i] for i in present})
         at = {v: i for i, v in enumerate(cats)}
-        lut = np.zeros(len(self.names), np.int64)
+        # The narrowest type pandas would keep the codes in anyway: no
+        # second pass to narrow them (a drop log has millions of rows).
+        lut = np.zeros(len(self.names), np.int8 if len(cats) < 128 else np.int16 if len(cats) < 32768 else np.int32)
         lut[present] = [at[self.names[i]] for i in present]
         return cats, lut[self.codes]
 
@@ -154,7 +156,8 @@ def _pandas(c: Any) -> Any:
         return pd.Categorical(text) if c.categorical else text
     if isinstance(c, Names) and c.categorical:
         cats, codes = c.categories
-        return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(pd.Index(cats, dtype="str")))
+        # validate=False: every code indexes ``cats`` by construction.
+        return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(pd.Index(cats, dtype="str")), validate=False)
     if isinstance(c, Names):
         return pd.Series(c.objects(), dtype="str")
     if isinstance(c, Coded):
