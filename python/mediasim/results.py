@@ -210,10 +210,8 @@ class Tables(MutableMapping):
         without building the DataFrame when it is not built yet."""
         v = self._items[name]
         if isinstance(v, _EngineColumns):
-            cols = table_columns.to_numpy(table_columns.columns(v.name, v.cols, v.meta))
-        else:
-            cols = table_columns.frame_to_numpy(self[name])
-        return {k: _read_only(a) for k, a in cols.items()}
+            return _read_only(table_columns.to_numpy(table_columns.columns(v.name, v.cols, v.meta)))
+        return _read_only(table_columns.frame_to_numpy(self[name]))
 
     def arrow(self, name: str) -> Any:
         """Table ``name`` as a pyarrow Table (as ``pa.Table.from_pandas``
@@ -283,7 +281,7 @@ class Results:
         tables = self.__dict__.get("tables", {})
         if isinstance(tables, Tables) and name in tables:
             return tables.columns(name)
-        return table_columns.frame_to_numpy(self.table(name))
+        return _read_only(table_columns.frame_to_numpy(self.table(name)))
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         return self.table(name)
@@ -338,12 +336,14 @@ class Results:
         return cls(meta=meta, tables=Tables({p.stem: _ParquetFile(p) for p in sorted(d.glob("*.parquet"))}))
 
 
-def _read_only(a: np.ndarray) -> np.ndarray:
-    """A view of ``a`` that cannot be written: the DataFrame built later
-    may share ``a``'s memory."""
-    v = a.view()
-    v.flags.writeable = False
-    return v
+def _read_only(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Views of the columns that cannot be written: a DataFrame (built
+    before or after) may share their memory."""
+    out = {}
+    for k, a in cols.items():
+        out[k] = v = a.view()
+        v.flags.writeable = False
+    return out
 
 
 def _table_property(name: str, doc: str) -> property:

@@ -94,35 +94,29 @@ impl LossRuns {
         let before = |i: usize| self.open[i].1 < seq;
         let n = self.open.len();
         let at = self.behind_at.min(n - 1);
-        // The answer is in (lo, hi]: before(lo) holds (or lo is "-1"), and
-        // hi is n or !before(hi).
-        let (mut lo, mut hi): (Option<usize>, usize);
-        if before(at) {
-            let mut step = 1;
-            lo = Some(at);
-            hi = n;
+        // Bracket the answer in [lo, hi], stepping away from `at`.
+        let ahead = before(at);
+        let (mut lo, mut hi) = if ahead { (at + 1, n) } else { (0, at) };
+        let mut step = 1;
+        if ahead {
             while at + step < n {
                 if !before(at + step) {
                     hi = at + step;
                     break;
                 }
-                lo = Some(at + step);
+                lo = at + step + 1;
                 step *= 2;
             }
         } else {
-            let mut step = 1;
-            hi = at;
-            lo = None;
             while step <= at {
                 if before(at - step) {
-                    lo = Some(at - step);
+                    lo = at - step + 1;
                     break;
                 }
                 hi = at - step;
                 step *= 2;
             }
         }
-        let mut lo = lo.map_or(0, |l| l + 1); // now the answer is in [lo, hi]
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if before(mid) {

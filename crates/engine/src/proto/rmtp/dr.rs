@@ -97,7 +97,7 @@ impl RmtpDr {
     pub fn on_child_hack(&mut self, now: SimTime, child: usize, report: HackReport) {
         self.requested.insert_missing(&report);
         if now >= self.last_new_at + self.tail_after {
-            for &s in self.buffer.range(report.end..).map(|(s, _)| s) {
+            for (&s, _) in self.buffer.range(report.end..) {
                 self.requested.insert(s);
             }
         }
