@@ -7,22 +7,30 @@
 //! of 1 ns, above that 2^SUB_BITS buckets per power of two, so a bucket's
 //! width is at most 2^-SUB_BITS of its values (0.1%).
 //!
-//! The histogram starts as a sorted list of the buckets in use (a path
-//! without queueing fills a handful). Once the list takes as much memory as
-//! dense pages would (16 bytes a bucket against 8 KiB for each power of two
-//! its buckets span: a flow that saw queueing delays), it switches to those
-//! pages of 2^SUB_BITS counters: a count is then one indexed increment
-//! instead of a binary search over thousands of buckets. It switches too
-//! once the flow has counted a thousand delays per page the pages would
-//! take (8 bytes a delay at most): a busy flow's binary search per packet
-//! cost more than the pages.
+//! The histogram starts as a hash map of the buckets in use (a path
+//! without queueing fills a handful), with the current run of equal buckets
+//! counted aside: a flow's delays come in runs, and a run costs one map
+//! update when it ends. Once the map takes as much memory as dense pages
+//! would (8 KiB for each power of two its buckets span: a flow that saw
+//! queueing delays), it switches to those pages of 2^SUB_BITS counters: a
+//! count is then one indexed increment. It switches too once the flow has
+//! counted a thousand delays per page the pages would take (8 bytes a
+//! delay at most). The map replaced a sorted list whose binary search, a
+//! chain of dependent loads over the flow's buckets, was a third of a
+//! delivery's time with 64 busy flows (AVPF case 10, `perf`). Percentiles
+//! sort the buckets once, at the end.
+
+use rustc_hash::FxHashMap;
 
 const SUB_BITS: u32 = 10;
 const SUB: u64 = 1 << SUB_BITS;
 
-/// Buckets per octave at which the sorted list (16 bytes a bucket) takes
-/// as much memory as a dense page (8 bytes a bucket, all of them).
-const DENSE_AT: usize = SUB as usize / 2;
+/// Bytes of one dense page (2^SUB_BITS counters of 8 bytes).
+const PAGE_BYTES: usize = SUB as usize * 8;
+
+/// Bytes the hash map holds per slot of its capacity: a (bucket, count)
+/// entry and a control byte.
+const MAP_SLOT_BYTES: usize = 16 + 1;
 
 /// Delays counted per octave spanned at which dense pages (8 KiB each) cost
 /// at most 8 bytes per delay counted.
@@ -34,14 +42,34 @@ pub struct DelayStats {
     sum_ns: u128,
     min_ns: u64,
     max_ns: u64,
-    /// (bucket, count), sorted by bucket, while `pages` is empty.
-    buckets: Vec<(u32, u64)>,
-    /// Index of the bucket counted last: a flow's delays come in runs
-    /// (a path without queueing, a slowly moving queue), and a hit here
-    /// skips the binary search and its cache misses.
-    last: usize,
-    /// Dense form: page `b >> SUB_BITS` counts buckets `b` by `b % SUB`.
-    pages: Vec<Option<Box<[u64]>>>,
+    /// The current run of equal buckets: (bucket, delays in the run not
+    /// yet in `form`); 0 delays before the first.
+    run: (u32, u32),
+    form: Form,
+}
+
+/// Where finished runs are counted. 48 bytes, so that a recorder row with
+/// its `DelayStats` stays two cache lines.
+#[derive(Clone, Debug)]
+enum Form {
+    Sparse {
+        /// Bucket -> count.
+        buckets: FxHashMap<u32, u64>,
+        /// Octaves (`bucket >> SUB_BITS`, at most 54) the buckets span,
+        /// one bit each.
+        octaves: u64,
+    },
+    /// Page `b >> SUB_BITS` counts buckets `b` by `b % SUB`.
+    Dense(Vec<Option<Box<[u64]>>>),
+}
+
+impl Default for Form {
+    fn default() -> Self {
+        Form::Sparse {
+            buckets: FxHashMap::default(),
+            octaves: 0,
+        }
+    }
 }
 
 /// The bucket of `v` and its value range [lo, hi].
@@ -64,6 +92,18 @@ fn bucket_range(b: u32) -> (u64, u64) {
     (lo, lo + (1u64 << shift) - 1)
 }
 
+/// Whether to switch to dense pages, asked when a bucket is added to the
+/// map: once the map (`capacity` slots) takes as much memory as the pages
+/// of its `octaves` would, or once the flow has counted so many delays
+/// (`BUSY_PER_OCTAVE` per page) that the pages cost at most 8 bytes per
+/// delay. A busy flow whose delay moves (a queue filling and draining)
+/// would otherwise pay a map update per packet.
+fn dense_pays(capacity: usize, octaves: u32, count: u64) -> bool {
+    let octaves = octaves as u64;
+    (capacity * MAP_SLOT_BYTES) as u64 >= PAGE_BYTES as u64 * octaves
+        || count >= BUSY_PER_OCTAVE * octaves
+}
+
 impl DelayStats {
     pub fn add(&mut self, ns: u64) {
         if self.count == 0 || ns < self.min_ns {
@@ -73,85 +113,87 @@ impl DelayStats {
         self.count += 1;
         self.sum_ns += ns as u128;
         let b = bucket(ns);
-        if !self.pages.is_empty() {
-            return self.count_dense(b, 1);
+        if self.run.0 == b && self.run.1 < u32::MAX {
+            self.run.1 += 1;
+        } else {
+            let (last, n) = std::mem::replace(&mut self.run, (b, 1));
+            self.count_run(last, n as u64);
         }
-        let found = match self.buckets.get(self.last) {
-            Some(e) if e.0 == b => Ok(self.last),
-            _ => self.buckets.binary_search_by_key(&b, |e| e.0),
+    }
+
+    /// Adds a finished run of `n` delays in bucket `b`.
+    fn count_run(&mut self, b: u32, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let Form::Sparse { buckets, octaves } = &mut self.form else {
+            return self.count_dense(b, n);
         };
-        match found {
-            Ok(i) => {
-                self.buckets[i].1 += 1;
-                self.last = i;
-            }
-            Err(i) => {
-                self.buckets.insert(i, (b, 1));
-                self.last = i;
-                if self.dense_pays() {
-                    for (b, c) in std::mem::take(&mut self.buckets) {
-                        self.count_dense(b, c);
-                    }
-                }
+        let before = buckets.len();
+        *buckets.entry(b).or_insert(0) += n;
+        if buckets.len() == before {
+            return;
+        }
+        *octaves |= 1 << (b >> SUB_BITS);
+        if dense_pays(buckets.capacity(), octaves.count_ones(), self.count) {
+            let buckets = std::mem::take(buckets);
+            self.form = Form::Dense(Vec::new());
+            for (b, c) in buckets {
+                self.count_dense(b, c);
             }
         }
-    }
-
-    /// Whether to switch to dense pages, asked when a bucket is added:
-    /// once the list takes as much memory as the pages would, or once the
-    /// flow has counted so many delays (`BUSY_PER_OCTAVE` per page) that
-    /// the pages cost at most 8 bytes per delay. A busy flow whose delay
-    /// moves (a queue filling and draining) would otherwise pay a binary
-    /// search per packet (a one-flow TCP dumbbell ran 5-6% faster with
-    /// this rule).
-    fn dense_pays(&self) -> bool {
-        let len = self.buckets.len();
-        let busy = self.count >= BUSY_PER_OCTAVE;
-        if len % 64 != 0 && !busy {
-            return false;
-        }
-        let octaves = self.octaves() as u64;
-        len as u64 >= DENSE_AT as u64 * octaves || self.count >= BUSY_PER_OCTAVE * octaves
-    }
-
-    /// Powers of two the sorted list's buckets span.
-    fn octaves(&self) -> usize {
-        let mut pages = self.buckets.iter().map(|e| e.0 >> SUB_BITS);
-        let first = pages.next().map_or(0, |p| p as usize);
-        pages
-            .fold((1, first), |(n, last), p| {
-                (n + (p as usize != last) as usize, p as usize)
-            })
-            .0
     }
 
     fn count_dense(&mut self, b: u32, c: u64) {
+        let Form::Dense(pages) = &mut self.form else {
+            unreachable!("counted densely only in the dense form")
+        };
         let page = (b >> SUB_BITS) as usize;
-        if page >= self.pages.len() {
-            self.pages.resize(page + 1, None);
+        if page >= pages.len() {
+            pages.resize(page + 1, None);
         }
-        let counts = self.pages[page].get_or_insert_with(|| vec![0; SUB as usize].into());
+        let counts = pages[page].get_or_insert_with(|| vec![0; SUB as usize].into());
         counts[(b as u64 % SUB) as usize] += c;
     }
 
-    /// (bucket, count) of the buckets in use, in order.
-    fn in_order(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
-        let dense = self.pages.iter().enumerate().flat_map(|(page, counts)| {
-            let first = (page as u32) << SUB_BITS;
-            counts.iter().flat_map(move |cs| {
-                (cs.iter().enumerate())
-                    .filter(|e| *e.1 > 0)
-                    .map(move |(i, &c)| (first + i as u32, c))
-            })
+    /// (bucket, count) of the buckets in use, in order, the current run
+    /// included.
+    fn in_order(&self) -> Vec<(u32, u64)> {
+        let mut counts: Vec<(u32, u64)> = match &self.form {
+            Form::Sparse { buckets, .. } => buckets.iter().map(|(&b, &c)| (b, c)).collect(),
+            Form::Dense(pages) => pages
+                .iter()
+                .enumerate()
+                .flat_map(|(page, cs)| {
+                    let first = (page as u32) << SUB_BITS;
+                    let used = cs
+                        .iter()
+                        .flat_map(|cs| cs.iter().enumerate())
+                        .filter(|e| *e.1 > 0);
+                    used.map(move |(i, &c)| (first + i as u32, c))
+                })
+                .collect(),
+        };
+        if self.run.1 > 0 {
+            counts.push((self.run.0, self.run.1 as u64));
+        }
+        counts.sort_unstable();
+        // The run's bucket may have been counted before as well.
+        counts.dedup_by(|b, a| {
+            let same = a.0 == b.0;
+            if same {
+                a.1 += b.1;
+            }
+            same
         });
-        self.buckets.iter().copied().chain(dense)
+        counts
     }
 
     /// The value of rank `k` (0-based, in sorted order): its bucket's
     /// midpoint, kept within [min, max].
-    fn ranked(&self, k: u64) -> f64 {
+    fn ranked(&self, order: &[(u32, u64)], k: u64) -> f64 {
         let mut seen = 0;
-        for (b, c) in self.in_order() {
+        for &(b, c) in order {
             seen += c;
             if k < seen {
                 let (lo, hi) = bucket_range(b);
@@ -168,10 +210,11 @@ impl DelayStats {
         if self.count == 0 {
             return [f64::NAN; 6];
         }
+        let order = self.in_order();
         let pct = |q: f64| {
             let pos = q * (self.count - 1) as f64;
             let (lo, hi) = (pos.floor() as u64, pos.ceil() as u64);
-            let (a, b) = (self.ranked(lo), self.ranked(hi));
+            let (a, b) = (self.ranked(&order, lo), self.ranked(&order, hi));
             a + (b - a) * (pos - lo as f64)
         };
         [
@@ -190,6 +233,12 @@ mod tests {
     use super::*;
     use crate::measure::summary::percentile;
     use crate::sim::{uniform, RngStreams};
+
+    impl DelayStats {
+        fn is_dense(&self) -> bool {
+            matches!(self.form, Form::Dense(_))
+        }
+    }
 
     #[test]
     fn buckets_cover_every_value_once_and_are_at_most_a_thousandth_wide() {
@@ -235,12 +284,12 @@ mod tests {
         assert!(DelayStats::default().summary_ns()[2].is_nan());
     }
 
-    /// Across the switch from the sorted list to dense pages (values over
-    /// many octaves, or packed in one), the buckets and counts are those a
-    /// plain ordered map gives; the switch comes once the list is as large
-    /// as the pages.
+    /// Across the switch from the hash map to dense pages (values over many
+    /// octaves, or packed in one), the buckets and counts are those a plain
+    /// ordered map gives; the switch comes once the map is as large as the
+    /// pages, or the flow busy.
     #[test]
-    fn the_dense_form_counts_as_the_sorted_list_does() {
+    fn the_dense_form_counts_as_the_map_does() {
         let mut rng = RngStreams::new(5, 0).stream("dense");
         fn wide(r: &mut crate::sim::SimRng) -> u64 {
             10f64.powf(2.0 + 7.0 * uniform(r)) as u64
@@ -248,8 +297,8 @@ mod tests {
         fn narrow(r: &mut crate::sim::SimRng) -> u64 {
             (1 << 20) + (uniform(r) * (1 << 20) as f64) as u64
         }
-        // A handful of delays in random order: runs of one bucket (the
-        // last-bucket shortcut) broken by jumps.
+        // A handful of delays in random order: runs of one bucket (counted
+        // aside while they last) broken by jumps.
         fn few(r: &mut crate::sim::SimRng) -> u64 {
             (1 << 20) + (uniform(r) * 6.0) as u64 * 5_000
         }
@@ -277,11 +326,40 @@ mod tests {
                 s.add(x);
                 *map.entry(bucket(x)).or_insert(0u64) += 1;
             }
-            assert_eq!(!s.pages.is_empty(), dense, "n {n}, {} buckets", map.len());
-            let got: Vec<_> = s.in_order().collect();
+            assert_eq!(s.is_dense(), dense, "n {n}, {} buckets", map.len());
+            let got = s.in_order();
             let want: Vec<_> = map.into_iter().collect();
             assert_eq!(got, want, "n {n}");
         }
+    }
+
+    /// The current run of equal buckets joins its bucket's earlier count,
+    /// in the map and in the pages alike.
+    #[test]
+    fn the_current_run_is_counted_with_its_bucket() {
+        let (a, b) = (1_000_000, 2_000_000);
+        let mut s = DelayStats::default();
+        for x in [a, a, b, a, a, a] {
+            s.add(x);
+        }
+        assert_eq!(s.in_order(), vec![(bucket(a), 5), (bucket(b), 1)]);
+        // Then a new bucket between every two delays of `a`: dense pages,
+        // with a run of `a` open at the end.
+        let n = 3 * SUB;
+        let mut others = std::collections::BTreeSet::from([bucket(b)]);
+        for i in 0..n {
+            s.add(a);
+            s.add(2 * b + 2048 * i);
+            others.insert(bucket(2 * b + 2048 * i));
+        }
+        s.add(a);
+        s.add(a);
+        assert!(s.is_dense(), "busy: dense");
+        let order = s.in_order();
+        assert_eq!(order[0], (bucket(a), 5 + n + 2));
+        assert!(others.len() > 1_000);
+        assert_eq!(order.len(), 1 + others.len());
+        assert_eq!(order.iter().map(|e| e.1).sum::<u64>(), s.count);
     }
 
     #[test]
