@@ -3,6 +3,7 @@ expected shapes (TFRC loses more video bytes than PPACC with a small
 buffer, AF12 more than AF11, PPACC's delay is lower, FEC lowers the loss
 left after decoding)."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -59,15 +60,16 @@ def test_quick_study_pools_every_replication_in_the_delay_quantiles(quick):
 
 
 def test_fec_figures_of_a_run_match_the_model_for_independent_losses():
-    # svc.fec_figures on a hand-made svc table: 1000 media packets, 10%
-    # lost before decoding, 250 repair packets with 20% lost.
+    # svc.fec_figures on a hand-made svc table's columns: flow a sent 1000
+    # media packets, 10% lost before decoding, 250 repair packets with 20%
+    # lost; flow b, not asked for, lost everything.
     from mediasim.media import fec_residual_loss
 
     p = svc.Params()
-    s = pd.DataFrame({"flow": ["a"], "media_packets": [1000], "fec_repair_packets": [250],
-                      "media_packets_received": [900], "fec_repair_received": [200],
-                      "media_packets_kept": [990], **{f"decodable_bytes_{x}": [1000] for x in svc.LAYERS}}
-                     ).set_index("flow")
+    s = {"flow": np.array(["b", "a"], dtype=object), "media_packets": np.array([500, 1000]),
+         "fec_repair_packets": np.array([100, 250]), "media_packets_received": np.array([0, 900]),
+         "fec_repair_received": np.array([0, 200]), "media_packets_kept": np.array([0, 990]),
+         **{f"decodable_bytes_{x}": np.array([0, 1000]) for x in svc.LAYERS}}
     got = svc.fec_figures(s, ["a"], p, "x")
     assert got["media_loss_x"] == pytest.approx(0.1) and got["repair_loss_x"] == pytest.approx(0.2)
     assert got["residual_loss_x"] == pytest.approx(0.01)

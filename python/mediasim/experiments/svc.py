@@ -167,54 +167,67 @@ LAYERS = ("base", "s0_fgs", "s1", "s1_fgs")
 def class_losses(res) -> dict[str, float]:
     """Byte loss ratios of the AF1 queue: AF11 and AF12 together, each, and
     AF13 (from the WRED class's per-profile counts)."""
-    cls = res.queue_classes[res.queue_classes["direction"] == "bottleneck:r1->r2"].set_index("class").loc["af1"]
-    arrivals = [float(cls[f"wred_arrival_bytes_{i}"]) for i in range(3)]
-    drops = [float(cls[f"wred_drop_bytes_{i}"]) for i in range(3)]
+    qc = res.columns("queue_classes")
+    (row,) = np.flatnonzero((qc["direction"] == "bottleneck:r1->r2") & (qc["class"] == "af1"))
+    arrivals = [float(qc[f"wred_arrival_bytes_{i}"][row]) for i in range(3)]
+    drops = [float(qc[f"wred_drop_bytes_{i}"][row]) for i in range(3)]
     ratio = lambda d, a: d / a if a > 0 else float("nan")  # noqa: E731
     return {"byte_loss": ratio(drops[0] + drops[1], arrivals[0] + arrivals[1]),
             "byte_loss_af11": ratio(drops[0], arrivals[0]), "byte_loss_af12": ratio(drops[1], arrivals[1]),
             "byte_loss_af13": ratio(drops[2], arrivals[2])}
 
 
-def fec_figures(s: pd.DataFrame, flows: list[str], p: Params, tag: str) -> dict[str, float]:
-    """Media loss before and after FEC decoding of ``flows`` (rows of the
-    svc table), the analytic residual for the measured loss rates, and
-    goodput (decodable bytes per second per flow)."""
+def fec_figures(s: dict[str, np.ndarray], flows: list[str], p: Params, tag: str) -> dict[str, float]:
+    """Media loss before and after FEC decoding of ``flows`` (by the svc
+    table's columns), the analytic residual for the measured loss rates,
+    and goodput (decodable bytes per second per flow)."""
     nan = float("nan")
     if not flows:
         return {f"{m}_{tag}": nan for m in ("media_loss", "repair_loss", "residual_loss", "residual_model",
                                             "goodput_kbps")}
-    g = s.loc[flows]
-    sent, repairs = g["media_packets"].sum(), g["fec_repair_packets"].sum()
-    p_m = 1 - g["media_packets_received"].sum() / sent
-    p_r = 1 - g["fec_repair_received"].sum() / repairs if repairs > 0 else nan
+    rows = np.isin(s["flow"], flows)
+    total = lambda c: s[c][rows].sum()  # noqa: E731
+    sent, repairs = total("media_packets"), total("fec_repair_packets")
+    p_m = 1 - total("media_packets_received") / sent
+    p_r = 1 - total("fec_repair_received") / repairs if repairs > 0 else nan
     model = (fec_residual_loss("rs", p.fec_k, p.fec_n, min(max(p_m, 0.0), 1.0), min(max(p_r, 0.0), 1.0))
              if repairs > 0 else p_m)
-    decodable = sum(g[f"decodable_bytes_{x}"].sum() for x in LAYERS)
+    decodable = sum(total(f"decodable_bytes_{x}") for x in LAYERS)
     return {f"media_loss_{tag}": float(p_m), f"repair_loss_{tag}": float(p_r),
-            f"residual_loss_{tag}": float(1 - g["media_packets_kept"].sum() / sent),
+            f"residual_loss_{tag}": float(1 - total("media_packets_kept") / sent),
             f"residual_model_{tag}": float(model),
             f"goodput_kbps_{tag}": float(decodable * 8 / p.duration_s / len(flows) / 1e3)}
 
 
+def _sum_by(keys: np.ndarray, values: np.ndarray) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k, v in zip(keys.tolist(), values.tolist()):
+        out[k] = out.get(k, 0) + v
+    return out
+
+
 def analyse(res, job: Job) -> dict[str, Any]:
     """One run's row of figures, and its video packets' one-way delays
-    after the warm-up (for the box plots)."""
+    after the warm-up (for the box plots). Small tables are read as numpy
+    columns (their DataFrames and pandas look-ups cost more than half as
+    much as the run); the packet log's filter stays categorical."""
     p: Params = job.labels.pop("_params")
     span = p.duration_s - p.warmup_s
-    tp = res.throughput.groupby("flow", observed=True)["bytes"].sum() * 8 / span
+    tp = res.columns("throughput")
+    bps = {f: b * 8 / span for f, b in _sum_by(tp["flow"], tp["bytes"]).items()}
     videos = [f"video{i}" for i in range(p.video_flows)]
     pk = res.packets
     d = pk[pk["flow"].isin(videos) & (pk["recv_s"] >= p.warmup_s)]["delay_ms"].to_numpy()
-    s = res.svc.set_index("flow")
+    s = res.columns("svc")
+    q25, q50, q75, q99 = (float(x) for x in np.percentile(d, [25, 50, 75, 99]))
     row = {**job.labels, "replication": job.replication, **class_losses(res),
-           "video_kbps": float(tp[videos].mean() / 1e3),
-           "tcp_kbps": float(tp[[f"tcp{i}" for i in range(p.tcp_flows)]].mean() / 1e3),
-           "delay_p25_ms": float(np.percentile(d, 25)), "delay_p50_ms": float(np.percentile(d, 50)),
-           "delay_p75_ms": float(np.percentile(d, 75)), "delay_p99_ms": float(np.percentile(d, 99)),
+           "video_kbps": float(np.mean([bps[f] for f in videos]) / 1e3),
+           "tcp_kbps": float(np.mean([bps[f"tcp{i}"] for i in range(p.tcp_flows)]) / 1e3),
+           "delay_p25_ms": q25, "delay_p50_ms": q50, "delay_p75_ms": q75, "delay_p99_ms": q99,
            "decodable_share": float(sum(s[f"decodable_bytes_{x}"].sum() for x in LAYERS)
                                     / sum(s[f"offered_bytes_{x}"].sum() for x in LAYERS))}
-    fec = [f for f in videos if s.loc[f, "fec_repair_packets"] > 0]
+    repairs = dict(zip(s["flow"].tolist(), s["fec_repair_packets"].tolist()))
+    fec = [f for f in videos if repairs[f] > 0]
     row.update(fec_figures(s, fec, p, "fec_flows"))
     row.update(fec_figures(s, [f for f in videos if f not in fec], p, "plain_flows"))
     return {"row": row, "delays": d}
