@@ -137,7 +137,7 @@ def test_stored_tables_are_the_bytes_pandas_and_pyarrow_make(examples, name, ove
     from mediasim import _engine
     from mediasim.campaign.keys import canonical
     from mediasim import table_columns
-    from mediasim.results import META_KEY, Results, parquet_tables
+    from mediasim.results import HOST_FACTS, META_KEY, Results, parquet_tables
 
     monkeypatch.setattr(table_columns, "_SCHEMAS", {})
     text = canonical(mediasim.load_scenario(examples / name).with_overrides(overrides).to_dict())
@@ -148,7 +148,9 @@ def test_stored_tables_are_the_bytes_pandas_and_pyarrow_make(examples, name, ove
         assert set(stored) == set(res.tables) and len(stored) > 10
         for table, df in res.tables.items():
             t = pa.Table.from_pandas(df, preserve_index=False)
-            t = t.replace_schema_metadata({**t.schema.metadata, META_KEY: json.dumps(res.meta, sort_keys=True)})
+            # The run's metadata without host facts (its wall time).
+            meta = {k: v for k, v in res.meta.items() if k not in HOST_FACTS}
+            t = t.replace_schema_metadata({**t.schema.metadata, META_KEY: json.dumps(meta, sort_keys=True)})
             buf = io.BytesIO()
             pq.write_table(t, buf)
             assert stored[table] == buf.getvalue(), (name, table)

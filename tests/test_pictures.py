@@ -45,7 +45,7 @@ def test_plot_draws_every_panel_its_tables_allow(examples, tmp_path):
     assert r.exit_code == 0, r.output
     from mediasim import Results
 
-    assert panels(Results.read_parquet(run).tables) == ["throughput", "delay", "queues", "cwnd"]
+    assert panels(Results.read_parquet(run).tables) == ["throughput", "delay", "queues", "sojourn", "cwnd"]
     r = CliRunner().invoke(main, ["plot", str(run)])
     assert r.exit_code == 0, r.output
     assert (run / "plots.png").stat().st_size > 20_000
@@ -59,3 +59,59 @@ def test_plot_says_what_to_turn_on(examples, tmp_path):
     assert r.exit_code == 2 and "--packets" in r.output
     r = CliRunner().invoke(main, ["plot", str(tmp_path)])
     assert r.exit_code == 2 and "not a run folder" in r.output
+
+
+def test_throughput_has_every_bin_with_zero_where_nothing_arrived():
+    import pandas as pd
+
+    from mediasim.reporting.run_plots import throughput_series
+
+    p = pd.DataFrame({"flow": ["a", "a", "b"], "recv_s": [0.5, 2.5, 1.2], "size_bytes": [125, 250, 125]})
+    t = throughput_series(p, 1.0, end_s=4.0)
+    a = t[t["flow"] == "a"]
+    assert a["time_s"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert a["throughput_bps"].tolist() == [1000.0, 0.0, 2000.0, 0.0]
+    assert t[t["flow"] == "b"]["throughput_bps"].tolist() == [0.0, 1000.0, 0.0, 0.0]
+
+
+def test_plot_keeps_a_flows_colour_across_panels_and_shows_media_by_default(examples, tmp_path):
+    from matplotlib.figure import Figure
+
+    from mediasim.reporting import run_plots
+
+    run = tmp_path / "run"
+    assert CliRunner().invoke(main, ["run", str(examples / "tcp_web_and_voice.toml"), "--packets", "--series",
+                                     "--out", str(run)]).exit_code == 0
+    made = []
+    real = Figure.savefig
+
+    def keep(self, *a, **k):
+        made.append(self)
+        return real(self, *a, **k)
+
+    Figure.savefig = keep
+    try:
+        run_plots.plot_run(run)
+    finally:
+        Figure.savefig = real
+    fig = made[0]
+    colours = {}
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            label = line.get_label()
+            if label.startswith("_") or ":" in label:  # link directions are not flows
+                continue
+            assert "/" not in label, f"a derived flow is drawn by default: {label}"
+            colours.setdefault(label, set()).add(line.get_color())
+    assert {"voice", "web0", "bulk"} <= set(colours), colours
+    assert all(len(c) == 1 for c in colours.values()), colours
+    r = CliRunner().invoke(main, ["plot", str(run), "--flows", "voice", "--out", str(tmp_path / "v.png")])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["plot", str(run), "--flows", "nope*"])
+    assert r.exit_code == 2 and "no flow matches nope*" in r.output
+
+
+def test_show_labels_each_node_with_its_address(examples, tmp_path):
+    svg = tmp_path / "d.svg"
+    assert CliRunner().invoke(main, ["show", str(examples / "dumbbell.toml"), "--out", str(svg)]).exit_code == 0
+    assert "10.0.0.1" in svg.read_text()

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from mediasim.campaign import read_sweep
+from mediasim.errors import TableNotFound
 from mediasim.campaign.spec import load_campaign
 from mediasim.campaign.study_run import run_study_campaign
 from mediasim.errors import CampaignError
@@ -59,7 +60,7 @@ def test_points_are_the_study_run_directly_and_share_their_runs(tmp_path):
     s = read_sweep(spec.out, "summary")
     assert list(s.columns[:3]) == ["jitter_buffers_ms", "flows", "iw"]
     assert s.groupby("jitter_buffers_ms").size().to_dict() == {"40": 2, "40,100": 4}
-    with pytest.raises(CampaignError, match="no table 'nope'.*summary"):
+    with pytest.raises(TableNotFound, match="no table 'nope'.*summary"):
         read_sweep(spec.out, "nope")
 
 

@@ -82,6 +82,8 @@ def main(verbose: int, quiet: bool) -> None:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Random seed.")
 @click.option("--replication", type=click.IntRange(min=0), default=0, show_default=True, help="Replication number.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Write Parquet tables (and pcap) here.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace OUT if it holds an earlier output (whole, once this run is complete).")
 @click.option("--pcap", is_flag=True, help="Write one pcap file per link into OUT/pcap.")
 @click.option("--trace", is_flag=True, help="Record the per-hop packet trace table.")
 @click.option("--packets", is_flag=True,
@@ -90,20 +92,24 @@ def main(verbose: int, quiet: bool) -> None:
               help="Keep the *_series tables (measure.series): TCP window, TFRC rate, ... over time.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
               help="Override a scenario field, e.g. --set links[0].rate_bps=2e6 (repeatable).")
+@click.option("--allow", "allow", multiple=True, metavar="PATH",
+              help="Accept an implausible value of this field without a warning (repeatable; 'all' for every one).")
 @click.option("--max-events", type=click.IntRange(min=1), default=None,
               help="End the run cleanly after this many events, with what was measured so far.")
 @click.option("--max-wall", "max_wall_s", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="SECONDS", help="End the run cleanly after this much wall time.")
 @click.option("--max-memory", "max_memory_mb", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="MIB", help="End the run cleanly once this process holds this much memory.")
-def run_cmd(scenario, seed, replication, out, pcap, trace, packets, series, overrides, max_events, max_wall_s,
-            max_memory_mb) -> None:
+def run_cmd(scenario, seed, replication, out, overwrite, pcap, trace, packets, series, overrides, allow,
+            max_events, max_wall_s, max_memory_mb) -> None:
     """Run SCENARIO (.toml, .yaml or .json) and print the per-flow table."""
     import warnings
 
     from .errors import RunStoppedEarly
     from .run_report import run_text
+    from .runner import allow as allow_fields
 
+    allow_fields(allow)
     sc = _load(scenario, overrides)
     if packets:
         sc.measure(packets=True)
@@ -114,8 +120,8 @@ def run_cmd(scenario, seed, replication, out, pcap, trace, packets, series, over
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RunStoppedEarly)
-            tables, meta = _run_for_print(sc, seed, replication, out, pcap, trace, max_events, max_wall_s,
-                                          max_memory_mb)
+            tables, meta = _run_for_print(sc, seed, replication, out, overwrite, pcap, trace, max_events,
+                                          max_wall_s, max_memory_mb)
     except ScenarioError as e:
         _fail(str(e))
     except (OSError, RuntimeError) as e:
@@ -130,7 +136,7 @@ def run_cmd(scenario, seed, replication, out, pcap, trace, packets, series, over
         _exit_now()
 
 
-def _run_for_print(sc, seed, replication, out, pcap, trace, max_events, max_wall_s, max_memory_mb):
+def _run_for_print(sc, seed, replication, out, overwrite, pcap, trace, max_events, max_wall_s, max_memory_mb):
     """Runs for ``mediasim run``: without ``out``, the lean way (the
     printed tables only, as lists: no pandas, no numpy); with it, as
     Results, written as Parquet."""
@@ -143,15 +149,22 @@ def _run_for_print(sc, seed, replication, out, pcap, trace, max_events, max_wall
     if out is None:
         raw, meta = engine_run(sc, seed, replication, trace=trace, progress=True, only=TABLES, lists=True, **budgets)
         return raw, json.loads(meta)
-    res = run(sc, seed=seed, replication=replication, out=out, pcap=pcap, trace=trace, progress=True, **budgets)
+    res = run(sc, seed=seed, replication=replication, out=out, overwrite=overwrite, pcap=pcap, trace=trace,
+              progress=True, **budgets)
     return frames_as_lists(res.tables), res.meta
 
 
 @main.command("validate", short_help="Check a scenario; name every bad field.")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a field first.")
-def validate_cmd(scenario, overrides) -> None:
-    """Check SCENARIO and report every problem with its field path."""
+@click.option("--allow", "allow", multiple=True, metavar="PATH",
+              help="Accept an implausible value of this field without a warning (repeatable; 'all' for every one).")
+def validate_cmd(scenario, overrides, allow) -> None:
+    """Check SCENARIO and report every problem with its field path, and
+    warn of values that are valid but probably unit slips."""
+    from .runner import allow as allow_fields
+
+    allow_fields(allow)
     sc = _load(scenario, overrides)
     try:
         sc.validate()

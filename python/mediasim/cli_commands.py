@@ -183,10 +183,14 @@ def show_cmd(scenario, out, overrides) -> None:
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Picture file (default RUN/plots.png).")
 @click.option("--bin", "bin_s", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Throughput bin (simulated s).")
-def plot_cmd(run, out, bin_s) -> None:
+@click.option("--flows", "flows", multiple=True, metavar="PATTERN",
+              help="Flows to draw: names or shell patterns (repeatable; '*' for all). Default: the media and data "
+                   "flows, without the ACK, RTCP and feedback flows they derive (names with a '/').")
+def plot_cmd(run, out, bin_s, flows) -> None:
     """Plot the run written to folder RUN (mediasim run ... --out RUN):
     per-flow throughput and one-way delay over time (needs --packets),
-    queue lengths (measure.queue_sample_ms) and TCP windows (--series)."""
+    queue lengths and sojourn times (measure.queue_sample_ms) and TCP
+    windows (--series). A flow has one colour in every panel."""
     from pathlib import Path
 
     from .reporting.run_plots import plot_run
@@ -194,7 +198,7 @@ def plot_cmd(run, out, bin_s) -> None:
     if not (Path(run) / "meta.json").exists():
         _fail(f"{run}: not a run folder (no meta.json; write one with mediasim run SCENARIO --out {run})")
     try:
-        click.echo(f"written {plot_run(run, out, bin_s)}")
+        click.echo(f"written {plot_run(run, out, bin_s, list(flows) or None)}")
     except ValueError as e:
         _fail(f"{run}: {e}")
 
@@ -381,7 +385,9 @@ def _red_crosscheck(save_references: bool) -> None:
 @click.option("--case", "cases", multiple=True, type=int, help="Only these cases (studies with cases, e.g. avpf).")
 @click.option("--sensitivity", is_flag=True,
               help="Also vary each value the study leaves open, one at a time (studies that support it, e.g. avpf).")
-def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cases, sensitivity) -> None:
+@click.option("--overwrite", is_flag=True,
+              help="Replace OUT if it holds an earlier output (whole, once this one is complete).")
+def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cases, sensitivity, overwrite) -> None:
     """Run reference study STUDY and write its tables, plots and report:
 
     \b
@@ -403,7 +409,10 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
             _fail("reproduce all takes only --out, --quick and --workers")
         from .experiments.all import reproduce_all
 
-        index = reproduce_all(Path(out or "results"), quick=quick, workers=workers)
+        try:
+            index = reproduce_all(Path(out or "results"), quick=quick, workers=workers, overwrite=overwrite)
+        except OSError as e:
+            _fail(str(e))
         click.echo(index.read_text())
         click.echo(f"written to {index.parent}/ (index.md, index.html, one folder per study)")
         return
@@ -437,8 +446,8 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
             _fail(f"study {study!r} has no sensitivity runs")
         kwargs["sensitivity"] = True
     try:
-        report = mod.reproduce(params, out_dir, workers=workers, **kwargs)
-    except ValueError as e:
+        report = mod.reproduce(params, out_dir, workers=workers, overwrite=overwrite, **kwargs)
+    except (ValueError, OSError) as e:
         _fail(str(e))
     from .reporting.html import report_html
 
@@ -453,13 +462,18 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
 @click.option("--replications", type=click.IntRange(min=1), default=8, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: all cores).")
-def demo_cmd(out, replications, seed, workers) -> None:
+@click.option("--overwrite", is_flag=True,
+              help="Replace OUT if it holds an earlier output (whole, once this one is complete).")
+def demo_cmd(out, replications, seed, workers, overwrite) -> None:
     """The demo study: voice over a congested dumbbell, bottleneck buffer
     swept, with replications; writes tables, plots and a report."""
     from pathlib import Path
 
     from .experiments.demo import run_demo
 
-    report = run_demo(Path(out), replications=replications, seed=seed, workers=workers)
+    try:
+        report = run_demo(Path(out), replications=replications, seed=seed, workers=workers, overwrite=overwrite)
+    except OSError as e:
+        _fail(str(e))
     click.echo(report.read_text())
     click.echo(f"\nwritten to {out}/")

@@ -25,9 +25,11 @@ class RunStoppedEarly(UserWarning):
 
 
 class OutputTruncated(UserWarning):
-    """The per-hop trace or the pcap capture reached its limit
-    (``limits.max_trace_rows``, ``limits.max_pcap_bytes``) and stopped
-    there; the rest of the run's tables are complete."""
+    """The per-hop trace, the queue samples or the pcap capture reached its
+    limit (``limits.max_trace_rows``, ``limits.max_queue_sample_rows``,
+    ``limits.max_pcap_bytes``) and stopped there (``meta`` says which:
+    ``trace_truncated``, ``queue_samples_truncated``, ``pcap_truncated``);
+    the rest of the run's tables are complete."""
 
 
 class EngineFailure(RuntimeError):
@@ -45,3 +47,28 @@ class EngineFailure(RuntimeError):
 class CampaignError(RuntimeError):
     """A campaign cannot go on as asked: a folder holding another engine's
     runs, a campaign file with a bad field."""
+
+
+class OutputFolderError(FileExistsError):
+    """An output folder cannot take a new run: it already holds an earlier
+    output (pass ``overwrite=True`` / ``--overwrite`` to replace it whole),
+    or files mediasim did not write."""
+
+
+class TableNotFound(KeyError, AttributeError):
+    """A run or a campaign has no table of that name: it was not recorded
+    (the message says which option records it) or the name is no table
+    (the message lists the tables there are). A KeyError for
+    ``results.table(name)`` and an AttributeError for ``results.name``."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ImplausibleValue(UserWarning):
+    """A valid value that is probably a unit slip (a link below 10 kbit/s,
+    a delay below 0.1 ms, a link that cannot send one full packet in the
+    run). The message starts with the field's path, so one field is
+    silenced with ``warnings.filterwarnings("ignore", message=re.escape(path))``
+    (``mediasim run --allow PATH``), all with
+    ``warnings.simplefilter("ignore", ImplausibleValue)`` (``--allow all``)."""

@@ -63,6 +63,9 @@ def configure(verbose: int = 0, quiet: bool = False) -> None:
     -vv, errors only with -q; messages on stderr."""
     global _pending
     _pending = (verbose, quiet)
+    # On the command line a warning is its category and message (the
+    # source line that issued it means nothing to the user).
+    warnings.formatwarning = lambda message, category, *_a, **_k: f"{category.__name__}: {message}"
     if quiet:
         os.environ["TQDM_DISABLE"] = "1"  # progress bars off in this process and its workers
     if "logging" in sys.modules:

@@ -60,8 +60,8 @@ META_KEY = b"mediasim"
 
 def parquet_bytes(df: pd.DataFrame, meta: dict[str, Any]) -> bytes:
     """One table as Parquet, with the run's metadata embedded (key
-    ``mediasim`` of the file's key-value metadata), so that a file read on
-    its own still says which run it came from."""
+    ``mediasim`` of the file's key-value metadata, without ``HOST_FACTS``),
+    so that a file read on its own still says which run it came from."""
     return _parquet(_arrow_table(df), _meta_json(meta))
 
 
@@ -75,8 +75,14 @@ def parquet_tables(res: "Results") -> dict[str, bytes]:
     return {name: _parquet(_arrow_table(df), meta) for name, df in tables.items()}
 
 
+# Facts of the host and the moment rather than of the run: kept in the
+# run-description file (meta.json) only, never embedded in a table's file,
+# so that the same scenario and seed write the same bytes.
+HOST_FACTS = ("wall_s",)
+
+
 def _meta_json(meta: dict[str, Any]) -> str:
-    return json.dumps(meta, sort_keys=True)
+    return json.dumps({k: v for k, v in meta.items() if k not in HOST_FACTS}, sort_keys=True)
 
 
 def _parquet(t: Any, meta_json: str) -> bytes:
@@ -254,22 +260,13 @@ class Results:
 
     def table(self, name: str) -> pd.DataFrame:
         """Table ``name``; empty if the run has none of its kind (no TCP
-        flow, say); an error if it was not recorded."""
+        flow, say). A table the run did not record (the packet log when
+        ``measure.packets`` was off) or a name that is no table is a
+        ``TableNotFound`` error saying which, and listing the run's tables."""
         tables = self.__dict__.get("tables", {})
         if name in tables:
             return tables[name]
-        meta = self.__dict__.get("meta", {})
-        if name in ("packets", "drops") and meta.get("packet_log") is False:
-            raise AttributeError(f"{name}: not recorded (measure.packets is false; set it to true, "
-                                 "or run with --packets)")
-        if name == "trace" and "flows" in tables:
-            raise AttributeError("trace: not recorded (measure.trace is false; set it to true, or run with --trace)")
-        if name.endswith("_series") and meta.get("series_log") is False:
-            raise AttributeError(f"{name}: not recorded (measure.series is false; set it to true, "
-                                 "or run with --series)")
-        if name in TABLES:
-            return pd.DataFrame()
-        raise AttributeError(name)
+        raise missing_table(name, list(tables), self.__dict__.get("meta", {}))
 
     def columns(self, name: str) -> dict[str, np.ndarray]:
         """Table ``name``'s columns as read-only numpy arrays (numbers as
@@ -284,6 +281,8 @@ class Results:
         return _read_only(table_columns.frame_to_numpy(self.table(name)))
 
     def __getattr__(self, name: str) -> pd.DataFrame:
+        if name.startswith("_"):  # copy, pickle and IPython probe these
+            raise AttributeError(name)
         return self.table(name)
 
     def __repr__(self) -> str:
@@ -314,26 +313,88 @@ class Results:
         ]
         return self.flows[[c for c in cols if c in self.flows.columns]]
 
-    def to_parquet(self, directory: str | Path) -> Path:
+    def to_parquet(self, directory: str | Path, overwrite: bool = False) -> Path:
         """Writes every table as ``<name>.parquet`` and the metadata as
-        ``meta.json`` into ``directory`` (created if needed)."""
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        from .campaign.atomic import write_bytes, write_json
+        ``meta.json`` into ``directory``, which then holds this run only:
+        a folder holding an earlier output is refused unless ``overwrite``
+        (then replaced whole once this one is written;
+        ``mediasim.outfolder``)."""
+        from .outfolder import staged
 
-        for name, data in parquet_tables(self).items():
-            write_bytes(d / f"{name}.parquet", data)
-        write_json(d / "meta.json", self.meta)
-        return d
+        with staged(directory, "run", overwrite) as stage:
+            self.write_tables(stage)
+        return Path(directory)
+
+    def write_tables(self, d: Path) -> None:
+        """Every table and ``meta.json`` (listing the tables written) into
+        the new folder ``d``."""
+        from .campaign.atomic import write_new_files
+
+        files = {f"{name}.parquet": data for name, data in parquet_tables(self).items()}
+        meta = {**self.meta, "tables": sorted(self.tables)}
+        files["meta.json"] = (json.dumps(meta, indent=2) + "\n").encode()
+        write_new_files(d, files)
 
     @classmethod
     def read_parquet(cls, directory: str | Path) -> "Results":
         """The run ``to_parquet`` wrote into ``directory``; each table is
         read when first asked for (reading a dozen took three times as
-        long as a short run, where an analysis reads one or two)."""
+        long as a short run, where an analysis reads one or two). Only
+        the tables the run's ``meta.json`` lists are read: a file it does
+        not list is not this run's."""
         d = Path(directory)
-        meta = json.loads((d / "meta.json").read_text())
-        return cls(meta=meta, tables=Tables({p.stem: _ParquetFile(p) for p in sorted(d.glob("*.parquet"))}))
+        try:
+            meta = json.loads((d / "meta.json").read_text())
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{d}: not a run folder (no meta.json)") from None
+        names = meta.get("tables")
+        if names is None:  # written before runs listed their tables
+            names = [p.stem for p in sorted(d.glob("*.parquet")) if _recorded(p.stem, meta)]
+        missing = [n for n in names if not (d / f"{n}.parquet").is_file()]
+        if missing:
+            raise FileNotFoundError(f"{d}: table file(s) {', '.join(f'{n}.parquet' for n in missing)} listed in "
+                                    "meta.json are missing; the folder is damaged")
+        return cls(meta=meta, tables=Tables({n: _ParquetFile(d / f"{n}.parquet") for n in names}))
+
+
+# Why a known table can be absent: the measure option that records it.
+_RECORDED_BY = {"packets": ("packet_log", "measure.packets", "--packets"),
+                "drops": ("packet_log", "measure.packets", "--packets"),
+                "trace": (None, "measure.trace", "--trace")}
+
+
+def _recorded_by(name: str) -> tuple[str | None, str, str] | None:
+    if name in _RECORDED_BY:
+        return _RECORDED_BY[name]
+    if name.endswith("_series") and name in TABLES:
+        return ("series_log", "measure.series", "--series")
+    return None
+
+
+def _recorded(name: str, meta: dict[str, Any]) -> bool:
+    """False if ``meta`` says table ``name`` was not recorded."""
+    how = _recorded_by(name)
+    return how is None or how[0] is None or meta.get(how[0]) is not False
+
+
+def missing_table(name: str, available: list[str], meta: dict[str, Any], what: str = "the run") -> "TableNotFound":
+    """The error for asking ``what`` (a run, a campaign) for a table it
+    does not have: not recorded (and how to record it), or no such table
+    (with the closest names), listing the tables it has."""
+    import difflib
+
+    from .errors import TableNotFound
+
+    have = f"{what} has: {', '.join(available) or 'no tables'}"
+    how = _recorded_by(name)
+    if how is not None:
+        return TableNotFound(f"{name}: not recorded ({how[1]} was off; set it to true in the scenario, or run "
+                             f"with {how[2]}); {have}")
+    if name in TABLES:
+        return TableNotFound(f"{name}: {what} has no such table; {have}")
+    close = difflib.get_close_matches(name, [*available, *TABLES], n=3)
+    hint = f" (did you mean {', '.join(map(repr, dict.fromkeys(close)))}?)" if close else ""
+    return TableNotFound(f"{name!r} is not a mediasim table{hint}; {have}")
 
 
 def _read_only(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -24,8 +24,11 @@ def run(
     seed: int = 0,
     replication: int = 0,
     out: str | Path | None = None,
-    pcap: bool = False,
+    packets: bool = False,
+    series: bool = False,
     trace: bool = False,
+    pcap: bool = False,
+    overwrite: bool = False,
     max_events: int | None = None,
     max_wall_s: float | None = None,
     max_memory_mb: float | None = None,
@@ -34,9 +37,19 @@ def run(
     """Runs ``scenario`` (a Scenario, a dict, or a file path) once.
 
     ``seed`` and ``replication`` select the random streams: the same pair
-    gives bit-identical results. With ``out``, tables are written there as
-    Parquet (and pcap files under ``out/pcap`` when ``pcap`` is on or the
-    scenario asks for it).
+    gives bit-identical results.
+
+    ``packets``, ``series`` and ``trace`` record the per-packet tables
+    (``packets``, ``drops``), the ``*_series`` tables and the per-hop
+    ``trace``, as the command line's ``--packets``, ``--series`` and
+    ``--trace`` do (and as ``measure.packets`` / ``measure.series`` /
+    ``measure.trace`` in the scenario, which stay on if set there).
+
+    With ``out``, tables are written there as Parquet with ``meta.json``
+    (and pcap files under ``out/pcap`` when ``pcap`` is on or the
+    scenario asks for it). The folder holds this run only: one that holds
+    an earlier output is refused unless ``overwrite`` (then replaced whole
+    once this run is complete; ``mediasim.outfolder``).
 
     ``max_events``, ``max_wall_s`` and ``max_memory_mb`` (resident memory
     of this process) end the run early and cleanly: the results cover the
@@ -46,15 +59,34 @@ def run(
     ``progress=True`` shows a progress bar in simulated seconds (updated
     every 2^20 events, so only long runs show it moving).
     """
-    sc = as_scenario(scenario)
-    raw, meta = engine_run(sc, seed, replication, out=out, pcap=pcap, trace=trace, max_events=max_events,
-                           max_wall_s=max_wall_s, max_memory_mb=max_memory_mb, progress=progress)
+    sc = with_recording(as_scenario(scenario), packets=packets, series=series)
+    budgets = dict(max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
     from .results import Results
 
-    res = Results.from_engine(raw, meta)
-    if out is not None:
-        res.to_parquet(out)
+    if out is None:
+        raw, meta = engine_run(sc, seed, replication, pcap=pcap, trace=trace, progress=progress, **budgets)
+        return Results.from_engine(raw, meta)
+    from .outfolder import staged
+
+    with staged(out, "run", overwrite) as stage:
+        raw, meta = engine_run(sc, seed, replication, out=stage, pcap=pcap, trace=trace, progress=progress,
+                               **budgets)
+        res = Results.from_engine(raw, meta)
+        res.write_tables(stage)
     return res
+
+
+def with_recording(sc: Scenario, packets: bool = False, series: bool = False) -> Scenario:
+    """``sc``, or a copy of it with ``measure.packets`` / ``measure.series``
+    turned on (the caller's scenario is never changed)."""
+    if not (packets or series):
+        return sc
+    sc = Scenario.from_dict(sc.data)
+    if packets:
+        sc.measure(packets=True)
+    if series:
+        sc.measure(series=True)
+    return sc
 
 
 def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Path | None = None,
@@ -72,9 +104,11 @@ def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Pat
     for name, v in (("max_events", max_events), ("max_wall_s", max_wall_s), ("max_memory_mb", max_memory_mb)):
         if v is not None and not v > 0:
             raise ValueError(f"{name} must be positive (got {v})")
+    text = sc.to_json()
+    warn_implausible(text, stacklevel=4)
     bar, report = _sim_time_bar(sc, progress)
     try:
-        raw, meta = _engine.run(sc.to_json(), seed=seed, replication=replication, pcap_dir=pcap_dir, pcap=pcap,
+        raw, meta = _engine.run(text, seed=seed, replication=replication, pcap_dir=pcap_dir, pcap=pcap,
                                 trace=trace, max_events=max_events, max_wall_s=max_wall_s,
                                 max_memory_mb=max_memory_mb, progress=report, only=only, lists=lists)
     finally:
@@ -85,11 +119,41 @@ def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Pat
              sc.name, seed, replication, m["duration_s"], m["events"], m["wall_s"], m["delivered"], m["dropped"])
     if m.get("stopped_early"):
         warnings.warn(f"{sc.name}: run stopped early: {m['stopped_early']}", RunStoppedEarly, stacklevel=3)
-    for key, limit in (("trace_truncated", "limits.max_trace_rows"), ("pcap_truncated", "limits.max_pcap_bytes")):
+    for key, what, limit in (("trace_truncated", "trace", "limits.max_trace_rows"),
+                             ("pcap_truncated", "pcap", "limits.max_pcap_bytes"),
+                             ("queue_samples_truncated", "queue sampling", "limits.max_queue_sample_rows")):
         if m.get(key):
-            warnings.warn(f"{sc.name}: {key.split('_')[0]} stopped at {limit}; raise it in the scenario to keep more",
+            warnings.warn(f"{sc.name}: {what} stopped at {limit}; raise it in the scenario to keep more",
                           OutputTruncated, stacklevel=3)
     return raw, meta
+
+
+def warn_implausible(scenario_json: str, stacklevel: int = 2) -> None:
+    """An ``ImplausibleValue`` warning per probable unit slip of a valid
+    scenario (none for an invalid one: the run or validation names its
+    errors)."""
+    from .errors import ImplausibleValue, ScenarioError
+
+    try:
+        found = _engine.implausible(scenario_json)
+    except ScenarioError:
+        return
+    for path, msg in found:
+        warnings.warn(f"{path}: {msg}", ImplausibleValue, stacklevel=stacklevel)
+
+
+def allow(paths: tuple[str, ...] | list[str]) -> None:
+    """Silences the ``ImplausibleValue`` warnings of these fields (``all``:
+    every one) in this process (``--allow`` on the command line)."""
+    import re
+
+    from .errors import ImplausibleValue
+
+    for p in paths:
+        if p == "all":
+            warnings.simplefilter("ignore", ImplausibleValue)
+        else:
+            warnings.filterwarnings("ignore", message=re.escape(p) + ":", category=ImplausibleValue)
 
 
 def _sim_time_bar(sc: Scenario, on: bool):

@@ -79,6 +79,16 @@ class Scenario:
         self.data.setdefault("flows", []).append({"name": name, "type": type, "src": src, **fields})
         return self
 
+    def rtp_session(self, name: str, members: list[dict[str, Any]], session_bw_bps: float,
+                    media_payload_bytes: int, **fields: Any) -> "Scenario":
+        """Adds an RTP/RTCP session (docs/models/rtp.md): ``members`` as
+        ``[{"node": name, "media": bool, "profile": "avpf"|"avp"}]``; further fields
+        (``transport``, ``avpf``, ``newpred``, ``start_s``, ...) as keywords."""
+        self.data.setdefault("rtp_sessions", []).append(
+            {"name": name, "members": list(members), "session_bw_bps": session_bw_bps,
+             "media_payload_bytes": media_payload_bytes, **fields})
+        return self
+
     def rmtp_session(self, name: str, sender: str, subgroups: list[dict[str, Any]], **fields: Any) -> "Scenario":
         """Adds a reliable multicast session (docs/models/rmtp.md):
         ``subgroups`` as ``[{"dr": node, "receivers": [...], "parent": dr?}]``."""
@@ -92,8 +102,14 @@ class Scenario:
 
     # -- checks and overrides ---------------------------------------------
     def validate(self) -> "Scenario":
-        """Raises ScenarioError naming every invalid field."""
-        _engine.validate(self.to_json())
+        """Raises ScenarioError naming every invalid field; issues an
+        ``ImplausibleValue`` warning for each value that is valid but
+        probably a unit slip."""
+        from .runner import warn_implausible
+
+        text = self.to_json()
+        _engine.validate(text)
+        warn_implausible(text, stacklevel=3)
         return self
 
     def set(self, path: str, value: Any) -> "Scenario":

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -31,6 +34,10 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     return m, m - half, m + half
 
 
+# Metric names of quantities that cannot be negative, by their unit.
+NONNEGATIVE = re.compile(r"(_s|_ms|_us|_bps|_kbps|_pps|_pct|_bytes|_packets|_frames|_count|loss_rate|_rate)$")
+
+
 def summarize(
     df: pd.DataFrame,
     by: list[str],
@@ -40,8 +47,11 @@ def summarize(
 ) -> pd.DataFrame:
     """Per group of ``by``: n, and mean / ci_low / ci_high of each metric.
     ``bounds`` clips a metric's interval to its physical range (e.g. a loss
-    rate to [0, 1]), since the t interval knows nothing of it."""
-    bounds = bounds or {}
+    rate to [0, 1]), since the t interval knows nothing of it. A metric
+    whose name gives a unit of a quantity that cannot be negative (a time,
+    a delay, a rate, a size, a count, a share: ``NONNEGATIVE``) is clipped
+    at 0 unless ``bounds`` says otherwise."""
+    bounds = {**{m: (0.0, math.inf) for m in metrics if NONNEGATIVE.search(m)}, **(bounds or {})}
     rows = []
     for key, g in df.groupby(by, sort=True, observed=True):
         key = key if isinstance(key, tuple) else (key,)

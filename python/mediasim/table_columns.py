@@ -4,7 +4,9 @@ either a pandas DataFrame (what ``Results`` gives) or a pyarrow Table
 very one ``pa.Table.from_pandas`` makes from the DataFrame.
 
 The description (``columns``) gives each column its final form: counters
-as int64 (so that differences can go negative), text as ``Text``
+as int64 (so that differences can go negative), an application table's
+counts (``meta["integer_columns"]``) as nullable ``Int64`` (``Ints``:
+missing where a flow's applications report none), text as ``Text``
 (categorical when its values are codes such as a drop's reason),
 integer-coded columns as ``Coded`` with the engine's names, and the
 derived columns (``*_s`` from ``*_ns``, a packet's ``delay_ms``).
@@ -70,6 +72,26 @@ class Names:
         return np.asarray(self.names, dtype=object)[self.codes]
 
 
+@dataclass(frozen=True, eq=False)
+class Ints:
+    """A column of counts the engine gave as floats (NaN where a flow's
+    applications report none): ``values`` with ``missing`` rows, a
+    pandas nullable ``Int64`` column."""
+
+    values: np.ndarray
+    missing: np.ndarray
+
+    @classmethod
+    def of(cls, a: np.ndarray) -> "Ints":
+        missing = np.isnan(a)
+        return cls(np.where(missing, 0, a).astype(np.int64), missing)
+
+    def array(self) -> Any:
+        import pandas as pd
+
+        return pd.arrays.IntegerArray(self.values, self.missing)
+
+
 @dataclass(frozen=True)
 class Coded:
     """An integer-coded column: ``codes`` into the engine's ``categories``."""
@@ -91,9 +113,12 @@ def columns(name: str, cols: dict[str, Any], meta: dict[str, Any]) -> dict[str, 
     """Table ``name``'s columns in order: numpy arrays, ``Text``, ``Names``
     or ``Coded``."""
     coded = meta.get("coded_columns", {}).get(name, {})
+    counts = meta.get("integer_columns", {}).get(name, ())
     out: dict[str, Any] = {}
     for k, v in cols.items():
-        if isinstance(v, list):
+        if k in counts and not isinstance(v, (list, tuple)):
+            out[k] = Ints.of(np.asarray(v, dtype=np.float64))
+        elif isinstance(v, list):
             out[k] = Text(v, k in CATEGORICAL_TEXT)
         elif isinstance(v, tuple):
             codes, names = v
@@ -137,6 +162,10 @@ def _numpy(c: Any) -> np.ndarray:
     if isinstance(c, Coded):
         # -1 (none) picks the NaN put after the names, as pandas gives it.
         return np.asarray([*c.categories, float("nan")], dtype=object)[c.codes]
+    if isinstance(c, Ints):
+        import pandas as pd
+
+        return pd.Series(c.array(), copy=False).to_numpy()
     return c
 
 
@@ -162,6 +191,8 @@ def _pandas(c: Any) -> Any:
         return pd.Series(c.objects(), dtype="str")
     if isinstance(c, Coded):
         return pd.Categorical.from_codes(c.codes, categories=c.categories)
+    if isinstance(c, Ints):
+        return c.array()
     return c
 
 
@@ -175,7 +206,7 @@ def signature(name: str, cols: dict[str, Any]) -> tuple[Any, ...]:
 
 def _rows(cols: dict[str, Any]) -> int:
     for v in cols.values():
-        return len(v.values if isinstance(v, Text) else v.codes if isinstance(v, (Coded, Names)) else v)
+        return len(v.values if isinstance(v, (Text, Ints)) else v.codes if isinstance(v, (Coded, Names)) else v)
     return 0
 
 
@@ -186,6 +217,8 @@ def _kind(c: Any) -> Any:
         return ("category", len(c.categories[0])) if c.categorical else "text"
     if isinstance(c, Coded):
         return ("coded", tuple(c.categories))
+    if isinstance(c, Ints):
+        return "Int64"
     return c.dtype.str
 
 
@@ -239,6 +272,8 @@ def _arrow(c: Any, type_: Any) -> Any:
     elif isinstance(c, Coded):
         # -1: none (no link, say), missing in pandas and null in arrow.
         cats, indices = c.categories, pa.array(c.codes, type=type_.index_type, mask=c.codes < 0)
+    elif isinstance(c, Ints):
+        return pa.array(c.values, type=type_, mask=c.missing)
     else:
         return pa.array(c, type=type_, from_pandas=True)
     return pa.DictionaryArray.from_arrays(indices, pa.array(cats, type=type_.value_type), ordered=type_.ordered)

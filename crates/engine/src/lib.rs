@@ -230,6 +230,7 @@ fn drive(
 /// text has always had.
 #[derive(serde::Serialize)]
 struct Meta<'a> {
+    addresses: serde_json::Value,
     coded_columns: serde_json::Value,
     codes: output::Codes<'a>,
     delivered: u64,
@@ -240,11 +241,13 @@ struct Meta<'a> {
     engine_version: &'static str,
     events: u64,
     in_flight: u64,
+    integer_columns: std::collections::BTreeMap<&'static str, &'static [&'static str]>,
     loss_runs_late: u64,
     multicast_copies: u64,
     originated: u64,
     packet_log: bool,
     pcap_truncated: bool,
+    queue_samples_truncated: bool,
     replication: u64,
     scenario: &'a str,
     seed: u64,
@@ -264,7 +267,18 @@ fn run_meta(
     stopped: Option<String>,
     wall_s: f64,
 ) -> String {
+    let dotted = |a: [u8; 4]| format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
+    // Where each node and scenario group is in the pcap files' IPv4 headers.
+    let addresses = serde_json::json!({
+        "nodes": (names.codes().nodes.iter().zip(&w.nodes))
+            .map(|(name, n)| (name.to_string(), serde_json::Value::from(dotted(n.addr))))
+            .collect::<serde_json::Map<_, _>>(),
+        "groups": (s.groups.iter().zip(&w.group_addrs))
+            .map(|(g, &a)| (g.name.clone(), serde_json::Value::from(dotted(a))))
+            .collect::<serde_json::Map<_, _>>(),
+    });
     let meta = Meta {
+        addresses,
         coded_columns: serde_json::json!({
             "packets": {"flow": "flow", "receiver": "node"},
             "drops": {"flow": "flow"},
@@ -280,11 +294,15 @@ fn run_meta(
         engine_version: VERSION,
         events: w.q.events_executed(),
         in_flight: ledger.in_flight,
+        integer_columns: (app::APP_TABLES.iter())
+            .map(|t| (t.name, t.integers))
+            .collect(),
         loss_runs_late: w.rec.loss_runs.iter().map(|r| r.late()).sum::<u64>(),
         multicast_copies: ledger.copies,
         originated: ledger.originated,
         packet_log: s.measure.packets,
         pcap_truncated: w.pcap_truncated,
+        queue_samples_truncated: w.rec.queue_samples_truncated,
         replication: opts.replication,
         scenario: &s.name,
         seed: opts.seed,

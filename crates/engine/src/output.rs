@@ -568,6 +568,7 @@ fn app_tables(w: &World, end: crate::sim::SimTime, n: &RunNames) -> Vec<Table> {
         let decl = crate::app::AppTable {
             name,
             columns: &[],
+            integers: &[],
             series: false,
         };
         out.push(app_table(n, &decl, &by_flow));

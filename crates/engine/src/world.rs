@@ -303,8 +303,12 @@ impl World {
                 self.actions = acts;
             }
             Ev::Sample => {
+                let mut room = true;
                 for (i, l) in self.links.iter().enumerate() {
-                    self.rec.sample_queue(now, i as LinkDirId, &l.queue);
+                    room &= self.rec.sample_queue(now, i as LinkDirId, &l.queue);
+                }
+                if !room {
+                    return; // at limits.max_queue_sample_rows: no more samples
                 }
                 let every = self.sample_every.expect("sampling on");
                 let at = now + every;

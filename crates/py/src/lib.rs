@@ -226,6 +226,19 @@ fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<()> {
         .map_err(|errs| to_py_err(py, EngineError::Scenario(errs)))
 }
 
+/// A valid scenario's implausible values (probable unit slips) as
+/// (path, message) pairs; raises ScenarioError if it is invalid.
+#[pyfunction]
+fn implausible(py: Python<'_>, scenario_json: &str) -> PyResult<Vec<(String, String)>> {
+    let s = mediasim_engine::scenario::parse_and_validate(scenario_json)
+        .map_err(|errs| to_py_err(py, EngineError::Scenario(errs)))?;
+    Ok(
+        (mediasim_engine::scenario::plausible::check(&s).into_iter())
+            .map(|e| (e.path, e.message))
+            .collect(),
+    )
+}
+
 /// The JSON Schema of a scenario.
 #[pyfunction]
 fn schema() -> String {
@@ -286,6 +299,7 @@ fn build_id() -> &'static str {
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(implausible, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build_id, m)?)?;

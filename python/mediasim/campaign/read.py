@@ -40,11 +40,14 @@ def read_sweep(folder: str | Path, table: str = "flows", columns: list[str] | No
     store, index = _store(folder)
     if index.get("kind") == "study":
         return _read_points(Path(folder), index, table, columns)
-    parts, fronts, missing = [], [], 0
+    parts, fronts, missing, checked = [], [], 0, False
     for run in index["runs"]:
         if store.status(run["key"]) != "done":
             missing += 1
             continue
+        if not checked:  # the runs of one campaign record the same tables
+            _check_table(store, run["key"], table, folder)
+            checked = True
         try:
             # ParquetFile.read without its thread pool: 0.45 ms a run's
             # small file, against 1.0 ms through pq.read_table (the dataset
@@ -61,6 +64,18 @@ def read_sweep(folder: str | Path, table: str = "flows", columns: list[str] | No
     if not parts:
         return pd.DataFrame()
     return _with_front(pa.concat_tables(parts, promote_options="default"), parts, fronts).to_pandas()
+
+
+def _check_table(store: RunStore, key: str, table: str, folder: str | Path) -> None:
+    """A ``TableNotFound`` error if the stored run ``key`` did not record
+    ``table``, or no run could (a misspelled name)."""
+    from ..results import missing_table
+
+    info = store.info(key) or {}
+    recorded = info.get("tables")
+    if recorded is not None and table not in recorded:
+        meta = read_json(store.runs / key / "meta.json") or {}
+        raise missing_table(table, list(recorded), meta, what=f"{folder}'s runs")
 
 
 def _read_columns(f: Any, table: str, columns: list[str] | None) -> Any:
@@ -117,7 +132,9 @@ def _read_points(folder: Path, index: dict[str, Any], table: str, columns: list[
         warnings.warn(f"{folder}: {missing} of {len(index['points'])} points are not finished (failed or not run); "
                       "they are left out", UserWarning, stacklevel=3)
     if not parts and known:
-        raise CampaignError(f"{folder}: the study wrote no table {table!r} (its tables: {', '.join(sorted(known))})")
+        from ..errors import TableNotFound
+
+        raise TableNotFound(f"{folder}: the study wrote no table {table!r} (its tables: {', '.join(sorted(known))})")
     if not parts:
         return pd.DataFrame()
     return _with_front(pa.concat_tables(parts, promote_options="default"), parts, fronts).to_pandas()

@@ -52,6 +52,10 @@ class RunStore:
         these."""
         store = cls(Path(root), engine)
         index = read_json(store.root / "campaign.json")
+        if index is None and store.root.is_dir() and any(p.name not in ("runs", "failed") for p in store.root.iterdir()):
+            raise CampaignError(
+                f"{store.root} holds files that are not a campaign (no campaign.json): a campaign's folder holds "
+                "its runs only. Use a new or empty folder.")
         if index and index.get("engine_build") not in (None, engine["engine_build"]):
             raise CampaignError(
                 f"{store.root} holds runs of another engine (version {index.get('engine_version')}, build "

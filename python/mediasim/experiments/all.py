@@ -9,9 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..outfolder import one_output
 from . import STUDIES, get
 
 
+@one_output("studies")
 def reproduce_all(out: Path, quick: bool = False, workers: int | None = None, progress: bool = True,
                   studies: tuple[str, ...] | None = None) -> Path:
     from ..campaign.atomic import write_bytes
@@ -21,7 +23,6 @@ def reproduce_all(out: Path, quick: bool = False, workers: int | None = None, pr
 
     import pandas as pd
 
-    out.mkdir(parents=True, exist_ok=True)
     engine = engine_identity()
     stamp = f"mediasim {engine['engine_version']} (engine build {engine['engine_build']})"
     rows: list[dict[str, Any]] = []

@@ -15,13 +15,17 @@ are chosen here, marked "chosen", and listed in docs/experiments/avpf.md.
 
 from __future__ import annotations
 
+import re
+
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 import pandas as pd
 
+from ..outfolder import one_output
 from ..reporting.plots import subplots
 from ..reporting.tables import md_table
 from ..scenario import Scenario
@@ -425,6 +429,11 @@ def tables(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return out
 
 
+def _natural(label: str) -> tuple:
+    """"32:4:3" before "128:10:6": numbers compared as numbers."""
+    return tuple(float(x) if x.replace(".", "", 1).isdigit() else x for x in re.split(r"[:\s]+", str(label)))
+
+
 def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
     made = []
     for case in (1, 2):
@@ -449,8 +458,11 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
         fig, ax = subplots(figsize=(7, 4))
         for prof, g in d.groupby("profile"):
             labels = [f"{bw / 1e3:g}k, {loss}" for bw, loss in zip(g["session_bw_bps"], g["loss"])]
-            ax.plot(labels, g["mwt_s_mean"], marker="o", label=prof)
+            # A log axis cannot show 0 (no feedback waited): left out, and said.
+            y = g["mwt_s_mean"].to_numpy(dtype=float)
+            ax.plot(labels, np.where(y > 0, y, np.nan), marker="o", label=prof)
         ax.set_yscale("log")
+        ax.text(0.01, 0.01, "points at 0 s are left out (log axis)", transform=ax.transAxes, fontsize=7)
         ax.set_ylabel("mean waiting time of feedback (s)")
         ax.set_title("Case 4: feedback waiting time, AVP against AVPF")
         ax.tick_params(axis="x", rotation=30)
@@ -465,7 +477,9 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
         delays = sorted(d["link2_delay_ms"].unique())
         fig, axes = subplots(1, len(delays), figsize=(3.6 * len(delays), 3.8), sharey=True, squeeze=False)
         for ax, dl in zip(axes[0], delays):
-            for sess, g in d[d["link2_delay_ms"] == dl].groupby("session", sort=False):
+            at = d[(d["link2_delay_ms"] == dl) & (d["loss_rate"] > 0)]  # a log axis has no 0
+            for sess in sorted(at["session"].unique(), key=_natural):
+                g = at[at["session"] == sess].sort_values("loss_rate")
                 ax.plot(g["loss_rate"], g["waiting_time_mean_s_mean"], marker="o", label=sess)
             ax.set_xscale("log")
             ax.set_title(f"link 2 delay {dl:g} ms")
@@ -525,6 +539,7 @@ def plot_dither_variants(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
     return made
 
 
+@one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
               cases: tuple[int, ...] = CASES, sensitivity: bool = False) -> Path:
     """Runs the cases and writes tables, plots and report.md; with
@@ -534,7 +549,6 @@ def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool =
     unknown = [c for c in cases if c not in CASES]
     if unknown:
         raise ValueError(f"avpf: case(s) {unknown} not built yet (built: {list(CASES)})")
-    out.mkdir(parents=True, exist_ok=True)
     results = run_many(build_jobs(p, cases), workers=workers, progress=progress, desc="avpf runs", analyse=analyse)
     rows = pd.DataFrame([r for rs in results for r in rs])
     rows.to_parquet(out / "replications.parquet", index=False)

@@ -12,7 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+from matplotlib.ticker import NullFormatter
 
+from ..outfolder import one_output
 from ..reporting.plots import subplots
 from ..scenario import load_scenario
 from ..reporting.tables import md_table
@@ -24,8 +26,8 @@ BUFFERS = [3, 5, 10, 20, 50]
 METRICS = ["loss_rate", "delay_mean_ms", "delay_p99_ms", "jitter_ms", "throughput_bps"]
 
 
+@one_output("demo")
 def run_demo(out: Path, replications: int = 8, seed: int = 1, workers: int | None = None) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
     base = load_scenario(EXAMPLE)
     jobs = []
     for b in BUFFERS:
@@ -54,6 +56,9 @@ def run_demo(out: Path, replications: int = 8, seed: int = 1, workers: int | Non
             err = [y - g[f"{m}_ci_low"], g[f"{m}_ci_high"] - y]
             ax.errorbar(g["buffer_packets"], y, yerr=err, marker="o", capsize=3, label=flow)
             ax.set_xscale("log")
+            # The buffers as plain numbers, no minor labels (3x10^0 ... overlap).
+            ax.set_xticks(BUFFERS, [str(b) for b in BUFFERS])
+            ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel("bottleneck buffer (packets)")
             ax.set_ylabel(label)
     axes[0].legend()

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ..outfolder import one_output
 from ..reporting.quality_plots import plot_good_quality, plot_level_bars
 from ..reporting.tables import md_table
 from ..scenario import Scenario
@@ -192,9 +193,9 @@ def aggregate(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {"summary": summary[cols], "quality_levels": pd.DataFrame(levels), "tcp": tcp, "all_metrics": summary}
 
 
+@one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True) -> Path:
     p.check()
-    out.mkdir(parents=True, exist_ok=True)
     results = run_many(jobs(p), workers=workers, progress=progress, desc="iw10 runs", analyse=analyse)
     rows = pd.DataFrame([r for rs in results for r in rs])
     rows.to_parquet(out / "replications.parquet", index=False)

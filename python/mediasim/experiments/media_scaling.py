@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ..outfolder import one_output
 from ..media import scale_rates
 from ..reporting.tables import md_table
 from ..scenario import Scenario
@@ -296,13 +297,13 @@ def plot_throughput(tp: pd.DataFrame, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+@one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
               sensitivity: bool = False) -> Path:
     """Runs the study and writes its tables, plots and report; with
     ``sensitivity``, also the one-at-a-time runs over the values the study
     leaves open (media_scaling_sensitivity.py) and their section."""
     p.check()
-    out.mkdir(parents=True, exist_ok=True)
     parts = run_many(jobs(p), workers=workers, progress=progress, desc="media-scaling runs", analyse=analyse)
     tables = aggregate(parts)
     tables["mpeg_rates"] = mpeg_rates_table(p)

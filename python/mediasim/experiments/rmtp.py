@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from ..outfolder import one_output
 from ..scenario import Scenario
 from ..sweep import Job, run_many
 from .params import StudyParams
@@ -209,6 +210,7 @@ def run(p: Params, workers: int | None = None, progress: bool = True) -> pd.Data
 HAS_SENSITIVITY = True
 
 
+@one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
               sensitivity: bool = False) -> Path:
     """Runs the study into ``out`` and returns its report; with
@@ -217,7 +219,6 @@ def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool =
     from . import rmtp_report
 
     p.check()
-    out.mkdir(parents=True, exist_ok=True)
     rows = run(p, workers, progress)
     sens = None
     if sensitivity:

@@ -64,20 +64,25 @@ def _label(r) -> str:
 def _bars(ax, labels, series: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
     x = np.arange(len(labels))
     w = 0.8 / len(series)
-    for j, (name, (mean, half)) in enumerate(series.items()):
-        ax.bar(x + (j - (len(series) - 1) / 2) * w, mean, w, yerr=half, capsize=2, label=name)
-    ax.set_xticks(x, labels, fontsize=8)
+    for j, (name, (mean, err)) in enumerate(series.items()):
+        ax.bar(x + (j - (len(series) - 1) / 2) * w, mean, w, yerr=err, capsize=2, label=name)
+    # Many bars: labels turned so that neighbours never overlap.
+    ax.set_xticks(x, labels, fontsize=7, rotation=60 if len(labels) > 10 else 0,
+                  ha="right" if len(labels) > 10 else "center")
     ax.legend(fontsize=7)
 
 
 def _mh(t: pd.DataFrame, m: str) -> tuple[np.ndarray, np.ndarray]:
-    return t[f"{m}_mean"].to_numpy(), ((t[f"{m}_ci_high"] - t[f"{m}_ci_low"]) / 2).to_numpy()
+    """The mean and its error bars down to the interval's (clipped) low
+    end and up to its high end."""
+    mean = t[f"{m}_mean"].to_numpy()
+    return mean, np.vstack([mean - t[f"{m}_ci_low"].to_numpy(), t[f"{m}_ci_high"].to_numpy() - mean])
 
 
 def plot_summary(s: pd.DataFrame, g: pd.DataFrame, path: Path) -> None:
     from ..reporting.plots import subplots
 
-    fig, axes = subplots(1, 3, figsize=(15, 3.8))
+    fig, axes = subplots(3, 1, figsize=(12, 10))
     _bars(axes[0], [_label(r) for r in s.itertuples()],
           {"sender": _mh(s, "sender_retx"), "DRs": _mh(s, "dr_retx_total"), "premature": _mh(s, "premature_retx")})
     axes[0].set_title("retransmissions per run")

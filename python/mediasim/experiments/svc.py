@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ..outfolder import one_output
 from ..scenario import Scenario
 from ..media import fec_residual_loss
 from ..sweep import Job, run_many
@@ -267,6 +268,7 @@ def run(p: Params, workers: int | None = None, progress: bool = True) -> tuple[p
 HAS_SENSITIVITY = True
 
 
+@one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
               sensitivity: bool = False) -> Path:
     """Runs the study into ``out`` and returns its report; with
@@ -275,7 +277,6 @@ def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool =
     from . import svc_report
 
     p.check()
-    out.mkdir(parents=True, exist_ok=True)
     rows, delays = run(p, workers, progress)
     sens = None
     if sensitivity:

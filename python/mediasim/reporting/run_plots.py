@@ -1,11 +1,17 @@
 """Pictures of one run from its folder (``mediasim plot RUN``): per-flow
 throughput and one-way delay over time (from the packets table), queue
-lengths (queue_samples) and TCP windows (tcp_series). Each panel needs
-its table; a run without any of them gets an error saying what to turn
-on."""
+lengths and sojourn times (queue_samples) and TCP windows (tcp_series).
+Each panel needs its table; a run without any of them gets an error
+saying what to turn on.
+
+A flow has one colour in every panel. By default only the media and
+data flows are drawn, not the flows they derive (TCP ACKs ``x/ack``,
+RTCP ``s/n/rtcp``, feedback ``x/fb``): ``flows`` chooses (names, or
+shell patterns such as ``"web*"``; ``["*"]`` for every flow)."""
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 
 import numpy as np
@@ -15,12 +21,40 @@ NEEDS = ("no table to plot: run with --packets (throughput, delay), --series (TC
          "or measure.queue_sample_ms (queues), and --out")
 
 
-def throughput_series(packets: pd.DataFrame, bin_s: float) -> pd.DataFrame:
-    """Received bit/s per flow in bins of ``bin_s`` (time at the bin's start)."""
+def throughput_series(packets: pd.DataFrame, bin_s: float, end_s: float | None = None) -> pd.DataFrame:
+    """Received bit/s per flow in bins of ``bin_s`` (time at the bin's
+    start), every bin from 0 to ``end_s`` (default: the last arrival's),
+    a bin without arrivals at 0."""
     t = (packets["recv_s"] // bin_s) * bin_s
     bits = packets["size_bytes"].astype("int64") * 8
-    out = bits.groupby([packets["flow"].astype(str), t]).sum() / bin_s
-    return out.rename("throughput_bps").rename_axis(["flow", "time_s"]).reset_index()
+    sums = bits.groupby([packets["flow"].astype(str), t]).sum() / bin_s
+    last = end_s if end_s is not None else (float(packets["recv_s"].max()) if len(packets) else 0.0)
+    grid = np.arange(int(np.ceil(last / bin_s - 1e-9))) * bin_s if last > 0 else np.zeros(0)
+    rows = []
+    for flow, g in sums.groupby(level=0):
+        s = g.droplevel(0).reindex(grid, fill_value=0.0) if len(grid) else g.droplevel(0)
+        rows.append(pd.DataFrame({"flow": flow, "time_s": s.index.to_numpy(dtype=float),
+                                  "throughput_bps": s.to_numpy(dtype=float)}))
+    if not rows:
+        return pd.DataFrame({"flow": pd.Series(dtype=str), "time_s": pd.Series(dtype=float),
+                             "throughput_bps": pd.Series(dtype=float)})
+    return pd.concat(rows, ignore_index=True)
+
+
+def shown(flow: str, patterns: list[str] | None) -> bool:
+    """Whether ``flow`` is drawn: by ``patterns`` if given, else if it is
+    not a derived flow (no ``/`` in its name)."""
+    if patterns:
+        return any(fnmatch.fnmatchcase(flow, p) for p in patterns)
+    return "/" not in flow
+
+
+def flow_colours(names: list[str]) -> dict[str, str]:
+    """One colour per flow, the same in every panel (tab10, then tab20)."""
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10" if len(names) <= 10 else "tab20"]
+    return {n: cmap(i % cmap.N) for i, n in enumerate(names)}
 
 
 def panels(tables: dict[str, pd.DataFrame]) -> list[str]:
@@ -29,14 +63,23 @@ def panels(tables: dict[str, pd.DataFrame]) -> list[str]:
         out += ["throughput", "delay"]
     q = tables.get("queue_samples")
     if q is not None and len(q) and q["packets"].max() > 0:
-        out.append("queues")
+        out += ["queues", "sojourn"]
     s = tables.get("tcp_series")
     if s is not None and (s["var"] == "cwnd_bytes").any():
         out.append("cwnd")
     return out
 
 
-def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1.0) -> Path:
+class _Ctx:
+    def __init__(self, tables, bin_s: float, end_s: float, flows: list[str] | None, colours: dict[str, str]):
+        self.t, self.bin_s, self.end_s, self.flows, self.colours = tables, bin_s, end_s, flows, colours
+
+    def colour(self, flow: str):
+        return self.colours.get(flow)
+
+
+def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1.0,
+             flows: list[str] | None = None) -> Path:
     from matplotlib.figure import Figure
 
     from ..results import Results
@@ -45,13 +88,21 @@ def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1
     names = panels(res.tables)
     if not names:
         raise ValueError(NEEDS)
+    all_flows = list(res.meta.get("codes", {}).get("flow", []))
+    chosen = [f for f in all_flows if shown(f, flows)]
+    if flows and not chosen:
+        raise ValueError(f"no flow matches {', '.join(flows)} (the run's flows: {', '.join(all_flows)})")
+    ctx = _Ctx(res.tables, bin_s, float(res.meta.get("end_ns", 0)) * 1e-9 or float(res.meta.get("duration_s", 0)),
+               flows, flow_colours(chosen))
     fig = Figure(figsize=(9, 2.6 * len(names)))
     axes = fig.subplots(len(names), 1, sharex=True, squeeze=False)
     for ax, name in zip(axes[:, 0], names):
-        _PANELS[name](ax, res.tables, bin_s)
+        _PANELS[name](ax, ctx)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right", ncol=2)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="upper right", ncol=2)
     axes[-1, 0].set_xlabel("simulated time (s)")
+    axes[-1, 0].set_xlim(0, ctx.end_s or None)
     fig.suptitle(f"{res.meta.get('scenario')}: seed {res.meta.get('seed')}, replication {res.meta.get('replication')}")
     fig.tight_layout()
     path = Path(out) if out else Path(folder) / "plots.png"
@@ -59,34 +110,64 @@ def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1
     return path
 
 
-def _throughput(ax, t, bin_s):
-    for flow, g in throughput_series(t["packets"], bin_s).groupby("flow"):
-        ax.step(g["time_s"], g["throughput_bps"] / 1e3, where="post", label=flow)
-    ax.set_ylabel(f"throughput (kbit/s, {bin_s:g} s bins)")
+def _throughput(ax, c: _Ctx):
+    for flow, g in throughput_series(c.t["packets"], c.bin_s, c.end_s).groupby("flow"):
+        if not shown(flow, c.flows):
+            continue
+        # Each bin drawn to its end: the last value repeated at the last bin's end.
+        x = np.append(g["time_s"].to_numpy(), g["time_s"].iloc[-1] + c.bin_s)
+        y = np.append(g["throughput_bps"].to_numpy(), g["throughput_bps"].iloc[-1]) / 1e3
+        ax.step(x, y, where="post", label=flow, color=c.colour(flow))
+    ax.set_ylabel(f"throughput (kbit/s, {c.bin_s:g} s bins)")
+    ax.set_ylim(bottom=0)
 
 
-def _delay(ax, t, bin_s):
-    p = t["packets"]
-    for flow, g in p.groupby(p["flow"].astype(str)):
+def _delay(ax, c: _Ctx):
+    p = c.t["packets"]
+    for flow, g in p.groupby(p["flow"].astype(str), observed=True):
+        if not shown(flow, c.flows):
+            continue
         step = max(1, len(g) // 5000)  # at most ~5,000 points per flow
-        ax.plot(g["recv_s"].to_numpy()[::step], g["delay_ms"].to_numpy()[::step], ".", ms=2, label=flow)
+        ax.plot(g["recv_s"].to_numpy()[::step], g["delay_ms"].to_numpy()[::step], ".", ms=2, label=flow,
+                color=c.colour(flow))
     ax.set_ylabel("one-way delay (ms)")
+    ax.set_ylim(bottom=0)
 
 
-def _queues(ax, t, bin_s):
-    q = t["queue_samples"]
-    for ld, g in q.groupby(q["link_dir"].astype(str)):
+def _busy_queues(q: pd.DataFrame):
+    for ld, g in q.groupby(q["link_dir"].astype(str), observed=True):
         if g["packets"].max() > 0:
-            ax.step(g["time_s"], g["packets"], where="post", label=ld)
+            yield ld, g
+
+
+def _queues(ax, c: _Ctx):
+    for ld, g in _busy_queues(c.t["queue_samples"]):
+        ax.step(g["time_s"], g["packets"], where="post", label=ld)
     ax.set_ylabel("queue (packets)")
+    ax.set_ylim(bottom=0)
 
 
-def _cwnd(ax, t, bin_s):
-    s = t["tcp_series"]
-    c = s[s["var"] == "cwnd_bytes"]
-    for flow, g in c.groupby(c["flow"].astype(str)):
-        ax.step(g["time_s"], np.asarray(g["value"]) / 1e3, where="post", label=flow)
+def _sojourn(ax, c: _Ctx):
+    """The time a packet arriving at the sample would wait: the queue's
+    bytes at the link direction's rate."""
+    links = c.t["links"]
+    rate = dict(zip(links["direction"].astype(str), links["rate_bps"].astype(float)))
+    for ld, g in _busy_queues(c.t["queue_samples"]):
+        if rate.get(ld):
+            ax.step(g["time_s"], g["bytes"].to_numpy(dtype=float) * 8 / rate[ld] * 1e3, where="post", label=ld)
+    ax.set_ylabel("queue sojourn time (ms)")
+    ax.set_ylim(bottom=0)
+
+
+def _cwnd(ax, c: _Ctx):
+    s = c.t["tcp_series"]
+    w = s[s["var"] == "cwnd_bytes"]
+    for flow, g in w.groupby(w["flow"].astype(str), observed=True):
+        if not shown(flow, c.flows):
+            continue
+        ax.step(g["time_s"], np.asarray(g["value"]) / 1e3, where="post", label=flow, color=c.colour(flow))
     ax.set_ylabel("TCP cwnd (kB)")
+    ax.set_ylim(bottom=0)
 
 
-_PANELS = {"throughput": _throughput, "delay": _delay, "queues": _queues, "cwnd": _cwnd}
+_PANELS = {"throughput": _throughput, "delay": _delay, "queues": _queues, "sojourn": _sojourn, "cwnd": _cwnd}

@@ -37,6 +37,15 @@ def flow_lines(data: dict[str, Any]) -> list[str]:
     return out
 
 
+def node_addresses(data: dict[str, Any]) -> dict[str, str]:
+    """Each node's IPv4 address in the pcap files: 10.0.0.1 plus its index
+    in ``nodes`` (the engine's rule; a run's ``meta["addresses"]`` holds
+    the same, which a test checks)."""
+    import ipaddress
+
+    return {n["name"]: str(ipaddress.IPv4Address(0x0A000001 + i)) for i, n in enumerate(data["nodes"])}
+
+
 def draw(data: dict[str, Any], path: str | Path, seed: int = 1) -> Path:
     """Draws the scenario ``data`` to ``path`` (.png, .svg or .pdf)."""
     import matplotlib
@@ -56,7 +65,11 @@ def draw(data: dict[str, Any], path: str | Path, seed: int = 1) -> Path:
     colors = ["#f4a261" if v in members else "#8ecae6" for v in g.nodes]
     nx.draw_networkx_edges(g, pos, ax=ax, edge_color="#555")
     nx.draw_networkx_nodes(g, pos, ax=ax, node_color=colors, node_size=900 if n < 40 else 200)
-    nx.draw_networkx_labels(g, pos, ax=ax, font_size=9 if n < 40 else 6)
+    if n < 40:  # the node's address in pcap files under its name
+        addr = node_addresses(data)
+        nx.draw_networkx_labels(g, pos, ax=ax, labels={v: f"{v}\n{addr[v]}" for v in g.nodes}, font_size=7)
+    else:
+        nx.draw_networkx_labels(g, pos, ax=ax, font_size=6)
     if n < 40:
         nx.draw_networkx_edge_labels(g, pos, ax=ax, edge_labels=nx.get_edge_attributes(g, "label"), font_size=7)
     lines = flow_lines(data)

@@ -63,11 +63,14 @@ pub struct AppStats {
 /// "flow" in order, and whether it has a `<name>_series` table. Declared
 /// beside the model that fills it; a run emits every declared table (empty
 /// when no application reports into it), so a table has the same columns
-/// whether or not the scenario has such flows.
+/// whether or not the scenario has such flows. The values travel as f64;
+/// `integers` names the columns that are counts, which reach Python as
+/// (nullable) integers.
 #[derive(Debug)]
 pub struct AppTable {
     pub name: &'static str,
     pub columns: &'static [&'static str],
+    pub integers: &'static [&'static str],
     pub series: bool,
 }
 

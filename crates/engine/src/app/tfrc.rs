@@ -36,6 +36,16 @@ pub const TABLE: super::AppTable = super::AppTable {
         "loss_events",
         "p",
     ],
+    // Counts (integers; the others are measures in their units).
+    integers: &[
+        "packets_sent",
+        "feedbacks_received",
+        "nofeedback_expiries",
+        "packets_received",
+        "feedbacks_sent",
+        "lost_packets",
+        "loss_events",
+    ],
     series: true,
 };
 

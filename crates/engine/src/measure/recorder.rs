@@ -204,6 +204,9 @@ pub struct Recorder {
     // optional per-hop trace
     pub trace_on: bool,
     trace_limit: u64,
+    queue_sample_limit: u64,
+    /// The queue samples reached their limit and stopped.
+    pub queue_samples_truncated: bool,
     /// The trace reached its limit and stopped.
     pub trace_truncated: bool,
     pub tr_time: Vec<u64>,
@@ -230,6 +233,8 @@ pub struct RecorderOptions {
     pub trace: bool,
     /// Rows of the trace kept at most (limits.max_trace_rows).
     pub trace_limit: u64,
+    /// Rows of the queue samples kept at most (limits.max_queue_sample_rows).
+    pub queue_sample_limit: u64,
     /// The per-delivery log (the packets table).
     pub packet_log: bool,
     /// The applications' time series.
@@ -245,6 +250,8 @@ impl Recorder {
         let mut r = Recorder {
             trace_on: opts.trace,
             trace_limit: opts.trace_limit,
+            queue_sample_limit: opts.queue_sample_limit,
+            queue_samples_truncated: false,
             packet_log: opts.packet_log,
             series_log: opts.series_log,
             warmup_ns: opts.warmup.as_nanos(),
@@ -439,12 +446,19 @@ impl Recorder {
         self.tr_size.push(p.size_bytes);
     }
 
-    pub fn sample_queue(&mut self, now: SimTime, ld: LinkDirId, q: &crate::queue::Queue) {
+    /// One row of the queue samples; false once they are at their limit
+    /// (the row is not kept, and sampling can stop).
+    pub fn sample_queue(&mut self, now: SimTime, ld: LinkDirId, q: &crate::queue::Queue) -> bool {
+        if self.qs_time.len() as u64 >= self.queue_sample_limit {
+            self.queue_samples_truncated = true;
+            return false;
+        }
         self.qs_time.push(now.as_nanos());
         self.qs_ld.push(ld);
         self.qs_packets.push(q.len_packets() as u64);
         self.qs_bytes.push(q.len_bytes());
         self.qs_values.push(q.discipline_sample());
+        true
     }
 
     pub fn total_dropped(&self, fr: usize) -> u64 {

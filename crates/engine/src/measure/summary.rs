@@ -158,8 +158,14 @@ impl FlowColumns {
         for (col, v) in self.counts.iter_mut().zip(counts) {
             col.push(v);
         }
+        // NaN only where nothing was sent: packets sent and all still in
+        // flight (a link too slow to deliver one) were not lost.
         let settled = rec.got[i].received + lost;
-        self.loss_rate.push(ratio(lost as f64, settled as f64));
+        let loss_rate = match (settled, rec.sent_to(i)) {
+            (0, sent) if sent > 0 => 0.0,
+            _ => ratio(lost as f64, settled as f64),
+        };
+        self.loss_rate.push(loss_rate);
         self.dropped.resize(DropReason::COUNT, Vec::new());
         for (r, col) in self.dropped.iter_mut().enumerate() {
             col.push(rec.dropped[i][r]);

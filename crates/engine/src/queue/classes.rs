@@ -33,6 +33,7 @@ pub struct ClassSpec {
     pub name: String,
     /// DSCPs of the class (none: the default class).
     #[serde(default)]
+    #[schemars(inner(range(max = 63)))]
     pub dscp: Vec<u8>,
     /// drr: relative share (give weights or rate_bps for every class, or
     /// neither for equal shares).

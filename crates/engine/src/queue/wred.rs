@@ -28,6 +28,7 @@ use serde::Deserialize;
 pub struct WredProfile {
     /// DSCPs of this precedence (none: the default profile).
     #[serde(default)]
+    #[schemars(inner(range(max = 63)))]
     pub dscp: Vec<u8>,
     pub min_th: f64,
     pub max_th: f64,

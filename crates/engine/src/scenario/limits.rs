@@ -23,6 +23,9 @@ fn d_rtp_members() -> u64 {
 fn d_trace_rows() -> u64 {
     20_000_000
 }
+fn d_queue_sample_rows() -> u64 {
+    20_000_000
+}
 fn d_pcap_bytes() -> u64 {
     10 << 30
 }
@@ -44,6 +47,10 @@ pub struct LimitsSpec {
     /// Rows of the per-hop trace; recording stops there (meta.trace_truncated).
     #[serde(default = "d_trace_rows")]
     pub max_trace_rows: u64,
+    /// Rows of the queue samples (one per link direction per sample);
+    /// sampling stops there (meta.queue_samples_truncated).
+    #[serde(default = "d_queue_sample_rows")]
+    pub max_queue_sample_rows: u64,
     /// Bytes of all pcap files together; capture stops there
     /// (meta.pcap_truncated), the files stay valid.
     #[serde(default = "d_pcap_bytes")]
@@ -58,6 +65,7 @@ impl Default for LimitsSpec {
             max_flows: d_flows(),
             max_rtp_members: d_rtp_members(),
             max_trace_rows: d_trace_rows(),
+            max_queue_sample_rows: d_queue_sample_rows(),
             max_pcap_bytes: d_pcap_bytes(),
         }
     }

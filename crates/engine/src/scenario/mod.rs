@@ -9,8 +9,10 @@ pub mod check;
 pub mod document;
 pub mod limits;
 pub mod parse;
+pub mod plausible;
 #[macro_use]
 pub mod tagged;
+pub mod units;
 pub mod validate;
 
 pub use check::FieldError;

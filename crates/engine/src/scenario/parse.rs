@@ -15,22 +15,178 @@ pub fn parse_json(text: &str) -> Result<Scenario, Vec<FieldError>> {
 
 fn parse_tracked(text: &str) -> Result<Scenario, Vec<FieldError>> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let msg = e.inner().to_string();
-        // Line/column refer to the JSON handed over, not the user's file.
-        let msg = match msg.rfind(" at line ") {
-            Some(i) => msg[..i].to_string(),
-            None => msg,
+    serde_path_to_error::deserialize(de).map_err(|e| vec![field_error(&e)])
+}
+
+fn field_error<E: std::fmt::Display>(e: &serde_path_to_error::Error<E>) -> FieldError {
+    let path = e.path().to_string();
+    let msg = e.inner().to_string();
+    // Line/column refer to the JSON handed over, not the user's file.
+    let msg = match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    };
+    let (path, message) = resolve(path, msg);
+    let path = if path.is_empty() || path == "." {
+        "(scenario)".to_string()
+    } else {
+        path
+    };
+    FieldError { path, message }
+}
+
+const STOP: &str = " (the checks stop here: fix this first to see what else is wrong)";
+
+/// Most structural errors one document reports before giving up.
+const MAX_STRUCTURAL: usize = 50;
+
+/// A document with structural errors: every one of them, found by
+/// parsing again with each faulty field set aside (removed; a required one
+/// then gets a scalar stand-in of the first kind that parses), and the document
+/// as parsed with those fields set aside (None if that is not possible),
+/// with the paths set aside, so that the semantic checks can run on the
+/// rest without reporting the stand-ins.
+pub fn parse_all(text: &str) -> (Option<Scenario>, Vec<FieldError>, Vec<String>) {
+    let Ok(mut doc) = serde_json::from_str::<serde_json::Value>(text) else {
+        return (
+            None,
+            parse_tracked(text).err().unwrap_or_default(),
+            Vec::new(),
+        );
+    };
+    let (mut errs, mut aside) = (Vec::new(), Vec::new());
+    for _ in 0..4 * MAX_STRUCTURAL {
+        let e = match serde_path_to_error::deserialize::<_, Scenario>(&doc) {
+            Ok(s) => return (Some(s), errs, aside),
+            Err(e) => field_error(&e),
         };
-        let (path, message) = resolve(path, msg);
-        let path = if path.is_empty() || path == "." {
-            "(scenario)".to_string()
-        } else {
-            path
-        };
-        vec![FieldError { path, message }]
+        if let Some(field) = missing_set_aside(&e, &aside) {
+            if stand_in(&mut doc, &e, &field) {
+                continue;
+            }
+            // No stand-in: the field's own error is where the checks stop.
+            if let Some(own) = errs.iter_mut().find(|x| x.path == field) {
+                own.message += STOP;
+                return (None, errs, aside);
+            }
+        } else if errs.len() < MAX_STRUCTURAL {
+            if let Some(path) = set_aside(&mut doc, &e) {
+                aside.push(path);
+                errs.push(e);
+                continue;
+            }
+        }
+        errs.push(FieldError {
+            message: e.message + STOP,
+            ..e
+        });
+        return (None, errs, aside);
+    }
+    (None, errs, aside)
+}
+
+/// For "missing field `k`" at `P`, the field `P.k` if it was set aside.
+fn missing_set_aside(e: &FieldError, aside: &[String]) -> Option<String> {
+    let rest = e.message.strip_prefix("missing field `")?;
+    let (name, _) = rest.split_once('`')?;
+    let field = if e.path == "(scenario)" {
+        name.to_string()
+    } else {
+        format!("{}.{name}", e.path)
+    };
+    aside.contains(&field).then_some(field)
+}
+
+/// Removes the field of `e` from `doc`; its path, or None if it cannot be.
+fn set_aside(doc: &mut serde_json::Value, e: &FieldError) -> Option<String> {
+    if e.message.starts_with("missing field") {
+        return None; // a required field absent: nothing to set aside
+    }
+    // An unknown field's path may end at its container or at itself.
+    let unknown = (e.message.strip_prefix("unknown field `"))
+        .and_then(|r| r.split_once('`'))
+        .map(|(name, _)| name);
+    let (parent, key) = match (unknown, split_last(&e.path)) {
+        (Some(name), Some((parent, key))) if key == name => (parent, key),
+        (Some(name), _) => (e.path.clone(), name.to_string()),
+        (None, Some(pk)) => pk,
+        (None, None) => return None,
+    };
+    if !remove(doc, &parent, &key) {
+        return None;
+    }
+    Some(if parent.is_empty() || parent == "(scenario)" {
+        key
+    } else {
+        format!("{parent}.{key}")
     })
+}
+
+/// A required field that was set aside gets the first stand-in that lets
+/// parsing go past it; false if none does.
+fn stand_in(doc: &mut serde_json::Value, e: &FieldError, field: &str) -> bool {
+    use serde_json::Value;
+    let (parent, key) = split_last(field).unwrap_or_else(|| (String::new(), field.to_string()));
+    // Scalars only: an empty list or table in place of a required one
+    // (the nodes, a session's members) would make the checks of the rest
+    // report its absence everywhere.
+    let stand_ins = [
+        Value::from(1),
+        Value::from(1.5),
+        Value::from("x"),
+        Value::Bool(false),
+    ];
+    for v in stand_ins {
+        match pointer(doc, &parent).and_then(Value::as_object_mut) {
+            Some(obj) => obj.insert(key.clone(), v),
+            None => return false,
+        };
+        let next = serde_path_to_error::deserialize::<_, Scenario>(&*doc).err();
+        let same = next.is_some_and(|n| {
+            let n = field_error(&n);
+            n == *e || n.path == field || n.path.starts_with(&format!("{field}."))
+        });
+        if !same {
+            return true;
+        }
+    }
+    remove(doc, &parent, &key);
+    false
+}
+
+/// `a.b[2].c` as (`a.b[2]`, `c`).
+fn split_last(path: &str) -> Option<(String, String)> {
+    if path == "(scenario)" {
+        return None;
+    }
+    let Some(i) = path.rfind(['.', '[']) else {
+        return Some((String::new(), path.to_string())); // a top-level field
+    };
+    let (head, tail) = path.split_at(i);
+    if tail.starts_with('[') {
+        return None; // a list item: not set aside (indices must stay)
+    }
+    Some((head.to_string(), tail[1..].to_string()))
+}
+
+fn remove(doc: &mut serde_json::Value, parent: &str, key: &str) -> bool {
+    (pointer(doc, parent).and_then(serde_json::Value::as_object_mut))
+        .is_some_and(|o| o.remove(key).is_some())
+}
+
+/// The value at a path such as `links[0].queue`, if there is one.
+fn pointer<'a>(doc: &'a mut serde_json::Value, path: &str) -> Option<&'a mut serde_json::Value> {
+    let mut cur = doc;
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let (name, rest) = part.split_once('[').unwrap_or((part, ""));
+        if !name.is_empty() {
+            cur = cur.get_mut(name)?;
+        }
+        for idx in rest.split('[').filter(|x| !x.is_empty()) {
+            cur = cur.get_mut(idx.trim_end_matches(']').parse::<usize>().ok()?)?;
+        }
+    }
+    Some(cur)
 }
 
 /// Moves the paths that model families put at the start of a message

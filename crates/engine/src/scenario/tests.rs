@@ -388,3 +388,53 @@ fn links_groups_routes_and_measurement() {
         );
     }
 }
+
+#[test]
+fn structural_errors_are_all_reported_with_the_semantic_ones_beside_them() {
+    let mut v = base();
+    v["links"][0]["delay_ms"] = json!("40ms");
+    v["links"][0]["colour"] = json!("red");
+    v["links"][0]["queue"] = json!({"type": "droptail", "limit_packets": -3});
+    v["flows"][0]["interval_ms"] = json!("fast");
+    v["flows"][0]["speling"] = json!(1);
+    v["flows"][0]["dst"] = json!("nowhere");
+    v["links"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"a": "a", "b": "zz", "rate_bps": 0, "delay_ms": 1}));
+    let mut got: Vec<String> = errors(&v).into_iter().map(|e| e.path).collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "flows[0].dst",
+            "flows[0].interval_ms",
+            "flows[0].speling",
+            "links[0].colour",
+            "links[0].delay_ms",
+            "links[0].queue.limit_packets",
+            "links[1].b",
+            "links[1].rate_bps",
+        ]
+    );
+}
+
+#[test]
+fn a_required_field_of_no_kind_that_parses_stops_the_checks_and_says_so() {
+    let mut v = base();
+    v["nodes"] = json!("a, b");
+    let errs = errors(&v);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].path, "nodes");
+    assert!(errs[0].message.contains("the checks stop here"), "{errs:?}");
+}
+
+#[test]
+fn a_top_level_field_of_the_wrong_type_does_not_hide_the_others() {
+    let mut v = base();
+    v["duration_s"] = json!("10s");
+    v["links"][0]["rate_bps"] = json!(-1);
+    let mut got: Vec<String> = errors(&v).into_iter().map(|e| e.path).collect();
+    got.sort();
+    assert_eq!(got, ["duration_s", "links[0].rate_bps"]);
+}

@@ -11,10 +11,36 @@ use crate::loss::LossSpec;
 use crate::queue::QueueSpec;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-/// Parses and validates.
+/// Parses and validates, reporting every problem found: structural ones
+/// (wrong types, unknown fields) first, then the checks of the fields
+/// that parsed (those set aside are not checked again).
 pub fn parse_and_validate(text: &str) -> Result<Scenario, Vec<FieldError>> {
-    let s = parse_json(text)?;
-    let errs = validate(&s);
+    let s = match parse_json(text) {
+        Ok(s) => s,
+        Err(_) => {
+            let (rest, mut errs, aside) = super::parse::parse_all(text);
+            if let Some(rest) = rest {
+                // Not reported: what a set-aside field's absence or stand-in
+                // causes (its own path, below it, or its container naming it).
+                let under = |e: &FieldError| {
+                    aside.iter().any(|a| {
+                        let p = &e.path;
+                        let key = a.rsplit('.').next().unwrap_or(a);
+                        p == a
+                            || p.starts_with(&format!("{a}."))
+                            || p.starts_with(&format!("{a}["))
+                            || (a.starts_with(p.as_str()) && e.message.contains(key))
+                    })
+                };
+                errs.extend(validate(&rest).into_iter().filter(|e| !under(e)));
+            }
+            return Err(errs);
+        }
+    };
+    let mut errs = validate(&s);
+    let mut c = Checker::default();
+    super::units::check(text, &mut c);
+    errs.extend(c.errs);
     if errs.is_empty() {
         Ok(s)
     } else {

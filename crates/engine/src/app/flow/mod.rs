@@ -77,6 +77,7 @@ pub struct FlowCommon {
     pub dst_port: Option<u16>,
     /// DiffServ code point, 0-63 (default 0).
     #[serde(default)]
+    #[schemars(range(max = 63))]
     pub dscp: u8,
 }
 
@@ -294,7 +295,11 @@ pub fn build_flow(index: usize, f: &FlowSpec, ctx: &mut BuildCtx<'_>) {
         src_port: cm.src_port.unwrap_or(10_000u16.wrapping_add(index as u16)),
         dst_port: cm.dst_port.unwrap_or(20_000u16.wrapping_add(index as u16)),
         start,
-        stop: cm.stop_s.map_or(ctx.horizon, SimTime::from_secs_f64),
+        // A source never works for time past the run's end: whatever a
+        // model sizes by its stop time is sized by what the run can use.
+        stop: (cm.stop_s)
+            .map_or(ctx.horizon, SimTime::from_secs_f64)
+            .min(ctx.horizon),
     };
     f.kind.model().build(&resolved, ctx);
 }

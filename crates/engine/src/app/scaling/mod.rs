@@ -43,6 +43,19 @@ pub const TABLE: super::AppTable = super::AppTable {
         "srtt_ms",
         "control_rtt_ms",
     ],
+    // Counts (integers; the others are measures in their units).
+    integers: &[
+        "frames_sent",
+        "frames_skipped",
+        "packets_sent",
+        "final_scale",
+        "missing_packets",
+        "loss_indications",
+        "timeouts",
+        "decreases",
+        "increases",
+        "requests_sent",
+    ],
     series: true,
 };
 
@@ -77,10 +90,13 @@ pub struct FrameBytes {
 #[serde(deny_unknown_fields)]
 pub struct FrameDscp {
     #[serde(rename = "I", default)]
+    #[schemars(range(max = 63))]
     pub i: Option<u8>,
     #[serde(rename = "P", default)]
+    #[schemars(range(max = 63))]
     pub p: Option<u8>,
     #[serde(rename = "B", default)]
+    #[schemars(range(max = 63))]
     pub b: Option<u8>,
 }
 

@@ -30,7 +30,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use sink::{Rx, SvcSink};
 use source::{Packetiser, SvcSource, TransportSetup};
-use trace::{Nal, SvcModel};
+use trace::{NalFeed, SvcModel};
 
 /// The `svc` table (the source's columns, then the sink's).
 pub const TABLE: super::AppTable = super::AppTable {
@@ -45,6 +45,7 @@ pub const TABLE: super::AppTable = super::AppTable {
         "offered_bytes_s1_fgs",
         "final_rate_bps",
         "buffer_bytes_at_end",
+        "skipped_bytes",
         "media_packets_received",
         "fec_recovered_packets",
         "fec_repair_received",
@@ -58,6 +59,29 @@ pub const TABLE: super::AppTable = super::AppTable {
         "decodable_base_frames",
         "p",
         "available_bps",
+    ],
+    // Counts (integers; the others are measures in their units).
+    integers: &[
+        "packets_sent",
+        "media_packets",
+        "fec_repair_packets",
+        "offered_bytes_base",
+        "offered_bytes_s0_fgs",
+        "offered_bytes_s1",
+        "offered_bytes_s1_fgs",
+        "buffer_bytes_at_end",
+        "skipped_bytes",
+        "media_packets_received",
+        "fec_recovered_packets",
+        "fec_repair_received",
+        "media_packets_kept",
+        "bytes_in_time",
+        "bytes_late",
+        "decodable_bytes_base",
+        "decodable_bytes_s0_fgs",
+        "decodable_bytes_s1",
+        "decodable_bytes_s1_fgs",
+        "decodable_base_frames",
     ],
     series: true,
 };
@@ -94,6 +118,9 @@ fn d_fb() -> u32 {
 }
 fn d_idr() -> u32 {
     4
+}
+fn d_send_buffer() -> u64 {
+    64 << 20
 }
 
 /// The transport carrying the video.
@@ -210,6 +237,7 @@ pub struct FecSpec {
     #[serde(default)]
     pub n: Option<u32>,
     #[serde(default = "d_fec_dscp")]
+    #[schemars(range(max = 63))]
     pub dscp: u8,
 }
 
@@ -282,9 +310,11 @@ pub struct SvcSpec {
     pub nal_units: Option<Vec<NalRow>>,
     /// DSCP of the base layer (spatial 0, quality 0): AF11.
     #[serde(default = "d_base")]
+    #[schemars(range(max = 63))]
     pub base_dscp: u8,
     /// DSCP of the enhancement layers: AF12.
     #[serde(default = "d_enh")]
+    #[schemars(range(max = 63))]
     pub enhancement_dscp: u8,
     /// Packets later than their frame time plus this are discarded.
     #[serde(default = "d_playout")]
@@ -296,7 +326,18 @@ pub struct SvcSpec {
     /// taken up again): 4, about 1 s.
     #[serde(default = "d_idr")]
     pub idr_gops: u32,
+    /// The sender's buffer holds at most this many bytes: a NAL unit that
+    /// would overflow it is not sent (counted as `skipped_bytes`). 64 MiB,
+    /// chosen here: far above what the layer selection lets build up at the
+    /// studies' rates, and a bound on memory for a source far faster than
+    /// its path.
+    #[serde(default = "d_send_buffer")]
+    pub send_buffer_bytes: u64,
 }
+
+/// Largest coefficient of variation of NAL unit sizes: a log-normal of
+/// CV 100 already puts nearly all bytes in a few huge units.
+const MAX_SIZE_CV: f64 = 100.0;
 
 impl SvcSpec {
     /// The inline trace in the text format (checked by `parse_trace`).
@@ -306,17 +347,26 @@ impl SvcSpec {
             .collect()
     }
 
-    /// The NAL units from the trace, or generated for `seconds`.
-    fn nal_units(&self, seconds: f64, rng: &mut crate::sim::SimRng) -> Vec<Nal> {
+    /// The NAL units from the trace, or generated for `seconds` as the
+    /// source reaches them.
+    fn nal_feed(&self, seconds: f64, rng: crate::sim::SimRng) -> NalFeed {
         if let Some(units) = &self.nal_units {
-            return trace::parse_trace(&Self::trace_text(units)).unwrap_or_default();
+            return NalFeed::Trace(
+                trace::parse_trace(&Self::trace_text(units)).unwrap_or_default(),
+            );
         }
         let model = SvcModel {
             fps: self.fps,
             layer_bps: self.layer_bps,
             cv: self.size_cv,
         };
-        model.generate((seconds * self.fps).ceil() as u32, rng)
+        NalFeed::Model {
+            model,
+            rng,
+            // Saturates at u32::MAX frames (over 4 years at 30 frames/s).
+            frames: (seconds * self.fps).ceil() as u32,
+            next: 0,
+        }
     }
 }
 
@@ -355,6 +405,7 @@ impl FlowModel for SvcSpec {
             }
         }
         c.non_negative(format_args!("{p}.size_cv"), self.size_cv);
+        c.at_most(format_args!("{p}.size_cv"), self.size_cv, MAX_SIZE_CV);
         c.positive(format_args!("{p}.playout_delay_ms"), self.playout_delay_ms);
         for (f, d) in [
             ("base_dscp", self.base_dscp),
@@ -370,6 +421,10 @@ impl FlowModel for SvcSpec {
             }
         }
         c.at_least_one(format_args!("{p}.idr_gops"), Some(self.idr_gops as u64));
+        c.at_least_one(
+            format_args!("{p}.send_buffer_bytes"),
+            Some(self.send_buffer_bytes),
+        );
         c.wire_bytes(format_args!("{p}.feedback_bytes"), self.feedback_bytes, 28);
     }
     fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {
@@ -378,8 +433,8 @@ impl FlowModel for SvcSpec {
             ..Default::default()
         };
         let seconds = f.stop.saturating_sub(f.start).as_secs_f64();
-        let mut rng = ctx.stream(&format!("flow:{}:svc", f.spec.name));
-        let nals = self.nal_units(seconds, &mut rng);
+        let rng = ctx.stream(&format!("flow:{}:svc", f.spec.name));
+        let nals = self.nal_feed(seconds, rng);
         let data = f.udp_template(0);
         let fb = PacketTemplate {
             payload_bytes: self.feedback_bytes - IPV4_HEADER_BYTES - UDP_HEADER_BYTES,
@@ -414,8 +469,9 @@ impl FlowModel for SvcSpec {
             code: x.code(),
             dscp: x.dscp,
         });
-        let source =
-            SvcSource::new(data, setup, pk, nals, self.fps, self.idr_gops, f.stop).with_fec(fec);
+        let source = SvcSource::new(data, setup, pk, nals, self.fps, self.idr_gops, f.stop)
+            .with_fec(fec)
+            .with_buffer_limit(self.send_buffer_bytes);
         claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);
         let playout = SimTime::from_millis_f64(self.playout_delay_ms);
         let sink = SvcSink::new(fb, rx, f.id, playout, HEADERS, self.idr_gops)

@@ -5,7 +5,7 @@
 //! the transport paces the buffer out (PPACC in packet pairs). Packets are dated by their frame's time, so the
 //! wait in the send buffer counts in their one-way delay.
 
-use super::trace::{select, Nal, Selection, GOP};
+use super::trace::{select, Nal, NalFeed, Selection, GOP};
 use crate::app::{Action, App, AppStats, PacketTemplate};
 use crate::net::packet::AppData;
 use crate::net::Packet;
@@ -91,7 +91,10 @@ pub struct SvcSource {
     tpl: PacketTemplate,
     setup: Option<TransportSetup>,
     pk: Packetiser,
+    /// The NAL units at hand (the trace, or the current GOP), and where
+    /// more come from.
     nals: Vec<Nal>,
+    feed: NalFeed,
     gop_len: SimTime,
     idr_gops: u32,
     stop: SimTime,
@@ -108,6 +111,9 @@ pub struct SvcSource {
     pending: [Option<SimTime>; 3],
     /// Bytes handed to the buffer per (spatial, quality) layer.
     pub offered: [[u64; 2]; 2],
+    /// Bytes of NAL units left out because the buffer was full, and its size.
+    skipped_bytes: u64,
+    buffer_limit: u64,
     fec: Option<FecSetup>,
     /// The media packets of the FEC block being filled, and its number.
     block: Vec<(SvcInfo, u32)>,
@@ -124,7 +130,7 @@ impl SvcSource {
         tpl: PacketTemplate,
         setup: TransportSetup,
         pk: Packetiser,
-        nals: Vec<Nal>,
+        mut feed: NalFeed,
         fps: f64,
         idr_gops: u32,
         stop: SimTime,
@@ -134,7 +140,8 @@ impl SvcSource {
             tpl,
             setup: Some(setup),
             pk,
-            nals,
+            nals: feed.initial(),
+            feed,
             gop_len: SimTime::from_secs_f64(GOP as f64 / fps),
             stop,
             start: SimTime::ZERO,
@@ -146,6 +153,8 @@ impl SvcSource {
             next_send: SimTime::ZERO,
             pending: [None; 3],
             offered: [[0; 2]; 2],
+            skipped_bytes: 0,
+            buffer_limit: u64::MAX,
             fec: None,
             block: Vec::new(),
             block_id: 0,
@@ -154,6 +163,12 @@ impl SvcSource {
             selections: Series::default(),
             series_on: true,
         }
+    }
+
+    /// Bounds the send buffer (`send_buffer_bytes`).
+    pub fn with_buffer_limit(mut self, bytes: u64) -> Self {
+        self.buffer_limit = bytes;
+        self
     }
 
     /// Adds FEC over the media packets.
@@ -180,8 +195,17 @@ impl SvcSource {
 
     /// Moves the frames due by `now` into the send buffer, choosing the
     /// layers at each GOP start.
+    /// The next NAL unit not released yet (the next GOP's first, once the
+    /// current one is done).
+    fn peek(&mut self) -> Option<Nal> {
+        if self.next_nal == self.nals.len() && self.feed.next_gop(&mut self.nals) {
+            self.next_nal = 0;
+        }
+        self.nals.get(self.next_nal).copied()
+    }
+
     fn release(&mut self, now: SimTime, out: &mut Vec<Action>) {
-        while let Some(&n) = self.nals.get(self.next_nal) {
+        while let Some(n) = self.peek() {
             let at = self.start + n.time;
             if at > now || at >= self.stop {
                 break;
@@ -201,7 +225,7 @@ impl SvcSource {
             self.packetise(&n, sel.bytes_of(&n), at);
             self.next_nal += 1;
         }
-        if let Some(n) = self.nals.get(self.next_nal) {
+        if let Some(n) = self.peek() {
             let at = self.start + n.time;
             if at < self.stop {
                 self.arm(RELEASE, at, out);
@@ -229,6 +253,10 @@ impl SvcSource {
 
     fn packetise(&mut self, n: &Nal, bytes: u32, at: SimTime) {
         if bytes == 0 {
+            return;
+        }
+        if self.buffer_bytes + bytes as u64 > self.buffer_limit {
+            self.skipped_bytes += bytes as u64;
             return;
         }
         self.offered[n.s as usize][n.q as usize] += bytes as u64;
@@ -425,6 +453,7 @@ impl App for SvcSource {
                 ("offered_bytes_s1_fgs", o[1][1] as f64),
                 ("final_rate_bps", rate),
                 ("buffer_bytes_at_end", self.buffer_bytes as f64),
+                ("skipped_bytes", self.skipped_bytes as f64),
             ],
             series: vec![
                 ("rate_bps", series),

@@ -92,9 +92,16 @@ impl SvcModel {
     /// `frames` frames of NAL units, in decoding order (one per layer per
     /// frame, base layers first).
     pub fn generate(&self, frames: u32, rng: &mut SimRng) -> Vec<Nal> {
-        let sigma = (1.0 + self.cv * self.cv).ln().sqrt();
         let mut out = Vec::with_capacity(frames as usize * 4);
-        for f in 0..frames {
+        self.generate_into(0, frames, rng, &mut out);
+        out
+    }
+
+    /// Frames `from..to` appended to `out`; successive ranges draw the same
+    /// sizes as one call over their union.
+    pub fn generate_into(&self, from: u32, to: u32, rng: &mut SimRng, out: &mut Vec<Nal>) {
+        let sigma = (1.0 + self.cv * self.cv).ln().sqrt();
+        for f in from..to {
             let t = temporal_level(f);
             let time = SimTime::from_secs_f64(f as f64 / self.fps);
             for s in 0..SPATIAL {
@@ -115,7 +122,52 @@ impl SvcModel {
                 }
             }
         }
-        out
+    }
+}
+
+/// Where a source's NAL units come from: a trace (all of it, as given),
+/// or the model, one GOP at a time as the source reaches it, so that a
+/// source holds one GOP whatever the length of the run.
+pub enum NalFeed {
+    Trace(Vec<Nal>),
+    Model {
+        model: SvcModel,
+        rng: SimRng,
+        /// Frames in all; the next one to generate.
+        frames: u32,
+        next: u32,
+    },
+}
+
+impl NalFeed {
+    /// The units given at the start (the whole trace, or nothing yet).
+    pub fn initial(&mut self) -> Vec<Nal> {
+        match self {
+            NalFeed::Trace(v) => std::mem::take(v),
+            NalFeed::Model { .. } => Vec::new(),
+        }
+    }
+
+    /// Replaces `units` with the next GOP's (the model only); false when
+    /// there is none.
+    pub fn next_gop(&mut self, units: &mut Vec<Nal>) -> bool {
+        let NalFeed::Model {
+            model,
+            rng,
+            frames,
+            next,
+        } = self
+        else {
+            return false;
+        };
+        if *next >= *frames {
+            return false;
+        }
+        let end = next.saturating_add(GOP).min(*frames);
+        units.clear();
+        model.generate_into(*next, end, rng, units);
+        *next = end;
+        true
     }
 }
 

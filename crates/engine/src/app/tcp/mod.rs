@@ -45,6 +45,26 @@ pub const TABLE: super::AppTable = super::AppTable {
         "duplicate_segments",
         "ce_received",
     ],
+    // Counts (integers; the others are measures in their units).
+    integers: &[
+        "bytes",
+        "bytes_acked",
+        "segments_sent",
+        "data_bytes_sent",
+        "retransmissions",
+        "timeouts",
+        "fast_recoveries",
+        "limited_transmits",
+        "ecn_reductions",
+        "rtt_samples",
+        "final_cwnd_bytes",
+        "bytes_delivered",
+        "acks_sent",
+        "delayed_acks",
+        "out_of_order_segments",
+        "duplicate_segments",
+        "ce_received",
+    ],
     series: true,
 };
 

@@ -199,10 +199,18 @@ impl TcpSpec {
                 c.interval_ms(format_args!("{path}.{name}"), x);
             }
         }
-        if let (Some(a), Some(b)) = (self.min_rto_ms, self.max_rto_ms) {
-            if a > b {
-                let msg = format!("must be at least min_rto_ms ({a})");
+        // Compared with the defaults of the one not given: RTO clamping
+        // needs min <= max (RFC 6298 2.4, 2.5).
+        let d = crate::proto::tcp::TcpConfig::default();
+        let min = (self.min_rto_ms).unwrap_or(d.min_rto.as_secs_f64() * 1e3);
+        let max = (self.max_rto_ms).unwrap_or(d.max_rto.as_secs_f64() * 1e3);
+        if min > max {
+            if self.max_rto_ms.is_some() {
+                let msg = format!("must be at least min_rto_ms ({min})");
                 c.err(format!("{path}.max_rto_ms"), msg);
+            } else {
+                let msg = format!("must be at most max_rto_ms ({max}, the default; set it too)");
+                c.err(format!("{path}.min_rto_ms"), msg);
             }
         }
     }

@@ -59,6 +59,7 @@ fn scenario_groups(s: &Scenario, nodes: &[crate::net::Node]) -> Vec<(String, Vec
 fn world(s: &Scenario, mut ctx: BuildCtx<'_>) -> World {
     let opts = RecorderOptions {
         trace_limit: s.limits.max_trace_rows,
+        queue_sample_limit: s.limits.max_queue_sample_rows,
         trace: s.measure.trace,
         packet_log: s.measure.packets,
         series_log: s.measure.series,

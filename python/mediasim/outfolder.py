@@ -1,0 +1,129 @@
+"""An output folder holds one run (or one study's outputs), never a mix.
+
+Everything is written into a staging folder beside the destination
+(``.NAME.partial-PID``) and moved into place whole once complete:
+
+- a destination that is missing or empty is simply taken;
+- one that holds files is refused unless ``overwrite`` is given, and even
+  then only if mediasim wrote it (its marker file, or a run's
+  ``meta.json``): ``--overwrite`` never deletes a folder of the user's own;
+- with ``overwrite`` the old folder stays untouched until the new one is
+  complete, then the two are swapped (two renames) and the old one is
+  deleted; a run that fails leaves the old folder as it was.
+
+A reader therefore never finds tables of two runs side by side, nor a
+half-written run under the destination's name.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .errors import OutputFolderError
+
+# Written into every output folder: what wrote it (a run, a study, the demo).
+MARKER = ".mediasim-output.json"
+
+
+def _foreign(folder: Path) -> bool:
+    """True if ``folder`` holds files mediasim did not write as one output."""
+    return not ((folder / MARKER).is_file() or (folder / "meta.json").is_file())
+
+
+FLAG = "--overwrite (overwrite=True from Python)"
+
+
+def check_free(folder: str | Path, overwrite: bool, flag: str = FLAG) -> None:
+    """Raises OutputFolderError if ``folder`` cannot take a new output:
+    it is a file, or it holds files and ``overwrite`` is off, or it holds
+    files mediasim did not write. ``flag`` is how the caller's user says
+    overwrite (``--overwrite`` or ``overwrite=True``)."""
+    d = Path(folder)
+    if not d.exists():
+        return
+    if not d.is_dir():
+        raise OutputFolderError(f"{d}: exists and is not a folder")
+    if not any(d.iterdir()):
+        return
+    if _foreign(d):
+        raise OutputFolderError(
+            f"{d}: the folder holds files that are not a mediasim output; choose a new or empty folder "
+            f"({flag} only replaces a folder mediasim wrote)")
+    if not overwrite:
+        raise OutputFolderError(
+            f"{d}: the folder already holds an earlier output; choose a new folder, or pass {flag} to "
+            "replace it whole (the old folder stays until the new output is complete)")
+
+
+@contextmanager
+def staged(folder: str | Path, kind: str, overwrite: bool = False, flag: str = FLAG) -> Iterator[Path]:
+    """Yields a fresh staging folder; on a normal exit it becomes ``folder``
+    (replacing an earlier output when ``overwrite``), on an exception it
+    is removed and ``folder`` is left as it was. ``kind`` is recorded in
+    the marker file (``run``, ``study``, ``demo``)."""
+    final = Path(folder)
+    check_free(final, overwrite, flag)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    stage = final.parent / f".{final.name}.partial-{os.getpid()}"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir()
+    try:
+        yield stage
+        (stage / MARKER).write_text(json.dumps({"kind": kind}) + "\n")
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    _swap_in(stage, final)
+
+
+def _swap_in(stage: Path, final: Path) -> None:
+    if final.exists() and any(final.iterdir()):
+        old = final.parent / f".{final.name}.old-{os.getpid()}"
+        shutil.rmtree(old, ignore_errors=True)
+        os.rename(final, old)
+        os.rename(stage, final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        # rename() replaces an empty folder in one step (POSIX).
+        if final.exists():
+            final.rmdir()
+        os.rename(stage, final)
+
+
+def moved(path: Path, stage: Path, final: Path) -> Path:
+    """Where ``path`` (written under ``stage``) is once ``stage`` became ``final``."""
+    return Path(final) / Path(path).relative_to(stage)
+
+
+F = TypeVar("F", bound=Callable[..., Path])
+
+
+def one_output(kind: str) -> Callable[[F], F]:
+    """Makes a function that writes a study's outputs into its ``out``
+    argument (and returns the path of its report) write them staged: it
+    gains an ``overwrite`` keyword, writes into a staging folder, and
+    returns where the report is once that folder became ``out``."""
+
+    def wrap(fn: F) -> F:
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def run(*args: Any, overwrite: bool = False, **kwargs: Any) -> Path:
+            bound = sig.bind(*args, **kwargs)
+            final = Path(bound.arguments["out"])
+            with staged(final, kind, overwrite) as stage:
+                bound.arguments["out"] = stage
+                path = fn(*bound.args, **bound.kwargs)
+            return moved(path, stage, final)
+
+        return run  # type: ignore[return-value]
+
+    return wrap
