@@ -23,7 +23,7 @@ the shared table and plot helpers.
 """
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._engine import version as _engine_version
 
@@ -52,6 +52,21 @@ _EXPORTS = {
 }
 
 __all__ = [*_EXPORTS, "__version__"]
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, imported on first use
+    from .campaign import read_sweep, run_campaign
+    from .errors import (CampaignError, EngineFailure, ImplausibleValue, OutputFolderError, OutputTruncated,
+                         RunStoppedEarly, ScenarioError, TableNotFound)
+    from .results import Results
+    from .runner import run
+    from .scenario import Scenario, load_scenario
+    from .sweep import Job, grid, replications, run_many, run_sweep
+
+
+def __dir__() -> list[str]:
+    """The public API (and the module's own dunders), for tab completion."""
+    return sorted({*(n for n in globals() if n.startswith("__")), *__all__})
 
 
 def __getattr__(name: str) -> Any:

@@ -82,9 +82,13 @@ class Ints:
     missing: np.ndarray
 
     @classmethod
-    def of(cls, a: np.ndarray) -> "Ints":
+    def of(cls, a: np.ndarray, name: str = "") -> "Ints":
         missing = np.isnan(a)
-        return cls(np.where(missing, 0, a).astype(np.int64), missing)
+        values = np.where(missing, 0, a)
+        if not np.array_equal(values, np.trunc(values)):
+            # A model declared a measure a count: never round it silently.
+            raise ValueError(f"column {name}: declared a count (integers) but holds fractions")
+        return cls(values.astype(np.int64), missing)
 
     def array(self) -> Any:
         import pandas as pd
@@ -117,7 +121,7 @@ def columns(name: str, cols: dict[str, Any], meta: dict[str, Any]) -> dict[str, 
     out: dict[str, Any] = {}
     for k, v in cols.items():
         if k in counts and not isinstance(v, (list, tuple)):
-            out[k] = Ints.of(np.asarray(v, dtype=np.float64))
+            out[k] = Ints.of(np.asarray(v, dtype=np.float64), f"{name}.{k}")
         elif isinstance(v, list):
             out[k] = Text(v, k in CATEGORICAL_TEXT)
         elif isinstance(v, tuple):

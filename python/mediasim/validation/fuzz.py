@@ -2,7 +2,8 @@
 
     python -m mediasim.validation.fuzz --inputs 100000 [--seed 1] [--workers 2] [--save DIR]
 
-Inputs are the example scenarios mutated by Hypothesis strategies: a value
+Inputs are the example scenarios and one scenario of every model from the
+reference studies (``bases``), mutated by Hypothesis strategies: a value
 replaced by anything JSON, YAML or TOML can hold (huge, tiny, negative,
 NaN, text, lists, tables), a field deleted or added, a list item
 duplicated; a third of them go through a file (JSON, YAML or TOML text,
@@ -55,10 +56,42 @@ def _strategies():
     return st.tuples(st.integers(0, 10 ** 6), st.lists(mutation, min_size=1, max_size=4), as_file, flips)
 
 
+# Simulated seconds of a study scenario used as a fuzzing base: long
+# enough for every model to act, short enough for thousands of runs.
+STUDY_BASE_S = 5.0
+
+
 def bases() -> list[dict[str, Any]]:
+    """The example scenarios, then one scenario of each model the
+    examples lack, from the reference studies (shortened to
+    ``STUDY_BASE_S``): TCP with IW10, every AVPF case, media scaling
+    through RED, SVC over TFRC and over PPACC with FEC, RMTP."""
     from ..plain import read_file
 
-    return [read_file(p) for p in sorted(EXAMPLES.iterdir()) if p.suffix in (".toml", ".yaml", ".json")]
+    return ([read_file(p) for p in sorted(EXAMPLES.iterdir()) if p.suffix in (".toml", ".yaml", ".json")]
+            + study_bases())
+
+
+def study_bases() -> list[dict[str, Any]]:
+    from ..experiments import avpf, iw10, media_scaling, rmtp, svc
+
+    scenarios = [iw10.scenario(iw10.Params().quick(), 2, 10), media_scaling.scenario(media_scaling.Params().quick()),
+                 svc.scenario(svc.Params().quick(), "tfrc", 20), svc.scenario(svc.Params().quick(), "ppacc", 20, 1),
+                 rmtp.scenario(rmtp.Params().quick(), 3, STUDY_BASE_S)]
+    out = [s.to_dict() for s in scenarios]
+    seen = set()
+    for job in avpf.build_jobs(avpf.Params().quick(), avpf.CASES):
+        case = job.labels.get("case")
+        if case not in seen:
+            seen.add(case)
+            out.append(job.scenario)
+    for d in out:
+        d["duration_s"] = min(float(d["duration_s"]), STUDY_BASE_S)
+        for f in d.get("flows", []):  # starts after the shortened end would only be refused
+            for k in ("start_s", "stop_s"):
+                if isinstance(f.get(k), (int, float)) and f[k] >= STUDY_BASE_S:
+                    f.pop(k)
+    return out
 
 
 def _places(x: Any, out: list) -> list:
