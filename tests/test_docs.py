@@ -30,3 +30,9 @@ def test_the_getting_started_notebook_runs(tmp_path):
     assert not [o for o in outputs if o.get("output_type") == "error"]
     text = "\n".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
     assert "is not a mediasim table" in text and "already holds an earlier output" in text
+
+
+def test_the_readme_does_not_call_a_supported_feature_unsupported():
+    readme = (ROOT / "README.md").read_text()
+    unsupported = readme.split("## Not supported yet", 1)[1].split("\n## ", 1)[0]
+    assert "Dask" not in unsupported  # campaigns run on Dask clusters (docs/campaigns.md)

@@ -115,3 +115,54 @@ def test_show_labels_each_node_with_its_address(examples, tmp_path):
     svg = tmp_path / "d.svg"
     assert CliRunner().invoke(main, ["show", str(examples / "dumbbell.toml"), "--out", str(svg)]).exit_code == 0
     assert "10.0.0.1" in svg.read_text()
+
+
+def test_confidence_bounds_of_quantities_that_cannot_be_negative_stop_at_zero():
+    import pandas as pd
+
+    from mediasim.stats import summarize
+
+    d = pd.DataFrame({"g": [1] * 3, "delay_mean_ms": [0.1, 0.1, 9.0], "shift": [-5.0, 0.0, 5.0]})
+    t = summarize(d, ["g"], ["delay_mean_ms", "shift"])
+    assert t["delay_mean_ms_ci_low"].iloc[0] == 0.0 and t["delay_mean_ms_mean"].iloc[0] > 0
+    assert t["shift_ci_low"].iloc[0] < 0  # no unit: no bound
+
+
+def test_avpf_session_labels_sort_as_numbers():
+    from mediasim.experiments.avpf import _natural
+
+    assert sorted(["128:10:6", "32:4:3", "64:5:3"], key=_natural) == ["32:4:3", "64:5:3", "128:10:6"]
+
+
+def test_the_demo_axis_labels_the_buffers_plainly(tmp_path):
+    from matplotlib.figure import Figure
+
+    from mediasim.experiments import demo
+
+    made = []
+    real = Figure.savefig
+
+    def keep(self, *a, **k):
+        made.append(self)
+        return real(self, *a, **k)
+
+    Figure.savefig = keep
+    try:
+        demo.run_demo(tmp_path / "demo", replications=2, workers=1)
+    finally:
+        Figure.savefig = real
+    ax = made[0].axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(b) for b in demo.BUFFERS]
+    assert not [t.get_text() for t in ax.get_xticklabels(minor=True) if t.get_text()]
+
+
+def test_the_rmtp_summary_turns_crowded_labels():
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from mediasim.experiments.rmtp_report import _bars
+
+    ax = Figure().subplots()
+    labels = [f"{i} (500 s)/{j}" for i in range(8) for j in (1, 2)]
+    _bars(ax, labels, {"a": (pd.Series(range(16)).to_numpy(float), [[0.0] * 16, [1.0] * 16])})
+    assert all(t.get_rotation() == 60 for t in ax.get_xticklabels())

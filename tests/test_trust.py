@@ -328,3 +328,13 @@ def test_application_counts_read_back_from_parquet_as_integers(examples, tmp_pat
     assert str(back.rtp["ssrc"].dtype) == "Int64" and str(res.rtp["ssrc"].dtype) == "Int64"
     assert back.rtp["ssrc"].tolist() == res.rtp["ssrc"].tolist()
     assert float(res.rtp["ssrc"].iloc[0]).is_integer()
+
+
+def test_time_series_stop_at_their_row_limit_with_a_flag_and_a_warning(examples):
+    sc = _tcp(examples, **{"limits.max_series_rows": 50})
+    with pytest.warns(OutputTruncated, match="a time series stopped at limits.max_series_rows"):
+        res = mediasim.run(sc, seed=1, series=True)
+    assert res.meta["series_truncated"] is True
+    per_series = res.tcp_series.groupby(["flow", "var"], observed=True).size()
+    assert per_series.max() == 50
+    assert mediasim.run(_tcp(examples), seed=1, series=True).meta["series_truncated"] is False

@@ -25,10 +25,12 @@ class RunStoppedEarly(UserWarning):
 
 
 class OutputTruncated(UserWarning):
-    """The per-hop trace, the queue samples or the pcap capture reached its
-    limit (``limits.max_trace_rows``, ``limits.max_queue_sample_rows``,
+    """The per-hop trace, the queue samples, a time series or the pcap
+    capture reached its limit (``limits.max_trace_rows``,
+    ``limits.max_queue_sample_rows``, ``limits.max_series_rows``,
     ``limits.max_pcap_bytes``) and stopped there (``meta`` says which:
-    ``trace_truncated``, ``queue_samples_truncated``, ``pcap_truncated``);
+    ``trace_truncated``, ``queue_samples_truncated``, ``series_truncated``,
+    ``pcap_truncated``);
     the rest of the run's tables are complete."""
 
 

@@ -121,7 +121,8 @@ def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Pat
         warnings.warn(f"{sc.name}: run stopped early: {m['stopped_early']}", RunStoppedEarly, stacklevel=3)
     for key, what, limit in (("trace_truncated", "trace", "limits.max_trace_rows"),
                              ("pcap_truncated", "pcap", "limits.max_pcap_bytes"),
-                             ("queue_samples_truncated", "queue sampling", "limits.max_queue_sample_rows")):
+                             ("queue_samples_truncated", "queue sampling", "limits.max_queue_sample_rows"),
+                             ("series_truncated", "a time series", "limits.max_series_rows")):
         if m.get(key):
             warnings.warn(f"{sc.name}: {what} stopped at {limit}; raise it in the scenario to keep more",
                           OutputTruncated, stacklevel=3)

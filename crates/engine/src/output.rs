@@ -203,7 +203,8 @@ pub fn tables(
         windows,
     };
     let (flows, runs, win) = flow_tables(&inputs);
-    let app = app_tables(w, end, &names);
+    let (app, series_full) = app_tables(w, end, &names);
+    w.rec.series_truncated = series_full;
     let links = links_table(w, &names);
     let queues = queues_table(w, &names);
     let packets = w.rec.packet_log.then(|| packets_table(&mut w.rec));
@@ -524,7 +525,8 @@ type SeriesColumns = (Vec<u32>, Vec<&'static str>, Vec<u64>, Vec<f64>);
 /// per flow, the values of all its applications side by side. Every
 /// declared table is emitted, with its declared columns, even when no
 /// application reports into it.
-fn app_tables(w: &World, end: crate::sim::SimTime, n: &RunNames) -> Vec<Table> {
+fn app_tables(w: &World, end: crate::sim::SimTime, n: &RunNames) -> (Vec<Table>, bool) {
+    let mut full = false;
     let mut rows: BTreeMap<&'static str, BTreeMap<u32, NamedValues>> = BTreeMap::new();
     let mut series: BTreeMap<&'static str, SeriesColumns> = BTreeMap::new();
     for slot in &w.apps {
@@ -539,6 +541,7 @@ fn app_tables(w: &World, end: crate::sim::SimTime, n: &RunNames) -> Vec<Table> {
         if w.rec.series_log {
             let s = series.entry(st.table).or_default();
             for (var, pts) in st.series {
+                full |= w.rec.series_rows > 0 && pts.len() as u64 >= w.rec.series_rows;
                 for (t, v) in pts {
                     s.0.push(st.flow);
                     s.1.push(var);
@@ -573,7 +576,7 @@ fn app_tables(w: &World, end: crate::sim::SimTime, n: &RunNames) -> Vec<Table> {
         };
         out.push(app_table(n, &decl, &by_flow));
     }
-    out
+    (out, full)
 }
 
 /// One application table: "flow", the declared columns in order (NaN where

@@ -41,7 +41,8 @@ pub trait App: Send {
     fn on_packet(&mut self, _now: SimTime, _pkt: &Packet, _out: &mut Vec<Action>) {}
     /// Keep (or not) the time series this application records for its
     /// `<table>_series` table (`measure.series`).
-    fn set_series(&mut self, _on: bool) {}
+    /// Keep time series of at most `rows` rows each (0: none).
+    fn set_series(&mut self, _rows: usize) {}
     /// Measurements to report at the end of a run (`end`), if any.
     fn stats(&self, _end: SimTime) -> Option<AppStats> {
         None

@@ -148,7 +148,7 @@ pub struct TfrcSource {
     next_send: SimTime,
     /// Pending engine timers: (send, no-feedback).
     pending: [Option<SimTime>; 2],
-    series_on: bool,
+    series_rows: usize,
 }
 
 impl TfrcSource {
@@ -160,7 +160,7 @@ impl TfrcSource {
             stop,
             next_send: SimTime::ZERO,
             pending: [None; 2],
-            series_on: true,
+            series_rows: usize::MAX,
         }
     }
 
@@ -190,12 +190,12 @@ impl TfrcSource {
 }
 
 impl App for TfrcSource {
-    fn set_series(&mut self, on: bool) {
-        self.series_on = on;
+    fn set_series(&mut self, rows: usize) {
+        self.series_rows = rows;
     }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         let mut snd = TfrcSender::new(self.cfg.clone(), now);
-        snd.rate_series.set_on(self.series_on);
+        snd.rate_series.set_rows(self.series_rows);
         self.snd = Some(snd);
         self.next_send = now;
         self.send_due(now, out);
@@ -270,8 +270,8 @@ impl TfrcSink {
 }
 
 impl App for TfrcSink {
-    fn set_series(&mut self, on: bool) {
-        self.p_series.set_on(on);
+    fn set_series(&mut self, rows: usize) {
+        self.p_series.set_rows(rows);
     }
     fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {

@@ -179,6 +179,10 @@ pub struct Recorder {
     pub packet_log: bool,
     /// Keep the applications' time series (the `*_series` tables).
     pub series_log: bool,
+    /// Rows of each time series kept at most (limits.max_series_rows); a
+    /// series found full at the end sets `series_truncated`.
+    pub series_rows: u64,
+    pub series_truncated: bool,
     /// Packets sent before this (ns) stay out of the flow summaries.
     pub warmup_ns: u64,
     /// Throughput windows [start, end) in ns, and bytes received per
@@ -239,6 +243,8 @@ pub struct RecorderOptions {
     pub packet_log: bool,
     /// The applications' time series.
     pub series_log: bool,
+    /// Rows of each time series kept at most (limits.max_series_rows).
+    pub series_rows: u64,
     /// The warm-up left out of the flow summaries.
     pub warmup: SimTime,
     /// Throughput windows.
@@ -254,6 +260,8 @@ impl Recorder {
             queue_samples_truncated: false,
             packet_log: opts.packet_log,
             series_log: opts.series_log,
+            series_rows: opts.series_rows,
+            series_truncated: false,
             warmup_ns: opts.warmup.as_nanos(),
             windows: (opts.windows.iter())
                 .map(|(a, b)| (a.as_nanos(), b.as_nanos()))

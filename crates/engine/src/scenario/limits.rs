@@ -26,6 +26,9 @@ fn d_trace_rows() -> u64 {
 fn d_queue_sample_rows() -> u64 {
     20_000_000
 }
+fn d_series_rows() -> u64 {
+    5_000_000
+}
 fn d_pcap_bytes() -> u64 {
     10 << 30
 }
@@ -51,6 +54,10 @@ pub struct LimitsSpec {
     /// sampling stops there (meta.queue_samples_truncated).
     #[serde(default = "d_queue_sample_rows")]
     pub max_queue_sample_rows: u64,
+    /// Rows of each time series (one variable of one flow, with
+    /// measure.series); it stops there (meta.series_truncated).
+    #[serde(default = "d_series_rows")]
+    pub max_series_rows: u64,
     /// Bytes of all pcap files together; capture stops there
     /// (meta.pcap_truncated), the files stay valid.
     #[serde(default = "d_pcap_bytes")]
@@ -66,6 +73,7 @@ impl Default for LimitsSpec {
             max_rtp_members: d_rtp_members(),
             max_trace_rows: d_trace_rows(),
             max_queue_sample_rows: d_queue_sample_rows(),
+            max_series_rows: d_series_rows(),
             max_pcap_bytes: d_pcap_bytes(),
         }
     }

@@ -2,7 +2,8 @@
 //! rate, a scale), kept only when the scenario asks for them
 //! (`measure.series`): recorded on change they grow with simulated time
 //! (TCP's window changes on nearly every ACK), so by default a run's
-//! memory must not depend on them. Nothing in a model reads its series.
+//! memory must not depend on them, and when asked for each stops at a row
+//! limit (`limits.max_series_rows`). Nothing in a model reads its series.
 
 use super::SimTime;
 
@@ -10,7 +11,8 @@ use super::SimTime;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
     points: Vec<(SimTime, f64)>,
-    on: bool,
+    /// Rows kept at most (0: off).
+    rows: usize,
 }
 
 impl Default for Series {
@@ -19,7 +21,7 @@ impl Default for Series {
     fn default() -> Self {
         Series {
             points: Vec::new(),
-            on: true,
+            rows: usize::MAX,
         }
     }
 }
@@ -27,24 +29,36 @@ impl Default for Series {
 impl Series {
     /// Records `value` at `now`.
     pub fn push(&mut self, now: SimTime, value: f64) {
-        if self.on {
+        if self.points.len() < self.rows {
             self.points.push((now, value));
         }
     }
 
     /// Records `value` at `now` if it differs from the last value recorded.
     pub fn push_change(&mut self, now: SimTime, value: f64) {
-        if self.on && self.points.last().is_none_or(|x| x.1 != value) {
+        if self.points.len() < self.rows && self.points.last().is_none_or(|x| x.1 != value) {
             self.points.push((now, value));
         }
     }
 
     /// Turns recording on or off (off also frees what was recorded).
     pub fn set_on(&mut self, on: bool) {
-        self.on = on;
-        if !on {
+        self.set_rows(if on { usize::MAX } else { 0 });
+    }
+
+    /// Keeps at most `rows` rows (0: off, which also frees what was
+    /// recorded); once full, later values are left out.
+    pub fn set_rows(&mut self, rows: usize) {
+        self.rows = rows;
+        if rows == 0 {
             self.points = Vec::new();
         }
+    }
+
+    /// True once the series holds its row limit (later values were, or
+    /// would be, left out).
+    pub fn full(&self) -> bool {
+        self.rows > 0 && self.points.len() >= self.rows
     }
 
     pub fn points(&self) -> &[(SimTime, f64)] {
@@ -71,6 +85,13 @@ mod tests {
         s.push(t(3), 2.0);
         assert_eq!(s.points(), &[(t(0), 1.0), (t(2), 2.0), (t(3), 2.0)]);
         assert_eq!(s.scaled(8.0)[1], (t(2), 16.0));
+        let mut capped = Series::default();
+        capped.set_rows(2);
+        for k in 0..5 {
+            capped.push(t(k), k as f64);
+        }
+        assert_eq!(capped.points(), &[(t(0), 0.0), (t(1), 1.0)]);
+        assert!(capped.full() && !s.full());
         s.set_on(false);
         s.push(t(4), 5.0);
         s.push_change(t(5), 6.0);

@@ -207,8 +207,8 @@ pub struct RmtpSenderApp {
 }
 
 impl App for RmtpSenderApp {
-    fn set_series(&mut self, on: bool) {
-        self.sender.window_series.set_on(on);
+    fn set_series(&mut self, rows: usize) {
+        self.sender.window_series.set_rows(rows);
     }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         out.push(Action::Timer { at: now, token: 0 });

@@ -161,8 +161,8 @@ impl ScalingSource {
 }
 
 impl App for ScalingSource {
-    fn set_series(&mut self, on: bool) {
-        self.series.set_on(on);
+    fn set_series(&mut self, rows: usize) {
+        self.series.set_rows(rows);
     }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         self.start = now;
@@ -249,8 +249,8 @@ impl ScalingReceiver {
 }
 
 impl App for ScalingReceiver {
-    fn set_series(&mut self, on: bool) {
-        self.series.set_on(on);
+    fn set_series(&mut self, rows: usize) {
+        self.series.set_rows(rows);
     }
     fn on_start(&mut self, now: SimTime, _out: &mut Vec<Action>) {
         self.control.start(now);

@@ -241,8 +241,8 @@ impl SvcSink {
 }
 
 impl App for SvcSink {
-    fn set_series(&mut self, on: bool) {
-        self.a_series.set_on(on);
+    fn set_series(&mut self, rows: usize) {
+        self.a_series.set_rows(rows);
     }
     fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {

@@ -122,7 +122,7 @@ pub struct SvcSource {
     media_packets: u64,
     repair_packets: u64,
     selections: Series,
-    series_on: bool,
+    series_rows: usize,
 }
 
 impl SvcSource {
@@ -161,7 +161,7 @@ impl SvcSource {
             media_packets: 0,
             repair_packets: 0,
             selections: Series::default(),
-            series_on: true,
+            series_rows: usize::MAX,
         }
     }
 
@@ -382,17 +382,17 @@ impl SvcSource {
 }
 
 impl App for SvcSource {
-    fn set_series(&mut self, on: bool) {
-        self.series_on = on;
-        self.selections.set_on(on);
+    fn set_series(&mut self, rows: usize) {
+        self.series_rows = rows;
+        self.selections.set_rows(rows);
     }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         self.start = now;
-        let on = self.series_on;
+        let rows = self.series_rows;
         self.tp = Some(match self.setup.take().expect("started once") {
             TransportSetup::Tfrc(cfg) => {
                 let mut t = TfrcSender::new(cfg, now);
-                t.rate_series.set_on(on);
+                t.rate_series.set_rows(rows);
                 Transport::Tfrc(t)
             }
             TransportSetup::Ppacc {
@@ -402,7 +402,7 @@ impl App for SvcSource {
                 rng,
             } => {
                 let mut p = PpaccSender::new(cfg, capacity_bps, initial_bps, rng);
-                p.control.target_series.set_on(on);
+                p.control.target_series.set_rows(rows);
                 Transport::Ppacc(p)
             }
         });

@@ -147,8 +147,8 @@ impl TcpSource {
 }
 
 impl App for TcpSource {
-    fn set_series(&mut self, on: bool) {
-        self.snd.set_series(on);
+    fn set_series(&mut self, rows: usize) {
+        self.snd.set_series(rows);
     }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         with_segs(|segs| {

@@ -63,11 +63,16 @@ fn world(s: &Scenario, mut ctx: BuildCtx<'_>) -> World {
         trace: s.measure.trace,
         packet_log: s.measure.packets,
         series_log: s.measure.series,
+        series_rows: s.limits.max_series_rows,
         warmup: SimTime::from_secs_f64(s.measure.warmup_s),
         windows: s.measure.windows(),
     };
     for slot in &mut ctx.apps {
-        slot.app.set_series(s.measure.series);
+        slot.app.set_series(if s.measure.series {
+            usize::try_from(s.limits.max_series_rows).unwrap_or(usize::MAX)
+        } else {
+            0
+        });
     }
     let rec = Recorder::new(ctx.metas, ctx.nodes.len(), opts);
     let sample_every = (s.measure.queue_sample_ms)

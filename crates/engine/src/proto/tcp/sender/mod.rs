@@ -50,7 +50,7 @@ pub struct SenderSeries {
 }
 
 impl SenderSeries {
-    pub fn set_on(&mut self, on: bool) {
+    pub fn set_rows(&mut self, rows: usize) {
         for s in [
             &mut self.cwnd,
             &mut self.ssthresh,
@@ -59,7 +59,7 @@ impl SenderSeries {
             &mut self.rto,
             &mut self.recovery,
         ] {
-            s.set_on(on);
+            s.set_rows(rows);
         }
     }
 }
@@ -159,9 +159,9 @@ impl TcpSender {
     }
 
     /// Turns the time series on or off (off frees what was recorded).
-    pub fn set_series(&mut self, on: bool) {
-        self.series_on = on;
-        self.series.set_on(on);
+    pub fn set_series(&mut self, rows: usize) {
+        self.series_on = rows > 0;
+        self.series.set_rows(rows);
     }
 
     pub fn series(&self) -> &SenderSeries {

@@ -144,7 +144,7 @@ fn series_off_record_nothing_and_change_nothing_else() {
         TcpSender::new(cfg(Flavor::Sack), None),
         TcpSender::new(cfg(Flavor::Sack), None),
     );
-    off.set_series(false);
+    off.set_series(0);
     let (mut a, mut b) = (Vec::new(), Vec::new());
     on.start(t(0), &mut a);
     off.start(t(0), &mut b);
