@@ -35,7 +35,8 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
 
 
 # Metric names of quantities that cannot be negative, by their unit.
-NONNEGATIVE = re.compile(r"(_s|_ms|_us|_bps|_kbps|_pps|_pct|_bytes|_packets|_frames|_count|loss_rate|_rate)$")
+NONNEGATIVE = re.compile(r"(_s|_ms|_us|_bps|_kbps|_pps|_pct|_bytes|_packets|_frames|_count|loss_rate|_rate|retx|"
+                         r"retx_total|retransmissions|_sent|_received|_lost|_drops)$")
 
 
 def summarize(

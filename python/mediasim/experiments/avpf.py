@@ -456,13 +456,16 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
     if "case4_feedback" in t:
         d = t["case4_feedback"]
         fig, ax = subplots(figsize=(7, 4))
+        zeros = 0
         for prof, g in d.groupby("profile"):
             labels = [f"{bw / 1e3:g}k, {loss}" for bw, loss in zip(g["session_bw_bps"], g["loss"])]
             # A log axis cannot show 0 (no feedback waited): left out, and said.
             y = g["mwt_s_mean"].to_numpy(dtype=float)
+            zeros += int((y <= 0).sum())
             ax.plot(labels, np.where(y > 0, y, np.nan), marker="o", label=prof)
         ax.set_yscale("log")
-        ax.text(0.01, 0.01, "points at 0 s are left out (log axis)", transform=ax.transAxes, fontsize=7)
+        if zeros:
+            ax.text(0.01, 0.01, f"{zeros} point(s) at 0 s left out (log axis)", transform=ax.transAxes, fontsize=7)
         ax.set_ylabel("mean waiting time of feedback (s)")
         ax.set_title("Case 4: feedback waiting time, AVP against AVPF")
         ax.tick_params(axis="x", rotation=30)
