@@ -104,17 +104,19 @@ def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Pat
     for name, v in (("max_events", max_events), ("max_wall_s", max_wall_s), ("max_memory_mb", max_memory_mb)):
         if v is not None and not v > 0:
             raise ValueError(f"{name} must be positive (got {v})")
-    text = sc.to_json()
-    warn_implausible(text, stacklevel=4)
     bar, report = _sim_time_bar(sc, progress)
     try:
-        raw, meta = _engine.run(text, seed=seed, replication=replication, pcap_dir=pcap_dir, pcap=pcap,
+        raw, meta = _engine.run(sc.to_json(), seed=seed, replication=replication, pcap_dir=pcap_dir, pcap=pcap,
                                 trace=trace, max_events=max_events, max_wall_s=max_wall_s,
                                 max_memory_mb=max_memory_mb, progress=report, only=only, lists=lists)
     finally:
         if bar is not None:
             bar.close()
     m = json.loads(meta)
+    from .errors import ImplausibleValue
+
+    for path, msg in m.get("implausible", ()):
+        warnings.warn(f"{path}: {msg}", ImplausibleValue, stacklevel=3)
     log.info("%s seed %d replication %d: %s s simulated, %d events in %.3f s; %d delivered, %d dropped",
              sc.name, seed, replication, m["duration_s"], m["events"], m["wall_s"], m["delivered"], m["dropped"])
     if m.get("stopped_early"):
@@ -131,8 +133,9 @@ def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Pat
 
 def warn_implausible(scenario_json: str, stacklevel: int = 2) -> None:
     """An ``ImplausibleValue`` warning per probable unit slip of a valid
-    scenario (none for an invalid one: the run or validation names its
-    errors)."""
+    scenario (none for an invalid one: validation names its errors). A
+    run finds them itself, as it builds the world (``meta["implausible"]``),
+    and warns after it."""
     from .errors import ImplausibleValue, ScenarioError
 
     try:

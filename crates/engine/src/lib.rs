@@ -139,6 +139,8 @@ fn run_valid(
     s.measure.trace |= opts.trace;
     let rng = RngStreams::new(opts.seed, opts.replication);
     let mut w = scenario::build::build(&s, &rng).map_err(EngineError::Scenario)?;
+    // Probable unit slips, reported with the run (Python warns of each).
+    let implausible = scenario::plausible::check(&s);
     s.keep_only_run_settings();
     w.pcap_left = s.limits.max_pcap_bytes;
     if s.measure.pcap || opts.pcap {
@@ -163,8 +165,7 @@ fn run_valid(
         &s,
         opts,
         &w,
-        &names,
-        &ledger,
+        (&names, &ledger, &implausible),
         stopped,
         t0.elapsed().as_secs_f64(),
     );
@@ -240,6 +241,7 @@ struct Meta<'a> {
     engine_build: &'static str,
     engine_version: &'static str,
     events: u64,
+    implausible: Vec<(&'a str, &'a str)>,
     in_flight: u64,
     integer_columns: std::collections::BTreeMap<&'static str, &'static [&'static str]>,
     loss_runs_late: u64,
@@ -263,8 +265,7 @@ fn run_meta(
     s: &Scenario,
     opts: &RunOptions,
     w: &world::World,
-    names: &output::RunNames,
-    ledger: &output::Ledger,
+    (names, ledger, implausible): (&output::RunNames, &output::Ledger, &[scenario::FieldError]),
     stopped: Option<String>,
     wall_s: f64,
 ) -> String {
@@ -294,6 +295,9 @@ fn run_meta(
         engine_build: BUILD,
         engine_version: VERSION,
         events: w.q.events_executed(),
+        implausible: (implausible.iter())
+            .map(|e| (e.path.as_str(), e.message.as_str()))
+            .collect(),
         in_flight: ledger.in_flight,
         integer_columns: (app::APP_TABLES.iter())
             .map(|t| (t.name, t.integers))
