@@ -47,8 +47,8 @@ def run_ns2(n: int, duration_s: float, workdir: Path) -> dict[str, Any]:
 
 
 # The engine's time is its run alone: the scenario text is built before
-# the clock starts (building and dumping the dict in Python took 2.5-3.6 ms
-# at 256 flows, and counted as the engine's until the fourth session).
+# the clock starts (building and dumping the dict in Python takes 2.5-3.6 ms
+# at 256 flows, which is not the engine's).
 _MEDIASIM_CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()

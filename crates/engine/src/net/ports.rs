@@ -5,8 +5,8 @@
 //! (port, application) pair is kept in one flat array, 8 bytes a node,
 //! eight nodes to a cache line; only a node with several listeners goes on
 //! to its own list. With a list per node (a vector header in one array, its
-//! entries in an allocation of their own) a delivery at 256 flows cost two
-//! cache misses here (docs/benchmarks.md, thirteenth session).
+//! entries in an allocation of their own) a delivery at 256 flows would cost
+//! two cache misses here.
 
 use super::packet::NodeId;
 

@@ -3,12 +3,11 @@
 //! Queues, wires and the engine's paths pass 4-byte [`PacketRef`]s instead
 //! of the packet itself.
 //!
-//! Why: a packet is 96 bytes, and it was moved by value several times per
-//! hop (wire, stack, queue, stack, wire). Those copies, in 16-byte pieces
-//! at offsets that did not match the stores before them, stalled the event
-//! loop on store forwarding (about a third of its time with one flow;
-//! docs/benchmarks.md, seventh and eighth sessions). In a slot the packet
-//! is written once and read where it lies.
+//! Why: a packet is 96 bytes. Moved by value several times per hop (wire,
+//! stack, queue, stack, wire), its copies, in 16-byte pieces at offsets
+//! that do not match the stores before them, stall the event loop on
+//! store forwarding (about a third of its time with one flow). In a slot
+//! the packet is written once and read where it lies.
 
 use super::packet::{AppData, Packet, Transport};
 

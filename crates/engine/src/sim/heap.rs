@@ -134,12 +134,11 @@ impl<T> QuadHeap<T> {
 /// from the back: the TCP dumbbell ran 6% faster at 1 and at 256 flows.
 /// The order is ascending, so that a push of an event later than all the
 /// others (most: a packet put on a wire arrives after those ahead of it)
-/// is an append (sorted the other way, that push scanned and moved every
-/// event: eighth session, 2-4% slower at one flow and 5-6% at 256). The
+/// is an append (sorted the other way, that push would scan and move every
+/// event: 2-4% slower at one flow and 5-6% at 256). The
 /// short form is a ring of `RING` slots inside the lane: a push or a pop
 /// is an index and a masked slot, with no vector's length, capacity or
-/// compaction to keep (fifteenth session; it was a vector with a moving
-/// start). A multicast fan-out can put thousands of events in the lane,
+/// compaction to keep (a vector with a moving start was slower). A multicast fan-out can put thousands of events in the lane,
 /// where a sorted insert would move them all: past `SORTED_MAX` events
 /// the lane turns into a heap (the ascending events are one), and back,
 /// sorted again, once it has shrunk to `SORTED_MIN`. (With 48 and 12 the
