@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .results import Results
 from .runner import run
 from .scenario import Scenario, as_scenario
+
+if TYPE_CHECKING:
+    from .campaign.cache import RunCache
 
 
 @dataclass
@@ -58,6 +61,7 @@ def run_many(
     progress: bool = True,
     desc: str = "runs",
     analyse: Callable[[Results, Job], Any] | None = None,
+    cache: "RunCache | None" = None,
 ) -> list[Any]:
     """Runs ``jobs`` on ``workers`` processes (default: the CPUs this process
     may use) and returns their Results in job order. ``workers=1`` runs in
@@ -67,16 +71,15 @@ def run_many(
     each worker returns ``analyse(results, job)`` instead of the Results:
     only the analysis crosses process boundaries.
 
-    Inside ``mediasim.campaign.cache.serving`` (a study campaign), runs
-    come from and go to that campaign's folder and executor instead."""
-    from .campaign import cache
+    With ``cache`` (a study campaign's ``mediasim.campaign.cache.RunCache``),
+    runs come from and go to that campaign's folder and executor instead
+    (``workers`` is then the campaign's)."""
     from .log import bar as progress_bar
     from .campaign.executors import LocalExecutor
 
     jobs = list(jobs)
-    served = cache.active()
-    if served is not None:
-        return served.run_many(jobs, analyse, progress, desc)
+    if cache is not None:
+        return cache.run_many(jobs, analyse, progress, desc)
     ex = LocalExecutor(workers)
     bar = progress_bar(len(jobs), desc, progress)
     out: list[Any] = [None] * len(jobs)

@@ -1,7 +1,8 @@
 """A campaign folder serving the runs of code that calls ``run_many``
-(a study's ``reproduce``): inside ``serving(store, executor)`` every
+(a study's ``reproduce``): given a ``RunCache`` as its ``cache``, a
 ``run_many`` call keys each job like a campaign run, reads a stored run
-instead of running it again, and stores what it runs. A study campaign
+instead of running it again, and stores what it runs. The cache is passed
+explicitly, down from the study campaign to each ``run_many``. A study campaign
 killed half-way therefore loses no finished run, and two grid points that
 share a run (a parameter the analysis alone reads) run it once.
 
@@ -11,8 +12,7 @@ stored before (``tests/test_study_campaign.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,9 +20,6 @@ from typing import Any
 from .keys import run_key
 from .store import RunStore
 from .worker import Outcome, Task, execute
-
-_ACTIVE: "RunCache | None" = None
-
 
 @dataclass
 class RunCache:
@@ -55,20 +52,6 @@ class RunCache:
         finally:
             bar.close()
         return out
-
-
-def active() -> RunCache | None:
-    return _ACTIVE
-
-
-@contextmanager
-def serving(store: RunStore, executor: Any) -> Iterator[RunCache]:
-    global _ACTIVE
-    before, _ACTIVE = _ACTIVE, RunCache(store, executor)
-    try:
-        yield _ACTIVE
-    finally:
-        _ACTIVE = before
 
 
 def _results_of(tables: dict[str, bytes], meta: dict[str, Any]) -> Any:

@@ -40,18 +40,19 @@ def run_study_campaign(spec: StudyCampaign, progress: bool = True, executor: Any
     report = StudyCampaignReport(store.root, len(points))
     ex = executor or make_executor(spec.workers, spec.scheduler)
     try:
-        with cache.serving(store, ex) as served:
-            for pt in points:
-                if point_done(root / pt.name, keys[pt.name]):
-                    report.reused += 1
-                    continue
-                log.info("%s: point %s", spec.study, pt.labels)
-                error = _run_point(spec, pt, keys[pt.name], options, root, store, progress)
-                if error:
-                    report.failed.append({"labels": pt.labels, "error": error})
-                else:
-                    report.ran += 1
-            report.runs_ran, report.runs_reused = served.ran, served.reused
+        # Every run_many of the study goes through the campaign folder.
+        served = cache.RunCache(store, ex)
+        for pt in points:
+            if point_done(root / pt.name, keys[pt.name]):
+                report.reused += 1
+                continue
+            log.info("%s: point %s", spec.study, pt.labels)
+            error = _run_point(spec, pt, keys[pt.name], options, root, store, progress, served)
+            if error:
+                report.failed.append({"labels": pt.labels, "error": error})
+            else:
+                report.ran += 1
+        report.runs_ran, report.runs_reused = served.ran, served.reused
     finally:
         if executor is None and hasattr(ex, "close"):
             ex.close()
@@ -60,7 +61,7 @@ def run_study_campaign(spec: StudyCampaign, progress: bool = True, executor: Any
 
 
 def _run_point(spec: StudyCampaign, pt: Point, key: str, options: dict[str, Any], root: Path, store: RunStore,
-               progress: bool) -> str:
+               progress: bool, served: cache.RunCache) -> str:
     """One point into ``root/<name>``; returns the error, or ''."""
     from ..reporting.html import report_html
 
@@ -68,7 +69,8 @@ def _run_point(spec: StudyCampaign, pt: Point, key: str, options: dict[str, Any]
     shutil.rmtree(tmp, ignore_errors=True)
     t0 = time.perf_counter()
     try:
-        report = spec.module().reproduce(pt.params, tmp, workers=spec.workers, progress=progress, **options)
+        report = spec.module().reproduce(pt.params, tmp, workers=spec.workers, progress=progress, cache=served,
+                                         **options)
         report_html(report, f"mediasim {store.engine['engine_version']} (engine build "
                             f"{store.engine['engine_build']}); {spec.study} at {pt.labels}")
     except Exception as e:  # noqa: BLE001 - recorded; the other points go on

@@ -544,7 +544,7 @@ def plot_dither_variants(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
 
 @one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
-              cases: tuple[int, ...] = CASES, sensitivity: bool = False) -> Path:
+              cases: tuple[int, ...] = CASES, sensitivity: bool = False, cache: Any = None) -> Path:
     """Runs the cases and writes tables, plots and report.md; with
     ``sensitivity``, also the one-at-a-time sensitivity runs
     (avpf_sensitivity.py) and their section of the report."""
@@ -552,7 +552,8 @@ def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool =
     unknown = [c for c in cases if c not in CASES]
     if unknown:
         raise ValueError(f"avpf: case(s) {unknown} not built yet (built: {list(CASES)})")
-    results = run_many(build_jobs(p, cases), workers=workers, progress=progress, desc="avpf runs", analyse=analyse)
+    results = run_many(build_jobs(p, cases), workers=workers, progress=progress, desc="avpf runs", analyse=analyse,
+                       cache=cache)
     rows = pd.DataFrame([r for rs in results for r in rs])
     rows.to_parquet(out / "replications.parquet", index=False)
     t = tables(rows)
@@ -568,16 +569,17 @@ def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool =
         md += [f"## {name}", "", md_table(df, 4), ""]
     md += ["Plots: " + ", ".join(f"`{m}`" for m in made), ""]
     if sensitivity:
-        md += _sensitivity(p, out, cases, workers, progress)
+        md += _sensitivity(p, out, cases, workers, progress, cache)
     report = out / "report.md"
     report.write_text("\n".join(md))
     return report
 
 
-def _sensitivity(p: Params, out: Path, cases: tuple[int, ...], workers: int | None, progress: bool) -> list[str]:
+def _sensitivity(p: Params, out: Path, cases: tuple[int, ...], workers: int | None, progress: bool,
+                 cache: Any = None) -> list[str]:
     from . import avpf_sensitivity as sens
 
-    d = sens.run(p, cases, workers=workers, progress=progress)
+    d = sens.run(p, cases, workers=workers, progress=progress, cache=cache)
     d.to_csv(out / "sensitivity.csv", index=False)
     d.to_parquet(out / "sensitivity.parquet", index=False)
     sens.plot(d, out)

@@ -128,7 +128,8 @@ def settings(p: avpf.Params, cases: tuple[int, ...]) -> list[Setting]:
     return out
 
 
-def run(p: avpf.Params, cases: tuple[int, ...], workers: int | None = None, progress: bool = True) -> pd.DataFrame:
+def run(p: avpf.Params, cases: tuple[int, ...], workers: int | None = None, progress: bool = True,
+        cache: Any = None) -> pd.DataFrame:
     """One row per (open value, case, metric): the base, low and high values
     and their relative change from the base."""
     todo = settings(p, cases)
@@ -139,7 +140,8 @@ def run(p: avpf.Params, cases: tuple[int, ...], workers: int | None = None, prog
         js = avpf.build_jobs(s.params, s.cases)
         spans.append((len(jobs), len(jobs) + len(js)))
         jobs += js
-    results = run_many(jobs, workers=workers, progress=progress, desc="avpf sensitivity runs", analyse=avpf.analyse)
+    results = run_many(jobs, workers=workers, progress=progress, desc="avpf sensitivity runs", analyse=avpf.analyse,
+                       cache=cache)
     metrics = []
     for s, (a, b) in zip(todo, spans):
         rows = pd.DataFrame([r for rs in results[a:b] for r in rs])

@@ -194,9 +194,9 @@ def aggregate(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 @one_output("study")
-def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True) -> Path:
+def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True, cache: Any = None) -> Path:
     p.check()
-    results = run_many(jobs(p), workers=workers, progress=progress, desc="iw10 runs", analyse=analyse)
+    results = run_many(jobs(p), workers=workers, progress=progress, desc="iw10 runs", analyse=analyse, cache=cache)
     rows = pd.DataFrame([r for rs in results for r in rs])
     rows.to_parquet(out / "replications.parquet", index=False)
     tables = aggregate(rows)

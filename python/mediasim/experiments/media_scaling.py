@@ -299,12 +299,13 @@ def plot_throughput(tp: pd.DataFrame, path: Path) -> None:
 
 @one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
-              sensitivity: bool = False) -> Path:
+              sensitivity: bool = False, cache: Any = None) -> Path:
     """Runs the study and writes its tables, plots and report; with
     ``sensitivity``, also the one-at-a-time runs over the values the study
     leaves open (media_scaling_sensitivity.py) and their section."""
     p.check()
-    parts = run_many(jobs(p), workers=workers, progress=progress, desc="media-scaling runs", analyse=analyse)
+    parts = run_many(jobs(p), workers=workers, progress=progress, desc="media-scaling runs", analyse=analyse,
+                     cache=cache)
     tables = aggregate(parts)
     tables["mpeg_rates"] = mpeg_rates_table(p)
     for name, df in tables.items():
@@ -318,7 +319,7 @@ def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool =
     if sensitivity:
         from . import media_scaling_sensitivity as sens
 
-        d = sens.run(p, workers=workers, progress=progress)
+        d = sens.run(p, workers=workers, progress=progress, cache=cache)
         d.to_csv(out / "sensitivity.csv", index=False)
         sens.plot(d, out / "sensitivity.png")
         extra = sens.section(d)

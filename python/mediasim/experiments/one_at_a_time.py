@@ -36,7 +36,8 @@ def settings(p: Any, open_values: Sequence[OpenValue]) -> list[tuple[str, str, A
 
 def run_sets(sets: list[tuple[str, str, Any]], jobs_of: Callable[[Any], list], analyse: Callable,
              rows_of: Callable[[Any], list[dict[str, Any]]], headline: Callable[[pd.DataFrame], dict[str, float]],
-             headlines: Sequence[str], desc: str, workers: int | None, progress: bool) -> pd.DataFrame:
+             headlines: Sequence[str], desc: str, workers: int | None, progress: bool,
+             cache: Any = None) -> pd.DataFrame:
     """Runs every setting's jobs in one pool; each replication's rows (from
     ``rows_of`` each job's analysis) give its headlines; then as
     ``summarise``."""
@@ -48,7 +49,7 @@ def run_sets(sets: list[tuple[str, str, Any]], jobs_of: Callable[[Any], list], a
         js = jobs_of(q)
         spans.append((len(jobs), len(jobs) + len(js)))
         jobs += js
-    parts = run_many(jobs, workers=workers, progress=progress, desc=desc, analyse=analyse)
+    parts = run_many(jobs, workers=workers, progress=progress, desc=desc, analyse=analyse, cache=cache)
     per_rep = []
     for a, b in spans:
         rows = pd.DataFrame([r for part in parts[a:b] for r in rows_of(part)])

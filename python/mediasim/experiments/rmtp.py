@@ -200,10 +200,10 @@ def jobs(p: Params) -> list[Job]:
     return out
 
 
-def run(p: Params, workers: int | None = None, progress: bool = True) -> pd.DataFrame:
+def run(p: Params, workers: int | None = None, progress: bool = True, cache: Any = None) -> pd.DataFrame:
     """Every member of every run, one row each."""
     p.check()
-    parts = run_many(jobs(p), workers=workers, progress=progress, desc="rmtp runs", analyse=analyse)
+    parts = run_many(jobs(p), workers=workers, progress=progress, desc="rmtp runs", analyse=analyse, cache=cache)
     return pd.DataFrame([row for rows in parts for row in rows])
 
 
@@ -212,17 +212,17 @@ HAS_SENSITIVITY = True
 
 @one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
-              sensitivity: bool = False) -> Path:
+              sensitivity: bool = False, cache: Any = None) -> Path:
     """Runs the study into ``out`` and returns its report; with
     ``sensitivity``, also the one-at-a-time runs over the values the study
     leaves open (rmtp_sensitivity.py)."""
     from . import rmtp_report
 
     p.check()
-    rows = run(p, workers, progress)
+    rows = run(p, workers, progress, cache)
     sens = None
     if sensitivity:
         from . import rmtp_sensitivity
 
-        sens = rmtp_sensitivity.run(p, workers=workers, progress=progress)
+        sens = rmtp_sensitivity.run(p, workers=workers, progress=progress, cache=cache)
     return rmtp_report.write(p, rows, out, sens)

@@ -252,11 +252,11 @@ def jobs(p: Params) -> list[Job]:
     return out
 
 
-def run(p: Params, workers: int | None = None, progress: bool = True) -> tuple[pd.DataFrame, dict]:
+def run(p: Params, workers: int | None = None, progress: bool = True, cache: Any = None) -> tuple[pd.DataFrame, dict]:
     """Every run's row, and the video delays pooled over replications per
     (transport, buffer) of the transport sweep."""
     p.check()
-    parts = run_many(jobs(p), workers=workers, progress=progress, desc="svc runs", analyse=analyse)
+    parts = run_many(jobs(p), workers=workers, progress=progress, desc="svc runs", analyse=analyse, cache=cache)
     rows = pd.DataFrame([x["row"] for x in parts])
     delays: dict[tuple[str, int], list[np.ndarray]] = {}
     for x in parts:
@@ -270,17 +270,17 @@ HAS_SENSITIVITY = True
 
 @one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
-              sensitivity: bool = False) -> Path:
+              sensitivity: bool = False, cache: Any = None) -> Path:
     """Runs the study into ``out`` and returns its report; with
     ``sensitivity``, also the one-at-a-time runs over the values the study
     leaves open (svc_sensitivity.py)."""
     from . import svc_report
 
     p.check()
-    rows, delays = run(p, workers, progress)
+    rows, delays = run(p, workers, progress, cache)
     sens = None
     if sensitivity:
         from . import svc_sensitivity
 
-        sens = svc_sensitivity.run(p, workers=workers, progress=progress)
+        sens = svc_sensitivity.run(p, workers=workers, progress=progress, cache=cache)
     return svc_report.write(p, rows, delays, out, sens)

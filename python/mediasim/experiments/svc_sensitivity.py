@@ -83,10 +83,10 @@ def headline(rows: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def run(p: svc.Params, workers: int | None = None, progress: bool = True) -> pd.DataFrame:
+def run(p: svc.Params, workers: int | None = None, progress: bool = True, cache: Any = None) -> pd.DataFrame:
     """Per setting: each headline's mean and 95% half-width over replications."""
     return oat.run_sets(oat.settings(reduced(p), OPEN_VALUES), svc.jobs, svc.analyse, lambda part: [part["row"]],
-                        headline, HEADLINES, "svc sensitivity", workers, progress)
+                        headline, HEADLINES, "svc sensitivity", workers, progress, cache)
 
 
 def plot(d: pd.DataFrame, path: Path) -> None:
