@@ -438,21 +438,14 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
     except ValueError as e:
         _fail(str(e))
     out_dir = Path(out or f"results/{study}")
-    kwargs = {"cases": tuple(cases)} if cases else {}
-    if cases and not hasattr(mod, "CASES"):
-        _fail(f"study {study!r} has no cases")
-    if sensitivity:
-        if not getattr(mod, "HAS_SENSITIVITY", False):
-            _fail(f"study {study!r} has no sensitivity runs")
-        kwargs["sensitivity"] = True
     try:
-        report = mod.reproduce(params, out_dir, workers=workers, overwrite=overwrite, **kwargs)
+        experiments.options(study, cases, sensitivity)  # before any run: what the study offers
+        report = experiments.reproduce(study, params, out_dir, workers=workers, overwrite=overwrite, cases=cases,
+                                       sensitivity=sensitivity)
+    except experiments.OptionError as e:
+        _fail(f"--{'case' if e.option == 'cases' else e.option}: {e}")
     except (ValueError, OSError) as e:
         _fail(str(e))
-    from .reporting.html import report_html
-
-    report_html(report, f"mediasim {_engine.version()} (engine build {_engine.build_id()}); seed {params.seed}, "
-                        f"{params.replications} replications")
     click.echo(report.read_text())
     click.echo(f"\nwritten to {out_dir}/")
 

@@ -73,22 +73,15 @@ class StudyCampaign(CampaignBase):
             raise CampaignError(f"{self.where}: study: {e.args[0]}") from None
 
     def options(self) -> dict[str, Any]:
-        """The study's ``reproduce`` options besides its parameters."""
-        mod = self.module()
-        out: dict[str, Any] = {}
-        if self.cases is not None:
-            known = getattr(mod, "CASES", None)
-            if known is None:
-                raise CampaignError(f"{self.where}: cases: study {self.study!r} has no cases")
-            bad = [c for c in self.cases if c not in known]
-            if bad:
-                raise CampaignError(f"{self.where}: cases: {bad} not among {list(known)}")
-            out["cases"] = tuple(self.cases)
-        if self.sensitivity:
-            if not getattr(mod, "HAS_SENSITIVITY", False):
-                raise CampaignError(f"{self.where}: sensitivity: study {self.study!r} has no sensitivity runs")
-            out["sensitivity"] = True
-        return out
+        """The study's ``reproduce`` options besides its parameters
+        (``mediasim.experiments.options``)."""
+        from .. import experiments
+
+        self.module()
+        try:
+            return experiments.options(self.study, self.cases, self.sensitivity)
+        except experiments.OptionError as e:
+            raise CampaignError(f"{self.where}: {e.option}: {e}") from None
 
     def base(self) -> Any:
         """The study's parameters before the grid: quick or not, then

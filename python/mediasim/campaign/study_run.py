@@ -63,16 +63,16 @@ def run_study_campaign(spec: StudyCampaign, progress: bool = True, executor: Any
 def _run_point(spec: StudyCampaign, pt: Point, key: str, options: dict[str, Any], root: Path, store: RunStore,
                progress: bool, served: cache.RunCache) -> str:
     """One point into ``root/<name>``; returns the error, or ''."""
-    from ..reporting.html import report_html
+    from .. import experiments
 
     tmp = root / ".partial" / f"{pt.name}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     t0 = time.perf_counter()
     try:
-        report = spec.module().reproduce(pt.params, tmp, workers=spec.workers, progress=progress, cache=served,
-                                         **options)
-        report_html(report, f"mediasim {store.engine['engine_version']} (engine build "
-                            f"{store.engine['engine_build']}); {spec.study} at {pt.labels}")
+        experiments.reproduce(spec.study, pt.params, tmp, workers=spec.workers, progress=progress, cache=served,
+                              stamp=f"mediasim {store.engine['engine_version']} (engine build "
+                                    f"{store.engine['engine_build']}); {spec.study} at {pt.labels}",
+                              cases=options.get("cases"), sensitivity=options.get("sensitivity", False))
     except Exception as e:  # noqa: BLE001 - recorded; the other points go on
         shutil.rmtree(tmp, ignore_errors=True)
         error = f"{type(e).__name__}: {e}"

@@ -1,12 +1,23 @@
-"""The reference studies (shared/experiments/), one module each.
+"""The reference studies (shared/experiments/), one module each, all
+behind one contract (``StudyModule``) and one driver (``reproduce``).
 
 Each module defines a ``Params`` dataclass (every value the study did not
-state is marked as chosen here), ``scenario(...)`` builders, the study's
-metrics, and ``reproduce(params, out, workers)`` which writes its tables,
-plots and report.
+state is marked as chosen here, ``quick()`` gives the small version,
+``with_overrides`` takes ``--set`` values), ``CASES`` (its case numbers,
+``()`` for a study without cases), ``HAS_SENSITIVITY`` (whether it has
+one-at-a-time sensitivity runs), and ``reproduce(params, out, workers,
+progress, *, overwrite, cache, **options)``, which writes its tables,
+plots and report.md into ``out`` (staged: ``mediasim.outfolder``). The
+command line, ``reproduce all`` and study campaigns all go through
+``reproduce`` below, which checks the options against what the study
+offers and adds the self-contained report.html.
 """
 
+from __future__ import annotations
+
 from importlib import import_module
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 STUDIES = {
     "iw10": "iw10",
@@ -17,7 +28,68 @@ STUDIES = {
 }
 
 
-def get(name: str):
+@runtime_checkable
+class StudyModule(Protocol):
+    """What every study module defines (a test holds each to it)."""
+
+    Params: type
+    CASES: tuple[int, ...]
+    HAS_SENSITIVITY: bool
+
+    def reproduce(self, p: Any, out: Path, workers: int | None = None, progress: bool = True, **options: Any
+                  ) -> Path: ...
+
+
+def get(name: str) -> StudyModule:
     if name not in STUDIES:
         raise KeyError(f"unknown study {name!r} (known: {', '.join(sorted(STUDIES))})")
-    return import_module(f".{STUDIES[name]}", __name__)
+    return import_module(f".{STUDIES[name]}", __name__)  # type: ignore[return-value]
+
+
+class OptionError(ValueError):
+    """A study does not offer an option asked of it; ``option`` is which
+    (``cases`` or ``sensitivity``), for the caller to name its own field."""
+
+    def __init__(self, option: str, message: str):
+        super().__init__(message)
+        self.option = option
+
+
+def options(name: str, cases: tuple[int, ...] | list[int] | None = None, sensitivity: bool = False
+            ) -> dict[str, Any]:
+    """The study's keyword options for ``cases`` and ``sensitivity``; an
+    ``OptionError`` if the study does not offer what is asked."""
+    mod = get(name)
+    out: dict[str, Any] = {}
+    if cases:
+        if not mod.CASES:
+            raise OptionError("cases", f"study {name!r} has no cases")
+        bad = [c for c in cases if c not in mod.CASES]
+        if bad:
+            raise OptionError("cases", f"{bad} not among {list(mod.CASES)}")
+        out["cases"] = tuple(cases)
+    if sensitivity:
+        if not mod.HAS_SENSITIVITY:
+            raise OptionError("sensitivity", f"study {name!r} has no sensitivity runs")
+        out["sensitivity"] = True
+    return out
+
+
+def reproduce(name: str, params: Any, out: str | Path, *, workers: int | None = None, progress: bool = True,
+              overwrite: bool = False, cache: Any = None, stamp: str | None = None,
+              cases: tuple[int, ...] | list[int] | None = None, sensitivity: bool = False) -> Path:
+    """Runs study ``name`` with ``params`` into ``out`` and returns its
+    report.md, with report.html beside it (``stamp``: the line saying what
+    ran it; by default the engine's version and build, seed and
+    replications)."""
+    from .. import _engine
+    from ..reporting.html import report_html
+
+    opts = options(name, cases, sensitivity)
+    report = get(name).reproduce(params, Path(out), workers=workers, progress=progress, overwrite=overwrite,
+                                 cache=cache, **opts)
+    if stamp is None:
+        stamp = (f"mediasim {_engine.version()} (engine build {_engine.build_id()}); seed {params.seed}, "
+                 f"{params.replications} replications")
+    report_html(report, stamp)
+    return report

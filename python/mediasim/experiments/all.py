@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..outfolder import one_output
-from . import STUDIES, get
+from . import STUDIES, get, reproduce
 
 
 @one_output("studies")
@@ -18,7 +18,7 @@ def reproduce_all(out: Path, quick: bool = False, workers: int | None = None, pr
                   studies: tuple[str, ...] | None = None) -> Path:
     from ..campaign.atomic import write_bytes
     from ..campaign.keys import engine_identity
-    from ..reporting.html import markdown_html, page, report_html
+    from ..reporting.html import markdown_html, page
     from ..reporting.tables import md_table
 
     import pandas as pd
@@ -30,10 +30,9 @@ def reproduce_all(out: Path, quick: bool = False, workers: int | None = None, pr
         mod = get(name)
         params = mod.Params().quick() if quick else mod.Params()
         t0 = time.perf_counter()
-        report = mod.reproduce(params, out / name, workers=workers, progress=progress)
+        report = reproduce(name, params, out / name, workers=workers, progress=progress,
+                           stamp=f"{stamp}; seed {params.seed}, {params.replications} replications")
         wall = time.perf_counter() - t0
-        meta = f"{stamp}; seed {params.seed}, {params.replications} replications; {wall:.1f} s wall"
-        report_html(report, meta)
         rows.append({"study": name, "report": f"[{name}/report.md]({name}/report.md)", "seed": params.seed,
                      "replications": params.replications, "mode": "quick" if quick else "full",
                      "wall_s": round(wall, 1)})

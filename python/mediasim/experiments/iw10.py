@@ -34,6 +34,12 @@ from .quality import LEVELS, base_delay, quality_metrics
 NAME = "iw10"
 
 
+# The study contract (mediasim.experiments.StudyModule): no cases, no
+# sensitivity runs.
+CASES: tuple[int, ...] = ()
+HAS_SENSITIVITY = False
+
+
 @dataclass
 class Params(StudyParams):
     study: ClassVar[str] = NAME

@@ -36,6 +36,9 @@ HAS_SENSITIVITY = True
 STATED_MPEG_KBPS = (352, 544, 736, 896, 1056)  # the study's own figures for scales 0-4
 
 
+CASES: tuple[int, ...] = ()  # the study contract: no cases
+
+
 @dataclass
 class Params(StudyParams):
     study: ClassVar[str] = NAME

@@ -59,6 +59,9 @@ def study_subgroups(p: "Params") -> dict[int, tuple[Subgroup, ...]]:
     }
 
 
+CASES: tuple[int, ...] = ()  # the study contract: scenarios, not cases
+
+
 @dataclass
 class Params(StudyParams):
     study: ClassVar[str] = NAME

@@ -32,6 +32,9 @@ NAME = "svc"
 AF11, AF12, AF13, AF21 = 10, 12, 14, 18
 
 
+CASES: tuple[int, ...] = ()  # the study contract: no cases
+
+
 @dataclass
 class Params(StudyParams):
     study: ClassVar[str] = NAME
