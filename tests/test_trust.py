@@ -341,3 +341,11 @@ def test_time_series_stop_at_their_row_limit_with_a_flag_and_a_warning(examples)
     per_series = res.tcp_series.groupby(["flow", "var"], observed=True).size()
     assert per_series.max() == 50
     assert mediasim.run(_tcp(examples), seed=1, series=True).meta["series_truncated"] is False
+
+
+def test_the_current_folder_is_never_an_output_folder(examples, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for target in (".", str(tmp_path), ".."):
+        with pytest.raises(OutputFolderError, match="the current folder"):
+            mediasim.run(_tcp(examples), seed=1, out=target, overwrite=True)
+    assert list(tmp_path.iterdir()) == []

@@ -117,6 +117,8 @@ def run_cmd(scenario, seed, replication, out, overwrite, pcap, trace, packets, s
         sc.measure(series=True)
     if pcap and out is None:
         _fail("--pcap needs --out DIR")
+    if overwrite and out is None:
+        _fail("--overwrite needs --out DIR")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RunStoppedEarly)

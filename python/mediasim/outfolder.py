@@ -47,6 +47,10 @@ def check_free(folder: str | Path, overwrite: bool, flag: str = FLAG) -> None:
     files mediasim did not write. ``flag`` is how the caller's user says
     overwrite (``--overwrite`` or ``overwrite=True``)."""
     d = Path(folder)
+    if d.resolve() in (Path.cwd(), *Path.cwd().parents):
+        # Replacing it whole would pull the folder from under this process.
+        raise OutputFolderError(f"{d}: the current folder (or one above it) cannot be an output folder; "
+                                "name a new folder inside it")
     if not d.exists():
         return
     if not d.is_dir():

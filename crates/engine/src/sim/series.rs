@@ -55,12 +55,6 @@ impl Series {
         }
     }
 
-    /// True once the series holds its row limit (later values were, or
-    /// would be, left out).
-    pub fn full(&self) -> bool {
-        self.rows > 0 && self.points.len() >= self.rows
-    }
-
     pub fn points(&self) -> &[(SimTime, f64)] {
         &self.points
     }
@@ -91,7 +85,6 @@ mod tests {
             capped.push(t(k), k as f64);
         }
         assert_eq!(capped.points(), &[(t(0), 0.0), (t(1), 1.0)]);
-        assert!(capped.full() && !s.full());
         s.set_on(false);
         s.push(t(4), 5.0);
         s.push_change(t(5), 6.0);
