@@ -1,5 +1,6 @@
 //! End of run: close the books, check packet conservation, build tables.
 
+pub use crate::measure::names::{name_column, Codes, RunNames};
 use crate::measure::summary::{flow_tables, FlowInputs};
 use crate::measure::{Column, DropSite, Recorder, Table};
 use crate::net::{DropReason, LinkDir};
@@ -9,68 +10,19 @@ use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The run's names, moved out of the world once for all the tables that
-/// name its members (see [`Column::Names`]) and the run's metadata.
-pub struct RunNames {
-    /// Node names, then "*": a pooled row's receiver (all receivers).
-    pub nodes: Arc<[String]>,
-    pub links: Arc<[String]>,
-    pub link_dirs: Arc<[String]>,
-    pub flows: Arc<[String]>,
-}
-
-impl RunNames {
-    /// Takes the names out of `w` (the run is over: nothing else reads
-    /// them), which leaves them empty there.
-    fn take(w: &mut World) -> Self {
-        use std::mem::take;
-        let nodes = (w.nodes.iter_mut().map(|n| take(&mut n.name)))
-            .chain(["*".to_string()])
-            .collect();
-        RunNames {
-            nodes,
-            links: take(&mut w.link_names).into(),
-            link_dirs: w.links.iter_mut().map(|l| take(&mut l.name)).collect(),
-            flows: w.rec.flows.iter_mut().map(|f| take(&mut f.name)).collect(),
-        }
+/// The run's names, moved out of `w` (the run is over: nothing else reads
+/// them), which leaves them empty there.
+fn take_names(w: &mut World) -> RunNames {
+    use std::mem::take;
+    let nodes = (w.nodes.iter_mut().map(|n| take(&mut n.name)))
+        .chain(["*".to_string()])
+        .collect();
+    RunNames {
+        nodes,
+        links: take(&mut w.link_names).into(),
+        link_dirs: w.links.iter_mut().map(|l| take(&mut l.name)).collect(),
+        flows: w.rec.flows.iter_mut().map(|f| take(&mut f.name)).collect(),
     }
-
-    /// The names behind the integer codes of the per-packet tables.
-    pub fn codes(&self) -> Codes<'_> {
-        fn strs(v: &[String]) -> Vec<&str> {
-            v.iter().map(String::as_str).collect()
-        }
-        Codes {
-            flows: strs(&self.flows),
-            link_dirs: strs(&self.link_dirs),
-            nodes: strs(&self.nodes[..self.nodes.len() - 1]),
-        }
-    }
-
-    /// The code of a pooled row's receiver, "*".
-    pub fn pooled(&self) -> u32 {
-        self.nodes.len() as u32 - 1
-    }
-}
-
-/// A column of names from `list`, by their indices.
-pub fn name_column(list: &Arc<[String]>, codes: Vec<u32>) -> Column {
-    Column::Names {
-        codes,
-        names: Arc::clone(list),
-    }
-}
-
-/// Names behind the integer codes of the large per-packet tables (as
-/// the run's metadata gives them).
-#[derive(serde::Serialize)]
-pub struct Codes<'a> {
-    #[serde(rename = "flow")]
-    pub flows: Vec<&'a str>,
-    #[serde(rename = "link_dir")]
-    pub link_dirs: Vec<&'a str>,
-    #[serde(rename = "node")]
-    pub nodes: Vec<&'a str>,
 }
 
 /// Packet-conservation figures of a run.
@@ -194,7 +146,7 @@ pub fn tables(
     windows: &[(SimTime, SimTime)],
 ) -> (Vec<Table>, RunNames) {
     let end = w.now();
-    let names = RunNames::take(w);
+    let names = take_names(w);
     let inputs = FlowInputs {
         rec: &w.rec,
         names: &names,

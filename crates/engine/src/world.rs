@@ -12,6 +12,8 @@ use crate::measure::recorder::trace_kind;
 use crate::measure::{DropSite, Recorder};
 use crate::net::mcast::Tree;
 use crate::net::ports::PortTable;
+use crate::net::routes::RouteTable;
+use crate::net::routing::Graph;
 use crate::net::{Dest, DropReason, LinkDir, LinkDirId, Node, NodeId, Packet, PacketRef, Packets};
 use crate::sim::time::tx_time;
 use crate::sim::{EventQueue, SimTime};
@@ -84,6 +86,16 @@ pub struct AppSlot {
     pub app: Box<dyn App>,
 }
 
+/// What a world is built on: the nodes, the link directions (with their
+/// names), the graph and the unicast routes.
+pub struct Topology {
+    pub nodes: Vec<Node>,
+    pub links: Vec<LinkDir>,
+    pub link_names: Vec<String>,
+    pub graph: Graph,
+    pub routes: RouteTable,
+}
+
 pub struct World {
     pub nodes: Vec<Node>,
     pub links: Vec<LinkDir>,
@@ -148,7 +160,7 @@ pub const PROGRESS_EVERY: u64 = 1 << 20;
 impl World {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        topo: crate::scenario::build::Topology,
+        topo: Topology,
         trees: Vec<Tree>,
         tree_of: rustc_hash::FxHashMap<(NodeId, u32), u32>,
         apps: Vec<AppSlot>,
@@ -305,7 +317,11 @@ impl World {
             Ev::Sample => {
                 let mut room = true;
                 for (i, l) in self.links.iter().enumerate() {
-                    room &= self.rec.sample_queue(now, i as LinkDirId, &l.queue);
+                    let q = &l.queue;
+                    let len = (q.len_packets() as u64, q.len_bytes());
+                    room &= self
+                        .rec
+                        .sample_queue(now, i as LinkDirId, len, q.discipline_sample());
                 }
                 if !room {
                     return; // at limits.max_queue_sample_rows: no more samples

@@ -4,6 +4,7 @@ pub mod delay;
 pub mod loss_runs;
 pub mod mean;
 pub mod memory;
+pub mod names;
 pub mod pcap;
 pub mod recorder;
 pub mod summary;

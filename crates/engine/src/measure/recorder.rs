@@ -454,18 +454,25 @@ impl Recorder {
         self.tr_size.push(p.size_bytes);
     }
 
-    /// One row of the queue samples; false once they are at their limit
+    /// One row of the queue samples (the queue's packets and bytes, its
+    /// discipline's own sampled values); false once they are at their limit
     /// (the row is not kept, and sampling can stop).
-    pub fn sample_queue(&mut self, now: SimTime, ld: LinkDirId, q: &crate::queue::Queue) -> bool {
+    pub fn sample_queue(
+        &mut self,
+        now: SimTime,
+        ld: LinkDirId,
+        (packets, bytes): (u64, u64),
+        values: Vec<(&'static str, f64)>,
+    ) -> bool {
         if self.qs_time.len() as u64 >= self.queue_sample_limit {
             self.queue_samples_truncated = true;
             return false;
         }
         self.qs_time.push(now.as_nanos());
         self.qs_ld.push(ld);
-        self.qs_packets.push(q.len_packets() as u64);
-        self.qs_bytes.push(q.len_bytes());
-        self.qs_values.push(q.discipline_sample());
+        self.qs_packets.push(packets);
+        self.qs_bytes.push(bytes);
+        self.qs_values.push(values);
         true
     }
 

@@ -58,7 +58,7 @@ fn delay_stats(d: &mut [u64]) -> [f64; 6] {
 /// What the flow tables are built from.
 pub struct FlowInputs<'a> {
     pub rec: &'a Recorder,
-    pub names: &'a crate::output::RunNames,
+    pub names: &'a super::names::RunNames,
     /// Per (flow, receiver): copies still in flight at the end.
     pub in_flight: &'a [u64],
     pub end: SimTime,
@@ -79,10 +79,10 @@ impl FlowInputs<'_> {
         }
     }
     fn flows(&self, codes: Vec<u32>) -> Column {
-        crate::output::name_column(&self.names.flows, codes)
+        super::names::name_column(&self.names.flows, codes)
     }
     fn nodes(&self, codes: Vec<u32>) -> Column {
-        crate::output::name_column(&self.names.nodes, codes)
+        super::names::name_column(&self.names.nodes, codes)
     }
 }
 

@@ -11,7 +11,7 @@ use crate::net::routes::RouteTable;
 use crate::net::routing::{multicast_tree, Graph};
 use crate::net::{LinkDir, LinkDirId, Node, NodeId};
 use crate::sim::{RngStreams, SimRng, SimTime};
-use crate::world::AppSlot;
+use crate::world::{AppSlot, Topology};
 use rustc_hash::FxHashMap as HashMap;
 
 /// Who holds a port.
@@ -60,15 +60,6 @@ pub struct BuildCtx<'a> {
     group_id: HashMap<String, u32>,
     flow_id: HashMap<String, u32>,
     port_owner: HashMap<(NodeId, u16), PortOwner>,
-}
-
-/// The topology part of a [`BuildCtx`].
-pub struct Topology {
-    pub nodes: Vec<Node>,
-    pub links: Vec<LinkDir>,
-    pub link_names: Vec<String>,
-    pub graph: Graph,
-    pub routes: RouteTable,
 }
 
 impl<'a> BuildCtx<'a> {

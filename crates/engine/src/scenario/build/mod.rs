@@ -4,7 +4,8 @@
 mod ctx;
 mod topology;
 
-pub use ctx::{BuildCtx, PortClaim, Topology};
+pub use crate::world::Topology;
+pub use ctx::{BuildCtx, PortClaim};
 
 use super::check::FieldError;
 use super::document::Scenario;

@@ -2,7 +2,6 @@
 //! routing graph and the unicast routing table.
 
 use super::super::document::{DirSpec, LinkSpec, RouteMetric, Scenario};
-use super::ctx::Topology;
 use crate::loss::LossSpec;
 use crate::net::routes::RouteTable;
 use crate::net::routing::Graph;
@@ -10,6 +9,7 @@ use crate::net::topology::node_addr;
 use crate::net::{LinkDir, LinkDirId, Node, NodeId};
 use crate::queue::{build_queue, QueueSite};
 use crate::sim::{RngStreams, SimTime};
+use crate::world::Topology;
 use rustc_hash::FxHashMap as HashMap;
 
 /// Builds the topology; `flow_id` maps flow names (for explicit losses).
