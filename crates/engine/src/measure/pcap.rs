@@ -143,7 +143,12 @@ fn emit_app_header(p: &Packet, now: SimTime, payload: &mut [u8]) {
                 word: (r.end - r.base) as u32,
             }
             .emit(payload);
-            rmtp::emit_bitmap(r, &mut payload[rmtp::HEADER_LEN..]);
+            rmtp::emit_bitmap(
+                r.base,
+                r.end,
+                |s| r.has(s),
+                &mut payload[rmtp::HEADER_LEN..],
+            );
         }
         AppData::Rtcp(c) => {
             let mut bytes = Vec::with_capacity(payload.len());

@@ -61,13 +61,15 @@ impl RmtpHeader {
     }
 }
 
-/// Writes a HACK's bitmap after its header (as far as `buf` reaches).
-pub fn emit_bitmap(r: &crate::proto::rmtp::HackReport, buf: &mut [u8]) {
-    for (i, s) in (r.base..r.end).enumerate() {
+/// Writes a HACK's bitmap after its header (as far as `buf` reaches):
+/// one bit per sequence number in `[base, end)`, set where `has` says the
+/// receiver has it, most significant bit first.
+pub fn emit_bitmap(base: u64, end: u64, has: impl Fn(u64) -> bool, buf: &mut [u8]) {
+    for (i, s) in (base..end).enumerate() {
         if i / 8 >= buf.len() {
             break;
         }
-        if r.has(s) {
+        if has(s) {
             buf[i / 8] |= 0x80 >> (i % 8);
         }
     }
@@ -96,13 +98,9 @@ mod tests {
 
     #[test]
     fn bitmap_most_significant_bit_first() {
-        let mut s = crate::proto::rmtp::SeqSet::default();
-        for x in [0, 2, 3, 10] {
-            s.insert(x);
-        }
-        let r = s.report(); // base 1, end 11: 1 missing, 2 3 in, 4..10 missing, 10 in
+        // base 1, end 11: 1 missing, 2 3 in, 4..10 missing, 10 in
         let mut b = [0u8; 2];
-        emit_bitmap(&r, &mut b);
+        emit_bitmap(1, 11, |s| [0, 2, 3, 10].contains(&s), &mut b);
         assert_eq!(b, [0b0110_0000, 0b0100_0000]);
     }
 }
