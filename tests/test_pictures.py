@@ -75,26 +75,12 @@ def test_throughput_has_every_bin_with_zero_where_nothing_arrived():
 
 
 def test_plot_keeps_a_flows_colour_across_panels_and_shows_media_by_default(examples, tmp_path):
-    from matplotlib.figure import Figure
-
     from mediasim.reporting import run_plots
 
     run = tmp_path / "run"
     assert CliRunner().invoke(main, ["run", str(examples / "tcp_web_and_voice.toml"), "--packets", "--series",
                                      "--out", str(run)]).exit_code == 0
-    made = []
-    real = Figure.savefig
-
-    def keep(self, *a, **k):
-        made.append(self)
-        return real(self, *a, **k)
-
-    Figure.savefig = keep
-    try:
-        run_plots.plot_run(run)
-    finally:
-        Figure.savefig = real
-    fig = made[0]
+    fig = _figures_saved_by(lambda: run_plots.plot_run(run))[0]
     colours = {}
     for ax in fig.axes:
         for line in ax.get_lines():
@@ -135,23 +121,9 @@ def test_avpf_session_labels_sort_as_numbers():
 
 
 def test_the_demo_axis_labels_the_buffers_plainly(tmp_path):
-    from matplotlib.figure import Figure
-
     from mediasim.experiments import demo
 
-    made = []
-    real = Figure.savefig
-
-    def keep(self, *a, **k):
-        made.append(self)
-        return real(self, *a, **k)
-
-    Figure.savefig = keep
-    try:
-        demo.run_demo(tmp_path / "demo", replications=2, workers=1)
-    finally:
-        Figure.savefig = real
-    ax = made[0].axes[0]
+    ax = _figures_saved_by(lambda: demo.run_demo(tmp_path / "demo", replications=2, workers=1))[0].axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == [str(b) for b in demo.BUFFERS]
     assert not [t.get_text() for t in ax.get_xticklabels(minor=True) if t.get_text()]
 
@@ -166,3 +138,22 @@ def test_the_rmtp_summary_turns_crowded_labels():
     labels = [f"{i} (500 s)/{j}" for i in range(8) for j in (1, 2)]
     _bars(ax, labels, {"a": (pd.Series(range(16)).to_numpy(float), [[0.0] * 16, [1.0] * 16])})
     assert all(t.get_rotation() == 60 for t in ax.get_xticklabels())
+
+
+def _figures_saved_by(fn):
+    """The matplotlib figures ``fn()`` saves, in order (still saved)."""
+    from matplotlib.figure import Figure
+
+    made = []
+    real = Figure.savefig
+
+    def keep(self, *a, **k):
+        made.append(self)
+        return real(self, *a, **k)
+
+    Figure.savefig = keep
+    try:
+        fn()
+    finally:
+        Figure.savefig = real
+    return made

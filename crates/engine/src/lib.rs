@@ -243,7 +243,7 @@ struct Meta<'a> {
     events: u64,
     implausible: Vec<(&'a str, &'a str)>,
     in_flight: u64,
-    integer_columns: std::collections::BTreeMap<&'static str, &'static [&'static str]>,
+    integer_columns: std::collections::BTreeMap<&'static str, Vec<&'static str>>,
     loss_runs_late: u64,
     multicast_copies: u64,
     originated: u64,
@@ -300,7 +300,7 @@ fn run_meta(
             .collect(),
         in_flight: ledger.in_flight,
         integer_columns: (app::APP_TABLES.iter())
-            .map(|t| (t.name, t.integers))
+            .map(|t| (t.name, t.counts()))
             .collect(),
         loss_runs_late: w.rec.loss_runs.iter().map(|r| r.late()).sum::<u64>(),
         multicast_copies: ledger.copies,

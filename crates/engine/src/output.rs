@@ -523,7 +523,6 @@ fn app_tables(w: &World, end: crate::sim::SimTime, n: &RunNames) -> (Vec<Table>,
         let decl = crate::app::AppTable {
             name,
             columns: &[],
-            integers: &[],
             series: false,
         };
         out.push(app_table(n, &decl, &by_flow));
@@ -541,7 +540,7 @@ fn app_table(
 ) -> Table {
     let flows = by_flow.keys().copied().collect();
     let t = Table::new(decl.name).col("flow", name_column(&n.flows, flows));
-    named_columns(t, by_flow.values(), decl.columns)
+    named_columns(t, by_flow.values(), &decl.names())
 }
 
 #[cfg(test)]

@@ -65,14 +65,46 @@ pub struct AppStats {
 /// beside the model that fills it; a run emits every declared table (empty
 /// when no application reports into it), so a table has the same columns
 /// whether or not the scenario has such flows. The values travel as f64;
-/// `integers` names the columns that are counts, which reach Python as
-/// (nullable) integers.
+/// a column declared a count reaches Python as a (nullable) integer.
 #[derive(Debug)]
 pub struct AppTable {
     pub name: &'static str,
-    pub columns: &'static [&'static str],
-    pub integers: &'static [&'static str],
+    pub columns: &'static [Col],
     pub series: bool,
+}
+
+/// A declared column of an application table.
+#[derive(Clone, Copy, Debug)]
+pub enum Col {
+    /// An integer count (packets, bytes, events).
+    Count(&'static str),
+    /// A measure in the unit its name gives (`_s`, `_bps`, ...).
+    Measure(&'static str),
+}
+
+impl Col {
+    pub fn name(self) -> &'static str {
+        match self {
+            Col::Count(n) | Col::Measure(n) => n,
+        }
+    }
+}
+
+impl AppTable {
+    /// The columns' names, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.columns.iter().map(|c| c.name()).collect()
+    }
+
+    /// The names of the columns that are counts.
+    pub fn counts(&self) -> Vec<&'static str> {
+        (self.columns.iter())
+            .filter_map(|c| match c {
+                Col::Count(n) => Some(*n),
+                Col::Measure(_) => None,
+            })
+            .collect()
+    }
 }
 
 /// Every application table, one line per model.

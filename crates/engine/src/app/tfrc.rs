@@ -20,31 +20,24 @@ use crate::sim::{Series, SimTime};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::Col::{Count, Measure};
+
 /// The `tfrc` table (the sender's columns, then the receiver's).
 pub const TABLE: super::AppTable = super::AppTable {
     name: "tfrc",
+    // Count: an integer (nullable Int64 in Python); Measure: a float in its unit.
     columns: &[
-        "packets_sent",
-        "feedbacks_received",
-        "nofeedback_expiries",
-        "final_rate_bps",
-        "rtt_ms",
-        "sender_p",
-        "packets_received",
-        "feedbacks_sent",
-        "lost_packets",
-        "loss_events",
-        "p",
-    ],
-    // Counts (integers; the others are measures in their units).
-    integers: &[
-        "packets_sent",
-        "feedbacks_received",
-        "nofeedback_expiries",
-        "packets_received",
-        "feedbacks_sent",
-        "lost_packets",
-        "loss_events",
+        Count("packets_sent"),
+        Count("feedbacks_received"),
+        Count("nofeedback_expiries"),
+        Measure("final_rate_bps"),
+        Measure("rtt_ms"),
+        Measure("sender_p"),
+        Count("packets_received"),
+        Count("feedbacks_sent"),
+        Count("lost_packets"),
+        Count("loss_events"),
+        Measure("p"),
     ],
     series: true,
 };

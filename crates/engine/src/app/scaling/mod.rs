@@ -25,36 +25,26 @@ use policy::{longest_gap_slots, mm_interval, place_in_gops, FrameType, SCALES};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::Col::{Count, Measure};
+
 /// The `media_scaling` table (the sender's columns, then the receiver's).
 pub const TABLE: super::AppTable = super::AppTable {
     name: "media_scaling",
+    // Count: an integer (nullable Int64 in Python); Measure: a float in its unit.
     columns: &[
-        "frames_sent",
-        "frames_skipped",
-        "packets_sent",
-        "mean_scale",
-        "final_scale",
-        "missing_packets",
-        "loss_indications",
-        "timeouts",
-        "decreases",
-        "increases",
-        "requests_sent",
-        "srtt_ms",
-        "control_rtt_ms",
-    ],
-    // Counts (integers; the others are measures in their units).
-    integers: &[
-        "frames_sent",
-        "frames_skipped",
-        "packets_sent",
-        "final_scale",
-        "missing_packets",
-        "loss_indications",
-        "timeouts",
-        "decreases",
-        "increases",
-        "requests_sent",
+        Count("frames_sent"),
+        Count("frames_skipped"),
+        Count("packets_sent"),
+        Measure("mean_scale"),
+        Count("final_scale"),
+        Count("missing_packets"),
+        Count("loss_indications"),
+        Count("timeouts"),
+        Count("decreases"),
+        Count("increases"),
+        Count("requests_sent"),
+        Measure("srtt_ms"),
+        Measure("control_rtt_ms"),
     ],
     series: true,
 };
