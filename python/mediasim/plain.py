@@ -78,6 +78,10 @@ def _parse(suffix: str, text: str) -> Any:
         return yaml.load(text, Loader=Yaml12Loader)
     except yaml.YAMLError as e:
         raise ValueError(str(e)) from None
+    except OverflowError as e:
+        # PyYAML's scanner lets a "\U" escape beyond Unicode escape as
+        # chr()'s OverflowError instead of a YAMLError.
+        raise ValueError(f"a character escape out of range ({e})") from None
 
 
 def check(data: Any, where: str = "scenario") -> None:
