@@ -349,3 +349,10 @@ def test_the_current_folder_is_never_an_output_folder(examples, tmp_path, monkey
         with pytest.raises(OutputFolderError, match="the current folder"):
             mediasim.run(_tcp(examples), seed=1, out=target, overwrite=True)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("field", ["max_queue_sample_rows", "max_series_rows"])
+def test_a_row_limit_of_zero_is_refused(examples, field):
+    sc = _tcp(examples, **{f"limits.{field}": 0})
+    with pytest.raises(ScenarioError, match=rf"limits.{field}: must be at least 1"):
+        sc.validate()

@@ -130,6 +130,8 @@ pub fn check(s: &Scenario, c: &mut Checker) {
         ("max_links", l.max_links),
         ("max_flows", l.max_flows),
         ("max_rtp_members", l.max_rtp_members),
+        ("max_queue_sample_rows", l.max_queue_sample_rows),
+        ("max_series_rows", l.max_series_rows),
     ] {
         c.at_least_one(format_args!("limits.{f}"), Some(v));
     }
