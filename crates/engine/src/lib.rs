@@ -1,15 +1,19 @@
 //! mediasim engine: a packet-level discrete-event network simulator.
 //!
-//! Layers, each depending only on those above it:
+//! Layers, each using only those listed before it (docs/architecture.md
+//! has the exact table; `tests/layers.rs` enforces it):
 //! - [`sim`]: integer time, the event queue, per-component random streams.
-//! - [`net`]: packets, nodes, links, routing (unicast and multicast trees).
+//! - [`net`]: packets (with an opaque payload), drop reasons, addresses,
+//!   routing (unicast and multicast trees).
 //! - [`queue`]: queue disciplines behind one trait, with shared accounting.
 //! - [`loss`]: loss models behind one trait.
-//! - [`app`]: traffic sources and sinks as sans-IO state machines.
-//! - [`measure`]: the recorder, flow summaries, result tables, pcap.
 //! - [`wire`]: real byte formats, for pcap only.
+//! - [`measure`]: the recorder, flow summaries, result tables, pcap.
+//! - [`proto`]: sans-IO protocol state machines.
+//! - [`app`]: traffic sources and sinks as sans-IO state machines.
+//! - [`world`]: nodes and link directions, and the event loop that moves
+//!   packets between the above.
 //! - [`scenario`]: the serde data model, validation, the world builder.
-//! - [`world`]: the event loop that moves packets between the above.
 //!
 //! The entry point is [`run_json`]: scenario in (JSON text), results out
 //! (columnar tables plus run metadata).

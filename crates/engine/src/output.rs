@@ -3,8 +3,9 @@
 pub use crate::measure::names::{name_column, Codes, RunNames};
 use crate::measure::summary::{flow_tables, FlowInputs};
 use crate::measure::{Column, DropSite, Recorder, Table};
-use crate::net::{DropReason, LinkDir};
+use crate::net::DropReason;
 use crate::sim::SimTime;
+use crate::world::topology::LinkDir;
 use crate::world::World;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -198,11 +199,8 @@ fn packets_table(r: &mut Recorder) -> Table {
 fn drops_table(w: &mut World, n: &RunNames) -> Table {
     let r = &mut w.rec;
     let reason = Column::Names {
-        codes: r.dl_reason.iter().map(|x| x.index() as u32).collect(),
-        names: DropReason::ALL
-            .iter()
-            .map(|x| x.as_str().to_string())
-            .collect(),
+        codes: r.dl_reason.iter().map(|&x| x as u32).collect(),
+        names: r.reasons.iter().map(|x| x.as_str().to_string()).collect(),
     };
     let links = n.link_dirs.len() as u32;
     let site_codes = (r.dl_site.iter())
@@ -284,9 +282,9 @@ fn queues_table(w: &World, n: &RunNames) -> Table {
         )
         .col("arrivals", Column::U64(per_link(w, |l| st(l).arrivals)))
         .col("departures", Column::U64(per_link(w, |l| st(l).departures)));
-    for reason in DropReason::ALL {
-        let v = per_link(w, |l| l.queue.stats.drops[reason.index()]);
-        if reason == DropReason::QueueOverflow || v.iter().any(|&x| x > 0) {
+    for reason in w.rec.reasons.iter() {
+        let v = per_link(w, |l| l.queue.stats.drops_of(reason));
+        if reason == DropReason::QUEUE_OVERFLOW || v.iter().any(|&x| x > 0) {
             t = t.col(&format!("dropped_{}", reason.as_str()), Column::U64(v));
         }
     }

@@ -169,7 +169,7 @@ impl PacketTemplate {
             // Unset: the engine stamps the send time.
             created_at: SimTime::MAX,
             transport: self.transport.clone(),
-            app: crate::net::packet::AppData::None,
+            app: crate::net::Payload::NONE,
         }
     }
 }

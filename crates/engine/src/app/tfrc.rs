@@ -11,8 +11,10 @@ use super::flow::{
     ResolvedFlow,
 };
 use super::{Action, App, AppStats, PacketTemplate};
-use crate::net::packet::{AppData, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::net::Packet;
+use crate::net::Payload;
+use crate::proto::tfrc::{DataHeader, Feedback};
 use crate::proto::tfrc::{TfrcConfig, TfrcReceiver, TfrcSender};
 use crate::scenario::build::BuildCtx;
 use crate::scenario::check::{Checker, Scope};
@@ -170,7 +172,7 @@ impl TfrcSource {
         while self.next_send <= now && now < self.stop {
             let h = self.sender().on_send(now);
             let mut p = self.tpl.make(h.seq);
-            p.app = AppData::TfrcData(h);
+            p.app = Payload::new(h);
             out.push(Action::Send(p));
             self.next_send = now.max(self.next_send) + self.sender().interval();
         }
@@ -201,7 +203,7 @@ impl App for TfrcSource {
         self.send_due(now, out);
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        if let AppData::TfrcFeedback(fb) = &pkt.app {
+        if let Some(fb) = pkt.app.get::<Feedback>() {
             let next = self.next_send;
             self.next_send = self.sender().on_feedback_paced(now, fb, next);
             self.send_due(now, out);
@@ -249,7 +251,7 @@ impl TfrcSink {
     fn send(&mut self, now: SimTime, fb: crate::proto::tfrc::Feedback, out: &mut Vec<Action>) {
         let mut p = self.tpl.make(self.next_seq);
         self.next_seq += 1;
-        p.app = AppData::TfrcFeedback(Box::new(fb));
+        p.app = Payload::new(fb);
         out.push(Action::Send(p));
         self.p_series.push_change(now, fb.p);
     }
@@ -268,7 +270,7 @@ impl App for TfrcSink {
     }
     fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        if let AppData::TfrcData(h) = pkt.app {
+        if let Some(&h) = pkt.app.get::<DataHeader>() {
             if let Some(fb) = self.rcv.on_data(now, h, pkt.size_bytes) {
                 self.send(now, fb, out);
             }

@@ -2,11 +2,10 @@
 //! i.e. bare IPv4) per link. Packets are captured when their transmission
 //! starts, as a capture on the sending interface would see them.
 
-use crate::net::packet::AppData;
 use crate::net::packet::Transport;
 use crate::net::Packet;
 use crate::sim::SimTime;
-use crate::wire::{ipv4, rmtp, rtp, tcp, udp};
+use crate::wire::{ipv4, tcp, udp};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -72,7 +71,7 @@ impl PcapWriter {
             Transport::Udp => {
                 // The application header goes in first: the UDP checksum
                 // covers it.
-                emit_app_header(p, now, &mut seg[udp::HEADER_LEN..]);
+                p.app.emit(p, now, &mut seg[udp::HEADER_LEN..]);
                 let udp = udp::UdpRepr {
                     src_port: p.src_port,
                     dst_port: p.dst_port,
@@ -103,61 +102,5 @@ impl PcapWriter {
 
     pub fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
-    }
-}
-
-/// An RTP header, an RTCP compound or an RMTP header at the start of a
-/// UDP payload (cut to the payload's size).
-fn emit_app_header(p: &Packet, now: SimTime, payload: &mut [u8]) {
-    match &p.app {
-        AppData::Rtp {
-            ssrc,
-            seq,
-            timestamp,
-            ..
-        } if payload.len() >= rtp::HEADER_LEN => {
-            rtp::RtpHeader {
-                marker: false,
-                payload_type: 96,
-                seq: *seq,
-                timestamp: *timestamp,
-                ssrc: *ssrc,
-            }
-            .emit(payload);
-        }
-        AppData::RmtpData { retx } if payload.len() >= rmtp::HEADER_LEN => {
-            rmtp::RmtpHeader {
-                kind: if *retx { rmtp::REPAIR } else { rmtp::DATA },
-                child: 0,
-                seq: p.seq,
-                word: (p.created_at.as_nanos() / 1_000_000) as u32,
-            }
-            .emit(payload);
-        }
-        AppData::RmtpHack(h) if payload.len() >= rmtp::HEADER_LEN => {
-            let (child, r) = (h.0, &h.1);
-            rmtp::RmtpHeader {
-                kind: rmtp::HACK,
-                child: child as u16,
-                seq: r.base,
-                word: (r.end - r.base) as u32,
-            }
-            .emit(payload);
-            rmtp::emit_bitmap(
-                r.base,
-                r.end,
-                |s| r.has(s),
-                &mut payload[rmtp::HEADER_LEN..],
-            );
-        }
-        AppData::Rtcp(c) => {
-            let mut bytes = Vec::with_capacity(payload.len());
-            for pk in crate::app::rtp::compound_packets(c, now) {
-                pk.emit(&mut bytes);
-            }
-            let n = bytes.len().min(payload.len());
-            payload[..n].copy_from_slice(&bytes[..n]);
-        }
-        _ => {}
     }
 }

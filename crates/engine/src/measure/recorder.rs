@@ -11,7 +11,7 @@
 //! grows with the number of flows, not flows x members.
 
 use super::delay::DelayStats;
-use crate::net::{DropReason, FlowId, LinkDirId, NodeId, Packet};
+use crate::net::{DropReason, DropReasons, FlowId, LinkDirId, NodeId, Packet};
 use crate::sim::SimTime;
 
 /// Where a packet was dropped.
@@ -170,7 +170,10 @@ pub struct Recorder {
     /// Per (flow, receiver): what each delivery updates, kept together so
     /// that a delivery touches one place.
     pub got: Vec<Delivered>,
-    pub dropped: Vec<[u64; DropReason::COUNT]>,
+    /// The reasons this run counts (the columns' order).
+    pub reasons: DropReasons,
+    /// Per (flow, receiver), row-major: drops by reason (see `reasons`).
+    dropped: Vec<u64>,
     /// Per (flow, receiver) but pooled rows: runs of lost sequence numbers.
     pub loss_runs: Vec<super::loss_runs::LossRuns>,
     /// Keep the per-delivery log (the packets table). Without it, delays
@@ -203,7 +206,8 @@ pub struct Recorder {
     pub dl_seq: Vec<u64>,
     pub dl_id: Vec<u64>,
     pub dl_size: Vec<u32>,
-    pub dl_reason: Vec<DropReason>,
+    /// The reason's position in `reasons`.
+    pub dl_reason: Vec<u8>,
     pub dl_site: Vec<DropSite>,
     // optional per-hop trace
     pub trace_on: bool,
@@ -249,11 +253,15 @@ pub struct RecorderOptions {
     pub warmup: SimTime,
     /// Throughput windows.
     pub windows: Vec<(SimTime, SimTime)>,
+    /// The drop reasons the run may give (the network's and the queue
+    /// disciplines').
+    pub reasons: DropReasons,
 }
 
 impl Recorder {
     pub fn new(flows: Vec<FlowMeta>, num_nodes: usize, opts: RecorderOptions) -> Self {
         let mut r = Recorder {
+            reasons: opts.reasons,
             trace_on: opts.trace,
             trace_limit: opts.trace_limit,
             queue_sample_limit: opts.queue_sample_limit,
@@ -298,7 +306,7 @@ impl Recorder {
         let n_fr = r.fr_flow.len();
         r.sent = vec![Sent::default(); flows.len()];
         r.got = vec![Delivered::default(); n_fr];
-        r.dropped = vec![[0; DropReason::COUNT]; n_fr];
+        r.dropped = vec![0; n_fr * r.reasons.len()];
         r.loss_runs = vec![Default::default(); n_fr];
         r.window_bytes = vec![0; n_fr * r.windows.len()];
         r.flows = flows;
@@ -418,10 +426,11 @@ impl Recorder {
             };
             self.trace(kind, at, p, now);
         }
+        let k = self.reasons.index(reason);
         let counted = if self.measured(p) { receivers } else { &[] };
         for &n in counted {
             if let Some((i, pooled)) = self.row(p.flow, n) {
-                self.dropped[i][reason.index()] += 1;
+                self.dropped[i * self.reasons.len() + k] += 1;
                 if !pooled {
                     self.loss_runs[i].add(p.seq);
                 }
@@ -435,7 +444,7 @@ impl Recorder {
         self.dl_seq.push(p.seq);
         self.dl_id.push(p.id);
         self.dl_size.push(p.size_bytes);
-        self.dl_reason.push(reason);
+        self.dl_reason.push(k as u8);
         self.dl_site.push(site);
     }
 
@@ -477,7 +486,13 @@ impl Recorder {
     }
 
     pub fn total_dropped(&self, fr: usize) -> u64 {
-        self.dropped[fr].iter().sum()
+        self.dropped_by_reason(fr).iter().sum()
+    }
+
+    /// Row `fr`'s drops, one count per reason in `reasons`.
+    pub fn dropped_by_reason(&self, fr: usize) -> &[u64] {
+        let n = self.reasons.len();
+        &self.dropped[fr * n..(fr + 1) * n]
     }
 }
 

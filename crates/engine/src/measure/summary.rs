@@ -2,7 +2,6 @@
 
 use super::recorder::Recorder;
 use super::table::{Column, Table};
-use crate::net::DropReason;
 use crate::sim::SimTime;
 
 /// Percentile of sorted data by linear interpolation between closest ranks
@@ -166,9 +165,10 @@ impl FlowColumns {
             _ => ratio(lost as f64, settled as f64),
         };
         self.loss_rate.push(loss_rate);
-        self.dropped.resize(DropReason::COUNT, Vec::new());
-        for (r, col) in self.dropped.iter_mut().enumerate() {
-            col.push(rec.dropped[i][r]);
+        let by_reason = rec.dropped_by_reason(i);
+        self.dropped.resize(by_reason.len(), Vec::new());
+        for (col, &n) in self.dropped.iter_mut().zip(by_reason) {
+            col.push(n);
         }
         // Throughput over the measured part of the flow's active interval.
         let from = meta.start.max(SimTime(rec.warmup_ns));
@@ -220,9 +220,10 @@ impl FlowColumns {
             t = t.col(name, Column::U64(col));
         }
         t = t.col("loss_rate", Column::F64(self.loss_rate));
+        let reasons = &x.rec.reasons;
         let mut dropped = self.dropped;
-        dropped.resize(DropReason::COUNT, Vec::new());
-        for (r, col) in DropReason::ALL.iter().zip(dropped) {
+        dropped.resize(reasons.len(), Vec::new());
+        for (r, col) in reasons.iter().zip(dropped) {
             t = t.col(&format!("dropped_{}", r.as_str()), Column::U64(col));
         }
         t = t.col("throughput_bps", Column::F64(self.throughput));

@@ -2,6 +2,7 @@
 //! byte formats live in `wire/` and are produced only for pcap export.
 
 use super::header::TcpHeader;
+use super::payload::Payload;
 use crate::sim::SimTime;
 
 pub type NodeId = u32;
@@ -76,92 +77,8 @@ pub struct Packet {
     /// When the application handed the packet to the network.
     pub created_at: SimTime,
     pub transport: Transport,
-    /// Application header carried in the payload (RTP, RTCP), if any.
-    pub app: AppData,
-}
-
-/// What an application put in the payload, for the receiving application
-/// and for pcap export. RTCP compounds are shared (`Arc`): they keep the
-/// packet small, and the copies a multicast tree makes of one compound (one
-/// per member of a large session) share it instead of allocating each.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub enum AppData {
-    #[default]
-    None,
-    /// `repair`: a NEWPRED repair answering feedback sent at that time.
-    Rtp {
-        ssrc: u32,
-        seq: u16,
-        timestamp: u32,
-        repair: Option<SimTime>,
-    },
-    Rtcp(std::sync::Arc<RtcpCompound>),
-    /// A media-scaling data packet: the sender's scale, the frame it
-    /// belongs to, and the echo of the receiver's last request (its send
-    /// time, and how long the sender held it before this packet).
-    ScaledMedia {
-        scale: u8,
-        frame: u32,
-        // Boxed, as the feedback variants below: they would make every
-        // packet 8 bytes larger.
-        echo: Option<Box<(SimTime, SimTime)>>,
-    },
-    /// A media-scaling receiver's request for a scale, stamped with its
-    /// send time.
-    ScaleRequest {
-        scale: u8,
-        sent_at: SimTime,
-    },
-    /// TFRC data header (RFC 5348 3.2.1).
-    TfrcData(crate::proto::tfrc::DataHeader),
-    /// TFRC feedback (RFC 5348 3.2.2).
-    TfrcFeedback(Box<crate::proto::tfrc::Feedback>),
-    /// A PPACC receiver's report (an estimate or a loss notice).
-    PpaccReport(Box<crate::proto::ppacc::endpoints::Report>),
-    /// An SVC packet: TFRC's header and the NAL fragment it carries.
-    SvcData(Box<crate::app::svc::source::SvcInfo>),
-    /// An SVC FEC repair packet.
-    SvcRepair(Box<crate::app::svc::source::RepairInfo>),
-    /// RMTP data (the packet's `seq`; `created_at` is its first
-    /// transmission): `retx` for a sender's retransmission or a DR's
-    /// local repair.
-    RmtpData {
-        retx: bool,
-    },
-    /// An RMTP HACK from child `child` of the DR or sender it goes to.
-    RmtpHack(Box<(u32, crate::proto::rmtp::HackReport)>),
-}
-
-/// One report block, with LSR and DLSR as simulated times (exported as NTP
-/// short format).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RtcpReport {
-    pub ssrc: u32,
-    pub fraction_lost: u8,
-    pub cumulative_lost: i32,
-    pub ext_highest_seq: u32,
-    pub jitter: u32,
-    /// When the reported source's last SR was sent (its NTP timestamp).
-    pub lsr: Option<SimTime>,
-    /// Delay since that SR arrived.
-    pub dlsr: SimTime,
-}
-
-/// A compound RTCP packet's contents.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RtcpCompound {
-    pub ssrc: u32,
-    /// Sender info (SR) when the member sent RTP recently or sends SRs.
-    pub sender: Option<(u32, u32)>,
-    pub reports: Vec<RtcpReport>,
-    /// Generic NACK feedback: (media SSRC, lost sequence numbers).
-    pub nacks: Vec<(u32, Vec<u16>)>,
-    /// Feedback sent as application-layer feedback (PSFB AFB) with one
-    /// 4-byte NACK per lost segment (NEWPRED) instead of Generic NACK.
-    pub app_layer_fb: bool,
-    pub bye: bool,
-    pub early: bool,
-    pub cname: String,
+    /// What the application put in the payload, opaque to the network.
+    pub app: Payload,
 }
 
 impl Packet {
@@ -170,60 +87,89 @@ impl Packet {
     }
 }
 
-/// Why a packet was dropped. Every drop carries one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DropReason {
-    /// The queue was full (drop-tail overflow).
-    QueueOverflow,
-    /// Lost on a link by its loss model (bit/byte errors, random loss...).
-    LinkLoss,
-    /// Lost at the receiving node by its loss model.
-    ReceiverLoss,
-    /// No route from the node to the destination.
-    NoRoute,
-    /// Reached its destination node, but no application listens on the port.
-    NoListener,
-    /// RED's random early drop (average queue between the thresholds).
-    RedEarly,
-    /// RED's forced drop (average queue above max_th, or twice it in
-    /// gentle mode).
-    RedForced,
-    /// CoDel's (or FQ-CoDel's) drop from the head of a queue.
-    Codel,
-    /// PIE's random drop on enqueue.
-    Pie,
-}
+/// Why a packet was dropped. Every drop carries one: one of the network's
+/// own reasons below, or one that a queue discipline declares beside its
+/// code (`QueueModel::DROP_REASONS`, e.g. `red_early`). Each reason a run
+/// can give is a `dropped_<name>` column of its tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DropReason(&'static str);
 
 impl DropReason {
-    pub const ALL: [DropReason; 9] = [
-        DropReason::QueueOverflow,
-        DropReason::LinkLoss,
-        DropReason::ReceiverLoss,
-        DropReason::NoRoute,
-        DropReason::NoListener,
-        DropReason::RedEarly,
-        DropReason::RedForced,
-        DropReason::Codel,
-        DropReason::Pie,
+    /// A reason named `name` (lower case, a column name's suffix).
+    pub const fn new(name: &'static str) -> Self {
+        DropReason(name)
+    }
+    /// The queue was full (drop-tail overflow).
+    pub const QUEUE_OVERFLOW: DropReason = DropReason("queue_overflow");
+    /// Lost on a link by its loss model (bit/byte errors, random loss...).
+    pub const LINK_LOSS: DropReason = DropReason("link_loss");
+    /// Lost at the receiving node by its loss model.
+    pub const RECEIVER_LOSS: DropReason = DropReason("receiver_loss");
+    /// No route from the node to the destination.
+    pub const NO_ROUTE: DropReason = DropReason("no_route");
+    /// Reached its destination node, but no application listens on the port.
+    pub const NO_LISTENER: DropReason = DropReason("no_listener");
+
+    /// The network's own reasons, first in every run's list.
+    pub const NET: [DropReason; 5] = [
+        Self::QUEUE_OVERFLOW,
+        Self::LINK_LOSS,
+        Self::RECEIVER_LOSS,
+        Self::NO_ROUTE,
+        Self::NO_LISTENER,
     ];
-    pub const COUNT: usize = Self::ALL.len();
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            DropReason::QueueOverflow => "queue_overflow",
-            DropReason::LinkLoss => "link_loss",
-            DropReason::ReceiverLoss => "receiver_loss",
-            DropReason::NoRoute => "no_route",
-            DropReason::NoListener => "no_listener",
-            DropReason::RedEarly => "red_early",
-            DropReason::RedForced => "red_forced",
-            DropReason::Codel => "codel",
-            DropReason::Pie => "pie",
+        self.0
+    }
+}
+
+/// The reasons a run counts, in column order: the network's own, then the
+/// queue disciplines' in their registration order. A reason's position is
+/// its code in the run's tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DropReasons(Vec<DropReason>);
+
+impl DropReasons {
+    /// The network's reasons followed by `more` (repeats left out).
+    pub fn new(more: impl IntoIterator<Item = DropReason>) -> Self {
+        let mut v = DropReason::NET.to_vec();
+        for r in more {
+            if !v.contains(&r) {
+                v.push(r);
+            }
         }
+        // Drop logs keep a reason's position in one byte.
+        assert!(v.len() <= 256, "at most 256 drop reasons");
+        DropReasons(v)
     }
 
-    pub fn index(self) -> usize {
-        self as usize
+    /// The position of `r` (a drop with a reason no model declared is a
+    /// bug, found by the tests that run every discipline).
+    #[inline]
+    pub fn index(&self, r: DropReason) -> usize {
+        self.0
+            .iter()
+            .position(|&x| x == r)
+            .unwrap_or_else(|| panic!("drop reason {:?} is not declared by any model", r.0))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = DropReason> + '_ {
+        self.0.iter().copied()
+    }
+}
+
+impl Default for DropReasons {
+    fn default() -> Self {
+        Self::new([])
     }
 }
 
@@ -250,10 +196,10 @@ pub fn test_packet(flow: FlowId, seq: u64, size: u32) -> Packet {
 
 #[cfg(test)]
 mod size_tests {
-    /// Packets are moved several times per hop: the payload variants that
-    /// only some applications use are boxed to keep every packet small.
+    /// Packets stay put in the store, but a packet's size is the store's
+    /// footprint per packet in flight.
     #[test]
-    fn app_data_stays_small() {
-        assert!(std::mem::size_of::<super::AppData>() <= 32);
+    fn a_packet_stays_small() {
+        assert!(std::mem::size_of::<super::Packet>() <= 96);
     }
 }

@@ -9,7 +9,7 @@
 //! store forwarding (about a third of its time with one flow). In a slot
 //! the packet is written once and read where it lies.
 
-use super::packet::{AppData, Packet, Transport};
+use super::packet::{Packet, Transport};
 
 /// A packet in the store. Valid from [`Packets::insert`] until
 /// [`Packets::release`]; the slot is then reused by a later packet.
@@ -49,10 +49,7 @@ impl Packets {
                 // box, no payload): forgetting it saves the drop glue's
                 // call on every packet sent.
                 let old = std::mem::replace(&mut self.slots[i as usize], p);
-                debug_assert!(matches!(
-                    (&old.transport, &old.app),
-                    (Transport::Udp, AppData::None)
-                ));
+                debug_assert!(matches!(old.transport, Transport::Udp) && old.app.is_none());
                 std::mem::forget(old);
                 PacketRef(i)
             }
@@ -78,9 +75,7 @@ impl Packets {
         }
         // Shared payloads (RTCP compounds) are let go now, not when the
         // slot is next used.
-        if !matches!(slot.app, AppData::None) {
-            slot.app = AppData::None;
-        }
+        slot.app.clear();
         self.free.push(r.0);
     }
 
@@ -148,18 +143,14 @@ mod tests {
     #[test]
     fn a_released_packet_lets_go_of_its_payload() {
         let mut s = Packets::new();
-        let compound = std::sync::Arc::new(crate::net::packet::RtcpCompound {
-            ssrc: 1,
-            sender: None,
-            reports: Vec::new(),
-            nacks: Vec::new(),
-            app_layer_fb: false,
-            bye: false,
-            early: false,
-            cname: String::new(),
-        });
+        #[derive(Debug, PartialEq)]
+        struct Report(u32);
+        impl crate::net::AppPayload for Report {
+            crate::payload_eq!();
+        }
+        let compound = std::sync::Arc::new(Report(1));
         let mut p = test_packet(0, 0, 100);
-        p.app = AppData::Rtcp(compound.clone());
+        p.app = crate::net::Payload::shared(compound.clone());
         let r = s.insert(p);
         assert_eq!(std::sync::Arc::strong_count(&compound), 2);
         s.release(r);

@@ -108,6 +108,8 @@ fn check_classes(path: &str, classes: &[ClassSpec], rate_bps: f64, c: &mut Check
     }
 }
 
+impl super::spec::Drops for DrrSpec {}
+
 impl QueueModel for DrrSpec {
     fn validate(&self, path: &str, rate_bps: f64, c: &mut Checker) {
         check_classes(path, &self.classes, rate_bps, c);
@@ -154,6 +156,8 @@ impl QueueModel for DrrSpec {
         Box::new(Classes::new(&self.classes, site, Scheduler::drr(quanta)))
     }
 }
+
+impl super::spec::Drops for PrioritySpec {}
 
 impl QueueModel for PrioritySpec {
     fn validate(&self, path: &str, rate_bps: f64, c: &mut Checker) {

@@ -22,6 +22,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::VecDeque;
 
+/// CoDel's (and FQ-CoDel's) drop from the head of a queue.
+pub const DROP: DropReason = DropReason::new("codel");
+
 pub fn default_target_ms() -> f64 {
     5.0
 }
@@ -60,6 +63,10 @@ pub fn check_codel(path: &str, target_ms: f64, interval_ms: f64, c: &mut Checker
         let msg = format!("must be above target_ms ({target_ms}); RFC 8289 uses 5 and 100 ms");
         c.err(format!("{path}.interval_ms"), msg);
     }
+}
+
+impl super::spec::Drops for CodelSpec {
+    const DROP_REASONS: &'static [DropReason] = &[DROP];
 }
 
 impl QueueModel for CodelSpec {
@@ -197,7 +204,7 @@ impl CodelState {
             ctx.marked += 1;
             Some(p)
         } else {
-            ctx.dropped.push((p, DropReason::Codel));
+            ctx.dropped.push((p, DROP));
             None
         }
     }
@@ -286,7 +293,7 @@ pub struct Codel {
 impl QueueDiscipline for Codel {
     fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>) {
         if self.q.len() >= self.limit {
-            ctx.dropped.push((pkt, DropReason::QueueOverflow));
+            ctx.dropped.push((pkt, DropReason::QUEUE_OVERFLOW));
         } else {
             self.q.push(ctx.now, pkt, ctx.packets[pkt].size_bytes);
         }

@@ -32,6 +32,8 @@ pub struct DropHeadSpec {
     pub limit_bytes: Option<u64>,
 }
 
+impl super::spec::Drops for DropHeadSpec {}
+
 impl QueueModel for DropHeadSpec {
     fn validate(&self, path: &str, _rate_bps: f64, c: &mut Checker) {
         check_limits("drophead", path, self.limit_packets, self.limit_bytes, c);
@@ -61,14 +63,14 @@ impl QueueDiscipline for DropHead {
         let size_bytes = ctx.packets[pkt].size_bytes;
         let size = size_bytes as u64;
         if !self.fifo.could_ever_fit(size) {
-            ctx.dropped.push((pkt, DropReason::QueueOverflow));
+            ctx.dropped.push((pkt, DropReason::QUEUE_OVERFLOW));
             return;
         }
         while !self.fifo.fits(size) {
             let Some(old) = self.fifo.pop_front() else {
                 break;
             };
-            ctx.dropped.push((old, DropReason::QueueOverflow));
+            ctx.dropped.push((old, DropReason::QUEUE_OVERFLOW));
         }
         self.fifo.push_back(pkt, size_bytes);
     }
@@ -102,7 +104,7 @@ mod tests {
         }
         let dropped: Vec<u64> = d.iter().map(|(p, _)| p.seq).collect();
         assert_eq!(dropped, vec![0, 1], "the two oldest make room");
-        assert!(d.iter().all(|(_, r)| *r == DropReason::QueueOverflow));
+        assert!(d.iter().all(|(_, r)| *r == DropReason::QUEUE_OVERFLOW));
         assert_eq!(drain(&mut q), vec![2, 3, 4]);
         assert!(q.balanced());
     }

@@ -34,6 +34,8 @@ pub fn check_limits(
     c.at_least_one(format_args!("{path}.limit_bytes"), limit_bytes);
 }
 
+impl super::spec::Drops for DropTailSpec {}
+
 impl QueueModel for DropTailSpec {
     fn validate(&self, path: &str, _rate_bps: f64, c: &mut Checker) {
         check_limits("droptail", path, self.limit_packets, self.limit_bytes, c);
@@ -70,7 +72,7 @@ impl QueueDiscipline for DropTail {
         if self.fifo.fits(size as u64) {
             self.fifo.push_back(pkt, size);
         } else {
-            ctx.dropped.push((pkt, DropReason::QueueOverflow));
+            ctx.dropped.push((pkt, DropReason::QUEUE_OVERFLOW));
         }
     }
     crate::fifo_queue_methods!();

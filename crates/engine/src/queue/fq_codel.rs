@@ -55,6 +55,10 @@ pub struct FqCodelSpec {
     pub ecn: bool,
 }
 
+impl super::spec::Drops for FqCodelSpec {
+    const DROP_REASONS: &'static [DropReason] = &[super::codel::DROP];
+}
+
 impl QueueModel for FqCodelSpec {
     fn validate(&self, path: &str, _rate_bps: f64, c: &mut Checker) {
         check_codel(path, self.target_ms, self.interval_ms, c);
@@ -153,7 +157,7 @@ impl FqCodel {
         if let Some((_, p)) = self.queues[fattest].q.pop() {
             self.packets -= 1;
             self.bytes -= ctx.packets[p].size_bytes as u64;
-            ctx.dropped.push((p, DropReason::QueueOverflow));
+            ctx.dropped.push((p, DropReason::QUEUE_OVERFLOW));
         }
     }
 
@@ -351,7 +355,7 @@ mod tests {
         while q.dequeue(SimTime::from_millis(t), &mut d).is_some() {
             t += 10;
         }
-        assert!(!d.is_empty() && d.iter().all(|x| x.1 == DropReason::Codel));
+        assert!(!d.is_empty() && d.iter().all(|x| x.1 == crate::queue::codel::DROP));
         assert_eq!((q.len_packets(), q.len_bytes()), (0, 0));
         assert!(q.balanced());
     }

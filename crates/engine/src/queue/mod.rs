@@ -108,7 +108,8 @@ pub struct QueueStats {
     pub arrival_bytes: u64,
     pub departures: u64,
     pub departure_bytes: u64,
-    pub drops: [u64; DropReason::COUNT],
+    /// Drops by reason, in the order the reasons first occurred.
+    pub drops: Vec<(DropReason, u64)>,
     pub drop_bytes: u64,
     /// Packets marked CE instead of dropped (ECN).
     pub ecn_marks: u64,
@@ -121,8 +122,22 @@ pub struct QueueStats {
 }
 
 impl QueueStats {
+    fn count_drop(&mut self, r: DropReason) {
+        match self.drops.iter_mut().find(|(x, _)| *x == r) {
+            Some((_, n)) => *n += 1,
+            None => self.drops.push((r, 1)),
+        }
+    }
+
+    /// Packets dropped for reason `r`.
+    pub fn drops_of(&self, r: DropReason) -> u64 {
+        self.drops.iter().find(|(x, _)| *x == r).map_or(0, |x| x.1)
+    }
+}
+
+impl QueueStats {
     pub fn total_drops(&self) -> u64 {
-        self.drops.iter().sum()
+        self.drops.iter().map(|x| x.1).sum()
     }
 }
 
@@ -206,7 +221,7 @@ impl Queue {
     fn count_drops(&mut self, packets: &Packets, dropped: &[(PacketRef, DropReason)], from: usize) {
         for &(p, r) in &dropped[from..] {
             let size = packets[p].size_bytes as u64;
-            self.stats.drops[r.index()] += 1;
+            self.stats.count_drop(r);
             self.stats.drop_bytes += size;
             self.held_packets -= 1;
             self.held_bytes -= size;
@@ -461,11 +476,11 @@ mod tests {
         q.enqueue(pkt(1, 100), SimTime(10), &mut d);
         q.enqueue(pkt(2, 100), SimTime(10), &mut d);
         assert_eq!(d.len(), 1);
-        assert_eq!(d[0].1, DropReason::QueueOverflow);
+        assert_eq!(d[0].1, DropReason::QUEUE_OVERFLOW);
         assert_eq!(q.dequeue(SimTime(20), &mut d).unwrap().seq, 0);
         q.finish(SimTime(40));
         assert!(q.balanced());
-        assert_eq!(q.stats.drops[DropReason::QueueOverflow.index()], 1);
+        assert_eq!(q.stats.drops_of(DropReason::QUEUE_OVERFLOW), 1);
         // 1 pkt for 10 ns, 2 for 10 ns, 1 for 20 ns = 50 packet*ns.
         assert_eq!(q.stats.area_packets, 50);
         assert_eq!(q.stats.max_packets, 2);

@@ -29,6 +29,9 @@ use crate::sim::{uniform, SimRng, SimTime};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+/// PIE's random drop on enqueue.
+pub const DROP: DropReason = DropReason::new("pie");
+
 fn d_target() -> f64 {
     15.0
 }
@@ -75,6 +78,10 @@ pub struct PieSpec {
     pub mtu_bytes: u32,
     #[serde(default)]
     pub ecn: bool,
+}
+
+impl super::spec::Drops for PieSpec {
+    const DROP_REASONS: &'static [DropReason] = &[DROP];
 }
 
 impl QueueModel for PieSpec {
@@ -200,7 +207,7 @@ impl QueueDiscipline for Pie {
     fn enqueue(&mut self, pkt: PacketRef, ctx: &mut QueueCtx<'_>) {
         self.catch_up(ctx.now);
         if self.q.len() >= self.limit {
-            return ctx.dropped.push((pkt, DropReason::QueueOverflow));
+            return ctx.dropped.push((pkt, DropReason::QUEUE_OVERFLOW));
         }
         if !self.spared() && uniform(&mut self.rng) < self.drop_prob {
             let field = &mut ctx.packets[pkt].ecn;
@@ -208,7 +215,7 @@ impl QueueDiscipline for Pie {
                 *field = ecn::CE;
                 ctx.marked += 1;
             } else {
-                return ctx.dropped.push((pkt, DropReason::Pie));
+                return ctx.dropped.push((pkt, DROP));
             }
         }
         self.q.push(ctx.now, pkt, ctx.packets[pkt].size_bytes);

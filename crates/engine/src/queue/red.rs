@@ -93,6 +93,10 @@ pub struct RedSpec {
     pub ecn: bool,
 }
 
+impl super::spec::Drops for RedSpec {
+    const DROP_REASONS: &'static [DropReason] = super::red_core::DROP_REASONS;
+}
+
 impl QueueModel for RedSpec {
     fn validate(&self, path: &str, _rate_bps: f64, c: &mut Checker) {
         check_limits("red", path, self.limit_packets, self.limit_bytes, c);
@@ -185,7 +189,7 @@ pub fn idle_seconds(ctx: &QueueCtx<'_>, fifo: &Fifo) -> f64 {
 pub fn admit(fifo: &mut Fifo, pkt: PacketRef, verdict: Verdict, ctx: &mut QueueCtx<'_>) -> bool {
     let size = ctx.packets[pkt].size_bytes;
     if !fifo.fits(size as u64) {
-        ctx.dropped.push((pkt, DropReason::QueueOverflow));
+        ctx.dropped.push((pkt, DropReason::QUEUE_OVERFLOW));
         return true;
     }
     match verdict {
@@ -372,7 +376,7 @@ mod tests {
             let before = d.dropped.len();
             offer(&mut r, &mut d, pkt(s, 100), SimTime(0));
             if d.dropped.len() > before {
-                assert_eq!(d.dropped[before].1, DropReason::RedEarly);
+                assert_eq!(d.dropped[before].1, crate::queue::red_core::EARLY);
                 gaps.push(since);
                 since = 0;
             } else {
@@ -406,7 +410,10 @@ mod tests {
         assert!(d.dropped.is_empty() && r.dropper.above_min);
         r.ewma.value = 3.0;
         offer(&mut r, &mut d, pkt(3, 100), SimTime(0));
-        assert_eq!(d.dropped.pop().map(|x| x.1), Some(DropReason::RedForced));
+        assert_eq!(
+            d.dropped.pop().map(|x| x.1),
+            Some(crate::queue::red_core::FORCED)
+        );
         r.profile.gentle = true; // forced only from 6; below, p = 1 anyway at count 1
         r.ewma.value = 1.5;
         r.profile.max_p = 1e-9;
@@ -415,7 +422,7 @@ mod tests {
         offer(&mut r, &mut d, pkt(5, 100), SimTime(0));
         assert_eq!(
             d.dropped.pop().map(|x| x.1),
-            Some(DropReason::QueueOverflow),
+            Some(DropReason::QUEUE_OVERFLOW),
             "4 held: the hard limit"
         );
         assert_eq!(r.len_packets(), 4);
@@ -454,7 +461,7 @@ mod tests {
         offer(&mut r, &mut d, pkt(11, 100), SimTime(0));
         assert_eq!(
             d.dropped.pop().map(|x| x.1),
-            Some(DropReason::RedEarly),
+            Some(crate::queue::red_core::EARLY),
             "not ECT"
         );
         r.ewma.value = 15.5;
@@ -463,7 +470,7 @@ mod tests {
         offer(&mut r, &mut d, capable, SimTime(0));
         assert_eq!(
             d.dropped.pop().map(|x| x.1),
-            Some(DropReason::RedForced),
+            Some(crate::queue::red_core::FORCED),
             "forced: dropped"
         );
     }

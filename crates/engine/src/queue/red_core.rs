@@ -6,6 +6,14 @@ use crate::net::packet::ecn;
 use crate::net::{DropReason, Packet};
 use crate::sim::{uniform, SimRng};
 
+/// RED's random early drop (average queue between the thresholds).
+pub const EARLY: DropReason = DropReason::new("red_early");
+/// RED's forced drop (average queue above max_th, or twice it in gentle
+/// mode).
+pub const FORCED: DropReason = DropReason::new("red_forced");
+/// What RED and WRED declare (`QueueModel::DROP_REASONS`).
+pub const DROP_REASONS: &[DropReason] = &[EARLY, FORCED];
+
 /// What RED decided for one arrival.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -139,7 +147,7 @@ impl Dropper {
         }
         if avg >= pr.forced_at() {
             self.restart();
-            return Verdict::Drop(DropReason::RedForced);
+            return Verdict::Drop(FORCED);
         }
         if !self.above_min {
             // Just crossed min_th: start counting, no drop (ns-2).
@@ -156,7 +164,7 @@ impl Dropper {
         if ecn_on && ecn::capable(pkt.ecn) {
             Verdict::Mark
         } else {
-            Verdict::Drop(DropReason::RedEarly)
+            Verdict::Drop(EARLY)
         }
     }
 }

@@ -3,6 +3,7 @@
 //! each) and builds the queue of a link direction.
 
 use super::{DropTail, Queue, QueueDiscipline};
+use crate::net::{DropReason, DropReasons};
 use crate::scenario::check::Checker;
 use crate::sim::{RngStreams, SimRng};
 
@@ -31,6 +32,20 @@ pub trait QueueModel {
     fn build(&self, site: &QueueSite<'_>) -> Box<dyn QueueDiscipline>;
 }
 
+/// The drop reasons a discipline gives besides the network's own
+/// ([`DropReason::NET`]); each becomes a `dropped_<name>` column. Declared
+/// beside the discipline's spec (`impl Drops for RedSpec`), with none by
+/// default.
+pub trait Drops {
+    const DROP_REASONS: &'static [DropReason] = &[];
+}
+
+/// Every reason a run may count, in column order: the network's, then the
+/// registered disciplines'.
+pub fn drop_reasons() -> DropReasons {
+    DropReasons::new(QueueSpec::declared_drop_reasons())
+}
+
 crate::model_family! {
     /// A queue discipline, chosen by "type".
     pub enum QueueSpec: dyn QueueModel {
@@ -44,6 +59,7 @@ crate::model_family! {
         FqCodel(super::fq_codel::FqCodelSpec) = "fq_codel",
         Pie(super::pie::PieSpec) = "pie",
     }
+    each declares Drops::DROP_REASONS: [DropReason] => declared_drop_reasons;
 }
 
 /// Transmit queue of a link direction that gives none: drop-tail of this
@@ -55,5 +71,30 @@ pub fn build_queue(spec: Option<&QueueSpec>, site: &QueueSite<'_>) -> Queue {
     match spec {
         None => Queue::new(Box::new(DropTail::packets(DEFAULT_QUEUE_PACKETS as usize))),
         Some(s) => Queue::new(s.model().build(site)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The columns every run's tables give, in order: the network's
+    /// reasons, then those the registered disciplines declare, each once
+    /// (WRED shares RED's, FQ-CoDel CoDel's).
+    #[test]
+    fn every_run_counts_the_same_reasons_in_registration_order() {
+        let names: Vec<&str> = super::drop_reasons().iter().map(|r| r.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "queue_overflow",
+                "link_loss",
+                "receiver_loss",
+                "no_route",
+                "no_listener",
+                "red_early",
+                "red_forced",
+                "codel",
+                "pie"
+            ]
+        );
     }
 }

@@ -59,6 +59,10 @@ pub struct WredSpec {
     pub ecn: bool,
 }
 
+impl super::spec::Drops for WredSpec {
+    const DROP_REASONS: &'static [crate::net::DropReason] = super::red_core::DROP_REASONS;
+}
+
 impl QueueModel for WredSpec {
     fn validate(&self, path: &str, _rate_bps: f64, c: &mut Checker) {
         check_limits("wred", path, self.limit_packets, self.limit_bytes, c);

@@ -164,6 +164,31 @@ impl<'de> Deserializer<'de> for FieldGrab<'_> {
 /// ```
 #[macro_export]
 macro_rules! model_family {
+    // A family whose models each declare a list of values (their
+    // `$items` through trait `$tr2`, e.g. the drop reasons of queue
+    // disciplines): `$name::$all()` gives them in registration order.
+    (
+        $(#[doc = $doc:literal])*
+        pub enum $name:ident : dyn $tr:path {
+            $( $variant:ident($spec:ty) = $tag:literal ),+ $(,)?
+        }
+        each declares $tr2:ident::$items:ident: [$item:ty] => $all:ident;
+    ) => {
+        $crate::model_family! {
+            $(#[doc = $doc])*
+            pub enum $name: dyn $tr {
+                $( $variant($spec) = $tag ),+
+            }
+        }
+        impl $name {
+            /// What each registered model declares, in registration order.
+            pub fn $all() -> Vec<$item> {
+                let mut v = Vec::new();
+                $( v.extend_from_slice(<$spec as $tr2>::$items); )+
+                v
+            }
+        }
+    };
     (
         $(#[doc = $doc:literal])*
         pub enum $name:ident : dyn $tr:path {

@@ -2,11 +2,11 @@
 //! protocol's state machine (proto/rmtp), its timers and packets.
 
 use crate::app::{Action, App, AppStats, PacketTemplate};
-use crate::net::packet::AppData;
-use crate::net::Packet;
+use crate::net::{AppPayload, Packet, Payload};
 use crate::proto::rmtp::seqset::hack_payload_bytes;
 use crate::proto::rmtp::{HackReport, RmtpDr, RmtpReceiver, RmtpSender};
 use crate::sim::SimTime;
+use crate::wire::rmtp;
 
 /// IPv4 and UDP headers under every RMTP packet.
 const UDP_IP_BYTES: u32 = 28;
@@ -27,11 +27,57 @@ pub struct Period {
     pub offset: SimTime,
 }
 
+/// RMTP data (the packet's `seq`; `created_at` is its first transmission):
+/// `retx` for a sender's retransmission or a DR's local repair.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RmtpData {
+    pub retx: bool,
+}
+
+/// An RMTP HACK from child `child` of the DR or sender it goes to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RmtpHack {
+    pub child: u32,
+    pub report: HackReport,
+}
+
+impl AppPayload for RmtpData {
+    fn emit(&self, p: &Packet, _now: SimTime, buf: &mut [u8]) {
+        if buf.len() >= rmtp::HEADER_LEN {
+            rmtp::RmtpHeader {
+                kind: if self.retx { rmtp::REPAIR } else { rmtp::DATA },
+                child: 0,
+                seq: p.seq,
+                word: (p.created_at.as_nanos() / 1_000_000) as u32,
+            }
+            .emit(buf);
+        }
+    }
+    crate::payload_eq!();
+}
+
+impl AppPayload for RmtpHack {
+    fn emit(&self, _p: &Packet, _now: SimTime, buf: &mut [u8]) {
+        if buf.len() >= rmtp::HEADER_LEN {
+            let r = &self.report;
+            rmtp::RmtpHeader {
+                kind: rmtp::HACK,
+                child: self.child as u16,
+                seq: r.base,
+                word: (r.end - r.base) as u32,
+            }
+            .emit(buf);
+            rmtp::emit_bitmap(r.base, r.end, |s| r.has(s), &mut buf[rmtp::HEADER_LEN..]);
+        }
+    }
+    crate::payload_eq!();
+}
+
 /// A HACK from child `child` with `report`, sized on the wire.
 fn hack_packet(tpl: &PacketTemplate, seq: u64, child: u32, report: HackReport) -> Packet {
     let mut p = tpl.make(seq);
     p.size_bytes = UDP_IP_BYTES + hack_payload_bytes(&report);
-    p.app = AppData::RmtpHack(Box::new((child, report)));
+    p.app = Payload::new(RmtpHack { child, report });
     p
 }
 
@@ -39,7 +85,7 @@ fn hack_packet(tpl: &PacketTemplate, seq: u64, child: u32, report: HackReport) -
 fn data_packet(tpl: &PacketTemplate, seq: u64, first_sent: SimTime, retx: bool) -> Packet {
     let mut p = tpl.make(seq);
     p.created_at = first_sent;
-    p.app = AppData::RmtpData { retx };
+    p.app = Payload::new(RmtpData { retx });
     p
 }
 
@@ -103,7 +149,7 @@ impl App for RmtpReceiverApp {
         });
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, _out: &mut Vec<Action>) {
-        if let AppData::RmtpData { retx } = pkt.app {
+        if let Some(&RmtpData { retx }) = pkt.app.get() {
             self.rx.on_data(now, pkt.seq, pkt.created_at, retx);
         }
     }
@@ -171,12 +217,11 @@ impl App for RmtpDrApp {
         }
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, _out: &mut Vec<Action>) {
-        match &pkt.app {
-            AppData::RmtpData { retx } => {
-                self.dr.on_data(now, pkt.seq, pkt.created_at, *retx);
-            }
-            AppData::RmtpHack(h) => self.dr.on_child_hack(now, h.0 as usize, h.1.clone()),
-            _ => {}
+        if let Some(&RmtpData { retx }) = pkt.app.get() {
+            self.dr.on_data(now, pkt.seq, pkt.created_at, retx);
+        } else if let Some(h) = pkt.app.get::<RmtpHack>() {
+            self.dr
+                .on_child_hack(now, h.child as usize, h.report.clone());
         }
     }
     fn stats(&self, end: SimTime) -> Option<AppStats> {
@@ -225,8 +270,8 @@ impl App for RmtpSenderApp {
         });
     }
     fn on_packet(&mut self, _now: SimTime, pkt: &Packet, _out: &mut Vec<Action>) {
-        if let AppData::RmtpHack(h) = &pkt.app {
-            self.sender.on_hack(h.0 as usize, h.1.clone());
+        if let Some(h) = pkt.app.get::<RmtpHack>() {
+            self.sender.on_hack(h.child as usize, h.report.clone());
         }
     }
     fn stats(&self, _end: SimTime) -> Option<AppStats> {

@@ -2,7 +2,7 @@
 //! NTP and RTP timestamps they carry.
 
 use super::member::RTP_CLOCK_HZ;
-use crate::net::packet::RtcpCompound;
+use super::payload::RtcpCompound;
 use crate::proto::rtp::FbItem;
 use crate::sim::SimTime;
 use crate::wire::rtcp::{nack_entries, RtcpPacket};

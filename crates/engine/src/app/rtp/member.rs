@@ -6,9 +6,11 @@
 //! time) and, as a media sender, the delay until each loss is reported.
 
 use super::compound::{compound_bytes, merge_nacks, rtp_ts};
+use super::payload::{RtcpCompound, RtcpReport, RtpData};
 use crate::app::{Action, App, AppStats, PacketTemplate};
 use crate::measure::RunningMean;
-use crate::net::packet::{AppData, RtcpCompound, RtcpReport, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::net::Payload;
 use crate::net::{FlowId, Packet};
 use crate::proto::rtp::{RtcpScheduler, SourceStats, Transmit};
 use crate::sim::{SimRng, SimTime};
@@ -213,7 +215,7 @@ impl RtpMember {
         let size = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + payload as u32;
         let mut p = self.rtcp_tpl.make(self.rtcp_packets);
         p.size_bytes = size;
-        p.app = AppData::Rtcp(std::sync::Arc::new(c));
+        p.app = Payload::new(c);
         out.push(Action::Send(p));
         self.rtcp_packets += 1;
         self.rtcp_bytes += size as u64;
@@ -230,12 +232,12 @@ impl RtpMember {
         let (tpl, interval) = (m.template.clone(), m.interval);
         for _ in 0..segments {
             let mut p = tpl.make(self.seq as u64);
-            p.app = AppData::Rtp {
+            p.app = Payload::new(RtpData {
                 ssrc: self.ssrc,
                 seq: self.seq,
                 timestamp: ts,
                 repair: None,
-            };
+            });
             self.sent_at.insert(self.seq, now);
             self.octets_sent = self.octets_sent.wrapping_add(p.payload_bytes() - 12);
             self.packets_sent = self.packets_sent.wrapping_add(1);
@@ -255,12 +257,12 @@ impl RtpMember {
         let tpl = m.template.clone();
         for &s in seqs {
             let mut p = tpl.make(s as u64);
-            p.app = AppData::Rtp {
+            p.app = Payload::new(RtpData {
                 ssrc: self.ssrc,
                 seq: s,
                 timestamp: 0,
                 repair: Some(fb_sent_at),
-            };
+            });
             self.repairs_sent += 1;
             out.push(Action::Send(p));
         }
@@ -428,17 +430,12 @@ impl App for RtpMember {
     }
 
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        match &pkt.app {
-            AppData::Rtp {
-                ssrc,
-                seq,
-                timestamp,
-                repair,
-            } => self.on_rtp(now, *ssrc, *seq, *timestamp, *repair),
-            AppData::Rtcp(c) => self.on_rtcp(now, c, pkt.size_bytes, pkt.created_at, out),
-            // Not RTP: nothing for a session member.
-            _ => {}
+        if let Some(d) = pkt.app.get::<RtpData>() {
+            self.on_rtp(now, d.ssrc, d.seq, d.timestamp, d.repair);
+        } else if let Some(c) = pkt.app.get::<RtcpCompound>() {
+            self.on_rtcp(now, c, pkt.size_bytes, pkt.created_at, out);
         }
+        // Anything else is not RTP: nothing for a session member.
         self.arm_rtcp(out);
     }
 

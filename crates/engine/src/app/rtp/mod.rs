@@ -4,10 +4,12 @@
 pub mod build;
 pub mod compound;
 pub mod member;
+pub mod payload;
 pub mod spec;
 
 pub use compound::compound_packets;
 pub use member::{MediaConfig, NewpredConfig, RtpMember, RTP_CLOCK_HZ};
+pub use payload::{RtcpCompound, RtcpReport, RtpData};
 pub use spec::RtpSessionSpec;
 
 use super::Col::{Count, Measure};

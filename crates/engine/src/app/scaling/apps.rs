@@ -6,9 +6,34 @@
 use super::control::ScaleControl;
 use super::policy::{fragments, keeps, mm_interval, Frame, SCALES};
 use crate::app::{Action, App, AppStats, PacketTemplate, StopRule};
-use crate::net::packet::AppData;
 use crate::net::Packet;
+use crate::net::{AppPayload, Payload};
 use crate::sim::{Series, SimTime};
+
+/// A media-scaling data packet: the sender's scale, the frame it belongs
+/// to, and the echo of the receiver's last request (its send time, and how
+/// long the sender held it before this packet).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScaledMedia {
+    pub scale: u8,
+    pub frame: u32,
+    pub echo: Option<(SimTime, SimTime)>,
+}
+
+/// A media-scaling receiver's request for a scale, stamped with its send
+/// time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScaleRequest {
+    pub scale: u8,
+    pub sent_at: SimTime,
+}
+
+impl AppPayload for ScaledMedia {
+    crate::payload_eq!();
+}
+impl AppPayload for ScaleRequest {
+    crate::payload_eq!();
+}
 
 /// What the sender sends at each scale.
 #[derive(Clone, Debug)]
@@ -76,13 +101,13 @@ impl ScalingSource {
         let mut p = self.tpl.make(self.next_seq);
         self.next_seq += 1;
         p.size_bytes = payload + crate::net::packet::IPV4_HEADER_BYTES + p.transport.header_bytes();
-        p.app = AppData::ScaledMedia {
+        p.app = Payload::new(ScaledMedia {
             scale: self.scale,
             frame: self.frame as u32,
             echo: self
                 .last_request
-                .map(|(ts, at)| Box::new((ts, now.saturating_sub(at)))),
-        };
+                .map(|(ts, at)| (ts, now.saturating_sub(at))),
+        });
         p
     }
 
@@ -176,7 +201,7 @@ impl App for ScalingSource {
         }
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        if let AppData::ScaleRequest { scale, sent_at } = pkt.app {
+        if let Some(&ScaleRequest { scale, sent_at }) = pkt.app.get() {
             self.last_request = Some((sent_at, now));
             self.set_scale(now, scale, out);
         }
@@ -230,10 +255,10 @@ impl ScalingReceiver {
     fn request(&mut self, now: SimTime, scale: u8, out: &mut Vec<Action>) {
         let mut p = self.tpl.make(self.next_seq);
         self.next_seq += 1;
-        p.app = AppData::ScaleRequest {
+        p.app = Payload::new(ScaleRequest {
             scale,
             sent_at: now,
-        };
+        });
         out.push(Action::Send(p));
         self.series.push(now, scale as f64);
     }
@@ -257,8 +282,8 @@ impl App for ScalingReceiver {
         self.series.push(now, self.control.scale() as f64);
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        if let AppData::ScaledMedia { echo: Some(e), .. } = &pkt.app {
-            let (sent_at, held) = **e;
+        if let Some(ScaledMedia { echo: Some(e), .. }) = pkt.app.get() {
+            let (sent_at, held) = *e;
             let rtt = now.saturating_sub(sent_at).saturating_sub(held);
             self.control.rtt_sample(rtt);
         }

@@ -6,12 +6,15 @@
 
 use super::decode::{decodable, NalId, Received};
 use super::fec::FecCode;
+use super::source::RepairInfo;
 use super::source::SvcInfo;
 use crate::app::{Action, App, AppStats, PacketTemplate};
-use crate::net::packet::AppData;
 use crate::net::Packet;
+use crate::net::Payload;
+use crate::proto::ppacc::endpoints::Report;
 use crate::proto::ppacc::endpoints::{PairTag, PpaccReceiver};
 use crate::proto::tfrc::DataHeader;
+use crate::proto::tfrc::Feedback;
 use crate::proto::tfrc::{TfrcConfig, TfrcReceiver};
 use std::sync::Arc;
 
@@ -112,7 +115,7 @@ impl SvcSink {
         self
     }
 
-    fn feedback(&mut self, app: AppData, out: &mut Vec<Action>) {
+    fn feedback(&mut self, app: Payload, out: &mut Vec<Action>) {
         let mut p = self.tpl.make(self.next_seq);
         self.next_seq += 1;
         p.app = app;
@@ -145,13 +148,13 @@ impl SvcSink {
         match &mut self.rcv {
             Rx::Tfrc(r) => {
                 if let Some(fb) = r.on_data(now, h, size) {
-                    self.feedback(AppData::TfrcFeedback(Box::new(fb)), out);
+                    self.feedback(Payload::new(fb), out);
                 }
             }
             Rx::Ppacc(r) => {
                 let tag = PairTag { seq: h.seq, pair };
                 for rep in r.on_data(now, tag, h.sent_at, size as f64 * 8.0) {
-                    self.feedback(AppData::PpaccReport(Box::new(rep)), out);
+                    self.feedback(Payload::new(rep), out);
                 }
             }
         }
@@ -246,15 +249,16 @@ impl App for SvcSink {
     }
     fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        let (h, pair) = match &pkt.app {
-            AppData::SvcData(i) => (i.tfrc, i.pair),
-            AppData::SvcRepair(r) => (r.tfrc, r.pair),
+        let info = pkt.app.get::<SvcInfo>();
+        let repair = pkt.app.get::<RepairInfo>();
+        let (h, pair) = match (info, repair) {
+            (Some(i), _) => (i.tfrc, i.pair),
+            (_, Some(r)) => (r.tfrc, r.pair),
             _ => return,
         };
         self.transport(now, h, pair, pkt.size_bytes, out);
-        match &pkt.app {
-            AppData::SvcData(info) => {
-                let info = **info;
+        match (info, repair) {
+            (Some(&info), _) => {
                 self.media_received += 1;
                 let rebuilt = info.fec.is_some_and(|(b, i)| {
                     self.blocks
@@ -270,7 +274,7 @@ impl App for SvcSink {
                     self.fec_got(now, block, Some(index), None);
                 }
             }
-            AppData::SvcRepair(r) => {
+            (_, Some(r)) => {
                 self.repair_received += 1;
                 let media = r.media.clone();
                 self.fec_got(now, r.block, None, Some(media));
@@ -282,15 +286,15 @@ impl App for SvcSink {
     fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
         self.timer_at = None;
         let app = match &mut self.rcv {
-            Rx::Tfrc(r) => r.on_timer(now).map(|f| AppData::TfrcFeedback(Box::new(f))),
-            Rx::Ppacc(r) => r.on_timer(now).map(|f| AppData::PpaccReport(Box::new(f))),
-        };
-        if let Some(app) = app {
-            if let AppData::PpaccReport(r) = &app {
-                if let crate::proto::ppacc::endpoints::Report::Estimate { a_bps, .. } = **r {
+            Rx::Tfrc(r) => r.on_timer(now).map(Payload::new::<Feedback>),
+            Rx::Ppacc(r) => r.on_timer(now).map(|f| {
+                if let Report::Estimate { a_bps, .. } = f {
                     self.a_series.push(now, a_bps);
                 }
-            }
+                Payload::new(f)
+            }),
+        };
+        if let Some(app) = app {
             self.feedback(app, out);
         }
         self.arm(out);

@@ -7,10 +7,10 @@
 
 use super::trace::{select, Nal, NalFeed, Selection, GOP};
 use crate::app::{Action, App, AppStats, PacketTemplate};
-use crate::net::packet::AppData;
 use crate::net::Packet;
-use crate::proto::ppacc::endpoints::PpaccSender;
-use crate::proto::tfrc::{DataHeader, TfrcConfig, TfrcSender};
+use crate::net::{AppPayload, Payload};
+use crate::proto::ppacc::endpoints::{PpaccSender, Report};
+use crate::proto::tfrc::{DataHeader, Feedback, TfrcConfig, TfrcSender};
 use crate::sim::{Series, SimTime};
 use std::collections::VecDeque;
 
@@ -44,6 +44,13 @@ pub struct RepairInfo {
     pub block: u32,
     pub index: u16,
     pub media: std::sync::Arc<Vec<(SvcInfo, u32)>>,
+}
+
+impl AppPayload for SvcInfo {
+    crate::payload_eq!();
+}
+impl AppPayload for RepairInfo {
+    crate::payload_eq!();
 }
 
 /// FEC settings of a source.
@@ -288,7 +295,7 @@ impl SvcSource {
                 pair: 0,
                 fec: self.fec.map(|_| (self.block_id, self.block.len() as u16)),
             };
-            p.app = AppData::SvcData(Box::new(info));
+            p.app = Payload::new(info);
             self.push(p);
             if self.fec.is_some() {
                 self.block.push((info, payload));
@@ -317,7 +324,7 @@ impl SvcSource {
             p.size_bytes = size;
             p.dscp = fec.dscp;
             p.created_at = at;
-            p.app = AppData::SvcRepair(Box::new(RepairInfo {
+            p.app = Payload::new(RepairInfo {
                 tfrc: DataHeader {
                     seq: 0,
                     sent_at: SimTime::ZERO,
@@ -327,7 +334,7 @@ impl SvcSource {
                 block: self.block_id,
                 index: index as u16,
                 media: media.clone(),
-            }));
+            });
             self.push(p);
         }
         self.block_id += 1;
@@ -357,16 +364,12 @@ impl SvcSource {
                 }
             };
             p.seq = h.seq;
-            match &mut p.app {
-                AppData::SvcData(info) => {
-                    (info.tfrc, info.pair) = (h, pair);
-                    self.media_packets += 1;
-                }
-                AppData::SvcRepair(r) => {
-                    (r.tfrc, r.pair) = (h, pair);
-                    self.repair_packets += 1;
-                }
-                _ => {}
+            if let Some(info) = p.app.get_mut::<SvcInfo>() {
+                (info.tfrc, info.pair) = (h, pair);
+                self.media_packets += 1;
+            } else if let Some(r) = p.app.get_mut::<RepairInfo>() {
+                (r.tfrc, r.pair) = (h, pair);
+                self.repair_packets += 1;
             }
             out.push(Action::Send(p));
             self.next_send = next;
@@ -421,12 +424,19 @@ impl App for SvcSource {
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         let next = self.next_send;
-        match (&pkt.app, self.tp()) {
-            (AppData::TfrcFeedback(fb), Transport::Tfrc(t)) => {
+        match self.tp() {
+            Transport::Tfrc(t) => {
+                let Some(fb) = pkt.app.get::<Feedback>() else {
+                    return;
+                };
                 self.next_send = t.on_feedback_paced(now, fb, next);
             }
-            (AppData::PpaccReport(r), Transport::Ppacc(p)) => p.on_report(now, r),
-            _ => return,
+            Transport::Ppacc(p) => {
+                let Some(r) = pkt.app.get::<Report>() else {
+                    return;
+                };
+                p.on_report(now, r);
+            }
         }
         self.send_due(now, out);
     }

@@ -38,6 +38,10 @@ pub enum Report {
     },
 }
 
+impl crate::net::AppPayload for Report {
+    crate::payload_eq!();
+}
+
 pub struct PpaccSender {
     pub control: PpaccControl,
     cb_bps: f64,

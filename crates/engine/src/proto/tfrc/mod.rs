@@ -103,3 +103,11 @@ pub struct Feedback {
     /// Loss event rate.
     pub p: f64,
 }
+
+// Both travel as packet payloads; pcap shows them as bare UDP payload.
+impl crate::net::AppPayload for DataHeader {
+    crate::payload_eq!();
+}
+impl crate::net::AppPayload for Feedback {
+    crate::payload_eq!();
+}

@@ -9,8 +9,9 @@ use crate::net::mcast::{forest_components, SharedTree, Tree};
 use crate::net::ports::PortTable;
 use crate::net::routes::RouteTable;
 use crate::net::routing::{multicast_tree, Graph};
-use crate::net::{LinkDir, LinkDirId, Node, NodeId};
+use crate::net::{LinkDirId, NodeId};
 use crate::sim::{RngStreams, SimRng, SimTime};
+use crate::world::topology::{LinkDir, Node};
 use crate::world::{AppSlot, Topology};
 use rustc_hash::FxHashMap as HashMap;
 

@@ -12,7 +12,7 @@ use super::document::Scenario;
 use crate::app::flow::build_flow;
 use crate::measure::recorder::RecorderOptions;
 use crate::measure::Recorder;
-use crate::net::topology::group_addr;
+use crate::net::addr::group_addr;
 use crate::net::NodeId;
 use crate::sim::{RngStreams, SimTime};
 use crate::world::World;
@@ -43,7 +43,10 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<World, Vec<FieldError>> {
 }
 
 /// The scenario's groups with their members (sorted, each once).
-fn scenario_groups(s: &Scenario, nodes: &[crate::net::Node]) -> Vec<(String, Vec<NodeId>)> {
+fn scenario_groups(
+    s: &Scenario,
+    nodes: &[crate::world::topology::Node],
+) -> Vec<(String, Vec<NodeId>)> {
     let id: HashMap<&str, NodeId> = (nodes.iter().enumerate())
         .map(|(i, n)| (n.name.as_str(), i as NodeId))
         .collect();
@@ -67,6 +70,7 @@ fn world(s: &Scenario, mut ctx: BuildCtx<'_>) -> World {
         series_rows: s.limits.max_series_rows,
         warmup: SimTime::from_secs_f64(s.measure.warmup_s),
         windows: s.measure.windows(),
+        reasons: crate::queue::spec::drop_reasons(),
     };
     for slot in &mut ctx.apps {
         slot.app.set_series(if s.measure.series {

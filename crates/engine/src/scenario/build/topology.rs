@@ -3,12 +3,13 @@
 
 use super::super::document::{DirSpec, LinkSpec, RouteMetric, Scenario};
 use crate::loss::LossSpec;
+use crate::net::addr::node_addr;
 use crate::net::routes::RouteTable;
 use crate::net::routing::Graph;
-use crate::net::topology::node_addr;
-use crate::net::{LinkDir, LinkDirId, Node, NodeId};
+use crate::net::{LinkDirId, NodeId};
 use crate::queue::{build_queue, QueueSite};
 use crate::sim::{RngStreams, SimTime};
+use crate::world::topology::{LinkDir, Node};
 use crate::world::Topology;
 use rustc_hash::FxHashMap as HashMap;
 

@@ -1,8 +1,11 @@
-//! Nodes and point-to-point links. A full-duplex link is two independent
-//! directions ("link-dirs"), each with its own rate, delay, queue and loss.
+//! Nodes and point-to-point links as the event loop drives them. A
+//! full-duplex link is two independent directions ("link-dirs"), each with
+//! its own rate, delay, queue and loss. They sit above `net`, `queue` and
+//! `loss`: a link direction holds its queue (inline, on its own cache
+//! lines) and its loss model.
 
-use super::packet::{LinkDirId, NodeId};
 use crate::loss::LossModel;
+use crate::net::{LinkDirId, NodeId};
 use crate::queue::Queue;
 
 pub struct Node {
@@ -35,7 +38,7 @@ pub struct LinkDir {
     pub delay: crate::sim::SimTime,
     /// Packets on the wire (being serialised or propagating), with their
     /// arrival times, in order.
-    pub in_transit: super::transit::InTransit,
+    pub in_transit: crate::net::transit::InTransit,
     // -- line 1 --
     pub to: NodeId,
     /// Index of the full-duplex link this direction belongs to.
@@ -61,17 +64,6 @@ pub struct LinkDir {
     pub lost_packets: u64,
 }
 
-/// IPv4 address of node `i`: 10.0.0.1 + i.
-pub fn node_addr(i: u32) -> [u8; 4] {
-    let v = 0x0A00_0001u32 + i;
-    v.to_be_bytes()
-}
-
-/// Multicast address of group `g`: 239.1.0.1 + g.
-pub fn group_addr(g: u32) -> [u8; 4] {
-    let v = 0xEF01_0001u32 + g;
-    v.to_be_bytes()
-}
 #[cfg(test)]
 mod layout_tests {
     use super::LinkDir;

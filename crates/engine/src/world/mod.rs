@@ -14,9 +14,12 @@ use crate::net::mcast::Tree;
 use crate::net::ports::PortTable;
 use crate::net::routes::RouteTable;
 use crate::net::routing::Graph;
-use crate::net::{Dest, DropReason, LinkDir, LinkDirId, Node, NodeId, Packet, PacketRef, Packets};
+use crate::net::{Dest, DropReason, LinkDirId, NodeId, Packet, PacketRef, Packets};
+
+pub mod topology;
 use crate::sim::time::tx_time;
 use crate::sim::{EventQueue, SimTime};
+pub use topology::{LinkDir, Node};
 
 /// Events are small (16 bytes). Packets on a wire wait in their link-dir's
 /// in-transit FIFO (arrivals on one direction are in time order), and only
@@ -381,7 +384,7 @@ impl World {
             Dest::Node(d) if d == node => self.deliver(node, p, now),
             Dest::Node(d) => match self.routes.next_hop(node, d) {
                 Some(ld) => self.enqueue(ld, p, now),
-                None => self.drop(p, DropReason::NoRoute, DropSite::Node(node), now),
+                None => self.drop(p, DropReason::NO_ROUTE, DropSite::Node(node), now),
             },
             Dest::Group { tree, .. } => self.forward_group(node, via, tree, src, p, now),
         }
@@ -400,14 +403,14 @@ impl World {
         now: SimTime,
     ) {
         let Some(t) = self.trees.get(tree as usize) else {
-            return self.drop(p, DropReason::NoRoute, DropSite::Node(node), now);
+            return self.drop(p, DropReason::NO_ROUTE, DropSite::Node(node), now);
         };
         let mut out = std::mem::take(&mut self.fan_out);
         let local = t.targets_into(node, via, src, &mut out);
         let targets = out.len() + local as usize;
         if targets == 0 {
             self.fan_out = out;
-            return self.drop(p, DropReason::NoRoute, DropSite::Node(node), now);
+            return self.drop(p, DropReason::NO_ROUTE, DropSite::Node(node), now);
         }
         self.copies += targets as u64 - 1;
         // Copies first, from the packet as it came; the packet
@@ -432,9 +435,9 @@ impl World {
             Some(app) => self.deliver_to(node, app, p, now),
             None => {
                 let reason = if self.lost_on_receipt(node, p, now) {
-                    DropReason::ReceiverLoss
+                    DropReason::RECEIVER_LOSS
                 } else {
-                    DropReason::NoListener
+                    DropReason::NO_LISTENER
                 };
                 self.drop(p, reason, DropSite::Node(node), now)
             }
@@ -451,7 +454,7 @@ impl World {
     /// Delivers `p` to application `app` of `node` (listening on its port).
     fn deliver_to(&mut self, node: NodeId, app: u32, r: PacketRef, now: SimTime) {
         if self.lost_on_receipt(node, r, now) {
-            return self.drop(r, DropReason::ReceiverLoss, DropSite::Node(node), now);
+            return self.drop(r, DropReason::RECEIVER_LOSS, DropSite::Node(node), now);
         }
         self.delivered += 1;
         let p = &self.packets[r];
@@ -591,7 +594,7 @@ impl World {
         if let Some(loss) = link.loss.as_mut() {
             if loss.is_lost(&self.packets[p], now) {
                 link.lost_packets += 1;
-                return self.drop(p, DropReason::LinkLoss, DropSite::Link(ld), now);
+                return self.drop(p, DropReason::LINK_LOSS, DropSite::Link(ld), now);
             }
         }
         let to = link.to;
@@ -607,7 +610,7 @@ impl World {
     fn drop(&mut self, r: PacketRef, reason: DropReason, site: DropSite, now: SimTime) {
         self.dropped += 1;
         let p = &self.packets[r];
-        let local_delivery = matches!(reason, DropReason::ReceiverLoss | DropReason::NoListener);
+        let local_delivery = matches!(reason, DropReason::RECEIVER_LOSS | DropReason::NO_LISTENER);
         match (p.dst, site) {
             (Dest::Node(d), _) => self.rec.on_drop(p, reason, site, now, &[d]),
             (Dest::Group { .. }, DropSite::Node(n)) if local_delivery => {

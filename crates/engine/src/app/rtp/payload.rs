@@ -1,0 +1,77 @@
+//! What RTP session members put in their packets: an RTP header's fields
+//! (media and NEWPRED repairs) and RTCP compounds, with their pcap bytes.
+
+use crate::net::{AppPayload, Packet};
+use crate::sim::SimTime;
+use crate::wire::rtp;
+
+/// An RTP packet's header fields. `repair`: a NEWPRED repair answering
+/// feedback sent at that time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RtpData {
+    pub ssrc: u32,
+    pub seq: u16,
+    pub timestamp: u32,
+    pub repair: Option<SimTime>,
+}
+
+impl AppPayload for RtpData {
+    fn emit(&self, _p: &Packet, _now: SimTime, buf: &mut [u8]) {
+        if buf.len() >= rtp::HEADER_LEN {
+            rtp::RtpHeader {
+                marker: false,
+                payload_type: 96,
+                seq: self.seq,
+                timestamp: self.timestamp,
+                ssrc: self.ssrc,
+            }
+            .emit(buf);
+        }
+    }
+    crate::payload_eq!();
+}
+
+/// One report block, with LSR and DLSR as simulated times (exported as NTP
+/// short format).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RtcpReport {
+    pub ssrc: u32,
+    pub fraction_lost: u8,
+    pub cumulative_lost: i32,
+    pub ext_highest_seq: u32,
+    pub jitter: u32,
+    /// When the reported source's last SR was sent (its NTP timestamp).
+    pub lsr: Option<SimTime>,
+    /// Delay since that SR arrived.
+    pub dlsr: SimTime,
+}
+
+/// A compound RTCP packet's contents. Sent shared: the copies a multicast
+/// tree makes of one compound share it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RtcpCompound {
+    pub ssrc: u32,
+    /// Sender info (SR) when the member sent RTP recently or sends SRs.
+    pub sender: Option<(u32, u32)>,
+    pub reports: Vec<RtcpReport>,
+    /// Generic NACK feedback: (media SSRC, lost sequence numbers).
+    pub nacks: Vec<(u32, Vec<u16>)>,
+    /// Feedback sent as application-layer feedback (PSFB AFB) with one
+    /// 4-byte NACK per lost segment (NEWPRED) instead of Generic NACK.
+    pub app_layer_fb: bool,
+    pub bye: bool,
+    pub early: bool,
+    pub cname: String,
+}
+
+impl AppPayload for RtcpCompound {
+    fn emit(&self, _p: &Packet, now: SimTime, buf: &mut [u8]) {
+        let mut bytes = Vec::with_capacity(buf.len());
+        for pk in super::compound::compound_packets(self, now) {
+            pk.emit(&mut bytes);
+        }
+        let n = bytes.len().min(buf.len());
+        buf[..n].copy_from_slice(&bytes[..n]);
+    }
+    crate::payload_eq!();
+}
