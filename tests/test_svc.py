@@ -14,7 +14,7 @@ def svc_run(rate_bps, duration_s=30.0, **queue):
         {"name": "af11", "dscp": [10], "queue": {"type": "droptail", "limit_packets": 30}},
         {"name": "af12", "dscp": [12], "queue": {"type": "droptail", "limit_packets": 30}}]}
     sc = line(1, rate_bps=rate_bps, delay_ms=20, duration_s=duration_s, queue=queue or classes)
-    sc.flow("v", "svc", src="n0", dst="n1", transport="tfrc")
+    sc.flow("v", "svc", src="n0", dst="n1", cc={"type": "tfrc"})
     return mediasim.run(sc, seed=1)
 
 
@@ -53,16 +53,16 @@ def test_a_narrow_path_gets_fewer_layers_and_longer_delays():
 
 
 @pytest.mark.parametrize("fields,path,fragment", [
-    ({"transport": "quic"}, "flows[0].transport", "unknown variant"),
-    ({"transport": "tfrc", "packet_bytes": 40}, "flows[0].packet_bytes", "41..=65535"),
-    ({"transport": "tfrc", "base_dscp": 64}, "flows[0].base_dscp", "0..=63"),
-    ({"transport": "tfrc", "nal_units": [[0.0, 100, 3, 0, 0]]}, "flows[0].nal_units", "spatial 0-1"),
-    ({"transport": "tfrc", "idr_gops": 0}, "flows[0].idr_gops", "at least 1"),
-    ({"transport": "tfrc", "fec": {"code": "rs", "k": 8, "n": 8}}, "flows[0].fec.n", "above k"),
-    ({"transport": "tfrc", "fec": {"code": "rs", "k": 0}}, "flows[0].fec.k", "at least 1"),
-    ({"transport": "tfrc", "fec": {"code": "xor", "k": 4, "n": 6}}, "flows[0].fec.n", "not used by"),
-    ({"transport": "tfrc", "fec": {"code": "rs", "k": 4, "dscp": 70}}, "flows[0].fec.dscp", "0..=63"),
-    ({"transport": "tfrc", "fec": {"code": "ldpc", "k": 4}}, "flows[0].fec.code", "unknown variant"),
+    ({"cc": {"type": "quic"}}, "flows[0].cc.type", "unknown"),
+    ({"cc": {"type": "tfrc"}, "packet_bytes": 40}, "flows[0].packet_bytes", "41..=65535"),
+    ({"cc": {"type": "tfrc"}, "base_dscp": 64}, "flows[0].base_dscp", "0..=63"),
+    ({"cc": {"type": "tfrc"}, "nal_units": [[0.0, 100, 3, 0, 0]]}, "flows[0].nal_units", "spatial 0-1"),
+    ({"cc": {"type": "tfrc"}, "idr_gops": 0}, "flows[0].idr_gops", "at least 1"),
+    ({"cc": {"type": "tfrc"}, "fec": {"code": "rs", "k": 8, "n": 8}}, "flows[0].fec.n", "above k"),
+    ({"cc": {"type": "tfrc"}, "fec": {"code": "rs", "k": 0}}, "flows[0].fec.k", "at least 1"),
+    ({"cc": {"type": "tfrc"}, "fec": {"code": "xor", "k": 4, "n": 6}}, "flows[0].fec.n", "not used by"),
+    ({"cc": {"type": "tfrc"}, "fec": {"code": "rs", "k": 4, "dscp": 70}}, "flows[0].fec.dscp", "0..=63"),
+    ({"cc": {"type": "tfrc"}, "fec": {"code": "ldpc", "k": 4}}, "flows[0].fec.code", "unknown variant"),
 ])
 def test_svc_errors_name_the_field(fields, path, fragment):
     sc = line(1, rate_bps=1e6, delay_ms=1)
@@ -78,7 +78,7 @@ def test_ppacc_estimates_the_bandwidth_cross_traffic_leaves(kind, cross_bps, tol
     # A 2 Mbit/s link with cross traffic of known rate (500-byte packets):
     # the probe-gap estimate should average Cb - cross.
     sc = line(1, rate_bps=2e6, delay_ms=20, duration_s=60, queue={"type": "droptail", "limit_packets": 100})
-    sc.flow("v", "svc", src="n0", dst="n1", transport="ppacc", ppacc={"capacity_bps": 2e6})
+    sc.flow("v", "svc", src="n0", dst="n1", cc={"type": "ppacc", "capacity_bps": 2e6})
     sc.flow("x", kind, src="n0", dst="n1", payload_bytes=472, rate_bps=cross_bps * 472 / 500)
     res = mediasim.run(sc, seed=1)
     s = res.svc_series
@@ -89,7 +89,7 @@ def test_ppacc_estimates_the_bandwidth_cross_traffic_leaves(kind, cross_bps, tol
 
 def test_ppacc_carries_the_video_on_a_free_path():
     sc = line(1, rate_bps=10e6, delay_ms=20, duration_s=30)
-    sc.flow("v", "svc", src="n0", dst="n1", transport="ppacc", ppacc={"capacity_bps": 10e6})
+    sc.flow("v", "svc", src="n0", dst="n1", cc={"type": "ppacc", "capacity_bps": 10e6})
     res = mediasim.run(sc, seed=1)
     s = res.svc.set_index("flow").loc["v"]
     # All but the last frames (less than the last second's worth), still in
@@ -104,10 +104,11 @@ def test_ppacc_carries_the_video_on_a_free_path():
 
 
 @pytest.mark.parametrize("fields,path,fragment", [
-    ({"transport": "ppacc"}, "flows[0].ppacc", "needs ppacc"),
-    ({"transport": "tfrc", "ppacc": {"capacity_bps": 1e6}}, "flows[0].ppacc", "not used by"),
-    ({"transport": "ppacc", "ppacc": {"capacity_bps": 0}}, "flows[0].ppacc.capacity_bps", "positive"),
-    ({"transport": "ppacc", "ppacc": {"capacity_bps": 1e6, "a_weight": 2}}, "flows[0].ppacc.a_weight", "(0, 1]"),
+    ({"cc": {"type": "ppacc"}}, "flows[0].cc", "missing field `capacity_bps`"),
+    ({"cc": {"type": "tfrc", "capacity_bps": 1e6}}, "flows[0].cc.capacity_bps", "unknown field"),
+    ({"cc": {"type": "ppacc", "capacity_bps": 0}}, "flows[0].cc.capacity_bps", "positive"),
+    ({"cc": {"type": "ppacc", "capacity_bps": 1e6, "a_weight": 2}}, "flows[0].cc.a_weight", "(0, 1]"),
+    ({"cc": {"type": "fixed", "rate_bps": -1}}, "flows[0].cc.rate_bps", "positive"),
 ])
 def test_ppacc_errors_name_the_field(fields, path, fragment):
     sc = line(1, rate_bps=1e6, delay_ms=1)
@@ -153,7 +154,7 @@ def test_fec_repairs_losses_as_the_model_says():
     sent = kept = recovered = repairs = repairs_in = 0
     for seed in range(1, 9):
         sc = line(1, rate_bps=20e6, delay_ms=20, duration_s=600, loss={"type": "packet", "rate": p})
-        sc.flow("v", "svc", src="n0", dst="n1", transport="tfrc", fec={"code": "rs", "k": k, "n": n})
+        sc.flow("v", "svc", src="n0", dst="n1", cc={"type": "tfrc"}, fec={"code": "rs", "k": k, "n": n})
         sc.measure(packets=False)
         s = mediasim.run(sc, seed=seed).svc.set_index("flow").loc["v"]
         sent += s["media_packets"]
@@ -172,7 +173,7 @@ def test_fec_packets_go_at_their_own_precedence():
     sc = line(1, rate_bps=10e6, delay_ms=20, duration_s=20, queue={"type": "drr", "classes": [
         {"name": "media", "dscp": [10, 12], "queue": {"type": "droptail", "limit_packets": 50}},
         {"name": "fec", "dscp": [14], "queue": {"type": "droptail", "limit_packets": 50}}]})
-    sc.flow("v", "svc", src="n0", dst="n1", transport="tfrc", fec={"code": "xor", "k": 4})
+    sc.flow("v", "svc", src="n0", dst="n1", cc={"type": "tfrc"}, fec={"code": "xor", "k": 4})
     res = mediasim.run(sc, seed=1)
     cls = res.queue_classes[res.queue_classes["direction"] == "n0-n1:n0->n1"].set_index("class")
     s = res.svc.set_index("flow").loc["v"]
@@ -188,7 +189,7 @@ def test_an_original_arriving_after_its_rebuild_is_kept_once():
     sc = line(1, rate_bps=2e6, delay_ms=10, duration_s=30, queue={"type": "priority", "classes": [
         {"name": "fec", "dscp": [14], "queue": {"type": "droptail", "limit_packets": 10000}},
         {"name": "media", "dscp": [0, 10, 12], "queue": {"type": "droptail", "limit_packets": 10000}}]})
-    sc.flow("v", "svc", src="n0", dst="n1", transport="tfrc", stop_s=15, fec={"code": "rs", "k": 4, "n": 6})
+    sc.flow("v", "svc", src="n0", dst="n1", cc={"type": "tfrc"}, stop_s=15, fec={"code": "rs", "k": 4, "n": 6})
     sc.flow("x", "cbr", src="n0", dst="n1", rate_bps=1.4e6, payload_bytes=1000)
     res = mediasim.run(sc, seed=1)
     s = res.svc.set_index("flow").loc["v"]
@@ -206,7 +207,7 @@ def test_svc_trace_files_round_trip_and_drive_a_flow(tmp_path):
     path = media.write_svc_trace(tmp_path / "t.txt", units)
     assert media.read_svc_trace(path) == units
     sc = line(1, rate_bps=10e6, delay_ms=10, duration_s=5)
-    sc.flow("v", "svc", src="n0", dst="n1", transport="tfrc", nal_units=media.read_svc_trace(path))
+    sc.flow("v", "svc", src="n0", dst="n1", cc={"type": "tfrc"}, nal_units=media.read_svc_trace(path))
     res = mediasim.run(sc, seed=1)
     s = res.svc.set_index("flow").loc["v"]
     assert s["offered_bytes_base"] <= 16 * 1000 and s["offered_bytes_s1"] == 0

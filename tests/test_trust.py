@@ -218,7 +218,7 @@ def test_a_stop_time_far_past_the_run_costs_nothing():
 def _svc_scenario() -> dict:
     sc = mediasim.Scenario("svc", duration_s=2)
     sc.node("a").node("b").link("a", "b", rate_bps=2e6, delay_ms=10, queue={"type": "droptail", "limit_packets": 50})
-    sc.flow("v", "svc", src="a", dst="b", transport="tfrc")
+    sc.flow("v", "svc", src="a", dst="b", cc={"type": "tfrc"})
     return sc.data
 
 

@@ -147,11 +147,10 @@ def scenario(p: Params, transport: str, buffer: int, fec_flows: int = 0) -> Scen
         sc.link(f"vs{i}", "r1", rate_bps=p.access_rate_bps, delay_ms=p.access_delay_ms)
         sc.link("r2", f"vd{i}", rate_bps=p.access_rate_bps, delay_ms=p.access_delay_ms)
         extra: dict[str, Any] = {}
-        if transport == "ppacc":
-            extra["ppacc"] = ppacc_fields(p)
+        cc: dict[str, Any] = {"type": transport, **(ppacc_fields(p) if transport == "ppacc" else {})}
         if i < fec_flows:
             extra["fec"] = {"code": "rs", "k": p.fec_k, "n": p.fec_n, "dscp": AF13}
-        sc.flow(f"video{i}", "svc", src=f"vs{i}", dst=f"vd{i}", transport=transport, packet_bytes=p.packet_bytes,
+        sc.flow(f"video{i}", "svc", src=f"vs{i}", dst=f"vd{i}", cc=cc, packet_bytes=p.packet_bytes,
                 base_dscp=AF11, enhancement_dscp=AF12, playout_delay_ms=p.playout_delay_ms,
                 layer_bps=[[x * p.svc_layer_scale for x in row] for row in LAYER_BPS], size_cv=p.svc_size_cv,
                 stop_s=p.duration_s, **start, **extra)

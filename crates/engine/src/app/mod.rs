@@ -7,6 +7,7 @@
 
 pub mod cbr;
 pub mod flow;
+pub mod paced;
 pub mod poisson;
 pub mod rmtp;
 pub mod rtp;
@@ -112,6 +113,7 @@ pub const APP_TABLES: &[&AppTable] = &[
     &tcp::TABLE,
     &rtp::TABLE,
     &tfrc::TABLE,
+    &paced::TABLE,
     &svc::TABLE,
     &scaling::TABLE,
     &rmtp::TABLE,

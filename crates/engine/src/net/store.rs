@@ -3,7 +3,7 @@
 //! Queues, wires and the engine's paths pass 4-byte [`PacketRef`]s instead
 //! of the packet itself.
 //!
-//! Why: a packet is 96 bytes. Moved by value several times per hop (wire,
+//! Why: a packet is 80 bytes. Moved by value several times per hop (wire,
 //! stack, queue, stack, wire), its copies, in 16-byte pieces at offsets
 //! that do not match the stores before them, stall the event loop on
 //! store forwarding (about a third of its time with one flow). In a slot

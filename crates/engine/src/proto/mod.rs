@@ -2,6 +2,7 @@
 //! (now, input) and returns what to send and when it next needs to be woken;
 //! none knows the simulator.
 
+pub mod cc;
 pub mod ppacc;
 pub mod rmtp;
 pub mod rtp;

@@ -43,6 +43,7 @@ crate::model_family! {
         MediaScaling(super::scaling::MediaScalingSpec) = "media_scaling",
         Tfrc(super::tfrc::TfrcFlowSpec) = "tfrc",
         Svc(super::svc::SvcSpec) = "svc",
+        Paced(super::paced::PacedSpec) = "paced",
     }
 }
 

@@ -3,7 +3,7 @@
 //! scheduler, its destination (the session's multicast tree or the other
 //! member) and its flows.
 
-use super::member::{MediaConfig, NewpredConfig, RtpMember};
+use super::member::{MediaConfig, MediaFeedback, NewpredConfig, PacedMedia, RtpMember};
 use super::spec::{
     AvpfSpec, DitherRuleSpec, PointToPointDither, RtpProfile, RtpSessionSpec, RtpTransport,
 };
@@ -11,6 +11,7 @@ use crate::app::session::SessionModel;
 use crate::app::PacketTemplate;
 use crate::measure::recorder::{FlowMeta, Receivers};
 use crate::net::{Dest, NodeId};
+use crate::proto::cc::{CcSite, FeedbackReceiver, RateController};
 use crate::proto::rtp::{AvpfConfig, DitherRule, RtcpScheduler, RtcpTiming, TimingConfig};
 use crate::scenario::build::{BuildCtx, PortClaim};
 use crate::sim::SimTime;
@@ -21,11 +22,47 @@ pub fn build_session(s: &RtpSessionSpec, k: usize, p: &str, ctx: &mut BuildCtx<'
     let plan = SessionPlan::new(s, k, &nodes, ctx);
     let ids: Vec<u32> = s.flow_names().iter().map(|n| ctx.flow_id(n)).collect();
     let mut ids = ids.into_iter();
+    let mut halves = s.controllers(&plan, ctx);
     for (j, m) in s.members.iter().enumerate() {
         let rtp_flow = m.media.then(|| ids.next().expect("named"));
         let rtcp_flow = ids.next().expect("named");
+        let fb_flow = s.peer_cc(m).map(|_| ids.next().expect("named"));
         let path = format!("{p}.members[{j}]");
-        s.build_member(&plan, j, (rtp_flow, rtcp_flow), &path, ctx);
+        let cc = std::mem::take(&mut halves[j]);
+        s.build_member(&plan, j, (rtp_flow, rtcp_flow, fb_flow), cc, &path, ctx);
+    }
+}
+
+/// One member's part of the media controllers: its own media's sending
+/// half, and the receiving half of its peer's (with the feedback size).
+type Halves = (
+    Option<Box<dyn RateController>>,
+    Option<(Box<dyn FeedbackReceiver>, u32)>,
+);
+
+impl RtpSessionSpec {
+    /// Each member's controller halves (`cc`): the sender keeps the
+    /// sending half, its peer gets the receiving half.
+    fn controllers(&self, plan: &SessionPlan, ctx: &BuildCtx<'_>) -> Vec<Halves> {
+        let mut halves: Vec<Halves> = (0..self.members.len()).map(|_| (None, None)).collect();
+        for (j, m) in self.members.iter().enumerate() {
+            let Some(cc) = m.cc.as_ref().filter(|_| m.media) else {
+                continue;
+            };
+            let Some(peer) = (0..self.members.len()).find(|&k| k != j) else {
+                continue;
+            };
+            let flow = format!("{}/{}/rtp", self.name, m.node);
+            let site = CcSite {
+                rng: ctx.rng,
+                flow: &flow,
+                packet_bytes: plan.payload + 12 + 28,
+            };
+            let (tx, rx) = cc.model().build(&site);
+            halves[j].0 = Some(tx);
+            halves[peer].1 = Some((rx, m.feedback_bytes));
+        }
+        halves
     }
 }
 
@@ -76,7 +113,8 @@ impl RtpSessionSpec {
         &self,
         plan: &SessionPlan,
         j: usize,
-        flows: (Option<u32>, u32),
+        flows: (Option<u32>, u32, Option<u32>),
+        (cc, fb): Halves,
         path: &str,
         ctx: &mut BuildCtx<'_>,
     ) {
@@ -87,12 +125,17 @@ impl RtpSessionSpec {
         let tpl = |flow: u32, port: u16, payload: u32| {
             PacketTemplate::session_udp(flow, dst, port, payload)
         };
-        let (rtp_flow, rtcp_flow) = flows;
+        let (rtp_flow, rtcp_flow, fb_flow) = flows;
         let media = rtp_flow.map(|f| MediaConfig {
             template: tpl(f, plan.rtp_port, plan.payload + 12),
             interval: plan.interval,
         });
-        let app = self.member_app(plan, j, media, tpl(rtcp_flow, plan.rtcp_port, 0), ctx);
+        let feedback = fb_flow.zip(fb).map(|(f, (rx, bytes))| {
+            MediaFeedback::new(rx, tpl(f, plan.rtcp_port, bytes.saturating_sub(28)))
+        });
+        let app = self
+            .member_app(plan, j, media, tpl(rtcp_flow, plan.rtcp_port, 0), ctx)
+            .with_cc(cc.map(PacedMedia::new), feedback);
         let idx = ctx.next_app();
         for (port, field) in [(plan.rtp_port, "rtp"), (plan.rtcp_port, "rtcp")] {
             if let PortClaim::Taken(_) = ctx.claim_port(node, port, idx, &self.name, false) {
@@ -115,12 +158,20 @@ impl RtpSessionSpec {
         }
         // Multicast RTCP goes from every member to every other: one pooled
         // row per sender keeps the recorder linear in members.
+        let others_fb = others.clone();
         let receivers = match plan.group {
             Some(_) => Receivers::Pooled(others.len() as u32),
             None => Receivers::Each(others),
         };
         let rtcp = meta("rtcp", ctx.horizon, receivers);
         ctx.add_flow_meta(rtcp_flow, rtcp);
+        if let Some(f) = fb_flow {
+            let fb = FlowMeta {
+                name: format!("{}/{}/fb", self.name, m.node),
+                ..meta("rtp_feedback", ctx.horizon, Receivers::Each(others_fb))
+            };
+            ctx.add_flow_meta(f, fb);
+        }
     }
 
     fn member_app(

@@ -12,6 +12,7 @@ use crate::measure::RunningMean;
 use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::net::Payload;
 use crate::net::{FlowId, Packet};
+use crate::proto::cc::{Departure, FeedbackReceiver, RateController};
 use crate::proto::rtp::{RtcpScheduler, SourceStats, Transmit};
 use crate::sim::{SimRng, SimTime};
 // FxHash: keys are SSRCs and sequence numbers, hashed for every packet.
@@ -22,6 +23,73 @@ pub const RTP_CLOCK_HZ: u64 = 90_000;
 const TOKEN_MEDIA: u64 = 1;
 const TOKEN_RTCP: u64 = 2;
 const TOKEN_TIMEOUTS: u64 = 3;
+/// The media controller's own timer (sender), and the feedback half's
+/// (receiver).
+const TOKEN_CC: u64 = 4;
+const TOKEN_FB: u64 = 5;
+
+/// A media sender's rate controller (`cc`): one media packet leaves
+/// whenever the controller allows (the media follows its rate exactly).
+pub struct PacedMedia {
+    pub cc: Box<dyn RateController>,
+    next: SimTime,
+    media_timer: Option<SimTime>,
+    cc_timer: Option<SimTime>,
+}
+
+impl PacedMedia {
+    pub fn new(cc: Box<dyn RateController>) -> Self {
+        PacedMedia {
+            cc,
+            next: SimTime::ZERO,
+            media_timer: None,
+            cc_timer: None,
+        }
+    }
+
+    fn arm(&mut self, stop: SimTime, out: &mut Vec<Action>) {
+        if self.next < stop {
+            crate::app::arm_timer(&mut self.media_timer, self.next, TOKEN_MEDIA, out);
+        }
+        if let Some(at) = self.cc.deadline() {
+            crate::app::arm_timer(&mut self.cc_timer, at, TOKEN_CC, out);
+        }
+    }
+}
+
+/// A media receiver's half of its peer's controller, and where its
+/// feedback goes.
+pub struct MediaFeedback {
+    pub rx: Box<dyn FeedbackReceiver>,
+    pub tpl: PacketTemplate,
+    sent: u64,
+    timer: Option<SimTime>,
+    out: Vec<Payload>,
+}
+
+impl MediaFeedback {
+    pub fn new(rx: Box<dyn FeedbackReceiver>, tpl: PacketTemplate) -> Self {
+        MediaFeedback {
+            rx,
+            tpl,
+            sent: 0,
+            timer: None,
+            out: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, out: &mut Vec<Action>) {
+        for app in std::mem::take(&mut self.out) {
+            let mut p = self.tpl.make(self.sent);
+            self.sent += 1;
+            p.app = app;
+            out.push(Action::Send(p));
+        }
+        if let Some(at) = self.rx.deadline() {
+            crate::app::arm_timer(&mut self.timer, at, TOKEN_FB, out);
+        }
+    }
+}
 
 pub struct MediaConfig {
     pub template: PacketTemplate,
@@ -79,6 +147,11 @@ pub struct RtpMember {
     recovery_times: RunningMean,
     waiting_times: RunningMean,
     repairs_sent: u64,
+    /// The media's rate controller (a sender with `cc`).
+    paced: Option<PacedMedia>,
+    /// The feedback half of the peer's controller (its receiver).
+    feedback: Option<MediaFeedback>,
+    series_rows: usize,
 }
 
 impl RtpMember {
@@ -126,7 +199,18 @@ impl RtpMember {
             recovery_times: RunningMean::default(),
             waiting_times: RunningMean::default(),
             repairs_sent: 0,
+            paced: None,
+            feedback: None,
+            series_rows: usize::MAX,
         }
+    }
+
+    /// Paces the media by a rate controller, and returns the feedback its
+    /// receiving half makes at the peer.
+    pub fn with_cc(mut self, paced: Option<PacedMedia>, feedback: Option<MediaFeedback>) -> Self {
+        self.paced = paced;
+        self.feedback = feedback;
+        self
     }
 
     pub fn with_newpred(mut self, cfg: NewpredConfig) -> Self {
@@ -227,16 +311,32 @@ impl RtpMember {
         if now >= self.stop {
             return;
         }
+        if let Some(pm) = self.paced.as_mut().filter(|pm| now < pm.next) {
+            // Woken early (the controller moved the next packet later).
+            pm.arm(self.stop, out);
+            return;
+        }
         let segments = self.newpred.map_or(1, |n| n.segments);
         let ts = rtp_ts(now);
         let (tpl, interval) = (m.template.clone(), m.interval);
         for _ in 0..segments {
             let mut p = tpl.make(self.seq as u64);
+            let stamp = self.paced.as_mut().map(|pm| {
+                let d = Departure {
+                    bytes: p.size_bytes,
+                    due: pm.next,
+                    next_same_size: true,
+                };
+                let (stamp, next) = pm.cc.on_send(now, d);
+                pm.next = next;
+                stamp
+            });
             p.app = Payload::new(RtpData {
                 ssrc: self.ssrc,
                 seq: self.seq,
                 timestamp: ts,
                 repair: None,
+                stamp,
             });
             self.sent_at.insert(self.seq, now);
             self.octets_sent = self.octets_sent.wrapping_add(p.payload_bytes() - 12);
@@ -245,10 +345,13 @@ impl RtpMember {
             out.push(Action::Send(p));
         }
         self.sched.timing.on_own_rtp(now);
-        out.push(Action::Timer {
-            at: now + interval,
-            token: TOKEN_MEDIA,
-        });
+        match &mut self.paced {
+            Some(pm) => pm.arm(self.stop, out),
+            None => out.push(Action::Timer {
+                at: now + interval,
+                token: TOKEN_MEDIA,
+            }),
+        }
     }
 
     /// NEWPRED sender: answer each reported segment with a repair.
@@ -262,6 +365,7 @@ impl RtpMember {
                 seq: s,
                 timestamp: 0,
                 repair: Some(fb_sent_at),
+                stamp: None,
             });
             self.repairs_sent += 1;
             out.push(Action::Send(p));
@@ -385,7 +489,17 @@ impl RtpMember {
 }
 
 impl App for RtpMember {
+    fn set_series(&mut self, rows: usize) {
+        self.series_rows = rows;
+        if let Some(fb) = &mut self.feedback {
+            fb.rx.set_series_rows(rows);
+        }
+    }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        if let Some(pm) = &mut self.paced {
+            pm.cc.start(now, self.series_rows);
+            pm.next = now;
+        }
         if self.media.is_some() {
             self.send_media(now, out);
         }
@@ -398,7 +512,26 @@ impl App for RtpMember {
 
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
         match token {
-            TOKEN_MEDIA => self.send_media(now, out),
+            TOKEN_MEDIA => {
+                if let Some(pm) = &mut self.paced {
+                    crate::app::timer_fired(&mut pm.media_timer, now);
+                }
+                self.send_media(now, out)
+            }
+            TOKEN_CC => {
+                if let Some(pm) = &mut self.paced {
+                    crate::app::timer_fired(&mut pm.cc_timer, now);
+                    pm.cc.on_timer(now);
+                    pm.arm(self.stop, out);
+                }
+            }
+            TOKEN_FB => {
+                if let Some(fb) = &mut self.feedback {
+                    crate::app::timer_fired(&mut fb.timer, now);
+                    fb.rx.on_timer(now, &mut fb.out);
+                    fb.send(out);
+                }
+            }
             TOKEN_TIMEOUTS => {
                 self.sched.timing.check_timeouts(now);
                 if now < self.stop {
@@ -431,11 +564,21 @@ impl App for RtpMember {
 
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let Some(d) = pkt.app.get::<RtpData>() {
+            if let (Some(s), Some(fb)) = (&d.stamp, &mut self.feedback) {
+                fb.rx.on_data(now, s, pkt.size_bytes, &mut fb.out);
+                fb.send(out);
+            }
             self.on_rtp(now, d.ssrc, d.seq, d.timestamp, d.repair);
         } else if let Some(c) = pkt.app.get::<RtcpCompound>() {
             self.on_rtcp(now, c, pkt.size_bytes, pkt.created_at, out);
+        } else if let Some(pm) = &mut self.paced {
+            // Feedback for the media's controller.
+            if let Some(next) = pm.cc.on_feedback(now, &pkt.app, pm.next) {
+                pm.next = next;
+                pm.arm(self.stop, out);
+            }
         }
-        // Anything else is not RTP: nothing for a session member.
+        // Anything else is not for a session member.
         self.arm_rtcp(out);
     }
 
@@ -492,7 +635,10 @@ impl App for RtpMember {
                 ("recovery_time_mean_s", self.recovery_times.mean()),
                 ("waiting_time_mean_s", self.waiting_times.mean()),
             ],
-            series: vec![],
+            series: match &self.paced {
+                Some(pm) => vec![("target_bps", pm.cc.rate_series())],
+                None => vec![],
+            },
         })
     }
 }

@@ -46,5 +46,5 @@ pub const TABLE: super::AppTable = super::AppTable {
         Measure("recovery_time_mean_s"),
         Measure("waiting_time_mean_s"),
     ],
-    series: false,
+    series: true,
 };

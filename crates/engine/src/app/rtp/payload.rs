@@ -13,6 +13,8 @@ pub struct RtpData {
     pub seq: u16,
     pub timestamp: u32,
     pub repair: Option<SimTime>,
+    /// The rate controller's stamp, when the member's media has one (`cc`).
+    pub stamp: Option<crate::proto::cc::Stamp>,
 }
 
 impl AppPayload for RtpData {

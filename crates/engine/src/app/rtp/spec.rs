@@ -3,6 +3,7 @@
 //! `build.rs` beside it.
 
 use crate::app::session::SessionModel;
+use crate::proto::cc::CcSpec;
 use crate::scenario::build::BuildCtx;
 use crate::scenario::check::{Checker, Scope};
 use schemars::JsonSchema;
@@ -83,6 +84,20 @@ pub struct RtpMemberSpec {
     /// from the media sender's report blocks).
     #[serde(default)]
     pub sender_reports: bool,
+    /// A rate controller for this member's media (unicast sessions): one
+    /// media packet leaves whenever it allows, and the other member
+    /// returns its feedback in the flow "<session>/<other>/fb". Absent:
+    /// the media's fixed rate from `session_bw_bps`.
+    #[serde(default)]
+    pub cc: Option<CcSpec>,
+    /// Size on the wire of the feedback packets the other member returns
+    /// for `cc`.
+    #[serde(default = "d_feedback_bytes")]
+    pub feedback_bytes: u32,
+}
+
+fn d_feedback_bytes() -> u32 {
+    44
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -148,6 +163,9 @@ impl SessionModel for RtpSessionSpec {
                 v.push(format!("{}/{}/rtp", self.name, m.node));
             }
             v.push(format!("{}/{}/rtcp", self.name, m.node));
+            if self.peer_cc(m).is_some() {
+                v.push(format!("{}/{}/fb", self.name, m.node));
+            }
         }
         v
     }
@@ -215,7 +233,37 @@ impl RtpSessionSpec {
             if scope.node(c, &path, &m.node) && !seen.insert(m.node.as_str()) {
                 c.err(path, format!("\"{}\" is already a member", m.node));
             }
+            if let Some(cc) = &m.cc {
+                self.validate_cc(m, cc, &format!("{p}.members[{j}]"), c);
+            }
         }
+    }
+
+    fn validate_cc(&self, m: &RtpMemberSpec, cc: &CcSpec, p: &str, c: &mut Checker) {
+        cc.model().validate(&format!("{p}.cc"), c);
+        let why = if !m.media {
+            Some("needs media = true")
+        } else if self.transport != RtpTransport::Unicast {
+            Some("needs a unicast session (one receiver returns the feedback)")
+        } else if self.newpred.is_some() {
+            Some("not with newpred (its frames are cut into segments)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            c.err(format!("{p}.cc"), why);
+        }
+        c.wire_bytes(format_args!("{p}.feedback_bytes"), m.feedback_bytes, 28);
+    }
+
+    /// The controller of `m`'s peer's media, if `m` returns its feedback
+    /// (the other member of a unicast session).
+    pub(super) fn peer_cc<'a>(&'a self, m: &RtpMemberSpec) -> Option<&'a RtpMemberSpec> {
+        if self.transport != RtpTransport::Unicast || self.members.len() != 2 {
+            return None;
+        }
+        let peer = self.members.iter().find(|x| x.node != m.node)?;
+        (peer.media && peer.cc.is_some()).then_some(peer)
     }
 
     fn validate_timing(&self, p: &str, scope: &Scope<'_>, c: &mut Checker) {

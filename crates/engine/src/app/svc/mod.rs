@@ -21,15 +21,14 @@ use crate::app::flow::{
 };
 use crate::app::PacketTemplate;
 use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
-use crate::proto::ppacc::endpoints::PpaccReceiver;
-use crate::proto::tfrc::TfrcConfig;
+use crate::proto::cc::{CcSite, CcSpec};
 use crate::scenario::build::BuildCtx;
 use crate::scenario::check::{Checker, Scope};
 use crate::sim::SimTime;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use sink::{Rx, SvcSink};
-use source::{Packetiser, SvcSource, TransportSetup};
+use sink::SvcSink;
+use source::{Packetiser, SvcSource};
 use trace::{NalFeed, SvcModel};
 
 use super::Col::{Count, Measure};
@@ -101,95 +100,6 @@ fn d_idr() -> u32 {
 }
 fn d_send_buffer() -> u64 {
     64 << 20
-}
-
-/// The transport carrying the video.
-#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum SvcTransport {
-    Tfrc,
-    Ppacc,
-}
-
-fn d_fb_ms() -> f64 {
-    100.0
-}
-fn d_initial() -> f64 {
-    300e3
-}
-
-/// PPACC's settings (docs/models/ppacc.md has each default's reason).
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PpaccSpec {
-    /// Bottleneck capacity known beforehand (Cb), bit/s.
-    pub capacity_bps: f64,
-    /// Period of the receiver's estimate reports.
-    #[serde(default = "d_fb_ms")]
-    pub feedback_ms: f64,
-    /// Target rate at the start.
-    #[serde(default = "d_initial")]
-    pub initial_bps: f64,
-    #[serde(default)]
-    pub eps_bps: Option<f64>,
-    #[serde(default)]
-    pub kappa_bps: Option<f64>,
-    #[serde(default)]
-    pub a_weight: Option<f64>,
-    #[serde(default)]
-    pub bias_weight: Option<f64>,
-    #[serde(default)]
-    pub short_timer_ms: Option<f64>,
-    #[serde(default)]
-    pub long_timer_max_gops: Option<u32>,
-    #[serde(default)]
-    pub min_rate_bps: Option<f64>,
-}
-
-impl PpaccSpec {
-    fn config(&self) -> crate::proto::ppacc::PpaccConfig {
-        let d = crate::proto::ppacc::PpaccConfig::default();
-        crate::proto::ppacc::PpaccConfig {
-            eps_bps: self.eps_bps.unwrap_or(d.eps_bps),
-            kappa_bps: self.kappa_bps.unwrap_or(d.kappa_bps),
-            a_weight: self.a_weight.unwrap_or(d.a_weight),
-            bias_weight: self.bias_weight.unwrap_or(d.bias_weight),
-            short_timer: self
-                .short_timer_ms
-                .map_or(d.short_timer, SimTime::from_millis_f64),
-            long_timer_max_gops: self.long_timer_max_gops.unwrap_or(d.long_timer_max_gops),
-            event_window: d.event_window,
-            min_rate_bps: self.min_rate_bps.unwrap_or(d.min_rate_bps),
-        }
-    }
-
-    fn validate(&self, p: &str, c: &mut Checker) {
-        for (f, v) in [
-            ("capacity_bps", Some(self.capacity_bps)),
-            ("feedback_ms", Some(self.feedback_ms)),
-            ("initial_bps", Some(self.initial_bps)),
-            ("eps_bps", self.eps_bps),
-            ("kappa_bps", self.kappa_bps),
-            ("short_timer_ms", self.short_timer_ms),
-            ("min_rate_bps", self.min_rate_bps),
-        ] {
-            if let Some(v) = v {
-                c.positive(format_args!("{p}.{f}"), v);
-            }
-        }
-        for (f, v) in [
-            ("a_weight", self.a_weight),
-            ("bias_weight", self.bias_weight),
-        ] {
-            if let Some(v) = v.filter(|v| !(*v > 0.0 && *v <= 1.0)) {
-                c.err(format!("{p}.{f}"), format!("must be in (0, 1] (got {v})"));
-            }
-        }
-        c.at_least_one(
-            format_args!("{p}.long_timer_max_gops"),
-            self.long_timer_max_gops.map(u64::from),
-        );
-    }
 }
 
 /// FEC over the media packets: a systematic block code.
@@ -265,10 +175,9 @@ impl FecSpec {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SvcSpec {
-    pub transport: SvcTransport,
-    /// PPACC's settings (required with transport = "ppacc").
-    #[serde(default)]
-    pub ppacc: Option<PpaccSpec>,
+    /// The rate controller: `{type = "tfrc"}`, `{type = "ppacc",
+    /// capacity_bps = ...}`, `{type = "fixed", rate_bps = ...}`.
+    pub cc: CcSpec,
     /// FEC over the media packets (none by default).
     #[serde(default)]
     pub fec: Option<FecSpec>,
@@ -359,17 +268,7 @@ impl FlowModel for SvcSpec {
     }
     fn validate(&self, flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
         require_unicast(flow, p, "svc", c);
-        match (self.transport, &self.ppacc) {
-            (SvcTransport::Ppacc, None) => c.err(
-                format!("{p}.ppacc"),
-                "transport = \"ppacc\" needs ppacc = {capacity_bps, ...}",
-            ),
-            (SvcTransport::Tfrc, Some(_)) => {
-                c.err(format!("{p}.ppacc"), "not used by transport = \"tfrc\"")
-            }
-            (_, Some(pp)) => pp.validate(&format!("{p}.ppacc"), c),
-            _ => {}
-        }
+        self.cc.model().validate(&format!("{p}.cc"), c);
         if let Some(f) = &self.fec {
             f.validate(&format!("{p}.fec"), c);
         }
@@ -408,10 +307,6 @@ impl FlowModel for SvcSpec {
         c.wire_bytes(format_args!("{p}.feedback_bytes"), self.feedback_bytes, 28);
     }
     fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {
-        let cfg = TfrcConfig {
-            s: self.packet_bytes,
-            ..Default::default()
-        };
         let seconds = f.stop.saturating_sub(f.start).as_secs_f64();
         let rng = ctx.stream(&format!("flow:{}:svc", f.spec.name));
         let nals = self.nal_feed(seconds, rng);
@@ -426,30 +321,17 @@ impl FlowModel for SvcSpec {
             base_dscp: self.base_dscp,
             enhancement_dscp: self.enhancement_dscp,
         };
-        let (setup, rx) = match &self.ppacc {
-            Some(pp) if self.transport == SvcTransport::Ppacc => {
-                let pcfg = pp.config();
-                let rng = ctx.stream(&format!("flow:{}:ppacc", f.spec.name));
-                let rx = Rx::Ppacc(PpaccReceiver::new(
-                    &pcfg,
-                    pp.capacity_bps,
-                    SimTime::from_millis_f64(pp.feedback_ms),
-                ));
-                let setup = TransportSetup::Ppacc {
-                    cfg: pcfg,
-                    capacity_bps: pp.capacity_bps,
-                    initial_bps: pp.initial_bps,
-                    rng,
-                };
-                (setup, rx)
-            }
-            _ => (TransportSetup::Tfrc(cfg.clone()), Rx::tfrc(cfg)),
+        let site = CcSite {
+            rng: ctx.rng,
+            flow: &f.spec.name,
+            packet_bytes: self.packet_bytes,
         };
+        let (cc, rx) = self.cc.model().build(&site);
         let fec = self.fec.as_ref().map(|x| source::FecSetup {
             code: x.code(),
             dscp: x.dscp,
         });
-        let source = SvcSource::new(data, setup, pk, nals, self.fps, self.idr_gops, f.stop)
+        let source = SvcSource::new(data, cc, pk, nals, self.fps, self.idr_gops, f.stop)
             .with_fec(fec)
             .with_buffer_limit(self.send_buffer_bytes);
         claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);

@@ -1,5 +1,5 @@
-//! The SVC receiver: the transport's feedback (TFRC's, or PPACC's
-//! estimates and loss notices), reassembly of NAL units, a playout buffer
+//! The SVC receiver: its rate controller's feedback (through the
+//! controller's receiving half), reassembly of NAL units, a playout buffer
 //! that discards packets arriving after their frame's deadline (frame time
 //! plus `playout_delay`), and at the end of the run the decodable bytes per
 //! layer (`decode.rs`).
@@ -11,26 +11,10 @@ use super::source::SvcInfo;
 use crate::app::{Action, App, AppStats, PacketTemplate};
 use crate::net::Packet;
 use crate::net::Payload;
-use crate::proto::ppacc::endpoints::Report;
-use crate::proto::ppacc::endpoints::{PairTag, PpaccReceiver};
-use crate::proto::tfrc::DataHeader;
-use crate::proto::tfrc::Feedback;
-use crate::proto::tfrc::{TfrcConfig, TfrcReceiver};
-use std::sync::Arc;
-
-/// The transport's receiving end.
-pub enum Rx {
-    Tfrc(TfrcReceiver),
-    Ppacc(PpaccReceiver),
-}
-
-impl Rx {
-    pub fn tfrc(cfg: TfrcConfig) -> Self {
-        Rx::Tfrc(TfrcReceiver::new(cfg))
-    }
-}
-use crate::sim::{Series, SimTime};
+use crate::proto::cc::{FeedbackReceiver, Stamp};
+use crate::sim::SimTime;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, Default)]
 struct Assembly {
@@ -43,7 +27,9 @@ struct Assembly {
 
 pub struct SvcSink {
     tpl: PacketTemplate,
-    rcv: Rx,
+    rcv: Box<dyn FeedbackReceiver>,
+    /// Feedback to send, made by `rcv`.
+    fb_out: Vec<Payload>,
     data_flow: u32,
     playout_delay: SimTime,
     headers: u32,
@@ -54,8 +40,6 @@ pub struct SvcSink {
     bytes_late: u64,
     next_seq: u64,
     timer_at: Option<SimTime>,
-    /// PPACC's reported estimates over time.
-    a_series: Series,
     fec: Option<FecCode>,
     blocks: HashMap<u32, FecBlock>,
     media_received: u64,
@@ -80,7 +64,7 @@ struct FecBlock {
 impl SvcSink {
     pub fn new(
         tpl: PacketTemplate,
-        rcv: Rx,
+        rcv: Box<dyn FeedbackReceiver>,
         data_flow: u32,
         playout_delay: SimTime,
         headers: u32,
@@ -90,6 +74,7 @@ impl SvcSink {
             idr_gops,
             tpl,
             rcv,
+            fb_out: Vec::new(),
             data_flow,
             playout_delay,
             headers,
@@ -99,7 +84,6 @@ impl SvcSink {
             bytes_late: 0,
             next_seq: 0,
             timer_at: None,
-            a_series: Series::default(),
             fec: None,
             blocks: HashMap::new(),
             media_received: 0,
@@ -122,41 +106,17 @@ impl SvcSink {
         out.push(Action::Send(p));
     }
 
-    fn deadline(&self) -> Option<SimTime> {
-        match &self.rcv {
-            Rx::Tfrc(r) => r.deadline(),
-            Rx::Ppacc(r) => r.deadline(),
-        }
-    }
-
     fn arm(&mut self, out: &mut Vec<Action>) {
-        if let (None, Some(d)) = (self.timer_at, self.deadline()) {
+        if let (None, Some(d)) = (self.timer_at, self.rcv.deadline()) {
             self.timer_at = Some(d);
             out.push(Action::Timer { at: d, token: 0 });
         }
     }
 
-    /// The transport's part of an arrival: feedback to send.
-    fn transport(
-        &mut self,
-        now: SimTime,
-        h: DataHeader,
-        pair: u8,
-        size: u32,
-        out: &mut Vec<Action>,
-    ) {
-        match &mut self.rcv {
-            Rx::Tfrc(r) => {
-                if let Some(fb) = r.on_data(now, h, size) {
-                    self.feedback(Payload::new(fb), out);
-                }
-            }
-            Rx::Ppacc(r) => {
-                let tag = PairTag { seq: h.seq, pair };
-                for rep in r.on_data(now, tag, h.sent_at, size as f64 * 8.0) {
-                    self.feedback(Payload::new(rep), out);
-                }
-            }
+    /// Sends the feedback the controller's receiving half made.
+    fn send_feedback(&mut self, out: &mut Vec<Action>) {
+        for app in std::mem::take(&mut self.fb_out) {
+            self.feedback(app, out);
         }
     }
 
@@ -245,18 +205,20 @@ impl SvcSink {
 
 impl App for SvcSink {
     fn set_series(&mut self, rows: usize) {
-        self.a_series.set_rows(rows);
+        self.rcv.set_series_rows(rows);
     }
     fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         let info = pkt.app.get::<SvcInfo>();
         let repair = pkt.app.get::<RepairInfo>();
-        let (h, pair) = match (info, repair) {
-            (Some(i), _) => (i.tfrc, i.pair),
-            (_, Some(r)) => (r.tfrc, r.pair),
+        let stamp: Stamp = match (info, repair) {
+            (Some(i), _) => i.stamp,
+            (_, Some(r)) => r.stamp,
             _ => return,
         };
-        self.transport(now, h, pair, pkt.size_bytes, out);
+        self.rcv
+            .on_data(now, &stamp, pkt.size_bytes, &mut self.fb_out);
+        self.send_feedback(out);
         match (info, repair) {
             (Some(&info), _) => {
                 self.media_received += 1;
@@ -285,18 +247,8 @@ impl App for SvcSink {
     }
     fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
         self.timer_at = None;
-        let app = match &mut self.rcv {
-            Rx::Tfrc(r) => r.on_timer(now).map(Payload::new::<Feedback>),
-            Rx::Ppacc(r) => r.on_timer(now).map(|f| {
-                if let Report::Estimate { a_bps, .. } = f {
-                    self.a_series.push(now, a_bps);
-                }
-                Payload::new(f)
-            }),
-        };
-        if let Some(app) = app {
-            self.feedback(app, out);
-        }
+        self.rcv.on_timer(now, &mut self.fb_out);
+        self.send_feedback(out);
         self.arm(out);
     }
     fn stats(&self, _end: SimTime) -> Option<AppStats> {
@@ -329,22 +281,16 @@ impl App for SvcSink {
                 ("decodable_bytes_s1", layer[1][0] as f64),
                 ("decodable_bytes_s1_fgs", layer[1][1] as f64),
                 ("decodable_base_frames", base_frames as f64),
-                (
-                    "p",
-                    match &self.rcv {
-                        Rx::Tfrc(r) => r.loss_event_rate(),
-                        Rx::Ppacc(_) => f64::NAN,
-                    },
-                ),
+                ("p", self.rcv.value("p").unwrap_or(f64::NAN)),
                 (
                     "available_bps",
-                    match &self.rcv {
-                        Rx::Ppacc(r) => r.estimator.available_bps().unwrap_or(f64::NAN),
-                        Rx::Tfrc(_) => f64::NAN,
-                    },
+                    self.rcv.value("available_bps").unwrap_or(f64::NAN),
                 ),
             ],
-            series: vec![("available_bps", self.a_series.points().to_vec())],
+            series: vec![(
+                "available_bps",
+                self.rcv.series("available_bps").unwrap_or_default(),
+            )],
         })
     }
 }

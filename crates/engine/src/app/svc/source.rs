@@ -9,15 +9,15 @@ use super::trace::{select, Nal, NalFeed, Selection, GOP};
 use crate::app::{Action, App, AppStats, PacketTemplate};
 use crate::net::Packet;
 use crate::net::{AppPayload, Payload};
-use crate::proto::ppacc::endpoints::{PpaccSender, Report};
-use crate::proto::tfrc::{DataHeader, Feedback, TfrcConfig, TfrcSender};
+use crate::proto::cc::{Departure, RateController, Stamp};
 use crate::sim::{Series, SimTime};
 use std::collections::VecDeque;
 
-/// What an SVC data packet carries besides TFRC's header.
+/// What an SVC data packet carries besides its controller's stamp.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SvcInfo {
-    pub tfrc: DataHeader,
+    /// Set when the packet leaves the send buffer.
+    pub stamp: Stamp,
     pub frame: u32,
     pub s: u8,
     pub q: u8,
@@ -28,8 +28,6 @@ pub struct SvcInfo {
     pub nal_bytes: u32,
     /// The frame's presentation time (for the playout deadline).
     pub frame_time: SimTime,
-    /// PPACC's pair tag: 0 alone, 1 first of a pair, 2 second.
-    pub pair: u8,
     /// The FEC block and the packet's place in it, if FEC is on.
     pub fec: Option<(u32, u16)>,
 }
@@ -39,8 +37,7 @@ pub struct SvcInfo {
 /// bookkeeping: what the decoder would rebuild from the repair bytes).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RepairInfo {
-    pub tfrc: DataHeader,
-    pub pair: u8,
+    pub stamp: Stamp,
     pub block: u32,
     pub index: u16,
     pub media: std::sync::Arc<Vec<(SvcInfo, u32)>>,
@@ -60,24 +57,6 @@ pub struct FecSetup {
     pub dscp: u8,
 }
 
-/// The rate control pacing the send buffer.
-pub enum Transport {
-    Tfrc(TfrcSender),
-    Ppacc(PpaccSender),
-}
-
-/// How the source starts its transport (at the flow's start).
-#[derive(Clone, Debug)]
-pub enum TransportSetup {
-    Tfrc(TfrcConfig),
-    Ppacc {
-        cfg: crate::proto::ppacc::PpaccConfig,
-        capacity_bps: f64,
-        initial_bps: f64,
-        rng: crate::sim::SimRng,
-    },
-}
-
 /// Packetisation settings.
 #[derive(Clone, Debug)]
 pub struct Packetiser {
@@ -91,12 +70,14 @@ pub struct Packetiser {
 
 /// Timer tokens.
 const SEND: u64 = 0;
-const NOFEEDBACK: u64 = 1;
+/// The controller's own timer (TFRC's no-feedback timer).
+const CC_TIMER: u64 = 1;
 const RELEASE: u64 = 2;
 
 pub struct SvcSource {
     tpl: PacketTemplate,
-    setup: Option<TransportSetup>,
+    /// The rate controller pacing the send buffer.
+    cc: Box<dyn RateController>,
     pk: Packetiser,
     /// The NAL units at hand (the trace, or the current GOP), and where
     /// more come from.
@@ -106,7 +87,7 @@ pub struct SvcSource {
     idr_gops: u32,
     stop: SimTime,
     start: SimTime,
-    tp: Option<Transport>,
+    started: bool,
     /// NAL units not yet released, by frame; index of the next one.
     next_nal: usize,
     /// The selection of the current GOP and its number.
@@ -135,7 +116,7 @@ pub struct SvcSource {
 impl SvcSource {
     pub fn new(
         tpl: PacketTemplate,
-        setup: TransportSetup,
+        cc: Box<dyn RateController>,
         pk: Packetiser,
         mut feed: NalFeed,
         fps: f64,
@@ -145,14 +126,14 @@ impl SvcSource {
         SvcSource {
             idr_gops,
             tpl,
-            setup: Some(setup),
+            cc,
             pk,
             nals: feed.initial(),
             feed,
             gop_len: SimTime::from_secs_f64(GOP as f64 / fps),
             stop,
             start: SimTime::ZERO,
-            tp: None,
+            started: false,
             next_nal: 0,
             gop: None,
             buffer: VecDeque::new(),
@@ -184,16 +165,9 @@ impl SvcSource {
         self
     }
 
-    fn tp(&mut self) -> &mut Transport {
-        self.tp.as_mut().expect("started")
-    }
-
-    /// The transport's rate, bytes/s.
+    /// The controller's target rate, bytes/s.
     fn rate_bytes(&mut self) -> f64 {
-        match self.tp() {
-            Transport::Tfrc(t) => t.rate(),
-            Transport::Ppacc(p) => p.target_bps() / 8.0,
-        }
+        self.cc.target_bps() / 8.0
     }
 
     fn arm(&mut self, token: u64, at: SimTime, out: &mut Vec<Action>) {
@@ -219,10 +193,7 @@ impl SvcSource {
             }
             let g = n.frame / GOP;
             if self.gop.is_none_or(|(cur, _)| cur != g) {
-                let gop_len = self.gop_len;
-                if let Transport::Ppacc(p) = self.tp() {
-                    p.control.on_gop(now, gop_len);
-                }
+                self.cc.on_frame_group(now, self.gop_len);
                 let sel = self.choose(g);
                 self.gop = Some((g, sel));
                 let point = (sel.s_max * 4 + sel.t_max) as f64 + sel.fgs;
@@ -280,11 +251,7 @@ impl SvcSource {
             p.dscp = dscp;
             p.created_at = at;
             let info = SvcInfo {
-                tfrc: DataHeader {
-                    seq: 0,
-                    sent_at: SimTime::ZERO,
-                    rtt: SimTime::ZERO,
-                },
+                stamp: Stamp::default(),
                 frame: n.frame,
                 s: n.s,
                 q: n.q,
@@ -292,7 +259,6 @@ impl SvcSource {
                 frags: frags as u16,
                 nal_bytes: bytes,
                 frame_time: at,
-                pair: 0,
                 fec: self.fec.map(|_| (self.block_id, self.block.len() as u16)),
             };
             p.app = Payload::new(info);
@@ -325,12 +291,7 @@ impl SvcSource {
             p.dscp = fec.dscp;
             p.created_at = at;
             p.app = Payload::new(RepairInfo {
-                tfrc: DataHeader {
-                    seq: 0,
-                    sent_at: SimTime::ZERO,
-                    rtt: SimTime::ZERO,
-                },
-                pair: 0,
+                stamp: Stamp::default(),
                 block: self.block_id,
                 index: index as u16,
                 media: media.clone(),
@@ -347,28 +308,18 @@ impl SvcSource {
             self.buffer_bytes -= p.size_bytes as u64;
             let size = p.size_bytes;
             let next_equal = self.buffer.front().is_some_and(|n| n.size_bytes == size);
-            let last = self.next_send;
-            let (h, pair, next) = match self.tp() {
-                Transport::Tfrc(t) => {
-                    let h = t.on_send(now);
-                    (h, 0, now.max(last) + t.interval())
-                }
-                Transport::Ppacc(pp) => {
-                    let (tag, next) = pp.on_send(now, size, next_equal);
-                    let h = DataHeader {
-                        seq: tag.seq,
-                        sent_at: now,
-                        rtt: SimTime::ZERO,
-                    };
-                    (h, tag.pair, next)
-                }
+            let d = Departure {
+                bytes: size,
+                due: self.next_send,
+                next_same_size: next_equal,
             };
-            p.seq = h.seq;
+            let (stamp, next) = self.cc.on_send(now, d);
+            p.seq = stamp.seq;
             if let Some(info) = p.app.get_mut::<SvcInfo>() {
-                (info.tfrc, info.pair) = (h, pair);
+                info.stamp = stamp;
                 self.media_packets += 1;
             } else if let Some(r) = p.app.get_mut::<RepairInfo>() {
-                (r.tfrc, r.pair) = (h, pair);
+                r.stamp = stamp;
                 self.repair_packets += 1;
             }
             out.push(Action::Send(p));
@@ -377,9 +328,8 @@ impl SvcSource {
         if !self.buffer.is_empty() {
             self.arm(SEND, self.next_send.max(now), out);
         }
-        if let Transport::Tfrc(t) = self.tp() {
-            let nf = t.nofeedback_deadline();
-            self.arm(NOFEEDBACK, nf, out);
+        if let Some(at) = self.cc.deadline() {
+            self.arm(CC_TIMER, at, out);
         }
     }
 }
@@ -391,65 +341,38 @@ impl App for SvcSource {
     }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         self.start = now;
-        let rows = self.series_rows;
-        self.tp = Some(match self.setup.take().expect("started once") {
-            TransportSetup::Tfrc(cfg) => {
-                let mut t = TfrcSender::new(cfg, now);
-                t.rate_series.set_rows(rows);
-                Transport::Tfrc(t)
-            }
-            TransportSetup::Ppacc {
-                cfg,
-                capacity_bps,
-                initial_bps,
-                rng,
-            } => {
-                let mut p = PpaccSender::new(cfg, capacity_bps, initial_bps, rng);
-                p.control.target_series.set_rows(rows);
-                Transport::Ppacc(p)
-            }
-        });
+        self.started = true;
+        self.cc.start(now, self.series_rows);
         self.next_send = now;
         self.release(now, out);
         self.send_due(now, out);
     }
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
         crate::app::timer_fired(&mut self.pending[token as usize % 3], now);
-        match (token, self.tp()) {
-            (NOFEEDBACK, Transport::Tfrc(t)) => t.on_nofeedback(now),
-            (RELEASE, _) => self.release(now, out),
+        match token {
+            CC_TIMER => self.cc.on_timer(now),
+            RELEASE => self.release(now, out),
             _ => {}
         }
         self.send_due(now, out);
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        let next = self.next_send;
-        match self.tp() {
-            Transport::Tfrc(t) => {
-                let Some(fb) = pkt.app.get::<Feedback>() else {
-                    return;
-                };
-                self.next_send = t.on_feedback_paced(now, fb, next);
-            }
-            Transport::Ppacc(p) => {
-                let Some(r) = pkt.app.get::<Report>() else {
-                    return;
-                };
-                p.on_report(now, r);
-            }
-        }
+        let Some(next) = self.cc.on_feedback(now, &pkt.app, self.next_send) else {
+            return;
+        };
+        self.next_send = next;
         self.send_due(now, out);
     }
     fn stats(&self, _end: SimTime) -> Option<AppStats> {
         let o = self.offered;
-        let (packets, rate, series) = match self.tp.as_ref()? {
-            Transport::Tfrc(t) => (t.stats.packets, t.rate() * 8.0, t.rate_series.scaled(8.0)),
-            Transport::Ppacc(p) => (
-                p.control.packets,
-                p.target_bps(),
-                p.control.target_series.points().to_vec(),
-            ),
-        };
+        if !self.started {
+            return None;
+        }
+        let (packets, rate, series) = (
+            self.cc.packets(),
+            self.cc.target_bps(),
+            self.cc.rate_series(),
+        );
         Some(AppStats {
             table: "svc",
             flow: self.tpl.flow,

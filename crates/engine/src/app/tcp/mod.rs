@@ -120,10 +120,15 @@ pub struct TcpSource {
 }
 
 impl TcpSource {
-    pub fn new(tpl: PacketTemplate, cfg: TcpConfig, bytes: Option<u64>) -> Self {
+    pub fn new(
+        tpl: PacketTemplate,
+        cfg: TcpConfig,
+        bytes: Option<u64>,
+        window: Box<dyn crate::proto::cc::WindowController>,
+    ) -> Self {
         TcpSource {
             ep: Endpoint::new(tpl),
-            snd: TcpSender::new(cfg, bytes),
+            snd: TcpSender::new(cfg, bytes).with_window(window),
             bytes,
         }
     }

@@ -24,6 +24,10 @@ pub struct TcpFlowSpec {
     /// TCP options.
     #[serde(default)]
     pub tcp: Option<TcpSpec>,
+    /// The window's growth: `{type = "reno"}` (RFC 5681, the default), with
+    /// the loss recovery of `tcp.flavor`.
+    #[serde(default)]
+    pub cc: Option<crate::proto::cc::WindowSpec>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -142,13 +146,17 @@ impl FlowModel for TcpFlowSpec {
         if let Some(t) = &self.tcp {
             t.validate(&format!("{p}.tcp"), c);
         }
+        if let Some(cc) = &self.cc {
+            cc.model().validate(&format!("{p}.cc"), c);
+        }
     }
     fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {
         let d = f.receivers[0];
         let cfg = tcp_config(self.tcp.as_ref(), self.bytes.is_some());
         let tpl = f.udp_template(0);
         let ack_tpl = return_template(f, &tpl);
-        let source = TcpSource::new(tpl, cfg.clone(), self.bytes);
+        let window = self.cc.clone().unwrap_or_default().model().build();
+        let source = TcpSource::new(tpl, cfg.clone(), self.bytes, window);
         claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);
         let sink = TcpSink::new(ack_tpl, cfg, f.id, f.start);
         claim_and_add(f, "dst_port", d, f.dst_port, Box::new(sink), ctx);

@@ -9,6 +9,7 @@ use super::scoreboard::Scoreboard;
 use super::{Flavor, Segment, TcpConfig};
 use crate::net::tcp_flags::{ACK, CWR, ECE, FIN, SYN};
 use crate::net::TcpHeader;
+use crate::proto::cc::window::{Ack, Congestion, Reno, WindowController};
 use crate::sim::Series;
 use crate::sim::SimTime;
 
@@ -83,6 +84,8 @@ pub struct TcpSender {
     snd_max: u64,
     cwnd: u64,
     ssthresh: u64,
+    /// The window's growth and its cut on congestion (Reno by default).
+    window_cc: Box<dyn WindowController>,
     rwnd: u64,
     dupacks: u32,
     in_recovery: bool,
@@ -135,6 +138,7 @@ impl TcpSender {
             snd_max: 0,
             cwnd: cfg.initial_window_bytes(),
             ssthresh: UNLIMITED,
+            window_cc: Box::new(Reno),
             rwnd: cfg.rwnd_bytes,
             dupacks: 0,
             in_recovery: false,
@@ -156,6 +160,25 @@ impl TcpSender {
             series: SenderSeries::default(),
             cfg,
         }
+    }
+
+    /// Grows and cuts the window by `cc` instead of Reno's rules.
+    pub fn with_window(mut self, cc: Box<dyn WindowController>) -> Self {
+        self.window_cc = cc;
+        self
+    }
+
+    /// The slow-start threshold after a congestion event with `flight`
+    /// bytes as its basis.
+    pub(super) fn cut(&mut self, now: SimTime, flight: u64, timeout: bool) -> u64 {
+        let c = Congestion {
+            now,
+            cwnd: self.cwnd,
+            flight,
+            mss: self.mss,
+            timeout,
+        };
+        self.window_cc.ssthresh(&c)
     }
 
     /// Turns the time series on or off (off frees what was recorded).
@@ -402,7 +425,7 @@ impl TcpSender {
             return;
         }
         self.rwnd = h.wnd;
-        let ece_cut = self.ecn && h.has(ECE) && self.on_ece(ack);
+        let ece_cut = self.ecn && h.has(ECE) && self.on_ece(now, ack);
         let sack = self.cfg.flavor == Flavor::Sack;
         let new_sacked = if sack {
             self.sb.update(h.sack_blocks(), ack.max(self.snd_una))
@@ -447,27 +470,29 @@ impl TcpSender {
     /// own halving stands); either way the next new segment carries CWR.
     /// Whether the window was cut. An echo whose ACK does not pass the
     /// data sent before the last cut belongs to that cut's window.
-    fn on_ece(&mut self, ack: u64) -> bool {
+    fn on_ece(&mut self, now: SimTime, ack: u64) -> bool {
         self.cwr_pending = true;
         if self.in_recovery || ack <= self.ecn_recover {
             return false;
         }
-        self.ssthresh = (self.flight() / 2).max(2 * self.mss);
+        self.ssthresh = self.cut(now, self.flight(), false);
         self.cwnd = self.ssthresh;
         self.ecn_recover = self.snd_max;
         self.stats.ecn_reductions += 1;
         true
     }
 
-    /// Window growth outside recovery.
-    fn grow_window(&mut self, acked: u64) {
-        if self.cwnd < self.ssthresh {
-            // RFC 5681 eq. 2: slow start, at most one SMSS per ACK.
-            self.cwnd += acked.min(self.mss);
-        } else {
-            // RFC 5681 eq. 3: congestion avoidance.
-            self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
-        }
+    /// Window growth outside recovery (the window controller's rule).
+    fn grow_window(&mut self, now: SimTime, acked: u64) {
+        let a = Ack {
+            now,
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            acked,
+            mss: self.mss,
+            srtt: self.rtt.srtt(),
+        };
+        self.cwnd = self.window_cc.on_ack(&a);
     }
 
     fn on_new_ack(&mut self, now: SimTime, ack: u64, grow: bool, out: &mut Vec<Segment>) {
@@ -482,7 +507,7 @@ impl TcpSender {
         } else {
             self.dupacks = 0;
             if grow {
-                self.grow_window(acked);
+                self.grow_window(now, acked);
             }
             true
         };
@@ -522,7 +547,7 @@ impl TcpSender {
                 // RFC 5681 eq. 4; ssthresh is held when the same data times
                 // out again. RFC 6298 5.4-5.6: retransmit, back off.
                 if !self.backed_off {
-                    self.ssthresh = (self.flight() / 2).max(2 * self.mss);
+                    self.ssthresh = self.cut(now, self.flight(), true);
                 }
                 self.backed_off = true;
                 self.cwnd = self.mss;

@@ -95,7 +95,7 @@ impl TcpSender {
                 (Flavor::NewReno, NewRenoRecovery::Ns2) => self.window(),
                 _ => self.flight(),
             };
-            self.ssthresh = (basis / 2).max(2 * self.mss);
+            self.ssthresh = self.cut(now, basis, false);
             if sack {
                 // RFC 6675 section 5 step 4.
                 self.cwnd = self.ssthresh;

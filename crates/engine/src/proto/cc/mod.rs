@@ -1,0 +1,113 @@
+//! The congestion-controller seam: every rate controller behind
+//! [`RateController`], with its receiver half behind [`FeedbackReceiver`],
+//! each chosen in a scenario by a tagged `cc` spec registered in one line
+//! ([`CcSpec`]); and TCP's window growth behind [`WindowController`]
+//! ([`WindowSpec`], `window.rs`).
+//!
+//! A rate controller sees the packets its flow sends and the feedback
+//! its receiver half returns, and says when the next packet may leave
+//! (pacing) and what rate the media should aim at (target). The receiver
+//! half sees each data packet's [`Stamp`] and returns the feedback the
+//! controller asks for, as its own payload type. Neither knows the
+//! application around it: the generic paced sender (`app::media`) and
+//! the SVC video source drive the same controllers.
+//!
+//! Adding a controller: one file here with its spec (validate, build) and
+//! its two halves, and one line in [`CcSpec`] (docs/architecture.md,
+//! "Adding a controller", works one through: `fixed.rs`).
+
+pub mod fixed;
+pub mod ppacc;
+pub mod spec;
+pub mod tfrc;
+pub mod window;
+
+pub use spec::{CcModel, CcSite, CcSpec};
+pub use window::{WindowController, WindowSpec};
+
+use crate::net::Payload;
+use crate::sim::SimTime;
+
+/// What a rate controller stamps on each data packet it lets go, and its
+/// receiver half reads back.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stamp {
+    /// Data packets of the flow in sending order: 0, 1, ...
+    pub seq: u64,
+    pub sent_at: SimTime,
+    /// The sender's RTT estimate, zero before it has one (TFRC carries it
+    /// in every data packet, RFC 5348 3.2.1).
+    pub rtt: SimTime,
+    /// Packet-pair tag (PPACC): 0 alone, 1 first of a pair, 2 second.
+    pub pair: u8,
+}
+
+impl crate::net::AppPayload for Stamp {
+    crate::payload_eq!();
+}
+
+/// One packet about to leave.
+#[derive(Clone, Copy, Debug)]
+pub struct Departure {
+    pub bytes: u32,
+    /// When the controller said it might leave (it leaves at `now` >= due).
+    pub due: SimTime,
+    /// The packet queued behind it has the same size (packet pairs).
+    pub next_same_size: bool,
+}
+
+/// A rate controller's sending half.
+pub trait RateController: Send {
+    /// The flow starts at `now`; time series keep at most `series_rows`.
+    fn start(&mut self, now: SimTime, series_rows: usize);
+    /// A packet leaves now: its stamp, and when the next may leave.
+    fn on_send(&mut self, now: SimTime, d: Departure) -> (Stamp, SimTime);
+    /// Feedback arrived. `None` if it is not this controller's; otherwise
+    /// when the next packet may leave, given it was due at `next_send`.
+    fn on_feedback(&mut self, now: SimTime, fb: &Payload, next_send: SimTime) -> Option<SimTime>;
+    /// When the controller's own timer is due, if armed.
+    fn deadline(&self) -> Option<SimTime> {
+        None
+    }
+    /// The controller's timer fired (at or after its deadline).
+    fn on_timer(&mut self, _now: SimTime) {}
+    /// The rate the media should aim at, bit/s.
+    fn target_bps(&self) -> f64;
+    /// The rate packets are paced at, bit/s.
+    fn pacing_bps(&self) -> f64 {
+        self.target_bps()
+    }
+    /// A group of frames `len` long begins (an encoder's GOP).
+    fn on_frame_group(&mut self, _now: SimTime, _len: SimTime) {}
+    /// Data packets stamped so far.
+    fn packets(&self) -> u64;
+    /// The target rate over time, (time, bit/s).
+    fn rate_series(&self) -> Vec<(SimTime, f64)>;
+    /// A value of the controller's own for result tables (e.g. "rtt_ms",
+    /// "p"); `None` if it has no such value.
+    fn value(&self, _name: &str) -> Option<f64> {
+        None
+    }
+}
+
+/// A rate controller's receiving half: turns data arrivals into the
+/// feedback its sender half reads.
+pub trait FeedbackReceiver: Send {
+    /// A data packet stamped `stamp`, `bytes` on the wire, arrived now;
+    /// feedback to send goes in `out`.
+    fn on_data(&mut self, now: SimTime, stamp: &Stamp, bytes: u32, out: &mut Vec<Payload>);
+    /// When the receiver's timer is due, if armed.
+    fn deadline(&self) -> Option<SimTime>;
+    /// The timer fired; feedback to send goes in `out`.
+    fn on_timer(&mut self, now: SimTime, out: &mut Vec<Payload>);
+    /// Time series keep at most `rows` rows.
+    fn set_series_rows(&mut self, _rows: usize) {}
+    /// A value of the receiver's own (e.g. "p", "available_bps").
+    fn value(&self, _name: &str) -> Option<f64> {
+        None
+    }
+    /// A time series of the receiver's own (e.g. "available_bps").
+    fn series(&self, _name: &str) -> Option<Vec<(SimTime, f64)>> {
+        None
+    }
+}

@@ -1,0 +1,40 @@
+//! Controllers in scenarios: each controller's spec, checks and
+//! construction live in its own file; this file registers them (one line
+//! each).
+
+use super::{FeedbackReceiver, RateController};
+use crate::scenario::check::Checker;
+use crate::sim::{RngStreams, SimRng};
+
+/// What a controller may use when it is built for one flow.
+pub struct CcSite<'a> {
+    pub rng: &'a RngStreams,
+    /// The flow's name.
+    pub flow: &'a str,
+    /// The flow's data packet size on the wire.
+    pub packet_bytes: u32,
+}
+
+impl CcSite<'_> {
+    /// The controller's own random stream, `flow:<name>:<what>`.
+    pub fn stream(&self, what: &str) -> SimRng {
+        self.rng.stream(&format!("flow:{}:{what}", self.flow))
+    }
+}
+
+/// A controller's scenario spec.
+pub trait CcModel {
+    /// Reports every problem, each at its field below `path`.
+    fn validate(&self, path: &str, c: &mut Checker);
+    /// The two halves for one flow: the sender's and the receiver's.
+    fn build(&self, site: &CcSite<'_>) -> (Box<dyn RateController>, Box<dyn FeedbackReceiver>);
+}
+
+crate::model_family! {
+    /// A rate controller, chosen by "type".
+    pub enum CcSpec: dyn CcModel {
+        Tfrc(super::tfrc::TfrcCcSpec) = "tfrc",
+        Ppacc(super::ppacc::PpaccSpec) = "ppacc",
+        Fixed(super::fixed::FixedSpec) = "fixed",
+    }
+}

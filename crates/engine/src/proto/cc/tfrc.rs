@@ -1,0 +1,191 @@
+//! TFRC (RFC 5348) behind the rate-controller seam: the sender's allowed
+//! rate X paces the packets (with oscillation prevention, section 4.5),
+//! the receiver half returns TFRC feedback (p and X_recv). The rules are in
+//! `proto::tfrc`; this file only adapts them.
+
+use super::{CcModel, CcSite, Departure, FeedbackReceiver, RateController, Stamp};
+use crate::net::Payload;
+use crate::proto::tfrc::{DataHeader, Feedback, TfrcConfig, TfrcReceiver, TfrcSender};
+use crate::scenario::check::Checker;
+use crate::sim::{Series, SimTime};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+fn d_b() -> f64 {
+    1.0
+}
+fn d_true() -> bool {
+    true
+}
+
+/// TFRC (RFC 5348): the equation-based rate from the loss event rate and
+/// the RTT, with slow start and the no-feedback timer. Its segment size s
+/// is the flow's packet size.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TfrcCcSpec {
+    /// Packets per ACK in the equation (RFC 5348: 1).
+    #[serde(default = "d_b")]
+    pub b: f64,
+    /// RFC 5348 section 5.5.
+    #[serde(default = "d_true")]
+    pub history_discounting: bool,
+    /// RFC 5348 section 4.5.
+    #[serde(default = "d_true")]
+    pub oscillation_prevention: bool,
+}
+
+impl TfrcCcSpec {
+    fn config(&self, s: u32) -> TfrcConfig {
+        TfrcConfig {
+            s,
+            b: self.b,
+            history_discounting: self.history_discounting,
+            oscillation_prevention: self.oscillation_prevention,
+            ..Default::default()
+        }
+    }
+}
+
+impl CcModel for TfrcCcSpec {
+    fn validate(&self, path: &str, c: &mut Checker) {
+        if !(self.b.is_finite() && self.b >= 1.0) {
+            c.err(
+                format!("{path}.b"),
+                format!("must be at least 1 (got {})", self.b),
+            );
+        }
+    }
+    fn build(&self, site: &CcSite<'_>) -> (Box<dyn RateController>, Box<dyn FeedbackReceiver>) {
+        let cfg = self.config(site.packet_bytes);
+        (
+            Box::new(TfrcRate::new(cfg.clone())),
+            Box::new(TfrcFeedback::new(cfg)),
+        )
+    }
+}
+
+/// TFRC's sending half.
+pub struct TfrcRate {
+    cfg: TfrcConfig,
+    snd: Option<TfrcSender>,
+}
+
+impl TfrcRate {
+    pub fn new(cfg: TfrcConfig) -> Self {
+        TfrcRate { cfg, snd: None }
+    }
+    fn snd(&self) -> &TfrcSender {
+        self.snd.as_ref().expect("started")
+    }
+    fn snd_mut(&mut self) -> &mut TfrcSender {
+        self.snd.as_mut().expect("started")
+    }
+}
+
+impl RateController for TfrcRate {
+    fn start(&mut self, now: SimTime, series_rows: usize) {
+        let mut t = TfrcSender::new(self.cfg.clone(), now);
+        t.rate_series.set_rows(series_rows);
+        self.snd = Some(t);
+    }
+    fn on_send(&mut self, now: SimTime, d: Departure) -> (Stamp, SimTime) {
+        let t = self.snd_mut();
+        let h = t.on_send(now);
+        let stamp = Stamp {
+            seq: h.seq,
+            sent_at: h.sent_at,
+            rtt: h.rtt,
+            pair: 0,
+        };
+        (stamp, now.max(d.due) + t.interval())
+    }
+    fn on_feedback(&mut self, now: SimTime, fb: &Payload, next_send: SimTime) -> Option<SimTime> {
+        let fb = fb.get::<Feedback>()?;
+        Some(self.snd_mut().on_feedback_paced(now, fb, next_send))
+    }
+    fn deadline(&self) -> Option<SimTime> {
+        Some(self.snd().nofeedback_deadline())
+    }
+    fn on_timer(&mut self, now: SimTime) {
+        self.snd_mut().on_nofeedback(now);
+    }
+    fn target_bps(&self) -> f64 {
+        self.snd().rate() * 8.0
+    }
+    fn packets(&self) -> u64 {
+        self.snd().stats.packets
+    }
+    fn rate_series(&self) -> Vec<(SimTime, f64)> {
+        self.snd().rate_series.scaled(8.0)
+    }
+    fn value(&self, name: &str) -> Option<f64> {
+        let t = self.snd.as_ref()?;
+        match name {
+            "rtt_ms" => Some(t.rtt().map_or(f64::NAN, |r| r * 1e3)),
+            "p" => Some(t.loss_event_rate()),
+            "feedbacks" => Some(t.stats.feedbacks as f64),
+            "nofeedback_expiries" => Some(t.stats.nofeedback_expiries as f64),
+            _ => None,
+        }
+    }
+}
+
+/// TFRC's receiving half: loss history and feedback (RFC 5348 section 6),
+/// with the loss event rate it reported over time (series "p").
+pub struct TfrcFeedback {
+    rx: TfrcReceiver,
+    p_series: Series,
+}
+
+impl TfrcFeedback {
+    pub fn new(cfg: TfrcConfig) -> Self {
+        TfrcFeedback {
+            rx: TfrcReceiver::new(cfg),
+            p_series: Series::default(),
+        }
+    }
+
+    fn send(&mut self, now: SimTime, fb: Feedback, out: &mut Vec<Payload>) {
+        self.p_series.push_change(now, fb.p);
+        out.push(Payload::new(fb));
+    }
+}
+
+impl FeedbackReceiver for TfrcFeedback {
+    fn on_data(&mut self, now: SimTime, s: &Stamp, bytes: u32, out: &mut Vec<Payload>) {
+        let h = DataHeader {
+            seq: s.seq,
+            sent_at: s.sent_at,
+            rtt: s.rtt,
+        };
+        if let Some(fb) = self.rx.on_data(now, h, bytes) {
+            self.send(now, fb, out);
+        }
+    }
+    fn deadline(&self) -> Option<SimTime> {
+        self.rx.deadline()
+    }
+    fn on_timer(&mut self, now: SimTime, out: &mut Vec<Payload>) {
+        if let Some(fb) = self.rx.on_timer(now) {
+            self.send(now, fb, out);
+        }
+    }
+    fn set_series_rows(&mut self, rows: usize) {
+        self.p_series.set_rows(rows);
+    }
+    fn value(&self, name: &str) -> Option<f64> {
+        let h = &self.rx.hist;
+        match name {
+            "p" => Some(self.rx.loss_event_rate()),
+            "packets" => Some(self.rx.stats.packets as f64),
+            "feedbacks" => Some(self.rx.stats.feedbacks as f64),
+            "lost_packets" => Some(h.lost_packets as f64),
+            "loss_events" => Some(h.loss_events as f64),
+            _ => None,
+        }
+    }
+    fn series(&self, name: &str) -> Option<Vec<(SimTime, f64)>> {
+        (name == "p").then(|| self.p_series.points().to_vec())
+    }
+}

@@ -1,0 +1,176 @@
+"""The rate-controller seam (proto/cc): any controller drives a paced bulk
+flow and an SVC flow; TFRC behind the seam behaves exactly as the TFRC
+flow; the fixed-rate example controller sends at its rate; errors name
+the `cc` field."""
+
+import json
+
+import pytest
+
+import mediasim
+from mediasim import _engine
+from conftest import assert_balanced, assert_field_error, line
+
+
+def _two(kind: str, **fields) -> mediasim.Results:
+    sc = line(1, rate_bps=2e6, delay_ms=20, duration_s=20, queue={"type": "droptail", "limit_packets": 20})
+    sc.flow("f", kind, src="n0", dst="n1", **fields)
+    return mediasim.run(sc, seed=3)
+
+
+def test_tfrc_behind_the_seam_sends_exactly_as_the_tfrc_flow():
+    """The paced flow with cc = tfrc and the TFRC flow run the same rules
+    (RFC 5348) through different code paths: every packet leaves and
+    arrives at the same instant."""
+    a = _two("tfrc", packet_bytes=1000)
+    b = _two("paced", packet_bytes=1000, cc={"type": "tfrc"})
+    cols = ["sent", "received", "lost", "throughput_bps", "delay_mean_ms", "delay_p95_ms", "jitter_ms"]
+    fa, fb = a.flows.set_index("flow"), b.flows.set_index("flow")
+    assert fa.loc["f", cols].tolist() == fb.loc["f", cols].tolist()
+    assert fa.loc["f/fb", "sent"] == fb.loc["f/fb", "sent"] > 0
+    assert a.packets["recv_ns"].tolist() == b.packets["recv_ns"].tolist()
+    assert b.paced.set_index("flow").loc["f", "final_target_bps"] == a.tfrc.set_index("flow").loc["f", "final_rate_bps"]
+    assert_balanced(b)
+
+
+def test_a_fixed_rate_flow_sends_at_its_rate_and_returns_no_feedback():
+    """1000-byte packets at 400 kbit/s leave 20 ms apart: 1000 packets in
+    the 20 s run, whatever the 2 Mbit/s link does; the last (sent at
+    19.98 s, 24 ms on its way) is still in flight at the end."""
+    res = _two("paced", packet_bytes=1000, cc={"type": "fixed", "rate_bps": 400e3})
+    f = res.flows.set_index("flow")
+    assert f.loc["f", "sent"] == 1000
+    assert (f.loc["f", "received"], f.loc["f", "in_flight"], f.loc["f/fb", "sent"]) == (999, 1, 0)
+    gaps = res.packets[res.packets["flow"] == "f"]["sent_ns"].diff().dropna().unique()
+    assert gaps.tolist() == [20_000_000]
+    p = res.paced.set_index("flow").loc["f"]
+    assert (p["packets_sent"], p["final_target_bps"], p["packets_received"], p["feedback_sent"]) == (
+        1000, 400e3, 999, 0)
+
+
+def test_a_fixed_rate_above_the_link_fills_the_queue_and_loses():
+    """3 Mbit/s into 2 Mbit/s: a third of the packets cannot leave; a
+    fixed rate does not back off."""
+    res = _two("paced", packet_bytes=1000, cc={"type": "fixed", "rate_bps": 3e6})
+    f = res.flows.set_index("flow").loc["f"]
+    assert f["lost"] / f["sent"] == pytest.approx(1 / 3, abs=0.01)
+    assert f["throughput_bps"] == pytest.approx(2e6, rel=0.01)
+
+
+def test_an_svc_flow_runs_on_the_fixed_rate_controller():
+    """The SVC source chooses its layers within the controller's target:
+    at a fixed 600 kbit/s it offers no more than that per GOP."""
+    sc = line(1, rate_bps=10e6, delay_ms=10, duration_s=20)
+    sc.flow("v", "svc", src="n0", dst="n1", cc={"type": "fixed", "rate_bps": 600e3}, stop_s=20)
+    res = mediasim.run(sc, seed=1)
+    svc = res.svc.set_index("flow").loc["v"]
+    assert svc["final_rate_bps"] == 600e3
+    offered = sum(svc[c] for c in ("offered_bytes_base", "offered_bytes_s0_fgs", "offered_bytes_s1",
+                                   "offered_bytes_s1_fgs"))
+    assert 0.5 * 600e3 * 20 / 8 < offered <= 600e3 * 20 / 8
+    assert res.flows.set_index("flow").loc["v/fb", "sent"] == 0
+    assert res.flows.set_index("flow").loc["v", "lost"] == 0
+
+
+def test_every_controller_is_in_the_schema():
+    schema = json.loads(_engine.schema())
+    text = json.dumps(schema)
+    for tag in ("tfrc", "ppacc", "fixed"):
+        assert f'"const": "{tag}"' in text or f'"enum": ["{tag}"]' in text, tag
+    assert '"paced"' in text
+
+
+@pytest.mark.parametrize("cc,path,fragment", [
+    ({"type": "bbr"}, "flows[0].cc.type", "unknown"),
+    ({"type": "fixed"}, "flows[0].cc", "missing field `rate_bps`"),
+    ({"type": "fixed", "rate_bps": 0}, "flows[0].cc.rate_bps", "positive"),
+    ({"type": "tfrc", "b": 0.5}, "flows[0].cc.b", "at least 1"),
+])
+def test_controller_errors_name_the_field(cc, path, fragment):
+    sc = line(1, rate_bps=1e6, delay_ms=1)
+    sc.flow("f", "paced", src="n0", dst="n1", cc=cc)
+    assert_field_error(sc, path, fragment)
+
+
+def test_a_paced_flow_needs_its_controller():
+    sc = line(1, rate_bps=1e6, delay_ms=1)
+    sc.flow("f", "paced", src="n0", dst="n1")
+    assert_field_error(sc, "flows[0]", "missing field `cc`")
+
+
+def _call(cc=None, duration_s=20.0, queue_packets=20):
+    """A two-member unicast RTP session over a 2 Mbit/s, 20 ms link:
+    n0 sends media (1000-byte payload), n1 receives."""
+    sc = line(1, rate_bps=2e6, delay_ms=20, duration_s=duration_s,
+              queue={"type": "droptail", "limit_packets": queue_packets})
+    sender = {"node": "n0", "media": True, **({"cc": cc} if cc else {})}
+    sc.rtp_session("call", [sender, {"node": "n1"}], session_bw_bps=500e3, media_payload_bytes=1000,
+                   transport="unicast")
+    return mediasim.run(sc, seed=2)
+
+
+def test_rtp_media_follows_a_fixed_rate_controller():
+    """With cc = fixed at 1.04 Mbit/s, 1040-byte media packets (1000 +
+    RTP, UDP, IP) leave 8 ms apart instead of at the session's 500 kbit/s:
+    2500 packets in 20 s; no feedback flow traffic."""
+    res = _call({"type": "fixed", "rate_bps": 1.04e6})
+    rtp = res.rtp.set_index("flow")
+    assert rtp.loc["call/n0/rtcp", "media_packets_sent"] == 2500
+    f = res.flows.set_index("flow")
+    assert f.loc["call/n1/fb", "sent"] == 0 and f.loc["call/n0/rtp", "sent"] == 2500
+    gaps = res.packets[res.packets["flow"] == "call/n0/rtp"]["sent_ns"].diff().dropna().unique()
+    assert gaps.tolist() == [8_000_000]
+    assert_balanced(res)
+
+
+def test_rtp_media_without_cc_keeps_its_fixed_rate():
+    res = _call()
+    assert "call/n1/fb" not in set(res.flows["flow"])
+    # 500 kbit/s of 1040-byte packets: 16.64 ms apart, 1202 in 20 s.
+    assert res.rtp.set_index("flow").loc["call/n0/rtcp", "media_packets_sent"] == 1202
+    assert res.rtp_series.empty
+
+
+def test_rtp_media_under_tfrc_backs_off_to_the_bottleneck():
+    """TFRC on the media of a call over a 2 Mbit/s link with a 20-packet
+    queue: the receiver returns feedback, the media settles near the
+    link's rate (within TFRC's usual sawtooth) and the target series is
+    recorded."""
+    res = _call({"type": "tfrc"}, duration_s=60)
+    f = res.flows.set_index("flow")
+    assert f.loc["call/n1/fb", "sent"] > 100
+    media = f.loc["call/n0/rtp"]
+    assert 0.6 * 2e6 < media["throughput_bps"] <= 2e6
+    assert media["lost"] > 0
+    series = res.rtp_series[res.rtp_series["var"] == "target_bps"]
+    assert len(series) > 10 and series["value"].max() > 1e6
+    assert_balanced(res)
+
+
+@pytest.mark.parametrize("session,path,fragment", [
+    ({"members": [{"node": "n0", "cc": {"type": "tfrc"}}, {"node": "n1"}], "transport": "unicast"},
+     "rtp_sessions[0].members[0].cc", "media = true"),
+    ({"members": [{"node": "n0", "media": True, "cc": {"type": "tfrc"}}, {"node": "n1"}]},
+     "rtp_sessions[0].members[0].cc", "unicast"),
+    ({"members": [{"node": "n0", "media": True, "cc": {"type": "fixed", "rate_bps": 0}}, {"node": "n1"}],
+      "transport": "unicast"}, "rtp_sessions[0].members[0].cc.rate_bps", "positive"),
+])
+def test_rtp_controller_errors_name_the_field(session, path, fragment):
+    sc = line(1, rate_bps=1e6, delay_ms=1)
+    sc.data.setdefault("rtp_sessions", []).append(
+        {"name": "call", "session_bw_bps": 100e3, "media_payload_bytes": 200, **session})
+    assert_field_error(sc, path, fragment)
+
+
+def test_tcp_window_growth_is_a_registered_controller():
+    """Reno's growth (RFC 5681) is the window controller TCP flows use by
+    default: naming it changes nothing; an unknown one is an error at its
+    field."""
+    def tcp(**fields):
+        sc = line(1, rate_bps=2e6, delay_ms=20, duration_s=10, queue={"type": "droptail", "limit_packets": 15})
+        sc.flow("t", "tcp", src="n0", dst="n1", **fields)
+        return sc
+    a, b = mediasim.run(tcp(), seed=1), mediasim.run(tcp(cc={"type": "reno"}), seed=1)
+    assert a.packets["recv_ns"].tolist() == b.packets["recv_ns"].tolist()
+    assert a.tcp.equals(b.tcp) and a.flows.set_index("flow").loc["t", "lost"] > 0
+    assert_field_error(tcp(cc={"type": "vegas"}), "flows[0].cc.type", "unknown")
