@@ -264,18 +264,74 @@ impl App for PacedSource {
     }
 }
 
+/// A controller's receiving half with the packets it sends back: the
+/// paced flow's sink and an RTP member returning its peer's feedback use
+/// it alike.
+pub struct FeedbackEnd {
+    pub rx: Box<dyn FeedbackReceiver>,
+    tpl: PacketTemplate,
+    /// The timer token the owning application gives the receiver.
+    token: u64,
+    sent: u64,
+    timer_at: Option<SimTime>,
+    fb: Vec<Payload>,
+}
+
+impl FeedbackEnd {
+    pub fn new(rx: Box<dyn FeedbackReceiver>, tpl: PacketTemplate, token: u64) -> Self {
+        FeedbackEnd {
+            rx,
+            tpl,
+            token,
+            sent: 0,
+            timer_at: None,
+            fb: Vec::new(),
+        }
+    }
+
+    /// A data packet stamped `s` of `bytes` arrived.
+    pub fn on_data(&mut self, now: SimTime, s: &Stamp, bytes: u32, out: &mut Vec<Action>) {
+        self.rx.on_data(now, s, bytes, &mut self.fb);
+        self.send(out);
+    }
+
+    /// The receiver's timer (token `token`) fired.
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        self.timer_at = None;
+        self.rx.on_timer(now, &mut self.fb);
+        self.send(out);
+    }
+
+    /// Feedback packets sent.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    fn send(&mut self, out: &mut Vec<Action>) {
+        for app in std::mem::take(&mut self.fb) {
+            let mut p = self.tpl.make(self.sent);
+            self.sent += 1;
+            p.app = app;
+            out.push(Action::Send(p));
+        }
+        if let (None, Some(d)) = (self.timer_at, self.rx.deadline()) {
+            self.timer_at = Some(d);
+            out.push(Action::Timer {
+                at: d,
+                token: self.token,
+            });
+        }
+    }
+}
+
 /// The receiving end of any rate-controlled flow: hands each data
 /// packet's stamp to the controller's receiving half and sends what it
 /// returns.
 pub struct FeedbackSink {
-    tpl: PacketTemplate,
-    rcv: Box<dyn FeedbackReceiver>,
+    end: FeedbackEnd,
     report: Reporting,
     data_flow: u32,
     received: u64,
-    next_seq: u64,
-    timer_at: Option<SimTime>,
-    fb: Vec<Payload>,
 }
 
 impl FeedbackSink {
@@ -286,50 +342,31 @@ impl FeedbackSink {
         report: Reporting,
     ) -> Self {
         FeedbackSink {
-            tpl,
-            rcv,
+            end: FeedbackEnd::new(rcv, tpl, 0),
             report,
             data_flow,
             received: 0,
-            next_seq: 0,
-            timer_at: None,
-            fb: Vec::new(),
-        }
-    }
-
-    fn send(&mut self, out: &mut Vec<Action>) {
-        for app in std::mem::take(&mut self.fb) {
-            let mut p = self.tpl.make(self.next_seq);
-            self.next_seq += 1;
-            p.app = app;
-            out.push(Action::Send(p));
-        }
-        if let (None, Some(d)) = (self.timer_at, self.rcv.deadline()) {
-            self.timer_at = Some(d);
-            out.push(Action::Timer { at: d, token: 0 });
         }
     }
 }
 
 impl App for FeedbackSink {
     fn set_series(&mut self, rows: usize) {
-        self.rcv.set_series_rows(rows);
+        self.end.rx.set_series_rows(rows);
     }
     fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let Some(s) = pkt.app.get::<Stamp>() {
             self.received += 1;
-            self.rcv.on_data(now, s, pkt.size_bytes, &mut self.fb);
-            self.send(out);
+            self.end.on_data(now, s, pkt.size_bytes, out);
         }
     }
     fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
-        self.timer_at = None;
-        self.rcv.on_timer(now, &mut self.fb);
-        self.send(out);
+        self.end.on_timer(now, out);
     }
     fn stats(&self, _end: SimTime) -> Option<AppStats> {
-        let (values, series) = (self.report.receiver)(&*self.rcv, self.received, self.next_seq);
+        let (values, series) =
+            (self.report.receiver)(&*self.end.rx, self.received, self.end.sent());
         Some(AppStats {
             table: self.report.table,
             flow: self.data_flow,

@@ -3,10 +3,11 @@
 //! scheduler, its destination (the session's multicast tree or the other
 //! member) and its flows.
 
-use super::member::{MediaConfig, MediaFeedback, NewpredConfig, PacedMedia, RtpMember};
+use super::member::{MediaConfig, NewpredConfig, PacedMedia, RtpMember, TOKEN_FB};
 use super::spec::{
     AvpfSpec, DitherRuleSpec, PointToPointDither, RtpProfile, RtpSessionSpec, RtpTransport,
 };
+use crate::app::paced::FeedbackEnd;
 use crate::app::session::SessionModel;
 use crate::app::PacketTemplate;
 use crate::measure::recorder::{FlowMeta, Receivers};
@@ -131,7 +132,11 @@ impl RtpSessionSpec {
             interval: plan.interval,
         });
         let feedback = fb_flow.zip(fb).map(|(f, (rx, bytes))| {
-            MediaFeedback::new(rx, tpl(f, plan.rtcp_port, bytes.saturating_sub(28)))
+            FeedbackEnd::new(
+                rx,
+                tpl(f, plan.rtcp_port, bytes.saturating_sub(28)),
+                TOKEN_FB,
+            )
         });
         let app = self
             .member_app(plan, j, media, tpl(rtcp_flow, plan.rtcp_port, 0), ctx)

@@ -7,12 +7,13 @@
 
 use super::compound::{compound_bytes, merge_nacks, rtp_ts};
 use super::payload::{RtcpCompound, RtcpReport, RtpData};
+use crate::app::paced::FeedbackEnd;
 use crate::app::{Action, App, AppStats, PacketTemplate};
 use crate::measure::RunningMean;
 use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::net::Payload;
 use crate::net::{FlowId, Packet};
-use crate::proto::cc::{Departure, FeedbackReceiver, RateController};
+use crate::proto::cc::{Departure, RateController};
 use crate::proto::rtp::{RtcpScheduler, SourceStats, Transmit};
 use crate::sim::{SimRng, SimTime};
 // FxHash: keys are SSRCs and sequence numbers, hashed for every packet.
@@ -26,7 +27,7 @@ const TOKEN_TIMEOUTS: u64 = 3;
 /// The media controller's own timer (sender), and the feedback half's
 /// (receiver).
 const TOKEN_CC: u64 = 4;
-const TOKEN_FB: u64 = 5;
+pub const TOKEN_FB: u64 = 5;
 
 /// A media sender's rate controller (`cc`): one media packet leaves
 /// whenever the controller allows (the media follows its rate exactly).
@@ -53,40 +54,6 @@ impl PacedMedia {
         }
         if let Some(at) = self.cc.deadline() {
             crate::app::arm_timer(&mut self.cc_timer, at, TOKEN_CC, out);
-        }
-    }
-}
-
-/// A media receiver's half of its peer's controller, and where its
-/// feedback goes.
-pub struct MediaFeedback {
-    pub rx: Box<dyn FeedbackReceiver>,
-    pub tpl: PacketTemplate,
-    sent: u64,
-    timer: Option<SimTime>,
-    out: Vec<Payload>,
-}
-
-impl MediaFeedback {
-    pub fn new(rx: Box<dyn FeedbackReceiver>, tpl: PacketTemplate) -> Self {
-        MediaFeedback {
-            rx,
-            tpl,
-            sent: 0,
-            timer: None,
-            out: Vec::new(),
-        }
-    }
-
-    fn send(&mut self, out: &mut Vec<Action>) {
-        for app in std::mem::take(&mut self.out) {
-            let mut p = self.tpl.make(self.sent);
-            self.sent += 1;
-            p.app = app;
-            out.push(Action::Send(p));
-        }
-        if let Some(at) = self.rx.deadline() {
-            crate::app::arm_timer(&mut self.timer, at, TOKEN_FB, out);
         }
     }
 }
@@ -150,7 +117,7 @@ pub struct RtpMember {
     /// The media's rate controller (a sender with `cc`).
     paced: Option<PacedMedia>,
     /// The feedback half of the peer's controller (its receiver).
-    feedback: Option<MediaFeedback>,
+    feedback: Option<FeedbackEnd>,
     series_rows: usize,
 }
 
@@ -207,7 +174,7 @@ impl RtpMember {
 
     /// Paces the media by a rate controller, and returns the feedback its
     /// receiving half makes at the peer.
-    pub fn with_cc(mut self, paced: Option<PacedMedia>, feedback: Option<MediaFeedback>) -> Self {
+    pub fn with_cc(mut self, paced: Option<PacedMedia>, feedback: Option<FeedbackEnd>) -> Self {
         self.paced = paced;
         self.feedback = feedback;
         self
@@ -527,9 +494,7 @@ impl App for RtpMember {
             }
             TOKEN_FB => {
                 if let Some(fb) = &mut self.feedback {
-                    crate::app::timer_fired(&mut fb.timer, now);
-                    fb.rx.on_timer(now, &mut fb.out);
-                    fb.send(out);
+                    fb.on_timer(now, out);
                 }
             }
             TOKEN_TIMEOUTS => {
@@ -565,8 +530,7 @@ impl App for RtpMember {
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let Some(d) = pkt.app.get::<RtpData>() {
             if let (Some(s), Some(fb)) = (&d.stamp, &mut self.feedback) {
-                fb.rx.on_data(now, s, pkt.size_bytes, &mut fb.out);
-                fb.send(out);
+                fb.on_data(now, s, pkt.size_bytes, out);
             }
             self.on_rtp(now, d.ssrc, d.seq, d.timestamp, d.repair);
         } else if let Some(c) = pkt.app.get::<RtcpCompound>() {
