@@ -91,8 +91,19 @@ impl Packet {
 /// own reasons below, or one that a queue discipline declares beside its
 /// code (`QueueModel::DROP_REASONS`, e.g. `red_early`). Each reason a run
 /// can give is a `dropped_<name>` column of its tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug)]
 pub struct DropReason(&'static str);
+
+// Drops are counted per reason on the hot path: the same constant's name
+// is one string in the binary, so comparing addresses settles the usual
+// case; equal names at different addresses still compare equal.
+impl PartialEq for DropReason {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0) || self.0 == other.0
+    }
+}
+impl Eq for DropReason {}
 
 impl DropReason {
     /// A reason named `name` (lower case, a column name's suffix).

@@ -610,7 +610,8 @@ impl World {
     fn drop(&mut self, r: PacketRef, reason: DropReason, site: DropSite, now: SimTime) {
         self.dropped += 1;
         let p = &self.packets[r];
-        let local_delivery = matches!(reason, DropReason::RECEIVER_LOSS | DropReason::NO_LISTENER);
+        let local_delivery =
+            reason == DropReason::RECEIVER_LOSS || reason == DropReason::NO_LISTENER;
         match (p.dst, site) {
             (Dest::Node(d), _) => self.rec.on_drop(p, reason, site, now, &[d]),
             (Dest::Group { .. }, DropSite::Node(n)) if local_delivery => {

@@ -124,7 +124,7 @@ impl TcpSource {
         tpl: PacketTemplate,
         cfg: TcpConfig,
         bytes: Option<u64>,
-        window: Box<dyn crate::proto::cc::WindowController>,
+        window: Option<Box<dyn crate::proto::cc::WindowController>>,
     ) -> Self {
         TcpSource {
             ep: Endpoint::new(tpl),

@@ -84,8 +84,6 @@ pub struct TcpSender {
     snd_max: u64,
     cwnd: u64,
     ssthresh: u64,
-    /// The window's growth and its cut on congestion (Reno by default).
-    window_cc: Box<dyn WindowController>,
     rwnd: u64,
     dupacks: u32,
     in_recovery: bool,
@@ -114,6 +112,11 @@ pub struct TcpSender {
     /// every ACK (with hundreds of flows those were L1 misses).
     series_on: bool,
     series: SenderSeries,
+    /// The window's growth and its cut on congestion: another controller
+    /// than Reno, which runs inline (no call through a vtable on every
+    /// ACK of the default). Last: the fields above are laid out for the
+    /// ACK path.
+    window_cc: Option<Box<dyn WindowController>>,
 }
 
 const UNLIMITED: u64 = u64::MAX / 4;
@@ -138,7 +141,6 @@ impl TcpSender {
             snd_max: 0,
             cwnd: cfg.initial_window_bytes(),
             ssthresh: UNLIMITED,
-            window_cc: Box::new(Reno),
             rwnd: cfg.rwnd_bytes,
             dupacks: 0,
             in_recovery: false,
@@ -158,12 +160,13 @@ impl TcpSender {
             stats: SenderStats::default(),
             series_on: true,
             series: SenderSeries::default(),
+            window_cc: None,
             cfg,
         }
     }
 
-    /// Grows and cuts the window by `cc` instead of Reno's rules.
-    pub fn with_window(mut self, cc: Box<dyn WindowController>) -> Self {
+    /// Grows and cuts the window by `cc` (`None`: Reno's rules).
+    pub fn with_window(mut self, cc: Option<Box<dyn WindowController>>) -> Self {
         self.window_cc = cc;
         self
     }
@@ -178,7 +181,10 @@ impl TcpSender {
             mss: self.mss,
             timeout,
         };
-        self.window_cc.ssthresh(&c)
+        match &mut self.window_cc {
+            None => Reno.ssthresh(&c),
+            Some(w) => w.ssthresh(&c),
+        }
     }
 
     /// Turns the time series on or off (off frees what was recorded).
@@ -492,7 +498,10 @@ impl TcpSender {
             mss: self.mss,
             srtt: self.rtt.srtt(),
         };
-        self.cwnd = self.window_cc.on_ack(&a);
+        self.cwnd = match &mut self.window_cc {
+            None => Reno.on_ack(&a),
+            Some(w) => w.on_ack(&a),
+        };
     }
 
     fn on_new_ack(&mut self, now: SimTime, ack: u64, grow: bool, out: &mut Vec<Segment>) {

@@ -365,3 +365,41 @@ mod receiver_rules;
 mod rfc_values;
 mod sender_rules;
 use receiver_and_loopback::loopback;
+
+/// A window controller other than the inline Reno is asked on every ACK
+/// outside recovery and on every congestion event, and its answers are
+/// the window: here a controller that grows by a fixed 100 bytes per ACK
+/// and sets ssthresh to a quarter of the flight.
+#[test]
+fn a_window_controller_sets_the_growth_and_the_cut() {
+    use crate::proto::cc::window::{Ack, Congestion, WindowController};
+    struct Slow;
+    impl WindowController for Slow {
+        fn on_ack(&mut self, a: &Ack) -> u64 {
+            a.cwnd + 100
+        }
+        fn ssthresh(&mut self, c: &Congestion) -> u64 {
+            c.flight / 4
+        }
+    }
+    let mut c = cfg(Flavor::Reno);
+    c.limited_transmit = false;
+    c.initial_window = InitialWindow::Segments(8);
+    let mut s = TcpSender::new(c, None).with_window(Some(Box::new(Slow)));
+    let mut out = Vec::new();
+    s.start(t(0), &mut out);
+    s.on_segment(t(100), &ack(seg(1)), &mut out);
+    assert_eq!(
+        s.cwnd(),
+        8 * MSS + 100,
+        "the controller's growth, not slow start's SMSS"
+    );
+    for i in 0..3 {
+        s.on_segment(t(110 + i), &ack(seg(1)), &mut out);
+    }
+    // Fast retransmit: ssthresh from the controller (flight 8 segments
+    // and the 100 bytes' share of a ninth, as sent), inflation by 3 SMSS.
+    let flight = s.ssthresh() * 4;
+    assert!((8 * MSS..9 * MSS).contains(&flight), "{flight}");
+    assert_eq!(s.cwnd(), s.ssthresh() + 3 * MSS);
+}
