@@ -41,7 +41,7 @@ impl Packets {
     }
 
     /// Stores `p` and returns its reference.
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, p: Packet) -> PacketRef {
         match self.free.pop() {
             Some(i) => {
