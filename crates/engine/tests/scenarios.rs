@@ -138,8 +138,7 @@ fn app_tables_have_their_declared_columns() {
                 let f = (v["flows"].as_array_mut().unwrap().iter_mut())
                     .find(|f| f["type"] == "svc")
                     .unwrap();
-                f["transport"] = serde_json::json!("tfrc");
-                f.as_object_mut().unwrap().remove("ppacc");
+                f["cc"] = serde_json::json!({"type": "tfrc"});
             }
             _ => {}
         }
