@@ -1,7 +1,8 @@
 """The rate-controller seam (proto/cc): any controller drives a paced bulk
-flow and an SVC flow; TFRC behind the seam behaves exactly as the TFRC
-flow; the fixed-rate example controller sends at its rate; errors name
-the `cc` field."""
+flow, an SVC flow, an RTP member's media and a media-scaling flow; TFRC
+behind the seam behaves exactly as the TFRC flow; the fixed-rate example
+controller sends at its rate; the media-scaling control runs over any
+levels; errors name the `cc` field."""
 
 import json
 
@@ -72,6 +73,54 @@ def test_an_svc_flow_runs_on_the_fixed_rate_controller():
     assert res.flows.set_index("flow").loc["v", "lost"] == 0
 
 
+LEVELS = [200e3, 400e3, 800e3, 1600e3, 3200e3]
+
+
+def test_the_scale_control_climbs_its_levels_on_a_free_path():
+    """A paced flow under the media-scaling control with five levels of
+    its own, on a 10 Mbit/s path: one level up per loss-free control RTT
+    (the floor: one 1000-byte packet at 200 kbit/s, 40 ms), never down,
+    and at the top level it sends one packet per 2.5 ms."""
+    sc = line(1, rate_bps=10e6, delay_ms=20, duration_s=20)
+    sc.flow("f", "paced", src="n0", dst="n1", cc={"type": "scale", "levels_bps": LEVELS})
+    res = mediasim.run(sc, seed=1)
+    p = res.paced.set_index("flow").loc["f"]
+    assert p["final_target_bps"] == 3200e3
+    f = res.flows.set_index("flow")
+    assert f.loc["f", "lost"] == 0 and f.loc["f/fb", "sent"] == 4, "one request per level up"
+    sent = res.packets[res.packets["flow"] == "f"]["sent_ns"]
+    assert sent.diff().iloc[-100:].unique().tolist() == [2_500_000]
+    rates = res.paced_series
+    assert rates[rates["flow"] == "f"]["value"].tolist() == LEVELS
+    assert_balanced(res)
+
+
+def test_the_scale_control_backs_off_where_a_level_overflows_the_path():
+    """2 Mbit/s with a 20-packet buffer: 3.2 Mbit/s overflows it, so the
+    control halves and climbs in turn, losing some packets and averaging
+    below the capacity."""
+    res = _two("paced", packet_bytes=1000, cc={"type": "scale", "levels_bps": LEVELS})
+    f = res.flows.set_index("flow").loc["f"]
+    assert f["lost"] > 0 and 0.2e6 < f["throughput_bps"] < 2e6
+    assert res.paced.set_index("flow").loc["f", "final_target_bps"] in LEVELS
+    assert_balanced(res)
+
+
+def test_media_scaling_takes_the_highest_scale_within_a_rate_controllers_target():
+    """MM_APP's scales send 300-1100 kbit/s on the wire; under a fixed
+    750 kbit/s target it takes scale 2 (700 kbit/s) and stays there; its
+    receiver sends no requests and has no control counters."""
+    sc = line(1, rate_bps=10e6, delay_ms=20, duration_s=10)
+    sc.flow("m", "media_scaling", src="n0", dst="n1", app="mm", cc={"type": "fixed", "rate_bps": 750e3})
+    res = mediasim.run(sc, seed=1)
+    row = res.media_scaling.set_index("flow").loc["m"]
+    assert (row["mean_scale"], row["final_scale"], row["requests_sent"]) == (2.0, 2, 0)
+    assert row[["missing_packets", "decreases", "srtt_ms"]].isna().all()
+    gaps = res.packets[res.packets["flow"] == "m"]["sent_ns"].diff().dropna().unique()
+    assert gaps.tolist() == [round(1500 * 8 / 700e3 * 1e9)]
+    assert_balanced(res)
+
+
 def test_every_controller_is_in_the_schema():
     defs = json.loads(_engine.schema())["$defs"]
     fixed = next(v for v in defs["CcSpec"]["oneOf"] if v["properties"]["type"]["const"] == "fixed")
@@ -85,6 +134,10 @@ def test_every_controller_is_in_the_schema():
     ({"type": "fixed"}, "flows[0].cc", "missing field `rate_bps`"),
     ({"type": "fixed", "rate_bps": 0}, "flows[0].cc.rate_bps", "positive"),
     ({"type": "tfrc", "b": 0.5}, "flows[0].cc.b", "at least 1"),
+    ({"type": "scale"}, "flows[0].cc.levels_bps", "required"),
+    ({"type": "scale", "levels_bps": []}, "flows[0].cc.levels_bps", "give 1 to 256 levels"),
+    ({"type": "scale", "levels_bps": [1e5, -1]}, "flows[0].cc.levels_bps[1]", "positive"),
+    ({"type": "scale", "levels_bps": [1e5], "initial_level": 1}, "flows[0].cc.initial_level", "0..=0"),
 ])
 def test_controller_errors_name_the_field(cc, path, fragment):
     sc = line(1, rate_bps=1e6, delay_ms=1)

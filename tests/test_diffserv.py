@@ -129,7 +129,7 @@ def test_mpeg_frames_marked_per_type_and_wred_drops_b_frames_first():
     q = {"type": "wred", "limit_packets": 60, "mean_packet_bytes": 1500, "w_q": 0.02,
          "profiles": [prof(10, 40, 50, 0.02), prof(12, 20, 40, 0.1), prof(14, 2, 10, 0.5)]}
     sc = line(1, rate_bps=0.9e6, delay_ms=10, duration_s=30, queue=q)
-    sc.flow("v", "media_scaling", src="n0", dst="n1", app="mpeg", initial_scale=4,
+    sc.flow("v", "media_scaling", src="n0", dst="n1", app="mpeg", cc={"type": "scale", "initial_level": 4},
             frame_dscp={"I": 10, "P": 12, "B": 14})
     res = mediasim.run(sc, seed=1)
     assert_balanced(res)

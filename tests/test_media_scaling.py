@@ -67,7 +67,7 @@ def test_on_a_free_path_the_control_climbs_one_scale_per_control_rtt_and_stays()
 
 
 def test_mpeg_at_scale_4_sends_its_trace_rate():
-    res = one_flow(10e6, app="mpeg", initial_scale=4)
+    res = one_flow(10e6, app="mpeg", cc={"type": "scale", "initial_level": 4})
     row = res.media_scaling.set_index("flow").loc["m"]
     assert row["decreases"] == 0 and row["frames_skipped"] == 0
     pk = res.packets[(res.packets["flow"] == "m") & (res.packets["recv_s"] >= 0.9) & (res.packets["recv_s"] < 9.9)]
@@ -94,8 +94,9 @@ def test_on_a_congested_path_the_control_backs_off_below_the_capacity():
     ({"app": "mpeg", "packet_bytes": 1000}, "flows[0].packet_bytes", 'not used by app = "mpeg"'),
     ({"app": "mpeg", "gop": "BBI"}, "flows[0].gop", "starting with I"),
     ({"app": "mpeg", "frames": [["I", 10], ["Q", 5]]}, "flows[0].frames[1]", "frame type"),
-    ({"app": "mm", "initial_scale": 5}, "flows[0].initial_scale", "0..=4"),
-    ({"app": "mm", "timeout_factor": 0.5}, "flows[0].timeout_factor", "at least 1"),
+    ({"app": "mm", "cc": {"type": "scale", "initial_level": 5}}, "flows[0].cc.initial_level", "0..=4"),
+    ({"app": "mm", "cc": {"type": "scale", "timeout_factor": 0.5}}, "flows[0].cc.timeout_factor", "at least 1"),
+    ({"app": "mm", "initial_scale": 2}, "flows[0].initial_scale", "unknown field"),
     ({"app": "mm", "feedback_bytes": 10}, "flows[0].feedback_bytes", "28..=65535"),
     ({"app": "video"}, "flows[0].app", "unknown variant"),
 ])

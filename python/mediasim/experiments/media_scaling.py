@@ -135,7 +135,8 @@ def scenario(p: Params) -> Scenario:
     sc.node("n1").node("n2")
     sc.link("n1", "n2", name="bottleneck", rate_bps=p.bottleneck_rate_bps, delay_ms=p.bottleneck_delay_ms,
             ab={"queue": p.red()})
-    common = {"timeout_factor": p.timeout_factor, "holdoff": p.holdoff, "feedback_bytes": p.feedback_bytes}
+    common = {"cc": {"type": "scale", "timeout_factor": p.timeout_factor, "holdoff": p.holdoff},
+              "feedback_bytes": p.feedback_bytes}
     for name, kind, start in flows(p):
         sc.node(f"s_{name}").node(f"d_{name}")
         sc.link(f"s_{name}", "n1", rate_bps=p.access_rate_bps, delay_ms=p.access_delay_ms)

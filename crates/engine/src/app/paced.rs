@@ -15,7 +15,9 @@ use super::flow::{
 use super::{Action, App, AppStats, PacketTemplate};
 use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::net::{Packet, Payload};
-use crate::proto::cc::{CcSite, CcSpec, Departure, FeedbackReceiver, RateController, Stamp};
+use crate::proto::cc::{
+    CcMedia, CcSite, CcSpec, Departure, FeedbackReceiver, RateController, Stamp,
+};
 use crate::scenario::build::BuildCtx;
 use crate::scenario::check::{Checker, Scope};
 use crate::sim::SimTime;
@@ -113,7 +115,9 @@ impl FlowModel for PacedSpec {
     }
     fn validate(&self, flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
         require_unicast(flow, p, "paced", c);
-        self.cc.model().validate(&format!("{p}.cc"), c);
+        self.cc
+            .model()
+            .validate(&format!("{p}.cc"), CcMedia::default(), c);
         c.wire_bytes(format_args!("{p}.packet_bytes"), self.packet_bytes, HEADERS);
         c.wire_bytes(
             format_args!("{p}.feedback_bytes"),
@@ -126,6 +130,8 @@ impl FlowModel for PacedSpec {
             rng: ctx.rng,
             flow: &f.spec.name,
             packet_bytes: self.packet_bytes,
+            levels_bps: &[],
+            longest_interval: None,
         };
         let (cc, rx) = self.cc.model().build(&site);
         let sizes = (self.packet_bytes, self.feedback_bytes);
@@ -354,7 +360,9 @@ impl App for FeedbackSink {
     fn set_series(&mut self, rows: usize) {
         self.end.rx.set_series_rows(rows);
     }
-    fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
+    fn on_start(&mut self, now: SimTime, _out: &mut Vec<Action>) {
+        self.end.rx.start(now);
+    }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let Some(s) = pkt.app.get::<Stamp>() {
             self.received += 1;

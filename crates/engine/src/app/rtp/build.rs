@@ -58,6 +58,8 @@ impl RtpSessionSpec {
                 rng: ctx.rng,
                 flow: &flow,
                 packet_bytes: plan.payload + 12 + 28,
+                levels_bps: &[],
+                longest_interval: None,
             };
             let (tx, rx) = cc.model().build(&site);
             halves[j].0 = Some(tx);

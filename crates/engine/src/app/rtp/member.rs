@@ -467,6 +467,9 @@ impl App for RtpMember {
             pm.cc.start(now, self.series_rows);
             pm.next = now;
         }
+        if let Some(fb) = &mut self.feedback {
+            fb.rx.start(now);
+        }
         if self.media.is_some() {
             self.send_media(now, out);
         }

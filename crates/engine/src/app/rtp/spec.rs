@@ -3,7 +3,7 @@
 //! `build.rs` beside it.
 
 use crate::app::session::SessionModel;
-use crate::proto::cc::CcSpec;
+use crate::proto::cc::{CcMedia, CcSpec};
 use crate::scenario::build::BuildCtx;
 use crate::scenario::check::{Checker, Scope};
 use schemars::JsonSchema;
@@ -240,7 +240,8 @@ impl RtpSessionSpec {
     }
 
     fn validate_cc(&self, m: &RtpMemberSpec, cc: &CcSpec, p: &str, c: &mut Checker) {
-        cc.model().validate(&format!("{p}.cc"), c);
+        cc.model()
+            .validate(&format!("{p}.cc"), CcMedia::default(), c);
         let why = if !m.media {
             Some("needs media = true")
         } else if self.transport != RtpTransport::Unicast {

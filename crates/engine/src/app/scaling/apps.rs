@@ -1,39 +1,19 @@
-//! The media-scaling sender (MM_APP or MPEG_APP) and receiver as
-//! applications: the sender sends at its current scale and switches as soon
-//! as a request arrives; the receiver runs the [`ScaleControl`] and sends a
-//! request whenever the scale changes.
+//! The media-scaling sender (MM_APP or MPEG_APP) as an application: a
+//! frame source clocked by its media (MM_APP one packet per interval,
+//! MPEG_APP a frame slot every 1/frame_rate with the frame's packets
+//! back to back) at the level its rate controller chooses. The study's
+//! receiver-driven control is the `scale` controller (`proto::cc::scale`),
+//! whose sender half names the level outright; any other controller names
+//! a rate, and the source takes the highest level whose rate on the wire
+//! is within it (level 0 if none is). The controller stamps each packet;
+//! its own pacing is not applied: packets leave when the media has them.
+//! The receiving end is the generic feedback sink (`app::paced`).
 
-use super::control::ScaleControl;
 use super::policy::{fragments, keeps, mm_interval, Frame, SCALES};
 use crate::app::{Action, App, AppStats, PacketTemplate, StopRule};
-use crate::net::Packet;
-use crate::net::{AppPayload, Payload};
+use crate::net::{Packet, Payload};
+use crate::proto::cc::{Departure, RateController};
 use crate::sim::{Series, SimTime};
-
-/// A media-scaling data packet: the sender's scale, the frame it belongs
-/// to, and the echo of the receiver's last request (its send time, and how
-/// long the sender held it before this packet).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ScaledMedia {
-    pub scale: u8,
-    pub frame: u32,
-    pub echo: Option<(SimTime, SimTime)>,
-}
-
-/// A media-scaling receiver's request for a scale, stamped with its send
-/// time.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ScaleRequest {
-    pub scale: u8,
-    pub sent_at: SimTime,
-}
-
-impl AppPayload for ScaledMedia {
-    crate::payload_eq!();
-}
-impl AppPayload for ScaleRequest {
-    crate::payload_eq!();
-}
 
 /// What the sender sends at each scale.
 #[derive(Clone, Debug)]
@@ -54,10 +34,16 @@ pub enum Media {
     },
 }
 
+/// The controller's timer token (the media's are its generations).
+const CC_TIMER: u64 = u64::MAX;
+
 pub struct ScalingSource {
     tpl: PacketTemplate,
     media: Media,
     stop: StopRule,
+    cc: Box<dyn RateController>,
+    /// Each level's rate on the wire, bit/s.
+    levels_bps: [f64; SCALES],
     scale: u8,
     next_seq: u64,
     /// Frames read (MPEG: slots; MM: frames sent).
@@ -65,8 +51,9 @@ pub struct ScalingSource {
     last_sent: SimTime,
     /// Timer generation: a timer whose token is not this is stale.
     generation: u64,
-    /// The last request: its send time and when it arrived.
-    last_request: Option<(SimTime, SimTime)>,
+    /// The controller's pending timer.
+    cc_timer: Option<SimTime>,
+    series_rows: usize,
     frames_sent: u64,
     frames_skipped: u64,
     /// Time-weighted scale: (scale x ns) so far, and since when.
@@ -77,17 +64,26 @@ pub struct ScalingSource {
 }
 
 impl ScalingSource {
-    pub fn new(tpl: PacketTemplate, media: Media, stop: StopRule, initial_scale: u8) -> Self {
+    pub fn new(
+        tpl: PacketTemplate,
+        media: Media,
+        stop: StopRule,
+        cc: Box<dyn RateController>,
+        levels_bps: [f64; SCALES],
+    ) -> Self {
         ScalingSource {
             tpl,
             media,
             stop,
-            scale: initial_scale,
+            cc,
+            levels_bps,
+            scale: 0,
             next_seq: 0,
             frame: 0,
             last_sent: SimTime::ZERO,
             generation: 0,
-            last_request: None,
+            cc_timer: None,
+            series_rows: usize::MAX,
             frames_sent: 0,
             frames_skipped: 0,
             scale_area: 0.0,
@@ -97,17 +93,32 @@ impl ScalingSource {
         }
     }
 
-    fn packet(&mut self, now: SimTime, payload: u32) -> Packet {
-        let mut p = self.tpl.make(self.next_seq);
+    /// The level the controller chose.
+    fn chosen_level(&self) -> u8 {
+        match self.cc.level() {
+            Some(l) => l.min(SCALES - 1) as u8,
+            None => {
+                let target = self.cc.target_bps();
+                (self.levels_bps.iter().rposition(|&r| r <= target)).unwrap_or(0) as u8
+            }
+        }
+    }
+
+    /// A data packet of `payload` bytes, stamped by the controller;
+    /// `next_same_size` if the packet behind it in the frame is as large.
+    fn packet(&mut self, now: SimTime, payload: u32, next_same_size: bool) -> Packet {
+        let bytes =
+            payload + crate::net::packet::IPV4_HEADER_BYTES + self.tpl.transport.header_bytes();
+        let d = Departure {
+            bytes,
+            due: now,
+            next_same_size,
+        };
+        let (stamp, _paced_at) = self.cc.on_send(now, d);
+        let mut p = self.tpl.make(stamp.seq);
         self.next_seq += 1;
-        p.size_bytes = payload + crate::net::packet::IPV4_HEADER_BYTES + p.transport.header_bytes();
-        p.app = Payload::new(ScaledMedia {
-            scale: self.scale,
-            frame: self.frame as u32,
-            echo: self
-                .last_request
-                .map(|(ts, at)| (ts, now.saturating_sub(at))),
-        });
+        p.size_bytes = bytes;
+        p.app = Payload::new(stamp);
         p
     }
 
@@ -125,7 +136,7 @@ impl ScalingSource {
                 let payload = size
                     - crate::net::packet::IPV4_HEADER_BYTES
                     - self.tpl.transport.header_bytes();
-                let p = self.packet(now, payload);
+                let p = self.packet(now, payload, true);
                 out.push(Action::Send(p));
                 self.frames_sent += 1;
                 now + mm_interval(rate, size)
@@ -140,8 +151,10 @@ impl ScalingSource {
                 let (slot, max) = (*slot, *max_packet_bytes);
                 let dscp = frame_dscp[f.kind as usize];
                 if keeps(self.scale, &f) {
-                    for payload in fragments(f.bytes, max) {
-                        let mut p = self.packet(now, payload);
+                    let frags = fragments(f.bytes, max);
+                    for (i, &payload) in frags.iter().enumerate() {
+                        let same = frags.get(i + 1) == Some(&payload);
+                        let mut p = self.packet(now, payload, same);
                         p.dscp = dscp.unwrap_or(p.dscp);
                         out.push(Action::Send(p));
                     }
@@ -160,7 +173,15 @@ impl ScalingSource {
         });
     }
 
-    fn set_scale(&mut self, now: SimTime, scale: u8, out: &mut Vec<Action>) {
+    /// Arms the controller's timer if it has one due.
+    fn arm_cc(&mut self, out: &mut Vec<Action>) {
+        if let Some(at) = self.cc.deadline() {
+            crate::app::arm_timer(&mut self.cc_timer, at, CC_TIMER, out);
+        }
+    }
+
+    fn set_scale(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        let scale = self.chosen_level();
         if scale == self.scale {
             return;
         }
@@ -188,22 +209,35 @@ impl ScalingSource {
 impl App for ScalingSource {
     fn set_series(&mut self, rows: usize) {
         self.series.set_rows(rows);
+        self.series_rows = rows;
     }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        self.cc.start(now, self.series_rows);
+        self.scale = self.chosen_level();
         self.start = now;
         self.scale_since = now;
         self.series.push(now, self.scale as f64);
         self.tick(now, out);
+        self.arm_cc(out);
     }
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
-        if token == self.generation {
+        if token == CC_TIMER {
+            crate::app::timer_fired(&mut self.cc_timer, now);
+            if self.cc.deadline().is_some_and(|d| d <= now) {
+                self.cc.on_timer(now);
+            }
+            self.set_scale(now, out);
+            self.arm_cc(out);
+        } else if token == self.generation {
             self.tick(now, out);
         }
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        if let Some(&ScaleRequest { scale, sent_at }) = pkt.app.get() {
-            self.last_request = Some((sent_at, now));
-            self.set_scale(now, scale, out);
+        // The media's clock, not the controller's pacing, sends: the
+        // controller's next-send time is not used.
+        if self.cc.on_feedback(now, &pkt.app, now).is_some() {
+            self.set_scale(now, out);
+            self.arm_cc(out);
         }
     }
     fn stats(&self, end: SimTime) -> Option<AppStats> {
@@ -224,104 +258,6 @@ impl App for ScalingSource {
                 ("final_scale", self.scale as f64),
             ],
             series: vec![("scale", self.series.points().to_vec())],
-        })
-    }
-}
-
-pub struct ScalingReceiver {
-    /// Template of the requests (to the sender).
-    tpl: PacketTemplate,
-    /// The data flow's id (for the report).
-    data_flow: u32,
-    control: ScaleControl,
-    next_seq: u64,
-    /// A time-out check is pending at this time.
-    timer_at: Option<SimTime>,
-    series: Series,
-}
-
-impl ScalingReceiver {
-    pub fn new(tpl: PacketTemplate, data_flow: u32, control: ScaleControl) -> Self {
-        ScalingReceiver {
-            tpl,
-            data_flow,
-            control,
-            next_seq: 0,
-            timer_at: None,
-            series: Series::default(),
-        }
-    }
-
-    fn request(&mut self, now: SimTime, scale: u8, out: &mut Vec<Action>) {
-        let mut p = self.tpl.make(self.next_seq);
-        self.next_seq += 1;
-        p.app = Payload::new(ScaleRequest {
-            scale,
-            sent_at: now,
-        });
-        out.push(Action::Send(p));
-        self.series.push(now, scale as f64);
-    }
-
-    /// One pending timer at most, at the control's deadline (lazily moved:
-    /// a timer that fires early re-arms at the deadline).
-    fn arm(&mut self, out: &mut Vec<Action>) {
-        if let (None, Some(d)) = (self.timer_at, self.control.deadline()) {
-            self.timer_at = Some(d);
-            out.push(Action::Timer { at: d, token: 0 });
-        }
-    }
-}
-
-impl App for ScalingReceiver {
-    fn set_series(&mut self, rows: usize) {
-        self.series.set_rows(rows);
-    }
-    fn on_start(&mut self, now: SimTime, _out: &mut Vec<Action>) {
-        self.control.start(now);
-        self.series.push(now, self.control.scale() as f64);
-    }
-    fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        if let Some(ScaledMedia { echo: Some(e), .. }) = pkt.app.get() {
-            let (sent_at, held) = *e;
-            let rtt = now.saturating_sub(sent_at).saturating_sub(held);
-            self.control.rtt_sample(rtt);
-        }
-        if let Some(s) = self.control.on_packet(now, pkt.seq) {
-            self.request(now, s, out);
-        }
-        self.arm(out);
-    }
-    fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
-        self.timer_at = None;
-        if let Some(s) = self.control.on_timer(now) {
-            self.request(now, s, out);
-        }
-        self.arm(out);
-    }
-    fn stats(&self, _end: SimTime) -> Option<AppStats> {
-        let c = &self.control.counts;
-        let srtt = self
-            .control
-            .srtt()
-            .map_or(f64::NAN, |t| t.as_secs_f64() * 1e3);
-        Some(AppStats {
-            table: "media_scaling",
-            flow: self.data_flow,
-            values: vec![
-                ("missing_packets", c.missing_packets as f64),
-                ("loss_indications", c.loss_indications as f64),
-                ("timeouts", c.timeouts as f64),
-                ("decreases", c.decreases as f64),
-                ("increases", c.increases as f64),
-                ("requests_sent", self.next_seq as f64),
-                ("srtt_ms", srtt),
-                (
-                    "control_rtt_ms",
-                    self.control.control_rtt().as_secs_f64() * 1e3,
-                ),
-            ],
-            series: vec![("requested_scale", self.series.points().to_vec())],
         })
     }
 }

@@ -1,26 +1,27 @@
 //! Media scaling over UDP (the media-scaling study's MM_APP and MPEG_APP):
 //! a sender with five scales, each bound to an encoding or transmission
-//! policy, and a receiver that picks the scale from the losses it sees
-//! (`control.rs`) and tells the sender in small request packets, the flow
-//! "<name>/fb".
+//! policy, driven by a rate controller: by default the study's
+//! receiver-driven control (`proto::cc::scale`), whose receiver picks the
+//! scale from the losses it sees and tells the sender in small request
+//! packets, the flow "<name>/fb".
 //!
 //! This file holds the scenario spec, its checks and the construction;
-//! `policy.rs` what each scale sends, `apps.rs` the two applications.
+//! `policy.rs` what each scale sends, `apps.rs` the sender.
 
 pub mod apps;
-pub mod control;
 pub mod policy;
 
 use crate::app::flow::{
     add_flow_pair_meta, claim_and_add, return_template, FlowCommon, FlowModel, ResolvedFlow,
 };
+use crate::app::paced::{FeedbackSink, Reporting};
 use crate::app::{PacketTemplate, StopRule};
 use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::proto::cc::{CcMedia, CcSite, CcSpec, FeedbackReceiver};
 use crate::scenario::build::BuildCtx;
 use crate::scenario::check::{Checker, Scope};
 use crate::sim::SimTime;
-use apps::{Media, ScalingReceiver, ScalingSource};
-use control::{ControlConfig, ScaleControl};
+use apps::{Media, ScalingSource};
 use policy::{longest_gap_slots, mm_interval, place_in_gops, FrameType, SCALES};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -90,18 +91,13 @@ pub struct FrameDscp {
     pub b: Option<u8>,
 }
 
-fn default_timeout_factor() -> f64 {
-    1.5
-}
-fn default_holdoff() -> bool {
-    true
-}
 fn default_feedback_bytes() -> u32 {
     40
 }
 
-/// A media-scaling flow over UDP (MM_APP or MPEG_APP) with its receiver's
-/// five-scale control; requests go back in the flow "<name>/fb".
+/// A media-scaling flow over UDP (MM_APP or MPEG_APP) with a controller
+/// choosing among its five scales; feedback (the receiver's requests) goes
+/// back in the flow "<name>/fb".
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MediaScalingSpec {
@@ -136,21 +132,11 @@ pub struct MediaScalingSpec {
     /// B frames dropped first); a type not given keeps the flow's `dscp`.
     #[serde(default)]
     pub frame_dscp: Option<FrameDscp>,
-    /// The scale the sender starts at (0-4, default 0).
+    /// The controller that picks the scale (default `{type = "scale"}`,
+    /// the study's receiver-driven control, with the media's five levels;
+    /// any rate controller may drive the scales instead).
     #[serde(default)]
-    pub initial_scale: u8,
-    /// The longest frame interval for the control RTT (default: worked
-    /// out from the policy: mm the interval of scale 0, mpeg the longest
-    /// gap between frames sent at any scale).
-    #[serde(default)]
-    pub longest_interval_ms: Option<f64>,
-    /// Time-out in control RTTs (default 1.5).
-    #[serde(default = "default_timeout_factor")]
-    pub timeout_factor: f64,
-    /// Losses within a control RTT of a decrease do not halve again
-    /// (default true).
-    #[serde(default = "default_holdoff")]
-    pub holdoff: bool,
+    pub cc: Option<CcSpec>,
     /// Size of a request packet on the wire (default 40).
     #[serde(default = "default_feedback_bytes")]
     pub feedback_bytes: u32,
@@ -355,17 +341,10 @@ impl FlowModel for MediaScalingSpec {
             ScalingApp::Mm => self.validate_mm(p, c),
             ScalingApp::Mpeg => self.validate_mpeg(p, c),
         }
-        if self.initial_scale > policy::MAX_SCALE {
-            let msg = format!("must be 0..=4 (got {})", self.initial_scale);
-            c.err(format!("{p}.initial_scale"), msg);
-        }
-        if let Some(x) = self.longest_interval_ms {
-            c.positive(format_args!("{p}.longest_interval_ms"), x);
-        }
-        if !(self.timeout_factor.is_finite() && self.timeout_factor >= 1.0) {
-            let msg = format!("must be at least 1 (got {})", self.timeout_factor);
-            c.err(format!("{p}.timeout_factor"), msg);
-        }
+        let media = CcMedia { levels: SCALES };
+        self.controller()
+            .model()
+            .validate(&format!("{p}.cc"), media, c);
         c.wire_bytes(
             format_args!("{p}.feedback_bytes"),
             self.feedback_bytes,
@@ -376,10 +355,16 @@ impl FlowModel for MediaScalingSpec {
     fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {
         let d = f.receivers[0];
         let (media, longest) = self.media();
-        let longest = self
-            .longest_interval_ms
-            .map_or(longest, SimTime::from_millis_f64);
+        let levels_bps = self.scale_rates().map(|(_, wire)| wire);
         let data_tpl = f.udp_template(0);
+        let site = CcSite {
+            rng: ctx.rng,
+            flow: &f.spec.name,
+            packet_bytes: self.packet_bytes.or(self.max_packet_bytes).unwrap_or(1500),
+            levels_bps: &levels_bps,
+            longest_interval: Some(longest),
+        };
+        let (cc, rx) = self.controller().model().build(&site);
         let fb_tpl = PacketTemplate {
             payload_bytes: self.feedback_bytes - HEADERS,
             ..return_template(f, &data_tpl)
@@ -388,16 +373,44 @@ impl FlowModel for MediaScalingSpec {
             stop: f.stop,
             max_packets: None,
         };
-        let source = ScalingSource::new(data_tpl, media, stop, self.initial_scale);
+        let source = ScalingSource::new(data_tpl, media, stop, cc, levels_bps);
         claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);
-        let control = ScaleControl::new(ControlConfig {
-            longest_interval: longest,
-            timeout_factor: self.timeout_factor,
-            holdoff: self.holdoff,
-            initial_scale: self.initial_scale,
-        });
-        let receiver = ScalingReceiver::new(fb_tpl, f.id, control);
-        claim_and_add(f, "dst_port", d, f.dst_port, Box::new(receiver), ctx);
+        let sink = FeedbackSink::new(fb_tpl, rx, f.id, REPORTING);
+        claim_and_add(f, "dst_port", d, f.dst_port, Box::new(sink), ctx);
         add_flow_pair_meta(f, "media_scaling", "fb", "scaling_feedback", ctx);
     }
 }
+
+impl MediaScalingSpec {
+    /// The flow's controller (the study's scale control unless given).
+    fn controller(&self) -> CcSpec {
+        (self.cc.clone()).unwrap_or_else(|| CcSpec::Scale(Default::default()))
+    }
+}
+
+/// The receiver's part of a `media_scaling` row (the sender writes its own
+/// part): the control's counters, NaN for a controller without them.
+const REPORTING: Reporting = Reporting {
+    table: "media_scaling",
+    feedback_kind: "scaling_feedback",
+    sender: |_| (vec![], vec![]),
+    receiver: |rx: &dyn FeedbackReceiver, _received, sent| {
+        let v = |name| rx.value(name).unwrap_or(f64::NAN);
+        (
+            vec![
+                ("missing_packets", v("missing_packets")),
+                ("loss_indications", v("loss_indications")),
+                ("timeouts", v("timeouts")),
+                ("decreases", v("decreases")),
+                ("increases", v("increases")),
+                ("requests_sent", sent as f64),
+                ("srtt_ms", v("srtt_ms")),
+                ("control_rtt_ms", v("control_rtt_ms")),
+            ],
+            vec![(
+                "requested_scale",
+                rx.series("requested_scale").unwrap_or_default(),
+            )],
+        )
+    },
+};

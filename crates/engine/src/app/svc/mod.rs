@@ -21,7 +21,7 @@ use crate::app::flow::{
 };
 use crate::app::PacketTemplate;
 use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
-use crate::proto::cc::{CcSite, CcSpec};
+use crate::proto::cc::{CcMedia, CcSite, CcSpec};
 use crate::scenario::build::BuildCtx;
 use crate::scenario::check::{Checker, Scope};
 use crate::sim::SimTime;
@@ -268,7 +268,9 @@ impl FlowModel for SvcSpec {
     }
     fn validate(&self, flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
         require_unicast(flow, p, "svc", c);
-        self.cc.model().validate(&format!("{p}.cc"), c);
+        self.cc
+            .model()
+            .validate(&format!("{p}.cc"), CcMedia::default(), c);
         if let Some(f) = &self.fec {
             f.validate(&format!("{p}.fec"), c);
         }
@@ -325,6 +327,8 @@ impl FlowModel for SvcSpec {
             rng: ctx.rng,
             flow: &f.spec.name,
             packet_bytes: self.packet_bytes,
+            levels_bps: &[],
+            longest_interval: None,
         };
         let (cc, rx) = self.cc.model().build(&site);
         let fec = self.fec.as_ref().map(|x| source::FecSetup {

@@ -3,7 +3,7 @@
 //! feedback. A baseline for the adaptive controllers, and the worked
 //! example of adding a controller (docs/architecture.md).
 
-use super::{CcModel, CcSite, Departure, FeedbackReceiver, RateController, Stamp};
+use super::{CcMedia, CcModel, CcSite, Departure, FeedbackReceiver, RateController, Stamp};
 use crate::net::Payload;
 use crate::scenario::check::Checker;
 use crate::sim::{Series, SimTime};
@@ -19,7 +19,7 @@ pub struct FixedSpec {
 }
 
 impl CcModel for FixedSpec {
-    fn validate(&self, path: &str, c: &mut Checker) {
+    fn validate(&self, path: &str, _media: CcMedia, c: &mut Checker) {
         c.positive(format_args!("{path}.rate_bps"), self.rate_bps);
     }
     fn build(&self, _site: &CcSite<'_>) -> (Box<dyn RateController>, Box<dyn FeedbackReceiver>) {
@@ -91,6 +91,8 @@ mod tests {
             rng: &rng,
             flow: "f",
             packet_bytes: 1000,
+            levels_bps: &[],
+            longest_interval: None,
         };
         let (mut tx, mut rx) = FixedSpec { rate_bps: 1e6 }.build(&site);
         tx.start(SimTime::ZERO, 10);

@@ -18,11 +18,12 @@
 
 pub mod fixed;
 pub mod ppacc;
+pub mod scale;
 pub mod spec;
 pub mod tfrc;
 pub mod window;
 
-pub use spec::{CcModel, CcSite, CcSpec};
+pub use spec::{CcMedia, CcModel, CcSite, CcSpec};
 pub use window::{WindowController, WindowSpec};
 
 use crate::net::Payload;
@@ -40,6 +41,18 @@ pub struct Stamp {
     pub rtt: SimTime,
     /// Packet-pair tag (PPACC): 0 alone, 1 first of a pair, 2 second.
     pub pair: u8,
+    /// The echo of the receiver's last feedback, for a controller whose
+    /// receiver half measures the RTT (`scale`).
+    pub echo: Option<Echo>,
+}
+
+/// The echo of a feedback packet: when the receiver sent it and how long
+/// the sender held it before this data packet left (RFC 3550 6.4.1's
+/// LSR/DLSR idea): the receiver's RTT sample is now - sent_at - held.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Echo {
+    pub sent_at: SimTime,
+    pub held: SimTime,
 }
 
 impl crate::net::AppPayload for Stamp {
@@ -77,6 +90,12 @@ pub trait RateController: Send {
     fn pacing_bps(&self) -> f64 {
         self.target_bps()
     }
+    /// The media level the controller chose, for a controller that picks
+    /// among the media's discrete levels (`scale`); `None` for one that
+    /// aims at a rate, whose target the media maps to a level itself.
+    fn level(&self) -> Option<usize> {
+        None
+    }
     /// A group of frames `len` long begins (an encoder's GOP).
     fn on_frame_group(&mut self, _now: SimTime, _len: SimTime) {}
     /// Data packets stamped so far.
@@ -93,6 +112,8 @@ pub trait RateController: Send {
 /// A rate controller's receiving half: turns data arrivals into the
 /// feedback its sender half reads.
 pub trait FeedbackReceiver: Send {
+    /// The receiving end starts at `now` (the flow's start).
+    fn start(&mut self, _now: SimTime) {}
     /// A data packet stamped `stamp`, `bytes` on the wire, arrived now;
     /// feedback to send goes in `out`.
     fn on_data(&mut self, now: SimTime, stamp: &Stamp, bytes: u32, out: &mut Vec<Payload>);

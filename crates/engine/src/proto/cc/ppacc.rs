@@ -5,7 +5,7 @@
 //! `feedback_ms` and a loss notice at once. The rules are in
 //! `proto::ppacc` (docs/models/ppacc.md); this file only adapts them.
 
-use super::{CcModel, CcSite, Departure, FeedbackReceiver, RateController, Stamp};
+use super::{CcMedia, CcModel, CcSite, Departure, FeedbackReceiver, RateController, Stamp};
 use crate::net::Payload;
 use crate::proto::ppacc::endpoints::{PairTag, PpaccReceiver, PpaccSender, Report};
 use crate::proto::ppacc::PpaccConfig;
@@ -96,7 +96,7 @@ impl PpaccSpec {
 }
 
 impl CcModel for PpaccSpec {
-    fn validate(&self, path: &str, c: &mut Checker) {
+    fn validate(&self, path: &str, _media: CcMedia, c: &mut Checker) {
         self.check(path, c);
     }
     fn build(&self, site: &CcSite<'_>) -> (Box<dyn RateController>, Box<dyn FeedbackReceiver>) {
@@ -149,6 +149,7 @@ impl RateController for PpaccRate {
             sent_at: now,
             rtt: SimTime::ZERO,
             pair: tag.pair,
+            echo: None,
         };
         (stamp, next)
     }

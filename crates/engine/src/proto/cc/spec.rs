@@ -4,7 +4,7 @@
 
 use super::{FeedbackReceiver, RateController};
 use crate::scenario::check::Checker;
-use crate::sim::{RngStreams, SimRng};
+use crate::sim::{RngStreams, SimRng, SimTime};
 
 /// What a controller may use when it is built for one flow.
 pub struct CcSite<'a> {
@@ -13,6 +13,20 @@ pub struct CcSite<'a> {
     pub flow: &'a str,
     /// The flow's data packet size on the wire.
     pub packet_bytes: u32,
+    /// The media's discrete levels, their rates on the wire in bit/s
+    /// (empty for media without levels).
+    pub levels_bps: &'a [f64],
+    /// The media's longest gap between packets at any level, if it has
+    /// frames (a floor for a receiver's control RTT).
+    pub longest_interval: Option<SimTime>,
+}
+
+/// What a controller may check its spec against before the run: the shape
+/// of the media it will drive.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CcMedia {
+    /// The media's discrete levels (0: none, the media follows a rate).
+    pub levels: usize,
 }
 
 impl CcSite<'_> {
@@ -24,8 +38,9 @@ impl CcSite<'_> {
 
 /// A controller's scenario spec.
 pub trait CcModel {
-    /// Reports every problem, each at its field below `path`.
-    fn validate(&self, path: &str, c: &mut Checker);
+    /// Reports every problem, each at its field below `path`, for media
+    /// of the shape `media`.
+    fn validate(&self, path: &str, media: CcMedia, c: &mut Checker);
     /// The two halves for one flow: the sender's and the receiver's.
     fn build(&self, site: &CcSite<'_>) -> (Box<dyn RateController>, Box<dyn FeedbackReceiver>);
 }
@@ -36,5 +51,6 @@ crate::model_family! {
         Tfrc(super::tfrc::TfrcCcSpec) = "tfrc",
         Ppacc(super::ppacc::PpaccSpec) = "ppacc",
         Fixed(super::fixed::FixedSpec) = "fixed",
+        Scale(super::scale::ScaleCcSpec) = "scale",
     }
 }

@@ -3,7 +3,7 @@
 //! the receiver half returns TFRC feedback (p and X_recv). The rules are in
 //! `proto::tfrc`; this file only adapts them.
 
-use super::{CcModel, CcSite, Departure, FeedbackReceiver, RateController, Stamp};
+use super::{CcMedia, CcModel, CcSite, Departure, FeedbackReceiver, RateController, Stamp};
 use crate::net::Payload;
 use crate::proto::tfrc::{DataHeader, Feedback, TfrcConfig, TfrcReceiver, TfrcSender};
 use crate::scenario::check::Checker;
@@ -48,7 +48,7 @@ impl TfrcCcSpec {
 }
 
 impl CcModel for TfrcCcSpec {
-    fn validate(&self, path: &str, c: &mut Checker) {
+    fn validate(&self, path: &str, _media: CcMedia, c: &mut Checker) {
         if !(self.b.is_finite() && self.b >= 1.0) {
             c.err(
                 format!("{path}.b"),
@@ -97,6 +97,7 @@ impl RateController for TfrcRate {
             sent_at: h.sent_at,
             rtt: h.rtt,
             pair: 0,
+            echo: None,
         };
         (stamp, now.max(d.due) + t.interval())
     }
