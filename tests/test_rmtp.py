@@ -50,8 +50,9 @@ def test_loss_free_run_delivers_everything_in_order_without_retransmissions():
     assert (rcv["delay_mean_s"] > 0.120).all()
 
 
-def test_loss_at_one_receiver_is_repaired_by_its_dr_alone():
-    res = mediasim.run(tree(5, duration_s=120, loss={"r0": 0.1}, stop_s=100), seed=2)
+def test_loss_at_one_receiver_is_repaired_by_its_custodial_dr_alone():
+    res = mediasim.run(tree(5, duration_s=120, loss={"r0": 0.1}, stop_s=100, dr_acknowledges="custody",
+                            dr_repair_holdoff_ms=1000), seed=2)
     s, drs, rcv = rows(res)
     assert s["retx_sent"] == 0
     r0 = rcv.loc["m/r0/hack"]
@@ -59,6 +60,21 @@ def test_loss_at_one_receiver_is_repaired_by_its_dr_alone():
     # Everything is delivered once the sender has stopped.
     assert (rcv["delivered"] == s["new_sent"]).all()
     assert (rcv.drop(index="m/r0/hack")["recovered"] == 0).all()
+
+
+def test_a_subgroup_dr_leaves_the_sender_retransmitting_what_a_receiver_still_misses():
+    """The study's agents: the DR's HACK acknowledges a packet only once
+    every receiver has it, so a packet r0 lost stays unacknowledged until
+    the DR's repair reaches r0 and r0 says so, and a DR HACK in between
+    makes the sender retransmit it too. The DR repairs every round what
+    was asked, so it repairs more often than r0 lost packets."""
+    res = mediasim.run(tree(5, duration_s=120, loss={"r0": 0.1}, stop_s=100), seed=2)
+    s, drs, rcv = rows(res)
+    r0 = rcv.loc["m/r0/hack"]
+    assert 0 < s["retx_sent"] < r0["recovered"]
+    assert s["premature_retx"] == 0, "every one was reported missing"
+    assert drs["local_retx"].iloc[0] > r0["recovered"] > 0.05 * s["new_sent"]
+    assert (rcv["delivered"] == s["new_sent"]).all()
 
 
 def test_every_packet_is_accounted_for_at_every_receiver():
@@ -95,7 +111,7 @@ def test_a_dr_under_a_dr_repairs_its_own_subgroup():
     sc.link("s", "d0", **SENDER_DR).link("d0", "a", **DR_RECEIVER).link("d0", "d1", **SENDER_DR)
     sc.link("d1", "b", **DR_RECEIVER)
     sc.rmtp_session("m", "s", [{"dr": "d0", "receivers": ["a"]}, {"dr": "d1", "receivers": ["b"], "parent": "d0"}],
-                    stop_s=100)
+                    stop_s=100, dr_acknowledges="custody", dr_repair_holdoff_ms=1000)
     res = mediasim.run(sc, seed=5)
     t = res.rmtp.set_index("flow")
     s = t.loc["m/data"]

@@ -84,7 +84,10 @@ class Params(StudyParams):
     initial_window: int = 1  # chosen
     window_growth: str = "linear"  # the study's text: cwnd + 1 per interval ("doubling" is the option)
     repair_interval_ms: float = 300.0  # chosen: a DR repairs once per receivers' HACK round
-    dr_repair_holdoff_ms: float = 1000.0  # chosen: not the same packet again within 1 s
+    # --- the original's agents (found from its results; "custody" and 1000 ms are the custodial variant) ---
+    dr_acknowledges: str = "subgroup"  # a DR's HACK aggregates its subgroup's: acked once every member has it
+    dr_repair_holdoff_ms: float = 0.0  # every round repairs what was asked since the last
+    compare_variant: bool = True  # also run the other DR variant, for the report's comparison
     queue_limit_packets: int = 100  # chosen: drop-tail on every link (the engine's default)
     full_length_78: bool = True  # also run 7 and 8 for duration_s
     scenarios: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -103,6 +106,10 @@ class Params(StudyParams):
             problems.append(f"scenarios must be 1..8 (got {bad})")
         if self.window_growth not in ("linear", "doubling"):
             problems.append("window_growth must be linear or doubling")
+        if self.dr_acknowledges not in ("subgroup", "custody"):
+            problems.append("dr_acknowledges must be subgroup or custody")
+        if self.dr_repair_holdoff_ms < 0:
+            problems.append("dr_repair_holdoff_ms must be at least 0")
         if not 0 <= self.scenario6_receiver_loss < 1:
             problems.append("scenario6_receiver_loss must be in [0, 1)")
         if self.queue_limit_packets < 1:
@@ -137,7 +144,8 @@ def scenario(p: Params, number: int, duration_s: float) -> Scenario:
                     rcv_hack_interval_ms=p.rcv_hack_interval_ms, dr_hack_interval_ms=p.dr_hack_interval_ms,
                     repair_interval_ms=p.repair_interval_ms, cong_c=p.cong_c, cong_a=p.cong_a, ws=p.ws,
                     initial_window=p.initial_window, window_growth=p.window_growth,
-                    dr_buffer_packets=p.dr_buffer_packets, dr_repair_holdoff_ms=p.dr_repair_holdoff_ms)
+                    dr_buffer_packets=p.dr_buffer_packets, dr_repair_holdoff_ms=p.dr_repair_holdoff_ms,
+                    dr_acknowledges=p.dr_acknowledges)
     sc.measure(packets=True)  # the analysis reads the drops table
     return sc
 
@@ -175,11 +183,13 @@ def analyse(res, job: Job) -> list[dict[str, Any]]:
     for k, g in enumerate(subgroups):
         nodes = {f"node:d{k}"} | {f"node:r{k}_{i}" for i in range(p.receivers_per_dr)}
         p_sim = first_lost[first_lost["site"].isin(nodes)]["seq"].nunique() / sent if sent else float("nan")
+        # The DR's own losses: distinct packets its error model dropped.
+        dr_lost = first_lost[first_lost["site"] == f"node:d{k}"]["seq"].nunique()
         # Also counting copies lost in the subgroup's link queues.
         site = data_drops["site"]
         here = site.isin(nodes) | site.str.startswith(f"d{k}-") | (site == f"s-d{k}:s->d{k}")
         p_any = data_drops[here]["seq"].nunique() / sent if sent else float("nan")
-        rows.append({**base, "member": f"d{k}/subgroup", "role": "subgroup", "subgroup": k,
+        rows.append({**base, "member": f"d{k}/subgroup", "role": "subgroup", "subgroup": k, "dr_lost": dr_lost,
                      "p_prime_sim": p_sim, "p_prime_any": p_any, "p_prime_model": p_prime_model(g, p.receivers_per_dr)})
     for r in t[t["role"] > 0].itertuples():
         node = r.flow.split("/")[1]
@@ -191,6 +201,20 @@ def analyse(res, job: Job) -> list[dict[str, Any]]:
     return rows
 
 
+def variant(p: Params) -> str:
+    """The DR variant ``p`` runs: the original's agents or the custodial DRs."""
+    return "original" if p.dr_acknowledges == "subgroup" else "custodial"
+
+
+def other_variant(p: Params) -> Params:
+    """``p`` with the other DR variant: custodial DRs (acknowledging what
+    they hold, not repairing a packet twice within 1 s) against the
+    original's agents (a subgroup's HACK, a repair every round)."""
+    if variant(p) == "original":
+        return dataclasses.replace(p, dr_acknowledges="custody", dr_repair_holdoff_ms=1000.0)
+    return dataclasses.replace(p, dr_acknowledges="subgroup", dr_repair_holdoff_ms=0.0)
+
+
 def jobs(p: Params) -> list[Job]:
     out = []
     runs = [(s, p.duration_78_s if s in (7, 8) else p.duration_s) for s in p.scenarios]
@@ -199,14 +223,17 @@ def jobs(p: Params) -> list[Job]:
     for number, dur in runs:
         data = scenario(p, number, dur).to_dict()
         out += [Job(data, seed=p.seed, replication=r,
-                    labels={"scenario": number, "duration_s": dur, "_params": p}) for r in range(p.replications)]
+                    labels={"agents": variant(p), "scenario": number, "duration_s": dur, "_params": p})
+                for r in range(p.replications)]
     return out
 
 
 def run(p: Params, workers: int | None = None, progress: bool = True, cache: Any = None) -> pd.DataFrame:
-    """Every member of every run, one row each."""
+    """Every member of every run, one row each (``agents``: which DR
+    variant; with ``compare_variant`` both)."""
     p.check()
-    parts = run_many(jobs(p), workers=workers, progress=progress, desc="rmtp runs", analyse=analyse, cache=cache)
+    todo = jobs(p) + (jobs(other_variant(p)) if p.compare_variant else [])
+    parts = run_many(todo, workers=workers, progress=progress, desc="rmtp runs", analyse=analyse, cache=cache)
     return pd.DataFrame([row for rows in parts for row in rows])
 
 

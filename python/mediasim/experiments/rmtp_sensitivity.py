@@ -27,7 +27,8 @@ from . import rmtp
 OPEN_VALUES: tuple[oat.OpenValue, ...] = (
     ("data_packet_bytes", 300, 700),
     ("repair_interval_ms", 100.0, 800.0),
-    ("dr_repair_holdoff_ms", 0.0, 3000.0),
+    ("dr_repair_holdoff_ms", 300.0, 1000.0),
+    ("dr_acknowledges", "subgroup", "custody"),
     ("queue_limit_packets", 20, 500),
     ("window_growth", "linear", "doubling"),
     ("initial_window", 1, 5),

@@ -203,15 +203,17 @@ fn add_dr(plan: &Plan<'_>, i: usize, (repair, hack): (u32, u32), p: &str, ctx: &
     let local = channel(node, &children, &path, ctx);
     check_route(node, parent, &path, ctx);
     let stream = format!("rmtp:{}:{}", s.name, g.dr);
+    let mut dr = RmtpDr::new(
+        children.len(),
+        s.dr_buffer_packets as usize,
+        SimTime::from_millis_f64(s.dr_repair_holdoff_ms),
+        // Two send intervals and the hold-off without new data: the
+        // sender has stopped.
+        SimTime::from_millis_f64(2.0 * s.send_interval_ms + s.dr_repair_holdoff_ms),
+    );
+    dr.ack_subgroup = s.dr_acknowledges == super::spec::DrAcknowledges::Subgroup;
     let app = RmtpDrApp {
-        dr: RmtpDr::new(
-            children.len(),
-            s.dr_buffer_packets as usize,
-            SimTime::from_millis_f64(s.dr_repair_holdoff_ms),
-            // Two send intervals and the hold-off without new data: the
-            // sender has stopped.
-            SimTime::from_millis_f64(2.0 * s.send_interval_ms + s.dr_repair_holdoff_ms),
-        ),
+        dr,
         repair: PacketTemplate::session_udp(repair, local, plan.local_port, plan.data_payload()),
         hack: PacketTemplate::session_udp(
             hack,

@@ -38,9 +38,6 @@ fn d_one() -> u32 {
 fn d_dr_buffer() -> u32 {
     500
 }
-fn d_holdoff() -> f64 {
-    1000.0
-}
 
 /// How the window opens when few packets were lost.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -99,9 +96,27 @@ pub struct RmtpSessionSpec {
     #[serde(default = "d_dr_buffer")]
     pub dr_buffer_packets: u32,
     /// A DR does not repair the same packet again within this time of its
-    /// last repair (chosen: 1000 ms; 0 repairs on every request).
-    #[serde(default = "d_holdoff")]
+    /// last repair (default 0: every round repairs what was asked for,
+    /// as the study's DRs do).
+    #[serde(default)]
     pub dr_repair_holdoff_ms: f64,
+    /// What a DR's HACK to its parent acknowledges.
+    #[serde(default)]
+    pub dr_acknowledges: DrAcknowledges,
+}
+
+/// What a DR's HACK to its parent acknowledges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DrAcknowledges {
+    /// What it and every child below it have: the HACK aggregates the
+    /// subgroup's, so the parent retransmits what any member still misses
+    /// (the study's original agents).
+    #[default]
+    Subgroup,
+    /// What it has and either holds in its final buffer or knows every
+    /// child has: the DR takes custody of the repairs it can make.
+    Custody,
 }
 
 /// A DR and the nodes it serves.

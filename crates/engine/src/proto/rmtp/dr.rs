@@ -32,6 +32,9 @@ pub struct RmtpDr {
     last_new_at: SimTime,
     /// After this long without a new packet the stream counts as stopped.
     tail_after: SimTime,
+    /// The HACK to the parent acknowledges only what every child has too
+    /// (else: what the DR can answer for, see `report`).
+    pub ack_subgroup: bool,
 }
 
 /// A packet in a DR's final buffer.
@@ -58,6 +61,7 @@ impl RmtpDr {
             peak_buffer: 0,
             last_new_at: SimTime::ZERO,
             tail_after,
+            ack_subgroup: false,
         }
     }
 
@@ -140,11 +144,15 @@ impl RmtpDr {
         out
     }
 
-    /// The HACK to the parent. The DR acknowledges only what it can
-    /// answer for: a packet it has and either holds in its final buffer or
-    /// knows every child has. A packet that did not fit and that some
-    /// child may still miss stays unacknowledged, so that the parent keeps
-    /// it and repairs it when asked.
+    /// The HACK to the parent.
+    /// - `ack_subgroup` (the study's agents): a packet is acknowledged once
+    ///   the DR and every child have it; until then the parent counts it
+    ///   as lost, and retransmits it too, however fast the DR repairs.
+    /// - Otherwise the DR acknowledges what it can answer for: a packet it
+    ///   has and either holds in its final buffer or knows every child
+    ///   has. A packet that did not fit and that some child may still miss
+    ///   stays unacknowledged, so that the parent keeps it and repairs it
+    ///   when asked.
     pub fn report(&self) -> HackReport {
         let own = self.rx.received();
         let children_base = self
@@ -153,7 +161,15 @@ impl RmtpDr {
             .map(|c| c.base)
             .min()
             .unwrap_or(u64::MAX);
-        HackReport::from_fn(own.prefix().min(children_base), own.end(), |s| {
+        let lo = own.prefix().min(children_base);
+        if self.ack_subgroup {
+            // A word at a time: what the DR and every child have.
+            let own = own.report();
+            return HackReport::from_words(lo, own.end, |p| {
+                (self.children.iter()).fold(own.bits_from(p), |w, c| w & c.bits_from(p))
+            });
+        }
+        HackReport::from_fn(lo, own.end(), |s| {
             own.contains(s) && (self.buffer.contains_key(&s) || self.all_children_have(s))
         })
     }

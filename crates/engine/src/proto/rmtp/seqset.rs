@@ -150,6 +150,58 @@ impl HackReport {
         HackReport { base, end, bits }
     }
 
+    /// The report of the numbers below `end` whose bit is set in
+    /// `word(p)` (the 64 membership bits of p, p + 1, ..., p + 63), given
+    /// that all below `lo` are set: `from_fn` a word at a time.
+    pub fn from_words(lo: u64, end: u64, word: impl Fn(u64) -> u64) -> Self {
+        let mut base = lo;
+        while base < end {
+            let w = word(base);
+            if w != u64::MAX {
+                base += w.trailing_ones() as u64;
+                break;
+            }
+            base += 64;
+        }
+        let base = base.min(end.max(lo));
+        let n = end.saturating_sub(base);
+        let mut bits: Vec<u64> = (0..n.div_ceil(64)).map(|i| word(base + 64 * i)).collect();
+        if n % 64 != 0 {
+            if let Some(last) = bits.last_mut() {
+                *last &= (1u64 << (n % 64)) - 1;
+            }
+        }
+        HackReport { base, end, bits }
+    }
+
+    /// The 64 membership bits of pos, pos + 1, ..., pos + 63 as this
+    /// report gives them (set below `base`, clear from `end` on).
+    pub fn bits_from(&self, pos: u64) -> u64 {
+        let below = self.base.saturating_sub(pos);
+        if below >= 64 {
+            return u64::MAX;
+        }
+        let mut out = (1u64 << below) - 1;
+        let start = pos + below;
+        if start < self.end {
+            let get = |k: u64| self.bits.get(k as usize).copied().unwrap_or(0);
+            let i = start - self.base;
+            let (w, off) = (i / 64, i % 64);
+            let chunk = if off == 0 {
+                get(w)
+            } else {
+                get(w) >> off | get(w + 1) << (64 - off)
+            };
+            let mut chunk = chunk << below;
+            let valid = self.end - pos;
+            if valid < 64 {
+                chunk &= (1u64 << valid) - 1;
+            }
+            out |= chunk;
+        }
+        out
+    }
+
     /// Whether `seq` is reported received (false also when not covered).
     pub fn has(&self, seq: u64) -> bool {
         if seq < self.base {

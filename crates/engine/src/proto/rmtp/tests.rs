@@ -162,6 +162,46 @@ fn dr_acknowledges_only_what_it_holds_or_every_child_has() {
     assert_eq!(r.base, 1);
 }
 
+/// The study's DRs: the HACK aggregates the subgroup's, so what a child
+/// still misses stays unacknowledged even while the DR holds it (and will
+/// repair it), and the DR's own loss is reported like a child's.
+#[test]
+fn a_subgroup_dr_acknowledges_only_what_every_child_has() {
+    let mut dr = RmtpDr::new(2, 500, t(1000), t(5000));
+    dr.ack_subgroup = true;
+    for s in [0, 1, 2, 4, 5] {
+        dr.on_data(t(s), s, t(s), false);
+    }
+    dr.on_child_hack(t(0), 0, report_of(&[0, 1, 2, 3, 4, 5]));
+    dr.on_child_hack(t(0), 1, report_of(&[0, 2, 3, 4]));
+    let r = dr.report();
+    // 1: child 1 misses it (the DR holds it); 3: the DR's own loss; 5:
+    // not yet at child 1.
+    assert_eq!(r.missing().collect::<Vec<_>>(), vec![1, 3, 5]);
+    assert_eq!((r.base, r.end), (1, 6));
+    // The custodial DR answers for 1 and 5, which it holds.
+    dr.ack_subgroup = false;
+    assert_eq!(dr.report().missing().collect::<Vec<_>>(), vec![3]);
+}
+
+/// Without a hold-off every round repairs what was asked since the last
+/// one, even a packet repaired the round before (its repair may still be
+/// on its way): the study's DRs count more repairs than losses.
+#[test]
+fn without_a_holdoff_every_round_repairs_what_was_asked_again() {
+    let mut dr = RmtpDr::new(1, 500, SimTime::ZERO, t(5000));
+    for s in 0..3 {
+        dr.on_data(t(s), s, t(s), false);
+    }
+    for round in 1..=3 {
+        dr.on_child_hack(t(300 * round - 1), 0, report_of(&[0, 2]));
+        assert_eq!(dr.repair_round(t(300 * round)), vec![(1, t(1))]);
+    }
+    assert_eq!(dr.local_retx, 3);
+    // Not asked this round: nothing.
+    assert!(dr.repair_round(t(1200)).is_empty());
+}
+
 fn cfg() -> RmtpConfig {
     RmtpConfig::default()
 }
@@ -321,4 +361,57 @@ fn dr_repairs_a_lost_tail_once_the_stream_has_stopped() {
     );
     dr.on_child_hack(t(1250), 0, report_of(&[0, 1]));
     assert_eq!(dr.repair_round(t(1250)), vec![(2, t(200))]);
+}
+
+/// A report's word of membership bits agrees with `has` at every offset,
+/// below its base, inside it and past its end.
+#[test]
+fn report_words_agree_with_has() {
+    let mut rng = crate::sim::RngStreams::new(5, 0).stream("words");
+    let mut u = || crate::sim::uniform(&mut rng);
+    for case in 0..100 {
+        let keep = [0.3, 0.9, 0.999][case % 3];
+        let got: Vec<u64> = (0..300).filter(|_| u() < keep).collect();
+        let r = report_of(&got);
+        for pos in [0, 1, 63, 64, 65, 100, 127, 200, 290, 299, 300, 400] {
+            let w = r.bits_from(pos);
+            for j in 0..64 {
+                assert_eq!(
+                    w >> j & 1 == 1,
+                    r.has(pos + j),
+                    "case {case} pos {pos} bit {j}"
+                );
+            }
+        }
+    }
+}
+
+/// The subgroup DR's report, built a word at a time, is the report of
+/// "the DR and every child have it", packet by packet.
+#[test]
+fn a_subgroup_report_is_what_the_dr_and_every_child_have() {
+    let mut rng = crate::sim::RngStreams::new(6, 0).stream("subgroup");
+    let mut u = || crate::sim::uniform(&mut rng);
+    for case in 0..100 {
+        let mut dr = RmtpDr::new(3, 500, SimTime::ZERO, t(5000));
+        dr.ack_subgroup = true;
+        let miss = [0.01, 0.2][case % 2];
+        let own: Vec<u64> = (0..250).filter(|_| u() >= miss).collect();
+        for &s in &own {
+            dr.on_data(t(1), s, t(0), false);
+        }
+        let mut kids = Vec::new();
+        for child in 0..3 {
+            let upto = 100 + (u() * 200.0) as u64;
+            let has: Vec<u64> = (0..upto).filter(|_| u() >= miss).collect();
+            let r = report_of(&has);
+            dr.on_child_hack(t(2), child, r.clone());
+            kids.push(r);
+        }
+        let lo = (kids.iter().map(|k| k.base).min().unwrap()).min(dr.rx.received().prefix());
+        let want = HackReport::from_fn(lo, dr.rx.received().end(), |s| {
+            own.contains(&s) && kids.iter().all(|k| k.has(s))
+        });
+        assert_eq!(dr.report(), want, "case {case}");
+    }
 }
