@@ -75,6 +75,7 @@ class Params(StudyParams):
     ppacc_short_timer_ms: float = 533.0  # chosen: two GOPs
     ppacc_long_timer_max_gops: int = 4  # chosen
     ppacc_feedback_ms: float = 100.0  # chosen
+    ppacc_shaping: bool = True  # pace at the target rate (a send buffer); False: packets leave as made
     fec_k: int = 8  # chosen: RS(10, 8) at AF13
     fec_n: int = 10
     fec_shares: tuple[int, ...] = (0, 1, 2, 4)  # video flows using FEC
@@ -121,7 +122,8 @@ LAYER_BPS = ((160e3, 160e3), (400e3, 400e3))
 def ppacc_fields(p: Params) -> dict[str, Any]:
     return {"capacity_bps": p.bottleneck_rate_bps, "eps_bps": p.ppacc_eps_bps, "kappa_bps": p.ppacc_kappa_bps,
             "a_weight": p.ppacc_a_weight, "short_timer_ms": p.ppacc_short_timer_ms,
-            "long_timer_max_gops": p.ppacc_long_timer_max_gops, "feedback_ms": p.ppacc_feedback_ms}
+            "long_timer_max_gops": p.ppacc_long_timer_max_gops, "feedback_ms": p.ppacc_feedback_ms,
+            "shaping": p.ppacc_shaping}
 
 
 def af1_queue(p: Params, buffer: int) -> dict[str, Any]:

@@ -47,6 +47,10 @@ pub struct PpaccSpec {
     pub long_timer_max_gops: Option<u32>,
     #[serde(default)]
     pub min_rate_bps: Option<f64>,
+    /// Pace packets at the target rate (default true); false: packets
+    /// leave as the media makes them, only the pairs spaced.
+    #[serde(default)]
+    pub shaping: Option<bool>,
 }
 
 impl PpaccSpec {
@@ -63,6 +67,7 @@ impl PpaccSpec {
             long_timer_max_gops: self.long_timer_max_gops.unwrap_or(d.long_timer_max_gops),
             event_window: d.event_window,
             min_rate_bps: self.min_rate_bps.unwrap_or(d.min_rate_bps),
+            shaping: self.shaping.unwrap_or(d.shaping),
         }
     }
 

@@ -43,6 +43,8 @@ impl crate::net::AppPayload for Report {
 }
 
 pub struct PpaccSender {
+    /// Pace at the target rate (`PpaccConfig::shaping`).
+    shaping: bool,
     pub control: PpaccControl,
     cb_bps: f64,
     next_seq: u64,
@@ -59,6 +61,7 @@ pub struct PpaccSender {
 impl PpaccSender {
     pub fn new(cfg: PpaccConfig, cb_bps: f64, initial_bps: f64, rng: SimRng) -> Self {
         PpaccSender {
+            shaping: cfg.shaping,
             control: PpaccControl::new(cfg, initial_bps, rng),
             cb_bps,
             next_seq: 0,
@@ -77,6 +80,9 @@ impl PpaccSender {
 
     /// Time between packets of `bytes` at the target rate.
     pub fn interval(&self, bytes: u32) -> SimTime {
+        if !self.shaping {
+            return SimTime::ZERO;
+        }
         SimTime::from_secs_f64(bytes as f64 * 8.0 / self.control.target_bps())
     }
 
@@ -251,6 +257,26 @@ mod tests {
         let (c, _) = s.on_send(after, 900, false);
         assert_eq!((c.pair, c.seq), (0, 2));
         assert_eq!(s.pairs_sent, 1);
+    }
+
+    #[test]
+    fn without_shaping_only_the_pairs_are_spaced() {
+        let rng = RngStreams::new(1, 0).stream("p");
+        let cfg = PpaccConfig {
+            shaping: false,
+            ..PpaccConfig::default()
+        };
+        let mut s = PpaccSender::new(cfg, 2e6, 400e3, rng);
+        let ms = SimTime::from_millis;
+        // The pair's second still waits s / Cb (5 ms) ...
+        let (a, next) = s.on_send(ms(0), 1250, true);
+        assert_eq!((a.pair, next), (1, ms(5)));
+        // ... but after it, and after a lone packet, the next may leave at
+        // once: no send buffer drains at the target rate.
+        let (b, after) = s.on_send(next, 1250, false);
+        assert_eq!((b.pair, after), (2, ms(5)));
+        let (c, after) = s.on_send(ms(7), 900, false);
+        assert_eq!((c.pair, after), (0, ms(7)));
     }
 
     #[test]

@@ -38,6 +38,10 @@ pub struct PpaccConfig {
     pub event_window: SimTime,
     /// Lowest target rate. Chosen: 64 kbit/s (the base layer fits).
     pub min_rate_bps: f64,
+    /// Pace packets at the target rate (a send buffer at the source);
+    /// else packets leave as the media makes them, only the pairs spaced,
+    /// and the target acts through the layer choice alone.
+    pub shaping: bool,
 }
 
 impl Default for PpaccConfig {
@@ -51,6 +55,7 @@ impl Default for PpaccConfig {
             long_timer_max_gops: 4,
             event_window: SimTime::from_millis(100),
             min_rate_bps: 64e3,
+            shaping: true,
         }
     }
 }

@@ -415,3 +415,42 @@ fn a_subgroup_report_is_what_the_dr_and_every_child_have() {
         assert_eq!(dr.report(), want, "case {case}");
     }
 }
+
+/// A late copy of a packet the DR already has does not make the stream
+/// look alive: the tail rule still starts `tail_after` after the last new
+/// packet.
+#[test]
+fn a_duplicate_does_not_postpone_the_tail_rule() {
+    let mut dr = RmtpDr::new(1, 500, SimTime::ZERO, t(5000));
+    for s in 0..3 {
+        dr.on_data(t(s), s, t(s), false);
+    }
+    // A repair of 1 from above arrives long after the stream stopped.
+    dr.on_data(t(9000), 1, t(1), true);
+    // The child has only 0 (its HACK covers nothing above it): 7 s after
+    // the last new packet the held 1 and 2 count as missing.
+    dr.on_child_hack(t(7002), 0, report_of(&[0]));
+    let repairs: Vec<u64> = dr.repair_round(t(7100)).iter().map(|x| x.0).collect();
+    assert_eq!(repairs, vec![1, 2]);
+}
+
+/// A packet every child already has is not stored, and a second copy of
+/// a held packet keeps the first copy's repair record.
+#[test]
+fn the_final_buffer_keeps_only_what_some_child_may_need_once() {
+    let mut dr = RmtpDr::new(1, 500, t(1000), t(5000));
+    dr.on_child_hack(t(0), 0, report_of(&[0, 1, 2, 3]));
+    dr.on_data(t(10), 2, t(0), false);
+    assert_eq!(dr.buffered(), 0, "the child has 2 already");
+    dr.on_data(t(20), 5, t(5), false);
+    dr.on_child_hack(t(30), 0, report_of(&[0, 1, 2, 3, 4, 6]));
+    assert_eq!(dr.repair_round(t(40)).len(), 1, "5 repaired");
+    // Another copy of 5 arrives; the child asks again within the hold-off.
+    dr.on_data(t(50), 5, t(5), true);
+    dr.on_child_hack(t(60), 0, report_of(&[0, 1, 2, 3, 4, 6]));
+    assert!(
+        dr.repair_round(t(100)).is_empty(),
+        "held off: the copy kept its record"
+    );
+    assert_eq!(dr.buffered(), 1);
+}
