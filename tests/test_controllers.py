@@ -227,3 +227,17 @@ def test_tcp_window_growth_is_a_registered_controller():
     assert a.packets["recv_ns"].tolist() == b.packets["recv_ns"].tolist()
     assert a.tcp.equals(b.tcp) and a.flows.set_index("flow").loc["t", "lost"] > 0
     assert_field_error(tcp(cc={"type": "vegas"}), "flows[0].cc.type", "unknown")
+
+
+def test_media_scaling_under_tfrc_follows_its_rate_below_the_bottleneck():
+    """TFRC's rate chooses MM_APP's scale: on a 600 kbit/s bottleneck the
+    flow cannot stay at the 1.1 Mbit/s top scale; TFRC's feedback returns
+    in the flow's feedback flow and its no-feedback timer is armed."""
+    sc = line(1, rate_bps=600e3, delay_ms=20, duration_s=30, queue={"type": "droptail", "limit_packets": 20})
+    sc.flow("m", "media_scaling", src="n0", dst="n1", app="mm", cc={"type": "tfrc"})
+    res = mediasim.run(sc, seed=1)
+    row = res.media_scaling.set_index("flow").loc["m"]
+    assert row["mean_scale"] < 3.0 and row["requests_sent"] > 0
+    f = res.flows.set_index("flow").loc["m"]
+    assert f["throughput_bps"] <= 600e3
+    assert_balanced(res)

@@ -171,6 +171,9 @@ impl ScalingSource {
             at: next,
             token: self.generation,
         });
+        // Sending may move the controller's timer (TFRC's no-feedback
+        // timer starts with the first packet).
+        self.arm_cc(out);
     }
 
     /// Arms the controller's timer if it has one due.
@@ -218,7 +221,6 @@ impl App for ScalingSource {
         self.scale_since = now;
         self.series.push(now, self.scale as f64);
         self.tick(now, out);
-        self.arm_cc(out);
     }
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
         if token == CC_TIMER {
