@@ -1,7 +1,8 @@
 """The SVC study in quick mode: its tables and plots, and the study's
-expected shapes (TFRC loses more video bytes than PPACC with a small
-buffer, AF12 more than AF11, PPACC's delay is lower, FEC lowers the loss
-left after decoding)."""
+expected shapes that hold with the defaults (AF12 loses more than AF11,
+larger buffers lower TFRC's loss, PPACC's delay is lower and its tail
+follows the buffer, FEC lowers the loss left after decoding); the report's
+checks of every expected shape, on hand-made tables."""
 
 import numpy as np
 import pandas as pd
@@ -25,19 +26,30 @@ def test_quick_study_writes_its_tables_and_plots(quick):
         assert (out / f).stat().st_size > 0
     report = (out / "report.md").read_text()
     # Every shape check is in the report, with its verdict.
-    assert "TFRC loses far more video bytes than PPACC" in report and "| True" in report
+    for claim in ("TFRC loses more than 10% of the video bytes", "under 1% for both, at every buffer",
+                  "PPACC loses much less than TFRC at every buffer", "300-450 kbit/s",
+                  "maximum delay grows about linearly with the buffer"):
+        assert claim in report
+    assert "| True" in report and "| False" in report
+    # The same checks for PPACC with the other shaping setting.
+    assert "### The same with PPACC shaping on (transport `ppacc-shaped`)" in report
+    t = pd.read_csv(out / "transports.csv")
+    assert set(t["transport"]) == {"tfrc", "ppacc", "ppacc-shaped"}
 
 
 def test_quick_study_shapes(quick):
     _, out = quick
     t = pd.read_csv(out / "transports.csv").set_index(["transport", "buffer"])
-    small = min(t.index.get_level_values("buffer"))
-    assert t.loc[("tfrc", small), "byte_loss_mean"] > t.loc[("ppacc", small), "byte_loss_mean"]
+    small, large = min(t.index.get_level_values("buffer")), max(t.index.get_level_values("buffer"))
+    # Larger buffers lower TFRC's loss.
+    assert t.loc[("tfrc", large), "byte_loss_mean"] < t.loc[("tfrc", small), "byte_loss_mean"]
     # DiffServ protects the base layer.
     assert (t["byte_loss_af11_mean"] <= t["byte_loss_af12_mean"]).all()
-    # PPACC's delay tail is lighter.
+    # PPACC's delay tail is lighter, and follows the buffer (it fills the
+    # router queue, not a send buffer).
     for b in set(t.index.get_level_values("buffer")):
-        assert t.loc[("ppacc", b), "delay_p99_ms_mean"] < t.loc[("tfrc", b), "delay_p99_ms_mean"]
+        assert t.loc[("ppacc", b), "delay_p99_ms_mean"] < 0.6 * t.loc[("tfrc", b), "delay_p99_ms_mean"]
+    assert t.loc[("ppacc", large), "delay_p99_ms_mean"] > 1.5 * t.loc[("ppacc", small), "delay_p99_ms_mean"]
     f = pd.read_csv(out / "fec.csv").set_index(["fec_flows", "buffer"])
     for b in set(f.index.get_level_values("buffer")):
         assert f.loc[(4, b), "residual_loss_fec_flows_mean"] < f.loc[(0, b), "residual_loss_plain_flows_mean"]
@@ -50,7 +62,7 @@ def test_quick_study_pools_every_replication_in_the_delay_quantiles(quick):
     p, out = quick
     q = pd.read_csv(out / "delay_quantiles.csv")
     rows = pd.read_parquet(out / "replications.parquet")
-    assert len(q) == len(p.transports) * len(p.buffers)
+    assert len(q) == len(svc.sweep_transports(p)) * len(p.buffers)
     assert (q["p1_ms"] <= q["p25_ms"]).all() and (q["p75_ms"] <= q["p99_ms"]).all()
     # The pooled 99th percentile lies within the replications' own.
     tr = rows[rows["part"] == "transports"].groupby(["transport", "buffer"])["delay_p99_ms"]
@@ -100,8 +112,8 @@ def test_sensitivity_shows_a_lighter_source_losing_less(monkeypatch):
     from mediasim.experiments import svc_sensitivity as sens
 
     monkeypatch.setattr(sens, "OPEN_VALUES", (("svc_layer_scale", 0.5, 2.0),))
-    p = svc.Params().quick().with_overrides({"replications": "2"})
-    assert sens.reduced(p).buffers == (5, 50)
+    p = svc.Params().quick().with_overrides({"replications": "3"})
+    assert sens.reduced(p).buffers == (5, 35, 80)
     d = sens.run(p, workers=1, progress=False)
     assert list(d["value"]) == ["default", "svc_layer_scale", "svc_layer_scale"]
     base = d[d["value"] == "default"].iloc[0]
@@ -109,3 +121,49 @@ def test_sensitivity_shows_a_lighter_source_losing_less(monkeypatch):
     assert low["tfrc_loss_pct"] < base["tfrc_loss_pct"] - oat.noise(d, sens.HEADLINES)["tfrc_loss_pct"]
     text = "\n".join(sens.section(d))
     assert "svc_layer_scale" in text and "holds in" in text
+
+
+def _table(loss: dict, af11: dict, kbps: dict, p99: dict) -> pd.DataFrame:
+    rows = []
+    for x in ("tfrc", "ppacc"):
+        for i, b in enumerate((5, 40, 80)):
+            rows.append({"transport": x, "buffer": b, "byte_loss_mean": loss[x][i], "byte_loss_af11_mean": af11[x][i],
+                         "byte_loss_af12_mean": 1.3 * loss[x][i], "video_kbps_mean": kbps[x][i],
+                         "delay_p50_ms_mean": p99[x][i] / 2, "delay_p99_ms_mean": p99[x][i]})
+    return pd.DataFrame(rows)
+
+
+def test_shape_checks_hold_for_the_originals_figures_and_name_each_failure():
+    from mediasim.experiments.svc_report import shape_checks
+
+    # The original's shape: TFRC 12% falling with the buffer, PPACC far
+    # below, AF11 under 1% and PPACC's better, 300-450 kbit/s, PPACC's
+    # delays lower, its maximum growing with the buffer.
+    loss = {"tfrc": [0.12, 0.06, 0.03], "ppacc": [0.02, 0.01, 0.005]}
+    af11 = {"tfrc": [0.008, 0.002, 0.0], "ppacc": [0.004, 0.0, 0.0]}
+    kbps = {"tfrc": [400, 430, 440], "ppacc": [350, 400, 420]}
+    p99 = {"tfrc": [600, 650, 620], "ppacc": [60, 250, 420]}
+    rng = np.random.default_rng(1)
+    delays = {("ppacc", b): np.append(rng.uniform(20, 50, 100), 30 + 5 * b) for b in (5, 40, 80)}
+    delays |= {("tfrc", b): np.append(rng.uniform(20, 50, 100), m) for b, m in ((5, 900), (40, 700), (80, 800))}
+    c = shape_checks(_table(loss, af11, kbps, p99), delays)
+    assert len(c) == 10 and c["holds"].all(), c[~c["holds"]]
+    # Each statement fails on its own when its figure says otherwise.
+    cases = [
+        ("more than 10%", {"loss": {"tfrc": [0.09, 0.06, 0.03], "ppacc": [0.02, 0.01, 0.005]}}),
+        ("Larger buffers lower", {"loss": {"tfrc": [0.12, 0.13, 0.03], "ppacc": [0.02, 0.01, 0.005]}}),
+        ("under 1%", {"af11": {"tfrc": [0.011, 0.002, 0.0], "ppacc": [0.004, 0.0, 0.0]}}),
+        ("slightly better", {"af11": {"tfrc": [0.008, 0.0, 0.0], "ppacc": [0.004, 0.001, 0.0]}}),
+        ("much less than TFRC", {"loss": {"tfrc": [0.12, 0.06, 0.03], "ppacc": [0.02, 0.01, 0.016]}}),
+        ("somewhat more throughput", {"kbps": {"tfrc": [300, 330, 340], "ppacc": [350, 400, 420]}}),
+        ("300-450", {"kbps": {"tfrc": [400, 430, 500], "ppacc": [350, 400, 420]}}),
+        ("lighter tail", {"p99": {"tfrc": [600, 650, 620], "ppacc": [60, 250, 630]}}),
+    ]
+    base = {"loss": loss, "af11": af11, "kbps": kbps, "p99": p99}
+    for claim, change in cases:
+        c = shape_checks(_table(**(base | change)), delays).set_index("expected (study)")["holds"]
+        failed = [k for k, v in c.items() if not v]
+        assert len(failed) == 1 and claim in failed[0], (claim, failed)
+    flat = delays | {("ppacc", b): np.append(rng.uniform(20, 50, 100), 300) for b in (5, 40, 80)}
+    c = shape_checks(_table(**base), flat).set_index("expected (study)")["holds"]
+    assert [k for k, v in c.items() if not v] == [k for k in c.index if "grows about linearly" in k]

@@ -75,7 +75,13 @@ class Params(StudyParams):
     ppacc_short_timer_ms: float = 533.0  # chosen: two GOPs
     ppacc_long_timer_max_gops: int = 4  # chosen
     ppacc_feedback_ms: float = 100.0  # chosen
-    ppacc_shaping: bool = True  # pace at the target rate (a send buffer); False: packets leave as made
+    # The original's PPACC fills the router queue, not a send buffer (its
+    # delay tail follows the buffer): packets leave as the media makes them,
+    # pairs spaced. True: paced at the target rate through a send buffer.
+    ppacc_shaping: bool = False
+    # Also run PPACC with the other shaping setting (transport "ppacc-shaped"
+    # or "ppacc-unshaped") and check the expected shapes against it too.
+    compare_shaping: bool = True
     fec_k: int = 8  # chosen: RS(10, 8) at AF13
     fec_n: int = 10
     fec_shares: tuple[int, ...] = (0, 1, 2, 4)  # video flows using FEC
@@ -85,7 +91,7 @@ class Params(StudyParams):
     seed: int = 1
 
     def quick(self) -> "Params":
-        return dataclasses.replace(self, buffers=(5, 50), duration_s=30.0, replications=1, fec_shares=(0, 2, 4),
+        return dataclasses.replace(self, buffers=(5, 35, 80), duration_s=30.0, replications=1, fec_shares=(0, 2, 4),
                                    fec_buffers=(5, 50))
 
     def check_more(self) -> list[str]:
@@ -133,7 +139,21 @@ def af1_queue(p: Params, buffer: int) -> dict[str, Any]:
             "profiles": profiles}
 
 
+def variant(p: Params) -> str:
+    """The transport label of PPACC with the other shaping setting."""
+    return "ppacc-unshaped" if p.ppacc_shaping else "ppacc-shaped"
+
+
+def sweep_transports(p: Params) -> list[str]:
+    """The transports of the buffer sweep, with the shaping variant."""
+    extra = [variant(p)] if p.compare_shaping and "ppacc" in p.transports else []
+    return [*p.transports, *extra]
+
+
 def scenario(p: Params, transport: str, buffer: int, fec_flows: int = 0) -> Scenario:
+    """One run; ``transport`` is tfrc, ppacc, or ppacc's shaping variant."""
+    if transport == variant(p):
+        p, transport = dataclasses.replace(p, ppacc_shaping=not p.ppacc_shaping), "ppacc"
     sc = Scenario(f"svc-{transport}-{buffer}", duration_s=p.duration_s + p.drain_s)
     sc.data["description"] = "SVC over DiffServ: TFRC or PPACC video with TCP, DRR between AF1 and AF2"
     sc.node("r1").node("r2")
@@ -241,7 +261,7 @@ def analyse(res, job: Job) -> dict[str, Any]:
 def jobs(p: Params) -> list[Job]:
     """The transport sweep, then the FEC comparison."""
     out = []
-    for t in p.transports:
+    for t in sweep_transports(p):
         for b in p.buffers:
             data = scenario(p, t, b).to_dict()
             out += [Job(data, seed=p.seed, replication=r, labels={"part": "transports", "transport": t, "buffer": b,

@@ -91,7 +91,7 @@ impl RateController for TfrcRate {
     }
     fn on_send(&mut self, now: SimTime, d: Departure) -> (Stamp, SimTime) {
         let t = self.snd_mut();
-        let h = t.on_send(now);
+        let h = t.on_send(now, d.bytes);
         let stamp = Stamp {
             seq: h.seq,
             sent_at: h.sent_at,

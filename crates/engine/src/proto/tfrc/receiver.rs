@@ -5,7 +5,7 @@
 //!   long ago it arrived, the rate received since the last feedback, and p.
 //! - The first loss event's interval is synthesised (section 6.3.1): the
 //!   loss rate at which the equation gives the rate received so far, with
-//!   the sender's RTT.
+//!   the sender's RTT and the mean size of the packets received.
 //! - The feedback timer runs once per the sender's RTT estimate (carried in
 //!   the data); it sends only if data arrived since the last feedback.
 
@@ -30,6 +30,8 @@ pub struct TfrcReceiver {
     /// When the feedback timer next fires.
     fb_at: Option<SimTime>,
     first_at: Option<SimTime>,
+    /// Mean size of the packets received (RFC 5348 4.1), for 6.3.1.
+    s: f64,
     pub stats: ReceiverStats,
 }
 
@@ -37,6 +39,7 @@ impl TfrcReceiver {
     pub fn new(cfg: TfrcConfig) -> Self {
         TfrcReceiver {
             hist: LossHistory::new(cfg.n_intervals, cfg.history_discounting),
+            s: cfg.s as f64,
             cfg,
             last: None,
             bytes_since_fb: 0,
@@ -60,6 +63,7 @@ impl TfrcReceiver {
         self.stats.packets += 1;
         self.stats.bytes += size as u64;
         self.bytes_since_fb += size as u64;
+        self.s = super::sender::mean_size(self.s, size);
         self.first_at.get_or_insert(now);
         if self.last.is_none_or(|(l, _)| h.seq > l.seq) {
             self.last = Some((h, now));
@@ -87,7 +91,7 @@ impl TfrcReceiver {
             return;
         }
         let x_recv = self.stats.bytes as f64 / span.max(r);
-        let s = self.cfg.s as f64;
+        let s = self.s;
         let p = loss_rate_for(x_recv, s, r, self.cfg.b, 4.0 * r);
         self.hist.set_first_interval((1.0 / p).round() as u64);
     }

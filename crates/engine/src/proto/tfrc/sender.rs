@@ -12,11 +12,12 @@
 //!   the last two RTTs, or, when the feedback reports a higher p (a new
 //!   loss event), that largest rate after halving the older ones and
 //!   taking 0.85 of the new one.
-//! - No feedback for max(4R, 2s/X) (4.4): without any feedback yet (or no
-//!   receive rate reported yet), X = max(X/2, s/t_mbi); otherwise the
-//!   receive-rate limit becomes the last
-//!   receive rate (when p = 0 or X_Bps > 2 X_recv) or X_Bps / 2, and X is
-//!   held under it.
+//! - No feedback for max(4R, 2s/X) (4.4): a sender idle since the timer
+//!   was set keeps a rate already below twice its initial rate (p = 0) or
+//!   a receive rate below it (p > 0); otherwise, before any RTT or with
+//!   p = 0, X = max(X/2, s/t_mbi); with p > 0 the receive-rate limit
+//!   becomes X_recv (when X_Bps > 2 X_recv) or X_Bps / 2 (update_limits),
+//!   and X is held under it.
 //!
 //! - Oscillation prevention (4.5, `oscillation_prevention`): packets are
 //!   spaced at the instantaneous rate X sqrt(R_sqmean) / sqrt(R_sample),
@@ -24,11 +25,24 @@
 //!   growing queue (a longer RTT) slows the sender at once, as ns-2's
 //!   agent does with its `ca_` option.
 //!
+//! - Segment size (4.1): packets of varying size (media fragments) make s
+//!   the mean size of the packets sent, an EWMA (1/16) from the flow's
+//!   nominal size, for the equation and the spacing alike; then X and the
+//!   receiver's X_recv, both in bytes, stay comparable. A fixed-size flow
+//!   keeps s exactly.
+//!
 //! Left out: the data-limited refinements of sections 4.3 and 8.2 (a
 //! sender that runs out of data is treated as one that is not).
 
 use super::{throughput_bps, DataHeader, Feedback, TfrcConfig};
 use crate::sim::{Series, SimTime};
+
+/// RFC 5348 4.1 lets s be the mean packet size when sizes vary: an EWMA
+/// with weight 1/16 (exact for a constant size: 15/16 and 1/16 are binary
+/// fractions).
+pub fn mean_size(s: f64, bytes: u32) -> f64 {
+    s * (15.0 / 16.0) + bytes as f64 / 16.0
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct SenderStats {
@@ -54,6 +68,9 @@ pub struct TfrcSender {
     sqrt_rtt_mean: f64,
     last_sample: f64,
     nofeedback_at: SimTime,
+    /// A packet left since the no-feedback timer was last set (4.4: an
+    /// idle sender is not penalised below its initial rate).
+    sent_since_timer: bool,
     next_seq: u64,
     pub stats: SenderStats,
     /// (time, X in bytes/s), recorded when X changes.
@@ -74,6 +91,7 @@ impl TfrcSender {
             sqrt_rtt_mean: 0.0,
             last_sample: 0.0,
             nofeedback_at: now + SimTime::from_secs(2),
+            sent_since_timer: false,
             next_seq: 0,
             cfg,
             stats: SenderStats::default(),
@@ -117,8 +135,15 @@ impl TfrcSender {
         self.rate_series.push_change(now, self.x);
     }
 
-    /// The header of the next data packet, sent now.
-    pub fn on_send(&mut self, now: SimTime) -> DataHeader {
+    /// The mean segment size s in use, bytes.
+    pub fn segment_size(&self) -> f64 {
+        self.s
+    }
+
+    /// The header of the next data packet, `bytes` long, sent now.
+    pub fn on_send(&mut self, now: SimTime, bytes: u32) -> DataHeader {
+        self.s = mean_size(self.s, bytes);
+        self.sent_since_timer = true;
         let h = DataHeader {
             seq: self.next_seq,
             sent_at: now,
@@ -216,6 +241,7 @@ impl TfrcSender {
         let r = self.r.unwrap_or(0.0);
         let t = (4.0 * r).max(2.0 * self.s / self.x);
         self.nofeedback_at = now + SimTime::from_secs_f64(t);
+        self.sent_since_timer = false;
     }
 
     /// The no-feedback timer (section 4.4), at or after its deadline.
@@ -224,31 +250,40 @@ impl TfrcSender {
             return;
         }
         self.stats.nofeedback_expiries += 1;
-        match self.r {
-            None => self.x = (self.x / 2.0).max(self.min_rate()),
-            Some(_) => {
-                // No receive rate reported yet (the first feedback comes
-                // before an interval to measure): halve, as before any RTT.
-                let x_recv = self.x_recv_set.iter().map(|e| e.1).fold(0.0, f64::max);
-                if x_recv <= 0.0 {
-                    self.x = (self.x / 2.0).max(self.min_rate());
-                    self.restart_nofeedback(now);
-                    self.record(now);
-                    return;
-                }
-                let x_bps = self.equation();
-                let limit = if self.p == 0.0 || x_bps > 2.0 * x_recv {
-                    x_recv
-                } else {
-                    x_bps / 2.0
-                }
-                .max(self.min_rate());
-                self.x_recv_set = vec![(now, limit / 2.0)];
-                let base = if self.p > 0.0 { x_bps } else { self.x };
-                self.x = base.min(limit).max(self.min_rate());
-            }
+        let idle = !self.sent_since_timer;
+        let x_recv = self.x_recv_set.iter().map(|e| e.1).fold(0.0, f64::max);
+        // recover_rate: the initial rate (W_init / R; one packet per
+        // second before any RTT).
+        let recover = self.r.map_or(self.s, |r| self.w_init() / r);
+        if self.r.is_none() && !idle {
+            self.x = (self.x / 2.0).max(self.min_rate());
+        } else if idle
+            && ((self.p > 0.0 && x_recv < recover) || (self.p == 0.0 && self.x < 2.0 * recover))
+        {
+            // An idle sender already below its initial rate keeps it.
+        } else if self.p == 0.0 {
+            // No X_Bps yet: halve.
+            self.x = (self.x / 2.0).max(self.min_rate());
+        } else {
+            let x_bps = self.equation();
+            // 2 X_recv already limited the rate: halve X_recv; otherwise
+            // halve the equation's rate.
+            let limit = if x_bps > 2.0 * x_recv {
+                x_recv
+            } else {
+                x_bps / 2.0
+            };
+            self.update_limits(now, limit);
         }
         self.restart_nofeedback(now);
         self.record(now);
+    }
+
+    /// Section 4.4's update_limits: X_recv_set = {limit / 2} (limit at
+    /// least s / t_mbi), then X from 4.3 step 4 with that set.
+    fn update_limits(&mut self, now: SimTime, limit: f64) {
+        let limit = limit.max(self.min_rate());
+        self.x_recv_set = vec![(now, limit / 2.0)];
+        self.x = self.equation().min(limit).max(self.min_rate());
     }
 }
