@@ -31,7 +31,7 @@ def assert_balanced(res) -> None:
     if m["packet_log"]:
         assert len(res.drops) == m["dropped"]
         assert set(res.drops["reason"]) <= {"queue_overflow", "link_loss", "receiver_loss", "no_route",
-                                          "no_listener", "red_early", "red_forced", "codel", "pie"}
+                                          "no_listener", "link_down", "red_early", "red_forced", "codel", "pie"}
     f = res.flows
     assert (f["sent"] == f["received"] + f["lost"] + f["in_flight"]).all()
     drop_cols = [c for c in f.columns if c.startswith("dropped_")]

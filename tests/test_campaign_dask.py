@@ -39,7 +39,7 @@ def test_a_study_campaign_on_dask_gives_the_local_tables(tmp_path):
     from mediasim.campaign.study_run import run_study_campaign
 
     f = tmp_path / "c.toml"
-    f.write_text('study = "iw10"\nout = "local"\nquick = true\nreplications = 2\n[set]\nflows = [1]\n'
+    f.write_text('study = "iw10"\nout = "local"\nquick = true\nreplications = 2\n[set]\nflows = [1]\naccesses = ["wired"]\n'
                  '[grid]\nbottleneck_rate_bps = [1e6, 2e6]\n')
     local = load_campaign(f)
     run_study_campaign(local, progress=False)

@@ -1,11 +1,14 @@
 """The IW10 study: metric code on hand-made sequences, and a quick run of
 the whole study checking its tables and the shapes that must hold."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from mediasim import traces
 from mediasim.cli import main
 from mediasim.experiments import iw10
 from mediasim.experiments.quality import base_delay, classify, quality_metrics, run_lengths_to_levels
@@ -83,6 +86,16 @@ def test_scenario_matches_the_study_definition():
     access = [l for l in sc["links"] if l.get("name") == "access"][0]
     assert access["rate_bps"] == 2e6 and access["queue"]["limit_packets"] == 50
     assert access["delay_ms"] + sc["links"][0]["delay_ms"] == 25.0
+    # The cellular variant: the trace's downlink with its own buffer, the
+    # same uplink and delays, and a run long enough to drain a full buffer
+    # at the trace's slowest second (0.5 Mbit/s: 200 x 1500 B in 4.8 s).
+    cell = iw10.scenario(p, 6, 10, "cellular").to_dict()
+    access = [l for l in cell["links"] if l.get("name") == "access"][0]
+    assert "rate_bps" not in access and access["ab"]["trace"] == {"builtin": "lte-2mbps"}
+    assert access["ab"]["queue"]["limit_packets"] == 200 and access["ba"]["rate_bps"] == 512e3
+    assert access["delay_ms"] == 24.0
+    assert iw10.min_rate_bps(traces.builtin("lte-2mbps")) > 0.4e6
+    assert cell["duration_s"] == 21.0 + math.ceil(200 * 12000 / iw10.min_rate_bps(traces.builtin("lte-2mbps")))
 
 
 def test_params_overrides_are_typed_and_checked():
@@ -109,9 +122,13 @@ def test_quick_study_writes_tables_plots_report(quick_study):
               "replications.parquet", "quality_levels.png", "good_quality.png"):
         assert (quick_study / f).stat().st_size > 0, f
     s = pd.read_csv(quick_study / "summary.csv")
-    assert len(s) == 3 * 2 * 4 and (s["n"] == 4).all()
+    assert len(s) == 2 * 3 * 2 * 4 and (s["n"] == 4).all()
+    assert set(s["access"]) == {"wired", "cellular"}
+    c = pd.read_csv(quick_study / "conclusions.csv")
+    assert len(c) == 6 and set(c["holds"]) <= {"yes", "no"}
+    assert (quick_study / "cellular_trace.png").stat().st_size > 0
     lv = pd.read_csv(quick_study / "quality_levels.csv")
-    sums = lv.groupby(["flows", "iw", "jitter_buffer_ms"])["share_mean"].sum()
+    sums = lv.groupby(["access", "flows", "iw", "jitter_buffer_ms"])["share_mean"].sum()
     assert np.allclose(sums, 1.0)
     assert (s["good_quality_ci_low"] <= s["good_quality_mean"]).all()
     tcp = pd.read_csv(quick_study / "tcp.csv")
@@ -122,11 +139,35 @@ def test_quick_study_shapes(quick_study):
     s = pd.read_csv(quick_study / "summary.csv")
     # Larger jitter buffers never hurt: the same delays judged against a
     # larger allowance lose fewer packets.
-    for _, g in s.groupby(["flows", "iw"]):
+    for _, g in s.groupby(["access", "flows", "iw"]):
         g = g.sort_values("jitter_buffer_ms")
         assert g["good_quality_mean"].is_monotonic_increasing
         assert g["delayed_loss_mean"].is_monotonic_decreasing
         assert g["pure_loss_mean"].nunique() == 1
     # IW10 harms the voice flow more than IW3 (averaged over the configurations).
-    by_iw = s.groupby("iw")["good_quality_mean"].mean()
+    wired = s[s["access"] == "wired"]
+    by_iw = wired.groupby("iw")["good_quality_mean"].mean()
     assert by_iw[10] < by_iw[3]
+    # The conclusions table says so, with its figures, and the third
+    # conclusion holds on both accesses (a property of the metric).
+    c = pd.read_csv(quick_study / "conclusions.csv").set_index(["access", "statement"])
+    assert c.loc[("wired", "IW10 is more harmful than IW3"), "holds"] == "yes"
+    for access in ("wired", "cellular"):
+        assert c.loc[(access, "larger jitter buffers reduce the harm"), "holds"] == "yes"
+
+
+def test_conclusions_follow_the_figures():
+    # Hand-made summaries: IW10 worse, 6 flows worse than 1 with IW3,
+    # buffers help: all three hold; flipped figures: none does.
+    rows = []
+    for f in (1, 6):
+        for iw in (3, 10):
+            for jb in (40, 100):
+                gq = 0.99 - 0.02 * (iw == 10) - 0.01 * (f == 6) + 0.005 * (jb == 100)
+                rows.append({"access": "wired", "flows": f, "iw": iw, "jitter_buffer_ms": jb, "good_quality_mean": gq})
+    s = pd.DataFrame(rows)
+    assert list(iw10.conclusions(s)["holds"]) == ["yes", "yes", "yes"]
+    flipped = s.assign(good_quality_mean=1.98 - s["good_quality_mean"])
+    c = iw10.conclusions(flipped)
+    assert list(c["holds"]) == ["no", "no", "no"]
+    assert "1 flow(s)" in c["figures"][1] and "6 flows" in c["figures"][1]

@@ -28,7 +28,7 @@ def errors_of(data) -> list[tuple[str, str]]:
     ("links[0].delay_ms", -1, "links[0].delay_ms", "non-negative"),
     ("links[0].b", "zz", "links[0].b", 'unknown node "zz"'),
     ("links[0].b", "a", "links[0].b", "to itself"),
-    ("links[0].rate_bps", "fast", "links[0].rate_bps", "invalid type: string \"fast\", expected f64"),
+    ("links[0].rate_bps", "fast", "links[0].rate_bps", "invalid type: string \"fast\", expected a number, a list of [time_s, value] steps"),
     ("links[0].queue", {"type": "droptail", "limit_packets": 0}, "links[0].queue.limit_packets", "at least 1"),
     ("links[0].queue", {"type": "droptail"}, "links[0].queue", "needs limit_packets or limit_bytes"),
     ("links[0].queue", {"type": "blue"}, "links[0].queue.type", "unknown variant `blue`"),

@@ -20,7 +20,8 @@ from mediasim.campaign.study_run import run_study_campaign
 from mediasim.errors import CampaignError
 from mediasim.experiments import iw10
 
-# Two TCP flows' worth of IW10 runs: 2 initial windows x 2 replications.
+# One TCP flow's worth of IW10 runs on the wired access: 2 initial
+# windows x 2 replications.
 BASE = """
 study = "iw10"
 out = "out"
@@ -30,6 +31,7 @@ seed = 3
 workers = {workers}
 [set]
 flows = [1]
+accesses = ["wired"]
 """
 
 
@@ -48,7 +50,7 @@ def test_points_are_the_study_run_directly_and_share_their_runs(tmp_path):
     assert (r.runs_ran, r.runs_reused) == (4, 4)
     direct = tmp_path / "direct"
     p = iw10.Params().quick().with_overrides({"flows": "1", "replications": "2", "seed": "3",
-                                              "jitter_buffers_ms": "40,100"})
+                                              "jitter_buffers_ms": "40,100", "accesses": "wired"})
     iw10.reproduce(p, direct, workers=2, progress=False)
     stored = spec.out / "points" / "jitter_buffers_ms=40,100"
     for table in ("summary", "quality_levels", "tcp"):
@@ -58,7 +60,7 @@ def test_points_are_the_study_run_directly_and_share_their_runs(tmp_path):
     assert "[report](points/jitter_buffers_ms=40,100/report.md)" in (spec.out / "index.md").read_text()
     # One table over the points, a column per grid parameter in front.
     s = read_sweep(spec.out, "summary")
-    assert list(s.columns[:3]) == ["jitter_buffers_ms", "flows", "iw"]
+    assert list(s.columns[:4]) == ["jitter_buffers_ms", "access", "flows", "iw"]
     assert s.groupby("jitter_buffers_ms").size().to_dict() == {"40": 2, "40,100": 4}
     with pytest.raises(TableNotFound, match="no table 'nope'.*summary"):
         read_sweep(spec.out, "nope")

@@ -43,7 +43,8 @@ class _LazyGroup(click.Group):
 
     LAZY = {"sweep": "sweep_cmd", "campaign": "campaign_cmd", "show": "show_cmd", "plot": "plot_cmd",
             "schema": "schema_cmd", "bench": "bench_cmd", "crosscheck": "crosscheck_cmd",
-            "media-rates": "media_rates_cmd", "reproduce": "reproduce_cmd", "demo": "demo_cmd"}
+            "media-rates": "media_rates_cmd", "reproduce": "reproduce_cmd", "demo": "demo_cmd",
+            "trace": "trace_cmd"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.LAZY])

@@ -470,3 +470,58 @@ def demo_cmd(out, replications, seed, workers, overwrite) -> None:
         _fail(str(e))
     click.echo(report.read_text())
     click.echo(f"\nwritten to {out}/")
+
+
+@click.group("trace", short_help="Link traces (Mahimahi format): list, write, stats.")
+def trace_cmd() -> None:
+    """Delivery-opportunity traces for trace-driven links (docs/models/links.md)."""
+
+
+@trace_cmd.command("list", short_help="The project's generated traces.")
+def trace_list_cmd() -> None:
+    """List the builtin traces (give one as trace = {builtin = NAME})."""
+    from . import traces
+
+    for b in traces.BUILTIN.values():
+        click.echo(f"{b.name:16} {b.description}")
+
+
+def _trace_ms(name_or_file: str) -> list[int]:
+    from pathlib import Path
+
+    from . import traces
+
+    try:
+        if name_or_file in traces.BUILTIN or not Path(name_or_file).exists():
+            return traces.builtin(name_or_file, "trace")
+        return traces.read(name_or_file, "trace")
+    except ScenarioError as e:
+        _fail(str(e))
+        raise  # unreachable: _fail exits
+
+
+@trace_cmd.command("write", short_help="Write a builtin trace to a file.")
+@click.argument("name")
+@click.argument("path", type=click.Path(dir_okay=False))
+def trace_write_cmd(name, path) -> None:
+    """Write builtin trace NAME to PATH in Mahimahi's format."""
+    from . import traces
+
+    click.echo(f"written {traces.write(path, _trace_ms(name))}")
+
+
+@trace_cmd.command("stats", short_help="A trace's length, opportunities and mean rate.")
+@click.argument("name_or_file")
+def trace_stats_cmd(name_or_file) -> None:
+    """Print NAME_OR_FILE's length (one pass), opportunities, mean rate,
+    and the lowest and highest rate over 1 s windows."""
+    from . import traces
+
+    ms = _trace_ms(name_or_file)
+    per_s: dict[int, int] = {}
+    for m in ms:
+        per_s[(m - 1) // 1000] = per_s.get((m - 1) // 1000, 0) + 1
+    seconds = [per_s.get(k, 0) * traces.OPPORTUNITY_BYTES * 8 / 1e6 for k in range(max(1, ms[-1] // 1000))]
+    click.echo(f"{name_or_file}: {ms[-1] / 1000:g} s, {len(ms)} opportunities of {traces.OPPORTUNITY_BYTES} bytes, "
+               f"mean {traces.mean_rate_bps(ms) / 1e6:.3f} Mbit/s, per 1 s from {min(seconds):.3f} to "
+               f"{max(seconds):.3f} Mbit/s")

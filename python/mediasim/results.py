@@ -10,6 +10,8 @@ Tables (see docs/results.md for every column):
 - ``loss_runs``: histogram of runs of consecutive lost packets.
 - ``links``, ``queues``: per link direction.
 - ``queue_samples``: queue length over time (if sampling was asked for).
+- ``link_capacity``: capacity offered and bytes carried per link direction
+  and interval (links whose rate, delay or state changes).
 - ``queue_classes``: per class of a class-based queue (drr, priority).
 - ``trace``: per-hop packet events (if asked for).
 """
@@ -39,6 +41,8 @@ TABLES = {
     "links": "per link direction: rate, delay, packets and bytes sent, utilization, losses",
     "queues": "per link direction: arrivals, departures, drops, mean and max length",
     "queue_samples": "queue length over time (with measure.queue_sample_ms)",
+    "link_capacity": "capacity offered and bytes carried per link direction and interval (changing links; "
+                     "measure.capacity_interval_ms)",
     "queue_classes": "per class of a class-based queue (drr, priority, wred)",
     "trace": "per-hop packet events (with measure.trace)",
     "tcp": "one row per TCP flow: sender and receiver counters, goodput, SRTT",
@@ -161,16 +165,30 @@ class _EngineColumns(_Unbuilt):
         return table_columns.to_arrow(self.name, table_columns.columns(self.name, self.cols, self.meta))
 
 
+def _with_codes(df: pd.DataFrame, name: str, meta: dict[str, Any]) -> pd.DataFrame:
+    """An integer-coded column read back with every one of the engine's
+    names as its categories, as the run gave it: a Parquet file keeps none
+    when the table has no rows."""
+    for col, kind in meta.get("coded_columns", {}).get(name, {}).items():
+        names = meta.get("codes", {}).get(kind)
+        if col in df and isinstance(df[col].dtype, pd.CategoricalDtype) and names is not None \
+                and len(df[col].cat.categories) != len(names):
+            df[col] = pd.Categorical.from_codes(np.full(len(df), -1) if not len(df) else
+                                                pd.Index(names).get_indexer(df[col].astype(str)),
+                                                categories=pd.Index(names, dtype=str))
+    return df
+
+
 class _ParquetBytes(_Unbuilt):
     """A stored table, read when asked for."""
 
-    def __init__(self, data: bytes):
-        self.data = data
+    def __init__(self, data: bytes, name: str = "", meta: dict[str, Any] | None = None):
+        self.data, self.name, self.meta = data, name, meta or {}
 
     def make(self) -> pd.DataFrame:
         import io
 
-        return pd.read_parquet(io.BytesIO(self.data))
+        return _with_codes(pd.read_parquet(io.BytesIO(self.data)), self.name, self.meta)
 
 
 class _ParquetFile(_Unbuilt):
@@ -178,14 +196,14 @@ class _ParquetFile(_Unbuilt):
     a helper process, or a Dask worker whose disk the receiver may not
     see) it carries the file's bytes, not its path."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, path: Path, name: str = "", meta: dict[str, Any] | None = None):
+        self.path, self.name, self.meta = path, name, meta or {}
 
     def make(self) -> pd.DataFrame:
-        return pd.read_parquet(self.path)
+        return _with_codes(pd.read_parquet(self.path), self.name, self.meta)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return _ParquetBytes, (self.path.read_bytes(),)
+        return _ParquetBytes, (self.path.read_bytes(), self.name, self.meta)
 
 
 class Tables(MutableMapping):
@@ -204,8 +222,8 @@ class Tables(MutableMapping):
         return cls({name: _EngineColumns(name, cols, meta) for name, cols in raw.items()})
 
     @classmethod
-    def from_parquet_bytes(cls, raw: dict[str, bytes]) -> "Tables":
-        return cls({name: _ParquetBytes(b) for name, b in raw.items()})
+    def from_parquet_bytes(cls, raw: dict[str, bytes], meta: dict[str, Any] | None = None) -> "Tables":
+        return cls({name: _ParquetBytes(b, name, meta) for name, b in raw.items()})
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         v = self._items[name]
@@ -357,7 +375,7 @@ class Results:
         if missing:
             raise FileNotFoundError(f"{d}: table file(s) {', '.join(f'{n}.parquet' for n in missing)} listed in "
                                     "meta.json are missing; the folder is damaged")
-        return cls(meta=meta, tables=Tables({n: _ParquetFile(d / f"{n}.parquet") for n in names}))
+        return cls(meta=meta, tables=Tables({n: _ParquetFile(d / f"{n}.parquet", n, meta) for n in names}))
 
 
 # Why a known table can be absent: the measure option that records it.

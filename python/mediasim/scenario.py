@@ -46,9 +46,17 @@ class Scenario:
         # Only plain data within the limits goes to the engine (a date or a
         # set from Python code is named here, not a TypeError from json).
         plain.check(self.data, self.name)
+        # Link traces given by file or name go to the engine as their
+        # opportunities (mediasim.traces, imported only when a link may
+        # have one: `mediasim run` stays quick to start).
+        data = self.data
+        if _may_have_traces(data):
+            from . import traces
+
+            data = traces.resolve(data)
         # JSON has no NaN/Infinity: send them as strings so that the engine
         # rejects them with the field's path ("invalid type: string ...").
-        return json.dumps(_finite_or_str(self.data), allow_nan=False)
+        return json.dumps(_finite_or_str(data), allow_nan=False)
 
     def __repr__(self) -> str:
         d = self.data
@@ -65,10 +73,17 @@ class Scenario:
         self.data.setdefault("nodes", []).append({"name": name, **fields})
         return self
 
-    def link(self, a: str, b: str, rate_bps: float, delay_ms: float, **fields: Any) -> "Scenario":
-        self.data.setdefault("links", []).append(
-            {"a": a, "b": b, "rate_bps": rate_bps, "delay_ms": delay_ms, **fields}
-        )
+    def link(self, a: str, b: str, rate_bps: float | list | dict | None, delay_ms: float | list | dict,
+             **fields: Any) -> "Scenario":
+        """Adds a full-duplex link. ``rate_bps`` and ``delay_ms`` are numbers
+        or steps ``[[t_s, value], ...]`` (or ``{"steps": [...], "repeat_s": P}``);
+        ``rate_bps=None`` with ``trace={"file": ...}`` or ``{"builtin": ...}``
+        for a trace-driven link; ``outages``, ``jitter``, ``queue``,
+        ``loss``, ``ab``/``ba`` as keywords (docs/models/links.md)."""
+        link = {"a": a, "b": b, "delay_ms": delay_ms, **fields}
+        if rate_bps is not None:
+            link["rate_bps"] = rate_bps
+        self.data.setdefault("links", []).append(link)
         return self
 
     def group(self, name: str, members: list[str]) -> "Scenario":
@@ -219,7 +234,25 @@ def parse_value(text: str) -> Any:
 def load_scenario(path: str | Path) -> Scenario:
     """Loads a scenario from a .json, .toml, .yaml or .yml file; every
     problem with the file is a ScenarioError naming it (mediasim.plain)."""
-    return Scenario.from_dict(plain.read_file(path))
+    data = plain.read_file(path)
+    if _may_have_traces(data):
+        from pathlib import Path
+
+        from . import traces
+
+        # A trace file named in the scenario is found beside it.
+        traces.anchor_files(data, Path(path).parent)
+    return Scenario.from_dict(data)
+
+
+def _may_have_traces(data: dict[str, Any]) -> bool:
+    """Whether a link or a direction of one gives a trace (cheap: no look
+    inside)."""
+    links = data.get("links")
+    if not isinstance(links, list):
+        return False
+    dirs = [d for link in links if isinstance(link, dict) for d in (link, link.get("ab"), link.get("ba"))]
+    return any(isinstance(d, dict) and "trace" in d for d in dirs)
 
 
 def as_scenario(x: "Scenario | dict | str | Path") -> Scenario:

@@ -236,6 +236,7 @@ fn drive(
 #[derive(serde::Serialize)]
 struct Meta<'a> {
     addresses: serde_json::Value,
+    capacity_truncated: bool,
     coded_columns: serde_json::Value,
     codes: output::Codes<'a>,
     delivered: u64,
@@ -285,10 +286,12 @@ fn run_meta(
     });
     let meta = Meta {
         addresses,
+        capacity_truncated: w.capacity.as_ref().is_some_and(|c| c.truncated),
         coded_columns: serde_json::json!({
             "packets": {"flow": "flow", "receiver": "node"},
             "drops": {"flow": "flow"},
             "queue_samples": {"link_dir": "link_dir"},
+            "link_capacity": {"link_dir": "link_dir"},
             "trace": {"flow": "flow", "link_dir": "link_dir", "node": "node"},
         }),
         codes: names.codes(),

@@ -74,7 +74,10 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
         }
     }
     for (ld, l) in w.links.iter().enumerate() {
-        for (_, p) in l.in_transit.iter() {
+        // A changing link's packet under way is on neither list.
+        let sending = l.dynamics.as_ref().and_then(|d| d.current).map(|c| c.0);
+        let on_wire = l.in_transit.iter().map(|(_, p)| p);
+        for p in sending.into_iter().chain(on_wire) {
             total += 1;
             charge(w, &w.packets[p], ld as u32, &mut in_flight);
         }
@@ -163,10 +166,11 @@ pub fn tables(
     let packets = w.rec.packet_log.then(|| packets_table(&mut w.rec));
     let drops = w.rec.packet_log.then(|| drops_table(w, &names));
     let samples = samples_table(&mut w.rec);
+    let capacity = capacity_table(w);
     let mut out = vec![flows, runs, win];
     out.extend(packets);
     out.extend(drops);
-    out.extend([links, queues, samples]);
+    out.extend([links, queues, samples, capacity]);
     out.push(classes_table(w, &names));
     out.extend(app);
     if w.rec.trace_on {
@@ -242,7 +246,15 @@ fn links_table(w: &World, n: &RunNames) -> Table {
         .col("direction", name_column(&n.link_dirs, each_link(w)))
         .col("from", name_column(&n.nodes, per_link(w, |l| l.from)))
         .col("to", name_column(&n.nodes, per_link(w, |l| l.to)))
-        .col("rate_bps", Column::F64(per_link(w, |l| l.rate_bps as f64)))
+        // A changing link: the mean capacity it offered over the run, and
+        // the share of it that it carried.
+        .col(
+            "rate_bps",
+            Column::F64(per_link(w, |l| match &l.dynamics {
+                Some(d) => d.offered_bytes(w.now()) * 8e9 / dur_ns,
+                None => l.rate_bps as f64,
+            })),
+        )
         .col(
             "delay_ms",
             Column::F64(per_link(w, |l| l.delay.as_nanos() as f64 * 1e-6)),
@@ -261,7 +273,17 @@ fn links_table(w: &World, n: &RunNames) -> Table {
         // that runs past the end of the run.
         .col(
             "utilization",
-            Column::F64(per_link(w, |l| (l.busy_ns as f64 / dur_ns).min(1.0))),
+            Column::F64(per_link(w, |l| match &l.dynamics {
+                Some(d) => {
+                    let offered = d.offered_bytes(w.now());
+                    if offered > 0.0 {
+                        (d.carried_bytes as f64 / offered).min(1.0)
+                    } else {
+                        0.0
+                    }
+                }
+                None => (l.busy_ns as f64 / dur_ns).min(1.0),
+            })),
         )
         .col("lost_packets", Column::U64(per_link(w, |l| l.lost_packets)))
         .col(
@@ -416,6 +438,36 @@ fn named_columns<'a>(
         t = t.col(name, Column::F64(col));
     }
     t
+}
+
+/// Capacity offered and bytes carried per link direction and interval
+/// (`measure.capacity_interval_ms`); empty when not sampled. Rates are the
+/// interval's means.
+fn capacity_table(w: &mut World) -> Table {
+    let mut p = w.capacity.take();
+    let (mut time, mut ld, mut cap, mut carried, mut every_s) =
+        (vec![], vec![], vec![], vec![], 1.0);
+    if let Some(p) = p.as_mut() {
+        time = take(&mut p.time_ns);
+        ld = std::mem::take(&mut p.link_dir);
+        cap = std::mem::take(&mut p.capacity_bytes);
+        carried = take(&mut p.carried_bytes);
+        every_s = p.every.as_secs_f64();
+    }
+    w.capacity = p;
+    let bps = |bytes: f64| bytes * 8.0 / every_s;
+    Table::new("link_capacity")
+        .col("time_ns", Column::U64(time))
+        .col("link_dir", u32s(&ld))
+        .col(
+            "capacity_bps",
+            Column::F64(cap.iter().map(|&b| bps(b)).collect()),
+        )
+        .col(
+            "carried_bps",
+            Column::F64(carried.iter().map(|&b| bps(b as f64)).collect()),
+        )
+        .col("carried_bytes", Column::U64(carried))
 }
 
 /// Queue lengths over time, then the values the disciplines sample (NaN

@@ -1,32 +1,9 @@
 //! Whole-engine scenarios run through the public entry point.
 
+mod common;
+use common::{run, table, u64s};
 use mediasim_engine::measure::{Column, Table};
 use mediasim_engine::{run_json, EngineError, RunOptions};
-
-fn run(json: &str, seed: u64) -> Vec<Table> {
-    let mut progress = |_, _| true;
-    run_json(
-        json,
-        &RunOptions {
-            seed,
-            ..Default::default()
-        },
-        &mut progress,
-    )
-    .expect("run")
-    .tables
-}
-
-fn table<'a>(t: &'a [Table], name: &str) -> &'a Table {
-    t.iter().find(|t| t.name == name).expect("table")
-}
-
-fn u64s<'a>(t: &'a Table, col: &str) -> &'a [u64] {
-    match t.get(col) {
-        Some(Column::U64(v)) => v,
-        other => panic!("column {col}: {other:?}"),
-    }
-}
 
 const TWO_HOPS: &str = r#"{
   "duration_s": 2,

@@ -57,7 +57,7 @@ class RunCache:
 def _results_of(tables: dict[str, bytes], meta: dict[str, Any]) -> Any:
     from ..results import Results, Tables
 
-    return Results(meta=meta, tables=Tables.from_parquet_bytes(tables))
+    return Results(meta=meta, tables=Tables.from_parquet_bytes(tables, meta))
 
 
 def _serve(item: tuple[int, Any, Task, Callable | None, str]) -> tuple[int, Any, Outcome | None]:

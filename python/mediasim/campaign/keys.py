@@ -12,8 +12,12 @@ from typing import Any
 
 def canonical(scenario: dict[str, Any]) -> str:
     """The scenario as JSON text with sorted keys and no spaces: equal
-    scenarios give equal text whatever order their fields were set in."""
-    return json.dumps(scenario, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    scenarios give equal text whatever order their fields were set in.
+    Link traces given by file or name are read in first (``traces.resolve``):
+    the key covers a trace's contents."""
+    from ..traces import resolve
+
+    return json.dumps(resolve(scenario), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def engine_identity() -> dict[str, str]:

@@ -15,6 +15,7 @@ docs/experiments/iw10.md.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -22,8 +23,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .. import traces
+from ..errors import ScenarioError
 from ..outfolder import one_output
-from ..reporting.quality_plots import plot_good_quality, plot_level_bars
+from ..reporting.quality_plots import plot_good_quality, plot_level_bars, plot_trace
 from ..reporting.tables import md_table
 from ..scenario import Scenario
 from ..stats import summarize
@@ -63,6 +66,11 @@ class Params(StudyParams):
     server_link_rate_bps: float = 100e6  # chosen: server to access router
     server_link_delay_ms: float = 1.0  # chosen: part of the 25 ms
     buffer_packets: int = 50  # chosen: drop-tail buffer of the downlink
+    # The access links compared: "wired" (the fixed downlink above) and
+    # "cellular" (a trace-driven downlink with its own buffer).
+    accesses: tuple[str, ...] = ("wired", "cellular")
+    cellular_trace: str = "lte-2mbps"  # chosen: a builtin trace (mediasim trace list) or a Mahimahi file
+    cellular_buffer_packets: int = 200  # chosen: cellular per-user buffers are deeper than wired ones
     observation_s: tuple[float, float] = (10.0, 20.0)  # chosen: voice packets sent in this window are judged
     min_rto_ms: float = 1000.0  # chosen: RFC 6298 minimum RTO
     tcp_flavor: str = "sack"  # SACK-based recovery (stated), RFC 6675
@@ -75,6 +83,22 @@ class Params(StudyParams):
         # Run 1 s past the observation window: the longest queueing delay
         # (50 x 1500 B at 2 Mbit/s = 0.3 s) cannot leave a judged packet in flight.
         return self.observation_s[1] + 1.0
+
+    def access_duration_s(self, access: str) -> float:
+        """The run length over ``access``: 1 s past the observation window
+        plus the time a full buffer takes to drain at the access's lowest
+        rate (a cellular trace's lowest 1 s window), so that every judged
+        voice packet is delivered or dropped."""
+        if access == "wired":
+            return self.duration_s
+        rate = min_rate_bps(self.cellular_ms())
+        return self.duration_s + math.ceil(self.cellular_buffer_packets * 1500 * 8 / rate)
+
+    def cellular_ms(self) -> list[int]:
+        """The cellular downlink's opportunities (a builtin trace or a file)."""
+        if self.cellular_trace in traces.BUILTIN:
+            return traces.builtin(self.cellular_trace, "cellular_trace")
+        return traces.read(self.cellular_trace, "cellular_trace")
 
     def quick(self) -> "Params":
         """A small version for tests: 4 replications, same set-up."""
@@ -95,21 +119,48 @@ class Params(StudyParams):
             problems.append("observation_s must be (start, end) with start < end")
         if self.server_link_delay_ms >= self.one_way_delay_ms:
             problems.append("one_way_delay_ms must exceed server_link_delay_ms")
+        unknown = set(self.accesses) - {"wired", "cellular"}
+        if not self.accesses or unknown:
+            problems.append(f"accesses must be among wired, cellular (got {', '.join(self.accesses)})")
+        if "cellular" in self.accesses:
+            try:
+                if min_rate_bps(self.cellular_ms()) <= 0:
+                    problems.append("cellular_trace has a second without capacity: no run length bounds its queue")
+            except ScenarioError as e:
+                problems.append(f"cellular_trace: {e.errors[0][1] if e.errors else e}")
+        if self.cellular_buffer_packets < 1:
+            problems.append("cellular_buffer_packets must be at least 1")
         return problems
 
 
-def scenario(p: Params, n_flows: int, iw: int) -> Scenario:
+def min_rate_bps(ms: list[int]) -> float:
+    """A trace's lowest capacity over whole 1 s windows of one pass."""
+    per_s = np.bincount((np.asarray(ms) - 1) // 1000, minlength=max(1, ms[-1] // 1000))
+    return float(per_s[: max(1, ms[-1] // 1000)].min()) * traces.OPPORTUNITY_BYTES * 8
+
+
+def scenario(p: Params, n_flows: int, iw: int, access: str = "wired") -> Scenario:
     """One configuration: server -> router -> client, voice plus n_flows
-    TCP transfers downstream."""
-    sc = Scenario(f"iw10-{n_flows}flows-iw{iw}", duration_s=p.duration_s)
-    sc.data["description"] = "IW10 study: CBR voice and short TCP transfers over an access link"
+    TCP transfers downstream, over the wired access (a fixed downlink) or
+    the cellular one (the trace's downlink with its own buffer; the same
+    uplink and delays)."""
+    suffix = "" if access == "wired" else f"-{access}"
+    sc = Scenario(f"iw10-{n_flows}flows-iw{iw}{suffix}", duration_s=p.access_duration_s(access))
+    sc.data["description"] = f"IW10 study: CBR voice and short TCP transfers over a {access} access link"
     sc.node("server").node("router").node("client")
     sc.link("server", "router", rate_bps=p.server_link_rate_bps, delay_ms=p.server_link_delay_ms,
             queue={"type": "droptail", "limit_packets": 1000})
-    sc.link("router", "client", name="access", rate_bps=p.bottleneck_rate_bps,
-            delay_ms=p.one_way_delay_ms - p.server_link_delay_ms,
-            queue={"type": "droptail", "limit_packets": p.buffer_packets},
-            ba={"rate_bps": p.uplink_rate_bps})
+    delay_ms = p.one_way_delay_ms - p.server_link_delay_ms
+    if access == "wired":
+        sc.link("router", "client", name="access", rate_bps=p.bottleneck_rate_bps, delay_ms=delay_ms,
+                queue={"type": "droptail", "limit_packets": p.buffer_packets},
+                ba={"rate_bps": p.uplink_rate_bps})
+    else:
+        trace = ({"builtin": p.cellular_trace} if p.cellular_trace in traces.BUILTIN
+                 else {"file": str(p.cellular_trace)})
+        sc.link("router", "client", name="access", rate_bps=None, delay_ms=delay_ms,
+                ab={"trace": trace, "queue": {"type": "droptail", "limit_packets": p.cellular_buffer_packets}},
+                ba={"rate_bps": p.uplink_rate_bps})
     sc.flow("voice", "cbr", src="server", dst="client", payload_bytes=p.cbr_payload_bytes + p.rtp_header_bytes,
             interval_ms=p.cbr_interval_ms, start_s=0.0)
     sizes = [p.total_bytes // n_flows] * n_flows
@@ -167,11 +218,13 @@ def analyse(res, job: Job) -> list[dict[str, Any]]:
 
 def jobs(p: Params) -> list[Job]:
     out = []
-    for n in p.flows:
-        for iw in p.initial_windows:
-            data = scenario(p, n, iw).to_dict()
-            for r in range(p.replications):
-                out.append(Job(data, seed=p.seed, replication=r, labels={"flows": n, "iw": iw, "_params": p}))
+    for access in p.accesses:
+        for n in p.flows:
+            for iw in p.initial_windows:
+                data = scenario(p, n, iw, access).to_dict()
+                for r in range(p.replications):
+                    labels = {"access": access, "flows": n, "iw": iw, "_params": p}
+                    out.append(Job(data, seed=p.seed, replication=r, labels=labels))
     return out
 
 
@@ -179,24 +232,72 @@ METRICS = [f"level_{lv}" for lv in LEVELS] + ["good_quality", "pure_loss", "dela
 
 
 def aggregate(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    keys = ["flows", "iw", "jitter_buffer_ms"]
+    keys = ["access", "flows", "iw", "jitter_buffer_ms"]
     bounds = {m: (0.0, 1.0) for m in METRICS}
     summary = summarize(rows, keys, METRICS, bounds=bounds)
     levels = []
     for _, r in summary.iterrows():
         for lv in LEVELS:
             levels.append({
-                "flows": int(r["flows"]), "iw": int(r["iw"]), "jitter_buffer_ms": r["jitter_buffer_ms"], "level": lv,
+                "access": r["access"], "flows": int(r["flows"]), "iw": int(r["iw"]),
+                "jitter_buffer_ms": r["jitter_buffer_ms"], "level": lv,
                 "share_mean": r[f"level_{lv}_mean"], "share_ci_low": r[f"level_{lv}_ci_low"],
                 "share_ci_high": r[f"level_{lv}_ci_high"],
             })
-    tcp = summarize(rows[rows["jitter_buffer_ms"] == rows["jitter_buffer_ms"].min()], ["flows", "iw"],
+    tcp = summarize(rows[rows["jitter_buffer_ms"] == rows["jitter_buffer_ms"].min()], ["access", "flows", "iw"],
                     ["tcp_completion_mean_s", "tcp_completion_max_s", "tcp_completed", "tcp_retransmissions",
                      "tcp_timeouts", "base_delay_ms"])
     cols = keys + ["n"] + [f"{m}_{s}" for m in ("good_quality", "pure_loss", "delayed_loss") for s in ("mean", "ci_low", "ci_high")]
     for df in (summary, tcp):
         df[["flows", "iw"]] = df[["flows", "iw"]].astype(int)
-    return {"summary": summary[cols], "quality_levels": pd.DataFrame(levels), "tcp": tcp, "all_metrics": summary}
+    return {"summary": summary[cols], "quality_levels": pd.DataFrame(levels), "tcp": tcp, "all_metrics": summary,
+            "conclusions": conclusions(summary)}
+
+
+def conclusions(summary: pd.DataFrame) -> pd.DataFrame:
+    """The study's three conclusions, checked per access on the mean good
+    quality (levels 0 and 1), each held or not with its figures:
+    1. IW10 is more harmful than IW3: lower good quality with IW10 on
+       average over the (flows, jitter buffer) pairs, and in most of them;
+    2. many parallel flows are harmful even with IW3: with IW3, the most
+       flows give lower good quality than one flow on average, and at most
+       jitter buffers;
+    3. larger jitter buffers reduce the harm: for every (flows, IW), good
+       quality at the largest buffer is at least that at the smallest, and
+       higher on average."""
+    out = []
+    for access, s in summary.groupby("access", sort=False):
+        gq = s.set_index(["flows", "iw", "jitter_buffer_ms"])["good_quality_mean"]
+        iws, flows, jbs = (sorted(s[k].unique()) for k in ("iw", "flows", "jitter_buffer_ms"))
+        rows = []
+        if 3 in iws and 10 in iws:
+            a = s[s["iw"] == 3].set_index(["flows", "jitter_buffer_ms"])["good_quality_mean"]
+            b = s[s["iw"] == 10].set_index(["flows", "jitter_buffer_ms"])["good_quality_mean"]
+            lower = int((b < a).sum())
+            held = b.mean() < a.mean() and lower > len(a) / 2
+            rows.append(("IW10 is more harmful than IW3", held,
+                         f"good quality {a.mean():.4f} (IW3) vs {b.mean():.4f} (IW10) on average; "
+                         f"IW10 lower in {lower} of {len(a)} (flows, jitter buffer) pairs"))
+        if 3 in iws and len(flows) > 1:
+            few, many = flows[0], flows[-1]
+            a = pd.Series([gq[(few, 3, jb)] for jb in jbs], index=jbs)
+            b = pd.Series([gq[(many, 3, jb)] for jb in jbs], index=jbs)
+            lower = int((b < a).sum())
+            held = b.mean() < a.mean() and lower > len(jbs) / 2
+            rows.append((f"many parallel flows are harmful even with IW3 ({many} vs {few})", held,
+                         f"good quality {a.mean():.4f} ({few} flow(s)) vs {b.mean():.4f} ({many} flows) with IW3 "
+                         f"on average; lower at {lower} of {len(jbs)} jitter buffers"))
+        if len(jbs) > 1:
+            small, large = jbs[0], jbs[-1]
+            gain = [gq[(f, iw, large)] - gq[(f, iw, small)] for f in flows for iw in iws]
+            held = min(gain) >= 0 and float(np.mean(gain)) > 0
+            rows.append(("larger jitter buffers reduce the harm", held,
+                         f"good quality up by {np.mean(gain):.4f} on average from {small:g} to {large:g} ms "
+                         f"(smallest change {min(gain):.4f})"))
+        for statement, held, figures in rows:
+            out.append({"access": access, "statement": statement, "holds": "yes" if held else "no",
+                        "figures": figures})
+    return pd.DataFrame(out, columns=["access", "statement", "holds", "figures"])
 
 
 @one_output("study")
@@ -211,6 +312,8 @@ def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool =
         df.to_parquet(out / f"{name}.parquet", index=False)
     plot_level_bars(tables["quality_levels"], out / "quality_levels.png")
     plot_good_quality(tables["summary"], out / "good_quality.png")
+    if "cellular" in p.accesses:
+        plot_trace(p.cellular_ms(), p.bottleneck_rate_bps, out / "cellular_trace.png")
     return write_report(p, tables, out)
 
 
@@ -227,20 +330,29 @@ def write_report(p: Params, tables: dict[str, pd.DataFrame], out: Path) -> Path:
         f"{p.replications} replications per configuration, seed {p.seed}, 95% Student-t confidence intervals "
         "(clipped to [0, 1]).",
         "",
+        "## The study's conclusions, wired and cellular access",
+        "",
+        "Wired: a fixed downlink of the chosen rate and buffer. Cellular: the downlink follows the trace "
+        f"`{p.cellular_trace}` (Mahimahi format, `cellular_trace.png`) with a drop-tail buffer of "
+        f"{p.cellular_buffer_packets} packets; the same uplink, delays and flows.",
+        "",
+        md_table(tables["conclusions"]),
+        "",
         "## Good quality (levels 0 and 1) and loss rates",
         "",
         md_table(s, 4),
         "",
         "## Quality level distribution",
         "",
-        md_table(tables["quality_levels"].pivot_table(index=["flows", "iw", "jitter_buffer_ms"], columns="level",
+        md_table(tables["quality_levels"].pivot_table(index=["access", "flows", "iw", "jitter_buffer_ms"], columns="level",
                                                       values="share_mean").reset_index(), 4),
         "",
         "## TCP transfers",
         "",
         md_table(tables["tcp"], 3),
         "",
-        "Plots: `quality_levels.png` (stacked level shares), `good_quality.png` (good quality versus jitter buffer).",
+        "Plots: `quality_levels.png` (stacked level shares), `good_quality.png` (good quality versus jitter buffer), "
+        "one row or panel per access; `cellular_trace.png` (the cellular downlink's capacity).",
         "",
         "## Parameters",
         "",

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-NEEDS = ("no table to plot: run with --packets (throughput, delay), --series (TCP windows) "
-         "or measure.queue_sample_ms (queues), and --out")
+NEEDS = ("no table to plot: run with --packets (throughput, delay), --series (TCP windows), "
+         "measure.queue_sample_ms (queues) or a changing link (capacity), and --out")
 
 
 def throughput_series(packets: pd.DataFrame, bin_s: float, end_s: float | None = None) -> pd.DataFrame:
@@ -59,6 +59,9 @@ def flow_colours(names: list[str]) -> dict[str, str]:
 
 def panels(tables: dict[str, pd.DataFrame]) -> list[str]:
     out = []
+    c = tables.get("link_capacity")
+    if c is not None and len(c):
+        out.append("capacity")
     if len(tables.get("packets", [])):
         out += ["throughput", "delay"]
     q = tables.get("queue_samples")
@@ -108,6 +111,20 @@ def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1
     path = Path(out) if out else Path(folder) / "plots.png"
     fig.savefig(path, dpi=110)
     return path
+
+
+def _capacity(ax, c: _Ctx):
+    """Each sampled direction's capacity (dashed) and what it carried
+    (solid), per sampling interval."""
+    t = c.t["link_capacity"]
+    for i, (ld, g) in enumerate(t.groupby(t["link_dir"].astype(str), observed=True)):
+        x = g["time_s"].to_numpy(dtype=float)
+        colour = f"C{i % 10}"
+        ax.step(x, g["capacity_bps"].to_numpy(dtype=float) / 1e6, where="pre", ls="--", color=colour,
+                label=f"{ld} capacity")
+        ax.step(x, g["carried_bps"].to_numpy(dtype=float) / 1e6, where="pre", color=colour, label=f"{ld} carried")
+    ax.set_ylabel("link (Mbit/s)")
+    ax.set_ylim(bottom=0)
 
 
 def _throughput(ax, c: _Ctx):
@@ -170,4 +187,4 @@ def _cwnd(ax, c: _Ctx):
     ax.set_ylim(bottom=0)
 
 
-_PANELS = {"throughput": _throughput, "delay": _delay, "queues": _queues, "sojourn": _sojourn, "cwnd": _cwnd}
+_PANELS = {"capacity": _capacity, "throughput": _throughput, "delay": _delay, "queues": _queues, "sojourn": _sojourn, "cwnd": _cwnd}

@@ -15,12 +15,89 @@ def _rate(bps: float) -> str:
     return f"{bps:g} bit/s"
 
 
+def _steps(v: Any, fmt) -> str:
+    """A number, or a schedule as its values in turn (the first four)."""
+    if isinstance(v, (int, float)):
+        return fmt(v)
+    steps = v.get("steps", []) if isinstance(v, dict) else v
+    shown = " > ".join(fmt(x[1]) for x in steps[:4]) + (" > ..." if len(steps) > 4 else "")
+    return shown + (f" every {v['repeat_s']:g} s" if isinstance(v, dict) else "")
+
+
+def _trace_name(t: dict[str, Any]) -> str:
+    if "builtin" in t:
+        return f"trace {t['builtin']}"
+    if "file" in t:
+        return f"trace {Path(str(t['file'])).name}"
+    return f"trace of {len(t.get('opportunities_ms', []))} opportunities"
+
+
+def _direction(link: dict[str, Any], d: dict[str, Any]) -> str:
+    own = "rate_bps" in d or "trace" in d
+    src = d if own else link
+    cap = _trace_name(src["trace"]) if "trace" in src else _steps(src.get("rate_bps", 0), _rate)
+    delay = _steps(d.get("delay_ms", link["delay_ms"]), lambda x: f"{x:g} ms")
+    extra = [k for k in ("outages", "jitter") if k in d or k in link]
+    return f"{cap}, {delay}" + (f" ({', '.join(extra)})" if extra else "")
+
+
 def link_label(link: dict[str, Any]) -> str:
-    """``rate, delay`` of a link; both directions when they differ."""
+    """``rate, delay`` of a link; both directions when they differ. A
+    schedule shows its values in turn, a trace its name."""
     ab, ba = link.get("ab") or {}, link.get("ba") or {}
-    fwd = f"{_rate(ab.get('rate_bps', link['rate_bps']))}, {ab.get('delay_ms', link['delay_ms']):g} ms"
-    rev = f"{_rate(ba.get('rate_bps', link['rate_bps']))}, {ba.get('delay_ms', link['delay_ms']):g} ms"
+    fwd, rev = _direction(link, ab), _direction(link, ba)
     return fwd if fwd == rev else f"{fwd} / {rev}"
+
+
+def changes(link: dict[str, Any]) -> bool:
+    """Whether a link's rate, delay or state changes in either direction."""
+    parts = [link, link.get("ab") or {}, link.get("ba") or {}]
+    return any(not isinstance(p.get(k, 0), (int, float)) for p in parts for k in ("rate_bps", "delay_ms")) or any(
+        k in p for p in parts for k in ("trace", "outages", "jitter"))
+
+
+def capacity_curves(data: dict[str, Any], bin_s: float = 0.1) -> list[tuple[str, list[float], list[float]]]:
+    """(direction, times, Mbit/s) of each changing direction's capacity
+    over the run: a schedule's steps, a trace's opportunities per
+    ``bin_s``; zero inside outage windows."""
+    from .. import traces
+
+    data = traces.resolve(data)
+    dur = float(data["duration_s"])
+    out = []
+    for link in data["links"]:
+        if not changes(link):
+            continue
+        for a, b, side in ((link["a"], link["b"], "ab"), (link["b"], link["a"], "ba")):
+            d = link.get(side) or {}
+            src = d if ("rate_bps" in d or "trace" in d) else link
+            n = max(1, int(round(dur / bin_s)))
+            times = [k * bin_s for k in range(n + 1)]
+            if "trace" in src:
+                t = src["trace"]
+                ms, size = t["opportunities_ms"], t.get("bytes_per_opportunity", traces.OPPORTUNITY_BYTES)
+                period = ms[-1] / 1000
+                counts = [0] * (n + 1)
+                passes = int(dur / period) + 1 if t.get("repeat", True) else 1
+                for p in range(passes):
+                    for m in ms:
+                        k = int((m / 1000 + p * period) / bin_s)
+                        if k <= n:
+                            counts[k] += 1
+                mbps = [c * size * 8 / bin_s / 1e6 for c in counts]
+            else:
+                r = src["rate_bps"]
+                steps = [[0, r]] if isinstance(r, (int, float)) else (r.get("steps") if isinstance(r, dict) else r)
+                rep = r.get("repeat_s") if isinstance(r, dict) else None
+                mbps = []
+                for t_s in times:
+                    x = t_s % rep if rep else t_s
+                    mbps.append([v for s0, v in steps if s0 <= x + 1e-12][-1] / 1e6)
+            out_spec = d.get("outages") or link.get("outages") or {}
+            for w0, w1 in out_spec.get("down_s", []):
+                mbps = [0.0 if w0 <= t_s < w1 else v for t_s, v in zip(times, mbps)]
+            out.append((f"{a}->{b}", times, mbps))
+    return out
 
 
 def flow_lines(data: dict[str, Any]) -> list[str]:
@@ -52,6 +129,7 @@ def draw(data: dict[str, Any], path: str | Path, seed: int = 1) -> Path:
     import networkx as nx
     from matplotlib.figure import Figure
 
+    curves = capacity_curves(data)
     g = nx.Graph()
     g.add_nodes_from(n["name"] for n in data["nodes"])
     for link in data["links"]:
@@ -59,8 +137,19 @@ def draw(data: dict[str, Any], path: str | Path, seed: int = 1) -> Path:
     # Kamada-Kawai keeps chains and dumbbells readable; deterministic.
     pos = nx.kamada_kawai_layout(g) if g.number_of_edges() else nx.circular_layout(g)
     n = g.number_of_nodes()
-    fig = Figure(figsize=(min(4 + 0.6 * n, 16), min(3 + 0.4 * n, 12)))
-    ax = fig.subplots()
+    height = min(3 + 0.4 * n, 12)
+    fig = Figure(figsize=(min(4 + 0.6 * n, 16), height + (2.5 if curves else 0)))
+    if curves:  # the changing links' capacity over time, under the graph
+        ax, cax = fig.subplots(2, 1, gridspec_kw={"height_ratios": [height, 2.5]})
+        for name, times, mbps in curves:
+            cax.step(times, mbps, where="post", label=name, lw=1)
+        cax.set_xlabel("time (s)")
+        cax.set_ylabel("capacity (Mbit/s)")
+        cax.set_ylim(bottom=0)
+        cax.grid(alpha=0.3)
+        cax.legend(fontsize=7, loc="upper right", ncol=2)
+    else:
+        ax = fig.subplots()
     members = {m for grp in data.get("groups", []) for m in grp["members"]}
     colors = ["#f4a261" if v in members else "#8ecae6" for v in g.nodes]
     nx.draw_networkx_edges(g, pos, ax=ax, edge_color="#555")

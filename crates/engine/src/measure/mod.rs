@@ -1,5 +1,6 @@
 //! Measurements: what happened to every packet, and the tables built from it.
 
+pub mod capacity;
 pub mod delay;
 pub mod loss_runs;
 pub mod mean;

@@ -120,14 +120,18 @@ impl DropReason {
     pub const NO_ROUTE: DropReason = DropReason("no_route");
     /// Reached its destination node, but no application listens on the port.
     pub const NO_LISTENER: DropReason = DropReason("no_listener");
+    /// The link direction was down (outages): the packet being sent, those
+    /// on the wire or in the queue as the link's outage policy says.
+    pub const LINK_DOWN: DropReason = DropReason("link_down");
 
     /// The network's own reasons, first in every run's list.
-    pub const NET: [DropReason; 5] = [
+    pub const NET: [DropReason; 6] = [
         Self::QUEUE_OVERFLOW,
         Self::LINK_LOSS,
         Self::RECEIVER_LOSS,
         Self::NO_ROUTE,
         Self::NO_LISTENER,
+        Self::LINK_DOWN,
     ];
 
     pub fn as_str(self) -> &'static str {

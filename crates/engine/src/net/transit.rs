@@ -57,6 +57,36 @@ impl InTransit {
         }
     }
 
+    /// Puts `p`, arriving at `at`, after every packet arriving no later;
+    /// returns whether it is now the first (its arrival needs an event).
+    pub fn insert_ordered(&mut self, at: SimTime, p: PacketRef, hop: u32) -> bool {
+        debug_assert!(at < SimTime::MAX, "an arrival time");
+        if self.is_empty() {
+            (self.first_at, self.first, self.first_hop) = (at, p, hop);
+            return true;
+        }
+        if at < self.first_at {
+            let old = (self.first_at, self.first, self.first_hop);
+            self.rest.push_front(old);
+            (self.first_at, self.first, self.first_hop) = (at, p, hop);
+            return true;
+        }
+        let k = self.rest.partition_point(|e| e.0 <= at);
+        self.rest.insert(k, (at, p, hop));
+        false
+    }
+
+    /// Puts back a packet taken off first (a changing link's stale
+    /// arrival event).
+    #[cold]
+    pub fn push_front(&mut self, at: SimTime, p: PacketRef, hop: u32) {
+        if !self.is_empty() {
+            let old = (self.first_at, self.first, self.first_hop);
+            self.rest.push_front(old);
+        }
+        (self.first_at, self.first, self.first_hop) = (at, p, hop);
+    }
+
     /// Takes the first packet off the wire.
     #[inline(always)]
     pub fn pop_front(&mut self) -> Option<(SimTime, PacketRef, u32)> {
@@ -110,5 +140,39 @@ mod tests {
             vec![(20, 101), (30, 102), (40, 103), (50, 104), (60, 7)]
         );
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn an_ordered_insert_keeps_arrival_order_and_says_when_it_leads() {
+        let mut store = Packets::new();
+        let r: Vec<PacketRef> = (0..5)
+            .map(|s| store.insert(test_packet(0, s, 100)))
+            .collect();
+        let mut w = InTransit::default();
+        assert!(
+            w.insert_ordered(SimTime(30), r[0], 0),
+            "first on an empty wire"
+        );
+        assert!(!w.insert_ordered(SimTime(50), r[1], 1));
+        assert!(
+            !w.insert_ordered(SimTime(30), r[2], 2),
+            "after an equal time"
+        );
+        assert!(w.insert_ordered(SimTime(10), r[3], 3), "ahead of all");
+        assert!(!w.insert_ordered(SimTime(40), r[4], 4));
+        let order: Vec<(u64, u32)> = std::iter::from_fn(|| w.pop_front())
+            .map(|(t, _, h)| (t.0, h))
+            .collect();
+        assert_eq!(order, [(10, 3), (30, 0), (30, 2), (40, 4), (50, 1)]);
+        // Taken off and put back: the same wire.
+        w.insert_ordered(SimTime(5), r[0], 0);
+        w.insert_ordered(SimTime(6), r[1], 1);
+        let (at, p, hop) = w.pop_front().unwrap();
+        w.push_front(at, p, hop);
+        assert_eq!(w.iter().map(|(t, _)| t.0).collect::<Vec<_>>(), [5, 6]);
+        w.pop_front();
+        w.pop_front();
+        w.push_front(SimTime(9), r[2], 2);
+        assert_eq!(w.front(), Some((SimTime(9), r[2], 2)));
     }
 }

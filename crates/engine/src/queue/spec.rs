@@ -90,6 +90,7 @@ mod tests {
                 "receiver_loss",
                 "no_route",
                 "no_listener",
+                "link_down",
                 "red_early",
                 "red_forced",
                 "codel",

@@ -11,6 +11,7 @@ use crate::app::flow::FlowSpec;
 use crate::app::rtp::RtpSessionSpec;
 use crate::app::session::SessionModel;
 use crate::loss::LossSpec;
+use crate::net::dynamics::spec::{DirDynamics, JitterSpec, OutageSpec, Schedule, TraceSpec};
 use crate::queue::QueueSpec;
 use crate::sim::SimTime;
 use schemars::JsonSchema;
@@ -141,10 +142,26 @@ pub struct LinkSpec {
     pub name: Option<String>,
     pub a: String,
     pub b: String,
-    /// Transmission rate in bit/s.
-    pub rate_bps: f64,
-    /// One-way propagation delay in milliseconds.
-    pub delay_ms: f64,
+    /// Transmission rate in bit/s: a number, or steps `[[t_s, bit/s], ...]`
+    /// (optionally `{steps = [...], repeat_s = P}`). A packet being sent
+    /// when the rate changes sends its remaining bits at the new rate.
+    /// Leave it out when a `trace` gives the capacity.
+    #[serde(default)]
+    pub rate_bps: Option<Schedule>,
+    /// One-way propagation delay in milliseconds: a number or steps like
+    /// `rate_bps`. A packet takes the delay in force when its last bit
+    /// leaves; packets never overtake each other on the wire.
+    pub delay_ms: Schedule,
+    /// Capacity from a delivery-opportunity trace (Mahimahi format)
+    /// instead of `rate_bps`.
+    #[serde(default)]
+    pub trace: Option<TraceSpec>,
+    /// When the link is down (windows or an on/off process).
+    #[serde(default)]
+    pub outages: Option<OutageSpec>,
+    /// Delay jitter (a truncated Gaussian on the one-way delay).
+    #[serde(default)]
+    pub jitter: Option<JitterSpec>,
     /// Transmit queue of each direction; default drop-tail of 100 packets.
     #[serde(default)]
     pub queue: Option<QueueSpec>,
@@ -177,15 +194,43 @@ impl LinkSpec {
 #[serde(deny_unknown_fields)]
 pub struct DirSpec {
     #[serde(default)]
-    pub rate_bps: Option<f64>,
+    pub rate_bps: Option<Schedule>,
     #[serde(default)]
-    pub delay_ms: Option<f64>,
+    pub delay_ms: Option<Schedule>,
+    /// This direction's trace (it then ignores the link's `rate_bps`).
+    #[serde(default)]
+    pub trace: Option<TraceSpec>,
+    #[serde(default)]
+    pub outages: Option<OutageSpec>,
+    #[serde(default)]
+    pub jitter: Option<JitterSpec>,
     #[serde(default)]
     pub queue: Option<QueueSpec>,
     #[serde(default)]
     pub loss: Option<LossSpec>,
     #[serde(default)]
     pub cost: Option<f64>,
+}
+
+impl LinkSpec {
+    /// Direction `d`'s changing properties (its own fields over the
+    /// link's; a direction's rate or trace replaces both of the link's).
+    pub fn dynamics<'a>(&'a self, d: Option<&'a DirSpec>) -> DirDynamics<'a> {
+        let own_capacity = d.is_some_and(|d| d.rate_bps.is_some() || d.trace.is_some());
+        let (rate_bps, trace) = match d {
+            Some(d) if own_capacity => (d.rate_bps.as_ref(), d.trace.as_ref()),
+            _ => (self.rate_bps.as_ref(), self.trace.as_ref()),
+        };
+        DirDynamics {
+            rate_bps,
+            trace,
+            delay_ms: d
+                .and_then(|d| d.delay_ms.as_ref())
+                .unwrap_or(&self.delay_ms),
+            outages: d.and_then(|d| d.outages.as_ref()).or(self.outages.as_ref()),
+            jitter: d.and_then(|d| d.jitter.as_ref()).or(self.jitter.as_ref()),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -235,6 +280,12 @@ pub struct MeasureSpec {
     /// Sample every queue's length at this period, in ms (off if absent).
     #[serde(default)]
     pub queue_sample_ms: Option<f64>,
+    /// Record the capacity each link direction offered and the bytes it
+    /// carried every this many ms (the `link_capacity` table). Default:
+    /// every 100 ms for the directions whose rate, delay or state changes,
+    /// none for the others; when given, every direction; 0: off.
+    #[serde(default)]
+    pub capacity_interval_ms: Option<f64>,
     /// Windows [start_s, end_s) over which to report per-flow throughput.
     #[serde(default)]
     pub windows_s: Vec<[f64; 2]>,

@@ -5,6 +5,7 @@
 
 use super::check::FieldError;
 use super::document::Scenario;
+use crate::net::dynamics::spec::Schedule;
 
 /// A link slower than this (10 kbit/s) is probably given in kbit/s.
 pub const MIN_PLAUSIBLE_RATE_BPS: f64 = 10e3;
@@ -19,17 +20,29 @@ pub const FULL_PACKET_BYTES: f64 = 1500.0;
 pub fn check(s: &Scenario) -> Vec<FieldError> {
     let mut w = Vec::new();
     for (i, l) in s.links.iter().enumerate() {
-        let mut dirs = vec![(format!("links[{i}]"), Some(l.rate_bps), Some(l.delay_ms))];
+        let mut dirs = vec![(
+            format!("links[{i}]"),
+            l.rate_bps.as_ref(),
+            Some(&l.delay_ms),
+        )];
         for (side, d) in [("ab", &l.ab), ("ba", &l.ba)] {
             if let Some(d) = d {
-                dirs.push((format!("links[{i}].{side}"), d.rate_bps, d.delay_ms));
+                dirs.push((
+                    format!("links[{i}].{side}"),
+                    d.rate_bps.as_ref(),
+                    d.delay_ms.as_ref(),
+                ));
             }
         }
         for (p, rate, delay) in dirs {
-            if let Some(r) = rate {
+            // A schedule warns once, on its lowest value.
+            let lowest = |x: &Schedule| x.values().into_iter().fold(f64::INFINITY, f64::min);
+            if let Some(r) = rate.map(lowest) {
                 rate_warnings(&p, r, s.duration_s, &mut w);
             }
-            if let Some(d) = delay.filter(|d| *d > 0.0 && *d < MIN_PLAUSIBLE_DELAY_MS) {
+            let small = |d: &f64| *d > 0.0 && *d < MIN_PLAUSIBLE_DELAY_MS;
+            let tiny = delay.and_then(|d| d.values().into_iter().find(small));
+            if let Some(d) = tiny {
                 let msg = format!(
                     "{d} ms is below {MIN_PLAUSIBLE_DELAY_MS} ms of propagation delay: seconds given as milliseconds?"
                 );

@@ -438,3 +438,153 @@ fn a_top_level_field_of_the_wrong_type_does_not_hide_the_others() {
     got.sort();
     assert_eq!(got, ["duration_s", "links[0].rate_bps"]);
 }
+
+#[test]
+fn changing_links_name_the_field_and_the_problem() {
+    let link = |extra: Value| {
+        let mut l = json!({"a": "a", "b": "b", "delay_ms": 10});
+        for (k, v) in extra.as_object().expect("fields") {
+            l[k] = v.clone();
+        }
+        l
+    };
+    let cases: Vec<(Value, &str, &str)> = vec![
+        (json!({"rate_bps": [[0, 2e6], [5, 1e6]]}), "", ""),
+        (
+            json!({"rate_bps": [[1, 2e6]]}),
+            "links[0].rate_bps[0][0]",
+            "starts at 0 s",
+        ),
+        (
+            json!({"rate_bps": [[0, 2e6], [5, 1e6], [3, 1e6]]}),
+            "links[0].rate_bps[2][0]",
+            "increasing",
+        ),
+        (
+            json!({"rate_bps": [[0, 2e6], [-1, 1e6]]}),
+            "links[0].rate_bps[1][0]",
+            "from 0",
+        ),
+        (
+            json!({"rate_bps": [[0, 2e6], [5, -1]]}),
+            "links[0].rate_bps[1][1]",
+            "positive",
+        ),
+        (json!({"rate_bps": []}), "links[0].rate_bps", "at least one"),
+        (
+            json!({"rate_bps": {"steps": [[0, 1e6], [5, 2e6]], "repeat_s": 5}}),
+            "links[0].rate_bps.repeat_s",
+            "longer than",
+        ),
+        (
+            json!({"rate_bps": "fast"}),
+            "links[0].rate_bps",
+            "a list of [time_s, value] steps",
+        ),
+        (
+            json!({"rate_bps": 1e6, "delay_ms": [[0, 10], [2, -3]]}),
+            "links[0].delay_ms[1][1]",
+            "non-negative",
+        ),
+        (json!({}), "links[0].rate_bps", "give rate_bps or a trace"),
+        (
+            json!({"rate_bps": 1e6, "trace": {"opportunities_ms": [1, 2]}}),
+            "links[0].trace",
+            "not both",
+        ),
+        (
+            json!({"trace": {"opportunities_ms": []}}),
+            "links[0].trace.opportunities_ms",
+            "empty trace",
+        ),
+        (
+            json!({"trace": {"opportunities_ms": [3, 5, 4]}}),
+            "links[0].trace.opportunities_ms[2]",
+            "go back",
+        ),
+        (
+            json!({"trace": {"opportunities_ms": [0, 0]}}),
+            "links[0].trace.opportunities_ms",
+            "positive time",
+        ),
+        (
+            json!({"trace": {"file": "x.trace"}}),
+            "links[0].trace.opportunities_ms",
+            "read by the mediasim package",
+        ),
+        (
+            json!({"trace": {"opportunities_ms": [1], "bytes_per_opportunity": 0}}),
+            "links[0].trace.bytes_per_opportunity",
+            "at least 1",
+        ),
+        (
+            json!({"rate_bps": 1e6, "outages": {}}),
+            "links[0].outages",
+            "either down_s",
+        ),
+        (
+            json!({"rate_bps": 1e6, "outages": {"down_s": [[2, 1]]}}),
+            "links[0].outages.down_s[0]",
+            "start < end",
+        ),
+        (
+            json!({"rate_bps": 1e6, "outages": {"down_s": [[1, 3], [2, 4]]}}),
+            "links[0].outages.down_s[1]",
+            "not overlap",
+        ),
+        (
+            json!({"rate_bps": 1e6, "outages": {"mean_up_s": 1}}),
+            "links[0].outages.mean_down_s",
+            "needs both",
+        ),
+        (
+            json!({"rate_bps": 1e6, "outages": {"mean_up_s": 1, "mean_down_s": -1}}),
+            "links[0].outages.mean_down_s",
+            "positive",
+        ),
+        (
+            json!({"rate_bps": 1e6, "outages": {"down_s": [[1, 2]], "queued": "lose"}}),
+            "links[0].outages.queued",
+            "unknown variant",
+        ),
+        (
+            json!({"rate_bps": 1e6, "jitter": {"std_ms": -1}}),
+            "links[0].jitter.std_ms",
+            "non-negative",
+        ),
+        (
+            json!({"rate_bps": 1e6, "jitter": {"std_ms": 10, "max_ms": 0.5}}),
+            "links[0].jitter.max_ms",
+            "a tenth",
+        ),
+        (
+            json!({"rate_bps": 1e6, "ab": {"rate_bps": 2e6, "trace": {"opportunities_ms": [1]}}}),
+            "links[0].ab.trace",
+            "not both",
+        ),
+    ];
+    for (fields, path, fragment) in cases {
+        let mut v = base();
+        v["links"][0] = link(fields.clone());
+        let errs = errors(&v);
+        if path.is_empty() {
+            assert!(errs.is_empty(), "{fields}: {errs:?}");
+        } else {
+            assert!(
+                errs.iter()
+                    .any(|e| e.path == path && e.message.contains(fragment)),
+                "{fields}: expected {path}: ...{fragment}..., got {errs:?}"
+            );
+        }
+    }
+    // Each direction its own trace: no link-wide rate needed.
+    let mut v = base();
+    v["links"][0] =
+        link(json!({"ab": {"trace": {"opportunities_ms": [1]}}, "ba": {"rate_bps": 1e6}}));
+    assert!(errors(&v).is_empty());
+    let mut v = base();
+    v["measure"] = json!({"capacity_interval_ms": -5});
+    assert!(errors(&v)
+        .iter()
+        .any(|e| e.path == "measure.capacity_interval_ms"));
+}

@@ -8,6 +8,7 @@ use super::document::{DirSpec, LinkSpec, Scenario};
 use super::parse::parse_json;
 use crate::app::flow::validate_flow;
 use crate::loss::LossSpec;
+use crate::net::dynamics::spec::{JitterSpec, OutageSpec, Schedule, TraceSpec};
 use crate::queue::QueueSpec;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -168,25 +169,79 @@ fn links(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
         link(p, l, scope, c);
         for (dname, d) in [("ab", &l.ab), ("ba", &l.ba)] {
             if let Some(d) = d {
-                direction(&format!("{p}.{dname}"), d, l.rate_bps, scope, c);
+                direction(&format!("{p}.{dname}"), l, d, scope, c);
             }
         }
     }
 }
 
+/// The rate a queue discipline is checked against: a schedule's lowest
+/// rate, a trace's mean rate.
+fn queue_rate(rate: Option<&Schedule>, trace: Option<&TraceSpec>) -> f64 {
+    match (trace, rate) {
+        (Some(t), _) if t.validated() => t.build().mean_rate_bps(),
+        (None, Some(r)) => r.values().into_iter().fold(f64::INFINITY, f64::min),
+        _ => f64::INFINITY,
+    }
+}
+
+/// A rate schedule's or trace's checks, and that only one is given.
+fn capacity(p: &str, rate: Option<&Schedule>, trace: Option<&TraceSpec>, c: &mut Checker) {
+    if let (Some(_), Some(_)) = (rate, trace) {
+        c.err(format!("{p}.trace"), "give rate_bps or trace, not both");
+    }
+    if let Some(r) = rate {
+        r.validate(&format!("{p}.rate_bps"), c, &|path, v, c| {
+            link_rate(path, v, c)
+        });
+    }
+    if let Some(t) = trace {
+        t.validate(&format!("{p}.trace"), c);
+    }
+}
+
+fn delay(path: &str, d: &Schedule, c: &mut Checker) {
+    d.validate(path, c, &|path, v, c| {
+        c.non_negative(path, v);
+        c.at_most(path, v, MAX_DELAY_MS);
+    });
+}
+
+/// What both the link and a direction may give: outages and jitter.
+fn changes(p: &str, outages: Option<&OutageSpec>, jitter: Option<&JitterSpec>, c: &mut Checker) {
+    if let Some(o) = outages {
+        o.validate(&format!("{p}.outages"), c);
+    }
+    if let Some(j) = jitter {
+        j.validate(&format!("{p}.jitter"), c);
+    }
+}
+
 /// The fields a link gives for both directions.
 fn link(p: &str, l: &LinkSpec, scope: &Scope<'_>, c: &mut Checker) {
-    link_rate(format_args!("{p}.rate_bps"), l.rate_bps, c);
-    c.non_negative(format_args!("{p}.delay_ms"), l.delay_ms);
-    c.at_most(format_args!("{p}.delay_ms"), l.delay_ms, MAX_DELAY_MS);
+    capacity(p, l.rate_bps.as_ref(), l.trace.as_ref(), c);
+    let own = |d: &Option<Box<DirSpec>>| {
+        d.as_ref()
+            .is_some_and(|d| d.rate_bps.is_some() || d.trace.is_some())
+    };
+    if l.rate_bps.is_none() && l.trace.is_none() && !(own(&l.ab) && own(&l.ba)) {
+        c.err(
+            format!("{p}.rate_bps"),
+            "missing: give rate_bps or a trace (for the link, or for both ab and ba)",
+        );
+    }
+    delay(&format!("{p}.delay_ms"), &l.delay_ms, c);
+    changes(p, l.outages.as_ref(), l.jitter.as_ref(), c);
     if let Some(q) = &l.queue {
         // A link-wide queue serves both directions: the slower one bounds
         // what its classes may reserve.
-        let dir_rate = |d: &Option<Box<DirSpec>>| d.as_ref().and_then(|d| d.rate_bps);
-        let rate = [dir_rate(&l.ab), dir_rate(&l.ba)]
+        let rate = [None, l.ab.as_deref(), l.ba.as_deref()]
             .into_iter()
-            .flatten()
-            .fold(l.rate_bps, f64::min);
+            .map(|d| {
+                let dd = l.dynamics(d);
+                queue_rate(dd.rate_bps, dd.trace)
+            })
+            .fold(f64::INFINITY, f64::min);
         queue(&format!("{p}.queue"), q, rate, c);
     }
     if let Some(x) = &l.loss {
@@ -199,30 +254,26 @@ fn link(p: &str, l: &LinkSpec, scope: &Scope<'_>, c: &mut Checker) {
 
 /// A link rate: positive, and at least 1 bit/s (serialisation works in
 /// whole bits per second; a smaller rate would round to zero).
-fn link_rate(path: impl std::fmt::Display, r: f64, c: &mut Checker) {
-    c.positive(&path, r);
+fn link_rate(path: &str, r: f64, c: &mut Checker) {
+    c.positive(path, r);
     if r.is_finite() && r > 0.0 && r < 1.0 {
-        c.err(
-            path.to_string(),
-            format!("must be at least 1 bit/s (got {r})"),
-        );
+        c.err(path, format!("must be at least 1 bit/s (got {r})"));
     }
 }
 
 /// One direction's overrides.
-fn direction(dp: &str, d: &DirSpec, link_rate_bps: f64, scope: &Scope<'_>, c: &mut Checker) {
-    if let Some(r) = d.rate_bps {
-        link_rate(format_args!("{dp}.rate_bps"), r, c);
+fn direction(dp: &str, l: &LinkSpec, d: &DirSpec, scope: &Scope<'_>, c: &mut Checker) {
+    capacity(dp, d.rate_bps.as_ref(), d.trace.as_ref(), c);
+    if let Some(x) = &d.delay_ms {
+        delay(&format!("{dp}.delay_ms"), x, c);
     }
-    if let Some(x) = d.delay_ms {
-        c.non_negative(format_args!("{dp}.delay_ms"), x);
-        c.at_most(format_args!("{dp}.delay_ms"), x, MAX_DELAY_MS);
-    }
+    changes(dp, d.outages.as_ref(), d.jitter.as_ref(), c);
     if let Some(q) = &d.queue {
+        let dd = l.dynamics(Some(d));
         queue(
             &format!("{dp}.queue"),
             q,
-            d.rate_bps.unwrap_or(link_rate_bps),
+            queue_rate(dd.rate_bps, dd.trace),
             c,
         );
     }
@@ -281,6 +332,9 @@ fn measure(s: &Scenario, c: &mut Checker) {
             s.duration_s
         );
         c.err("measure.warmup_s", msg);
+    }
+    if let Some(x) = s.measure.capacity_interval_ms.filter(|&x| x != 0.0) {
+        c.interval_ms("measure.capacity_interval_ms", x);
     }
     if let Some(x) = s.measure.queue_sample_ms {
         c.interval_ms("measure.queue_sample_ms", x);

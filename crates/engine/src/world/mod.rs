@@ -16,6 +16,7 @@ use crate::net::routes::RouteTable;
 use crate::net::routing::Graph;
 use crate::net::{Dest, DropReason, LinkDirId, NodeId, Packet, PacketRef, Packets};
 
+mod dynamic;
 pub mod topology;
 use crate::sim::time::tx_time;
 use crate::sim::{EventQueue, SimTime};
@@ -34,6 +35,10 @@ pub enum Ev {
     Arrive(LinkDirId),
     AppStart(u32),
     AppTimer(u32, u64),
+    /// A changing link direction's wake-up (`world::dynamic`).
+    Link(LinkDirId),
+    /// Periodic capacity sampling (`measure.capacity_interval_ms`).
+    Capacity,
     /// Periodic queue-length sampling. (The default only fills the event
     /// queue's free slots.)
     #[default]
@@ -146,6 +151,8 @@ pub struct World {
     /// with `pcap_truncated` set, before a record would pass it.
     pub pcap_left: u64,
     pub pcap_truncated: bool,
+    /// Capacity offered and bytes carried per interval, if sampled.
+    pub capacity: Option<crate::measure::capacity::CapacityProbe>,
     actions: Vec<Action>,
     drops: Vec<(PacketRef, DropReason)>,
     /// Scratch list of a multicast copy's next link-dirs.
@@ -203,6 +210,7 @@ impl World {
             hit_max_events: false,
             pcap_left: u64::MAX,
             pcap_truncated: false,
+            capacity: None,
             actions: Vec::with_capacity(16),
             drops: Vec::with_capacity(16),
             fan_out: Vec::new(),
@@ -220,6 +228,10 @@ impl World {
             self.q
                 .schedule_timer(at, Ev::AppStart(i as u32))
                 .expect("start times are validated");
+        }
+        if let Some(c) = &self.capacity {
+            let at = c.every;
+            self.q.schedule_timer(at, Ev::Capacity).expect("future");
         }
         if self.sample_every.is_some() {
             self.q
@@ -276,7 +288,7 @@ impl World {
             format!("an application on node \"{}\"", self.nodes[node].name)
         };
         match ev {
-            Ev::TxDone(ld) | Ev::Arrive(ld) => {
+            Ev::TxDone(ld) | Ev::Arrive(ld) | Ev::Link(ld) => {
                 let l = &self.links[*ld as usize];
                 format!(
                     "link \"{}\"",
@@ -285,19 +297,26 @@ impl World {
             }
             Ev::AppStart(i) | Ev::AppTimer(i, _) => app(*i),
             Ev::Sample => "queue sampling (measure.queue_sample_ms)".to_string(),
+            Ev::Capacity => "capacity sampling (measure.capacity_interval_ms)".to_string(),
         }
     }
 
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::TxDone(ld) => self.tx_done(ld, now),
+            Ev::Link(ld) => self.on_link_event(ld, now),
+            Ev::Capacity => self.sample_capacity(now),
             Ev::Arrive(ld) => {
                 let link = &mut self.links[ld as usize];
-                let (at, p, hop) = link
-                    .in_transit
-                    .pop_front()
-                    .expect("an arrival event has a packet in transit");
-                debug_assert_eq!(at, now);
+                // A changing link can leave an arrival event behind (its
+                // wire lost at an outage, a jittered packet put ahead):
+                // only the first packet due now arrives.
+                let Some((at, p, hop)) = link.in_transit.pop_front() else {
+                    return;
+                };
+                if at != now {
+                    return link.in_transit.push_front(at, p, hop);
+                }
                 if let Some((next, _, _)) = link.in_transit.front() {
                     self.q
                         .schedule(next, Ev::Arrive(ld))
@@ -486,6 +505,9 @@ impl World {
                 .trace(trace_kind::ENQUEUE, ld, &self.packets[p], now);
         }
         let link = &mut self.links[ld as usize];
+        if link.dynamic {
+            return self.enqueue_dynamic(ld, p, now);
+        }
         let idle = now >= link.busy_until && !link.done_pending;
         if idle && link.queue.pass_through(&self.packets[p]) {
             return self.start_tx(ld, p, now);
@@ -558,7 +580,7 @@ impl World {
     /// Writes `p`, starting on full-duplex link `lidx`, to the link's pcap
     /// file (if it has one and the byte budget allows).
     #[cold]
-    fn capture(&mut self, lidx: usize, r: PacketRef, now: SimTime) {
+    pub(super) fn capture(&mut self, lidx: usize, r: PacketRef, now: SimTime) {
         let p = &self.packets[r];
         if self.pcap[lidx].is_some() && !self.pcap_truncated {
             // A record: 16 bytes of header and the captured bytes.
@@ -620,7 +642,7 @@ impl World {
     }
 
     /// Records a drop and charges it to the receivers it deprives.
-    fn drop(&mut self, r: PacketRef, reason: DropReason, site: DropSite, now: SimTime) {
+    pub(super) fn drop(&mut self, r: PacketRef, reason: DropReason, site: DropSite, now: SimTime) {
         self.dropped += 1;
         let p = &self.packets[r];
         let local_delivery =

@@ -53,6 +53,9 @@ pub struct LinkDir {
     pub tx_carry: u64,
     /// A TxDone event is scheduled (at `busy_until`).
     pub done_pending: bool,
+    /// The direction's rate, delay or state changes: packets take the
+    /// changing-link path (`world::dynamic`, `dynamics` below).
+    pub dynamic: bool,
     // -- line 2 on: the queue, its hot fields first --
     pub queue: Queue,
     // -- cold --
@@ -62,6 +65,7 @@ pub struct LinkDir {
     /// Routing cost of this direction.
     pub cost: f64,
     pub lost_packets: u64,
+    pub dynamics: Option<Box<crate::net::dynamics::LinkDynamics>>,
 }
 
 #[cfg(test)]
@@ -89,6 +93,7 @@ mod layout_tests {
             offset_of!(LinkDir, ns_per_bit),
             offset_of!(LinkDir, tx_carry),
             offset_of!(LinkDir, done_pending),
+            offset_of!(LinkDir, dynamic),
         ] {
             assert_eq!(line(off), 1);
         }

@@ -503,6 +503,39 @@ mod tests {
         assert!(c.errs[0].to_string().contains("cc.initial_level"));
     }
 
+    #[test]
+    fn a_spec_gives_at_most_256_levels() {
+        let errs = |n: usize| {
+            let mut c = Checker::default();
+            let spec = ScaleCcSpec {
+                levels_bps: Some(vec![1e5; n]),
+                ..ScaleCcSpec::default()
+            };
+            spec.validate("cc", CcMedia { levels: 0 }, &mut c);
+            c.errs.len()
+        };
+        assert_eq!((errs(1), errs(256)), (0, 0));
+        assert_eq!((errs(0), errs(257)), (1, 1));
+    }
+
+    #[test]
+    fn a_request_beyond_the_top_level_is_the_top_level_and_is_reported() {
+        let (mut tx, _) = site_test();
+        tx.start(ms(0), 100);
+        let req = |scale| {
+            Payload::new(ScaleRequest {
+                scale,
+                sent_at: ms(0),
+            })
+        };
+        tx.on_feedback(ms(10), &req(2), ms(20));
+        assert_eq!((tx.level(), tx.target_bps()), (Some(2), 400e3));
+        tx.on_feedback(ms(20), &req(9), ms(30));
+        assert_eq!((tx.level(), tx.target_bps()), (Some(2), 400e3));
+        tx.on_feedback(ms(30), &req(1), ms(40));
+        assert_eq!((tx.level(), tx.target_bps()), (Some(1), 200e3));
+    }
+
     fn ms(x: u64) -> SimTime {
         SimTime::from_millis(x)
     }

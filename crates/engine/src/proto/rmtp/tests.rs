@@ -74,7 +74,11 @@ fn receiver_delivers_in_order_with_first_transmission_delays() {
     let mut r = RmtpReceiver::default();
     assert_eq!(r.on_data(t(100), 0, t(0), false), 1);
     assert_eq!(r.on_data(t(200), 2, t(100), false), 0);
-    assert_eq!(r.waiting(), 1);
+    assert_eq!(
+        (r.waiting(), r.end()),
+        (1, 3),
+        "one past the highest received"
+    );
     // 1 arrives as a retransmission at 500 ms: 1 and 2 are delivered.
     assert_eq!(r.on_data(t(500), 1, t(50), true), 2);
     assert_eq!(r.on_data(t(600), 1, t(50), true), 0);
@@ -253,6 +257,7 @@ fn window_rules_at_their_thresholds() {
 #[test]
 fn retransmissions_go_first_and_use_window_slots() {
     let mut s = after_losses(3);
+    assert_eq!(s.retx_queued(), 3, "the HACK's missing packets wait");
     let out = s.on_interval(t(8000));
     let seqs: Vec<(u64, bool)> = out.iter().map(|x| (x.seq, x.retx)).collect();
     assert_eq!(&seqs[..4], &[(0, true), (1, true), (2, true), (40, false)]);

@@ -300,6 +300,12 @@ fn an_idle_sender_below_its_initial_rate_keeps_it_when_no_feedback_comes() {
     s.on_nofeedback(s.nofeedback_deadline());
     assert_eq!(s.rate(), x, "idle: kept");
     assert_eq!(s.stats.nofeedback_expiries, 1);
+    // X = 60,000, between recover_rate and twice it: still kept.
+    let mut s = start(30_000.0, 0.0);
+    let x60 = s.rate();
+    assert!((x60 - 60_000.0).abs() < 1e-6, "{x60}");
+    s.on_nofeedback(s.nofeedback_deadline());
+    assert_eq!(s.rate(), x60, "idle below 2 recover_rate: kept");
     // The same with a packet sent since: halved.
     let mut s = start(20_000.0, 0.0);
     s.on_send(ms(250), 1000);
@@ -310,6 +316,14 @@ fn an_idle_sender_below_its_initial_rate_keeps_it_when_no_feedback_comes() {
     let x = s.rate();
     s.on_nofeedback(s.nofeedback_deadline());
     assert_eq!(s.rate(), x);
+    // p = 0.1: X (the equation's 17,700 B/s) is above X_recv but not twice
+    // it, so update_limits would halve X_Bps; idle below recover_rate, the
+    // rate is kept instead.
+    let mut s = start(20_000.0, 0.1);
+    let x = s.rate();
+    assert!(x > 15_000.0 && x < 20_000.0, "{x}");
+    s.on_nofeedback(s.nofeedback_deadline());
+    assert_eq!(s.rate(), x, "idle with losses: kept");
     // p > 0, X_recv above recover_rate, idle: update_limits applies.
     let mut s = start(60_000.0, 0.01);
     s.on_nofeedback(s.nofeedback_deadline());

@@ -10,12 +10,13 @@ pub use ctx::{BuildCtx, PortClaim};
 use super::check::FieldError;
 use super::document::Scenario;
 use crate::app::flow::build_flow;
+use crate::measure::capacity::CapacityProbe;
 use crate::measure::recorder::RecorderOptions;
 use crate::measure::Recorder;
 use crate::net::addr::group_addr;
-use crate::net::NodeId;
+use crate::net::{LinkDirId, NodeId};
 use crate::sim::{RngStreams, SimTime};
-use crate::world::World;
+use crate::world::{LinkDir, World};
 use rustc_hash::FxHashMap as HashMap;
 
 /// Builds the world for one (seed, replication). The scenario must have
@@ -86,7 +87,8 @@ fn world(s: &Scenario, mut ctx: BuildCtx<'_>) -> World {
     let group_addrs = (0..ctx.group_members.len() as u32)
         .map(group_addr)
         .collect();
-    World::new(
+    let capacity = capacity_probe(s, &ctx.links);
+    let mut w = World::new(
         Topology {
             nodes: ctx.nodes,
             links: ctx.links,
@@ -102,5 +104,29 @@ fn world(s: &Scenario, mut ctx: BuildCtx<'_>) -> World {
         ctx.horizon,
         sample_every,
         group_addrs,
-    )
+    );
+    w.capacity = capacity;
+    w
 }
+
+/// What `measure.capacity_interval_ms` asks for: every direction when it
+/// is given (0: none), else the changing ones every 100 ms.
+fn capacity_probe(s: &Scenario, links: &[LinkDir]) -> Option<CapacityProbe> {
+    let (every_ms, all) = match s.measure.capacity_interval_ms {
+        Some(x) => (x, true),
+        None => (DEFAULT_CAPACITY_INTERVAL_MS, false),
+    };
+    let dirs: Vec<LinkDirId> = (0..links.len() as LinkDirId)
+        .filter(|&ld| all || links[ld as usize].dynamic)
+        .collect();
+    (every_ms > 0.0 && !dirs.is_empty()).then(|| {
+        CapacityProbe::new(
+            SimTime::from_millis_f64(every_ms),
+            dirs,
+            s.limits.max_queue_sample_rows,
+        )
+    })
+}
+
+/// The capacity sampling interval of changing links unless one is given.
+pub const DEFAULT_CAPACITY_INTERVAL_MS: f64 = 100.0;

@@ -95,14 +95,23 @@ fn link_dir(
     rng: &RngStreams,
     flow_id: &dyn Fn(&str) -> u32,
 ) -> LinkDir {
-    let delay_ms = d.delay_ms.unwrap_or(l.delay_ms);
+    let dd = l.dynamics(Some(d));
+    // A changing delay routes by its value at time zero.
+    let delay_ms = dd.delay_ms.initial();
     let cost = d.cost.or(l.cost).unwrap_or(match s.routing.metric {
         RouteMetric::Hops => 1.0,
         RouteMetric::Delay => delay_ms,
     });
     let loss = (d.loss.as_ref().or(l.loss.as_ref()))
         .map(|x| build_loss(x, rng, &format!("link:{name}:loss"), flow_id));
-    let rate_bps = d.rate_bps.unwrap_or(l.rate_bps).round() as u64;
+    let dynamics = dd.changes().then(|| Box::new(dd.build(rng, &name)));
+    // The rate the queue discipline is built for (RED's idle-time
+    // estimate): the rate at time zero, or a trace's mean.
+    let rate_bps = match (dd.trace, dd.rate_bps) {
+        (Some(t), _) => t.build().mean_rate_bps().round() as u64,
+        (None, Some(r)) => r.initial().round() as u64,
+        (None, None) => unreachable!("validated: a rate or a trace"),
+    };
     let site = QueueSite {
         rng,
         name: &name,
@@ -122,6 +131,8 @@ fn link_dir(
         cost,
         busy_until: SimTime::ZERO,
         done_pending: false,
+        dynamic: dynamics.is_some(),
+        dynamics,
         in_transit: Default::default(),
         tx_carry: 0,
         busy_ns: 0,

@@ -1,0 +1,231 @@
+"""Delivery-opportunity traces for trace-driven links, in Mahimahi's
+``mm-link`` format: one line per opportunity, a whole number of
+milliseconds from the start, each opportunity worth 1504 bytes
+(docs/models/links.md).
+
+- ``read(path)`` / ``write(path, ms)`` read and write trace files.
+- ``constant(rate_bps, ...)`` and ``markov(...)`` generate traces; the
+  named ``BUILTIN`` traces are made by them with fixed parameters and
+  seeds (``mediasim trace list``), so nothing generated is stored.
+- ``resolve(scenario_dict)`` fills ``opportunities_ms`` of every link
+  trace given by ``file`` or ``builtin``: the runner does it before a run,
+  and run keys are computed from the result, so that a cached run stands
+  for the trace's contents, not its name.
+
+The generator draws only ``random.Random(seed).random()`` values and
+compares them (no logarithms): a trace is the same on every platform and
+Python version.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ScenarioError
+
+#: Bytes one Mahimahi opportunity carries (its MTU-sized PACKET_SIZE).
+OPPORTUNITY_BYTES = 1504
+
+__all__ = ["BUILTIN", "OPPORTUNITY_BYTES", "Builtin", "builtin", "constant", "markov", "mean_rate_bps", "read",
+           "resolve", "write"]
+
+
+def _error(path: str, msg: str) -> ScenarioError:
+    return ScenarioError(f"{path}: {msg}", [(path, msg)])
+
+
+def read(path: str | Path, field: str = "trace.file") -> list[int]:
+    """Reads a Mahimahi trace; every problem is a ScenarioError naming
+    ``field`` and the line: a missing file, an empty trace, a line that is
+    not a whole number of ms, times that go back, a trace of zero length."""
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise _error(field, f"no such trace file: {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise _error(field, f"cannot read the trace {path}: {e}") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline ending the last line
+    ms: list[int] = []
+    for i, line in enumerate(lines, 1):
+        s = line.strip()
+        if not s.isdigit():
+            what = "an empty line" if not s else f"{s[:30]!r} is not a whole number of milliseconds"
+            raise _error(field, f"{path}, line {i}: {what}")
+        v = int(s)
+        if ms and v < ms[-1]:
+            raise _error(field, f"{path}, line {i}: the trace's times go back ({v} ms after {ms[-1]} ms)")
+        ms.append(v)
+    if not ms:
+        raise _error(field, f"{path}: an empty trace (no opportunities)")
+    if ms[-1] == 0:
+        raise _error(field, f"{path}: the trace must last a positive time (its last line is 0)")
+    return ms
+
+
+def write(path: str | Path, ms: list[int]) -> Path:
+    """Writes ``ms`` as a Mahimahi trace (one number per line)."""
+    p = Path(path)
+    p.write_text("".join(f"{m}\n" for m in ms))
+    return p
+
+
+def mean_rate_bps(ms: list[int], bytes_per_opportunity: int = OPPORTUNITY_BYTES) -> float:
+    """The trace's mean capacity over one pass (its last timestamp)."""
+    return len(ms) * bytes_per_opportunity * 8 / (ms[-1] / 1000)
+
+
+def constant(rate_bps: float, duration_ms: int = 1000, bytes_per_opportunity: int = OPPORTUNITY_BYTES) -> list[int]:
+    """N = round(duration_ms x c) opportunities evenly spread, c the
+    opportunities per ms at ``rate_bps``: the k-th at ceil(k / c) ms. A pass
+    lasts until the last one (ceil(N / c) ms, within 1 ms of
+    ``duration_ms``), so the mean is ``rate_bps`` within 1 ms's share."""
+    if rate_bps <= 0 or duration_ms < 1:
+        raise ValueError("constant(): rate_bps and duration_ms must be positive")
+    per_ms = rate_bps / (bytes_per_opportunity * 8 * 1000)
+    n = max(1, round(duration_ms * per_ms))
+    # k / c within a rounding error of a whole number counts as it.
+    return [max(1, math.ceil(k / per_ms - 1e-9)) for k in range(1, n + 1)]
+
+
+def markov(levels_bps: list[float], dwell_s: float, duration_s: float, seed: int,
+           bytes_per_opportunity: int = OPPORTUNITY_BYTES) -> list[int]:
+    """An LTE-like trace: the capacity moves between ``levels_bps`` as a
+    birth-death Markov chain (each millisecond it leaves its level with
+    probability 1 / (dwell_s x 1000), to the level above or below with
+    equal odds, reflected at the ends: geometric dwell times of mean
+    ``dwell_s``), starting from the middle level. In a millisecond at level
+    r it offers floor(c) opportunities and one more with probability
+    frac(c), c = r / (8 x 1504 x 1000): the mean is exact and the count
+    varies by at most one. The last millisecond always has one, so that a
+    pass lasts ``duration_s``."""
+    if not levels_bps or min(levels_bps) < 0 or dwell_s <= 0 or duration_s <= 0:
+        raise ValueError("markov(): levels must be non-negative, dwell_s and duration_s positive")
+    rng = random.Random(seed)
+    leave = 1.0 / (dwell_s * 1000)
+    state = len(levels_bps) // 2
+    n_ms = round(duration_s * 1000)
+    ms: list[int] = []
+    for k in range(1, n_ms + 1):
+        if rng.random() < leave and len(levels_bps) > 1:
+            up = rng.random() < 0.5
+            if state == 0:
+                up = True
+            elif state == len(levels_bps) - 1:
+                up = False
+            state += 1 if up else -1
+        c = levels_bps[state] / (bytes_per_opportunity * 8 * 1000)
+        n = int(c) + (1 if rng.random() < c - int(c) else 0)
+        ms.extend([k] * n)
+    if not ms or ms[-1] != n_ms:
+        ms.append(n_ms)
+    return ms
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A named trace and how it is made."""
+
+    name: str
+    description: str
+    levels_bps: tuple[float, ...]
+    dwell_s: float
+    duration_s: float
+    seed: int
+
+    def make(self) -> list[int]:
+        if len(self.levels_bps) == 1:
+            return constant(self.levels_bps[0], round(self.duration_s * 1000))
+        return markov(list(self.levels_bps), self.dwell_s, self.duration_s, self.seed)
+
+
+#: The project's own traces, generated on demand (``mediasim trace list``).
+BUILTIN: dict[str, Builtin] = {b.name: b for b in [
+    Builtin("lte-walk", "LTE-like, a user walking: 1-12 Mbit/s, the level changing every 2 s on average, 120 s",
+            (1e6, 2e6, 4e6, 8e6, 12e6), 2.0, 120.0, 1),
+    Builtin("lte-drive", "LTE-like, a user driving: 0.3-20 Mbit/s, the level changing every 0.5 s on average, 120 s",
+            (0.3e6, 1e6, 3e6, 6e6, 12e6, 20e6), 0.5, 120.0, 2),
+    Builtin("lte-edge", "LTE-like at a cell edge: 0.2-3 Mbit/s with long deep fades, 120 s",
+            (0.2e6, 0.5e6, 1e6, 2e6, 3e6), 3.0, 120.0, 3),
+    Builtin("lte-2mbps", "LTE-like around 2 Mbit/s: 0.5-4 Mbit/s, the level changing every 1 s on average, 60 s "
+            "(the IW10 study's cellular access)", (0.5e6, 1e6, 2e6, 3e6, 4e6), 1.0, 60.0, 4),
+    Builtin("constant-12mbps", "12.032 Mbit/s, one opportunity per ms (Mahimahi's 12 Mbit/s trace), 1 s",
+            (12.032e6,), 0.0, 1.0, 0),
+    Builtin("constant-2mbps", "2 Mbit/s evenly spread, 1 s", (2e6,), 0.0, 1.0, 0),
+]}
+
+_made: dict[str, list[int]] = {}
+
+
+def builtin(name: str, field: str = "trace.builtin") -> list[int]:
+    """The opportunities of builtin trace ``name``."""
+    if name not in BUILTIN:
+        raise _error(field, f"no builtin trace {name!r} (known: {', '.join(sorted(BUILTIN))})")
+    if name not in _made:
+        _made[name] = BUILTIN[name].make()
+    return list(_made[name])
+
+
+# Files read, by (path, modification time, size): a sweep resolves the
+# same trace once per run.
+_read_cache: dict[tuple[str, int, int], list[int]] = {}
+
+
+def _read_cached(path: str, field: str) -> list[int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return read(path, field)  # raises with the field's name
+    key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
+    if key not in _read_cache:
+        _read_cache[key] = read(path, field)
+    return list(_read_cache[key])
+
+
+def _traces(data: dict[str, Any]):
+    """(path, trace dict) of every link and direction trace in a scenario."""
+    for i, link in enumerate(data.get("links") or []):
+        if not isinstance(link, dict):
+            continue
+        for where, holder in [("", link), (".ab", link.get("ab")), (".ba", link.get("ba"))]:
+            if isinstance(holder, dict) and isinstance(holder.get("trace"), dict):
+                yield f"links[{i}]{where}.trace", holder["trace"]
+
+
+def needs_resolving(data: dict[str, Any]) -> bool:
+    return any(("file" in t or "builtin" in t) and not t.get("opportunities_ms") for _, t in _traces(data))
+
+
+def resolve(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with ``opportunities_ms`` filled for every trace given by
+    ``file`` (relative to the working directory) or ``builtin``; the
+    input is not changed, and returned as is when nothing needs it."""
+    if not needs_resolving(data):
+        return data
+    out = copy.deepcopy(data)
+    for path, t in _traces(out):
+        if t.get("opportunities_ms"):
+            continue
+        if "file" in t and "builtin" in t:
+            raise _error(path, "give file or builtin, not both")
+        if "file" in t:
+            t["opportunities_ms"] = _read_cached(str(t["file"]), f"{path}.file")
+        elif "builtin" in t:
+            t["opportunities_ms"] = builtin(str(t["builtin"]), f"{path}.builtin")
+    return out
+
+
+def anchor_files(data: dict[str, Any], base: Path) -> None:
+    """Makes relative trace file paths in ``data`` relative to ``base`` (a
+    scenario file's folder), in place."""
+    for _, t in _traces(data):
+        f = t.get("file")
+        if isinstance(f, str) and not os.path.isabs(f):
+            t["file"] = str((base / f).resolve())
