@@ -202,6 +202,40 @@ mod tests {
         c.on_loss(ms(10), 300e3, None);
         c.on_feedback(490e3);
         assert!((c.on_gop(ms(GOP), ms(GOP)) - 300e3).abs() < 1e-6);
+        // Below A_adj while A rises: the target holds.
+        c.on_feedback(560e3);
+        assert!((c.on_gop(ms(2 * GOP), ms(GOP)) - 300e3).abs() < 1e-6);
+    }
+
+    #[test]
+    fn flat_holds_for_a_drawn_number_of_gops_from_one_to_the_maximum() {
+        let mut seen = Vec::new();
+        for seed in 0..60 {
+            let mut c = PpaccControl::new(
+                PpaccConfig::default(),
+                400e3,
+                RngStreams::new(seed, 0).stream("p"),
+            );
+            c.on_feedback(500e3);
+            c.on_loss(ms(0), 400e3, None);
+            let mut k = 2;
+            c.on_gop(ms(k * GOP), ms(GOP));
+            assert_eq!(c.state, State::Flat);
+            let mut gops = 0;
+            while c.state == State::Flat {
+                k += 1;
+                gops += 1;
+                c.on_gop(ms(k * GOP), ms(GOP));
+            }
+            seen.push(gops);
+        }
+        // Uniform on 1..=4: every length drawn, mean 2.5.
+        for n in 1..=4 {
+            assert!(seen.contains(&n), "{n} GOPs never drawn: {seen:?}");
+        }
+        assert!(seen.iter().all(|&n| (1..=4).contains(&n)));
+        let mean = seen.iter().sum::<u64>() as f64 / seen.len() as f64;
+        assert!((mean - 2.5).abs() < 0.5, "{mean}");
     }
 
     #[test]

@@ -330,7 +330,42 @@ mod tests {
             },
         );
         assert_eq!(s.rtt(), Some(ms(50)));
-        s.on_report(ms(120), &Report::Loss { first_missing: 3 });
+        // A second sample of 80 ms: 7/8 of the old plus 1/8 of the new.
+        s.on_report(
+            ms(300),
+            &Report::Estimate {
+                a_bps: 1e6,
+                t_recvdata: ms(200),
+                t_delay: ms(20),
+            },
+        );
+        assert_eq!(s.rtt(), Some(SimTime::from_micros(53_750)));
+        s.on_report(ms(320), &Report::Loss { first_missing: 3 });
         assert_eq!(s.control.state, super::super::State::Decrease);
+    }
+
+    #[test]
+    fn a_loss_biases_the_estimate_by_the_measured_sending_rate() {
+        let mut s = sender();
+        assert_eq!(s.target_bps(), 400e3);
+        let ms = SimTime::from_millis;
+        // 1000 bytes every 10 ms: 11 packets in the first 100 ms window
+        // (880 kbit/s), then 10 in the next (800 kbit/s).
+        for k in 0..=20 {
+            s.on_send(ms(10 * k), 1000, false);
+        }
+        let est = Report::Estimate {
+            a_bps: 1e6,
+            t_recvdata: ms(150),
+            t_delay: ms(0),
+        };
+        s.on_report(ms(200), &est);
+        s.on_report(ms(210), &Report::Loss { first_missing: 5 });
+        // Bias: 1/4 of (1 Mbit/s - 800 kbit/s).
+        assert!(
+            (s.control.bias_bps() - 50e3).abs() < 1e-6,
+            "{}",
+            s.control.bias_bps()
+        );
     }
 }

@@ -97,6 +97,8 @@ mod tests {
         );
         assert_eq!(e.available_bps(), Some(0.5e6 * 7.0 / 8.0));
         assert_eq!(e.on_pair(1e4, 0.007), 1e6, "squeezed: the whole link");
+        // 7/8 of 437.5 k plus 1/8 of 1 M.
+        assert_eq!(e.available_bps(), Some(0.4375e6 * 7.0 / 8.0 + 1e6 / 8.0));
     }
 
     #[test]

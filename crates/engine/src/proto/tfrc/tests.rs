@@ -84,6 +84,24 @@ fn the_mean_interval_weights_recent_intervals_and_the_open_one() {
 }
 
 #[test]
+fn history_discounting_weighs_old_intervals_by_twice_the_mean_over_the_open_one() {
+    // Section 5.5: closed intervals of 100, then 300 loss-free packets:
+    // DF = 2 x 100 / 300. I_tot0 = (300 + 100 x 5.0 x DF) / (1 + 5.0 x DF)
+    // (the weights after the first sum to 5.0) = 146.15.
+    let mut h = LossHistory::new(8, true);
+    let lost: Vec<u64> = (1..=9).map(|k| 100 * k).collect();
+    feed(&mut h, (0..1200).filter(|s| !lost.contains(s)), ms(10));
+    assert_eq!(h.open_interval(), 300);
+    let df = 2.0 * 100.0 / 300.0;
+    let want = (300.0 + 100.0 * 5.0 * df) / (1.0 + 5.0 * df);
+    assert!(
+        (h.mean_interval().unwrap() - want).abs() < 1e-9,
+        "{:?}",
+        h.mean_interval()
+    );
+}
+
+#[test]
 fn the_open_interval_counts_only_when_it_raises_the_mean() {
     let mut h = LossHistory::new(8, false);
     let lost = [100, 150];
