@@ -300,7 +300,7 @@ def test_the_package_lists_its_api():
 
 # 6. Integer columns are integers, in every table.
 SCHEMA = Path(__file__).parent / "data" / "table_dtypes.json"
-_UNIT = re.compile(r"(_s|_ms|_ns|_bps|_pps|_pct|^p|_p|loss_rate|utilization|_mean|mean_[a-z]+|value)$")
+_UNIT = re.compile(r"(_s|_ms|_ns|_bps|_pps|_pct|^p|_p|loss_rate|utilization|_mean|mean_[a-z]+|value|_ratio|^r_factor|^mos)$")
 
 
 def test_every_table_holds_its_declared_dtypes_full_or_empty(examples):

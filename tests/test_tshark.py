@@ -1,6 +1,7 @@
 """Wireshark's dissectors (tshark) read mediasim's pcap files: no malformed
 packets, checksums good, TCP retransmissions counted alike, RTP and RTCP
-(with Generic NACKs) decoded. Runs scripts/check-pcap-tshark.
+(with Generic NACKs) decoded, transport-wide feedback and its RTP header
+extension decoded, RFC 8888 feedback framed. Runs scripts/check-pcap-tshark.
 
 scripts/setup installs tshark where it can (root with apt-get). In CI the
 test requires it; elsewhere, without tshark, it is reported as not run,
@@ -30,3 +31,7 @@ def test_tshark_decodes_every_pcap_cleanly():
     rtp = next(line for line in lines if " RTP, " in line)
     assert "with NACK" in rtp and "0 malformed" in rtp
     assert sum("packets  0 expert warnings  0 bad checksums" in line for line in lines) >= 10
+    # Per-packet feedback: tshark finds every message the sender received.
+    for fmt in ("twcc", "rfc8888"):
+        line = next(x for x in lines if f"calls/{fmt}/" in x)
+        assert "0 malformed" in line and "feedback: mediasim" in line

@@ -49,6 +49,8 @@ TABLES = {
     "tcp_series": "TCP window, ssthresh, RTT, SRTT, RTO and recovery over time (with measure.series)",
     "rtp": "one row per RTP session member: RTCP share, feedback, loss reports",
     "rtp_series": "the target rate of media under a rate controller over time (with measure.series)",
+    "media": "one row per frame-based media stream: frames, pacer, per-packet feedback, playout, voice quality",
+    "media_series": "target and codec rates, frame sizes and pacer queue over time (with measure.series)",
     "tfrc": "one row per TFRC flow: rate, RTT, loss event rate",
     "tfrc_series": "TFRC's allowed rate and loss event rate over time (with measure.series)",
     "paced": "one row per paced flow: packets sent and received, final target rate, feedback sent",

@@ -531,10 +531,13 @@ fn app_tables(w: &World, end: crate::sim::SimTime, n: &RunNames) -> (Vec<Table>,
     let mut full = false;
     let mut rows: BTreeMap<&'static str, BTreeMap<u32, NamedValues>> = BTreeMap::new();
     let mut series: BTreeMap<&'static str, SeriesColumns> = BTreeMap::new();
-    for slot in &w.apps {
-        let Some(st) = slot.app.stats(end) else {
-            continue;
-        };
+    let all = (w.apps.iter()).flat_map(|slot| {
+        slot.app
+            .stats(end)
+            .into_iter()
+            .chain(slot.app.more_stats(end))
+    });
+    for st in all {
         rows.entry(st.table)
             .or_default()
             .entry(st.flow)

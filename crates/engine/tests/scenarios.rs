@@ -101,6 +101,7 @@ fn app_tables_have_their_declared_columns() {
         ("rtp_avpf_multicast.json", "newpred"),
         ("rmtp_tree.json", ""),
         ("tcp_web_and_voice.json", ""),
+        ("calls.json", ""),
     ];
     for (file, variant) in runs {
         let seed = format!("{file} {variant}");

@@ -7,6 +7,7 @@
 
 pub mod cbr;
 pub mod flow;
+pub mod media;
 pub mod paced;
 pub mod poisson;
 pub mod rmtp;
@@ -47,6 +48,11 @@ pub trait App: Send {
     /// Measurements to report at the end of a run (`end`), if any.
     fn stats(&self, _end: SimTime) -> Option<AppStats> {
         None
+    }
+    /// Rows for further tables (an application that reports into more
+    /// than one).
+    fn more_stats(&self, _end: SimTime) -> Vec<AppStats> {
+        Vec::new()
     }
 }
 
@@ -112,6 +118,7 @@ impl AppTable {
 pub const APP_TABLES: &[&AppTable] = &[
     &tcp::TABLE,
     &rtp::TABLE,
+    &rtp::MEDIA_TABLE,
     &tfrc::TABLE,
     &paced::TABLE,
     &svc::TABLE,

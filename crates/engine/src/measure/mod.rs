@@ -2,6 +2,7 @@
 
 pub mod capacity;
 pub mod delay;
+pub mod emodel;
 pub mod loss_runs;
 pub mod mean;
 pub mod memory;

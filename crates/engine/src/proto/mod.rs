@@ -3,6 +3,7 @@
 //! none knows the simulator.
 
 pub mod cc;
+pub mod feedback;
 pub mod ppacc;
 pub mod rmtp;
 pub mod rtp;

@@ -108,6 +108,7 @@ fn rtp_length_version_and_marker() {
         seq: 7,
         timestamp: 9000,
         ssrc: 42,
+        transport_seq: None,
     };
     let mut b = vec![0u8; 12];
     h.emit(&mut b);
@@ -216,6 +217,7 @@ fn rtp_marker_off_and_rtcp_feedback_of_unknown_formats() {
         seq: 1,
         timestamp: 2,
         ssrc: 3,
+        transport_seq: None,
     };
     let mut b = vec![0u8; 12];
     h.emit(&mut b);

@@ -3,16 +3,22 @@
 //! scheduler, its destination (the session's multicast tree or the other
 //! member) and its flows.
 
-use super::member::{MediaConfig, NewpredConfig, PacedMedia, RtpMember, TOKEN_FB};
+use super::frames::FrameSender;
+use super::member::{MediaConfig, NewpredConfig, PacedMedia, RtpMember, TOKEN_FB, TOKEN_PPFB};
 use super::spec::{
-    AvpfSpec, DitherRuleSpec, PointToPointDither, RtpProfile, RtpSessionSpec, RtpTransport,
+    AvpfSpec, DitherRuleSpec, PointToPointDither, RtpMemberSpec, RtpProfile, RtpSessionSpec,
+    RtpTransport,
 };
+use super::viewer::{FeedbackOut, Viewer};
+use crate::app::media::playout::Playout;
+use crate::app::media::spec::SourceSite;
 use crate::app::paced::FeedbackEnd;
 use crate::app::session::SessionModel;
 use crate::app::PacketTemplate;
 use crate::measure::recorder::{FlowMeta, Receivers};
 use crate::net::{Dest, NodeId};
 use crate::proto::cc::{CcSite, FeedbackReceiver, RateController};
+use crate::proto::feedback::ArrivalLog;
 use crate::proto::rtp::{AvpfConfig, DitherRule, RtcpScheduler, RtcpTiming, TimingConfig};
 use crate::scenario::build::{BuildCtx, PortClaim};
 use crate::sim::SimTime;
@@ -24,15 +30,22 @@ pub fn build_session(s: &RtpSessionSpec, k: usize, p: &str, ctx: &mut BuildCtx<'
     let ids: Vec<u32> = s.flow_names().iter().map(|n| ctx.flow_id(n)).collect();
     let mut ids = ids.into_iter();
     let mut halves = s.controllers(&plan, ctx);
-    for (j, m) in s.members.iter().enumerate() {
-        let rtp_flow = m.media.then(|| ids.next().expect("named"));
-        let rtcp_flow = ids.next().expect("named");
-        let fb_flow = s.peer_cc(m).map(|_| ids.next().expect("named"));
+    let flows: Vec<MemberFlows> = (s.members.iter())
+        .map(|m| {
+            let rtp_flow = m.media.then(|| ids.next().expect("named"));
+            let rtcp_flow = ids.next().expect("named");
+            let fb_flow = s.peer_feedback(m).map(|_| ids.next().expect("named"));
+            (rtp_flow, rtcp_flow, fb_flow)
+        })
+        .collect();
+    for (j, cc) in halves.iter_mut().enumerate() {
         let path = format!("{p}.members[{j}]");
-        let cc = std::mem::take(&mut halves[j]);
-        s.build_member(&plan, j, (rtp_flow, rtcp_flow, fb_flow), cc, &path, ctx);
+        s.build_member(&plan, j, &flows, std::mem::take(cc), &path, ctx);
     }
 }
+
+/// A member's flows: RTP (a media sender), RTCP, feedback it returns.
+type MemberFlows = (Option<u32>, u32, Option<u32>);
 
 /// One member's part of the media controllers: its own media's sending
 /// half, and the receiving half of its peer's (with the feedback size).
@@ -116,11 +129,12 @@ impl RtpSessionSpec {
         &self,
         plan: &SessionPlan,
         j: usize,
-        flows: (Option<u32>, u32, Option<u32>),
+        all_flows: &[MemberFlows],
         (cc, fb): Halves,
         path: &str,
         ctx: &mut BuildCtx<'_>,
     ) {
+        let flows = all_flows[j];
         let m = &self.members[j];
         let node = plan.nodes[j];
         let others: Vec<NodeId> = plan.nodes.iter().copied().filter(|&n| n != node).collect();
@@ -140,9 +154,23 @@ impl RtpSessionSpec {
                 TOKEN_FB,
             )
         });
+        let frames = self.frame_sender(plan, j, ctx);
+        let (viewer, pp_feedback) = match (0..self.members.len()).find(|&k| k != j) {
+            Some(k) if plan.group.is_none() => (
+                self.viewer(plan, j, k, all_flows[k].0),
+                self.feedback_out(
+                    plan,
+                    (j, k),
+                    fb_flow.map(|f| tpl(f, plan.rtcp_port, 0)),
+                    all_flows[k].0,
+                ),
+            ),
+            _ => (None, None),
+        };
         let app = self
             .member_app(plan, j, media, tpl(rtcp_flow, plan.rtcp_port, 0), ctx)
-            .with_cc(cc.map(PacedMedia::new), feedback);
+            .with_cc(cc.map(PacedMedia::new), feedback)
+            .with_frames(frames, viewer, pp_feedback);
         let idx = ctx.next_app();
         for (port, field) in [(plan.rtp_port, "rtp"), (plan.rtcp_port, "rtcp")] {
             if let PortClaim::Taken(_) = ctx.claim_port(node, port, idx, &self.name, false) {
@@ -179,6 +207,81 @@ impl RtpSessionSpec {
             };
             ctx.add_flow_meta(f, fb);
         }
+    }
+
+    /// What a source may use: the member's share of the session.
+    fn source_site(&self, plan: &SessionPlan, m: &RtpMemberSpec) -> SourceSite {
+        let share = self.session_bw_bps / self.media_senders();
+        let payload = m.max_packet_bytes.saturating_sub(40).max(1) as f64;
+        SourceSite {
+            start_bps: share * payload / (payload + 40.0),
+            plan: (plan.payload, plan.interval),
+        }
+    }
+
+    /// Member `j`'s frame-based media, if it has a source.
+    fn frame_sender(
+        &self,
+        plan: &SessionPlan,
+        j: usize,
+        ctx: &BuildCtx<'_>,
+    ) -> Option<FrameSender> {
+        let m = &self.members[j];
+        let src = m.source.as_ref().filter(|_| m.media)?;
+        let site = self.source_site(plan, m);
+        let rng = ctx.stream(&format!("rtp:{}:{}:source", self.name, m.node));
+        Some(FrameSender::new(
+            src.model().build(&site),
+            rng,
+            m.pacer.as_ref().map(|p| p.build()),
+            m.max_packet_bytes,
+            self.session_bw_bps / self.media_senders(),
+            m.feedback.as_ref().map(|f| f.format()),
+        ))
+    }
+
+    /// Member `j`'s playout buffer for member `k`'s stream (flow `stream`).
+    fn viewer(
+        &self,
+        plan: &SessionPlan,
+        j: usize,
+        k: usize,
+        stream: Option<u32>,
+    ) -> Option<Viewer> {
+        let pl = self.members[j].playout.as_ref()?;
+        let peer = &self.members[k];
+        let src = peer.source.as_ref()?;
+        let site = self.source_site(plan, peer);
+        let voice = src.model().voice();
+        let params = pl.params(src.model().frame_interval(&site), voice.is_some());
+        Some(Viewer {
+            playout: Playout::new(params),
+            voice,
+            stream: stream?,
+        })
+    }
+
+    /// The per-packet feedback member `j` returns about member `k`'s media.
+    fn feedback_out(
+        &self,
+        plan: &SessionPlan,
+        (j, k): (usize, usize),
+        tpl: Option<PacketTemplate>,
+        stream: Option<u32>,
+    ) -> Option<FeedbackOut> {
+        let fb = self.members[k].feedback.as_ref()?;
+        let log = ArrivalLog::new(
+            fb.format(),
+            plan.ssrc_base + j as u32,
+            plan.ssrc_base + k as u32,
+        );
+        Some(FeedbackOut::new(
+            log,
+            (SimTime::from_millis_f64(fb.interval_ms), fb.per_frame),
+            tpl?,
+            TOKEN_PPFB,
+            stream?,
+        ))
     }
 
     fn member_app(

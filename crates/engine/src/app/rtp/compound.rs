@@ -88,12 +88,7 @@ fn ntp64(t: SimTime) -> u64 {
     (secs << 32) | frac as u64
 }
 
-/// The middle 32 bits of a 64-bit NTP timestamp for simulated time `t`.
-pub fn ntp_short(t: SimTime) -> u32 {
-    let secs = t.as_nanos() / 1_000_000_000;
-    let frac = ((t.as_nanos() % 1_000_000_000) << 16) / 1_000_000_000;
-    ((secs as u32) << 16) | frac as u32
-}
+pub use crate::wire::rtcp::ntp_short;
 
 fn ntp_short_duration(d: SimTime) -> u32 {
     ntp_short(d)

@@ -6,7 +6,9 @@
 //! time) and, as a media sender, the delay until each loss is reported.
 
 use super::compound::{compound_bytes, merge_nacks, rtp_ts};
+use super::frames::{FrameSender, Queued};
 use super::payload::{RtcpCompound, RtcpReport, RtpData};
+use super::viewer::{FeedbackOut, Viewer};
 use crate::app::paced::FeedbackEnd;
 use crate::app::{Action, App, AppStats, PacketTemplate};
 use crate::measure::RunningMean;
@@ -14,6 +16,7 @@ use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::net::Payload;
 use crate::net::{FlowId, Packet};
 use crate::proto::cc::{Departure, RateController};
+use crate::proto::feedback::FeedbackMessage;
 use crate::proto::rtp::{RtcpScheduler, SourceStats, Transmit};
 use crate::sim::{SimRng, SimTime};
 // FxHash: keys are SSRCs and sequence numbers, hashed for every packet.
@@ -28,6 +31,20 @@ const TOKEN_TIMEOUTS: u64 = 3;
 /// (receiver).
 const TOKEN_CC: u64 = 4;
 pub const TOKEN_FB: u64 = 5;
+/// Frame-based media: the next frame, and the pacer.
+const TOKEN_FRAME: u64 = 6;
+const TOKEN_PACE: u64 = 7;
+/// The per-packet feedback a receiver returns.
+pub const TOKEN_PPFB: u64 = 8;
+
+/// `x` per second of `active_s` (NaN when the member was never active).
+fn per_s(x: f64, active_s: f64) -> f64 {
+    if active_s > 0.0 {
+        x / active_s
+    } else {
+        f64::NAN
+    }
+}
 
 /// A media sender's rate controller (`cc`): one media packet leaves
 /// whenever the controller allows (the media follows its rate exactly).
@@ -119,6 +136,13 @@ pub struct RtpMember {
     /// The feedback half of the peer's controller (its receiver).
     feedback: Option<FeedbackEnd>,
     series_rows: usize,
+    /// Frame-based media (`source`), instead of one packet per interval.
+    frames: Option<FrameSender>,
+    pace_timer: Option<SimTime>,
+    /// The playout buffer of the stream this member receives (`playout`).
+    viewer: Option<Viewer>,
+    /// Per-packet feedback this member returns about the stream it receives.
+    pp_feedback: Option<FeedbackOut>,
 }
 
 impl RtpMember {
@@ -169,6 +193,135 @@ impl RtpMember {
             paced: None,
             feedback: None,
             series_rows: usize::MAX,
+            frames: None,
+            pace_timer: None,
+            viewer: None,
+            pp_feedback: None,
+        }
+    }
+
+    /// Frame-based media, a playout buffer, per-packet feedback to return.
+    pub fn with_frames(
+        mut self,
+        frames: Option<FrameSender>,
+        viewer: Option<Viewer>,
+        pp_feedback: Option<FeedbackOut>,
+    ) -> Self {
+        self.frames = frames;
+        self.viewer = viewer;
+        self.pp_feedback = pp_feedback;
+        self
+    }
+
+    /// The wire rate frames aim at: the controller's target, or the
+    /// media's fixed share of the session.
+    fn frame_target(&self) -> f64 {
+        match (&self.paced, &self.frames) {
+            (Some(pm), _) => pm.cc.target_bps(),
+            (None, Some(f)) => f.fixed_bps,
+            (None, None) => 0.0,
+        }
+    }
+
+    /// A frame is due: capture it, send or queue its packets, and ask for
+    /// the next.
+    fn frame_due(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        if now >= self.stop {
+            return;
+        }
+        let target = self.frame_target();
+        let Some(fs) = self.frames.as_mut() else {
+            return;
+        };
+        let (now_packets, gap) = fs.capture(now, target);
+        for q in now_packets {
+            self.emit_frame_packet(now, &q, out);
+        }
+        if now + gap < self.stop {
+            out.push(Action::Timer {
+                at: now + gap,
+                token: TOKEN_FRAME,
+            });
+        }
+        self.pace(now, out);
+    }
+
+    /// Sends what the pacer lets go now, and wakes up for the rest.
+    fn pace(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        let target = self.frame_target();
+        let Some(fs) = self.frames.as_mut() else {
+            return;
+        };
+        let go = fs.release(now, target);
+        let next = fs.next_release();
+        for q in go {
+            self.emit_frame_packet(now, &q, out);
+        }
+        if let Some(at) = next {
+            crate::app::arm_timer(&mut self.pace_timer, at, TOKEN_PACE, out);
+        }
+    }
+
+    fn emit_frame_packet(&mut self, now: SimTime, q: &Queued, out: &mut Vec<Action>) {
+        let (Some(fs), Some(m)) = (self.frames.as_mut(), &self.media) else {
+            return;
+        };
+        let mut p = fs.packet(now, &m.template, q, self.ssrc, self.seq);
+        if let Some(pm) = self.paced.as_mut() {
+            let d = Departure {
+                bytes: p.size_bytes,
+                due: now,
+                next_same_size: false,
+            };
+            let (stamp, next) = pm.cc.on_send(now, d);
+            pm.next = next;
+            if let Some(data) = p.app.get_mut::<RtpData>() {
+                data.stamp = Some(stamp);
+            }
+        }
+        self.sent_at.insert(self.seq, now);
+        self.octets_sent = self.octets_sent.wrapping_add(q.payload);
+        self.packets_sent = self.packets_sent.wrapping_add(1);
+        self.seq = self.seq.wrapping_add(1);
+        self.sched.timing.on_own_rtp(now);
+        out.push(Action::Send(p));
+    }
+
+    /// The `media` table's sender columns.
+    fn sender_media_stats(&self, fs: &FrameSender, end: SimTime) -> AppStats {
+        let st = &fs.stats;
+        let active = end.min(self.stop).saturating_sub(self.start).as_secs_f64();
+        let pd = st.pacer_delay.summary_ns();
+        let frames = st.frames.max(1) as f64;
+        AppStats {
+            table: "media",
+            flow: self
+                .media
+                .as_ref()
+                .map_or(self.data_flow, |m| m.template.flow),
+            values: vec![
+                ("frames_sent", st.frames as f64),
+                ("key_frames", st.key_frames as f64),
+                ("media_payload_bytes", st.payload_bytes as f64),
+                (
+                    "media_rate_bps",
+                    per_s(st.payload_bytes as f64 * 8.0, active),
+                ),
+                ("target_gap_mean_bps", st.gap_sum_bps / frames),
+                ("pacer_delay_mean_ms", pd[0] / 1e6),
+                ("pacer_delay_p95_ms", pd[3] / 1e6),
+                ("pacer_queue_max_bytes", st.pacer_max_bytes as f64),
+                ("feedback_received", st.fb_received as f64),
+                ("feedback_bytes_received", st.fb_bytes as f64),
+                ("packets_reported_received", st.reported_received as f64),
+                ("packets_reported_lost", st.reported_lost as f64),
+            ],
+            series: vec![
+                ("target_bps", fs.target_series.points().to_vec()),
+                ("codec_bps", fs.codec_series.points().to_vec()),
+                ("frame_bytes", fs.frame_series.points().to_vec()),
+                ("pacer_queue_bytes", fs.pacer_series.points().to_vec()),
+            ],
         }
     }
 
@@ -304,6 +457,9 @@ impl RtpMember {
                 timestamp: ts,
                 repair: None,
                 stamp,
+                frame: None,
+                marker: false,
+                transport_seq: None,
             });
             self.sent_at.insert(self.seq, now);
             self.octets_sent = self.octets_sent.wrapping_add(p.payload_bytes() - 12);
@@ -333,6 +489,9 @@ impl RtpMember {
                 timestamp: 0,
                 repair: Some(fb_sent_at),
                 stamp: None,
+                frame: None,
+                marker: false,
+                transport_seq: None,
             });
             self.repairs_sent += 1;
             out.push(Action::Send(p));
@@ -461,6 +620,9 @@ impl App for RtpMember {
         if let Some(fb) = &mut self.feedback {
             fb.rx.set_series_rows(rows);
         }
+        if let Some(fs) = &mut self.frames {
+            fs.set_series(rows);
+        }
     }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
         if let Some(pm) = &mut self.paced {
@@ -470,7 +632,9 @@ impl App for RtpMember {
         if let Some(fb) = &mut self.feedback {
             fb.rx.start(now);
         }
-        if self.media.is_some() {
+        if self.frames.is_some() {
+            self.frame_due(now, out);
+        } else if self.media.is_some() {
             self.send_media(now, out);
         }
         self.arm_rtcp(out);
@@ -497,6 +661,16 @@ impl App for RtpMember {
             }
             TOKEN_FB => {
                 if let Some(fb) = &mut self.feedback {
+                    fb.on_timer(now, out);
+                }
+            }
+            TOKEN_FRAME => self.frame_due(now, out),
+            TOKEN_PACE => {
+                crate::app::timer_fired(&mut self.pace_timer, now);
+                self.pace(now, out);
+            }
+            TOKEN_PPFB => {
+                if let Some(fb) = &mut self.pp_feedback {
                     fb.on_timer(now, out);
                 }
             }
@@ -535,7 +709,20 @@ impl App for RtpMember {
             if let (Some(s), Some(fb)) = (&d.stamp, &mut self.feedback) {
                 fb.on_data(now, s, pkt.size_bytes, out);
             }
+            if let (Some(tag), Some(v)) = (&d.frame, &mut self.viewer) {
+                v.playout.on_packet(now, tag);
+            }
+            if let Some(fb) = &mut self.pp_feedback {
+                fb.on_rtp(now, d, pkt.ecn, out);
+            }
             self.on_rtp(now, d.ssrc, d.seq, d.timestamp, d.repair);
+        } else if let Some(FeedbackMessage(msg)) = pkt.app.get::<FeedbackMessage>() {
+            if let Some(fs) = &mut self.frames {
+                let results = fs.on_feedback(now, msg, pkt.size_bytes);
+                if let Some(pm) = &mut self.paced {
+                    pm.cc.on_packet_feedback(now, &results);
+                }
+            }
         } else if let Some(c) = pkt.app.get::<RtcpCompound>() {
             self.on_rtcp(now, c, pkt.size_bytes, pkt.created_at, out);
         } else if let Some(pm) = &mut self.paced {
@@ -547,6 +734,20 @@ impl App for RtpMember {
         }
         // Anything else is not for a session member.
         self.arm_rtcp(out);
+    }
+
+    fn more_stats(&self, end: SimTime) -> Vec<AppStats> {
+        let mut v = Vec::new();
+        if let Some(fs) = &self.frames {
+            v.push(self.sender_media_stats(fs, end));
+        }
+        if let Some(view) = &self.viewer {
+            v.push(view.stats(end));
+        }
+        if let Some(fb) = &self.pp_feedback {
+            v.push(fb.stats());
+        }
+        v
     }
 
     fn stats(&self, end: SimTime) -> Option<AppStats> {
@@ -561,14 +762,7 @@ impl App for RtpMember {
                 ("media_sender", self.media.is_some() as u8 as f64),
                 ("rtcp_packets", self.rtcp_packets as f64),
                 ("rtcp_bytes", self.rtcp_bytes as f64),
-                (
-                    "rtcp_bps",
-                    if active > 0.0 {
-                        self.rtcp_bytes as f64 * 8.0 / active
-                    } else {
-                        f64::NAN
-                    },
-                ),
+                ("rtcp_bps", per_s(self.rtcp_bytes as f64 * 8.0, active)),
                 (
                     "rtcp_share_pct",
                     if active > 0.0 {

@@ -3,9 +3,11 @@
 
 pub mod build;
 pub mod compound;
+pub mod frames;
 pub mod member;
 pub mod payload;
 pub mod spec;
+pub mod viewer;
 
 pub use compound::compound_packets;
 pub use member::{MediaConfig, NewpredConfig, RtpMember, RTP_CLOCK_HZ};
@@ -45,6 +47,44 @@ pub const TABLE: super::AppTable = super::AppTable {
         Count("recoveries"),
         Measure("recovery_time_mean_s"),
         Measure("waiting_time_mean_s"),
+    ],
+    series: true,
+};
+
+/// The `media` table: one row per frame-based media stream (a member with
+/// a `source`), the sender's columns then the receiver's (`playout`,
+/// per-packet `feedback`, voice quality for voice sources).
+pub const MEDIA_TABLE: super::AppTable = super::AppTable {
+    name: "media",
+    columns: &[
+        Count("frames_sent"),
+        Count("key_frames"),
+        Count("media_payload_bytes"),
+        Measure("media_rate_bps"),
+        Measure("target_gap_mean_bps"),
+        Measure("pacer_delay_mean_ms"),
+        Measure("pacer_delay_p95_ms"),
+        Count("pacer_queue_max_bytes"),
+        Count("feedback_received"),
+        Count("feedback_bytes_received"),
+        Count("packets_reported_received"),
+        Count("packets_reported_lost"),
+        Count("frames_played"),
+        Count("frames_late"),
+        Count("frames_lost"),
+        Measure("frame_delay_mean_ms"),
+        Measure("frame_delay_p95_ms"),
+        Measure("frame_delay_max_ms"),
+        Measure("playout_delay_mean_ms"),
+        Count("freezes"),
+        Measure("freeze_total_s"),
+        Count("feedback_sent"),
+        Count("feedback_bytes_sent"),
+        Measure("voice_loss_pct"),
+        Measure("voice_burst_ratio"),
+        Measure("mouth_to_ear_ms"),
+        Measure("r_factor"),
+        Measure("mos"),
     ],
     series: true,
 };

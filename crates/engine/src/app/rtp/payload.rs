@@ -15,19 +15,30 @@ pub struct RtpData {
     pub repair: Option<SimTime>,
     /// The rate controller's stamp, when the member's media has one (`cc`).
     pub stamp: Option<crate::proto::cc::Stamp>,
+    /// Frame-based media: the frame this packet belongs to (the RTP
+    /// timestamp and marker carry the same on the wire).
+    pub frame: Option<crate::app::media::playout::FrameTag>,
+    /// The last packet of its frame (RTP marker bit).
+    pub marker: bool,
+    /// The transport-wide sequence number (header extension), with
+    /// transport-wide feedback.
+    pub transport_seq: Option<u16>,
 }
 
 impl AppPayload for RtpData {
     fn emit(&self, _p: &Packet, _now: SimTime, buf: &mut [u8]) {
         if buf.len() >= rtp::HEADER_LEN {
-            rtp::RtpHeader {
-                marker: false,
+            let h = rtp::RtpHeader {
+                marker: self.marker,
                 payload_type: 96,
                 seq: self.seq,
                 timestamp: self.timestamp,
                 ssrc: self.ssrc,
+                transport_seq: self.transport_seq,
+            };
+            if buf.len() >= h.wire_len() {
+                h.emit(buf);
             }
-            .emit(buf);
         }
     }
     crate::payload_eq!();

@@ -94,6 +94,30 @@ pub struct RtpMemberSpec {
     /// for `cc`.
     #[serde(default = "d_feedback_bytes")]
     pub feedback_bytes: u32,
+    /// Frame-based media: `{type = "synthetic"}` (RFC 8593's codec),
+    /// `"trace"`, `"voice"` or `"constant"` (docs/models/media.md).
+    /// Absent: one packet of `media_payload_bytes` per interval.
+    #[serde(default)]
+    pub source: Option<crate::app::media::spec::SourceSpec>,
+    /// Largest media packet on the wire, bytes (frames are cut to fit).
+    #[serde(default = "d_max_packet_bytes")]
+    pub max_packet_bytes: u32,
+    /// A pacer between the source and the wire (with `source`); absent,
+    /// a frame's packets leave together.
+    #[serde(default)]
+    pub pacer: Option<crate::app::media::spec::PacerSpec>,
+    /// Per-packet feedback (RFC 8888 or transport-wide) the other member
+    /// of a unicast session returns about this member's media.
+    #[serde(default)]
+    pub feedback: Option<crate::app::media::spec::FeedbackSpec>,
+    /// This member's playout buffer for the frame-based media it receives
+    /// (unicast sessions).
+    #[serde(default)]
+    pub playout: Option<crate::app::media::spec::PlayoutSpec>,
+}
+
+fn d_max_packet_bytes() -> u32 {
+    1200
 }
 
 fn d_feedback_bytes() -> u32 {
@@ -163,7 +187,7 @@ impl SessionModel for RtpSessionSpec {
                 v.push(format!("{}/{}/rtp", self.name, m.node));
             }
             v.push(format!("{}/{}/rtcp", self.name, m.node));
-            if self.peer_cc(m).is_some() {
+            if self.peer_feedback(m).is_some() {
                 v.push(format!("{}/{}/fb", self.name, m.node));
             }
         }
@@ -236,7 +260,76 @@ impl RtpSessionSpec {
             if let Some(cc) = &m.cc {
                 self.validate_cc(m, cc, &format!("{p}.members[{j}]"), c);
             }
+            self.validate_frames(m, &format!("{p}.members[{j}]"), c);
         }
+    }
+
+    /// Frame-based media, per-packet feedback and playout of one member.
+    fn validate_frames(&self, m: &RtpMemberSpec, p: &str, c: &mut Checker) {
+        let unicast = self.transport == RtpTransport::Unicast;
+        if let Some(src) = &m.source {
+            src.model().validate(&format!("{p}.source"), c);
+            let why = if !m.media {
+                Some("needs media = true")
+            } else if self.newpred.is_some() {
+                Some("not with newpred (its frames are cut into segments)")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                c.err(format!("{p}.source"), why);
+            }
+            c.wire_bytes(
+                format_args!("{p}.max_packet_bytes"),
+                m.max_packet_bytes,
+                41 + 8,
+            );
+        }
+        if let Some(pacer) = &m.pacer {
+            pacer.validate(&format!("{p}.pacer"), c);
+            if m.source.is_none() {
+                c.err(format!("{p}.pacer"), "needs a source (frames to pace)");
+            }
+        }
+        if let Some(fb) = &m.feedback {
+            fb.validate(&format!("{p}.feedback"), c);
+            let why = if m.source.is_none() {
+                Some("needs a source (frame-based media)")
+            } else if !unicast {
+                Some("needs a unicast session (one receiver returns the feedback)")
+            } else if m.cc.as_ref().is_some_and(|cc| cc.model().own_feedback()) {
+                Some("the controller returns feedback of its own; per-packet feedback serves a controller that reads it, `fixed`, or none")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                c.err(format!("{p}.feedback"), why);
+            }
+        }
+        if let Some(pl) = &m.playout {
+            pl.validate(&format!("{p}.playout"), c);
+            let peer = self.members.iter().find(|x| x.node != m.node);
+            let why = if !unicast || self.members.len() != 2 {
+                Some("needs a unicast session (the stream it plays is the other member's)")
+            } else if peer.is_none_or(|x| x.source.is_none()) {
+                Some("the other member sends no frame-based media (`source`)")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                c.err(format!("{p}.playout"), why);
+            }
+        }
+    }
+
+    /// The member whose media `m` returns feedback about (a controller's
+    /// or per-packet), if any.
+    pub(super) fn peer_feedback<'a>(&'a self, m: &RtpMemberSpec) -> Option<&'a RtpMemberSpec> {
+        if self.transport != RtpTransport::Unicast || self.members.len() != 2 {
+            return None;
+        }
+        let peer = self.members.iter().find(|x| x.node != m.node)?;
+        (peer.media && (peer.cc.is_some() || peer.feedback.is_some())).then_some(peer)
     }
 
     fn validate_cc(&self, m: &RtpMemberSpec, cc: &CcSpec, p: &str, c: &mut Checker) {
@@ -255,16 +348,6 @@ impl RtpSessionSpec {
             c.err(format!("{p}.cc"), why);
         }
         c.wire_bytes(format_args!("{p}.feedback_bytes"), m.feedback_bytes, 28);
-    }
-
-    /// The controller of `m`'s peer's media, if `m` returns its feedback
-    /// (the other member of a unicast session).
-    pub(super) fn peer_cc<'a>(&'a self, m: &RtpMemberSpec) -> Option<&'a RtpMemberSpec> {
-        if self.transport != RtpTransport::Unicast || self.members.len() != 2 {
-            return None;
-        }
-        let peer = self.members.iter().find(|x| x.node != m.node)?;
-        (peer.media && peer.cc.is_some()).then_some(peer)
     }
 
     fn validate_timing(&self, p: &str, scope: &Scope<'_>, c: &mut Checker) {

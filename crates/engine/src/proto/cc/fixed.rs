@@ -30,6 +30,9 @@ impl CcModel for FixedSpec {
         };
         (Box::new(rate), Box::new(NoFeedback))
     }
+    fn own_feedback(&self) -> bool {
+        false
+    }
 }
 
 /// The sending half: paces at `rate_bps`.

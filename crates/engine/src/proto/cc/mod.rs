@@ -98,6 +98,15 @@ pub trait RateController: Send {
     }
     /// A group of frames `len` long begins (an encoder's GOP).
     fn on_frame_group(&mut self, _now: SimTime, _len: SimTime) {}
+    /// Per-packet feedback (RFC 8888 or transport-wide) arrived: what it
+    /// says about each packet, matched to what was sent. A controller that
+    /// does not read per-packet feedback ignores it.
+    fn on_packet_feedback(
+        &mut self,
+        _now: SimTime,
+        _results: &[crate::proto::feedback::PacketResult],
+    ) {
+    }
     /// Data packets stamped so far.
     fn packets(&self) -> u64;
     /// The target rate over time, (time, bit/s).

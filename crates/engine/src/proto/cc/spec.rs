@@ -43,6 +43,11 @@ pub trait CcModel {
     fn validate(&self, path: &str, media: CcMedia, c: &mut Checker);
     /// The two halves for one flow: the sender's and the receiver's.
     fn build(&self, site: &CcSite<'_>) -> (Box<dyn RateController>, Box<dyn FeedbackReceiver>);
+    /// Its receiving half returns feedback of its own (so per-packet
+    /// feedback cannot share the feedback flow).
+    fn own_feedback(&self) -> bool {
+        true
+    }
 }
 
 crate::model_family! {

@@ -1,6 +1,14 @@
 //! RTCP packets (RFC 3550 section 6.4-6.6) and RTCP feedback (RFC 4585
 //! section 6): SR, RR, SDES (CNAME), BYE, RTPFB Generic NACK and PSFB
-//! application-layer feedback, plus compound packets.
+//! application-layer feedback, plus compound packets; congestion control
+//! feedback in both per-packet formats (`ccfb`: RFC 8888; `twcc`:
+//! transport-wide).
+
+pub mod ccfb;
+pub mod twcc;
+
+pub use ccfb::{Ccfb, CcfbBlock, Metric};
+pub use twcc::{Status, Twcc};
 
 use super::WireError;
 
@@ -63,6 +71,10 @@ pub enum RtcpPacket {
         media_ssrc: u32,
         data: Vec<u8>,
     },
+    /// RFC 8888 congestion control feedback (RTPFB FMT 11).
+    Ccfb(Ccfb),
+    /// Transport-wide congestion control feedback (RTPFB FMT 15).
+    Twcc(Twcc),
 }
 
 fn header(buf: &mut Vec<u8>, count: u8, pt: u8, body_len: usize) {
@@ -78,6 +90,15 @@ fn push_block(buf: &mut Vec<u8>, b: &ReportBlock) {
     for v in [b.ext_highest_seq, b.jitter, b.lsr, b.dlsr] {
         buf.extend_from_slice(&v.to_be_bytes());
     }
+}
+
+/// The middle 32 bits of a 64-bit NTP timestamp for simulated time `t`
+/// (seconds since the simulation start, 16.16): RFC 3550's LSR and RFC
+/// 8888's report timestamp.
+pub fn ntp_short(t: crate::sim::SimTime) -> u32 {
+    let secs = t.as_nanos() / 1_000_000_000;
+    let frac = ((t.as_nanos() % 1_000_000_000) << 16) / 1_000_000_000;
+    ((secs as u32) << 16) | frac as u32
 }
 
 fn read_u32(b: &[u8], at: usize) -> u32 {
@@ -169,6 +190,8 @@ impl RtcpPacket {
                 buf.extend_from_slice(data);
                 buf.resize(buf.len() + padded - data.len(), 0);
             }
+            RtcpPacket::Ccfb(c) => c.emit(buf),
+            RtcpPacket::Twcc(t) => t.emit(buf),
         }
     }
 
@@ -193,6 +216,8 @@ impl RtcpPacket {
             PT_BYE => b.bye(count)?,
             PT_RTPFB if count as u8 == FMT_NACK => b.nack()?,
             PT_PSFB if count as u8 == FMT_AFB => b.app_feedback()?,
+            PT_RTPFB if count as u8 == ccfb::FMT_CCFB => RtcpPacket::Ccfb(Ccfb::parse_body(b.b)?),
+            PT_RTPFB if count as u8 == twcc::FMT_TWCC => RtcpPacket::Twcc(Twcc::parse_body(b.b)?),
             other => {
                 return Err(WireError::BadField {
                     field: "rtcp packet type",

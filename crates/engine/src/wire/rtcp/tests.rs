@@ -186,3 +186,167 @@ fn malformed_input_is_an_error_not_a_panic() {
     );
     assert!(RtcpPacket::parse(&[0x40, 201, 0, 0]).is_err(), "version 1");
 }
+
+/// RFC 8888 3.1, written out by hand: one block of three packets (received
+/// with ECT(0) 0x123/1024 s before the report, lost, received with CE
+/// over-range), padded to 32 bits, then the report timestamp.
+#[test]
+fn ccfb_matches_hand_built_bytes() {
+    let p = RtcpPacket::Ccfb(Ccfb {
+        sender_ssrc: 0x01020304,
+        blocks: vec![CcfbBlock {
+            media_ssrc: 0x0A0B0C0D,
+            begin_seq: 0xFFFE,
+            metrics: vec![
+                Metric::Received { ecn: 2, ato: 0x123 },
+                Metric::Lost,
+                Metric::Received {
+                    ecn: 3,
+                    ato: ccfb::ATO_OVER_RANGE,
+                },
+            ],
+        }],
+        report_timestamp: 0xDEADBEEF,
+    });
+    let want = [
+        0x8B, 205, 0, 6, // V=2 FMT=11, RTPFB, 7 words - 1
+        1, 2, 3, 4, // sender SSRC
+        0x0A, 0x0B, 0x0C, 0x0D, // media SSRC
+        0xFF, 0xFE, 0, 3, // begin_seq, num_reports
+        0xC1, 0x23, // R=1 ECN=10 ATO=0x123
+        0, 0, // lost
+        0xFF, 0xFE, // R=1 ECN=11 ATO=0x1FFE
+        0, 0, // padding
+        0xDE, 0xAD, 0xBE, 0xEF, // report timestamp
+    ];
+    assert_eq!(bytes_of(&p), want);
+    assert_eq!(p.wire_len(), 28);
+    assert_eq!(RtcpPacket::parse(&want), Ok((p, 28)));
+    // Two blocks, the second even-length (no padding), and no blocks at all.
+    let two = RtcpPacket::Ccfb(Ccfb {
+        sender_ssrc: 1,
+        blocks: vec![
+            CcfbBlock {
+                media_ssrc: 2,
+                begin_seq: 0,
+                metrics: vec![Metric::Lost],
+            },
+            CcfbBlock {
+                media_ssrc: 3,
+                begin_seq: 9,
+                metrics: vec![Metric::Received { ecn: 0, ato: 1 }; 2],
+            },
+        ],
+        report_timestamp: 5,
+    });
+    let b = bytes_of(&two);
+    assert_eq!(b.len(), 8 + 12 + 12 + 4);
+    assert_eq!(RtcpPacket::parse(&b), Ok((two, 36)));
+    let none = RtcpPacket::Ccfb(Ccfb {
+        sender_ssrc: 1,
+        blocks: vec![],
+        report_timestamp: 5,
+    });
+    assert_eq!(bytes_of(&none), [0x8B, 205, 0, 2, 0, 0, 0, 1, 0, 0, 0, 5]);
+    // A block claiming more words than the packet holds.
+    let mut bad = want;
+    bad[15] = 9;
+    assert!(RtcpPacket::parse(&bad).is_err());
+}
+
+#[test]
+fn ccfb_arrival_offsets_round_to_1024ths_and_saturate() {
+    assert_eq!(ccfb::ato_of(0.0), 0);
+    assert_eq!(ccfb::ato_of(1.0), 1024);
+    assert_eq!(ccfb::ato_of(0.0014), 1); // 1.43/1024 s rounds to 1
+    assert_eq!(ccfb::ato_of(8189.0 / 1024.0), 0x1FFD);
+    assert_eq!(ccfb::ato_of(8.0), ccfb::ATO_OVER_RANGE);
+    assert_eq!(ccfb::ato_of(-0.01), ccfb::ATO_UNAVAILABLE);
+}
+
+/// The transport-wide feedback, written out by hand from the draft's
+/// layout (3.1): a one-bit status vector, a run of 8 not received, a
+/// two-bit vector with two large deltas (300 and -4), the deltas, no
+/// padding needed (40 bytes).
+#[test]
+fn twcc_matches_hand_built_bytes() {
+    use twcc::Status::{NotReceived as N, Received as R};
+    let mut statuses = vec![
+        R(1),
+        N,
+        R(2),
+        N,
+        R(3),
+        R(4),
+        N,
+        R(5),
+        R(6),
+        R(7),
+        R(8),
+        R(9),
+        R(10),
+        N,
+    ];
+    statuses.extend([N; 8]);
+    statuses.extend([R(300), N, R(-4)]);
+    let p = RtcpPacket::Twcc(Twcc {
+        sender_ssrc: 1,
+        media_ssrc: 2,
+        base_seq: 0xFFFF,
+        reference_time: -2,
+        fb_count: 7,
+        statuses,
+    });
+    let want = [
+        0x8F, 205, 0, 9, // V=2 FMT=15, RTPFB, 10 words - 1
+        0, 0, 0, 1, 0, 0, 0, 2, // SSRCs
+        0xFF, 0xFF, 0, 25, // base sequence, status count
+        0xFF, 0xFF, 0xFE, 7, // reference time -2 (24 bits), fb count
+        0xAB, 0x7E, // 1-bit vector: 10101101111110
+        0x00, 0x08, // run: symbol 0, length 8
+        0xE2, 0x00, // 2-bit vector: 2, 0, 2 (then padding symbols)
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, // small deltas
+        0x01, 0x2C, 0xFF, 0xFC, // large deltas 300, -4
+    ];
+    assert_eq!(bytes_of(&p), want);
+    assert_eq!(RtcpPacket::parse(&want), Ok((p, 40)));
+    // A long run of small deltas is one run-length chunk; padding to 32 bits.
+    let run = RtcpPacket::Twcc(Twcc {
+        sender_ssrc: 1,
+        media_ssrc: 2,
+        base_seq: 3,
+        reference_time: 4,
+        fb_count: 0,
+        statuses: vec![R(0); 9],
+    });
+    let b = bytes_of(&run);
+    assert_eq!(&b[20..22], &[0x20, 0x09]);
+    assert_eq!(b.len(), 20 + 2 + 9 + 1);
+    assert_eq!(RtcpPacket::parse(&b), Ok((run, 32)));
+}
+
+#[test]
+fn twcc_rejects_reserved_symbols_empty_runs_and_missing_deltas() {
+    let base = |chunk: [u8; 2], deltas: &[u8]| {
+        let mut b = vec![
+            0x8F, 205, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 0,
+        ];
+        b.extend_from_slice(&chunk);
+        b.extend_from_slice(deltas);
+        b.resize(b.len().div_ceil(4) * 4, 0);
+        b[3] = (b.len() / 4 - 1) as u8;
+        b
+    };
+    // Run of 2 reserved symbols (3).
+    assert!(RtcpPacket::parse(&base([0x60, 0x02], &[])).is_err());
+    // Run of length 0, and a run longer than the status count.
+    assert!(RtcpPacket::parse(&base([0x20, 0x00], &[1, 1])).is_err());
+    assert!(RtcpPacket::parse(&base([0x20, 0x03], &[1, 1, 1])).is_err());
+    // Two large deltas announced, the second cut short by the length.
+    let mut b = base([0x40, 0x02], &[0, 1]);
+    b[3] = 5;
+    b.truncate(24);
+    assert!(RtcpPacket::parse(&b).is_err());
+    // Well formed: two small deltas.
+    assert!(RtcpPacket::parse(&base([0x20, 0x02], &[1, 1])).is_ok());
+}

@@ -1,0 +1,265 @@
+//! Frame-based media in scenarios: the source (one line per model), the
+//! pacer, per-packet feedback and the playout buffer, with their checks
+//! and construction. An RTP member names them beside `media = true`
+//! (docs/models/media.md).
+
+use super::pacer::Pacer;
+use super::playout::{PlayoutDelay, PlayoutParams};
+use super::FrameSource;
+use crate::proto::feedback::Format;
+use crate::scenario::check::Checker;
+use crate::sim::{SimRng, SimTime};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// What a source may use when it is built: the media's share of the
+/// session on the wire and the session's packet plan (for `constant`).
+pub struct SourceSite {
+    /// The payload rate to start at (or follow without a controller).
+    pub start_bps: f64,
+    /// The session's media payload per packet and time between packets.
+    pub plan: (u32, SimTime),
+}
+
+/// A frame source's scenario spec.
+pub trait SourceModel {
+    /// Reports every problem at its field below `path`.
+    fn validate(&self, path: &str, c: &mut Checker);
+    fn build(&self, site: &SourceSite) -> Box<dyn FrameSource>;
+    /// The nominal time between frames (for the playout buffer).
+    fn frame_interval(&self, site: &SourceSite) -> SimTime;
+    /// Voice: (frame, look-ahead, Ie, Bpl) for the E-model.
+    fn voice(&self) -> Option<super::audio::VoiceCodec> {
+        None
+    }
+}
+
+crate::model_family! {
+    /// A frame source, chosen by "type".
+    pub enum SourceSpec: dyn SourceModel {
+        Synthetic(super::synthetic::SyntheticSpec) = "synthetic",
+        Trace(super::trace::TraceSpec) = "trace",
+        Voice(super::audio::VoiceSpec) = "voice",
+        Constant(ConstantSpec) = "constant",
+    }
+}
+
+/// The session's own media as frames: one packet of
+/// `media_payload_bytes` every interval the session bandwidth gives, one
+/// frame each (today's RTP media, through the frame path).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConstantSpec {}
+
+struct Constant {
+    bytes: u32,
+    interval: SimTime,
+}
+
+impl FrameSource for Constant {
+    fn set_target(&mut self, _now: SimTime, _bps: f64) {}
+    fn rate_bps(&self) -> f64 {
+        self.bytes as f64 * 8.0 / self.interval.as_secs_f64()
+    }
+    fn next_frame(&mut self, _now: SimTime, _rng: &mut SimRng) -> (super::Frame, SimTime) {
+        let f = super::Frame {
+            bytes: self.bytes,
+            key: false,
+        };
+        (f, self.interval)
+    }
+}
+
+impl SourceModel for ConstantSpec {
+    fn validate(&self, _path: &str, _c: &mut Checker) {}
+    fn build(&self, site: &SourceSite) -> Box<dyn FrameSource> {
+        Box::new(Constant {
+            bytes: site.plan.0,
+            interval: site.plan.1,
+        })
+    }
+    fn frame_interval(&self, site: &SourceSite) -> SimTime {
+        site.plan.1
+    }
+}
+
+fn d_factor() -> f64 {
+    2.5
+}
+fn d_burst_ms() -> f64 {
+    5.0
+}
+
+/// The pacer: packets leave at `factor` times the target rate, running
+/// ahead of it by at most `burst_ms`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PacerSpec {
+    /// Pacing rate over the target rate (libwebrtc: 2.5).
+    #[serde(default = "d_factor")]
+    pub factor: f64,
+    /// How far ahead of the pacing rate a burst may run, ms.
+    #[serde(default = "d_burst_ms")]
+    pub burst_ms: f64,
+}
+
+impl PacerSpec {
+    pub fn validate(&self, p: &str, c: &mut Checker) {
+        c.positive(format_args!("{p}.factor"), self.factor);
+        c.at_most(format_args!("{p}.factor"), self.factor, 100.0);
+        c.non_negative(format_args!("{p}.burst_ms"), self.burst_ms);
+        c.at_most(format_args!("{p}.burst_ms"), self.burst_ms, 10_000.0);
+    }
+    pub fn build<T>(&self) -> Pacer<T> {
+        Pacer::new(self.factor, SimTime::from_millis_f64(self.burst_ms))
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FormatSpec {
+    /// RFC 8888 congestion control feedback (RTPFB FMT 11).
+    #[default]
+    Rfc8888,
+    /// Transport-wide congestion control feedback (RTPFB FMT 15) with the
+    /// transport-wide sequence number header extension.
+    Twcc,
+}
+
+fn d_interval_ms() -> f64 {
+    50.0
+}
+
+/// Per-packet feedback the receiving member returns about this member's
+/// media, in the flow "<session>/<receiver>/fb".
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackSpec {
+    #[serde(default)]
+    pub format: FormatSpec,
+    /// A report every `interval_ms` while packets arrive.
+    #[serde(default = "d_interval_ms")]
+    pub interval_ms: f64,
+    /// Also a report on each frame's last packet (the RTP marker).
+    #[serde(default)]
+    pub per_frame: bool,
+}
+
+impl FeedbackSpec {
+    pub fn validate(&self, p: &str, c: &mut Checker) {
+        c.interval_ms(format_args!("{p}.interval_ms"), self.interval_ms);
+    }
+    pub fn format(&self) -> Format {
+        match self.format {
+            FormatSpec::Rfc8888 => Format::Rfc8888,
+            FormatSpec::Twcc => Format::Twcc,
+        }
+    }
+}
+
+fn d_delay_ms() -> f64 {
+    100.0
+}
+fn d_quantile() -> f64 {
+    0.95
+}
+fn d_window_ms() -> f64 {
+    2000.0
+}
+fn d_min_ms() -> f64 {
+    10.0
+}
+fn d_max_ms() -> f64 {
+    1000.0
+}
+fn d_hold_ms() -> f64 {
+    1000.0
+}
+fn d_freeze_factor() -> f64 {
+    3.0
+}
+fn d_freeze_extra_ms() -> f64 {
+    150.0
+}
+
+/// The receiving member's playout buffer for the media it receives.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlayoutSpec {
+    /// Fixed playout delay after capture, ms (unused with `adaptive`).
+    #[serde(default = "d_delay_ms")]
+    pub delay_ms: f64,
+    /// Adapt the delay to the `quantile` of the capture-to-completion
+    /// delays of the frames of the last `window_ms`, within [min_ms, max_ms].
+    #[serde(default)]
+    pub adaptive: bool,
+    #[serde(default = "d_quantile")]
+    pub quantile: f64,
+    #[serde(default = "d_window_ms")]
+    pub window_ms: f64,
+    #[serde(default = "d_min_ms")]
+    pub min_ms: f64,
+    #[serde(default = "d_max_ms")]
+    pub max_ms: f64,
+    /// An incomplete frame counts as lost this long after its playout time.
+    #[serde(default = "d_hold_ms")]
+    pub hold_ms: f64,
+    /// A gap between played frames over max(factor x, x + extra) is a
+    /// freeze, x the mean of the last 30 gaps (WebRTC statistics).
+    #[serde(default = "d_freeze_factor")]
+    pub freeze_factor: f64,
+    #[serde(default = "d_freeze_extra_ms")]
+    pub freeze_extra_ms: f64,
+}
+
+impl PlayoutSpec {
+    pub fn validate(&self, p: &str, c: &mut Checker) {
+        for (name, x) in [
+            ("delay_ms", self.delay_ms),
+            ("min_ms", self.min_ms),
+            ("hold_ms", self.hold_ms),
+            ("freeze_extra_ms", self.freeze_extra_ms),
+        ] {
+            c.non_negative(format_args!("{p}.{name}"), x);
+            c.at_most(format_args!("{p}.{name}"), x, 60_000.0);
+        }
+        c.positive(format_args!("{p}.max_ms"), self.max_ms);
+        c.probability(format_args!("{p}.quantile"), self.quantile);
+        c.interval_ms(format_args!("{p}.window_ms"), self.window_ms);
+        c.at_most(format_args!("{p}.max_ms"), self.max_ms, 60_000.0);
+        if self.adaptive && self.min_ms > self.max_ms {
+            let msg = format!(
+                "must be at most max_ms = {} (got {})",
+                self.max_ms, self.min_ms
+            );
+            c.err(format!("{p}.min_ms"), msg);
+        }
+        c.positive(format_args!("{p}.freeze_factor"), self.freeze_factor);
+        c.at_most(
+            format_args!("{p}.freeze_factor"),
+            self.freeze_factor,
+            1000.0,
+        );
+    }
+
+    pub fn params(&self, frame_interval: SimTime, voice: bool) -> PlayoutParams {
+        let ms = SimTime::from_millis_f64;
+        PlayoutParams {
+            delay: if self.adaptive {
+                PlayoutDelay::Adaptive {
+                    min: ms(self.min_ms),
+                    max: ms(self.max_ms),
+                    quantile: self.quantile,
+                    window: ms(self.window_ms),
+                }
+            } else {
+                PlayoutDelay::Fixed(ms(self.delay_ms))
+            },
+            video: !voice,
+            frame_interval,
+            hold: ms(self.hold_ms),
+            freeze_factor: self.freeze_factor,
+            freeze_extra: ms(self.freeze_extra_ms),
+        }
+    }
+}

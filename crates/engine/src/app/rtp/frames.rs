@@ -1,0 +1,239 @@
+//! A member's frame-based media (`source`): frames from the source, cut
+//! into RTP packets, through the pacer (if any) to the wire; the
+//! transport-wide sequence number when feedback is transport-wide; the
+//! send history that per-packet feedback is matched against. The member
+//! drives it with its two timers (next frame, pacer) and hands it the
+//! per-packet feedback that returns.
+
+use super::payload::RtpData;
+use crate::app::media::pacer::Pacer;
+use crate::app::media::packetiser;
+use crate::app::media::playout::FrameTag;
+use crate::app::media::FrameSource;
+use crate::app::PacketTemplate;
+use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::net::Packet;
+use crate::proto::feedback::{Format, PacketResult, SendHistory};
+use crate::sim::{Series, SimRng, SimTime};
+
+/// Packets the send history keeps (about 25 s at 1000 packets/s).
+const HISTORY: usize = 1 << 15;
+
+/// A packet waiting in the pacer.
+pub struct Queued {
+    pub payload: u32,
+    pub tag: FrameTag,
+    pub marker: bool,
+}
+
+/// What the sender counts (the `media` table's sender columns).
+#[derive(Default)]
+pub struct SenderStats {
+    pub frames: u64,
+    pub key_frames: u64,
+    pub payload_bytes: u64,
+    pub packets: u64,
+    pub pacer_delay: crate::measure::delay::DelayStats,
+    pub pacer_max_bytes: u64,
+    /// Sum over frames of |controller target - source rate| (bit/s).
+    pub gap_sum_bps: f64,
+    pub fb_received: u64,
+    pub fb_bytes: u64,
+    pub reported_received: u64,
+    pub reported_lost: u64,
+}
+
+pub struct FrameSender {
+    pub source: Box<dyn FrameSource>,
+    pub rng: SimRng,
+    pub pacer: Option<Pacer<Queued>>,
+    /// Payload bytes a packet may carry.
+    pub max_payload: u32,
+    /// Bytes each packet adds on the wire (IP, UDP, RTP and extension).
+    pub overhead: u32,
+    /// The wire rate to aim at without a controller, bit/s.
+    pub fixed_bps: f64,
+    pub format: Option<Format>,
+    pub history: SendHistory,
+    frame_index: u32,
+    transport_seq: u64,
+    /// Header overhead of the last frame over its payload (syncodecs'
+    /// shaped packetiser: the source aims at target / (1 + this)).
+    overhead_share: f64,
+    pub stats: SenderStats,
+    pub target_series: Series,
+    pub codec_series: Series,
+    pub frame_series: Series,
+    pub pacer_series: Series,
+}
+
+impl FrameSender {
+    pub fn new(
+        source: Box<dyn FrameSource>,
+        rng: SimRng,
+        pacer: Option<Pacer<Queued>>,
+        max_packet_bytes: u32,
+        fixed_bps: f64,
+        format: Option<Format>,
+    ) -> Self {
+        let ext = if format == Some(Format::Twcc) {
+            crate::wire::rtp::TRANSPORT_SEQ_LEN as u32
+        } else {
+            0
+        };
+        let overhead = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + 12 + ext;
+        FrameSender {
+            source,
+            rng,
+            pacer,
+            max_payload: max_packet_bytes.saturating_sub(overhead).max(1),
+            overhead,
+            fixed_bps,
+            format,
+            history: SendHistory::new(HISTORY),
+            frame_index: 0,
+            transport_seq: 0,
+            overhead_share: 0.0,
+            stats: SenderStats::default(),
+            target_series: Series::default(),
+            codec_series: Series::default(),
+            frame_series: Series::default(),
+            pacer_series: Series::default(),
+        }
+    }
+
+    pub fn set_series(&mut self, rows: usize) {
+        for s in [
+            &mut self.target_series,
+            &mut self.codec_series,
+            &mut self.frame_series,
+            &mut self.pacer_series,
+        ] {
+            s.set_rows(rows);
+        }
+    }
+
+    /// A frame is captured at `now` for a wire target of `target_bps`:
+    /// its packets, each (payload, tag, marker), queued in the pacer or
+    /// returned to send now; and the time to the next frame.
+    pub fn capture(&mut self, now: SimTime, target_bps: f64) -> (Vec<Queued>, SimTime) {
+        self.source
+            .set_target(now, target_bps / (1.0 + self.overhead_share));
+        let codec = self.source.rate_bps();
+        self.stats.gap_sum_bps += (target_bps / (1.0 + self.overhead_share) - codec).abs();
+        let (frame, gap) = self.source.next_frame(now, &mut self.rng);
+        let sizes: Vec<u32> = packetiser::split(frame.bytes, self.max_payload).collect();
+        self.overhead_share =
+            (self.overhead as f64 * sizes.len() as f64) / frame.bytes.max(1) as f64;
+        let tag = FrameTag {
+            index: self.frame_index,
+            packets: sizes.len().min(u16::MAX as usize) as u16,
+            capture: now,
+            key: frame.key,
+        };
+        self.frame_index = self.frame_index.wrapping_add(1);
+        self.stats.frames += 1;
+        self.stats.key_frames += frame.key as u64;
+        self.stats.payload_bytes += frame.bytes as u64;
+        self.target_series.push_change(now, target_bps);
+        self.codec_series.push_change(now, codec);
+        self.frame_series.push(now, frame.bytes as f64);
+        let n = sizes.len();
+        let packets: Vec<Queued> = (sizes.into_iter().enumerate())
+            .map(|(i, payload)| Queued {
+                payload,
+                tag,
+                marker: i + 1 == n,
+            })
+            .collect();
+        match &mut self.pacer {
+            None => (packets, gap),
+            Some(p) => {
+                for q in packets {
+                    let bytes = q.payload + self.overhead;
+                    p.push(now, q, bytes);
+                }
+                self.stats.pacer_max_bytes = self.stats.pacer_max_bytes.max(p.queued_bytes());
+                self.pacer_series.push(now, p.queued_bytes() as f64);
+                (Vec::new(), gap)
+            }
+        }
+    }
+
+    /// The packets the pacer lets go at `now` for a wire target of
+    /// `target_bps`.
+    pub fn release(&mut self, now: SimTime, target_bps: f64) -> Vec<Queued> {
+        let mut out = Vec::new();
+        if let Some(p) = &mut self.pacer {
+            while let Some((q, waited)) = p.pop(now, target_bps) {
+                self.stats.pacer_delay.add(waited.as_nanos());
+                out.push(q);
+            }
+        }
+        out
+    }
+
+    /// When the pacer's head packet may leave.
+    pub fn next_release(&self) -> Option<SimTime> {
+        self.pacer.as_ref().and_then(|p| p.next_release())
+    }
+
+    /// Builds the packet for `q` (RTP sequence number `seq`), recording
+    /// it in the send history.
+    pub fn packet(
+        &mut self,
+        now: SimTime,
+        tpl: &PacketTemplate,
+        q: &Queued,
+        ssrc: u32,
+        seq: u16,
+    ) -> Packet {
+        let mut p = tpl.make(seq as u64);
+        p.size_bytes = q.payload + self.overhead;
+        let transport_seq = (self.format == Some(Format::Twcc)).then(|| {
+            let t = self.transport_seq;
+            self.transport_seq += 1;
+            t as u16
+        });
+        // Feedback is keyed by the transport-wide number or the RTP one.
+        let key = match transport_seq {
+            Some(_) => self.transport_seq - 1,
+            None => self.stats.packets,
+        };
+        if self.format.is_some() {
+            self.history.on_sent(key, now, p.size_bytes);
+        }
+        self.stats.packets += 1;
+        p.app = crate::net::Payload::new(RtpData {
+            ssrc,
+            seq,
+            timestamp: super::compound::rtp_ts(q.tag.capture),
+            repair: None,
+            stamp: None,
+            frame: Some(q.tag),
+            marker: q.marker,
+            transport_seq,
+        });
+        p
+    }
+
+    /// Per-packet feedback `msg` of `bytes` arrived at `now`.
+    pub fn on_feedback(
+        &mut self,
+        now: SimTime,
+        msg: &crate::wire::rtcp::RtcpPacket,
+        bytes: u32,
+    ) -> Vec<PacketResult> {
+        self.stats.fb_received += 1;
+        self.stats.fb_bytes += bytes as u64;
+        let res = self.history.on_feedback(now, msg);
+        for r in &res {
+            if r.received {
+                self.stats.reported_received += 1;
+            } else {
+                self.stats.reported_lost += 1;
+            }
+        }
+        res
+    }
+}

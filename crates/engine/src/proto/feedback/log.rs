@@ -1,0 +1,156 @@
+//! The receiver's side: arrivals (extended sequence number, time, ECN) in,
+//! feedback messages out. Each message reports every packet from the first
+//! not yet reported to the highest received (at most 16384, RFC 8888
+//! 3.1); a packet that arrives after it was reported lost is not reported
+//! again. Nothing is sent when nothing new arrived.
+
+use super::Format;
+use crate::sim::SimTime;
+use crate::wire::rtcp::ccfb::{ato_of, MAX_REPORTS};
+use crate::wire::rtcp::twcc::{DELTA_US, REFERENCE_MS};
+use crate::wire::rtcp::{Ccfb, CcfbBlock, Metric, RtcpPacket, Status, Twcc};
+use std::collections::BTreeMap;
+
+pub struct ArrivalLog {
+    format: Format,
+    sender_ssrc: u32,
+    media_ssrc: u32,
+    next: Option<u64>,
+    highest: Option<u64>,
+    arrivals: BTreeMap<u64, (SimTime, u8)>,
+    fb_count: u8,
+}
+
+impl ArrivalLog {
+    pub fn new(format: Format, sender_ssrc: u32, media_ssrc: u32) -> Self {
+        ArrivalLog {
+            format,
+            sender_ssrc,
+            media_ssrc,
+            next: None,
+            highest: None,
+            arrivals: BTreeMap::new(),
+            fb_count: 0,
+        }
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The highest sequence number received, extended.
+    pub fn highest(&self) -> Option<u64> {
+        self.highest
+    }
+
+    /// Packet `seq` (extended) arrived at `now` with ECN bits `ecn`.
+    pub fn on_packet(&mut self, now: SimTime, seq: u64, ecn: u8) {
+        if self.next.is_some_and(|n| seq < n) {
+            return; // already reported (as lost)
+        }
+        self.next.get_or_insert(seq);
+        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
+        self.arrivals.insert(seq, (now, ecn));
+        // Bound: at most one message's worth waits.
+        while self.arrivals.len() > MAX_REPORTS {
+            self.arrivals.pop_first();
+        }
+    }
+
+    /// The messages reporting everything new, made at `now`.
+    pub fn flush(&mut self, now: SimTime) -> Vec<RtcpPacket> {
+        let (Some(next), Some(high)) = (self.next, self.highest) else {
+            return Vec::new();
+        };
+        if high < next {
+            return Vec::new();
+        }
+        let first = next.max(high.saturating_sub(MAX_REPORTS as u64 - 1));
+        self.next = Some(high + 1);
+        let arrivals = std::mem::take(&mut self.arrivals);
+        let range = first..=high;
+        let arrived = |s: u64| arrivals.get(&s).copied();
+        match self.format {
+            Format::Rfc8888 => vec![self.ccfb(now, range, &arrived)],
+            Format::Twcc => self.twcc(range, &arrived),
+        }
+    }
+
+    fn ccfb(
+        &self,
+        now: SimTime,
+        range: std::ops::RangeInclusive<u64>,
+        arrived: &dyn Fn(u64) -> Option<(SimTime, u8)>,
+    ) -> RtcpPacket {
+        let ts = crate::wire::rtcp::ntp_short(now);
+        // The report time as the receiver wrote it (1/65536 s).
+        let report_s = (now.as_nanos() / 1_000_000_000) as f64 + (ts & 0xFFFF) as f64 / 65536.0;
+        let begin = *range.start();
+        let metrics = range
+            .map(|s| match arrived(s) {
+                None => Metric::Lost,
+                Some((at, ecn)) => Metric::Received {
+                    ecn,
+                    ato: ato_of(report_s - at.as_secs_f64()),
+                },
+            })
+            .collect();
+        RtcpPacket::Ccfb(Ccfb {
+            sender_ssrc: self.sender_ssrc,
+            blocks: vec![CcfbBlock {
+                media_ssrc: self.media_ssrc,
+                begin_seq: begin as u16,
+                metrics,
+            }],
+            report_timestamp: ts,
+        })
+    }
+
+    /// One or more messages: a new one starts where a receive delta would
+    /// not fit 16 signed bits of 250 us (libwebrtc does the same).
+    fn twcc(
+        &mut self,
+        range: std::ops::RangeInclusive<u64>,
+        arrived: &dyn Fn(u64) -> Option<(SimTime, u8)>,
+    ) -> Vec<RtcpPacket> {
+        let units = |t: SimTime| (t.as_nanos() / (DELTA_US as u64 * 1000)) as i64;
+        let per_ref = REFERENCE_MS * 1000 / DELTA_US; // 256 units per 64 ms
+        let mut out = Vec::new();
+        let mut cur: Option<(Twcc, i64)> = None;
+        for s in range {
+            let Some((at, _)) = arrived(s) else {
+                // A message starts at a received packet.
+                if let Some((t, _)) = cur.as_mut() {
+                    t.statuses.push(Status::NotReceived);
+                }
+                continue;
+            };
+            let u = units(at);
+            if let Some((t, last)) = cur.as_mut() {
+                if (u - *last).abs() <= i16::MAX as i64 {
+                    t.statuses.push(Status::Received((u - *last) as i32));
+                    *last = u;
+                    continue;
+                }
+                out.push(RtcpPacket::Twcc(cur.take().expect("started").0));
+            }
+            // A new message at this packet: its first delta counts from
+            // the reference time (0..=255 units of 250 us).
+            let reference = u / per_ref;
+            let t = Twcc {
+                sender_ssrc: self.sender_ssrc,
+                media_ssrc: self.media_ssrc,
+                base_seq: s as u16,
+                // 23 bits: mediasim's references stay positive (they wrap
+                // after 149 hours of simulated time).
+                reference_time: (reference & 0x7F_FFFF) as i32,
+                fb_count: self.fb_count,
+                statuses: vec![Status::Received((u - reference * per_ref) as i32)],
+            };
+            self.fb_count = self.fb_count.wrapping_add(1);
+            cur = Some((t, u));
+        }
+        out.extend(cur.map(|c| RtcpPacket::Twcc(c.0)));
+        out
+    }
+}

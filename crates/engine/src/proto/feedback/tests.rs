@@ -1,0 +1,147 @@
+//! Arrivals through both formats and back: what the sender learns is what
+//! happened, to the format's resolution.
+use super::*;
+use crate::sim::SimTime;
+
+/// Sends `n` packets from extended number `first`, 5 ms apart, 1000 bytes;
+/// those in `lost` never arrive, the others after `transit` plus `extra(i)`.
+fn exchange(
+    format: Format,
+    first: u64,
+    n: u64,
+    lost: &[u64],
+    extra: impl Fn(u64) -> SimTime,
+    flush_every: u64,
+) -> (Vec<PacketResult>, Vec<(u64, SimTime)>, usize) {
+    let mut log = ArrivalLog::new(format, 2, 1);
+    let mut hist = SendHistory::new(4096);
+    let transit = SimTime::from_millis(30);
+    let mut results = Vec::new();
+    let mut truth = Vec::new();
+    let mut messages = 0;
+    for i in 0..n {
+        let seq = first + i;
+        let sent = SimTime::from_millis(1000 + 5 * i);
+        hist.on_sent(seq, sent, 1000);
+        if !lost.contains(&i) {
+            let at = sent + transit + extra(i);
+            // The receiver sees a 16-bit number and extends it.
+            let ext = extend16(seq as u16, log.highest().unwrap_or(first));
+            assert_eq!(ext, seq);
+            log.on_packet(at, ext, (i % 4) as u8);
+            truth.push((seq, at));
+        }
+        if (i + 1) % flush_every == 0 || i + 1 == n {
+            let now = sent + transit + extra(i) + SimTime::from_millis(1);
+            for m in log.flush(now) {
+                let mut b = Vec::new();
+                m.emit(&mut b);
+                let (parsed, _) = crate::wire::rtcp::RtcpPacket::parse(&b).expect("valid");
+                assert_eq!(parsed, m);
+                messages += 1;
+                results.extend(hist.on_feedback(now + transit, &parsed));
+            }
+        }
+    }
+    (results, truth, messages)
+}
+
+fn check(
+    results: &[PacketResult],
+    truth: &[(u64, SimTime)],
+    (first, n): (u64, u64),
+    lost: &[u64],
+    tol_ns: u64,
+) {
+    assert_eq!(results.len() as u64, n, "every packet reported once");
+    for r in results {
+        let i = r.seq - first;
+        match truth.iter().find(|t| t.0 == r.seq) {
+            Some(&(_, at)) => {
+                let got = r.arrival.expect("received with a time");
+                assert!(
+                    r.received && got.as_nanos().abs_diff(at.as_nanos()) <= tol_ns,
+                    "{r:?} vs {at:?}"
+                );
+            }
+            None => assert!(lost.contains(&i) && !r.received && r.arrival.is_none()),
+        }
+        assert_eq!(r.bytes, 1000);
+    }
+}
+
+#[test]
+fn rfc8888_reports_arrivals_to_half_a_1024th_and_ecn() {
+    let lost = [3, 4, 50];
+    let (res, truth, msgs) = exchange(
+        Format::Rfc8888,
+        65_500,
+        120,
+        &lost,
+        |i| SimTime::from_micros(37 * i),
+        10,
+    );
+    // 1/2048 s from rounding the offset, 1/65536 s from the timestamp.
+    check(&res, &truth, (65_500, 120), &lost, 488_282 + 15_259 + 1);
+    assert_eq!(msgs, 12);
+    // ECN bits come back as received.
+    let r = res.iter().find(|r| r.seq == 65_501).unwrap();
+    assert_eq!(r.ecn, 1);
+}
+
+#[test]
+fn twcc_reports_arrivals_to_250_us_across_wraps_and_long_gaps() {
+    let lost = [0, 7, 8, 9, 10, 11, 12, 13, 14, 99];
+    // Packet 60 arrives 9 s late: its delta does not fit 16 bits, so the
+    // message splits there; packets 61.. are reordered before it.
+    let (res, truth, msgs) = exchange(
+        Format::Twcc,
+        65_530,
+        100,
+        &lost,
+        |i| {
+            if i == 60 {
+                SimTime::from_secs(9)
+            } else {
+                SimTime::from_micros(113 * i)
+            }
+        },
+        100,
+    );
+    // A message starts at a received packet and ends at the highest one:
+    // packets 0 and 99 (lost, at the ends) are not reported.
+    check(&res, &truth, (65_530, 98), &lost, 250_000);
+    assert_eq!(res[0].seq, 65_531);
+    assert!(msgs >= 2, "{msgs}");
+}
+
+#[test]
+fn nothing_new_sends_nothing_and_old_reports_are_unmatched() {
+    let mut log = ArrivalLog::new(Format::Rfc8888, 2, 1);
+    assert!(log.flush(SimTime::ZERO).is_empty());
+    log.on_packet(SimTime::from_millis(1), 5, 0);
+    assert_eq!(log.flush(SimTime::from_millis(2)).len(), 1);
+    assert!(log.flush(SimTime::from_millis(3)).is_empty());
+    // Arriving after being reported (as lost or received): not again.
+    log.on_packet(SimTime::from_millis(4), 4, 0);
+    assert!(log.flush(SimTime::from_millis(5)).is_empty());
+    let mut hist = SendHistory::new(2);
+    for s in 0..5 {
+        hist.on_sent(s, SimTime::ZERO, 100);
+    }
+    let mut l = ArrivalLog::new(Format::Twcc, 2, 1);
+    for s in 0..5 {
+        l.on_packet(SimTime::from_millis(10), s, 0);
+    }
+    let msg = l.flush(SimTime::from_millis(11)).remove(0);
+    let res = hist.on_feedback(SimTime::from_millis(20), &msg);
+    assert_eq!((res.len(), hist.unmatched), (2, 3));
+}
+
+#[test]
+fn sequence_numbers_extend_to_the_nearest() {
+    assert_eq!(extend16(2, 65_535), 65_538);
+    assert_eq!(extend16(65_535, 65_538), 65_535);
+    assert_eq!(extend16(7, 7), 7);
+    assert_eq!(extend16(65_535, 0), 65_535); // never below zero
+}

@@ -1,0 +1,175 @@
+"""Frame-based media through the Python package (docs/models/media.md):
+today's RTP media and the frame path agree bit for bit; the playout
+buffer's counts against a direct computation from the packet log; the
+feedback's books against the flows table; voice quality; bad input named
+at its field. The state machines' own tests (codec statistics, pacer,
+playout, E-model, wire formats) are in the engine's unit tests."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mediasim
+from conftest import assert_balanced
+from mediasim.errors import ScenarioError
+
+
+def call(duration_s=12.0, rate_bps=2e6, limit=30, cross_bps=0.0, **sender):
+    """alice -> router -> bob, a unicast RTP session from alice; bob's
+    member fields in ``sender.pop("receiver", {})``."""
+    receiver = sender.pop("receiver", {})
+    sc = mediasim.Scenario("call", duration_s=duration_s)
+    sc.measure(packets=True, series=True)
+    for n in ("alice", "router", "bob"):
+        sc.node(n)
+    sc.link("alice", "router", rate_bps=100e6, delay_ms=5)
+    sc.link("router", "bob", rate_bps=rate_bps, delay_ms=20,
+            queue={"type": "droptail", "limit_packets": limit})
+    if cross_bps:
+        sc.flow("cross", "poisson", src="alice", dst="bob", payload_bytes=972, rate_bps=cross_bps,
+                start_s=3, stop_s=8)
+    stop = sender.pop("stop_s", None)
+    fields = {"transport": "unicast"}
+    if stop is not None:
+        fields["stop_s"] = stop
+    sc.rtp_session("v", [{"node": "alice", "media": True, **sender}, {"node": "bob", **receiver}],
+                   session_bw_bps=1.5e6, media_payload_bytes=1000, **fields)
+    return sc
+
+
+def test_the_constant_source_is_todays_media_bit_for_bit():
+    plain = mediasim.run(call())
+    framed = mediasim.run(call(source={"type": "constant"}))
+    for name in ("flows", "packets", "drops", "links", "queues", "rtp"):
+        pd.testing.assert_frame_equal(plain.tables[name], framed.tables[name], check_exact=True)
+    assert len(plain.tables["media"]) == 0
+    m = framed.tables["media"].iloc[0]
+    assert m["frames_sent"] == framed.rtp.set_index("flow").loc["v/alice/rtcp", "media_packets_sent"]
+
+
+def frames_from_the_logs(res, max_packet_bytes=1200, overhead=40):
+    """Each frame's capture time and its packets' sequence numbers, from the
+    frame_bytes series and the packetiser's rule alone."""
+    s = res.tables["media_series"]
+    fb = s[s["var"].astype(str) == "frame_bytes"].sort_values("time_ns")
+    payload = max_packet_bytes - overhead
+    first = 0
+    out = []
+    for t, b in zip(fb["time_ns"].to_numpy(), fb["value"].to_numpy()):
+        n = max(1, math.ceil(b / payload))
+        out.append((int(t), range(first, first + n)))
+        first += n
+    return out
+
+
+@pytest.mark.parametrize("pacer", [None, {"factor": 1.5, "burst_ms": 2}])
+def test_late_and_lost_frames_equal_a_direct_computation_from_the_packet_log(pacer):
+    delay_ms = 75.0
+    sender = {"source": {"type": "synthetic", "fps": 30, "interval_noise": 0.01}, "stop_s": 9.0,
+              "receiver": {"playout": {"delay_ms": delay_ms}}}
+    if pacer:
+        sender["pacer"] = pacer
+    res = mediasim.run(call(cross_bps=0.8e6, **sender), seed=3)
+    assert_balanced(res)
+    pk = res.packets[res.packets["flow"].astype(str) == "v/alice/rtp"]
+    recv = dict(zip(pk["seq"].to_numpy(), pk["recv_ns"].to_numpy()))
+    dropped = set(res.drops[res.drops["flow"].astype(str) == "v/alice/rtp"]["seq"].to_numpy())
+    played = late = lost = 0
+    for capture, seqs in frames_from_the_logs(res):
+        if any(s in dropped or s not in recv for s in seqs):
+            lost += 1
+        elif max(recv[s] for s in seqs) > capture + delay_ms * 1e6:
+            late += 1
+        else:
+            played += 1
+    m = res.tables["media"].iloc[0]
+    assert (m["frames_played"], m["frames_late"], m["frames_lost"]) == (played, late, lost)
+    assert late > 10 and lost > 0 and played > 100  # the cross traffic made both happen
+    assert played + late + lost == m["frames_sent"]
+
+
+@pytest.mark.parametrize("fmt", ["rfc8888", "twcc"])
+def test_feedback_is_counted_on_both_sides_and_reports_every_packet(fmt):
+    res = mediasim.run(call(source={"type": "synthetic"}, pacer={},
+                            feedback={"format": fmt, "interval_ms": 50}, stop_s=10.0))
+    assert_balanced(res)
+    f = res.flows.set_index("flow")
+    m = res.tables["media"].iloc[0]
+    assert m["feedback_sent"] == f.loc["v/bob/fb", "sent"]
+    assert m["feedback_bytes_sent"] == f.loc["v/bob/fb", "sent_bytes"]
+    assert m["feedback_received"] == f.loc["v/bob/fb", "received"]
+    # No loss on this path: every media packet is reported received once.
+    assert m["packets_reported_lost"] == 0
+    assert m["packets_reported_received"] == f.loc["v/alice/rtp", "received"]
+    # About one report per 50 ms while media flows (10 s).
+    assert 180 <= m["feedback_sent"] <= 201
+    per_packet = 2 if fmt == "rfc8888" else 1  # bytes per packet reported, roughly
+    assert m["feedback_bytes_sent"] < 100 * m["feedback_sent"] + per_packet * m["packets_reported_received"]
+
+
+def test_the_synthetic_codec_follows_its_target_on_the_wire():
+    res = mediasim.run(call(source={"type": "synthetic"}, pacer={}, duration_s=30.0))
+    m = res.tables["media"].iloc[0]
+    # The member's share is 1.5 Mbit/s on the wire; the payload rate is
+    # that less the headers (40 of 1200 bytes per full packet).
+    assert m["media_rate_bps"] == pytest.approx(1.5e6 * 1160 / 1200, rel=0.03)
+    assert m["key_frames"] == 1 and m["frames_sent"] == pytest.approx(30 * 25, rel=0.03)
+    s = res.tables["media_series"]
+    assert set(s["var"].astype(str)) == {"target_bps", "codec_bps", "frame_bytes", "pacer_queue_bytes"}
+
+
+def test_voice_quality_comes_from_the_e_model():
+    res = mediasim.run(call(source={"type": "voice", "codec": "g711", "vad": True},
+                            receiver={"playout": {"delay_ms": 60}}, duration_s=30.0))
+    m = res.tables["media"].iloc[0]
+    assert m["frames_lost"] == 0 and m["frames_late"] == 0
+    assert m["mouth_to_ear_ms"] == pytest.approx(80.0)  # 60 ms playout + a 20 ms frame
+    # G.107 Annex B from the reported R.
+    r = m["r_factor"]
+    assert m["mos"] == pytest.approx(1 + 0.035 * r + r * (r - 60) * (100 - r) * 7e-6)
+    # No loss, 80 ms: only the default impairments and the delay's echo
+    # terms (Idte, Idle); R stays above 90.
+    assert 90 < r < 93.2
+    assert m["freezes"] == 0  # silences are not freezes
+
+
+@pytest.mark.parametrize("member,field,words", [
+    ({"media": True, "feedback": {}}, "members[0].feedback", "needs a source"),
+    ({"media": True, "pacer": {}}, "members[0].pacer", "needs a source"),
+    ({"media": True, "source": {"type": "synthetic", "fps": 0}}, "members[0].source.fps", "positive"),
+    ({"media": True, "source": {"type": "trace", "fps": 25, "frames_bytes": [100], "key_frames": [3]}},
+     "members[0].source.key_frames", "not a frame index"),
+    ({"media": True, "source": {"type": "synthetic"}, "feedback": {"interval_ms": -1}},
+     "members[0].feedback.interval_ms", "positive"),
+    ({"media": True, "source": {"type": "synthetic"}, "cc": {"type": "tfrc"}, "feedback": {}},
+     "members[0].feedback", "feedback of its own"),
+    ({"media": True, "source": {"type": "synthetic"}, "pacer": {"factor": 0}}, "members[0].pacer.factor",
+     "positive"),
+    ({"media": True, "source": {"type": "nonsense"}}, "members[0].source.type", "nonsense"),
+])
+def test_bad_media_fields_are_named(member, field, words):
+    sc = call()
+    sc.data["rtp_sessions"][0]["members"][0] = {"node": "alice", **member}
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert field in str(e.value) and words in str(e.value)
+
+
+def test_playout_needs_a_unicast_peer_with_frames():
+    sc = call()
+    sc.data["rtp_sessions"][0]["members"][1]["playout"] = {}
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert "members[1].playout" in str(e.value) and "no frame-based media" in str(e.value)
+
+
+def test_the_calls_example_runs_and_its_video_mostly_plays():
+    res = mediasim.run(mediasim.load_scenario("examples/calls.toml"))
+    assert_balanced(res)
+    m = res.tables["media"].set_index("flow")
+    video, voice = m.loc["video/alice/rtp"], m.loc["voice/alice/rtp"]
+    assert video["frames_played"] > 0.8 * video["frames_sent"]
+    assert voice["mos"] > 4.0
+    assert pd.isna(video["mos"])
