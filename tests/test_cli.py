@@ -83,6 +83,16 @@ def test_bench_rtp_group_quick_prints_the_large_group_workload():
     assert row["events_per_s"] > 0 and row["peak_rss_mb"] > 0
 
 
+def test_bench_calls_quick_prints_the_calls_beside_rtp_and_cbr():
+    r = invoke("bench", "--calls", "--quick", "--json")
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output)
+    assert [x["workload"] for x in rows] == ["calls-8", "calls-rtp-8", "calls-cbr-8"]
+    # 8 calls of 1 Mbit/s for 5 s: about 8 x 5 x 104 media packets each way.
+    assert all(x["media_delivered"] > 8 * 5 * 90 for x in rows)
+    assert rows[-1]["cost_vs_cbr"] == 1.0 and all(x["cost_vs_cbr"] > 0 for x in rows)
+
+
 def test_bench_campaign_quick_prints_both_rates():
     r = invoke("bench", "--campaign", "--quick", "--json")
     assert r.exit_code == 0, r.output

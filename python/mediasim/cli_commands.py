@@ -230,10 +230,14 @@ def schema_cmd() -> None:
 @click.option("--rmtp", "rmtp", is_flag=True,
               help="The large-tree workload: one RMTP session of 10,000 receivers under 100 DRs for 500 s "
                    "(with --quick: 1,000 receivers for 50 s).")
+@click.option("--calls", "calls", is_flag=True,
+              help="64 paced video calls with transport-wide feedback every 50 ms through one bottleneck for 60 s, "
+                   "beside one CBR flow per path at the same rate: wall time per delivered media packet and its "
+                   "ratio (with --quick: 8 calls for 5 s).")
 @click.option("--memory", is_flag=True,
               help="Engine memory per TCP flow, per packet queued and per packet propagating (slopes of peak RSS).")
 def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, campaign_runs, rtp_group, rmtp,
-              memory) -> None:
+              calls, memory) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
     if vs_ns2:
@@ -275,6 +279,10 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, c
 
         n, dur = (1000, 50.0) if quick else (10_000, 500.0)
         rows = [run_one("rmtp", n, dur)]
+    elif calls:
+        from .validation.bench import run_calls
+
+        rows = run_calls(quick=quick)
     elif memory:
         from .validation.memory_bench import engine_memory
 

@@ -10,6 +10,13 @@ Both workloads share one dumbbell: a 10 Mbit/s, 20 ms bottleneck (drop-tail,
 - "tcp-dumbbell-N": N bulk TCP SACK flows (MSS 960, so data packets are
   1000 bytes on the wire; delayed ACKs) plus one 1 Mbit/s CBR flow, the
   workload of the ns-2 side-by-side (``mediasim.validation.ns2_compare``).
+- "calls-N" (``--calls``): N video calls of 1 Mbit/s through a 100 Mbit/s
+  bottleneck: RFC 8593's codec at 30 fps, paced, transport-wide feedback
+  every 50 ms, adaptive playout; beside it "calls-rtp-N", the same
+  sessions with constant RTP media (no frames, pacer, feedback or
+  playout), and "calls-cbr-N", one CBR flow per path at the same rate and
+  packet size. The figure to compare is the wall time per delivered media
+  packet (`cost_vs_cbr`).
 """
 
 from __future__ import annotations
@@ -118,7 +125,56 @@ def rmtp_tree(n_receivers: int, duration_s: float = 500.0) -> dict[str, Any]:
     }
 
 
-WORKLOADS = {"udp": dumbbell, "tcp": tcp_dumbbell, "rtp_group": rtp_group, "rmtp": rmtp_tree}
+CALLS_BOTTLENECK_BPS = 100e6  # chosen: the calls' bottleneck (64 x ~1 Mbit/s fit)
+CALL_BPS = 1e6  # chosen: each call's media rate on the wire
+CALL_PACKET_BYTES = 1200  # the frame path's default largest packet
+CALL_TRR_MS = 1000.0  # chosen: AVPF's T_rr_interval in the calls
+
+
+def _calls_base(name: str, n: int, duration_s: float) -> dict[str, Any]:
+    sc = _dumbbell_base(name, n, duration_s, extra_pair=False)
+    sc["links"][0]["rate_bps"] = CALLS_BOTTLENECK_BPS
+    sc["links"][0]["queue"] = {"type": "droptail", "limit_packets": 1000}
+    return sc
+
+
+def calls(n_calls: int, duration_s: float = 60.0) -> dict[str, Any]:
+    """n video calls s<i> -> d<i>: RFC 8593's codec at 30 fps, paced (2.5 x,
+    5 ms), transport-wide feedback every 50 ms, an adaptive playout buffer;
+    AVPF with T_rr_interval 1 s (regular reports about once a second, as
+    libwebrtc sends them for video)."""
+    sc = _calls_base(f"calls-{n_calls}", n_calls, duration_s)
+    sc["rtp_sessions"] = [
+        {"name": f"c{i}", "transport": "unicast", "session_bw_bps": CALL_BPS,
+         "media_payload_bytes": CALL_PACKET_BYTES - 40, "avpf": {"trr_interval_ms": CALL_TRR_MS},
+         "members": [{"node": f"s{i}", "media": True, "source": {"type": "synthetic", "fps": 30},
+                      "pacer": {}, "feedback": {"format": "twcc", "interval_ms": 50}},
+                     {"node": f"d{i}", "playout": {"adaptive": True}}]}
+        for i in range(n_calls)]
+    return sc
+
+
+def calls_rtp(n_calls: int, duration_s: float = 60.0) -> dict[str, Any]:
+    """The same sessions with today's constant RTP media: no frames, pacer,
+    per-packet feedback or playout (what the RTP session itself costs)."""
+    sc = calls(n_calls, duration_s)
+    sc["name"] = f"calls-rtp-{n_calls}"
+    for s in sc["rtp_sessions"]:
+        s["members"] = [{"node": m["node"], "media": m.get("media", False)} for m in s["members"]]
+    return sc
+
+
+def calls_cbr(n_calls: int, duration_s: float = 60.0) -> dict[str, Any]:
+    """The same paths with one CBR flow each at the calls' rate and packet size."""
+    sc = _calls_base(f"calls-cbr-{n_calls}", n_calls, duration_s)
+    sc["flows"] = [{"name": f"f{i}", "type": "cbr", "src": f"s{i}", "dst": f"d{i}",
+                    "payload_bytes": CALL_PACKET_BYTES - 28, "rate_bps": CALL_BPS * (CALL_PACKET_BYTES - 28)
+                    / CALL_PACKET_BYTES} for i in range(n_calls)]
+    return sc
+
+
+WORKLOADS = {"udp": dumbbell, "tcp": tcp_dumbbell, "rtp_group": rtp_group, "rmtp": rmtp_tree,
+             "calls": calls, "calls_rtp": calls_rtp, "calls_cbr": calls_cbr}
 
 
 def peak_rss_mb() -> float:
@@ -152,6 +208,13 @@ def _child(workload: str, n_flows: int, duration_s: float) -> None:
     wall = time.perf_counter() - t0
     meta = json.loads(meta_json)
     rss_mb = peak_rss_mb()
+    # Media packets delivered: the RTP flows of calls, every flow otherwise.
+    flows = _tables["flows"]
+    codes, names = flows["flow"]
+    kinds = flows["kind"]
+    kind_of = (lambda i: kinds[1][kinds[0][i]]) if isinstance(kinds, tuple) else (lambda i: kinds[i])
+    media = [i for i in range(len(codes)) if kind_of(i) in ("rtp", "cbr", "poisson", "tcp")]
+    media_delivered = int(sum(flows["received"][i] for i in media))
     print(json.dumps({
         "workload": meta["scenario"],
         "flows": n_flows,
@@ -163,6 +226,8 @@ def _child(workload: str, n_flows: int, duration_s: float) -> None:
         "events_per_s": round(meta["events"] / wall),
         "delivered_per_s": round(meta["delivered"] / wall),
         "wall_us_per_delivered": round(wall / max(meta["delivered"], 1) * 1e6, 3),
+        "media_delivered": media_delivered,
+        "wall_us_per_media_packet": round(wall / max(media_delivered, 1) * 1e6, 3),
         "peak_rss_mb": round(rss_mb, 1),
         "baseline_rss_mb": round(base_mb, 1),
     }))
@@ -174,6 +239,17 @@ def run_benchmarks(quick: bool = False, workloads: tuple[str, ...] = ("udp", "tc
     for w in workloads:
         for n, dur in sizes:
             rows.append(run_one(w, n, dur))
+    return rows
+
+
+def run_calls(quick: bool = False) -> list[dict[str, Any]]:
+    """The calls workload beside CBR flows on the same paths, with the
+    ratio of their wall time per delivered media packet."""
+    n, dur = (8, 5.0) if quick else (64, 60.0)
+    rows = [run_one(w, n, dur) for w in ("calls", "calls_rtp", "calls_cbr")]
+    cbr = max(rows[-1]["wall_us_per_media_packet"], 1e-9)
+    for r in rows:
+        r["cost_vs_cbr"] = round(r["wall_us_per_media_packet"] / cbr, 3)
     return rows
 
 

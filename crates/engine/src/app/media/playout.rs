@@ -21,7 +21,7 @@
 
 use crate::measure::delay::DelayStats;
 use crate::sim::SimTime;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Most recent frame delays the adaptive estimate keeps.
 const MAX_RECENT: usize = 4096;
@@ -64,13 +64,20 @@ pub struct FrameTag {
     pub key: bool,
 }
 
+/// One frame from the lowest not yet rendered on.
 #[derive(Clone, Copy, Debug)]
-struct Pending {
-    capture: SimTime,
-    playout: SimTime,
-    need: u16,
-    got: u16,
-    complete_at: Option<SimTime>,
+enum Slot {
+    /// No packet seen and no later frame either.
+    Unseen,
+    /// Waiting for packets (`need` = u16::MAX: no packet of it seen yet,
+    /// a later frame was).
+    Pending {
+        capture: SimTime,
+        playout: SimTime,
+        need: u16,
+        got: u16,
+    },
+    Done(Outcome, SimTime),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,14 +108,13 @@ pub struct PlayoutStats {
 #[derive(Clone)]
 pub struct Playout {
     p: PlayoutParams,
-    pending: BTreeMap<u32, Pending>,
-    /// Outcomes not yet rendered, by index (in order once `next` reaches them).
-    done: BTreeMap<u32, (Outcome, SimTime)>,
+    /// Frames `next`, `next + 1`, ...: not yet rendered.
+    slots: VecDeque<Slot>,
     /// The lowest index not yet rendered.
     next: u32,
-    highest: Option<u32>,
     /// (completion time, capture-to-completion delay) of recent frames.
     recent: VecDeque<(SimTime, SimTime)>,
+    scratch: Vec<SimTime>,
     delay: SimTime,
     last_capture: Option<SimTime>,
     last_assigned: SimTime,
@@ -126,11 +132,10 @@ impl Playout {
         };
         Playout {
             p,
-            pending: BTreeMap::new(),
-            done: BTreeMap::new(),
+            slots: VecDeque::new(),
             next: 0,
-            highest: None,
             recent: VecDeque::new(),
+            scratch: Vec::new(),
             delay,
             last_capture: None,
             last_assigned: SimTime::ZERO,
@@ -159,73 +164,89 @@ impl Playout {
         while self.recent.front().is_some_and(|f| f.0 + window < now) {
             self.recent.pop_front();
         }
-        let mut d: Vec<SimTime> = self.recent.iter().map(|f| f.1).collect();
-        if d.is_empty() {
+        if self.recent.is_empty() {
             return None;
         }
-        d.sort_unstable();
-        let rank = ((q * d.len() as f64).ceil() as usize).clamp(1, d.len());
-        Some(d[rank - 1])
+        self.scratch.clear();
+        self.scratch.extend(self.recent.iter().map(|f| f.1));
+        let rank = ((q * self.scratch.len() as f64).ceil() as usize).clamp(1, self.scratch.len());
+        Some(*self.scratch.select_nth_unstable(rank - 1).1)
     }
 
     /// A packet of frame `tag` arrived at `now`.
     pub fn on_packet(&mut self, now: SimTime, tag: &FrameTag) {
         self.finalise(now);
-        if tag.index < self.next || self.done.contains_key(&tag.index) {
-            return; // its frame was already decided
+        let Some(k) = tag.index.checked_sub(self.next) else {
+            return; // its frame was already rendered
+        };
+        let k = k as usize;
+        if k >= self.slots.len() {
+            self.slots.resize(k + 1, Slot::Unseen);
         }
-        if !self.pending.contains_key(&tag.index) {
-            self.adopt(now, tag.capture);
-            let playout = (tag.capture + self.delay).max(self.last_assigned);
-            self.last_assigned = playout;
-            self.last_capture = Some(tag.capture);
-            // Frames skipped over before this one: lost unless their
-            // packets still come (placeholders due with this frame).
-            let from = self.highest.map_or(self.next, |h| h.saturating_add(1));
-            for i in from..tag.index {
-                self.pending.entry(i).or_insert(Pending {
-                    capture: tag.capture,
-                    playout,
-                    need: u16::MAX,
-                    got: 0,
-                    complete_at: None,
-                });
-            }
-            self.pending.insert(
-                tag.index,
-                Pending {
+        match self.slots[k] {
+            Slot::Done(..) => return, // already decided
+            Slot::Unseen => {
+                self.adopt(now, tag.capture);
+                let playout = (tag.capture + self.delay).max(self.last_assigned);
+                self.last_assigned = playout;
+                self.last_capture = Some(tag.capture);
+                // Frames skipped over before this one: lost unless their
+                // packets still come (due with this frame).
+                for s in self.slots.range_mut(..k).rev() {
+                    if !matches!(s, Slot::Unseen) {
+                        break;
+                    }
+                    *s = Slot::Pending {
+                        capture: tag.capture,
+                        playout,
+                        need: u16::MAX,
+                        got: 0,
+                    };
+                }
+                self.slots[k] = Slot::Pending {
                     capture: tag.capture,
                     playout,
                     need: tag.packets,
                     got: 0,
-                    complete_at: None,
-                },
-            );
+                };
+            }
+            Slot::Pending {
+                need: u16::MAX,
+                playout,
+                ..
+            } => {
+                // A placeholder whose packets came after all.
+                self.slots[k] = Slot::Pending {
+                    capture: tag.capture,
+                    playout,
+                    need: tag.packets,
+                    got: 0,
+                };
+            }
+            Slot::Pending { .. } => {}
         }
-        let f = self.pending.get_mut(&tag.index).expect("inserted");
-        if f.need == u16::MAX {
-            // A placeholder whose packets came after all.
-            f.need = tag.packets;
-            f.capture = tag.capture;
-        }
-        f.got += 1;
-        if f.got >= f.need {
-            f.complete_at = Some(now);
-            let f = self.pending.remove(&tag.index).expect("present");
-            self.estimate(now, now - f.capture);
-            let (c, p) = (now, f.playout);
-            self.stats.frame_delay.add((c - f.capture).as_nanos());
-            let outcome = if c <= p {
+        let Slot::Pending {
+            capture,
+            playout,
+            need,
+            got,
+        } = &mut self.slots[k]
+        else {
+            unreachable!("pending above")
+        };
+        *got += 1;
+        if *got >= *need {
+            let (capture, playout) = (*capture, *playout);
+            self.estimate(now, now - capture);
+            self.stats.frame_delay.add((now - capture).as_nanos());
+            let outcome = if now <= playout {
+                self.stats.playout_delay_sum += playout - capture;
                 Outcome::Played
             } else {
                 Outcome::Late
             };
-            self.done.insert(tag.index, (outcome, p));
-            if outcome == Outcome::Played {
-                self.stats.playout_delay_sum += p - f.capture;
-            }
+            self.slots[k] = Slot::Done(outcome, playout);
         }
-        self.highest = Some(self.highest.map_or(tag.index, |h| h.max(tag.index)));
         self.render();
     }
 
@@ -251,22 +272,26 @@ impl Playout {
     }
 
     /// Declares lost every incomplete frame `hold` past its playout time.
+    /// Playout times never decrease with the index, so those are the first
+    /// pending ones.
     fn finalise(&mut self, now: SimTime) {
         let hold = self.p.hold;
-        let expired: Vec<(u32, SimTime)> = (self.pending.iter())
-            .filter(|(_, f)| f.playout + hold <= now)
-            .map(|(i, f)| (*i, f.playout))
-            .collect();
-        for (i, p) in expired {
-            self.pending.remove(&i);
-            self.done.insert(i, (Outcome::Lost, p));
+        for s in self.slots.iter_mut() {
+            match *s {
+                Slot::Done(..) => continue,
+                Slot::Pending { playout, .. } if playout + hold <= now => {
+                    *s = Slot::Done(Outcome::Lost, playout);
+                }
+                _ => break,
+            }
         }
         self.render();
     }
 
     /// Renders decided frames in index order.
     fn render(&mut self) {
-        while let Some((outcome, at)) = self.done.remove(&self.next) {
+        while let Some(&Slot::Done(outcome, at)) = self.slots.front() {
+            self.slots.pop_front();
             self.next += 1;
             self.count(outcome, at);
         }
@@ -315,19 +340,15 @@ impl Playout {
     /// are still in flight and not counted.
     pub fn finish(&mut self, end: SimTime) {
         self.finalise(end);
-        let due: Vec<(u32, SimTime)> = (self.pending.iter())
-            .filter(|(_, f)| f.playout <= end)
-            .map(|(i, f)| (*i, f.playout))
-            .collect();
-        for (i, p) in due {
-            self.pending.remove(&i);
-            self.done.insert(i, (Outcome::Lost, p));
-        }
-        // Render what is decided, skipping over frames still in flight.
-        while let Some((&i, _)) = self.done.iter().next() {
-            let (o, at) = self.done.remove(&i).expect("present");
-            self.next = i + 1;
-            self.count(o, at);
+        let slots = std::mem::take(&mut self.slots);
+        for s in slots {
+            match s {
+                Slot::Done(o, at) => self.count(o, at),
+                Slot::Pending { playout, .. } if playout <= end => {
+                    self.count(Outcome::Lost, playout)
+                }
+                _ => {}
+            }
         }
     }
 }

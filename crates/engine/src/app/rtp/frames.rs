@@ -33,7 +33,10 @@ pub struct SenderStats {
     pub key_frames: u64,
     pub payload_bytes: u64,
     pub packets: u64,
-    pub pacer_delay: crate::measure::delay::DelayStats,
+    /// Time packets waited in the pacer: sum, count, maximum.
+    pub pacer_wait_sum: SimTime,
+    pub pacer_waits: u64,
+    pub pacer_wait_max: SimTime,
     pub pacer_max_bytes: u64,
     /// Sum over frames of |controller target - source rate| (bit/s).
     pub gap_sum_bps: f64,
@@ -65,6 +68,8 @@ pub struct FrameSender {
     pub codec_series: Series,
     pub frame_series: Series,
     pub pacer_series: Series,
+    /// Packets released, handed to the member (kept to reuse its memory).
+    pub released: Vec<Queued>,
 }
 
 impl FrameSender {
@@ -99,6 +104,7 @@ impl FrameSender {
             codec_series: Series::default(),
             frame_series: Series::default(),
             pacer_series: Series::default(),
+            released: Vec::new(),
         }
     }
 
@@ -160,17 +166,18 @@ impl FrameSender {
         }
     }
 
-    /// The packets the pacer lets go at `now` for a wire target of
-    /// `target_bps`.
-    pub fn release(&mut self, now: SimTime, target_bps: f64) -> Vec<Queued> {
-        let mut out = Vec::new();
+    /// Appends to `out` the packets the pacer lets go at `now` for a wire
+    /// target of `target_bps`.
+    pub fn release(&mut self, now: SimTime, target_bps: f64, out: &mut Vec<Queued>) {
         if let Some(p) = &mut self.pacer {
             while let Some((q, waited)) = p.pop(now, target_bps) {
-                self.stats.pacer_delay.add(waited.as_nanos());
+                let st = &mut self.stats;
+                st.pacer_wait_sum += waited;
+                st.pacer_waits += 1;
+                st.pacer_wait_max = st.pacer_wait_max.max(waited);
                 out.push(q);
             }
         }
-        out
     }
 
     /// When the pacer's head packet may leave.

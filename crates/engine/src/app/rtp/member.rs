@@ -114,7 +114,9 @@ pub struct RtpMember {
     packets_sent: u32,
     octets_sent: u32,
     sources: HashMap<u32, Source>,
-    sent_at: HashMap<u16, SimTime>,
+    /// When each sequence number was last sent (`SimTime::MAX`: never),
+    /// indexed by it: at most 65536 entries, no hashing per packet.
+    sent_at: Vec<SimTime>,
     reported: HashSet<u16>,
     /// Per lost packet of ours: the members that reported it.
     reporters: HashMap<u16, HashSet<u32>>,
@@ -175,7 +177,7 @@ impl RtpMember {
             packets_sent: 0,
             octets_sent: 0,
             sources: HashMap::default(),
-            sent_at: HashMap::default(),
+            sent_at: Vec::new(),
             reported: HashSet::default(),
             reporters: HashMap::default(),
             loss_report_delays: RunningMean::default(),
@@ -198,6 +200,14 @@ impl RtpMember {
             viewer: None,
             pp_feedback: None,
         }
+    }
+
+    fn note_sent(&mut self, seq: u16, now: SimTime) {
+        let i = seq as usize;
+        if i >= self.sent_at.len() {
+            self.sent_at.resize(i + 1, SimTime::MAX);
+        }
+        self.sent_at[i] = now;
     }
 
     /// Frame-based media, a playout buffer, per-packet feedback to return.
@@ -252,10 +262,15 @@ impl RtpMember {
         let Some(fs) = self.frames.as_mut() else {
             return;
         };
-        let go = fs.release(now, target);
+        let mut go = std::mem::take(&mut fs.released);
+        fs.release(now, target, &mut go);
         let next = fs.next_release();
-        for q in go {
-            self.emit_frame_packet(now, &q, out);
+        for q in &go {
+            self.emit_frame_packet(now, q, out);
+        }
+        go.clear();
+        if let Some(fs) = self.frames.as_mut() {
+            fs.released = go;
         }
         if let Some(at) = next {
             crate::app::arm_timer(&mut self.pace_timer, at, TOKEN_PACE, out);
@@ -279,7 +294,7 @@ impl RtpMember {
                 data.stamp = Some(stamp);
             }
         }
-        self.sent_at.insert(self.seq, now);
+        self.note_sent(self.seq, now);
         self.octets_sent = self.octets_sent.wrapping_add(q.payload);
         self.packets_sent = self.packets_sent.wrapping_add(1);
         self.seq = self.seq.wrapping_add(1);
@@ -291,7 +306,11 @@ impl RtpMember {
     fn sender_media_stats(&self, fs: &FrameSender, end: SimTime) -> AppStats {
         let st = &fs.stats;
         let active = end.min(self.stop).saturating_sub(self.start).as_secs_f64();
-        let pd = st.pacer_delay.summary_ns();
+        let pacer_mean_ms = if st.pacer_waits > 0 {
+            st.pacer_wait_sum.as_secs_f64() * 1e3 / st.pacer_waits as f64
+        } else {
+            f64::NAN
+        };
         let frames = st.frames.max(1) as f64;
         AppStats {
             table: "media",
@@ -308,8 +327,8 @@ impl RtpMember {
                     per_s(st.payload_bytes as f64 * 8.0, active),
                 ),
                 ("target_gap_mean_bps", st.gap_sum_bps / frames),
-                ("pacer_delay_mean_ms", pd[0] / 1e6),
-                ("pacer_delay_p95_ms", pd[3] / 1e6),
+                ("pacer_delay_mean_ms", pacer_mean_ms),
+                ("pacer_delay_max_ms", st.pacer_wait_max.as_secs_f64() * 1e3),
                 ("pacer_queue_max_bytes", st.pacer_max_bytes as f64),
                 ("feedback_received", st.fb_received as f64),
                 ("feedback_bytes_received", st.fb_bytes as f64),
@@ -461,7 +480,7 @@ impl RtpMember {
                 marker: false,
                 transport_seq: None,
             });
-            self.sent_at.insert(self.seq, now);
+            self.note_sent(self.seq, now);
             self.octets_sent = self.octets_sent.wrapping_add(p.payload_bytes() - 12);
             self.packets_sent = self.packets_sent.wrapping_add(1);
             self.seq = self.seq.wrapping_add(1);
@@ -604,7 +623,11 @@ impl RtpMember {
                 for s in seqs {
                     self.reporters.entry(*s).or_default().insert(c.ssrc);
                     if self.reported.insert(*s) {
-                        if let Some(t) = self.sent_at.get(s) {
+                        if let Some(t) = self
+                            .sent_at
+                            .get(*s as usize)
+                            .filter(|t| **t != SimTime::MAX)
+                        {
                             self.loss_report_delays.add((now - *t).as_secs_f64());
                         }
                     }

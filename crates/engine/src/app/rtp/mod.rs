@@ -63,7 +63,7 @@ pub const MEDIA_TABLE: super::AppTable = super::AppTable {
         Measure("media_rate_bps"),
         Measure("target_gap_mean_bps"),
         Measure("pacer_delay_mean_ms"),
-        Measure("pacer_delay_p95_ms"),
+        Measure("pacer_delay_max_ms"),
         Count("pacer_queue_max_bytes"),
         Count("feedback_received"),
         Count("feedback_bytes_received"),

@@ -9,7 +9,7 @@ use crate::sim::SimTime;
 use crate::wire::rtcp::ccfb::{ato_of, MAX_REPORTS};
 use crate::wire::rtcp::twcc::{DELTA_US, REFERENCE_MS};
 use crate::wire::rtcp::{Ccfb, CcfbBlock, Metric, RtcpPacket, Status, Twcc};
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 pub struct ArrivalLog {
     format: Format,
@@ -17,7 +17,8 @@ pub struct ArrivalLog {
     media_ssrc: u32,
     next: Option<u64>,
     highest: Option<u64>,
-    arrivals: BTreeMap<u64, (SimTime, u8)>,
+    /// Arrivals of packets `next`, `next + 1`, ... (None: not arrived).
+    arrivals: VecDeque<Option<(SimTime, u8)>>,
     fb_count: u8,
 }
 
@@ -29,7 +30,7 @@ impl ArrivalLog {
             media_ssrc,
             next: None,
             highest: None,
-            arrivals: BTreeMap::new(),
+            arrivals: VecDeque::new(),
             fb_count: 0,
         }
     }
@@ -48,13 +49,22 @@ impl ArrivalLog {
         if self.next.is_some_and(|n| seq < n) {
             return; // already reported (as lost)
         }
-        self.next.get_or_insert(seq);
-        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
-        self.arrivals.insert(seq, (now, ecn));
-        // Bound: at most one message's worth waits.
-        while self.arrivals.len() > MAX_REPORTS {
-            self.arrivals.pop_first();
+        let mut next = *self.next.get_or_insert(seq);
+        // Bound: a message reports at most MAX_REPORTS packets, so older
+        // ones need not wait.
+        let floor = seq.saturating_sub(MAX_REPORTS as u64 - 1);
+        if next < floor {
+            let skip = (floor - next).min(self.arrivals.len() as u64) as usize;
+            self.arrivals.drain(..skip);
+            next = floor;
+            self.next = Some(floor);
         }
+        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
+        let k = (seq - next) as usize;
+        if k >= self.arrivals.len() {
+            self.arrivals.resize(k + 1, None);
+        }
+        self.arrivals[k] = Some((now, ecn));
     }
 
     /// The messages reporting everything new, made at `now`.
@@ -69,7 +79,7 @@ impl ArrivalLog {
         self.next = Some(high + 1);
         let arrivals = std::mem::take(&mut self.arrivals);
         let range = first..=high;
-        let arrived = |s: u64| arrivals.get(&s).copied();
+        let arrived = |s: u64| arrivals.get((s - next) as usize).copied().flatten();
         match self.format {
             Format::Rfc8888 => vec![self.ccfb(now, range, &arrived)],
             Format::Twcc => self.twcc(range, &arrived),
