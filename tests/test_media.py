@@ -14,6 +14,7 @@ import pytest
 import mediasim
 from conftest import assert_balanced
 from mediasim.errors import ScenarioError
+from mediasim.experiments import quality
 
 
 def call(duration_s=12.0, rate_bps=2e6, limit=30, cross_bps=0.0, **sender):
@@ -77,17 +78,25 @@ def test_late_and_lost_frames_equal_a_direct_computation_from_the_packet_log(pac
     recv = dict(zip(pk["seq"].to_numpy(), pk["recv_ns"].to_numpy()))
     dropped = set(res.drops[res.drops["flow"].astype(str) == "v/alice/rtp"]["seq"].to_numpy())
     played = late = lost = 0
+    not_played = []
     for capture, seqs in frames_from_the_logs(res):
         if any(s in dropped or s not in recv for s in seqs):
             lost += 1
+            not_played.append(True)
         elif max(recv[s] for s in seqs) > capture + delay_ms * 1e6:
             late += 1
+            not_played.append(True)
         else:
             played += 1
+            not_played.append(False)
     m = res.tables["media"].iloc[0]
     assert (m["frames_played"], m["frames_late"], m["frames_lost"]) == (played, late, lost)
     assert late > 10 and lost > 0 and played > 100  # the cross traffic made both happen
     assert played + late + lost == m["frames_sent"]
+    # The IW10 study's loss-period levels, by the study's own code.
+    levels = quality.run_lengths_to_levels(np.array(not_played))
+    assert [m[f"frames_level_{k}"] for k in range(6)] == [int((levels == k).sum()) for k in range(6)]
+    assert m["good_quality_pct"] == pytest.approx(100 * np.isin(levels, (0, 1)).mean())
 
 
 @pytest.mark.parametrize("fmt", ["rfc8888", "twcc"])
@@ -173,3 +182,41 @@ def test_the_calls_example_runs_and_its_video_mostly_plays():
     assert video["frames_played"] > 0.8 * video["frames_sent"]
     assert voice["mos"] > 4.0
     assert pd.isna(video["mos"])
+
+
+def test_a_frame_trace_file_is_read_beside_its_scenario_and_keyed_by_contents(tmp_path):
+    from mediasim.campaign.keys import canonical
+
+    (tmp_path / "frames.txt").write_text("# bytes type\n6000 I\n2000 P\n2000 P\n\n2000 P  # a comment\n")
+    sc_file = tmp_path / "call.toml"
+    sc_file.write_text("""
+name = "trace-call"
+duration_s = 4.0
+nodes = [{ name = "a" }, { name = "b" }]
+links = [{ a = "a", b = "b", rate_bps = 10e6, delay_ms = 10 }]
+[[rtp_sessions]]
+name = "v"
+transport = "unicast"
+session_bw_bps = 1e6
+media_payload_bytes = 1000
+members = [{ node = "a", media = true, source = { type = "trace", fps = 25, file = "frames.txt", follow_target = false } },
+           { node = "b", playout = {} }]
+""")
+    sc = mediasim.load_scenario(sc_file)
+    m = mediasim.run(sc).tables["media"].iloc[0]
+    # 4 s at 25 fps: 100 frames, a key frame every 4, 3000 bytes a frame.
+    assert m["frames_sent"] == 100 and m["key_frames"] == 25
+    assert m["media_payload_bytes"] == 100 * 3000
+    assert m["frames_played"] == 100
+    before = canonical(sc.data)
+    (tmp_path / "frames.txt").write_text("6000 I\n2000 P\n")
+    assert canonical(sc.data) != before  # the key covers the trace's contents
+
+
+@pytest.mark.parametrize("text,words", [("100\nabc\n", "line 2"), ("", "no frames"), ("0 I\n", "line 1")])
+def test_a_bad_frame_trace_is_named_at_its_field_and_line(tmp_path, text, words):
+    (tmp_path / "f.txt").write_text(text)
+    sc = call(source={"type": "trace", "fps": 25, "file": str(tmp_path / "f.txt")})
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert "rtp_sessions[0].members[0].source.file" in str(e.value) and words in str(e.value)

@@ -246,9 +246,14 @@ def load_scenario(path: str | Path) -> Scenario:
 
 
 def _may_have_traces(data: dict[str, Any]) -> bool:
-    """Whether a link or a direction of one gives a trace (cheap: no look
-    inside)."""
+    """Whether a link or a direction of one gives a trace, or an RTP member
+    a frame trace (cheap: no look inside)."""
     links = data.get("links")
+    sessions = data.get("rtp_sessions")
+    if isinstance(sessions, list) and any(
+            isinstance(m, dict) and isinstance(m.get("source"), dict) and "file" in m["source"]
+            for s in sessions if isinstance(s, dict) for m in (s.get("members") or [])):
+        return True
     if not isinstance(links, list):
         return False
     dirs = [d for link in links if isinstance(link, dict) for d in (link, link.get("ab"), link.get("ba"))]

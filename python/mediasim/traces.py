@@ -189,6 +189,46 @@ def _read_cached(path: str, field: str) -> list[int]:
     return list(_read_cache[key])
 
 
+def _frame_traces(data: dict[str, Any]):
+    """(path, source dict) of every RTP member's frame-trace source."""
+    for i, sess in enumerate(data.get("rtp_sessions") or []):
+        if not isinstance(sess, dict):
+            continue
+        for j, m in enumerate(sess.get("members") or []):
+            src = m.get("source") if isinstance(m, dict) else None
+            if isinstance(src, dict) and src.get("type") == "trace":
+                yield f"rtp_sessions[{i}].members[{j}].source", src
+
+
+def read_frames(path: str | Path, field: str = "source.file") -> tuple[list[int], list[int]]:
+    """Reads a frame-size trace: one frame per line, its payload bytes and
+    optionally its type (``I`` marks a key frame; any other word is kept
+    as a non-key frame); blank lines and ``#`` comments are skipped. Returns
+    (sizes, key frame indices); every problem is a ScenarioError naming
+    ``field`` and the line."""
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise _error(field, f"no such frame trace: {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise _error(field, f"cannot read the frame trace {path}: {e}") from None
+    sizes: list[int] = []
+    keys: list[int] = []
+    for i, line in enumerate(text.split("\n"), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if not words[0].isdigit() or int(words[0]) == 0 or len(words) > 2:
+            raise _error(field, f"{path}, line {i}: expected a positive frame size in bytes and an optional "
+                                f"frame type, got {line.strip()[:40]!r}")
+        if len(words) == 2 and words[1].upper() == "I":
+            keys.append(len(sizes))
+        sizes.append(int(words[0]))
+    if not sizes:
+        raise _error(field, f"{path}: no frames")
+    return sizes, keys
+
+
 def _traces(data: dict[str, Any]):
     """(path, trace dict) of every link and direction trace in a scenario."""
     for i, link in enumerate(data.get("links") or []):
@@ -200,7 +240,8 @@ def _traces(data: dict[str, Any]):
 
 
 def needs_resolving(data: dict[str, Any]) -> bool:
-    return any(("file" in t or "builtin" in t) and not t.get("opportunities_ms") for _, t in _traces(data))
+    return any(("file" in t or "builtin" in t) and not t.get("opportunities_ms") for _, t in _traces(data)) or any(
+        "file" in s and not s.get("frames_bytes") for _, s in _frame_traces(data))
 
 
 def resolve(data: dict[str, Any]) -> dict[str, Any]:
@@ -219,13 +260,18 @@ def resolve(data: dict[str, Any]) -> dict[str, Any]:
             t["opportunities_ms"] = _read_cached(str(t["file"]), f"{path}.file")
         elif "builtin" in t:
             t["opportunities_ms"] = builtin(str(t["builtin"]), f"{path}.builtin")
+    for path, src in _frame_traces(out):
+        if "file" in src and not src.get("frames_bytes"):
+            if src.get("key_frames"):
+                raise _error(f"{path}.key_frames", "with `file`, key frames come from the trace (type I)")
+            src["frames_bytes"], src["key_frames"] = read_frames(str(src["file"]), f"{path}.file")
     return out
 
 
 def anchor_files(data: dict[str, Any], base: Path) -> None:
     """Makes relative trace file paths in ``data`` relative to ``base`` (a
     scenario file's folder), in place."""
-    for _, t in _traces(data):
+    for _, t in [*_traces(data), *_frame_traces(data)]:
         f = t.get("file")
         if isinstance(f, str) and not os.path.isabs(f):
             t["file"] = str((base / f).resolve())

@@ -103,6 +103,28 @@ pub struct PlayoutStats {
     /// frames in them (for the E-model's burst ratio).
     pub bad_runs: u64,
     pub bad_frames: u64,
+    /// Frames at each level of the IW10 study's loss-period scale: 0
+    /// played; 1 a single frame not played; 2 in a run of 2-3; 3 of 4-5;
+    /// 4 of 6-9; 5 of 10 or more.
+    pub levels: [u64; 6],
+    /// The run of frames not played so far.
+    run: u64,
+}
+
+impl PlayoutStats {
+    /// Ends the current run of frames not played, counting it at its level.
+    fn close_run(&mut self) {
+        let level = match self.run {
+            0 => return,
+            1 => 1,
+            2..=3 => 2,
+            4..=5 => 3,
+            6..=9 => 4,
+            _ => 5,
+        };
+        self.levels[level] += self.run;
+        self.run = 0;
+    }
 }
 
 #[derive(Clone)]
@@ -301,6 +323,8 @@ impl Playout {
         match outcome {
             Outcome::Played => {
                 self.stats.played += 1;
+                self.stats.close_run();
+                self.stats.levels[0] += 1;
                 self.in_bad_run = false;
                 if let Some(prev) = self.last_played.filter(|_| self.p.video) {
                     let gap = (at - prev).as_secs_f64();
@@ -327,6 +351,7 @@ impl Playout {
                     self.stats.lost += 1;
                 }
                 self.stats.bad_frames += 1;
+                self.stats.run += 1;
                 if !self.in_bad_run {
                     self.stats.bad_runs += 1;
                     self.in_bad_run = true;
@@ -350,6 +375,7 @@ impl Playout {
                 _ => {}
             }
         }
+        self.stats.close_run();
     }
 }
 
@@ -396,6 +422,8 @@ mod tests {
         let s = &p.stats;
         assert_eq!((s.played, s.late, s.lost), (2, 1, 2));
         assert_eq!((s.bad_runs, s.bad_frames), (1, 3));
+        // One run of 3 (frames 1-3): level 2; frames 0 and 4 at level 0.
+        assert_eq!(s.levels, [2, 0, 3, 0, 0, 0]);
         // Completed: frame 0 in 90 ms, frame 1 in 110, frame 4 in 40.
         assert_eq!(s.frame_delay.summary_ns()[0], ms(80).as_nanos() as f64);
         assert_eq!(s.playout_delay_sum, ms(200));

@@ -25,7 +25,12 @@ fn d_true() -> bool {
 pub struct TraceSpec {
     pub fps: f64,
     /// Frame payload sizes in bytes, played in a loop.
+    #[serde(default)]
     pub frames_bytes: Vec<u32>,
+    /// A frame-size trace file (one frame per line: bytes, then `I` for a
+    /// key frame), read by the mediasim package before the run.
+    #[serde(default)]
+    pub file: Option<String>,
     /// Indices (in `frames_bytes`) of key frames.
     #[serde(default)]
     pub key_frames: Vec<usize>,
@@ -39,7 +44,10 @@ impl SourceModel for TraceSpec {
     fn validate(&self, p: &str, c: &mut Checker) {
         c.positive(format_args!("{p}.fps"), self.fps);
         c.at_most(format_args!("{p}.fps"), self.fps, 1000.0);
-        if self.frames_bytes.is_empty() || self.frames_bytes.len() > MAX_FRAMES {
+        if self.frames_bytes.is_empty() && self.file.is_some() {
+            let msg = "the engine needs the sizes themselves: `file` is read by the mediasim package (mediasim.run) before the run";
+            c.err(format!("{p}.frames_bytes"), msg);
+        } else if self.frames_bytes.is_empty() || self.frames_bytes.len() > MAX_FRAMES {
             let msg = format!(
                 "must list 1..={MAX_FRAMES} frames (got {})",
                 self.frames_bytes.len()

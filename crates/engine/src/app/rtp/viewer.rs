@@ -133,6 +133,24 @@ impl Viewer {
             ("freezes", s.freezes as f64),
             ("freeze_total_s", s.freeze_total.as_secs_f64()),
         ];
+        const LEVELS: [&str; 6] = [
+            "frames_level_0",
+            "frames_level_1",
+            "frames_level_2",
+            "frames_level_3",
+            "frames_level_4",
+            "frames_level_5",
+        ];
+        values.extend(LEVELS.iter().zip(s.levels).map(|(n, c)| (*n, c as f64)));
+        let total: u64 = s.levels.iter().sum();
+        values.push((
+            "good_quality_pct",
+            if total > 0 {
+                100.0 * (s.levels[0] + s.levels[1]) as f64 / total as f64
+            } else {
+                f64::NAN
+            },
+        ));
         if let Some(v) = self.voice {
             let total = s.played + s.late + s.lost;
             let ppl = if total > 0 {
