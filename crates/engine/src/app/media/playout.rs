@@ -59,7 +59,7 @@ pub struct PlayoutParams {
 pub struct FrameTag {
     /// Frames of the stream in capture order: 0, 1, ...
     pub index: u32,
-    pub packets: u16,
+    pub packets: u32,
     pub capture: SimTime,
     pub key: bool,
 }
@@ -69,13 +69,13 @@ pub struct FrameTag {
 enum Slot {
     /// No packet seen and no later frame either.
     Unseen,
-    /// Waiting for packets (`need` = u16::MAX: no packet of it seen yet,
+    /// Waiting for packets (`need` = u32::MAX: no packet of it seen yet,
     /// a later frame was).
     Pending {
         capture: SimTime,
         playout: SimTime,
-        need: u16,
-        got: u16,
+        need: u32,
+        got: u32,
     },
     Done(Outcome, SimTime),
 }
@@ -221,7 +221,7 @@ impl Playout {
                     *s = Slot::Pending {
                         capture: tag.capture,
                         playout,
-                        need: u16::MAX,
+                        need: u32::MAX,
                         got: 0,
                     };
                 }
@@ -233,7 +233,7 @@ impl Playout {
                 };
             }
             Slot::Pending {
-                need: u16::MAX,
+                need: u32::MAX,
                 playout,
                 ..
             } => {
@@ -398,7 +398,7 @@ mod tests {
         })
     }
 
-    fn tag(index: u32, packets: u16) -> FrameTag {
+    fn tag(index: u32, packets: u32) -> FrameTag {
         FrameTag {
             index,
             packets,

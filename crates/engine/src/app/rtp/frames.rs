@@ -133,7 +133,7 @@ impl FrameSender {
             (self.overhead as f64 * sizes.len() as f64) / frame.bytes.max(1) as f64;
         let tag = FrameTag {
             index: self.frame_index,
-            packets: sizes.len().min(u16::MAX as usize) as u16,
+            packets: sizes.len().min(u32::MAX as usize) as u32,
             capture: now,
             key: frame.key,
         };
