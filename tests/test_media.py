@@ -126,7 +126,11 @@ def test_the_synthetic_codec_follows_its_target_on_the_wire():
     assert m["media_rate_bps"] == pytest.approx(1.5e6 * 1160 / 1200, rel=0.03)
     assert m["key_frames"] == 1 and m["frames_sent"] == pytest.approx(30 * 25, rel=0.03)
     s = res.tables["media_series"]
-    assert set(s["var"].astype(str)) == {"target_bps", "codec_bps", "frame_bytes", "pacer_queue_bytes"}
+    assert set(s["var"].astype(str)) == {"target_bps", "send_bps", "codec_bps", "frame_bytes", "pacer_queue_bytes"}
+    # The sending rate per 100 ms averages to what the flows table counts.
+    send = s[s["var"].astype(str) == "send_bps"]
+    sent = res.flows.set_index("flow").loc["v/alice/rtp", "sent_bytes"]
+    assert send["value"].sum() * 0.1 / 8 == pytest.approx(sent, rel=0.01)
 
 
 def test_voice_quality_comes_from_the_e_model():

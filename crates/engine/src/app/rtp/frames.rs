@@ -18,6 +18,8 @@ use crate::sim::{Series, SimRng, SimTime};
 
 /// Packets the send history keeps (about 25 s at 1000 packets/s).
 const HISTORY: usize = 1 << 15;
+/// The sending rate series' interval.
+const SEND_WINDOW: SimTime = SimTime::from_millis(100);
 
 /// A packet waiting in the pacer.
 pub struct Queued {
@@ -64,6 +66,10 @@ pub struct FrameSender {
     /// shaped packetiser: the source aims at target / (1 + this)).
     overhead_share: f64,
     pub stats: SenderStats,
+    /// Wire bytes sent since `window_start` (for the sending-rate series).
+    window_bytes: u64,
+    window_start: SimTime,
+    pub send_series: Series,
     pub target_series: Series,
     pub codec_series: Series,
     pub frame_series: Series,
@@ -100,6 +106,9 @@ impl FrameSender {
             transport_seq: 0,
             overhead_share: 0.0,
             stats: SenderStats::default(),
+            window_bytes: 0,
+            window_start: SimTime::ZERO,
+            send_series: Series::default(),
             target_series: Series::default(),
             codec_series: Series::default(),
             frame_series: Series::default(),
@@ -111,6 +120,7 @@ impl FrameSender {
     pub fn set_series(&mut self, rows: usize) {
         for s in [
             &mut self.target_series,
+            &mut self.send_series,
             &mut self.codec_series,
             &mut self.frame_series,
             &mut self.pacer_series,
@@ -211,6 +221,19 @@ impl FrameSender {
             self.history.on_sent(key, now, p.size_bytes);
         }
         self.stats.packets += 1;
+        // The sending rate over each 100 ms, recorded when the first packet
+        // after it leaves (at the window's end; idle windows are skipped).
+        if now >= self.window_start + SEND_WINDOW {
+            if self.window_bytes > 0 {
+                let end = self.window_start + SEND_WINDOW;
+                let bps = self.window_bytes as f64 * 8.0 / SEND_WINDOW.as_secs_f64();
+                self.send_series.push(end, bps);
+            }
+            let windows = (now - self.window_start).as_nanos() / SEND_WINDOW.as_nanos();
+            self.window_start += SimTime::from_nanos(windows * SEND_WINDOW.as_nanos());
+            self.window_bytes = 0;
+        }
+        self.window_bytes += p.size_bytes as u64;
         p.app = crate::net::Payload::new(RtpData {
             ssrc,
             seq,

@@ -337,6 +337,7 @@ impl RtpMember {
             ],
             series: vec![
                 ("target_bps", fs.target_series.points().to_vec()),
+                ("send_bps", fs.send_series.points().to_vec()),
                 ("codec_bps", fs.codec_series.points().to_vec()),
                 ("frame_bytes", fs.frame_series.points().to_vec()),
                 ("pacer_queue_bytes", fs.pacer_series.points().to_vec()),
