@@ -40,16 +40,22 @@ def _error(path: str, msg: str) -> ScenarioError:
     return ScenarioError(f"{path}: {msg}", [(path, msg)])
 
 
+def _read_text(path: str | Path, field: str, what: str) -> str:
+    """The text of the file at ``path``; a missing or unreadable file is a
+    ScenarioError naming ``field``."""
+    try:
+        return Path(path).read_text()
+    except FileNotFoundError:
+        raise _error(field, f"no such {what}: {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise _error(field, f"cannot read the {what} {path}: {e}") from None
+
+
 def read(path: str | Path, field: str = "trace.file") -> list[int]:
     """Reads a Mahimahi trace; every problem is a ScenarioError naming
     ``field`` and the line: a missing file, an empty trace, a line that is
     not a whole number of ms, times that go back, a trace of zero length."""
-    try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        raise _error(field, f"no such trace file: {path}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise _error(field, f"cannot read the trace {path}: {e}") from None
+    text = _read_text(path, field, "trace file")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline ending the last line
@@ -206,12 +212,7 @@ def read_frames(path: str | Path, field: str = "source.file") -> tuple[list[int]
     as a non-key frame); blank lines and ``#`` comments are skipped. Returns
     (sizes, key frame indices); every problem is a ScenarioError naming
     ``field`` and the line."""
-    try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        raise _error(field, f"no such frame trace: {path}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise _error(field, f"cannot read the frame trace {path}: {e}") from None
+    text = _read_text(path, field, "frame trace")
     sizes: list[int] = []
     keys: list[int] = []
     for i, line in enumerate(text.split("\n"), 1):
