@@ -224,3 +224,60 @@ def test_a_bad_frame_trace_is_named_at_its_field_and_line(tmp_path, text, words)
     with pytest.raises(ScenarioError) as e:
         mediasim.run(sc)
     assert "rtp_sessions[0].members[0].source.file" in str(e.value) and words in str(e.value)
+
+
+def _svc_units(seconds: float, fps: float = 30.0) -> list[list]:
+    """A dyadic GOP-of-8 trace: per frame 1000 bytes of base (s0 q0), 500 of
+    its FGS, 2000 of spatial 1 and 1000 of its FGS."""
+    levels = [0, 3, 2, 3, 1, 3, 2, 3]
+    units = []
+    for f in range(round(seconds * fps)):
+        t, lv = f / fps, levels[f % 8]
+        units += [[t, 1000, 0, lv, 0], [t, 500, 0, lv, 1], [t, 2000, 1, lv, 0], [t, 1000, 1, lv, 1]]
+    return units
+
+
+def test_an_svc_trace_file_plays_its_chosen_layers(tmp_path):
+    from mediasim import media
+
+    path = media.write_svc_trace(tmp_path / "svc.txt", _svc_units(2.0))
+    # Base spatial layer, temporal levels 0-1, half the FGS: frames of
+    # 1250 bytes. The 2 s trace (60 frames) has 7 full GOPs with two such
+    # frames each (the level-0 one a key frame) and a half GOP with one
+    # key frame: 15 frames per loop, 8 of them key frames, 4 loops.
+    sc = call(duration_s=8.0, source={"type": "svc_trace", "file": str(path), "follow_target": False,
+                                      "spatial": 0, "temporal": 1, "fgs": 0.5}, receiver={"playout": {}})
+    m = mediasim.run(sc).tables["media"].iloc[0]
+    assert m["frames_sent"] == 60 and m["key_frames"] == 32
+    assert m["media_payload_bytes"] == 60 * 1250
+    assert m["frames_played"] == 60
+    # Following the target (the member's share of a 600 kbit/s session,
+    # less headers: about 18 kB per GOP): spatial 1 at levels 0-2 (12 kB of
+    # base) and all their FGS, 4500 bytes in 4 frames per GOP (2 in the
+    # half GOP): 30 frames per loop. At 1.5 Mbit/s, all 60 frames.
+    sc = call(duration_s=8.0, source={"type": "svc_trace", "file": str(path)})
+    sc.data["rtp_sessions"][0]["session_bw_bps"] = 0.6e6
+    m = mediasim.run(sc).tables["media"].iloc[0]
+    assert m["frames_sent"] == 120 and m["media_payload_bytes"] == 120 * 4500
+    sc.data["rtp_sessions"][0]["session_bw_bps"] = 1.5e6
+    assert mediasim.run(sc).tables["media"].iloc[0]["frames_sent"] == 240
+
+
+@pytest.mark.parametrize("units,field,words", [
+    ([[0.0, 1000, 0, 2, 0], [0.1, 1000, 0, 3, 0]], "source.nal_units", "starts a GOP"),
+    ([[0.0, 1000, 1, 0, 0], [0.1, 1000, 0, 3, 0]], "source.nal_units", "no base-layer unit"),
+    ([[0.1, 1000, 0, 0, 0], [0.0, 1000, 0, 3, 0]], "source.nal_units", "unit 2: times must not go back"),
+])
+def test_a_bad_svc_trace_is_named(units, field, words):
+    sc = call(source={"type": "svc_trace", "nal_units": units})
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert f"rtp_sessions[0].members[0].{field}" in str(e.value) and words in str(e.value)
+
+
+def test_a_bad_svc_trace_file_is_named_at_its_line(tmp_path):
+    (tmp_path / "s.txt").write_text("0.0 1000 0 0 0\n0.03 1000 0 3\n")
+    sc = call(source={"type": "svc_trace", "file": str(tmp_path / "s.txt")})
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert "members[0].source.file" in str(e.value) and "line 2" in str(e.value)

@@ -215,4 +215,4 @@ def test_svc_trace_files_round_trip_and_drive_a_flow(tmp_path):
     bad.write_text("0.0 1000 0 0\n")
     with pytest.raises(ScenarioError) as e:
         media.read_svc_trace(bad)
-    assert e.value.errors[0][0] == f"{bad}:1"
+    assert e.value.errors[0][0] == str(bad) and "line 1" in e.value.errors[0][1]

@@ -23,6 +23,7 @@ from typing import Any
 
 from . import _engine
 from .errors import ScenarioError
+from .traces import read_nal_units
 
 Trace = list[list[Any]]  # [[type, bytes], ...], as a flow's "frames" field
 
@@ -94,26 +95,7 @@ def read_svc_trace(path: str | Path) -> SvcTrace:
     spatial temporal quality`` in decoding order, ``#`` comments. A bad
     line raises ScenarioError naming the file and line; the engine checks
     the values (layers, order in time) when the flow is validated."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise _error(str(path), f"cannot read the trace: {e}") from None
-    units: SvcTrace = []
-    for no, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        parts = line.split()
-        try:
-            if len(parts) != 5:
-                raise ValueError
-            units.append([float(parts[0]), int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4])])
-        except ValueError:
-            raise _error(f"{path}:{no}", f"expected 'time_s bytes spatial temporal quality', got {line!r}") from None
-    if not units:
-        raise _error(str(path), "the trace holds no NAL units")
-    return units
+    return read_nal_units(path, str(path))
 
 
 def write_svc_trace(path: str | Path, units: SvcTrace) -> Path:

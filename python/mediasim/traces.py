@@ -195,14 +195,19 @@ def _read_cached(path: str, field: str) -> list[int]:
     return list(_read_cache[key])
 
 
+#: A frame source's type, and the field its file fills.
+_FRAME_TRACE_FIELDS = {"trace": "frames_bytes", "svc_trace": "nal_units"}
+
+
 def _frame_traces(data: dict[str, Any]):
-    """(path, source dict) of every RTP member's frame-trace source."""
+    """(path, source dict) of every RTP member's frame-trace or SVC-trace
+    source."""
     for i, sess in enumerate(data.get("rtp_sessions") or []):
         if not isinstance(sess, dict):
             continue
         for j, m in enumerate(sess.get("members") or []):
             src = m.get("source") if isinstance(m, dict) else None
-            if isinstance(src, dict) and src.get("type") == "trace":
+            if isinstance(src, dict) and src.get("type") in _FRAME_TRACE_FIELDS:
                 yield f"rtp_sessions[{i}].members[{j}].source", src
 
 
@@ -230,6 +235,30 @@ def read_frames(path: str | Path, field: str = "source.file") -> tuple[list[int]
     return sizes, keys
 
 
+def read_nal_units(path: str | Path, field: str = "source.file") -> list[list[Any]]:
+    """Reads an SVC NAL-unit trace: one unit per line, ``time_s bytes
+    spatial temporal quality`` in decoding order; blank lines and ``#``
+    comments are skipped. A line of the wrong shape is a ScenarioError
+    naming ``field`` and the line; the engine checks the values (layers,
+    times in order, the GOP structure)."""
+    text = _read_text(path, field, "NAL-unit trace")
+    units: list[list[Any]] = []
+    for i, line in enumerate(text.split("\n"), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        try:
+            if len(words) != 5:
+                raise ValueError
+            units.append([float(words[0]), int(words[1]), int(words[2]), int(words[3]), int(words[4])])
+        except ValueError:
+            raise _error(field, f"{path}, line {i}: expected 'time_s bytes spatial temporal quality', "
+                                f"got {line.strip()[:60]!r}") from None
+    if not units:
+        raise _error(field, f"{path}: the trace holds no NAL units")
+    return units
+
+
 def _traces(data: dict[str, Any]):
     """(path, trace dict) of every link and direction trace in a scenario."""
     for i, link in enumerate(data.get("links") or []):
@@ -242,7 +271,7 @@ def _traces(data: dict[str, Any]):
 
 def needs_resolving(data: dict[str, Any]) -> bool:
     return any(("file" in t or "builtin" in t) and not t.get("opportunities_ms") for _, t in _traces(data)) or any(
-        "file" in s and not s.get("frames_bytes") for _, s in _frame_traces(data))
+        "file" in s and not s.get(_FRAME_TRACE_FIELDS[s["type"]]) for _, s in _frame_traces(data))
 
 
 def resolve(data: dict[str, Any]) -> dict[str, Any]:
@@ -262,7 +291,10 @@ def resolve(data: dict[str, Any]) -> dict[str, Any]:
         elif "builtin" in t:
             t["opportunities_ms"] = builtin(str(t["builtin"]), f"{path}.builtin")
     for path, src in _frame_traces(out):
-        if "file" in src and not src.get("frames_bytes"):
+        if src["type"] == "svc_trace":
+            if "file" in src and not src.get("nal_units"):
+                src["nal_units"] = read_nal_units(str(src["file"]), f"{path}.file")
+        elif "file" in src and not src.get("frames_bytes"):
             if src.get("key_frames"):
                 raise _error(f"{path}.key_frames", "with `file`, key frames come from the trace (type I)")
             src["frames_bytes"], src["key_frames"] = read_frames(str(src["file"]), f"{path}.file")

@@ -1,15 +1,16 @@
 //! Media that reacts: frame sources (RFC 8593's synthetic video codec,
-//! frame-size traces, voice), the packetiser that cuts frames into RTP
-//! packets, the pacer between the encoder and the wire, and the
-//! receiver's playout buffer with what the viewer sees. Plain state
-//! machines; the RTP member drives them (`app::rtp`), and `spec.rs` holds
-//! their scenario fields.
+//! frame-size and SVC NAL-unit traces, voice), the packetiser that cuts
+//! frames into RTP packets, the pacer between the encoder and the wire,
+//! and the receiver's playout buffer with what the viewer sees. Plain
+//! state machines; the RTP member drives them (`app::rtp`), and `spec.rs`
+//! holds their scenario fields.
 
 pub mod audio;
 pub mod pacer;
 pub mod packetiser;
 pub mod playout;
 pub mod spec;
+pub mod svc_trace;
 pub mod synthetic;
 pub mod trace;
 

@@ -39,6 +39,7 @@ crate::model_family! {
     pub enum SourceSpec: dyn SourceModel {
         Synthetic(super::synthetic::SyntheticSpec) = "synthetic",
         Trace(super::trace::TraceSpec) = "trace",
+        SvcTrace(super::svc_trace::SvcTraceSpec) = "svc_trace",
         Voice(super::audio::VoiceSpec) = "voice",
         Constant(ConstantSpec) = "constant",
     }

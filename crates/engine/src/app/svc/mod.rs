@@ -67,8 +67,7 @@ pub const TABLE: super::AppTable = super::AppTable {
 
 const RTP_HEADER_BYTES: u32 = 12;
 
-/// One NAL unit of a trace: time (s), bytes, spatial, temporal, quality.
-pub type NalRow = (f64, u32, u8, u8, u8);
+pub use trace::NalRow;
 const HEADERS: u32 = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + RTP_HEADER_BYTES;
 
 fn d_packet() -> u32 {
@@ -229,20 +228,11 @@ pub struct SvcSpec {
 const MAX_SIZE_CV: f64 = 100.0;
 
 impl SvcSpec {
-    /// The inline trace in the text format (checked by `parse_trace`).
-    fn trace_text(units: &[NalRow]) -> String {
-        (units.iter())
-            .map(|u| format!("{} {} {} {} {}\n", u.0, u.1, u.2, u.3, u.4))
-            .collect()
-    }
-
     /// The NAL units from the trace, or generated for `seconds` as the
     /// source reaches them.
     fn nal_feed(&self, seconds: f64, rng: crate::sim::SimRng) -> NalFeed {
         if let Some(units) = &self.nal_units {
-            return NalFeed::Trace(
-                trace::parse_trace(&Self::trace_text(units)).unwrap_or_default(),
-            );
+            return NalFeed::Trace(trace::nals_from_rows(units).unwrap_or_default());
         }
         let model = SvcModel {
             fps: self.fps,
@@ -297,7 +287,7 @@ impl FlowModel for SvcSpec {
             }
         }
         if let Some(units) = &self.nal_units {
-            if let Err(e) = trace::parse_trace(&Self::trace_text(units)) {
+            if let Err(e) = trace::nals_from_rows(units) {
                 c.err(format!("{p}.nal_units"), e);
             }
         }

@@ -225,42 +225,36 @@ pub fn select(gop: &[Nal], budget: f64, s_cap: u8) -> Selection {
     Selection { s_max, t_max, fgs }
 }
 
-/// Parses NAL units from text: one per line, `time_s bytes spatial
-/// temporal quality`, in decoding order; '#' starts a comment. Frames are
-/// numbered by distinct times.
-pub fn parse_trace(text: &str) -> Result<Vec<Nal>, String> {
-    let mut out = Vec::new();
+/// One NAL unit of a trace as a scenario gives it: time (s), bytes,
+/// spatial, temporal, quality.
+pub type NalRow = (f64, u32, u8, u8, u8);
+
+/// Most NAL units a trace may hold.
+pub const MAX_NAL_UNITS: usize = 10_000_000;
+
+/// The NAL units of a trace, in decoding order; frames are numbered by
+/// distinct times. Every problem names the unit (from 1).
+pub fn nals_from_rows(rows: &[NalRow]) -> Result<Vec<Nal>, String> {
+    if rows.is_empty() {
+        return Err("the trace holds no NAL units".into());
+    }
+    if rows.len() > MAX_NAL_UNITS {
+        return Err(format!(
+            "the trace holds {} NAL units: at most {MAX_NAL_UNITS}",
+            rows.len()
+        ));
+    }
+    let mut out = Vec::with_capacity(rows.len());
     let mut frame: Option<(u32, u64)> = None;
-    for (no, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let bad = || {
-            format!(
-                "line {}: expected 'time_s bytes spatial temporal quality', got {line:?}",
-                no + 1
-            )
-        };
-        if f.len() != 5 {
-            return Err(bad());
-        }
-        let time: f64 = f[0].parse().map_err(|_| bad())?;
-        let bytes: u32 = f[1].parse().map_err(|_| bad())?;
-        let (s, t, q): (u8, u8, u8) = (
-            f[2].parse().map_err(|_| bad())?,
-            f[3].parse().map_err(|_| bad())?,
-            f[4].parse().map_err(|_| bad())?,
-        );
-        if !(time.is_finite() && time >= 0.0)
+    for (i, &(time, bytes, s, t, q)) in rows.iter().enumerate() {
+        if !(time.is_finite() && (0.0..=1e6).contains(&time))
             || s as usize >= SPATIAL
             || t as usize >= TEMPORAL
             || q > 1
         {
             return Err(format!(
-                "line {}: time must be >= 0, spatial 0-1, temporal 0-3, quality 0-1",
-                no + 1
+                "unit {}: time must be 0..=1e6 s, spatial 0-1, temporal 0-3, quality 0-1",
+                i + 1
             ));
         }
         let ns = SimTime::from_secs_f64(time).as_nanos();
@@ -268,7 +262,7 @@ pub fn parse_trace(text: &str) -> Result<Vec<Nal>, String> {
             Some((k, t0)) if t0 == ns => k,
             Some((k, t0)) if ns > t0 => k + 1,
             None => 0,
-            Some(_) => return Err(format!("line {}: times must not go back", no + 1)),
+            Some(_) => return Err(format!("unit {}: times must not go back", i + 1)),
         };
         frame = Some((n, ns));
         out.push(Nal {
@@ -279,9 +273,6 @@ pub fn parse_trace(text: &str) -> Result<Vec<Nal>, String> {
             t,
             q,
         });
-    }
-    if out.is_empty() {
-        return Err("the trace holds no NAL units".into());
     }
     Ok(out)
 }
@@ -382,18 +373,23 @@ mod tests {
     }
 
     #[test]
-    fn traces_parse_and_bad_lines_are_named() {
-        let text = "# t bytes s t q\n0.0 1000 0 0 0\n0.0 500 0 0 1\n0.0333 300 0 3 0\n";
-        let nals = parse_trace(text).expect("valid");
+    fn traces_load_and_bad_units_are_named() {
+        let rows = [
+            (0.0, 1000, 0, 0, 0),
+            (0.0, 500, 0, 0, 1),
+            (0.0333, 300, 0, 3, 0),
+        ];
+        let nals = nals_from_rows(&rows).expect("valid");
         assert_eq!(nals.len(), 3);
         assert_eq!((nals[0].frame, nals[2].frame, nals[2].t), (0, 1, 3));
-        assert!(parse_trace("0 1000 0 0").unwrap_err().contains("line 1"));
-        assert!(parse_trace("0 1000 2 0 0")
+        assert!(nals_from_rows(&[(0.0, 1000, 2, 0, 0)])
             .unwrap_err()
-            .contains("spatial 0-1"));
-        assert!(parse_trace("1 10 0 0 0\n0.5 10 0 0 0")
+            .contains("unit 1: time must be 0..=1e6 s, spatial 0-1"));
+        assert!(nals_from_rows(&[(-1.0, 1000, 0, 0, 0)]).is_err());
+        assert!(nals_from_rows(&[(f64::NAN, 1000, 0, 0, 0)]).is_err());
+        assert!(nals_from_rows(&[(1.0, 10, 0, 0, 0), (0.5, 10, 0, 0, 0)])
             .unwrap_err()
-            .contains("go back"));
-        assert!(parse_trace("# nothing\n").is_err());
+            .contains("unit 2: times must not go back"));
+        assert!(nals_from_rows(&[]).is_err());
     }
 }
