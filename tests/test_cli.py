@@ -93,6 +93,22 @@ def test_bench_calls_quick_prints_the_calls_beside_rtp_and_cbr():
     assert rows[-1]["cost_vs_cbr"] == 1.0 and all(x["cost_vs_cbr"] > 0 for x in rows)
 
 
+def test_bench_calls_parts_switches_each_part_off():
+    r = invoke("bench", "--calls", "--parts", "--quick", "--json")
+    assert r.exit_code == 0, r.output
+    rows = {x["workload"]: x for x in json.loads(r.output)}
+    assert list(rows) == ["calls-8", "calls-8-no-feedback", "calls-8-no-playout", "calls-8-no-pacer",
+                          "calls-8-no-feedback-playout-pacer-source", "calls-rtp-8", "calls-cbr-8"]
+    full = rows["calls-8"]
+    # Without feedback: fewer packets delivered (no feedback messages), the
+    # same media within the transport-sequence extension's bytes; without
+    # the playout buffer: the same events.
+    assert rows["calls-8-no-feedback"]["delivered"] < full["delivered"]
+    assert rows["calls-8-no-feedback"]["media_delivered"] == pytest.approx(full["media_delivered"], rel=0.01)
+    assert rows["calls-8-no-playout"]["events"] == full["events"]
+    assert invoke("bench", "--parts").exit_code != 0
+
+
 def test_bench_campaign_quick_prints_both_rates():
     r = invoke("bench", "--campaign", "--quick", "--json")
     assert r.exit_code == 0, r.output

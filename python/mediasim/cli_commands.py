@@ -233,13 +233,18 @@ def schema_cmd() -> None:
 @click.option("--calls", "calls", is_flag=True,
               help="64 paced video calls with transport-wide feedback every 50 ms through one bottleneck for 60 s, "
                    "beside one CBR flow per path at the same rate: wall time per delivered media packet and its "
-                   "ratio (with --quick: 8 calls for 5 s).")
+                   "ratio, the fastest of 5 rounds in turn (with --quick: 8 calls for 5 s, one round).")
+@click.option("--parts", is_flag=True,
+              help="With --calls: the calls also with their feedback, playout buffer or pacer off, and with all "
+                   "three off and constant frames (what each part costs).")
 @click.option("--memory", is_flag=True,
               help="Engine memory per TCP flow, per packet queued and per packet propagating (slopes of peak RSS).")
 def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, campaign_runs, rtp_group, rmtp,
-              calls, memory) -> None:
+              calls, parts, memory) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
+    if parts and not calls:
+        _fail("--parts goes with --calls")
     if vs_ns2:
         from .validation.ns2_compare import compare
 
@@ -282,7 +287,7 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, c
     elif calls:
         from .validation.bench import run_calls
 
-        rows = run_calls(quick=quick)
+        rows = run_calls(quick=quick, parts=parts)
     elif memory:
         from .validation.memory_bench import engine_memory
 

@@ -136,7 +136,9 @@ pub struct Playout {
     next: u32,
     /// (completion time, capture-to-completion delay) of recent frames.
     recent: VecDeque<(SimTime, SimTime)>,
-    scratch: Vec<SimTime>,
+    /// The same delays in ascending order: a quantile is one lookup (a
+    /// frame's insertion moves the few later ones).
+    sorted: Vec<SimTime>,
     delay: SimTime,
     last_capture: Option<SimTime>,
     last_assigned: SimTime,
@@ -157,7 +159,7 @@ impl Playout {
             slots: VecDeque::new(),
             next: 0,
             recent: VecDeque::new(),
-            scratch: Vec::new(),
+            sorted: Vec::new(),
             delay,
             last_capture: None,
             last_assigned: SimTime::ZERO,
@@ -175,24 +177,32 @@ impl Playout {
 
     fn estimate(&mut self, now: SimTime, delay: SimTime) {
         if self.recent.len() == MAX_RECENT {
-            self.recent.pop_front();
+            self.forget_oldest();
         }
         self.recent.push_back((now, delay));
+        let at = self.sorted.partition_point(|&d| d < delay);
+        self.sorted.insert(at, delay);
+    }
+
+    fn forget_oldest(&mut self) {
+        if let Some((_, d)) = self.recent.pop_front() {
+            let at = self.sorted.partition_point(|&x| x < d);
+            self.sorted.remove(at);
+        }
     }
 
     /// The quantile of the delays of frames completed within `window`
     /// before `now` (nearest rank), if any.
     fn quantile(&mut self, now: SimTime, q: f64, window: SimTime) -> Option<SimTime> {
         while self.recent.front().is_some_and(|f| f.0 + window < now) {
-            self.recent.pop_front();
+            self.forget_oldest();
         }
-        if self.recent.is_empty() {
+        let n = self.sorted.len();
+        if n == 0 {
             return None;
         }
-        self.scratch.clear();
-        self.scratch.extend(self.recent.iter().map(|f| f.1));
-        let rank = ((q * self.scratch.len() as f64).ceil() as usize).clamp(1, self.scratch.len());
-        Some(*self.scratch.select_nth_unstable(rank - 1).1)
+        let rank = ((q * n as f64).ceil() as usize).clamp(1, n);
+        Some(self.sorted[rank - 1])
     }
 
     /// A packet of frame `tag` arrived at `now`.

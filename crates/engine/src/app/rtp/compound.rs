@@ -9,7 +9,16 @@ use crate::wire::rtcp::{nack_entries, RtcpPacket};
 
 /// RTP timestamp of simulated time `now` (90 kHz clock).
 pub fn rtp_ts(now: SimTime) -> u32 {
-    (now.as_nanos() as u128 * RTP_CLOCK_HZ as u128 / 1_000_000_000) as u32
+    rtp_clock(now) as u32
+}
+
+/// `now` in ticks of the RTP clock, whole: floor(ns x 90000 / 10^9) in
+/// 64-bit arithmetic (every received packet needs it for the jitter).
+pub fn rtp_clock(now: SimTime) -> u64 {
+    const NS_PER_STEP: u64 = 1_000_000_000 / 10_000; // 10 kHz steps of 9 ticks
+    const _: () = assert!(RTP_CLOCK_HZ == 90_000);
+    let ns = now.as_nanos();
+    ns / NS_PER_STEP * 9 + ns % NS_PER_STEP * 9 / NS_PER_STEP
 }
 
 /// One Generic NACK per media source, merging the loss events.
@@ -92,4 +101,28 @@ pub use crate::wire::rtcp::ntp_short;
 
 fn ntp_short_duration(d: SimTime) -> u32 {
     ntp_short(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{rtp_clock, RTP_CLOCK_HZ};
+    use crate::sim::SimTime;
+
+    #[test]
+    fn the_rtp_clock_is_the_exact_floor_of_90_khz() {
+        for ns in [
+            0,
+            1,
+            11_111,
+            11_112,
+            99_999,
+            100_000,
+            1_000_000_007,
+            u64::MAX / 2,
+            u64::MAX,
+        ] {
+            let exact = (ns as u128 * RTP_CLOCK_HZ as u128 / 1_000_000_000) as u64;
+            assert_eq!(rtp_clock(SimTime::from_nanos(ns)), exact, "{ns}");
+        }
+    }
 }

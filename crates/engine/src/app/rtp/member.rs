@@ -534,10 +534,8 @@ impl RtpMember {
         let src = self.sources.entry(ssrc).or_default();
         src.sends_media = true;
         src.stats.update_seq(seq);
-        src.stats.update_jitter(
-            (now.as_nanos() as u128 * RTP_CLOCK_HZ as u128 / 1_000_000_000) as i64,
-            ts,
-        );
+        src.stats
+            .update_jitter(super::compound::rtp_clock(now) as i64, ts);
         // A gap in sequence numbers is one loss event (one Generic NACK).
         let mut lost = Vec::new();
         if let Some(next) = src.next_seq {

@@ -77,13 +77,17 @@ impl ArrivalLog {
         }
         let first = next.max(high.saturating_sub(MAX_REPORTS as u64 - 1));
         self.next = Some(high + 1);
-        let arrivals = std::mem::take(&mut self.arrivals);
+        let mut arrivals = std::mem::take(&mut self.arrivals);
         let range = first..=high;
         let arrived = |s: u64| arrivals.get((s - next) as usize).copied().flatten();
-        match self.format {
+        let out = match self.format {
             Format::Rfc8888 => vec![self.ccfb(now, range, &arrived)],
             Format::Twcc => self.twcc(range, &arrived),
-        }
+        };
+        // Emptied, its memory kept for the next packets.
+        arrivals.clear();
+        self.arrivals = arrivals;
+        out
     }
 
     fn ccfb(

@@ -197,9 +197,16 @@ impl RtcpPacket {
 
     /// Length on the wire in bytes.
     pub fn wire_len(&self) -> usize {
-        let mut v = Vec::new();
-        self.emit(&mut v);
-        v.len()
+        match self {
+            // Counted without writing: one per feedback message.
+            RtcpPacket::Twcc(t) => t.wire_len(),
+            RtcpPacket::Ccfb(c) => c.wire_len(),
+            _ => {
+                let mut v = Vec::new();
+                self.emit(&mut v);
+                v.len()
+            }
+        }
     }
 
     /// Parses one packet; returns it and the bytes it used.

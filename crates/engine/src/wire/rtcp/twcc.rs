@@ -56,33 +56,21 @@ pub struct Twcc {
     pub statuses: Vec<Status>,
 }
 
-/// A chunk: (run of `len` times `symbol`) or a vector of symbols.
-enum Chunk {
-    Run { symbol: u8, len: u16 },
-    Vector { two_bit: bool, symbols: Vec<u8> },
-}
-
-impl Chunk {
-    fn word(&self) -> u16 {
-        match self {
-            Chunk::Run { symbol, len } => u16::from(*symbol) << 13 | len,
-            Chunk::Vector { two_bit, symbols } => {
-                let (bits, per) = if *two_bit { (2, 7) } else { (1, 14) };
-                let mut w = 0x8000 | u16::from(*two_bit) << 14;
-                for (i, s) in symbols.iter().enumerate().take(per) {
-                    w |= u16::from(*s) << (14 - bits * (i + 1));
-                }
-                w
-            }
-        }
+/// A vector chunk's word: `symbols` (at most 14 one-bit or 7 two-bit).
+fn vector_word(two_bit: bool, symbols: &[u8]) -> u16 {
+    let (bits, per) = if two_bit { (2, 7) } else { (1, 14) };
+    let mut w = 0x8000 | u16::from(two_bit) << 14;
+    for (i, s) in symbols.iter().enumerate().take(per) {
+        w |= u16::from(*s) << (14 - bits * (i + 1));
     }
+    w
 }
 
-/// Greedy chunking: a run-length chunk for a run of 7 or more of one
-/// symbol (and at the end), else a one-bit vector when the next 14 are
-/// all 0/1, else a two-bit vector of 7.
-fn chunks(symbols: &[u8]) -> Vec<Chunk> {
-    let mut out = Vec::new();
+/// Greedy chunking, each chunk's word handed to `word` in order: a
+/// run-length chunk for a run of 7 or more of one symbol (and at the
+/// end), else a one-bit vector when the next 14 are all 0/1, else a
+/// two-bit vector of 7.
+fn chunks(symbols: &[u8], mut word: impl FnMut(u16)) {
     let mut i = 0;
     while i < symbols.len() {
         let s = symbols[i];
@@ -92,30 +80,20 @@ fn chunks(symbols: &[u8]) -> Vec<Chunk> {
             .take_while(|&&x| x == s)
             .count();
         if run >= 7 || i + run == symbols.len() {
-            out.push(Chunk::Run {
-                symbol: s,
-                len: run as u16,
-            });
+            word(u16::from(s) << 13 | run as u16);
             i += run;
             continue;
         }
         let next14 = &symbols[i..(i + 14).min(symbols.len())];
         if next14.len() == 14 && next14.iter().all(|&x| x <= 1) {
-            out.push(Chunk::Vector {
-                two_bit: false,
-                symbols: next14.to_vec(),
-            });
+            word(vector_word(false, next14));
             i += 14;
         } else {
             let n = 7.min(symbols.len() - i);
-            out.push(Chunk::Vector {
-                two_bit: true,
-                symbols: symbols[i..i + n].to_vec(),
-            });
+            word(vector_word(true, &symbols[i..i + n]));
             i += n;
         }
     }
-    out
 }
 
 impl Twcc {
@@ -128,9 +106,7 @@ impl Twcc {
         b.extend_from_slice(&(self.statuses.len() as u16).to_be_bytes());
         let rt = (self.reference_time as u32) & 0x00FF_FFFF;
         b.extend_from_slice(&(rt << 8 | u32::from(self.fb_count)).to_be_bytes());
-        for c in chunks(&symbols) {
-            b.extend_from_slice(&c.word().to_be_bytes());
-        }
+        chunks(&symbols, |w| b.extend_from_slice(&w.to_be_bytes()));
         for s in &self.statuses {
             match *s {
                 Status::Received(d) if (0..=255).contains(&d) => b.push(d as u8),
@@ -144,7 +120,13 @@ impl Twcc {
 
     /// Bytes on the wire (header included).
     pub fn wire_len(&self) -> usize {
-        4 + self.body().len()
+        // As `body` lays it out, without writing it: the feedback sender
+        // counts every message's bytes.
+        let symbols: Vec<u8> = self.statuses.iter().map(|s| s.symbol()).collect();
+        let mut words = 0;
+        chunks(&symbols, |_| words += 1);
+        let deltas: usize = (symbols.iter()).map(|&s| s as usize).sum();
+        4 + (16 + 2 * words + deltas).div_ceil(4) * 4
     }
 
     /// Appends the packet's bytes to `buf`.
