@@ -79,6 +79,10 @@ class Params(StudyParams):
     # delay tail follows the buffer): packets leave as the media makes them,
     # pairs spaced. True: paced at the target rate through a send buffer.
     ppacc_shaping: bool = False
+    # Unshaped, no two packets leave closer than s / Cb (the study: the
+    # first of a pair "must not leave too close to the previous packet");
+    # False: back to back between pairs.
+    ppacc_capacity_spacing: bool = True
     # Also run PPACC with the other shaping setting (transport "ppacc-shaped"
     # or "ppacc-unshaped") and check the expected shapes against it too.
     compare_shaping: bool = True
@@ -129,7 +133,7 @@ def ppacc_fields(p: Params) -> dict[str, Any]:
     return {"capacity_bps": p.bottleneck_rate_bps, "eps_bps": p.ppacc_eps_bps, "kappa_bps": p.ppacc_kappa_bps,
             "a_weight": p.ppacc_a_weight, "short_timer_ms": p.ppacc_short_timer_ms,
             "long_timer_max_gops": p.ppacc_long_timer_max_gops, "feedback_ms": p.ppacc_feedback_ms,
-            "shaping": p.ppacc_shaping}
+            "shaping": p.ppacc_shaping, "capacity_spacing": p.ppacc_capacity_spacing}
 
 
 def af1_queue(p: Params, buffer: int) -> dict[str, Any]:

@@ -55,6 +55,7 @@ OPEN_VALUES: tuple[oat.OpenValue, ...] = (
     ("ppacc_short_timer_ms", 200.0, 1500.0),
     ("ppacc_long_timer_max_gops", 1, 8),
     ("ppacc_feedback_ms", 30.0, 300.0),
+    ("ppacc_capacity_spacing", False, True),
 )
 HEADLINES = ("tfrc_loss_pct", "ppacc_loss_pct", "af12_minus_af11_pct", "throughput_ratio", "p99_ratio",
              "fec_cut_pct")

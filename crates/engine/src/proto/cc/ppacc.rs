@@ -51,6 +51,10 @@ pub struct PpaccSpec {
     /// leave as the media makes them, only the pairs spaced.
     #[serde(default)]
     pub shaping: Option<bool>,
+    /// Without shaping: no two packets leave closer than s / Cb (default
+    /// false: back to back between pairs).
+    #[serde(default)]
+    pub capacity_spacing: Option<bool>,
 }
 
 impl PpaccSpec {
@@ -68,6 +72,7 @@ impl PpaccSpec {
             event_window: d.event_window,
             min_rate_bps: self.min_rate_bps.unwrap_or(d.min_rate_bps),
             shaping: self.shaping.unwrap_or(d.shaping),
+            capacity_spacing: self.capacity_spacing.unwrap_or(d.capacity_spacing),
         }
     }
 

@@ -45,6 +45,8 @@ impl crate::net::AppPayload for Report {
 pub struct PpaccSender {
     /// Pace at the target rate (`PpaccConfig::shaping`).
     shaping: bool,
+    /// Unshaped, keep s / Cb between packets (`PpaccConfig::capacity_spacing`).
+    capacity_spacing: bool,
     pub control: PpaccControl,
     cb_bps: f64,
     next_seq: u64,
@@ -62,6 +64,7 @@ impl PpaccSender {
     pub fn new(cfg: PpaccConfig, cb_bps: f64, initial_bps: f64, rng: SimRng) -> Self {
         PpaccSender {
             shaping: cfg.shaping,
+            capacity_spacing: cfg.capacity_spacing,
             control: PpaccControl::new(cfg, initial_bps, rng),
             cb_bps,
             next_seq: 0,
@@ -78,10 +81,15 @@ impl PpaccSender {
         self.control.target_bps()
     }
 
-    /// Time between packets of `bytes` at the target rate.
+    /// Time between packets of `bytes` at the target rate (unshaped: s /
+    /// Cb with capacity spacing, else none).
     pub fn interval(&self, bytes: u32) -> SimTime {
         if !self.shaping {
-            return SimTime::ZERO;
+            return if self.capacity_spacing {
+                self.pair_gap(bytes)
+            } else {
+                SimTime::ZERO
+            };
         }
         SimTime::from_secs_f64(bytes as f64 * 8.0 / self.control.target_bps())
     }
@@ -277,6 +285,26 @@ mod tests {
         assert_eq!((b.pair, after), (2, ms(5)));
         let (c, after) = s.on_send(ms(7), 900, false);
         assert_eq!((c.pair, after), (0, ms(7)));
+    }
+
+    #[test]
+    fn capacity_spacing_keeps_every_packet_s_over_cb_from_the_last() {
+        let rng = RngStreams::new(1, 0).stream("p");
+        let cfg = PpaccConfig {
+            shaping: false,
+            capacity_spacing: true,
+            ..PpaccConfig::default()
+        };
+        let mut s = PpaccSender::new(cfg, 2e6, 400e3, rng);
+        let ms = SimTime::from_millis;
+        // 1250 bytes at 2 Mbit/s: 5 ms, within a pair and after it.
+        let (a, next) = s.on_send(ms(0), 1250, true);
+        assert_eq!((a.pair, next), (1, ms(5)));
+        let (b, after) = s.on_send(next, 1250, false);
+        assert_eq!((b.pair, after), (2, ms(10)));
+        // A lone 900-byte packet: 3.6 ms to the next.
+        let (c, after) = s.on_send(ms(12), 900, false);
+        assert_eq!((c.pair, after), (0, SimTime::from_micros(15_600)));
     }
 
     #[test]

@@ -42,6 +42,12 @@ pub struct PpaccConfig {
     /// else packets leave as the media makes them, only the pairs spaced,
     /// and the target acts through the layer choice alone.
     pub shaping: bool,
+    /// Without shaping: a packet (a lone one, or the first of a pair)
+    /// leaves no sooner than s / Cb after the one before it, so no two
+    /// packets leave closer than the bottleneck could carry them (the
+    /// study: the first of a pair "must not leave too close to the
+    /// previous packet"). False: back to back between pairs.
+    pub capacity_spacing: bool,
 }
 
 impl Default for PpaccConfig {
@@ -56,6 +62,7 @@ impl Default for PpaccConfig {
             event_window: SimTime::from_millis(100),
             min_rate_bps: 64e3,
             shaping: true,
+            capacity_spacing: false,
         }
     }
 }
