@@ -267,44 +267,40 @@ mod tests {
         assert_eq!(s.pairs_sent, 1);
     }
 
-    #[test]
-    fn without_shaping_only_the_pairs_are_spaced() {
+    /// An unshaped sender (Cb 2 Mbit/s) and the times of a pair of 1250
+    /// bytes sent at 0 and a lone 900-byte packet at 12 ms: (the first's
+    /// next, the second's next, the lone one's next).
+    fn unshaped_times(capacity_spacing: bool) -> [SimTime; 3] {
         let rng = RngStreams::new(1, 0).stream("p");
         let cfg = PpaccConfig {
             shaping: false,
+            capacity_spacing,
             ..PpaccConfig::default()
         };
         let mut s = PpaccSender::new(cfg, 2e6, 400e3, rng);
+        let (a, next) = s.on_send(SimTime::ZERO, 1250, true);
+        let (b, after_pair) = s.on_send(next, 1250, false);
+        let (c, after_lone) = s.on_send(SimTime::from_millis(12), 900, false);
+        assert_eq!((a.pair, b.pair, c.pair), (1, 2, 0));
+        [next, after_pair, after_lone]
+    }
+
+    #[test]
+    fn without_shaping_only_the_pairs_are_spaced() {
+        // The pair's second still waits s / Cb (5 ms), but after it, and
+        // after a lone packet, the next may leave at once: no send buffer
+        // drains at the target rate.
         let ms = SimTime::from_millis;
-        // The pair's second still waits s / Cb (5 ms) ...
-        let (a, next) = s.on_send(ms(0), 1250, true);
-        assert_eq!((a.pair, next), (1, ms(5)));
-        // ... but after it, and after a lone packet, the next may leave at
-        // once: no send buffer drains at the target rate.
-        let (b, after) = s.on_send(next, 1250, false);
-        assert_eq!((b.pair, after), (2, ms(5)));
-        let (c, after) = s.on_send(ms(7), 900, false);
-        assert_eq!((c.pair, after), (0, ms(7)));
+        assert_eq!(unshaped_times(false), [ms(5), ms(5), ms(12)]);
     }
 
     #[test]
     fn capacity_spacing_keeps_every_packet_s_over_cb_from_the_last() {
-        let rng = RngStreams::new(1, 0).stream("p");
-        let cfg = PpaccConfig {
-            shaping: false,
-            capacity_spacing: true,
-            ..PpaccConfig::default()
-        };
-        let mut s = PpaccSender::new(cfg, 2e6, 400e3, rng);
+        // 1250 bytes at 2 Mbit/s: 5 ms, within a pair and after it; a lone
+        // 900-byte packet: 3.6 ms to the next.
         let ms = SimTime::from_millis;
-        // 1250 bytes at 2 Mbit/s: 5 ms, within a pair and after it.
-        let (a, next) = s.on_send(ms(0), 1250, true);
-        assert_eq!((a.pair, next), (1, ms(5)));
-        let (b, after) = s.on_send(next, 1250, false);
-        assert_eq!((b.pair, after), (2, ms(10)));
-        // A lone 900-byte packet: 3.6 ms to the next.
-        let (c, after) = s.on_send(ms(12), 900, false);
-        assert_eq!((c.pair, after), (0, SimTime::from_micros(15_600)));
+        let after_lone = SimTime::from_micros(15_600);
+        assert_eq!(unshaped_times(true), [ms(5), ms(10), after_lone]);
     }
 
     #[test]
