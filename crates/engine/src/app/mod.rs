@@ -17,6 +17,8 @@ pub mod session;
 pub mod sink;
 pub mod svc;
 pub mod tcp;
+#[cfg(test)]
+pub mod testing;
 pub mod tfrc;
 
 use crate::net::Packet;

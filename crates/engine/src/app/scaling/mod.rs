@@ -10,6 +10,8 @@
 
 pub mod apps;
 pub mod policy;
+#[cfg(test)]
+mod tests;
 
 use crate::app::flow::{
     add_flow_pair_meta, claim_and_add, return_template, FlowCommon, FlowModel, ResolvedFlow,

@@ -13,6 +13,8 @@ pub mod decode;
 pub mod fec;
 pub mod sink;
 pub mod source;
+#[cfg(test)]
+mod tests;
 pub mod trace;
 
 use crate::app::flow::{

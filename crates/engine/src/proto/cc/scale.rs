@@ -441,6 +441,23 @@ mod tests {
         ScaleCcSpec::default().build(&site)
     }
 
+    /// Data packets (arrival and send time in ms, sequence number) to a
+    /// receiving half.
+    fn feed(
+        rx: &mut dyn FeedbackReceiver,
+        packets: impl Iterator<Item = (u64, u64)>,
+        out: &mut Vec<Payload>,
+    ) {
+        for (t, seq) in packets {
+            let s = Stamp {
+                seq,
+                sent_at: ms(t),
+                ..Stamp::default()
+            };
+            rx.on_data(ms(t), &s, 1000, out);
+        }
+    }
+
     #[test]
     fn the_two_halves_trade_requests_and_the_echo_measures_the_rtt() {
         let (mut tx, mut rx) = site_test();
@@ -501,6 +518,144 @@ mod tests {
         };
         spec.validate("cc", CcMedia { levels: 5 }, &mut c);
         assert!(c.errs[0].to_string().contains("cc.initial_level"));
+    }
+
+    #[test]
+    fn a_spec_left_empty_takes_the_documented_defaults() {
+        let spec: ScaleCcSpec = serde_json::from_str("{}").expect("all optional");
+        assert_eq!((spec.timeout_factor, spec.holdoff), (1.5, true));
+        assert_eq!((spec.initial_level, spec.levels_bps), (0, None));
+    }
+
+    /// Loss-free packets 10 ms apart climb one level per control RTT up to
+    /// the last of the site's three levels, and no further; the rate series
+    /// starts at the initial level.
+    #[test]
+    fn a_built_control_climbs_to_its_top_level_and_stops() {
+        let (mut tx, mut rx) = site_test();
+        tx.start(ms(0), 100);
+        rx.start(ms(0));
+        assert_eq!(tx.rate_series(), vec![(ms(0), 100e3)]);
+        let mut out = Vec::new();
+        feed(rx.as_mut(), (0..200u64).map(|k| (10 * k, k)), &mut out);
+        let scales: Vec<u8> = (out.iter())
+            .map(|p| p.get::<ScaleRequest>().expect("a request").scale)
+            .collect();
+        assert_eq!(scales, vec![1, 2]);
+    }
+
+    #[test]
+    fn the_timeout_factor_is_a_finite_number_from_one() {
+        let errs = |f: f64| {
+            let mut c = Checker::default();
+            let spec = ScaleCcSpec {
+                timeout_factor: f,
+                ..ScaleCcSpec::default()
+            };
+            spec.validate("cc", CcMedia { levels: 3 }, &mut c);
+            c.errs.iter().map(|e| e.to_string()).collect::<Vec<_>>()
+        };
+        assert!(errs(1.0).is_empty());
+        for bad in [0.5, f64::INFINITY, f64::NAN] {
+            let e = errs(bad);
+            assert_eq!(e.len(), 1, "{bad}: {e:?}");
+            assert!(e[0].contains("cc.timeout_factor"), "{e:?}");
+        }
+    }
+
+    /// The sender numbers and dates its packets, counts them, and on a new
+    /// level puts the next packet one packet time at the new rate after
+    /// the last one (100 ms + 1000 bytes at 200 kbit/s = 140 ms).
+    #[test]
+    fn the_sender_half_stamps_counts_and_retimes_on_a_new_level() {
+        let (mut tx, _) = site_test();
+        tx.start(ms(0), 100);
+        let d = |due| Departure {
+            bytes: 1000,
+            due,
+            next_same_size: false,
+        };
+        let mut stamps = Vec::new();
+        for t in [0, 80, 100] {
+            stamps.push(tx.on_send(ms(t), d(ms(t))).0);
+        }
+        let got: Vec<(u64, SimTime)> = stamps.iter().map(|s| (s.seq, s.sent_at)).collect();
+        assert_eq!(got, vec![(0, ms(0)), (1, ms(80)), (2, ms(100))]);
+        assert_eq!(tx.packets(), 3);
+        let up = Payload::new(ScaleRequest {
+            scale: 1,
+            sent_at: ms(90),
+        });
+        assert_eq!(tx.on_feedback(ms(110), &up, ms(180)), Some(ms(140)));
+        // The same level again: the caller's time stands.
+        assert_eq!(tx.on_feedback(ms(120), &up, ms(180)), Some(ms(180)));
+        assert_eq!(tx.rate_series(), vec![(ms(0), 100e3), (ms(110), 200e3)]);
+    }
+
+    /// Up to level 2 by loss-free packets, then silence: the built
+    /// receiver's deadline is 1.5 control RTTs (1.5 x 80 ms, the packet
+    /// time at the slowest level) after the last packet, and its timer
+    /// halves the scale to 1.
+    #[test]
+    fn a_silent_sender_times_out_through_the_built_receiver() {
+        let (_, mut rx) = site_test();
+        rx.start(ms(0));
+        let mut out = Vec::new();
+        feed(rx.as_mut(), (0..50u64).map(|k| (10 * k, k)), &mut out);
+        assert_eq!(rx.deadline(), Some(ms(490 + 120)));
+        out.clear();
+        rx.on_timer(ms(610), &mut out);
+        let scales: Vec<u8> = out
+            .iter()
+            .map(|p| p.get::<ScaleRequest>().unwrap().scale)
+            .collect();
+        assert_eq!(scales, vec![1]);
+        assert_eq!(rx.value("timeouts"), Some(1.0));
+    }
+
+    /// The receiver's counters by name: a gap of one packet is one
+    /// missing packet and one loss indication; the control RTT is its
+    /// floor (80 ms) before any RTT sample. Its series keeps the rows it
+    /// is given.
+    #[test]
+    fn the_receiver_reports_its_counts_by_name() {
+        let (_, mut rx) = site_test();
+        rx.set_series_rows(1);
+        rx.start(ms(0));
+        let mut out = Vec::new();
+        feed(
+            rx.as_mut(),
+            [(0, 0), (10, 1), (20, 3)].into_iter(),
+            &mut out,
+        );
+        assert_eq!(rx.value("missing_packets"), Some(1.0));
+        assert_eq!(rx.value("loss_indications"), Some(1.0));
+        assert_eq!(rx.value("control_rtt_ms"), Some(80.0));
+        assert!(rx.value("srtt_ms").unwrap().is_nan());
+        assert_eq!(rx.value("no_such_count"), None);
+        assert_eq!(rx.series("requested_scale").map(|s| s.len()), Some(1));
+        // Climbing to level 2 records two requests beyond the one row.
+        feed(rx.as_mut(), (3..100u64).map(|k| (10 * k, k + 1)), &mut out);
+        assert!(!out.is_empty());
+        assert_eq!(rx.series("requested_scale").map(|s| s.len()), Some(1));
+        // One decrease (the loss, even at scale 0), two increases (to 2).
+        assert_eq!(rx.value("decreases"), Some(1.0));
+        assert_eq!(rx.value("increases"), Some(2.0));
+    }
+
+    #[test]
+    fn the_first_increase_waits_a_control_rtt_from_the_start() {
+        let mut c = ScaleControl::new(ControlConfig {
+            longest_interval: ms(40),
+            timeout_factor: 1.5,
+            holdoff: true,
+            initial_scale: 0,
+            max_scale: 4,
+        });
+        c.start(ms(1000));
+        assert_eq!(c.on_packet(ms(1010), 0), None);
+        assert_eq!(c.on_packet(ms(1039), 1), None);
+        assert_eq!(c.on_packet(ms(1040), 2), Some(1));
     }
 
     #[test]
