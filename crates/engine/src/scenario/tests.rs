@@ -588,3 +588,183 @@ fn changing_links_name_the_field_and_the_problem() {
         .iter()
         .any(|e| e.path == "measure.capacity_interval_ms"));
 }
+
+/// `base()` with its flow replaced by a media-scaling flow with `fields`.
+fn media_scaling_errors(fields: Value) -> Vec<FieldError> {
+    let mut v = base();
+    let mut f = json!({"name": "f", "type": "media_scaling", "src": "a", "dst": "b"});
+    for (k, x) in fields.as_object().expect("fields") {
+        f[k] = x.clone();
+    }
+    v["flows"][0] = f;
+    errors(&v)
+}
+
+#[test]
+fn media_scaling_fields() {
+    for ok in [
+        json!({"app": "mm"}),
+        json!({"app": "mm", "rates_bps": [1, 2, 3, 4, 5], "packet_bytes": 28}),
+        json!({"app": "mpeg", "gop": "IBBP", "frame_bytes": {"I": 3, "P": 2, "B": 1}}),
+        json!({"app": "mpeg", "frames": [["I", 10], ["P", 5], ["B", 1]], "frame_rate": 25}),
+        json!({"app": "mpeg", "frame_dscp": {"I": 10, "B": 63}, "max_packet_bytes": 29}),
+    ] {
+        assert_eq!(media_scaling_errors(ok.clone()), vec![], "{ok}");
+    }
+    for (fields, path, fragment) in [
+        (
+            json!({"app": "mm", "rates_bps": [1, 2, 3, 4]}),
+            "flows[0].rates_bps",
+            "one rate per scale 0-4 (got 4)",
+        ),
+        (
+            json!({"app": "mm", "rates_bps": [1, 0, 3, 4, 5]}),
+            "flows[0].rates_bps[1]",
+            "positive",
+        ),
+        (
+            json!({"app": "mm", "packet_bytes": 27}),
+            "flows[0].packet_bytes",
+            "28..=65535",
+        ),
+        (
+            json!({"app": "mm", "gop": "IBB"}),
+            "flows[0].gop",
+            "not used by app = \"mm\"",
+        ),
+        (
+            json!({"app": "mm", "frame_dscp": {}}),
+            "flows[0].frame_dscp",
+            "not used by app = \"mm\"",
+        ),
+        (
+            json!({"app": "mpeg", "gop": "BIP"}),
+            "flows[0].gop",
+            "starting with I",
+        ),
+        (
+            json!({"app": "mpeg", "gop": "IXB"}),
+            "flows[0].gop",
+            "starting with I",
+        ),
+        (
+            json!({"app": "mpeg", "frames": [["I", 1]], "gop": "I"}),
+            "flows[0]",
+            "not both",
+        ),
+        (
+            json!({"app": "mpeg", "frames": [["I", 1]], "frame_bytes": {"I": 1, "P": 1, "B": 1}}),
+            "flows[0]",
+            "not both",
+        ),
+        (
+            json!({"app": "mpeg", "frames": []}),
+            "flows[0].frames",
+            "at least one frame",
+        ),
+        (
+            json!({"app": "mpeg", "frames": [["I", 1], ["X", 2]]}),
+            "flows[0].frames[1]",
+            "frame type",
+        ),
+        (
+            json!({"app": "mpeg", "frame_rate": 0}),
+            "flows[0].frame_rate",
+            "positive",
+        ),
+        (
+            json!({"app": "mpeg", "frame_dscp": {"B": 64}}),
+            "flows[0].frame_dscp.B",
+            "0..=63",
+        ),
+        (
+            json!({"app": "mpeg", "max_packet_bytes": 28}),
+            "flows[0].max_packet_bytes",
+            "29..=65535",
+        ),
+        (
+            json!({"app": "mpeg", "rates_bps": [1, 2, 3, 4, 5]}),
+            "flows[0].rates_bps",
+            "not used by app = \"mpeg\"",
+        ),
+        (
+            json!({"app": "mm", "feedback_bytes": 27}),
+            "flows[0].feedback_bytes",
+            "28..=65535",
+        ),
+    ] {
+        let e = media_scaling_errors(fields.clone());
+        assert!(
+            e.iter()
+                .any(|e| e.path == path && e.message.contains(fragment)),
+            "{fields}: expected {path}: ...{fragment}..., got {e:?}"
+        );
+    }
+}
+
+#[test]
+fn svc_packet_size_leaves_room_for_payload() {
+    let errs = |bytes: u32| {
+        let mut v = base();
+        v["flows"][0] = json!({"name": "f", "type": "svc", "src": "a", "dst": "b",
+                               "cc": {"type": "fixed", "rate_bps": 1e6}, "packet_bytes": bytes});
+        errors(&v)
+    };
+    assert_eq!(
+        errs(41),
+        vec![],
+        "40 bytes of IP, UDP and RTP headers and 1 of payload"
+    );
+    let e = errs(40);
+    assert!(
+        e.iter()
+            .any(|e| e.path == "flows[0].packet_bytes" && e.message.contains("41..=65535")),
+        "{e:?}"
+    );
+}
+
+/// Flows whose receiver answers (feedback, acks) need a route back: with
+/// the way from b to a looping (r sends it to b, b to r), a CBR flow from
+/// a to b is fine and the others are refused at `src`.
+#[test]
+fn answering_flows_need_a_route_back() {
+    let run = |flow: Value| {
+        let mut v = base();
+        v["nodes"] = json!([{"name": "a"}, {"name": "r"}, {"name": "b"}]);
+        v["links"] = json!([{"a": "a", "b": "r", "rate_bps": 1e6, "delay_ms": 1},
+                            {"a": "r", "b": "b", "rate_bps": 1e6, "delay_ms": 1}]);
+        v["routing"] = json!({"routes": [{"node": "r", "dst": "a", "next_hop": "b"},
+                                         {"node": "b", "dst": "a", "next_hop": "r"}]});
+        v["flows"] = json!([flow]);
+        // Routes are checked as the world is built.
+        super::validate::check_all(&v.to_string())
+            .err()
+            .unwrap_or_default()
+    };
+    let common = json!({"name": "f", "src": "a", "dst": "b"});
+    let with = |extra: Value| {
+        let mut f = common.clone();
+        for (k, x) in extra.as_object().unwrap() {
+            f[k] = x.clone();
+        }
+        f
+    };
+    assert_eq!(
+        run(with(
+            json!({"type": "cbr", "payload_bytes": 100, "interval_ms": 20})
+        )),
+        vec![]
+    );
+    for extra in [
+        json!({"type": "media_scaling", "app": "mm"}),
+        json!({"type": "svc", "cc": {"type": "fixed", "rate_bps": 1e5}}),
+        json!({"type": "tcp"}),
+    ] {
+        let e = run(with(extra.clone()));
+        assert!(
+            e.iter()
+                .any(|e| e.path == "flows[0].src" && e.message.contains("routes loop")),
+            "{extra}: {e:?}"
+        );
+    }
+}

@@ -379,7 +379,8 @@ impl FlowModel for MediaScalingSpec {
         claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);
         let sink = FeedbackSink::new(fb_tpl, rx, f.id, REPORTING);
         claim_and_add(f, "dst_port", d, f.dst_port, Box::new(sink), ctx);
-        add_flow_pair_meta(f, "media_scaling", "fb", "scaling_feedback", ctx);
+        let suffix = self.derived_suffixes()[0];
+        add_flow_pair_meta(f, "media_scaling", suffix, "scaling_feedback", ctx);
     }
 }
 

@@ -127,19 +127,51 @@ fn fb() -> Packet {
     p
 }
 
-/// The mean scale weighs each scale by its time: scale 0 for 400 ms,
-/// then 4 until 1 s: (0 x 0.4 + 4 x 0.6) / 1 = 2.4.
+/// The mean scale weighs each scale by its time: scale 2 for 400 ms,
+/// then 4 until 1 s: (2 x 0.4 + 4 x 0.6) / 1 = 3.2.
 #[test]
 fn the_mean_scale_is_weighted_by_time() {
     let (mut src, script) = mm(until(5000), 0.0);
-    script.lock().unwrap().level = Some(0);
+    script.lock().unwrap().level = Some(2);
     let mut out = Vec::new();
     src.on_start(ms(0), &mut out);
     script.lock().unwrap().level = Some(4);
     src.on_packet(ms(400), &fb(), &mut out);
     let st = src.stats(ms(1000)).unwrap();
-    assert!((value(&st, "mean_scale") - 2.4).abs() < 1e-9);
-    assert_eq!(st.series[0].1, vec![(ms(0), 0.0), (ms(400), 4.0)]);
+    assert!((value(&st, "mean_scale") - 3.2).abs() < 1e-9);
+    assert_eq!(st.series[0].1, vec![(ms(0), 2.0), (ms(400), 4.0)]);
+}
+
+/// A spec's own five MM rates are used (four are refused by the checks
+/// and never reach here); `scale_rates_json` gives each scale's payload
+/// and wire rate, or the first problem with the fields.
+#[test]
+fn the_specs_rates_and_their_json_entry_point() {
+    let spec: MediaScalingSpec = serde_json::from_str(
+        r#"{"app": "mm", "rates_bps": [1e5, 2e5, 3e5, 4e5, 5e5], "packet_bytes": 1028}"#,
+    )
+    .unwrap();
+    let (Media::Mm { rates_bps, .. }, longest) = spec.media() else {
+        panic!("mm")
+    };
+    assert_eq!(rates_bps, RATES);
+    assert_eq!(longest, SimTime::from_secs_f64(1028.0 * 8.0 / 1e5));
+    assert_eq!(spec.feedback_bytes, 40);
+    let rates = super::scale_rates_json(
+        r#"{"app": "mm", "rates_bps": [1e5, 2e5, 3e5, 4e5, 5e5], "packet_bytes": 1028}"#,
+    )
+    .unwrap();
+    let want: Vec<(f64, f64)> = RATES.iter().map(|&r| (r * 1000.0 / 1028.0, r)).collect();
+    assert_eq!(rates.len(), 5);
+    for (g, w) in rates.iter().zip(&want) {
+        assert!((g.0 - w.0).abs() < 1e-6 && g.1 == w.1, "{rates:?}");
+    }
+    let err = super::scale_rates_json(r#"{"app": "mm", "rates_bps": [1e5]}"#).unwrap_err();
+    assert!(
+        err.contains("flow.rates_bps") && err.contains("one rate per scale"),
+        "{err}"
+    );
+    assert!(super::scale_rates_json(r#"{"app": "vp9"}"#).is_err());
 }
 
 /// The stop rule: no packet at or after the stop time, and at most
@@ -288,4 +320,51 @@ fn the_spec_builds_the_studys_media_by_default() {
     assert_eq!(slot, SimTime::from_secs_f64(1.0 / 30.0));
     assert_eq!(longest.as_nanos(), slot.as_nanos() * 9);
     assert!((p.scale_rates()[4].0 - 1_040_000.0).abs() < 1.0);
+}
+
+/// A run of the built flow over one 10 Mbit/s, 10 ms link: MM_APP's
+/// 1500-byte packets, the study's control climbing from scale 0 to 4 in
+/// four requests of 40 bytes (the default) in the flow "m/fb"; the RTT
+/// 2 x 10 ms plus a data packet's 1.2 ms and a request's 0.032 ms on the
+/// wire; the control RTT the longest interval (1500 bytes at 300 kbit/s).
+#[test]
+fn a_built_flow_climbs_through_its_feedback_flow() {
+    use crate::measure::Column;
+    let sc = serde_json::json!({"duration_s": 3, "nodes": [{"name": "a"}, {"name": "b"}],
+        "links": [{"a": "a", "b": "b", "rate_bps": 10e6, "delay_ms": 10}],
+        "flows": [{"name": "m", "type": "media_scaling", "src": "a", "dst": "b", "app": "mm"}]});
+    let out = crate::run_json(
+        &sc.to_string(),
+        &crate::RunOptions::default(),
+        &mut |_, _| true,
+    )
+    .expect("a valid scenario");
+    let table = |name: &str| out.tables.iter().find(|t| t.name == name).expect(name);
+    let u64s = |t: &str, c: &str| match table(t).get(c) {
+        Some(Column::U64(v)) => v.clone(),
+        other => panic!("{c}: {other:?}"),
+    };
+    let f64s = |t: &str, c: &str| match table(t).get(c) {
+        Some(Column::F64(v)) => v.clone(),
+        other => panic!("{c}: {other:?}"),
+    };
+    let Some(Column::Names { names, .. }) = table("flows").get("flow") else {
+        panic!("flow names")
+    };
+    assert_eq!(
+        names.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["m", "m/fb"]
+    );
+    let (sent, bytes) = (u64s("flows", "sent"), u64s("flows", "sent_bytes"));
+    assert_eq!((sent[1], bytes[1]), (4, 4 * 40));
+    assert_eq!(bytes[0], 1500 * sent[0]);
+    let v = |c: &str| f64s("media_scaling", c)[0];
+    assert_eq!(
+        (v("increases"), v("final_scale"), v("requests_sent")),
+        (4.0, 4.0, 4.0)
+    );
+    assert_eq!(v("frames_sent"), v("packets_sent"));
+    assert_eq!(v("packets_sent"), sent[0] as f64);
+    assert!((v("srtt_ms") - 21.232).abs() < 1e-9);
+    assert_eq!(v("control_rtt_ms"), 40.0);
 }

@@ -342,6 +342,6 @@ impl FlowModel for SvcSpec {
             Box::new(sink),
             ctx,
         );
-        add_flow_pair_meta(f, "svc", "fb", "svc_feedback", ctx);
+        add_flow_pair_meta(f, "svc", self.derived_suffixes()[0], "svc_feedback", ctx);
     }
 }

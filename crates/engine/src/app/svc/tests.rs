@@ -82,6 +82,13 @@ fn source_of(
     (src, script)
 }
 
+/// The source's operating point per GOP: 4 s + t, plus the FGS share.
+fn operating_points(src: &SvcSource, end: SimTime) -> Vec<(SimTime, f64)> {
+    let st = src.stats(end).expect("started");
+    let s = st.series.into_iter().find(|s| s.0 == "operating_point");
+    s.expect("a series").1
+}
+
 fn info(p: &Packet) -> SvcInfo {
     *p.app.get::<SvcInfo>().expect("a media packet")
 }
@@ -133,6 +140,11 @@ fn the_source_chooses_each_gop_within_the_rate_less_the_backlog() {
     assert_eq!(groups, vec![(ms(0.0), ms(400.0)), (ms(400.0), ms(400.0))]);
     // By 550 ms: GOP 0's four frames, and frames 8 and 10 of GOP 1.
     assert_eq!(src.offered, [[4000 + 2000, 4 * 250 + 2 * 177], [0, 0]]);
+    let points = operating_points(&src, ms(550.0));
+    assert_eq!(points.len(), 2);
+    assert_eq!(points[0], (ms(0.0), 2.5));
+    assert_eq!(points[1].0, ms(400.0));
+    assert!((points[1].1 - 2.355).abs() < 1e-12, "{points:?}");
 }
 
 /// Feedback reaches the controller and lets the buffer out at the time
@@ -241,6 +253,10 @@ fn a_spatial_layer_is_taken_up_only_at_an_idr_gop() {
     );
     assert_eq!(layers(1), vec![(0, 0), (0, 1), (0, 2), (0, 3)]);
     assert!(layers(2).contains(&(1, 3)), "{:?}", layers(2));
+    // Operating points 4 s + t + FGS share: GOP 1 (s0, t3) with all its
+    // FGS, GOP 2 (s1, t3) with all of it.
+    let points = operating_points(&src, ms(1200.0));
+    assert_eq!(points[1..], [(ms(400.0), 4.0), (ms(800.0), 8.0)]);
 }
 
 /// The send buffer's bound: a unit that would overflow it is left out
@@ -261,6 +277,14 @@ fn a_full_send_buffer_skips_units() {
     assert_eq!(value(&st, "offered_bytes_base"), 2000.0);
     assert_eq!(value(&st, "offered_bytes_s0_fgs"), 0.0);
     assert_eq!(value(&st, "buffer_bytes_at_end"), 1040.0);
+
+    // A unit larger than the whole buffer is skipped even when it is empty.
+    let (src, _) = source(8e3, 1, 1460, 4);
+    let mut src = src.with_buffer_limit(999);
+    let sent = drive(&mut src, ms(100.0), |_| {});
+    assert!(sent.is_empty());
+    let st = src.stats(ms(100.0)).expect("started");
+    assert_eq!(value(&st, "skipped_bytes"), 1000.0);
 }
 
 /// XOR FEC over blocks of 2: after every second media packet one repair
@@ -343,6 +367,8 @@ fn sink(playout_ms: f64, fec: Option<FecCode>) -> SvcSink {
 #[derive(Default)]
 struct EveryPacket {
     first: Option<SimTime>,
+    /// The series rows it was given, reported as its one sample.
+    rows: Option<usize>,
 }
 
 impl FeedbackReceiver for EveryPacket {
@@ -359,6 +385,25 @@ impl FeedbackReceiver for EveryPacket {
     fn on_timer(&mut self, _now: SimTime, _out: &mut Vec<Payload>) {
         self.first = None;
     }
+    fn set_series_rows(&mut self, rows: usize) {
+        self.rows = Some(rows);
+    }
+    fn series(&self, name: &str) -> Option<Vec<(SimTime, f64)>> {
+        let rows = self.rows.map_or(-1.0, |r| r as f64);
+        (name == "available_bps").then(|| vec![(SimTime::ZERO, rows)])
+    }
+}
+
+/// The run's series bound reaches the receiving half.
+#[test]
+fn the_sink_passes_its_series_bound_on() {
+    let mut k = sink(200.0, None);
+    k.set_series(7);
+    let st = k.stats(SimTime::from_secs(1)).unwrap();
+    assert_eq!(
+        st.series,
+        vec![("available_bps", vec![(SimTime::ZERO, 7.0)])]
+    );
 }
 
 fn blank() -> SvcInfo {
@@ -565,4 +610,125 @@ fn rs_fec_rebuilds_from_any_k_packets_by_the_deadline() {
     assert_eq!(value(&st, "fec_recovered_packets"), 1.0);
     assert_eq!(value(&st, "bytes_late"), 400.0);
     assert_eq!(value(&st, "decodable_bytes_base"), 0.0);
+}
+
+/// The spec's defaults, as its docs give them.
+#[test]
+fn the_spec_defaults_are_the_documented_ones() {
+    let s: super::SvcSpec =
+        serde_json::from_str(r#"{"cc": {"type": "fixed", "rate_bps": 1e6}}"#).expect("valid");
+    assert_eq!((s.packet_bytes, s.fps, s.size_cv), (1250, 30.0, 0.3));
+    assert_eq!(s.layer_bps, [[160e3, 160e3], [400e3, 400e3]]);
+    assert_eq!((s.base_dscp, s.enhancement_dscp), (10, 12));
+    assert_eq!(
+        (s.playout_delay_ms, s.feedback_bytes, s.idr_gops),
+        (1000.0, 44, 4)
+    );
+    assert_eq!(s.send_buffer_bytes, 64 * 1024 * 1024);
+    assert!(s.fec.is_none() && s.nal_units.is_none());
+    assert_eq!(super::HEADERS, 40, "IP, UDP and RTP headers");
+}
+
+/// FEC settings: Reed-Solomon's n above k and at most 255 (k + 1 when not
+/// given), XOR's n always k + 1 and not given; k below 255; DSCP 0..=63.
+#[test]
+fn fec_settings_are_checked_and_make_their_code() {
+    let spec = |j: &str| -> super::FecSpec { serde_json::from_str(j).expect(j) };
+    let errs = |j: &str| {
+        let mut c = crate::scenario::check::Checker::default();
+        spec(j).validate("fec", &mut c);
+        c.errs.iter().map(|e| e.to_string()).collect::<Vec<_>>()
+    };
+    for ok in [
+        r#"{"code": "rs", "k": 4, "n": 5}"#,
+        r#"{"code": "rs", "k": 4, "n": 255}"#,
+        r#"{"code": "rs", "k": 254}"#,
+        r#"{"code": "xor", "k": 4, "dscp": 63}"#,
+    ] {
+        assert_eq!(errs(ok), Vec::<String>::new(), "{ok}");
+    }
+    for (bad, field) in [
+        (r#"{"code": "rs", "k": 4, "n": 4}"#, "fec.n"),
+        (r#"{"code": "rs", "k": 4, "n": 256}"#, "fec.n"),
+        (r#"{"code": "xor", "k": 4, "n": 5}"#, "fec.n"),
+        (r#"{"code": "xor", "k": 255}"#, "fec.k"),
+        (r#"{"code": "xor", "k": 0}"#, "fec.k"),
+        (r#"{"code": "xor", "k": 4, "dscp": 64}"#, "fec.dscp"),
+    ] {
+        let e = errs(bad);
+        assert!(e.len() == 1 && e[0].contains(field), "{bad}: {e:?}");
+    }
+    assert_eq!(
+        spec(r#"{"code": "rs", "k": 4}"#).code(),
+        FecCode::Rs { k: 4, n: 5 }
+    );
+    assert_eq!(
+        spec(r#"{"code": "rs", "k": 4, "n": 7}"#).code(),
+        FecCode::Rs { k: 4, n: 7 }
+    );
+    assert_eq!(
+        spec(r#"{"code": "xor", "k": 3}"#).code(),
+        FecCode::Xor { k: 3 }
+    );
+    assert_eq!(
+        spec(r#"{"code": "xor", "k": 3}"#).dscp,
+        14,
+        "AF13 by default"
+    );
+}
+
+/// A run of the built flow, 2 s over a 100 Mbit/s, 1 ms link: at a fixed
+/// 10 Mbit/s every layer of the 60 frames (2 s at 30 frames/s) leaves,
+/// each packet its payload plus 40 bytes of headers, and every frame's
+/// base is decodable; over TFRC the receiver's feedback, 44 bytes a
+/// packet, goes back in the flow "s/fb".
+#[test]
+fn a_built_flow_sends_its_frames_and_hears_its_feedback() {
+    use crate::measure::Column;
+    let run = |cc: serde_json::Value| {
+        let sc = serde_json::json!({"duration_s": 2, "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 100e6, "delay_ms": 1}],
+            "flows": [{"name": "s", "type": "svc", "src": "a", "dst": "b", "cc": cc}]});
+        crate::run_json(
+            &sc.to_string(),
+            &crate::RunOptions::default(),
+            &mut |_, _| true,
+        )
+        .expect("a valid scenario")
+        .tables
+    };
+    let get = |t: &[crate::measure::Table], table: &str, col: &str| -> Vec<f64> {
+        let t = t.iter().find(|t| t.name == table).expect(table);
+        match t.get(col) {
+            Some(Column::U64(v)) => v.iter().map(|&x| x as f64).collect(),
+            Some(Column::F64(v)) => v.clone(),
+            other => panic!("{col}: {other:?}"),
+        }
+    };
+    let t = run(serde_json::json!({"type": "fixed", "rate_bps": 10e6}));
+    let Some(Column::Names { names, .. }) =
+        t.iter().find(|t| t.name == "flows").unwrap().get("flow")
+    else {
+        panic!("flow names")
+    };
+    assert_eq!(
+        names.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["s", "s/fb"]
+    );
+    let v = |c: &str| get(&t, "svc", c)[0];
+    assert_eq!(v("decodable_base_frames"), 60.0);
+    let offered: f64 = ["base", "s0_fgs", "s1", "s1_fgs"]
+        .iter()
+        .map(|l| v(&format!("offered_bytes_{l}")))
+        .sum();
+    assert_eq!(
+        get(&t, "flows", "sent_bytes")[0],
+        offered + 40.0 * v("media_packets")
+    );
+    assert_eq!(v("bytes_in_time"), offered);
+
+    let t = run(serde_json::json!({"type": "tfrc"}));
+    let (sent, bytes) = (get(&t, "flows", "sent"), get(&t, "flows", "sent_bytes"));
+    assert!(sent[1] > 10.0, "TFRC feedback about once an RTT: {sent:?}");
+    assert_eq!(bytes[1], 44.0 * sent[1]);
 }

@@ -160,7 +160,7 @@ impl FlowModel for TcpFlowSpec {
         claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);
         let sink = TcpSink::new(ack_tpl, cfg, f.id, f.start);
         claim_and_add(f, "dst_port", d, f.dst_port, Box::new(sink), ctx);
-        add_flow_pair_meta(f, "tcp", "ack", "tcp_ack", ctx);
+        add_flow_pair_meta(f, "tcp", self.derived_suffixes()[0], "tcp_ack", ctx);
     }
 }
 
