@@ -267,6 +267,41 @@ mod tests {
         assert_eq!(s.pairs_sent, 1);
     }
 
+    #[test]
+    fn the_sender_counts_what_it_sends() {
+        let mut s = sender();
+        let mut t = SimTime::ZERO;
+        for _ in 0..3 {
+            t = s.on_send(t, 1250, false).1;
+        }
+        assert_eq!(s.control.packets, 3);
+    }
+
+    /// The receiver counts the packets a gap skips (5 after 0, 1, 2: 3 and
+    /// 4), reports each gap, and sends its estimate once per feedback
+    /// period (100 ms) from the first data packet: at 100 ms, then not
+    /// before 200 ms.
+    #[test]
+    fn the_receiver_counts_gaps_and_reports_once_a_period() {
+        let cfg = PpaccConfig::default();
+        let mut r = PpaccReceiver::new(&cfg, 2e6, SimTime::from_millis(100));
+        let ms = SimTime::from_millis;
+        let tag = |seq, pair| PairTag { seq, pair };
+        for (seq, pair, at) in [(0, 1, 0), (1, 2, 5), (2, 0, 10)] {
+            assert!(r.on_data(ms(at), tag(seq, pair), ms(at), 1e4).is_empty());
+        }
+        let out = r.on_data(ms(20), tag(5, 0), ms(20), 1e4);
+        assert!(
+            matches!(out[..], [Report::Loss { first_missing: 3 }]),
+            "{out:?}"
+        );
+        assert_eq!(r.losses, 2);
+        assert!(r.on_timer(ms(99)).is_none(), "not yet");
+        assert!(matches!(r.on_timer(ms(100)), Some(Report::Estimate { .. })));
+        assert!(r.on_timer(ms(150)).is_none(), "one report a period");
+        assert!(r.on_timer(ms(200)).is_some());
+    }
+
     /// An unshaped sender (Cb 2 Mbit/s) and the times of a pair of 1250
     /// bytes sent at 0 and a lone 900-byte packet at 12 ms: (the first's
     /// next, the second's next, the lone one's next).

@@ -126,6 +126,12 @@ impl LossHistory {
         news
     }
 
+    /// The current loss event's first lost packet and when it was due.
+    #[cfg(test)]
+    pub fn event(&self) -> Option<(u64, SimTime)> {
+        self.event
+    }
+
     /// When lost packet `seq` would have arrived: between the received
     /// packets around it, in proportion to sequence numbers.
     fn interpolate(&self, seq: u64) -> SimTime {

@@ -287,3 +287,27 @@ impl TfrcSender {
         self.x = self.equation().min(limit).max(self.min_rate());
     }
 }
+
+#[cfg(test)]
+mod recv_limit_tests {
+    use super::*;
+
+    /// Section 4.3 step 4 with more loss: the rates remembered within 2 R
+    /// are halved and the new one counts at 0.85: 100,000 B/s remembered
+    /// and 50,000 received give max(50,000, 42,500); without more loss,
+    /// twice the largest remembered (200,000).
+    #[test]
+    fn more_loss_halves_the_remembered_receive_rates() {
+        let cfg = TfrcConfig {
+            s: 1000,
+            ..Default::default()
+        };
+        let ms = SimTime::from_millis;
+        let mut s = TfrcSender::new(cfg.clone(), SimTime::ZERO);
+        s.recv_limit(ms(0), 100e3, false, 0.1);
+        assert_eq!(s.recv_limit(ms(50), 50e3, true, 0.1), 50e3);
+        let mut s = TfrcSender::new(cfg, SimTime::ZERO);
+        s.recv_limit(ms(0), 100e3, false, 0.1);
+        assert_eq!(s.recv_limit(ms(50), 50e3, false, 0.1), 200e3);
+    }
+}

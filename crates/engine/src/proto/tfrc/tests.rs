@@ -477,3 +477,47 @@ fn oscillation_prevention_spaces_packets_by_the_rtt_samples_square_roots() {
         s.interval()
     );
 }
+
+/// Section 5.2's interpolation by hand: 11 and 12 lost between 10 (at 0
+/// ms) and 13 (at 30 ms): the event starts with 11, due at 10 ms.
+#[test]
+fn the_interpolated_time_is_proportional_to_the_sequence_gap() {
+    let mut h = LossHistory::new(8, false);
+    let rtt = ms(50);
+    for s in 0..=10 {
+        h.on_packet(s, ms(0), rtt);
+    }
+    for s in 13..=16 {
+        h.on_packet(s, ms(30 + 10 * (s - 13)), rtt);
+    }
+    assert_eq!(h.event(), Some((11, ms(10))));
+    assert_eq!((h.lost_packets, h.loss_events), (2, 1));
+}
+
+/// The very first packet lost: packets 1, 2 and 3 make it a loss event,
+/// due when the first of them arrived (nothing came before it).
+#[test]
+fn a_lost_first_packet_is_a_loss_event() {
+    let mut h = LossHistory::new(8, false);
+    for s in 1..=3 {
+        h.on_packet(s, ms(10 * s), ms(50));
+    }
+    assert_eq!(h.event(), Some((0, ms(10))));
+    assert_eq!((h.lost_packets, h.loss_events), (1, 1));
+}
+
+/// The first feedback (on the first packet) has no interval to measure a
+/// receive rate over: it reports 0, not bytes over no time.
+#[test]
+fn the_first_feedback_reports_no_receive_rate() {
+    let mut r = TfrcReceiver::new(cfg());
+    let h = DataHeader {
+        seq: 0,
+        sent_at: ms(0),
+        rtt: ms(40),
+    };
+    let fb = r
+        .on_data(ms(5), h, 1000)
+        .expect("feedback on the first packet");
+    assert_eq!(fb.x_recv, 0.0);
+}
