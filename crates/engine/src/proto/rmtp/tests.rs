@@ -215,6 +215,11 @@ fn window_opens_by_one_per_interval_up_to_ws() {
     let mut s = RmtpSender::new(cfg(), 1);
     let sizes: Vec<usize> = (0..12).map(|i| s.on_interval(t(2000 * i)).len()).collect();
     assert_eq!(sizes, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10]);
+    assert_eq!(
+        s.sent(),
+        sizes.iter().sum::<usize>() as u64,
+        "new packets sent"
+    );
     let mut d = RmtpSender::new(
         RmtpConfig {
             doubling: true,
@@ -458,4 +463,40 @@ fn the_final_buffer_keeps_only_what_some_child_may_need_once() {
         "held off: the copy kept its record"
     );
     assert_eq!(dr.buffered(), 1);
+}
+
+/// A report covers the numbers below its end, and keeps no membership
+/// bit at or beyond it: 0-4 missing and 5-9 present of 10 numbers give
+/// the word 0b11111_00000 (0x3E0), whatever the word holds above.
+#[test]
+fn a_report_covers_and_holds_only_what_lies_below_its_end() {
+    let r = HackReport::from_words(0, 10, |p| if p == 0 { !0x1F } else { u64::MAX });
+    assert_eq!((r.base, r.end, r.bits.clone()), (0, 10, vec![0x3E0]));
+    assert!(r.covers(9) && !r.covers(10));
+    // 0-69 present: the report starts at the first missing number, 70.
+    let r = HackReport::from_words(0, 200, |p| match p {
+        0 => u64::MAX,
+        64 => 0x3F,
+        _ => 0,
+    });
+    assert_eq!(r.base, 70);
+    assert_eq!(r.missing().next(), Some(70));
+}
+
+/// A set whose report spans exactly one word (numbers 1-64 after 0)
+/// keeps that word's bits: 1 missing, 2-64 present.
+#[test]
+fn a_report_of_exactly_one_word_keeps_its_bits() {
+    let r = report_of(&(0..=64).filter(|&s| s != 1).collect::<Vec<_>>());
+    assert_eq!((r.base, r.end), (1, 65));
+    assert_eq!(r.bits, vec![!1u64]);
+}
+
+#[test]
+fn a_receiver_has_what_arrived_and_nothing_else() {
+    let mut r = RmtpReceiver::default();
+    r.on_data(t(10), 0, t(0), false);
+    r.on_data(t(12), 2, t(2), false);
+    assert!(r.has(0) && r.has(2));
+    assert!(!r.has(1) && !r.has(3));
 }
