@@ -22,6 +22,7 @@ Both workloads share one dumbbell: a 10 Mbit/s, 20 ms bottleneck (drop-tail,
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -294,10 +295,12 @@ def run_calls(quick: bool = False, parts: bool = False) -> list[dict[str, Any]]:
 
 
 def run_one(workload: str, n: int, dur: float) -> dict[str, Any]:
-    """One workload in a fresh process."""
+    """One workload in a fresh process. numpy's OpenBLAS is held to one
+    thread there: the child does no linear algebra, and on a two-core host
+    idle BLAS threads spinning beside the engine showed in its profiles."""
     proc = subprocess.run(
         [sys.executable, "-m", "mediasim.validation.bench", workload, str(n), str(dur)],
-        capture_output=True, text=True, check=False,
+        capture_output=True, text=True, check=False, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
     )
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {workload} with {n} flows failed:\n{proc.stderr}")

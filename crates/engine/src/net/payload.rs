@@ -10,8 +10,10 @@
 use super::packet::Packet;
 use crate::sim::SimTime;
 use std::any::Any;
+use std::cell::RefCell;
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::thread::LocalKey;
 
 /// What a protocol puts in a packet's payload.
 pub trait AppPayload: Any + Debug + Send + Sync {
@@ -22,6 +24,31 @@ pub trait AppPayload: Any + Debug + Send + Sync {
 
     /// Equality with another payload of any type (tests compare packets).
     fn same_as(&self, other: &dyn AppPayload) -> bool;
+
+    /// The packet that carried this payload left the network. A type sent
+    /// with nearly every packet of its protocol keeps the allocation for
+    /// the next one ([`Payload::reuse`], [`keep`]); the default lets it go.
+    fn recycle(self: Arc<Self>) {}
+}
+
+/// Allocations of one payload type kept for reuse, per thread.
+pub type Spare<T> = RefCell<Vec<Arc<T>>>;
+
+/// Most allocations a [`Spare`] keeps: as many as the packets of its type
+/// a run has in flight at once, up to this (a bound on its memory).
+pub const SPARE_MAX: usize = 1024;
+
+/// Keeps `a` in `spare` for [`Payload::reuse`] if nothing else holds it
+/// (a multicast copy's payload is let go only by its last copy).
+#[inline]
+pub fn keep<T: AppPayload>(spare: &'static LocalKey<Spare<T>>, a: Arc<T>) {
+    if Arc::strong_count(&a) == 1 && Arc::weak_count(&a) == 0 {
+        spare.with_borrow_mut(|s| {
+            if s.len() < SPARE_MAX {
+                s.push(a);
+            }
+        });
+    }
 }
 
 /// Implements [`AppPayload::same_as`] for a `PartialEq` type: use inside
@@ -46,6 +73,23 @@ impl Payload {
 
     pub fn new<T: AppPayload>(value: T) -> Self {
         Payload(Some(Arc::new(value)))
+    }
+
+    /// `value` in an allocation kept from an earlier packet (see
+    /// [`AppPayload::recycle`]), or a new one: no allocator call per
+    /// packet for a protocol that sends a payload with each.
+    #[inline]
+    pub fn reuse<T: AppPayload>(spare: &'static LocalKey<Spare<T>>, value: T) -> Self {
+        match spare.with_borrow_mut(Vec::pop) {
+            Some(mut a) => match Arc::get_mut(&mut a) {
+                Some(slot) => {
+                    *slot = value;
+                    Payload(Some(a))
+                }
+                None => Payload::new(value),
+            },
+            None => Payload::new(value),
+        }
     }
 
     /// A payload already shared (an RTCP compound sent to many members).
@@ -74,8 +118,8 @@ impl Payload {
     /// Lets go of the payload (the packet's life ended).
     #[inline]
     pub fn clear(&mut self) {
-        if self.0.is_some() {
-            self.0 = None;
+        if let Some(a) = self.0.take() {
+            a.recycle();
         }
     }
 
@@ -123,6 +167,46 @@ mod tests {
         assert_ne!(p, Payload::new(B(7)));
         assert_ne!(p, Payload::NONE);
         assert_eq!(Payload::NONE, Payload::default());
+    }
+
+    thread_local! {
+        static SPARE_A: Spare<Kept> = const { RefCell::new(Vec::new()) };
+    }
+    #[derive(Debug, PartialEq)]
+    struct Kept(u32);
+    impl AppPayload for Kept {
+        crate::payload_eq!();
+        fn recycle(self: Arc<Self>) {
+            keep(&SPARE_A, self);
+        }
+    }
+
+    #[test]
+    fn a_cleared_payload_is_kept_and_carries_the_next_value() {
+        let mut p = Payload::reuse(&SPARE_A, Kept(1));
+        let addr = p.get::<Kept>().unwrap() as *const Kept;
+        p.clear();
+        assert!(p.is_none());
+        assert_eq!(SPARE_A.with_borrow(Vec::len), 1);
+        let q = Payload::reuse(&SPARE_A, Kept(2));
+        assert_eq!(q.get::<Kept>(), Some(&Kept(2)));
+        assert_eq!(
+            q.get::<Kept>().unwrap() as *const Kept,
+            addr,
+            "the same allocation"
+        );
+        assert_eq!(SPARE_A.with_borrow(Vec::len), 0);
+        // A copy still held (a multicast packet's other copies): not kept.
+        let mut a = q.clone();
+        a.clear();
+        assert_eq!(SPARE_A.with_borrow(Vec::len), 0);
+        assert_eq!(q.get::<Kept>(), Some(&Kept(2)));
+        // Kept up to SPARE_MAX.
+        let mut many: Vec<Payload> = (0..SPARE_MAX + 5)
+            .map(|i| Payload::reuse(&SPARE_A, Kept(i as u32)))
+            .collect();
+        many.iter_mut().for_each(Payload::clear);
+        assert_eq!(SPARE_A.with_borrow(Vec::len), SPARE_MAX);
     }
 
     #[test]

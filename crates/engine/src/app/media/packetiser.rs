@@ -3,7 +3,7 @@
 //! bit, RFC 3550 5.1, as video payload formats use it).
 
 /// The payload sizes of a frame of `bytes`, in order.
-pub fn split(bytes: u32, max_payload: u32) -> impl Iterator<Item = u32> {
+pub fn split(bytes: u32, max_payload: u32) -> impl ExactSizeIterator<Item = u32> {
     let max = max_payload.max(1);
     let n = bytes.div_ceil(max).max(1);
     (0..n).map(move |i| {

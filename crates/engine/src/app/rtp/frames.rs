@@ -74,8 +74,11 @@ pub struct FrameSender {
     pub codec_series: Series,
     pub frame_series: Series,
     pub pacer_series: Series,
-    /// Packets released, handed to the member (kept to reuse its memory).
+    /// Packets to send now (released by the pacer, or captured without
+    /// one), handed to the member; kept to reuse its memory.
     pub released: Vec<Queued>,
+    /// The last feedback message's results (kept to reuse its memory).
+    results: Vec<PacketResult>,
 }
 
 impl FrameSender {
@@ -114,6 +117,7 @@ impl FrameSender {
             frame_series: Series::default(),
             pacer_series: Series::default(),
             released: Vec::new(),
+            results: Vec::new(),
         }
     }
 
@@ -130,20 +134,26 @@ impl FrameSender {
     }
 
     /// A frame is captured at `now` for a wire target of `target_bps`:
-    /// its packets, each (payload, tag, marker), queued in the pacer or
-    /// returned to send now; and the time to the next frame.
-    pub fn capture(&mut self, now: SimTime, target_bps: f64) -> (Vec<Queued>, SimTime) {
+    /// its packets, each (payload, tag, marker), are queued in the pacer,
+    /// or appended to `send_now` without one; returns the time to the next
+    /// frame.
+    pub fn capture(
+        &mut self,
+        now: SimTime,
+        target_bps: f64,
+        send_now: &mut Vec<Queued>,
+    ) -> SimTime {
         self.source
             .set_target(now, target_bps / (1.0 + self.overhead_share));
         let codec = self.source.rate_bps();
         self.stats.gap_sum_bps += (target_bps / (1.0 + self.overhead_share) - codec).abs();
         let (frame, gap) = self.source.next_frame(now, &mut self.rng);
-        let sizes: Vec<u32> = packetiser::split(frame.bytes, self.max_payload).collect();
-        self.overhead_share =
-            (self.overhead as f64 * sizes.len() as f64) / frame.bytes.max(1) as f64;
+        let sizes = packetiser::split(frame.bytes, self.max_payload);
+        let n = sizes.len();
+        self.overhead_share = (self.overhead as f64 * n as f64) / frame.bytes.max(1) as f64;
         let tag = FrameTag {
             index: self.frame_index,
-            packets: sizes.len().min(u32::MAX as usize) as u32,
+            packets: n.min(u32::MAX as usize) as u32,
             capture: now,
             key: frame.key,
         };
@@ -154,16 +164,13 @@ impl FrameSender {
         self.target_series.push_change(now, target_bps);
         self.codec_series.push_change(now, codec);
         self.frame_series.push(now, frame.bytes as f64);
-        let n = sizes.len();
-        let packets: Vec<Queued> = (sizes.into_iter().enumerate())
-            .map(|(i, payload)| Queued {
-                payload,
-                tag,
-                marker: i + 1 == n,
-            })
-            .collect();
+        let packets = sizes.enumerate().map(|(i, payload)| Queued {
+            payload,
+            tag,
+            marker: i + 1 == n,
+        });
         match &mut self.pacer {
-            None => (packets, gap),
+            None => send_now.extend(packets),
             Some(p) => {
                 for q in packets {
                     let bytes = q.payload + self.overhead;
@@ -171,9 +178,9 @@ impl FrameSender {
                 }
                 self.stats.pacer_max_bytes = self.stats.pacer_max_bytes.max(p.queued_bytes());
                 self.pacer_series.push(now, p.queued_bytes() as f64);
-                (Vec::new(), gap)
             }
         }
+        gap
     }
 
     /// Appends to `out` the packets the pacer lets go at `now` for a wire
@@ -234,7 +241,7 @@ impl FrameSender {
             self.window_bytes = 0;
         }
         self.window_bytes += p.size_bytes as u64;
-        p.app = crate::net::Payload::new(RtpData {
+        p.app = RtpData::payload(RtpData {
             ssrc,
             seq,
             timestamp: super::compound::rtp_ts(q.tag.capture),
@@ -247,23 +254,25 @@ impl FrameSender {
         p
     }
 
-    /// Per-packet feedback `msg` of `bytes` arrived at `now`.
+    /// Per-packet feedback `msg` of `bytes` arrived at `now`: what it says
+    /// of each packet it covers (valid until the next message).
     pub fn on_feedback(
         &mut self,
         now: SimTime,
         msg: &crate::wire::rtcp::RtcpPacket,
         bytes: u32,
-    ) -> Vec<PacketResult> {
+    ) -> &[PacketResult] {
         self.stats.fb_received += 1;
         self.stats.fb_bytes += bytes as u64;
-        let res = self.history.on_feedback(now, msg);
-        for r in &res {
+        self.results.clear();
+        self.history.on_feedback_into(now, msg, &mut self.results);
+        for r in &self.results {
             if r.received {
                 self.stats.reported_received += 1;
             } else {
                 self.stats.reported_lost += 1;
             }
         }
-        res
+        &self.results
     }
 }

@@ -19,6 +19,7 @@ use crate::proto::cc::{Departure, RateController};
 use crate::proto::feedback::FeedbackMessage;
 use crate::proto::rtp::{RtcpScheduler, SourceStats, Transmit};
 use crate::sim::{SimRng, SimTime};
+use std::borrow::Cow;
 // FxHash: keys are SSRCs and sequence numbers, hashed for every packet.
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -243,9 +244,14 @@ impl RtpMember {
         let Some(fs) = self.frames.as_mut() else {
             return;
         };
-        let (now_packets, gap) = fs.capture(now, target);
-        for q in now_packets {
-            self.emit_frame_packet(now, &q, out);
+        let mut now_packets = std::mem::take(&mut fs.released);
+        let gap = fs.capture(now, target, &mut now_packets);
+        for q in &now_packets {
+            self.emit_frame_packet(now, q, out);
+        }
+        now_packets.clear();
+        if let Some(fs) = self.frames.as_mut() {
+            fs.released = now_packets;
         }
         if now + gap < self.stop {
             out.push(Action::Timer {
@@ -359,7 +365,7 @@ impl RtpMember {
     }
 
     fn arm_rtcp(&mut self, out: &mut Vec<Action>) {
-        let d = self.sched.deadline();
+        let d = self.sched.wake_at();
         if d < self.stop && self.rtcp_timer_at.is_none_or(|t| d < t) {
             self.rtcp_timer_at = Some(d);
             out.push(Action::Timer {
@@ -471,7 +477,7 @@ impl RtpMember {
                 pm.next = next;
                 stamp
             });
-            p.app = Payload::new(RtpData {
+            p.app = RtpData::payload(RtpData {
                 ssrc: self.ssrc,
                 seq: self.seq,
                 timestamp: ts,
@@ -503,7 +509,7 @@ impl RtpMember {
         let tpl = m.template.clone();
         for &s in seqs {
             let mut p = tpl.make(s as u64);
-            p.app = Payload::new(RtpData {
+            p.app = RtpData::payload(RtpData {
                 ssrc: self.ssrc,
                 seq: s,
                 timestamp: 0,
@@ -570,6 +576,46 @@ impl RtpMember {
                         .on_loss(now, ssrc, lost[i..j].to_vec(), &mut self.rng);
                     i = j;
                 }
+            }
+        }
+    }
+
+    /// An RTP packet arrived: the hot path of a receiving member, kept
+    /// apart from the control packets' code so that it stays compact in
+    /// the instruction cache.
+    #[inline]
+    fn on_data(&mut self, now: SimTime, d: &RtpData, pkt: &Packet, out: &mut Vec<Action>) {
+        if let (Some(s), Some(fb)) = (&d.stamp, &mut self.feedback) {
+            fb.on_data(now, s, pkt.size_bytes, out);
+        }
+        if let (Some(tag), Some(v)) = (&d.frame, &mut self.viewer) {
+            v.playout.on_packet(now, tag);
+        }
+        if let Some(fb) = &mut self.pp_feedback {
+            fb.on_rtp(now, d, pkt.ecn, out);
+        }
+        self.on_rtp(now, d.ssrc, d.seq, d.timestamp, d.repair);
+    }
+
+    /// A control packet arrived: per-packet feedback, an RTCP compound, or
+    /// feedback for the media's controller. Rare beside media packets, so
+    /// out of line.
+    #[inline(never)]
+    fn on_control(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
+        if let Some(FeedbackMessage(msg)) = pkt.app.get::<FeedbackMessage>() {
+            if let Some(fs) = &mut self.frames {
+                let results = fs.on_feedback(now, msg, pkt.size_bytes);
+                if let Some(pm) = &mut self.paced {
+                    pm.cc.on_packet_feedback(now, results);
+                }
+            }
+        } else if let Some(c) = pkt.app.get::<RtcpCompound>() {
+            self.on_rtcp(now, c, pkt.size_bytes, pkt.created_at, out);
+        } else if let Some(pm) = &mut self.paced {
+            // Feedback for the media's controller.
+            if let Some(next) = pm.cc.on_feedback(now, &pkt.app, pm.next) {
+                pm.next = next;
+                pm.arm(self.stop, out);
             }
         }
     }
@@ -667,6 +713,7 @@ impl App for RtpMember {
     }
 
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
+        self.sched.catch_up(now, self.stop, &mut self.rng);
         match token {
             TOKEN_MEDIA => {
                 if let Some(pm) = &mut self.paced {
@@ -727,32 +774,11 @@ impl App for RtpMember {
     }
 
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
+        self.sched.catch_up(now, self.stop, &mut self.rng);
         if let Some(d) = pkt.app.get::<RtpData>() {
-            if let (Some(s), Some(fb)) = (&d.stamp, &mut self.feedback) {
-                fb.on_data(now, s, pkt.size_bytes, out);
-            }
-            if let (Some(tag), Some(v)) = (&d.frame, &mut self.viewer) {
-                v.playout.on_packet(now, tag);
-            }
-            if let Some(fb) = &mut self.pp_feedback {
-                fb.on_rtp(now, d, pkt.ecn, out);
-            }
-            self.on_rtp(now, d.ssrc, d.seq, d.timestamp, d.repair);
-        } else if let Some(FeedbackMessage(msg)) = pkt.app.get::<FeedbackMessage>() {
-            if let Some(fs) = &mut self.frames {
-                let results = fs.on_feedback(now, msg, pkt.size_bytes);
-                if let Some(pm) = &mut self.paced {
-                    pm.cc.on_packet_feedback(now, &results);
-                }
-            }
-        } else if let Some(c) = pkt.app.get::<RtcpCompound>() {
-            self.on_rtcp(now, c, pkt.size_bytes, pkt.created_at, out);
-        } else if let Some(pm) = &mut self.paced {
-            // Feedback for the media's controller.
-            if let Some(next) = pm.cc.on_feedback(now, &pkt.app, pm.next) {
-                pm.next = next;
-                pm.arm(self.stop, out);
-            }
+            self.on_data(now, d, pkt, out);
+        } else {
+            self.on_control(now, pkt, out);
         }
         // Anything else is not for a session member.
         self.arm_rtcp(out);
@@ -774,13 +800,21 @@ impl App for RtpMember {
 
     fn stats(&self, end: SimTime) -> Option<AppStats> {
         let active = end.min(self.stop).saturating_sub(self.start).as_secs_f64();
-        let st = &self.sched.stats;
+        // The quiet RTCP slots up to the end that no later event ran.
+        let sched = if self.sched.quiet_until().is_some() {
+            let mut s = self.sched.clone();
+            s.catch_up(end, self.stop, &mut self.rng.clone());
+            Cow::Owned(s)
+        } else {
+            Cow::Borrowed(&self.sched)
+        };
+        let st = &sched.stats;
         Some(AppStats {
             table: "rtp",
             flow: self.data_flow,
             values: vec![
                 ("ssrc", self.ssrc as f64),
-                ("avpf", self.sched.is_avpf() as u8 as f64),
+                ("avpf", sched.is_avpf() as u8 as f64),
                 ("media_sender", self.media.is_some() as u8 as f64),
                 ("rtcp_packets", self.rtcp_packets as f64),
                 ("rtcp_bytes", self.rtcp_bytes as f64),
@@ -802,7 +836,7 @@ impl App for RtpMember {
                 ("fb_suppressed", st.suppressed as f64),
                 ("fb_discarded", st.discarded as f64),
                 ("mwt_s", st.mean_wait_s()),
-                ("members", self.sched.timing.members() as f64),
+                ("members", sched.timing.members() as f64),
                 ("rtt_s", self.rtt_s.unwrap_or(f64::NAN)),
                 ("loss_reports", self.loss_report_delays.count() as f64),
                 // Lost packets reported by more than one member (a

@@ -1,9 +1,11 @@
 //! What RTP session members put in their packets: an RTP header's fields
 //! (media and NEWPRED repairs) and RTCP compounds, with their pcap bytes.
 
-use crate::net::{AppPayload, Packet};
+use crate::net::payload::Spare;
+use crate::net::{AppPayload, Packet, Payload};
 use crate::sim::SimTime;
 use crate::wire::rtp;
+use std::sync::Arc;
 
 /// An RTP packet's header fields. `repair`: a NEWPRED repair answering
 /// feedback sent at that time.
@@ -25,7 +27,24 @@ pub struct RtpData {
     pub transport_seq: Option<u16>,
 }
 
+thread_local! {
+    /// RTP packets' payload allocations, kept for the next packets.
+    static SPARE: Spare<RtpData> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl RtpData {
+    /// This header as a packet's payload (in a kept allocation when there
+    /// is one: a call sends one with every media packet).
+    #[inline]
+    pub fn payload(self) -> Payload {
+        Payload::reuse(&SPARE, self)
+    }
+}
+
 impl AppPayload for RtpData {
+    fn recycle(self: Arc<Self>) {
+        crate::net::payload::keep(&SPARE, self);
+    }
     fn emit(&self, _p: &Packet, _now: SimTime, buf: &mut [u8]) {
         if buf.len() >= rtp::HEADER_LEN {
             let h = rtp::RtpHeader {

@@ -74,6 +74,18 @@ impl SendHistory {
     /// The results a feedback message `msg`, arriving at `now`, reports.
     pub fn on_feedback(&mut self, now: SimTime, msg: &RtcpPacket) -> Vec<PacketResult> {
         let mut out = Vec::new();
+        self.on_feedback_into(now, msg, &mut out);
+        out
+    }
+
+    /// [`Self::on_feedback`], appending to `out` (a sender's buffer, kept
+    /// from one message to the next).
+    pub fn on_feedback_into(
+        &mut self,
+        now: SimTime,
+        msg: &RtcpPacket,
+        out: &mut Vec<PacketResult>,
+    ) {
         match msg {
             RtcpPacket::Ccfb(c) => {
                 // Report time: the 1/65536 s value nearest before `now`.
@@ -125,7 +137,6 @@ impl SendHistory {
             }
             _ => {}
         }
-        out
     }
 }
 

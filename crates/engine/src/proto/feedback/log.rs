@@ -129,8 +129,9 @@ impl ArrivalLog {
     ) -> Vec<RtcpPacket> {
         let units = |t: SimTime| (t.as_nanos() / (DELTA_US as u64 * 1000)) as i64;
         let per_ref = REFERENCE_MS * 1000 / DELTA_US; // 256 units per 64 ms
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(1);
         let mut cur: Option<(Twcc, i64)> = None;
+        let last_seq = *range.end();
         for s in range {
             let Some((at, _)) = arrived(s) else {
                 // A message starts at a received packet.
@@ -159,7 +160,13 @@ impl ArrivalLog {
                 // after 149 hours of simulated time).
                 reference_time: (reference & 0x7F_FFFF) as i32,
                 fb_count: self.fb_count,
-                statuses: vec![Status::Received((u - reference * per_ref) as i32)],
+                // Room for every packet to the end of the range: one
+                // allocation per message.
+                statuses: {
+                    let mut v = Vec::with_capacity((last_seq - s + 1) as usize);
+                    v.push(Status::Received((u - reference * per_ref) as i32));
+                    v
+                },
             };
             self.fb_count = self.fb_count.wrapping_add(1);
             cur = Some((t, u));

@@ -350,3 +350,33 @@ fn twcc_rejects_reserved_symbols_empty_runs_and_missing_deltas() {
     // Well formed: two small deltas.
     assert!(RtcpPacket::parse(&base([0x20, 0x02], &[1, 1])).is_ok());
 }
+
+/// The counted length equals the written one for messages that fit the
+/// counter's stack buffer and for longer ones, with every chunk kind.
+#[test]
+fn twcc_length_is_counted_as_written_short_and_long() {
+    use super::twcc::{Status, Twcc};
+    for n in [1usize, 13, 14, 15, 511, 512, 513, 2000] {
+        let statuses = (0..n)
+            .map(|i| match i % 23 {
+                0 | 5 => Status::NotReceived,
+                7 => Status::Received(300),
+                11 => Status::Received(-4),
+                k if k > 15 => Status::Received(1),
+                _ => Status::Received(i as i32 % 200),
+            })
+            .collect();
+        let p = RtcpPacket::Twcc(Twcc {
+            sender_ssrc: 1,
+            media_ssrc: 2,
+            base_seq: 65530,
+            reference_time: 77,
+            fb_count: 3,
+            statuses,
+        });
+        let mut bytes = Vec::new();
+        p.emit(&mut bytes);
+        assert_eq!(p.wire_len(), bytes.len(), "{n} statuses");
+        assert_eq!(RtcpPacket::parse(&bytes).unwrap(), (p, bytes.len()));
+    }
+}

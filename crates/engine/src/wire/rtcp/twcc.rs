@@ -122,9 +122,21 @@ impl Twcc {
     pub fn wire_len(&self) -> usize {
         // As `body` lays it out, without writing it: the feedback sender
         // counts every message's bytes.
-        let symbols: Vec<u8> = self.statuses.iter().map(|s| s.symbol()).collect();
+        // The symbols on the stack when they fit (a message covers at most
+        // a few hundred packets in practice): no allocation per message.
+        let mut stack = [0u8; 512];
+        let heap: Vec<u8>;
+        let symbols: &[u8] = if self.statuses.len() <= stack.len() {
+            for (d, s) in stack.iter_mut().zip(&self.statuses) {
+                *d = s.symbol();
+            }
+            &stack[..self.statuses.len()]
+        } else {
+            heap = self.statuses.iter().map(|s| s.symbol()).collect();
+            &heap
+        };
         let mut words = 0;
-        chunks(&symbols, |_| words += 1);
+        chunks(symbols, |_| words += 1);
         let deltas: usize = (symbols.iter()).map(|&s| s as usize).sum();
         4 + (16 + 2 * words + deltas).div_ceil(4) * 4
     }

@@ -546,3 +546,136 @@ fn sent_feedback_is_counted_per_item_and_early() {
     assert_eq!(s.stats.early_packets, 1);
     assert_eq!(s.stats.regular_packets, 1, "the helper's first packet");
 }
+
+/// Drives `s` to `end` waking at every slot (`deadline`), or lazily: at
+/// `wake_at` only, running the quiet slots late with `catch_up`, as the
+/// member does. Loss events at `losses` (times in ms) in both. Returns
+/// what was sent, when, and how many times the driver woke.
+fn drive_avpf(
+    s: &mut RtcpScheduler,
+    rng: &mut SimRng,
+    end: SimTime,
+    losses: &[u64],
+    lazy: bool,
+) -> (Vec<(SimTime, bool, usize)>, u64) {
+    let (mut sent, mut wakes) = (Vec::new(), 0u64);
+    let mut losses = losses.iter().map(|&ms| t(ms)).peekable();
+    loop {
+        let timer = if lazy { s.wake_at() } else { s.deadline() };
+        let loss = losses.peek().copied().unwrap_or(SimTime::MAX);
+        let now = timer.min(loss);
+        if now > end {
+            if lazy {
+                // The quiet slots after the last wake (the member's stats).
+                s.catch_up(end, SimTime::MAX, rng);
+            }
+            return (sent, wakes);
+        }
+        if lazy {
+            s.catch_up(now, end + SimTime::from_secs(1), rng);
+        }
+        if loss <= timer {
+            losses.next();
+            s.on_loss(now, 7, vec![(now.as_nanos() / 1_000_000) as u16], rng);
+            continue;
+        }
+        wakes += 1;
+        if now >= s.deadline() {
+            if let Some(x) = s.on_timer(now, rng) {
+                let (early, n) = match &x {
+                    Transmit::Early(fb) => (true, fb.len()),
+                    Transmit::Regular(fb) => (false, fb.len()),
+                };
+                s.on_sent(now, &x, 80.0, rng);
+                sent.push((now, early, n));
+            }
+        }
+    }
+}
+
+#[test]
+fn quiet_slots_run_late_as_they_would_on_time() {
+    // T_rr_interval 4 s over T_rr of about 0.2 s: most slots are
+    // suppressed, those in the first 2 s after each Regular packet surely.
+    let (mut a, mut rng_a) = member(Some(cfg_trr(4.0)), 2);
+    let (mut b, mut rng_b) = (a.clone(), rng_a.clone());
+    let end = SimTime::from_secs(60);
+    let losses = [3_210, 3_215, 17_500, 30_001, 30_400, 44_444];
+    let (sent_a, wakes_a) = drive_avpf(&mut a, &mut rng_a, end, &losses, false);
+    let (sent_b, wakes_b) = drive_avpf(&mut b, &mut rng_b, end, &losses, true);
+    assert_eq!(sent_a, sent_b, "the same packets at the same times");
+    assert!(sent_a.iter().any(|x| x.1), "early feedback was sent");
+    let (sa, sb) = (&a.stats, &b.stats);
+    assert_eq!(
+        (sa.regular_suppressed, sa.regular_packets, sa.early_packets),
+        (sb.regular_suppressed, sb.regular_packets, sb.early_packets)
+    );
+    assert_eq!(
+        (sa.sent, sa.discarded, sa.wait_sum_s),
+        (sb.sent, sb.discarded, sb.wait_sum_s)
+    );
+    assert_eq!(
+        (
+            a.timing.last_time(),
+            a.timing.next_time(),
+            a.timing.reconsiderations
+        ),
+        (
+            b.timing.last_time(),
+            b.timing.next_time(),
+            b.timing.reconsiderations
+        )
+    );
+    assert_eq!(uniform(&mut rng_a), uniform(&mut rng_b), "the same draws");
+    assert!(sa.regular_suppressed > 100, "{}", sa.regular_suppressed);
+    // Lazily, a member does not wake for the slots of a quiet stretch.
+    assert!(wakes_b * 2 < wakes_a, "lazy {wakes_b} against {wakes_a}");
+}
+
+#[test]
+fn quiet_until_is_half_of_t_rr_interval_after_the_last_regular_packet() {
+    let (mut s, mut rng) = member(Some(cfg_trr(1.0)), 2);
+    assert_eq!(
+        s.quiet_until(),
+        None,
+        "no Regular packet sent by a timer yet"
+    );
+    let mut now = s.deadline();
+    let last = loop {
+        if let Some(x) = s.on_timer(now, &mut rng) {
+            s.on_sent(now, &x, 80.0, &mut rng);
+            break now;
+        }
+        now = s.deadline();
+    };
+    let quiet_end = last + SimTime::from_millis(500);
+    assert!(s.timing.next_time() < quiet_end);
+    assert_eq!(s.quiet_until(), Some(quiet_end));
+    assert_eq!(s.wake_at(), quiet_end);
+    // Slots from the end of the stretch on are not run late.
+    s.catch_up(quiet_end + SimTime::from_secs(5), SimTime::MAX, &mut rng);
+    assert!(s.timing.next_time() >= quiet_end && s.quiet_until().is_none());
+    assert_eq!(s.wake_at(), s.deadline());
+    // Feedback waiting ends a quiet stretch.
+    let (mut s, mut rng) = member(Some(cfg_trr(1.0)), 2);
+    let mut now = s.deadline();
+    while s.quiet_until().is_none() {
+        if let Some(x) = s.on_timer(now, &mut rng) {
+            s.on_sent(now, &x, 80.0, &mut rng);
+        }
+        now = s.deadline();
+    }
+    s.on_loss(now, 7, vec![1], &mut rng);
+    assert_eq!(s.quiet_until(), None);
+    assert_eq!(s.wake_at(), s.deadline());
+    // Without T_rr_interval no slot is certainly suppressed.
+    let (s, _) = member(Some(AvpfConfig::default()), 2);
+    assert_eq!(s.quiet_until(), None);
+}
+
+fn cfg_trr(trr_interval_s: f64) -> AvpfConfig {
+    AvpfConfig {
+        trr_interval_s,
+        ..Default::default()
+    }
+}

@@ -29,7 +29,7 @@ pub fn stamp_ms(t: SimTime) -> u64 {
     t.as_nanos() / 1_000_000
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct MemberTable {
     /// First SSRC and number of SSRCs of the dense range.
     base: u32,

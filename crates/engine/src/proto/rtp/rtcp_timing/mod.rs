@@ -100,6 +100,7 @@ pub enum Expiry {
     Reschedule,
 }
 
+#[derive(Clone)]
 pub struct RtcpTiming {
     cfg: TimingConfig,
     own: u32,
