@@ -47,6 +47,19 @@ fn per_s(x: f64, active_s: f64) -> f64 {
     }
 }
 
+/// A stamped media packet for the receiver's half of the sender's
+/// controller: out of line, to keep a member's per-packet code compact.
+#[inline(never)]
+fn stamped_data(
+    fb: &mut FeedbackEnd,
+    now: SimTime,
+    stamp: &crate::proto::cc::Stamp,
+    bytes: u32,
+    out: &mut Vec<Action>,
+) {
+    fb.on_data(now, stamp, bytes, out);
+}
+
 /// A media sender's rate controller (`cc`): one media packet leaves
 /// whenever the controller allows (the media follows its rate exactly).
 pub struct PacedMedia {
@@ -142,6 +155,8 @@ pub struct RtpMember {
     /// Frame-based media (`source`), instead of one packet per interval.
     frames: Option<FrameSender>,
     pace_timer: Option<SimTime>,
+    /// A loss was seen since RTCP's timer was last armed.
+    loss_seen: bool,
     /// The playout buffer of the stream this member receives (`playout`).
     viewer: Option<Viewer>,
     /// Per-packet feedback this member returns about the stream it receives.
@@ -198,6 +213,7 @@ impl RtpMember {
             series_rows: usize::MAX,
             frames: None,
             pace_timer: None,
+            loss_seen: false,
             viewer: None,
             pp_feedback: None,
         }
@@ -543,11 +559,11 @@ impl RtpMember {
         src.stats
             .update_jitter(super::compound::rtp_clock(now) as i64, ts);
         // A gap in sequence numbers is one loss event (one Generic NACK).
-        let mut lost = Vec::new();
+        let mut lost = None;
         if let Some(next) = src.next_seq {
             let gap = seq.wrapping_sub(next);
             if gap > 0 && gap < 3000 {
-                lost = (0..gap).map(|i| next.wrapping_add(i)).collect();
+                lost = Some((next, gap));
             }
             if gap < 3000 {
                 src.next_seq = Some(seq.wrapping_add(1));
@@ -555,9 +571,18 @@ impl RtpMember {
         } else {
             src.next_seq = Some(seq.wrapping_add(1));
         }
-        if lost.is_empty() {
-            return;
+        if let Some((first, n)) = lost {
+            self.on_gap(now, ssrc, first, n);
         }
+    }
+
+    /// `n` packets from `first` on were lost: feedback about them (rare
+    /// beside packets in order, so out of line).
+    #[cold]
+    #[inline(never)]
+    fn on_gap(&mut self, now: SimTime, ssrc: u32, first: u16, n: u16) {
+        self.loss_seen = true;
+        let lost: Vec<u16> = (0..n).map(|i| first.wrapping_add(i)).collect();
         match self.newpred {
             None => self.sched.on_loss(now, ssrc, lost, &mut self.rng),
             Some(np) => {
@@ -586,7 +611,7 @@ impl RtpMember {
     #[inline]
     fn on_data(&mut self, now: SimTime, d: &RtpData, pkt: &Packet, out: &mut Vec<Action>) {
         if let (Some(s), Some(fb)) = (&d.stamp, &mut self.feedback) {
-            fb.on_data(now, s, pkt.size_bytes, out);
+            stamped_data(fb, now, s, pkt.size_bytes, out);
         }
         if let (Some(tag), Some(v)) = (&d.frame, &mut self.viewer) {
             v.playout.on_packet(now, tag);
@@ -713,7 +738,8 @@ impl App for RtpMember {
     }
 
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
-        self.sched.catch_up(now, self.stop, &mut self.rng);
+        // Whether RTCP's schedule may have changed (else its timer stands).
+        let mut rtcp_moved = self.sched.catch_up(now, self.stop, &mut self.rng);
         match token {
             TOKEN_MEDIA => {
                 if let Some(pm) = &mut self.paced {
@@ -744,6 +770,7 @@ impl App for RtpMember {
                 }
             }
             TOKEN_TIMEOUTS => {
+                rtcp_moved = true;
                 self.sched.timing.check_timeouts(now);
                 if now < self.stop {
                     out.push(Action::Timer {
@@ -753,6 +780,7 @@ impl App for RtpMember {
                 }
             }
             _ => {
+                rtcp_moved = true;
                 if self.rtcp_timer_at.is_some_and(|t| t <= now) {
                     self.rtcp_timer_at = None;
                 }
@@ -770,18 +798,25 @@ impl App for RtpMember {
                 }
             }
         }
-        self.arm_rtcp(out);
+        if rtcp_moved {
+            self.arm_rtcp(out);
+        }
     }
 
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        self.sched.catch_up(now, self.stop, &mut self.rng);
+        let mut rtcp_moved = self.sched.catch_up(now, self.stop, &mut self.rng);
         if let Some(d) = pkt.app.get::<RtpData>() {
+            // A media packet moves RTCP's schedule only by a loss.
             self.on_data(now, d, pkt, out);
+            rtcp_moved |= std::mem::take(&mut self.loss_seen);
         } else {
+            // Anything else is not for a session member.
             self.on_control(now, pkt, out);
+            rtcp_moved = true;
         }
-        // Anything else is not for a session member.
-        self.arm_rtcp(out);
+        if rtcp_moved {
+            self.arm_rtcp(out);
+        }
     }
 
     fn more_stats(&self, end: SimTime) -> Vec<AppStats> {

@@ -175,25 +175,27 @@ impl RtcpScheduler {
     /// wakes for a stretch of them once ([`Self::wake_at`]), not once per
     /// slot (about 40 slots a second each in a two-party AVPF call with
     /// T_rr_interval, nearly all suppressed).
+    /// Returns whether it ran any.
     #[inline]
-    pub fn catch_up(&mut self, now: SimTime, stop: SimTime, rng: &mut SimRng) {
+    pub fn catch_up(&mut self, now: SimTime, stop: SimTime, rng: &mut SimRng) -> bool {
         // Most calls come between slots: one comparison, the loop out of
         // line (it would crowd the member's per-packet code).
-        if self.timing.next_time() <= now {
-            self.catch_up_due(now, stop, rng);
-        }
+        self.timing.next_time() <= now && self.catch_up_due(now, stop, rng)
     }
 
     #[inline(never)]
-    fn catch_up_due(&mut self, now: SimTime, stop: SimTime, rng: &mut SimRng) {
+    fn catch_up_due(&mut self, now: SimTime, stop: SimTime, rng: &mut SimRng) -> bool {
+        let mut ran = false;
         while self.quiet_until().is_some() {
             let tn = self.timing.next_time();
             if tn > now || tn >= stop {
-                return;
+                break;
             }
             let sent = self.on_timer(tn, rng);
             debug_assert!(sent.is_none(), "a quiet slot sent a packet");
+            ran = true;
         }
+        ran
     }
 
     /// When the member must next wake for RTCP: [`Self::deadline`], or the
@@ -320,29 +322,30 @@ impl RtcpScheduler {
         if self.timing.on_expire(now, rng) == Expiry::Reschedule {
             return None;
         }
-        let Some(cfg) = self.avpf.clone() else {
+        let Some(cfg) = &self.avpf else {
             return Some(Transmit::Regular(std::mem::take(&mut self.pending)));
         };
+        let (trr_interval_s, max_feedback_delay_s) = (cfg.trr_interval_s, cfg.max_feedback_delay_s);
         // The Regular slot is reached: early packets are allowed again.
         self.allow_early = true;
-        if cfg.trr_interval_s <= 0.0 {
-            let fb = self.take_pending_within(now, cfg.max_feedback_delay_s);
+        if trr_interval_s <= 0.0 {
+            let fb = self.take_pending_within(now, max_feedback_delay_s);
             return Some(Transmit::Regular(fb));
         }
         // RFC 4585 3.5.3 with T_rr_interval.
         let send_full = match self.t_rr_last {
             None => true,
             Some(last) => {
-                let current = (uniform(rng) + 0.5) * cfg.trr_interval_s;
+                let current = (uniform(rng) + 0.5) * trr_interval_s;
                 last + SimTime::from_secs_f64(current) <= now
             }
         };
         if send_full {
             self.t_rr_last = Some(now);
-            let fb = self.take_pending_within(now, cfg.max_feedback_delay_s);
+            let fb = self.take_pending_within(now, max_feedback_delay_s);
             return Some(Transmit::Regular(fb));
         }
-        let fb = self.take_pending_within(now, cfg.max_feedback_delay_s);
+        let fb = self.take_pending_within(now, max_feedback_delay_s);
         if !fb.is_empty() {
             // 2b: a packet with the stored feedback; t_rr_last unchanged.
             return Some(Transmit::Regular(fb));
@@ -356,6 +359,10 @@ impl RtcpScheduler {
     /// Pending feedback still useful (waited less than `max_delay_s`); the
     /// rest is discarded.
     fn take_pending_within(&mut self, now: SimTime, max_delay_s: f64) -> Vec<FbItem> {
+        if self.pending.is_empty() {
+            // Nearly every slot: nothing waits.
+            return Vec::new();
+        }
         let (keep, late): (Vec<FbItem>, Vec<FbItem>) = std::mem::take(&mut self.pending)
             .into_iter()
             .partition(|it| (now - it.t0).as_secs_f64() <= max_delay_s);
