@@ -646,6 +646,9 @@ impl RtpMember {
     }
 
     /// An RTCP compound that was sent at `sent_at` (its SR timestamp).
+    /// Out of line: about one a second, beside per-packet feedback every
+    /// few tens of milliseconds that shares `on_control`.
+    #[inline(never)]
     fn on_rtcp(
         &mut self,
         now: SimTime,
