@@ -7,6 +7,7 @@
 
 use super::compound::{compound_bytes, merge_nacks, rtp_ts};
 use super::frames::{FrameSender, Queued};
+use super::held::{FastRx, Held};
 use super::payload::{RtcpCompound, RtcpReport, RtpData};
 use super::viewer::{FeedbackOut, Viewer};
 use crate::app::paced::FeedbackEnd;
@@ -114,6 +115,9 @@ struct Source {
 }
 
 pub struct RtpMember {
+    /// Media packets held for processing in a batch (held.rs): first, so
+    /// that a held packet touches the member's first cache lines only.
+    fast: FastRx,
     ssrc: u32,
     cname: String,
     media: Option<MediaConfig>,
@@ -179,6 +183,7 @@ impl RtpMember {
     ) -> Self {
         let data_flow = rtcp_tpl.flow;
         RtpMember {
+            fast: FastRx::default(),
             ssrc,
             cname,
             media,
@@ -236,6 +241,11 @@ impl RtpMember {
     ) -> Self {
         self.frames = frames;
         self.viewer = viewer;
+        if let Some(fb) = &pp_feedback {
+            self.fast.fb_every = Some(fb.interval);
+            self.fast.marker_acts = fb.per_frame;
+            self.fast.fb_twcc = fb.log.format() == crate::proto::feedback::Format::Twcc;
+        }
         self.pp_feedback = pp_feedback;
         self
     }
@@ -605,21 +615,69 @@ impl RtpMember {
         }
     }
 
-    /// An RTP packet arrived: the hot path of a receiving member, kept
-    /// apart from the control packets' code so that it stays compact in
-    /// the instruction cache.
+    /// An RTP packet arrived (not held): the hot path of a receiving
+    /// member, kept apart from the control packets' code so that it stays
+    /// compact in the instruction cache.
     #[inline]
-    fn on_data(&mut self, now: SimTime, d: &RtpData, pkt: &Packet, out: &mut Vec<Action>) {
+    fn on_data(
+        &mut self,
+        now: SimTime,
+        d: &RtpData,
+        h: &Held,
+        pkt: &Packet,
+        out: &mut Vec<Action>,
+    ) {
         if let (Some(s), Some(fb)) = (&d.stamp, &mut self.feedback) {
             stamped_data(fb, now, s, pkt.size_bytes, out);
         }
-        if let (Some(tag), Some(v)) = (&d.frame, &mut self.viewer) {
-            v.playout.on_packet(now, tag);
+        self.take_in(h, d.ssrc, d.repair, out);
+        // Whether the next packet from this source may be held (held.rs).
+        let src = self.sources.get(&d.ssrc).and_then(|s| s.next_seq);
+        self.fast.ok = src.is_some() && d.ssrc != self.ssrc;
+        self.fast.ssrc = d.ssrc;
+        self.fast.next_seq = src.unwrap_or(0);
+    }
+
+    /// A media packet's effect on the playout buffer, the feedback log and
+    /// the reception statistics: on arrival, or later for a held one.
+    #[inline(always)]
+    fn take_in(&mut self, h: &Held, ssrc: u32, repair: Option<SimTime>, out: &mut Vec<Action>) {
+        if let (Some(tag), Some(v)) = (&h.frame, &mut self.viewer) {
+            v.playout.on_packet(h.now, tag);
         }
         if let Some(fb) = &mut self.pp_feedback {
-            fb.on_rtp(now, d, pkt.ecn, out);
+            if fb.on_rtp(h.now, h, out) && !self.fast.fb_armed {
+                self.fast.fb_armed = true;
+                out.push(Action::Timer {
+                    at: h.now + fb.interval,
+                    token: fb.token,
+                });
+            }
         }
-        self.on_rtp(now, d.ssrc, d.seq, d.timestamp, d.repair);
+        self.on_rtp(h.now, ssrc, h.seq, h.timestamp, repair);
+    }
+
+    /// Processes the held packets (before anything else the member does).
+    fn release_held(&mut self) {
+        if self.fast.held.is_empty() {
+            return;
+        }
+        self.release_held_now();
+    }
+
+    #[inline(never)]
+    fn release_held_now(&mut self) {
+        let held = std::mem::take(&mut self.fast.held);
+        let ssrc = self.fast.ssrc;
+        // A held packet makes no action: the feedback timer runs, and none
+        // of them ends a frame with per-frame feedback or shows a loss.
+        let mut none = Vec::new();
+        for h in &held {
+            self.take_in(h, ssrc, None, &mut none);
+        }
+        debug_assert!(none.is_empty() && !self.loss_seen);
+        self.fast.held = held;
+        self.fast.held.clear();
     }
 
     /// A control packet arrived: per-packet feedback, an RTCP compound, or
@@ -742,7 +800,12 @@ impl App for RtpMember {
 
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
         // Whether RTCP's schedule may have changed (else its timer stands).
-        let mut rtcp_moved = self.sched.catch_up(now, self.stop, &mut self.rng);
+        // Sending media changes nothing RTCP's quiet slots read once we
+        // count as a sender, so those wait for the next other event.
+        let sends = matches!(token, TOKEN_MEDIA | TOKEN_FRAME | TOKEN_PACE);
+        let mut rtcp_moved = !(sends && self.sched.timing.we_sent())
+            && self.sched.catch_up(now, self.stop, &mut self.rng);
+        self.release_held();
         match token {
             TOKEN_MEDIA => {
                 if let Some(pm) = &mut self.paced {
@@ -768,11 +831,15 @@ impl App for RtpMember {
                 self.pace(now, out);
             }
             TOKEN_PPFB => {
+                // The feedback timer stops: the next packet starts it again.
+                self.fast.fb_armed = false;
                 if let Some(fb) = &mut self.pp_feedback {
                     fb.on_timer(now, out);
                 }
             }
             TOKEN_TIMEOUTS => {
+                // The source may stop counting as a sender.
+                self.fast.ok = false;
                 rtcp_moved = true;
                 self.sched.timing.check_timeouts(now);
                 if now < self.stop {
@@ -807,17 +874,34 @@ impl App for RtpMember {
     }
 
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
-        let mut rtcp_moved = self.sched.catch_up(now, self.stop, &mut self.rng);
         if let Some(d) = pkt.app.get::<RtpData>() {
+            let h = Held {
+                now,
+                frame: d.frame,
+                timestamp: d.timestamp,
+                seq: d.seq,
+                transport_seq: d.transport_seq,
+                marker: d.marker,
+                ecn: pkt.ecn,
+            };
+            let plain = d.stamp.is_none() && d.repair.is_none();
+            if self.fast.hold(h, d.ssrc, plain, TOKEN_PPFB, out) {
+                return;
+            }
+            self.release_held();
+            let mut rtcp_moved = self.sched.catch_up(now, self.stop, &mut self.rng);
             // A media packet moves RTCP's schedule only by a loss.
-            self.on_data(now, d, pkt, out);
+            self.on_data(now, d, &h, pkt, out);
             rtcp_moved |= std::mem::take(&mut self.loss_seen);
+            if rtcp_moved {
+                self.arm_rtcp(out);
+            }
         } else {
             // Anything else is not for a session member.
+            self.release_held();
+            self.fast.ok = false;
+            self.sched.catch_up(now, self.stop, &mut self.rng);
             self.on_control(now, pkt, out);
-            rtcp_moved = true;
-        }
-        if rtcp_moved {
             self.arm_rtcp(out);
         }
     }
@@ -828,7 +912,7 @@ impl App for RtpMember {
             v.push(self.sender_media_stats(fs, end));
         }
         if let Some(view) = &self.viewer {
-            v.push(view.stats(end));
+            v.push(view.stats(end, &self.fast.held));
         }
         if let Some(fb) = &self.pp_feedback {
             v.push(fb.stats());

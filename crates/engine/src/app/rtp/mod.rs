@@ -4,6 +4,7 @@
 pub mod build;
 pub mod compound;
 pub mod frames;
+mod held;
 pub mod member;
 pub mod payload;
 pub mod spec;

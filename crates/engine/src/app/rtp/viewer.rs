@@ -2,7 +2,7 @@
 //! (`playout`) and the per-packet feedback it returns (`feedback` of the
 //! sending member), in the flow "<session>/<receiver>/fb".
 
-use super::payload::RtpData;
+use super::held::Held;
 use crate::app::media::audio::VoiceCodec;
 use crate::app::media::playout::Playout;
 use crate::app::{Action, AppStats, PacketTemplate};
@@ -19,7 +19,6 @@ pub struct FeedbackOut {
     pub per_frame: bool,
     pub tpl: PacketTemplate,
     pub token: u64,
-    timer_at: Option<SimTime>,
     pub sent: u64,
     pub bytes: u64,
     /// The reported stream's RTP flow (the table row).
@@ -40,7 +39,6 @@ impl FeedbackOut {
             per_frame,
             tpl,
             token,
-            timer_at: None,
             sent: 0,
             bytes: 0,
             stream,
@@ -71,30 +69,25 @@ impl FeedbackOut {
         }
     }
 
-    /// A media packet arrived.
-    pub fn on_rtp(&mut self, now: SimTime, d: &RtpData, ecn: u8, out: &mut Vec<Action>) {
+    /// A media packet arrived: logged (a transport-wide log skips packets
+    /// without a transport-wide number), and with per-frame feedback, the
+    /// frame's last packet sends the log. Returns whether it was logged:
+    /// the member then starts the feedback timer if it is not running.
+    pub fn on_rtp(&mut self, now: SimTime, h: &Held, out: &mut Vec<Action>) -> bool {
         let near = self.log.highest().unwrap_or(0);
-        let key = match (self.log.format(), d.transport_seq) {
+        let key = match (self.log.format(), h.transport_seq) {
             (Format::Twcc, Some(t)) => extend16(t, near),
-            (Format::Twcc, None) => return,
-            (Format::Rfc8888, _) => extend16(d.seq, near),
+            (Format::Twcc, None) => return false,
+            (Format::Rfc8888, _) => extend16(h.seq, near),
         };
-        self.log.on_packet(now, key, ecn);
-        if self.per_frame && d.marker {
+        self.log.on_packet(now, key, h.ecn);
+        if self.per_frame && h.marker {
             self.send(now, out);
         }
-        if self.timer_at.is_none() {
-            let at = now + self.interval;
-            self.timer_at = Some(at);
-            out.push(Action::Timer {
-                at,
-                token: self.token,
-            });
-        }
+        true
     }
 
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Action>) {
-        self.timer_at = None;
         self.send(now, out);
     }
 }
@@ -108,9 +101,13 @@ pub struct Viewer {
 }
 
 impl Viewer {
-    /// The receiver's playout columns of the `media` table.
-    pub fn stats(&self, end: SimTime) -> AppStats {
+    /// The receiver's playout columns of the `media` table, with the
+    /// packets still `held` (held.rs) taken in.
+    pub fn stats(&self, end: SimTime, held: &[Held]) -> AppStats {
         let mut p = self.playout.clone();
+        for (h, tag) in held.iter().filter_map(|h| Some((h, h.frame.as_ref()?))) {
+            p.on_packet(h.now, tag);
+        }
         p.finish(end);
         let s = &p.stats;
         let d = s.frame_delay.summary_ns();
