@@ -681,8 +681,8 @@ impl RtpMember {
     }
 
     /// A control packet arrived: per-packet feedback, an RTCP compound, or
-    /// feedback for the media's controller. Rare beside media packets, so
-    /// out of line.
+    /// feedback for the media's controller (only the compound concerns
+    /// RTCP's schedule). Rare beside media packets, so out of line.
     #[inline(never)]
     fn on_control(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let Some(FeedbackMessage(msg)) = pkt.app.get::<FeedbackMessage>() {
@@ -693,7 +693,11 @@ impl RtpMember {
                 }
             }
         } else if let Some(c) = pkt.app.get::<RtcpCompound>() {
+            // RTCP's schedule may move, and its sender may leave (a BYE).
+            self.fast.ok = false;
+            self.sched.catch_up(now, self.stop, &mut self.rng);
             self.on_rtcp(now, c, pkt.size_bytes, pkt.created_at, out);
+            self.arm_rtcp(out);
         } else if let Some(pm) = &mut self.paced {
             // Feedback for the media's controller.
             if let Some(next) = pm.cc.on_feedback(now, &pkt.app, pm.next) {
@@ -800,11 +804,16 @@ impl App for RtpMember {
 
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
         // Whether RTCP's schedule may have changed (else its timer stands).
-        // Sending media changes nothing RTCP's quiet slots read once we
-        // count as a sender, so those wait for the next other event.
-        let sends = matches!(token, TOKEN_MEDIA | TOKEN_FRAME | TOKEN_PACE);
-        let mut rtcp_moved = !(sends && self.sched.timing.we_sent())
-            && self.sched.catch_up(now, self.stop, &mut self.rng);
+        // Only RTCP's own timer and the time-out check read or move it;
+        // sending media moves it only until we count as a sender, and the
+        // controller's and the per-packet feedback's timers never do: their
+        // events leave RTCP's quiet slots for the next event that does.
+        let touches_rtcp = match token {
+            TOKEN_MEDIA | TOKEN_FRAME | TOKEN_PACE => !self.sched.timing.we_sent(),
+            TOKEN_CC | TOKEN_FB | TOKEN_PPFB => false,
+            _ => true,
+        };
+        let mut rtcp_moved = touches_rtcp && self.sched.catch_up(now, self.stop, &mut self.rng);
         self.release_held();
         match token {
             TOKEN_MEDIA => {
@@ -899,10 +908,7 @@ impl App for RtpMember {
         } else {
             // Anything else is not for a session member.
             self.release_held();
-            self.fast.ok = false;
-            self.sched.catch_up(now, self.stop, &mut self.rng);
             self.on_control(now, pkt, out);
-            self.arm_rtcp(out);
         }
     }
 
