@@ -48,35 +48,38 @@ pub struct SenderStats {
     pub reported_lost: u64,
 }
 
+/// `repr(C)`: the fields in the order written, those a packet leaving
+/// touches first, so that they share a few cache lines.
+#[repr(C)]
 pub struct FrameSender {
-    pub source: Box<dyn FrameSource>,
-    pub rng: SimRng,
     pub pacer: Option<Pacer<Queued>>,
-    /// Payload bytes a packet may carry.
-    pub max_payload: u32,
+    pub format: Option<Format>,
     /// Bytes each packet adds on the wire (IP, UDP, RTP and extension).
     pub overhead: u32,
-    /// The wire rate to aim at without a controller, bit/s.
-    pub fixed_bps: f64,
-    pub format: Option<Format>,
-    pub history: SendHistory,
-    frame_index: u32,
+    /// Payload bytes a packet may carry.
+    pub max_payload: u32,
     transport_seq: u64,
-    /// Header overhead of the last frame over its payload (syncodecs'
-    /// shaped packetiser: the source aims at target / (1 + this)).
-    overhead_share: f64,
+    pub history: SendHistory,
     pub stats: SenderStats,
     /// Wire bytes sent since `window_start` (for the sending-rate series).
     window_bytes: u64,
     window_start: SimTime,
+    /// The wire rate to aim at without a controller, bit/s.
+    pub fixed_bps: f64,
+    /// Packets to send now (released by the pacer, or captured without
+    /// one), handed to the member; kept to reuse its memory.
+    pub released: Vec<Queued>,
+    pub source: Box<dyn FrameSource>,
+    pub rng: SimRng,
+    frame_index: u32,
+    /// Header overhead of the last frame over its payload (syncodecs'
+    /// shaped packetiser: the source aims at target / (1 + this)).
+    overhead_share: f64,
     pub send_series: Series,
     pub target_series: Series,
     pub codec_series: Series,
     pub frame_series: Series,
     pub pacer_series: Series,
-    /// Packets to send now (released by the pacer, or captured without
-    /// one), handed to the member; kept to reuse its memory.
-    pub released: Vec<Queued>,
     /// The last feedback message's results (kept to reuse its memory).
     results: Vec<PacketResult>,
 }

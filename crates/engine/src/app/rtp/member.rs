@@ -114,27 +114,44 @@ struct Source {
     sends_media: bool,
 }
 
+/// `repr(C)`: the fields in the order written, those a media packet
+/// touches (sent or received) first, so that they share a few cache lines.
+#[repr(C)]
 pub struct RtpMember {
-    /// Media packets held for processing in a batch (held.rs): first, so
-    /// that a held packet touches the member's first cache lines only.
+    /// Media packets held for processing in a batch (held.rs).
     fast: FastRx,
     ssrc: u32,
-    cname: String,
-    media: Option<MediaConfig>,
-    sends_sr: bool,
-    rtcp_tpl: PacketTemplate,
-    sched: RtcpScheduler,
-    rng: SimRng,
-    stop: SimTime,
-    session_bw_bps: f64,
-    start: SimTime,
     seq: u16,
     packets_sent: u32,
     octets_sent: u32,
-    sources: HashMap<u32, Source>,
+    /// A loss was seen since RTCP's timer was last armed.
+    loss_seen: bool,
+    stop: SimTime,
+    pace_timer: Option<SimTime>,
+    /// The media's rate controller (a sender with `cc`).
+    paced: Option<PacedMedia>,
+    media: Option<MediaConfig>,
     /// When each sequence number was last sent (`SimTime::MAX`: never),
     /// indexed by it: at most 65536 entries, no hashing per packet.
     sent_at: Vec<SimTime>,
+    /// Frame-based media (`source`), instead of one packet per interval.
+    frames: Option<FrameSender>,
+    /// The playout buffer of the stream this member receives (`playout`).
+    viewer: Option<Viewer>,
+    /// Per-packet feedback this member returns about the stream it receives.
+    pp_feedback: Option<FeedbackOut>,
+    sources: HashMap<u32, Source>,
+    sched: RtcpScheduler,
+    rng: SimRng,
+    rtcp_timer_at: Option<SimTime>,
+    /// The feedback half of the peer's controller (its receiver).
+    feedback: Option<FeedbackEnd>,
+    newpred: Option<NewpredConfig>,
+    cname: String,
+    sends_sr: bool,
+    rtcp_tpl: PacketTemplate,
+    session_bw_bps: f64,
+    start: SimTime,
     reported: HashSet<u16>,
     /// Per lost packet of ours: the members that reported it.
     reporters: HashMap<u16, HashSet<u32>>,
@@ -142,29 +159,14 @@ pub struct RtpMember {
     rtt_s: Option<f64>,
     rtcp_bytes: u64,
     rtcp_packets: u64,
-    rtcp_timer_at: Option<SimTime>,
     data_flow: FlowId,
     byes_sent: bool,
-    newpred: Option<NewpredConfig>,
     /// Receiver: when each lost segment was detected.
     detected: HashMap<u16, SimTime>,
     recovery_times: RunningMean,
     waiting_times: RunningMean,
     repairs_sent: u64,
-    /// The media's rate controller (a sender with `cc`).
-    paced: Option<PacedMedia>,
-    /// The feedback half of the peer's controller (its receiver).
-    feedback: Option<FeedbackEnd>,
     series_rows: usize,
-    /// Frame-based media (`source`), instead of one packet per interval.
-    frames: Option<FrameSender>,
-    pace_timer: Option<SimTime>,
-    /// A loss was seen since RTCP's timer was last armed.
-    loss_seen: bool,
-    /// The playout buffer of the stream this member receives (`playout`).
-    viewer: Option<Viewer>,
-    /// Per-packet feedback this member returns about the stream it receives.
-    pp_feedback: Option<FeedbackOut>,
 }
 
 impl RtpMember {
