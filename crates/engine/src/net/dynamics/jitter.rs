@@ -40,7 +40,7 @@ impl Jitter {
             }
         }
         let ns = base.0 as f64 + x * 1e6;
-        SimTime(ns.max(0.0).round() as u64)
+        SimTime(crate::sim::time::round_to_u64(ns))
     }
 }
 
