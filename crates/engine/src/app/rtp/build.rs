@@ -4,7 +4,7 @@
 //! member) and its flows.
 
 use super::frames::FrameSender;
-use super::member::{MediaConfig, NewpredConfig, PacedMedia, RtpMember, TOKEN_FB, TOKEN_PPFB};
+use super::member::{MediaConfig, NewpredConfig, PacedMedia, RtpMember, TOKEN_FB};
 use super::spec::{
     AvpfSpec, DitherRuleSpec, PointToPointDither, RtpMemberSpec, RtpProfile, RtpSessionSpec,
     RtpTransport,
@@ -279,7 +279,6 @@ impl RtpSessionSpec {
             log,
             (SimTime::from_millis_f64(fb.interval_ms), fb.per_frame),
             tpl?,
-            TOKEN_PPFB,
             stream?,
         ))
     }

@@ -82,19 +82,26 @@ impl FastRx {
         {
             return false;
         }
-        if let Some(every) = self.fb_every.filter(|_| !self.fb_armed) {
-            if self.fb_twcc && h.transport_seq.is_none() {
-                return false;
-            }
-            self.fb_armed = true;
-            out.push(Action::Timer {
-                at: h.now + every,
-                token: fb_token,
-            });
+        if !self.fb_armed && self.fb_every.is_some() && self.fb_twcc && h.transport_seq.is_none() {
+            return false; // not counted by the log: it must not start the timer
         }
+        self.start_fb_timer(h.now, fb_token, out);
         self.next_seq = h.seq.wrapping_add(1);
         self.held.push(h);
         true
+    }
+
+    /// A packet the feedback log counted arrived at `now`: starts the
+    /// feedback timer (token `token`) unless it runs.
+    #[inline(always)]
+    pub fn start_fb_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
+        if let Some(every) = self.fb_every.filter(|_| !self.fb_armed) {
+            self.fb_armed = true;
+            out.push(Action::Timer {
+                at: now + every,
+                token,
+            });
+        }
     }
 }
 

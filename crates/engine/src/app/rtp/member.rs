@@ -648,12 +648,8 @@ impl RtpMember {
             v.playout.on_packet(h.now, tag);
         }
         if let Some(fb) = &mut self.pp_feedback {
-            if fb.on_rtp(h.now, h, out) && !self.fast.fb_armed {
-                self.fast.fb_armed = true;
-                out.push(Action::Timer {
-                    at: h.now + fb.interval,
-                    token: fb.token,
-                });
+            if fb.on_rtp(h.now, h, out) {
+                self.fast.start_fb_timer(h.now, TOKEN_PPFB, out);
             }
         }
         self.on_rtp(h.now, ssrc, h.seq, h.timestamp, repair);

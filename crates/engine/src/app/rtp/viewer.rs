@@ -18,7 +18,6 @@ pub struct FeedbackOut {
     pub interval: SimTime,
     pub per_frame: bool,
     pub tpl: PacketTemplate,
-    pub token: u64,
     pub sent: u64,
     pub bytes: u64,
     /// The reported stream's RTP flow (the table row).
@@ -30,7 +29,6 @@ impl FeedbackOut {
         log: ArrivalLog,
         (interval, per_frame): (SimTime, bool),
         tpl: PacketTemplate,
-        token: u64,
         stream: FlowId,
     ) -> Self {
         FeedbackOut {
@@ -38,7 +36,6 @@ impl FeedbackOut {
             interval,
             per_frame,
             tpl,
-            token,
             sent: 0,
             bytes: 0,
             stream,
