@@ -298,7 +298,7 @@ impl RtpSessionSpec {
             } else if !unicast {
                 Some("needs a unicast session (one receiver returns the feedback)")
             } else if m.cc.as_ref().is_some_and(|cc| cc.model().own_feedback()) {
-                Some("the controller returns feedback of its own; per-packet feedback serves a controller that reads it, `fixed`, or none")
+                Some("the controller returns feedback of its own; per-packet feedback serves a controller that reads it (`gcc`), `fixed`, or none")
             } else {
                 None
             };
@@ -333,8 +333,11 @@ impl RtpSessionSpec {
     }
 
     fn validate_cc(&self, m: &RtpMemberSpec, cc: &CcSpec, p: &str, c: &mut Checker) {
-        cc.model()
-            .validate(&format!("{p}.cc"), CcMedia::default(), c);
+        let media = CcMedia {
+            packet_feedback: m.feedback.is_some() && m.source.is_some(),
+            ..CcMedia::default()
+        };
+        cc.model().validate(&format!("{p}.cc"), media, c);
         let why = if !m.media {
             Some("needs media = true")
         } else if self.transport != RtpTransport::Unicast {

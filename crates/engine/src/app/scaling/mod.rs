@@ -343,7 +343,10 @@ impl FlowModel for MediaScalingSpec {
             ScalingApp::Mm => self.validate_mm(p, c),
             ScalingApp::Mpeg => self.validate_mpeg(p, c),
         }
-        let media = CcMedia { levels: SCALES };
+        let media = CcMedia {
+            levels: SCALES,
+            ..CcMedia::default()
+        };
         self.controller()
             .model()
             .validate(&format!("{p}.cc"), media, c);

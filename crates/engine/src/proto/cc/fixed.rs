@@ -48,14 +48,8 @@ impl RateController for Fixed {
         self.series.push(now, self.rate_bps);
     }
     fn on_send(&mut self, now: SimTime, d: Departure) -> (Stamp, SimTime) {
-        let stamp = Stamp {
-            seq: self.sent,
-            sent_at: now,
-            ..Stamp::default()
-        };
         self.sent += 1;
-        let gap = SimTime::from_secs_f64(d.bytes as f64 * 8.0 / self.rate_bps);
-        (stamp, now.max(d.due) + gap)
+        d.at_rate(now, self.sent - 1, self.rate_bps)
     }
     fn on_feedback(&mut self, _now: SimTime, _fb: &Payload, _next: SimTime) -> Option<SimTime> {
         None

@@ -17,6 +17,7 @@
 //! "Adding a controller", works one through: `fixed.rs`).
 
 pub mod fixed;
+pub mod gcc;
 pub mod ppacc;
 pub mod scale;
 pub mod spec;
@@ -67,6 +68,21 @@ pub struct Departure {
     pub due: SimTime,
     /// The packet queued behind it has the same size (packet pairs).
     pub next_same_size: bool,
+}
+
+impl Departure {
+    /// A packet of a controller that paces at `rate_bps` by itself leaves
+    /// `now` as its `seq`-th: its stamp, and when the next may leave (its
+    /// serialisation time at the rate after it left, or after it was due).
+    pub fn at_rate(&self, now: SimTime, seq: u64, rate_bps: f64) -> (Stamp, SimTime) {
+        let stamp = Stamp {
+            seq,
+            sent_at: now,
+            ..Stamp::default()
+        };
+        let gap = SimTime::from_secs_f64(self.bytes as f64 * 8.0 / rate_bps);
+        (stamp, now.max(self.due) + gap)
+    }
 }
 
 /// A rate controller's sending half.

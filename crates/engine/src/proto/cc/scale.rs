@@ -508,7 +508,14 @@ mod tests {
     #[test]
     fn levels_must_come_from_the_spec_or_the_media() {
         let mut c = Checker::default();
-        ScaleCcSpec::default().validate("cc", CcMedia { levels: 0 }, &mut c);
+        ScaleCcSpec::default().validate(
+            "cc",
+            CcMedia {
+                levels: 0,
+                ..CcMedia::default()
+            },
+            &mut c,
+        );
         assert_eq!(c.errs.len(), 1);
         assert!(c.errs[0].to_string().contains("cc.levels_bps"));
         let mut c = Checker::default();
@@ -516,7 +523,14 @@ mod tests {
             initial_level: 5,
             ..ScaleCcSpec::default()
         };
-        spec.validate("cc", CcMedia { levels: 5 }, &mut c);
+        spec.validate(
+            "cc",
+            CcMedia {
+                levels: 5,
+                ..CcMedia::default()
+            },
+            &mut c,
+        );
         assert!(c.errs[0].to_string().contains("cc.initial_level"));
     }
 
@@ -552,7 +566,14 @@ mod tests {
                 timeout_factor: f,
                 ..ScaleCcSpec::default()
             };
-            spec.validate("cc", CcMedia { levels: 3 }, &mut c);
+            spec.validate(
+                "cc",
+                CcMedia {
+                    levels: 3,
+                    ..CcMedia::default()
+                },
+                &mut c,
+            );
             c.errs.iter().map(|e| e.to_string()).collect::<Vec<_>>()
         };
         assert!(errs(1.0).is_empty());
@@ -666,7 +687,14 @@ mod tests {
                 levels_bps: Some(vec![1e5; n]),
                 ..ScaleCcSpec::default()
             };
-            spec.validate("cc", CcMedia { levels: 0 }, &mut c);
+            spec.validate(
+                "cc",
+                CcMedia {
+                    levels: 0,
+                    ..CcMedia::default()
+                },
+                &mut c,
+            );
             c.errs.len()
         };
         assert_eq!((errs(1), errs(256)), (0, 0));

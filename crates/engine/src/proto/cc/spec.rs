@@ -27,6 +27,9 @@ pub struct CcSite<'a> {
 pub struct CcMedia {
     /// The media's discrete levels (0: none, the media follows a rate).
     pub levels: usize,
+    /// Per-packet feedback (RFC 8888 or transport-wide) comes back about
+    /// the media (an RTP member's `feedback`).
+    pub packet_feedback: bool,
 }
 
 impl CcSite<'_> {
@@ -57,5 +60,6 @@ crate::model_family! {
         Ppacc(super::ppacc::PpaccSpec) = "ppacc",
         Fixed(super::fixed::FixedSpec) = "fixed",
         Scale(super::scale::ScaleCcSpec) = "scale",
+        Gcc(super::gcc::GccSpec) = "gcc",
     }
 }

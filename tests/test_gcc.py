@@ -1,0 +1,98 @@
+"""GCC (docs/models/gcc.md) on RFC 8867 case 5.1's pattern, shortened: a
+call through a bottleneck of 1 Mbit/s that drops to 0.6 at 30 s and comes
+back at 50 s, 50 ms one way, 300 ms of drop-tail queue. The controller's
+parts are tested alone with hand-computed values in the engine
+(`proto/cc/gcc`); here, the shapes case 5.1 expects of the whole: it
+settles under the capacity without loss, backs off within a few RTTs of the
+drop, and recovers after the rise; and bad input is named at its field."""
+
+import pytest
+
+import mediasim
+from conftest import assert_balanced
+from mediasim.errors import ScenarioError
+
+CAPS = [[0, 1e6], [30, 0.6e6], [50, 1e6]]
+
+
+def gcc_call(estimator="trendline", caps=CAPS, duration_s=70.0, **cc):
+    sc = mediasim.Scenario("gcc-steps", duration_s=duration_s)
+    sc.measure(series=True, packets=False)
+    for n in ("s", "a", "b", "r"):
+        sc.node(n)
+    sc.link("s", "a", rate_bps=100e6, delay_ms=1)
+    sc.link("a", "b", rate_bps=10e6, delay_ms=50, ab={"rate_bps": caps},
+            queue={"type": "droptail", "limit_bytes": int(0.3 * 1e6 / 8)})
+    sc.link("b", "r", rate_bps=100e6, delay_ms=1)
+    sender = {"node": "s", "media": True, "source": {"type": "synthetic", "fps": 30}, "pacer": {},
+              "feedback": {"format": "twcc", "interval_ms": 50},
+              "cc": {"type": "gcc", "estimator": estimator, **cc}}
+    sc.rtp_session("c", [sender, {"node": "r", "playout": {"adaptive": True}}], transport="unicast",
+                   session_bw_bps=1.5e6, media_payload_bytes=1160, avpf={"trr_interval_ms": 1000})
+    return sc
+
+
+def mean(series, var, start_s, end_s):
+    x = series[(series["var"] == var) & (series["time_s"] >= start_s) & (series["time_s"] < end_s)]
+    return x["value"].mean()
+
+
+@pytest.fixture(scope="module", params=["trendline", "kalman"])
+def steps(request):
+    return request.param, mediasim.run(gcc_call(request.param))
+
+
+def test_gcc_settles_under_the_capacity_without_loss(steps):
+    est, res = steps
+    assert_balanced(res)
+    s = res.tables["media_series"]
+    for start, end, cap in [(20, 30, 1e6), (40, 50, 0.6e6), (60, 70, 1e6)]:
+        sent = mean(s, "send_bps", start, end)
+        assert 0.75 * cap < sent < 1.02 * cap, (est, start, sent)
+    flow = res.tables["flows"].set_index("flow").loc["c/s/rtp"]
+    assert flow["lost"] == 0
+    # Queuing delay: the one-way delay over the path's 52 ms.
+    assert flow["delay_mean_ms"] - 52 < 60, (est, flow["delay_mean_ms"])
+
+
+def test_gcc_backs_off_within_a_few_rtts_of_the_drop(steps):
+    est, res = steps
+    s = res.tables["media_series"]
+    target = s[s["var"] == "target_bps"]
+    after = target[(target["time_s"] >= 30) & (target["value"] < 0.6e6)]
+    # The RTT is about 0.15 s with the feedback interval: a few RTTs.
+    assert after["time_s"].min() - 30 < 1.0, est
+
+
+def test_gcc_without_per_packet_feedback_is_named():
+    sc = gcc_call()
+    del sc.data["rtp_sessions"][0]["members"][0]["feedback"]
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert "members[0].cc" in str(e.value) and "per-packet feedback" in str(e.value)
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("beta", 1.5, "(0, 1)"),
+    ("start_bps", 5e6, "within [min_bps, max_bps]"),
+    ("trendline_window", 1, "2..=1000"),
+    ("estimator", "nonsense", "nonsense"),
+    ("loss_low", 0.5, "at most loss_high"),
+])
+def test_bad_gcc_fields_are_named(field, value, words):
+    sc = gcc_call(**{field: value})
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert f"members[0].cc.{field}" in str(e.value) and words in str(e.value)
+
+
+def test_gcc_is_only_for_rtp_media():
+    sc = mediasim.Scenario("paced-gcc", duration_s=1.0)
+    sc.node("a")
+    sc.node("b")
+    sc.link("a", "b", rate_bps=1e6, delay_ms=10)
+    sc.data.setdefault("flows", []).append(
+        {"name": "p", "type": "paced", "src": "a", "dst": "b", "cc": {"type": "gcc"}})
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert "flows[0].cc" in str(e.value) and "per-packet feedback" in str(e.value)
