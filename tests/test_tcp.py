@@ -3,6 +3,8 @@ formula, window limits, flavours, accounting."""
 
 import math
 
+import numpy as np
+
 import pytest
 
 import mediasim
@@ -162,3 +164,47 @@ def test_random_start_times_are_reproducible_and_within_bounds():
     c = mediasim.run(sc, seed=1, replication=1).tcp["start_s"]
     assert list(a) == list(b) and list(a) != list(c)
     assert a.between(10, 12).all() and a.nunique() == 6
+
+
+def test_cubic_windows_follow_rfc_9438s_cubic_between_losses():
+    """One CUBIC flow (RFC 9438, no fast convergence) filling a 20 Mbit/s,
+    50 ms path with a 100-packet queue: after each loss the window follows
+    W(t) = C (t - K)^3 + W_max, K = cbrt(W_max (1 - beta) / C), from the
+    epoch's first growth, within 3% at a quarter, half and three quarters
+    of K; Reno on the same path, halving, is below it at those points."""
+    def run(cc):
+        sc = mediasim.Scenario("cubic", duration_s=40.0).measure(packets=False, series=True)
+        sc.node("a").node("r").node("b")
+        sc.link("a", "r", rate_bps=1e9, delay_ms=1)
+        sc.link("r", "b", rate_bps=20e6, delay_ms=50, queue={"type": "droptail", "limit_packets": 100})
+        sc.flow("x", "tcp", src="a", dst="b", tcp={"flavor": "sack"}, cc=cc)
+        res = mediasim.run(sc)
+        assert_balanced(res)
+        cw = res.tcp_series[res.tcp_series["var"] == "cwnd_bytes"]
+        return res, cw["time_s"].to_numpy(), cw["value"].to_numpy() / 1460
+
+    res, t, w = run({"type": "cubic", "fast_convergence": False})
+    drops = [i for i in range(len(w) - 1) if w[i + 1] < 0.8 * w[i] and t[i] > 3.0]
+    checked = 0
+    for d, nxt in zip(drops, drops[1:]):
+        w_max = w[d]
+        start = next(i for i in range(d + 1, len(w)) if w[i] > w[d + 1] + 0.5) - 1
+        k = (w_max * 0.3 / 0.4) ** (1 / 3)
+        for f in (0.25, 0.5, 0.75):
+            at = t[start] + f * k
+            if at >= t[nxt]:
+                continue
+            i = int(np.searchsorted(t, at)) - 1
+            assert w[i] == pytest.approx(0.4 * ((f - 1) * k) ** 3 + w_max, rel=0.03), (t[d], f)
+            checked += 1
+    assert checked >= 9, checked
+    reno, _, _ = run({"type": "reno"})
+    assert res.tcp["goodput_bps"].iloc[0] > reno.tcp["goodput_bps"].iloc[0]
+
+
+def test_cubic_fields_are_checked():
+    sc = pair()
+    sc.flow("x", "tcp", src="a", dst="b", cc={"type": "cubic", "beta": 1.2, "c": 0})
+    with pytest.raises(mediasim.errors.ScenarioError) as e:
+        mediasim.run(sc)
+    assert "flows[0].cc.beta" in str(e.value) and "flows[0].cc.c" in str(e.value)

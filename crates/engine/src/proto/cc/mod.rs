@@ -16,6 +16,7 @@
 //! its two halves, and one line in [`CcSpec`] (docs/architecture.md,
 //! "Adding a controller", works one through: `fixed.rs`).
 
+pub mod cubic;
 pub mod fixed;
 pub mod gcc;
 pub mod ppacc;

@@ -87,6 +87,7 @@ crate::model_family! {
     /// A window controller, chosen by "type".
     pub enum WindowSpec: dyn WindowModel {
         Reno(RenoSpec) = "reno",
+        Cubic(super::cubic::CubicSpec) = "cubic",
     }
 }
 
