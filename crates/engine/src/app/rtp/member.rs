@@ -290,9 +290,18 @@ impl RtpMember {
         self.pace(now, out);
     }
 
+    /// The rate the pacer's factor multiplies: the controller's pacing
+    /// rate (its target unless it says otherwise), else the fixed rate.
+    fn frame_pacing(&self) -> f64 {
+        match &self.paced {
+            Some(pm) => pm.cc.pacing_bps(),
+            None => self.frame_target(),
+        }
+    }
+
     /// Sends what the pacer lets go now, and wakes up for the rest.
     fn pace(&mut self, now: SimTime, out: &mut Vec<Action>) {
-        let target = self.frame_target();
+        let target = self.frame_pacing();
         let Some(fs) = self.frames.as_mut() else {
             return;
         };
@@ -685,8 +694,10 @@ impl RtpMember {
     fn on_control(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let Some(FeedbackMessage(msg)) = pkt.app.get::<FeedbackMessage>() {
             if let Some(fs) = &mut self.frames {
+                let queued = fs.pacer.as_ref().map_or(0, |p| p.queued_bytes());
                 let results = fs.on_feedback(now, msg, pkt.size_bytes);
                 if let Some(pm) = &mut self.paced {
+                    pm.cc.on_send_queue(queued);
                     pm.cc.on_packet_feedback(now, results);
                 }
             }

@@ -298,7 +298,7 @@ impl RtpSessionSpec {
             } else if !unicast {
                 Some("needs a unicast session (one receiver returns the feedback)")
             } else if m.cc.as_ref().is_some_and(|cc| cc.model().own_feedback()) {
-                Some("the controller returns feedback of its own; per-packet feedback serves a controller that reads it (`gcc`), `fixed`, or none")
+                Some("the controller returns feedback of its own; per-packet feedback serves a controller that reads it (`gcc`, `nada`), `fixed`, or none")
             } else {
                 None
             };

@@ -19,6 +19,7 @@
 pub mod cubic;
 pub mod fixed;
 pub mod gcc;
+pub mod nada;
 pub mod ppacc;
 pub mod scale;
 pub mod spec;
@@ -86,6 +87,44 @@ impl Departure {
     }
 }
 
+/// The checks of a controller that reads per-packet feedback (`name` in
+/// its message): only an RTP member's frame-based media with `feedback`
+/// gets it.
+pub fn require_packet_feedback(
+    name: &str,
+    path: &str,
+    media: CcMedia,
+    c: &mut crate::scenario::check::Checker,
+) {
+    if !media.packet_feedback {
+        let msg = format!("{name} reads per-packet feedback: only an RTP member's media with a `source` (frame-based media) and `feedback` (format \"twcc\" or \"rfc8888\") gets it");
+        c.err(path, msg);
+    }
+}
+
+/// The RTT a controller on per-packet feedback sees: now minus the send
+/// time of the newest packet a message reports received (so it includes
+/// the wait for the feedback interval), smoothed by 1/8 as RFC 6298 does.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FeedbackRtt(Option<SimTime>);
+
+impl FeedbackRtt {
+    pub fn update(&mut self, now: SimTime, results: &[crate::proto::feedback::PacketResult]) {
+        let newest = results.iter().filter(|r| r.received).max_by_key(|r| r.seq);
+        if let Some(r) = newest {
+            let sample = now.saturating_sub(r.sent_at).as_secs_f64();
+            self.0 = Some(SimTime::from_secs_f64(match self.0 {
+                None => sample,
+                Some(rtt) => 0.875 * rtt.as_secs_f64() + 0.125 * sample,
+            }));
+        }
+    }
+
+    pub fn get(&self) -> Option<SimTime> {
+        self.0
+    }
+}
+
 /// A rate controller's sending half.
 pub trait RateController: Send {
     /// The flow starts at `now`; time series keep at most `series_rows`.
@@ -124,6 +163,9 @@ pub trait RateController: Send {
         _results: &[crate::proto::feedback::PacketResult],
     ) {
     }
+    /// The bytes waiting in the media's pacer (NADA's rate-shaping
+    /// buffer), told before each per-packet feedback message.
+    fn on_send_queue(&mut self, _bytes: u64) {}
     /// Data packets stamped so far.
     fn packets(&self) -> u64;
     /// The target rate over time, (time, bit/s).

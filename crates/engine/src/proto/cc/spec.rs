@@ -61,5 +61,6 @@ crate::model_family! {
         Fixed(super::fixed::FixedSpec) = "fixed",
         Scale(super::scale::ScaleCcSpec) = "scale",
         Gcc(super::gcc::GccSpec) = "gcc",
+        Nada(super::nada::NadaSpec) = "nada",
     }
 }

@@ -168,10 +168,7 @@ impl GccSpec {
 
 impl CcModel for GccSpec {
     fn validate(&self, path: &str, media: CcMedia, c: &mut Checker) {
-        if !media.packet_feedback {
-            let msg = "gcc reads per-packet feedback: only an RTP member's media with a `source` (frame-based media) and `feedback` (format \"twcc\" or \"rfc8888\") gets it";
-            c.err(path, msg);
-        }
+        super::require_packet_feedback("gcc", path, media, c);
         for (name, x) in [
             ("start_bps", self.start_bps),
             ("min_bps", self.min_bps),
@@ -270,7 +267,7 @@ pub struct Gcc {
     min_bps: f64,
     max_bps: f64,
     target_bps: f64,
-    rtt: Option<SimTime>,
+    rtt: super::FeedbackRtt,
     sent: u64,
     /// Kalman: groups seen (the detector needs two).
     deltas: u32,
@@ -314,7 +311,7 @@ impl Gcc {
             min_bps: s.min_bps,
             max_bps: s.max_bps,
             target_bps: s.start_bps,
-            rtt: None,
+            rtt: super::FeedbackRtt::default(),
             sent: 0,
             deltas: 0,
             by_arrival: Vec::new(),
@@ -377,15 +374,11 @@ impl RateController for Gcc {
         let mut by_arrival = std::mem::take(&mut self.by_arrival);
         by_arrival.clear();
         let mut lost = 0u64;
-        let mut newest: Option<(u64, SimTime)> = None;
         for r in results {
             match (r.received, r.arrival) {
                 (true, Some(at)) => by_arrival.push((at, r.seq, r.sent_at, r.bytes)),
                 (true, None) => {}
                 (false, _) => lost += 1,
-            }
-            if r.received && newest.is_none_or(|n| r.seq > n.0) {
-                newest = Some((r.seq, r.sent_at));
             }
         }
         let received = results.len() as u64 - lost;
@@ -399,17 +392,8 @@ impl RateController for Gcc {
             }
         }
         self.by_arrival = by_arrival;
-        if let Some((_, sent_at)) = newest {
-            // RFC 6298's smoothing (1/8) of the newest packet's feedback delay.
-            let sample = now.saturating_sub(sent_at);
-            self.rtt = Some(match self.rtt {
-                None => sample,
-                Some(r) => {
-                    SimTime::from_secs_f64(0.875 * r.as_secs_f64() + 0.125 * sample.as_secs_f64())
-                }
-            });
-        }
-        let rtt = self.rtt.unwrap_or(RTT_START);
+        self.rtt.update(now, results);
+        let rtt = self.rtt.get().unwrap_or(RTT_START);
         let a_hat = self.aimd.update(now, usage, self.received.rate_bps(), rtt);
         let as_bps = self.loss.on_report(received, lost, a_hat);
         self.target_bps = as_bps.clamp(self.min_bps, self.max_bps);
@@ -438,7 +422,7 @@ impl RateController for Gcc {
             "threshold_ms" => self.detector.threshold_ms,
             "estimate_bps" => self.aimd.a_hat_bps,
             "loss_based_bps" => self.loss.as_bps,
-            "rtt_ms" => self.rtt?.as_secs_f64() * 1e3,
+            "rtt_ms" => self.rtt.get()?.as_secs_f64() * 1e3,
             _ => return None,
         })
     }

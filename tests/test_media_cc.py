@@ -1,10 +1,12 @@
-"""GCC (docs/models/gcc.md) on RFC 8867 case 5.1's pattern, shortened: a
-call through a bottleneck of 1 Mbit/s that drops to 0.6 at 30 s and comes
-back at 50 s, 50 ms one way, 300 ms of drop-tail queue. The controller's
-parts are tested alone with hand-computed values in the engine
-(`proto/cc/gcc`); here, the shapes case 5.1 expects of the whole: it
-settles under the capacity without loss, backs off within a few RTTs of the
-drop, and recovers after the rise; and bad input is named at its field."""
+"""The media controllers on per-packet feedback, GCC (docs/models/gcc.md,
+both filters) and NADA (docs/models/nada.md), on RFC 8867 case 5.1's
+pattern, shortened: a call through a bottleneck of 1 Mbit/s that drops to
+0.6 at 30 s and comes back at 50 s, 50 ms one way, 300 ms of drop-tail
+queue. The controllers' parts are tested alone with hand-computed values in
+the engine (`proto/cc/gcc`, `proto/cc/nada`); here, the shapes case 5.1
+expects of the whole: each settles under the capacity without loss, backs
+off within a few RTTs of the drop, and recovers after the rise; and bad
+input is named at its field."""
 
 import pytest
 
@@ -15,7 +17,17 @@ from mediasim.errors import ScenarioError
 CAPS = [[0, 1e6], [30, 0.6e6], [50, 1e6]]
 
 
-def gcc_call(estimator="trendline", caps=CAPS, duration_s=70.0, **cc):
+#: Each controller as a member's fields: (cc, feedback, pacer).
+CONTROLLERS = {
+    "gcc-trendline": ({"type": "gcc", "estimator": "trendline"}, {"format": "twcc", "interval_ms": 50}, {}),
+    "gcc-kalman": ({"type": "gcc", "estimator": "kalman"}, {"format": "twcc", "interval_ms": 50}, {}),
+    "nada": ({"type": "nada"}, {"format": "rfc8888", "interval_ms": 100}, {"factor": 1.0}),
+}
+
+
+def controlled_call(name="gcc-trendline", caps=CAPS, duration_s=70.0, **fields):
+    cc, feedback, pacer = CONTROLLERS[name]
+    cc = {**cc, **fields}
     sc = mediasim.Scenario("gcc-steps", duration_s=duration_s)
     sc.measure(series=True, packets=False)
     for n in ("s", "a", "b", "r"):
@@ -24,9 +36,8 @@ def gcc_call(estimator="trendline", caps=CAPS, duration_s=70.0, **cc):
     sc.link("a", "b", rate_bps=10e6, delay_ms=50, ab={"rate_bps": caps},
             queue={"type": "droptail", "limit_bytes": int(0.3 * 1e6 / 8)})
     sc.link("b", "r", rate_bps=100e6, delay_ms=1)
-    sender = {"node": "s", "media": True, "source": {"type": "synthetic", "fps": 30}, "pacer": {},
-              "feedback": {"format": "twcc", "interval_ms": 50},
-              "cc": {"type": "gcc", "estimator": estimator, **cc}}
+    sender = {"node": "s", "media": True, "source": {"type": "synthetic", "fps": 30}, "pacer": pacer,
+              "feedback": feedback, "cc": cc}
     sc.rtp_session("c", [sender, {"node": "r", "playout": {"adaptive": True}}], transport="unicast",
                    session_bw_bps=1.5e6, media_payload_bytes=1160, avpf={"trr_interval_ms": 1000})
     return sc
@@ -37,12 +48,12 @@ def mean(series, var, start_s, end_s):
     return x["value"].mean()
 
 
-@pytest.fixture(scope="module", params=["trendline", "kalman"])
+@pytest.fixture(scope="module", params=list(CONTROLLERS))
 def steps(request):
-    return request.param, mediasim.run(gcc_call(request.param))
+    return request.param, mediasim.run(controlled_call(request.param))
 
 
-def test_gcc_settles_under_the_capacity_without_loss(steps):
+def test_each_settles_under_the_capacity_without_loss(steps):
     est, res = steps
     assert_balanced(res)
     s = res.tables["media_series"]
@@ -55,7 +66,7 @@ def test_gcc_settles_under_the_capacity_without_loss(steps):
     assert flow["delay_mean_ms"] - 52 < 60, (est, flow["delay_mean_ms"])
 
 
-def test_gcc_backs_off_within_a_few_rtts_of_the_drop(steps):
+def test_each_backs_off_within_a_few_rtts_of_the_drop(steps):
     est, res = steps
     s = res.tables["media_series"]
     target = s[s["var"] == "target_bps"]
@@ -64,8 +75,9 @@ def test_gcc_backs_off_within_a_few_rtts_of_the_drop(steps):
     assert after["time_s"].min() - 30 < 1.0, est
 
 
-def test_gcc_without_per_packet_feedback_is_named():
-    sc = gcc_call()
+@pytest.mark.parametrize("name", ["gcc-trendline", "nada"])
+def test_a_controller_without_per_packet_feedback_is_named(name):
+    sc = controlled_call(name)
     del sc.data["rtp_sessions"][0]["members"][0]["feedback"]
     with pytest.raises(ScenarioError) as e:
         mediasim.run(sc)
@@ -80,19 +92,33 @@ def test_gcc_without_per_packet_feedback_is_named():
     ("loss_low", 0.5, "at most loss_high"),
 ])
 def test_bad_gcc_fields_are_named(field, value, words):
-    sc = gcc_call(**{field: value})
+    sc = controlled_call(**{field: value})
     with pytest.raises(ScenarioError) as e:
         mediasim.run(sc)
     assert f"members[0].cc.{field}" in str(e.value) and words in str(e.value)
 
 
-def test_gcc_is_only_for_rtp_media():
+@pytest.mark.parametrize("cc", ["gcc", "nada"])
+def test_gcc_and_nada_are_only_for_rtp_media(cc):
     sc = mediasim.Scenario("paced-gcc", duration_s=1.0)
     sc.node("a")
     sc.node("b")
     sc.link("a", "b", rate_bps=1e6, delay_ms=10)
     sc.data.setdefault("flows", []).append(
-        {"name": "p", "type": "paced", "src": "a", "dst": "b", "cc": {"type": "gcc"}})
+        {"name": "p", "type": "paced", "src": "a", "dst": "b", "cc": {"type": cc}})
     with pytest.raises(ScenarioError) as e:
         mediasim.run(sc)
     assert "flows[0].cc" in str(e.value) and "per-packet feedback" in str(e.value)
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("kappa", -1, "non-negative"),
+    ("alpha", 2, "probability"),
+    ("rmin_bps", 2e6, "at most rmax_bps"),
+    ("logwin_ms", 0, "positive"),
+])
+def test_bad_nada_fields_are_named(field, value, words):
+    sc = controlled_call("nada", **{field: value})
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert f"members[0].cc.{field}" in str(e.value) and words in str(e.value)

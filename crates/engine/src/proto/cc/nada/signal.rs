@@ -1,0 +1,159 @@
+//! NADA's congestion signal (RFC 8698 4.2), computed at the sender from
+//! per-packet feedback (the RFC's sender-side variant, 6.3): each
+//! packet's one-way delay d_fwd against the least seen, d_base, gives its
+//! queuing delay; d_tilde is the least of the last 15 (a minimum filter
+//! against jitter); losses and ECN marks are smoothed ratios. The signal:
+//!
+//! x_curr = d_hat + DLOSS (p_loss / PLRREF)^2 + DMARK (p_mark / PMRREF)^2,
+//!
+//! where d_hat = d_tilde, warped to QTH exp(-LAMBDA (d_tilde - QTH) / QTH)
+//! above QTH while a loss is recent (the last within MULTILOSS times the
+//! mean interval between losses): a queue that drops packets is a
+//! loss-based competitor's, and NADA then reacts to the loss, not the
+//! delay. The receiving rate is the bytes received over the last LOGWIN.
+//! rmode is 0 (accelerated ramp-up) while no loss or mark was seen within
+//! LOGWIN and every filtered queuing delay (d_tilde) in it is under QEPS.
+
+use crate::sim::SimTime;
+use std::collections::VecDeque;
+
+/// The minimum filter's taps.
+pub const MIN_FILTER_TAPS: usize = 15;
+
+pub struct Consts {
+    pub qth_ms: f64,
+    pub lambda: f64,
+    pub dloss_ms: f64,
+    pub plrref: f64,
+    pub dmark_ms: f64,
+    pub pmrref: f64,
+    pub alpha: f64,
+    pub multiloss: f64,
+    pub logwin: SimTime,
+    pub qeps_ms: f64,
+}
+
+pub struct Signal {
+    c: Consts,
+    d_base: Option<SimTime>,
+    recent_queue_ms: VecDeque<f64>,
+    pub p_loss: f64,
+    pub p_mark: f64,
+    last_loss: Option<SimTime>,
+    loss_interval_s: Option<f64>,
+    /// (arrival, bytes, d_tilde ms, loss or mark) within LOGWIN.
+    window: VecDeque<(SimTime, u32, f64, bool)>,
+    pub x_curr_ms: f64,
+}
+
+impl Signal {
+    pub fn new(c: Consts) -> Self {
+        Signal {
+            c,
+            d_base: None,
+            recent_queue_ms: VecDeque::with_capacity(MIN_FILTER_TAPS + 1),
+            p_loss: 0.0,
+            p_mark: 0.0,
+            last_loss: None,
+            loss_interval_s: None,
+            window: VecDeque::new(),
+            x_curr_ms: 0.0,
+        }
+    }
+
+    /// One received packet sent at `sent`, arrived at `arrival`, with ECN
+    /// bits `ecn` (CE marked: 3).
+    pub fn on_received(&mut self, sent: SimTime, arrival: SimTime, bytes: u32, ecn: u8) {
+        let d_fwd = arrival.saturating_sub(sent);
+        let base = *self.d_base.get_or_insert(d_fwd);
+        let base = base.min(d_fwd);
+        self.d_base = Some(base);
+        let q_ms = (d_fwd - base).as_secs_f64() * 1e3;
+        self.recent_queue_ms.push_back(q_ms);
+        if self.recent_queue_ms.len() > MIN_FILTER_TAPS {
+            self.recent_queue_ms.pop_front();
+        }
+        // The window keeps the filtered delay, so one late packet does not
+        // end the ramp-up.
+        let filtered = self.d_tilde();
+        self.window.push_back((arrival, bytes, filtered, ecn == 3));
+    }
+
+    /// A packet reported lost at `now`.
+    pub fn on_lost(&mut self, now: SimTime) {
+        if let Some(last) = self.last_loss {
+            let gap = now.saturating_sub(last).as_secs_f64();
+            if gap > 0.0 {
+                let a = self.c.alpha;
+                self.loss_interval_s = Some(
+                    self.loss_interval_s
+                        .map_or(gap, |m| a * gap + (1.0 - a) * m),
+                );
+            }
+        }
+        self.last_loss = Some(now);
+        self.window.push_back((now, 0, 0.0, true));
+    }
+
+    /// A feedback message at `now` covered `received` packets, `lost`
+    /// lost and `marked` CE-marked: updates the ratios and x_curr.
+    pub fn update(&mut self, now: SimTime, received: u64, lost: u64, marked: u64) -> f64 {
+        let n = (received + lost).max(1) as f64;
+        let a = self.c.alpha;
+        self.p_loss = a * (lost as f64 / n) + (1.0 - a) * self.p_loss;
+        self.p_mark = a * (marked as f64 / received.max(1) as f64) + (1.0 - a) * self.p_mark;
+        let horizon = now.saturating_sub(self.c.logwin);
+        while self.window.front().is_some_and(|w| w.0 < horizon) {
+            self.window.pop_front();
+        }
+        let d_tilde = self.d_tilde();
+        let qth = self.c.qth_ms;
+        let d_hat = if self.loss_recent(now) && d_tilde > qth {
+            qth * (-self.c.lambda * (d_tilde - qth) / qth).exp()
+        } else {
+            d_tilde
+        };
+        self.x_curr_ms = d_hat
+            + self.c.dloss_ms * (self.p_loss / self.c.plrref).powi(2)
+            + self.c.dmark_ms * (self.p_mark / self.c.pmrref).powi(2);
+        self.x_curr_ms
+    }
+
+    /// d_tilde: the least of the last `MIN_FILTER_TAPS` queuing delays, ms.
+    fn d_tilde(&self) -> f64 {
+        let m = self
+            .recent_queue_ms
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        if m.is_finite() {
+            m
+        } else {
+            0.0
+        }
+    }
+
+    /// The last loss is within MULTILOSS times the mean loss interval
+    /// (one loss alone: within LOGWIN).
+    fn loss_recent(&self, now: SimTime) -> bool {
+        let Some(last) = self.last_loss else {
+            return false;
+        };
+        let expiry = self
+            .loss_interval_s
+            .map_or(self.c.logwin.as_secs_f64(), |m| self.c.multiloss * m);
+        now.saturating_sub(last).as_secs_f64() <= expiry
+    }
+
+    /// The receiving rate over LOGWIN, bit/s.
+    pub fn recv_bps(&self) -> f64 {
+        let bytes: u64 = self.window.iter().map(|w| w.1 as u64).sum();
+        bytes as f64 * 8.0 / self.c.logwin.as_secs_f64()
+    }
+
+    /// 0: accelerated ramp-up; 1: gradual update.
+    pub fn rmode(&self) -> u8 {
+        let calm = self.window.iter().all(|w| !w.3 && w.2 < self.c.qeps_ms);
+        u8::from(!calm)
+    }
+}
