@@ -102,6 +102,26 @@ pub fn require_packet_feedback(
     }
 }
 
+/// Rate bounds `(name, bit/s)`: the least at most the greatest, the
+/// start between them (each named at its field under `path`).
+pub fn check_rate_range(
+    path: &str,
+    (min_name, min): (&str, f64),
+    (start_name, start): (&str, f64),
+    (max_name, max): (&str, f64),
+    c: &mut crate::scenario::check::Checker,
+) {
+    if min.is_finite() && max.is_finite() && min > max {
+        c.err(
+            format!("{path}.{min_name}"),
+            format!("must be at most {max_name} ({max})"),
+        );
+    } else if start.is_finite() && !(min..=max).contains(&start) {
+        let msg = format!("must be within [{min_name}, {max_name}] = [{min}, {max}] (got {start})");
+        c.err(format!("{path}.{start_name}"), msg);
+    }
+}
+
 /// The RTT a controller on per-packet feedback sees: now minus the send
 /// time of the newest packet a message reports received (so it includes
 /// the wait for the feedback interval), smoothed by 1/8 as RFC 6298 does.

@@ -187,22 +187,13 @@ impl CcModel for GccSpec {
             format_args!("{path}.loss_min_packets"),
             Some(self.loss_min_packets as u64),
         );
-        if self.min_bps.is_finite() && self.max_bps.is_finite() && self.min_bps > self.max_bps {
-            c.err(
-                format!("{path}.min_bps"),
-                format!("must be at most max_bps ({})", self.max_bps),
-            );
-        } else if !(self.min_bps..=self.max_bps).contains(&self.start_bps)
-            && self.start_bps.is_finite()
-        {
-            c.err(
-                format!("{path}.start_bps"),
-                format!(
-                    "must be within [min_bps, max_bps] = [{}, {}] (got {})",
-                    self.min_bps, self.max_bps, self.start_bps
-                ),
-            );
-        }
+        super::check_rate_range(
+            path,
+            ("min_bps", self.min_bps),
+            ("start_bps", self.start_bps),
+            ("max_bps", self.max_bps),
+            c,
+        );
         for (name, x) in [
             ("beta", self.beta),
             ("trendline_smoothing", self.trendline_smoothing),

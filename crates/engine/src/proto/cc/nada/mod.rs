@@ -152,18 +152,13 @@ impl CcModel for NadaSpec {
         }
         c.interval_ms(format_args!("{path}.logwin_ms"), self.logwin_ms);
         c.probability(format_args!("{path}.alpha"), self.alpha);
-        if self.rmin_bps > self.rmax_bps {
-            let msg = format!("must be at most rmax_bps ({})", self.rmax_bps);
-            c.err(format!("{path}.rmin_bps"), msg);
-        } else if self.start_bps.is_finite()
-            && !(self.rmin_bps..=self.rmax_bps).contains(&self.start_bps)
-        {
-            let msg = format!(
-                "must be within [rmin_bps, rmax_bps] = [{}, {}] (got {})",
-                self.rmin_bps, self.rmax_bps, self.start_bps
-            );
-            c.err(format!("{path}.start_bps"), msg);
-        }
+        super::check_rate_range(
+            path,
+            ("rmin_bps", self.rmin_bps),
+            ("start_bps", self.start_bps),
+            ("rmax_bps", self.rmax_bps),
+            c,
+        );
     }
 
     fn build(&self, _site: &CcSite<'_>) -> (Box<dyn RateController>, Box<dyn FeedbackReceiver>) {
