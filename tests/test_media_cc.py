@@ -1,9 +1,10 @@
 """The media controllers on per-packet feedback, GCC (docs/models/gcc.md,
-both filters) and NADA (docs/models/nada.md), on RFC 8867 case 5.1's
+both filters), NADA (docs/models/nada.md) and SCReAM (docs/models/scream.md,
+RFC 8298 and v2), on RFC 8867 case 5.1's
 pattern, shortened: a call through a bottleneck of 1 Mbit/s that drops to
 0.6 at 30 s and comes back at 50 s, 50 ms one way, 300 ms of drop-tail
 queue. The controllers' parts are tested alone with hand-computed values in
-the engine (`proto/cc/gcc`, `proto/cc/nada`); here, the shapes case 5.1
+the engine (`proto/cc/gcc`, `proto/cc/nada`, `proto/cc/scream`); here, the shapes case 5.1
 expects of the whole: each settles under the capacity without loss, backs
 off within a few RTTs of the drop, and recovers after the rise; and bad
 input is named at its field."""
@@ -22,6 +23,9 @@ CONTROLLERS = {
     "gcc-trendline": ({"type": "gcc", "estimator": "trendline"}, {"format": "twcc", "interval_ms": 50}, {}),
     "gcc-kalman": ({"type": "gcc", "estimator": "kalman"}, {"format": "twcc", "interval_ms": 50}, {}),
     "nada": ({"type": "nada"}, {"format": "rfc8888", "interval_ms": 100}, {"factor": 1.0}),
+    "scream": ({"type": "scream"}, {"format": "rfc8888", "interval_ms": 50}, {"factor": 1.0, "burst_ms": 0}),
+    "scream-v2": ({"type": "scream", "version": "v2"}, {"format": "rfc8888", "interval_ms": 50},
+                  {"factor": 1.0, "burst_ms": 0}),
 }
 
 
@@ -75,7 +79,7 @@ def test_each_backs_off_within_a_few_rtts_of_the_drop(steps):
     assert after["time_s"].min() - 30 < 1.0, est
 
 
-@pytest.mark.parametrize("name", ["gcc-trendline", "nada"])
+@pytest.mark.parametrize("name", ["gcc-trendline", "nada", "scream"])
 def test_a_controller_without_per_packet_feedback_is_named(name):
     sc = controlled_call(name)
     del sc.data["rtp_sessions"][0]["members"][0]["feedback"]
@@ -98,8 +102,8 @@ def test_bad_gcc_fields_are_named(field, value, words):
     assert f"members[0].cc.{field}" in str(e.value) and words in str(e.value)
 
 
-@pytest.mark.parametrize("cc", ["gcc", "nada"])
-def test_gcc_and_nada_are_only_for_rtp_media(cc):
+@pytest.mark.parametrize("cc", ["gcc", "nada", "scream"])
+def test_gcc_nada_and_scream_are_only_for_rtp_media(cc):
     sc = mediasim.Scenario("paced-gcc", duration_s=1.0)
     sc.node("a")
     sc.node("b")
@@ -122,3 +126,67 @@ def test_bad_nada_fields_are_named(field, value, words):
     with pytest.raises(ScenarioError) as e:
         mediasim.run(sc)
     assert f"members[0].cc.{field}" in str(e.value) and words in str(e.value)
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("beta_loss", 1.5, "probability"),
+    ("qdelay_target_lo_ms", 500, "at most qdelay_target_hi_ms"),
+    ("l4s", True, "version"),
+    ("min_bps", 2e6, "at most max_bps"),
+    ("stall_ms", 0, "positive"),
+])
+def test_bad_scream_fields_are_named(field, value, words):
+    sc = controlled_call("scream", **{field: value})
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert f"members[0].cc.{field}" in str(e.value) and words in str(e.value)
+
+
+def test_scream_without_a_pacer_is_named():
+    """SCReAM's RTP queue is the member's pacer: without one the window
+    would have nothing to hold back."""
+    sc = controlled_call("scream")
+    del sc.data["rtp_sessions"][0]["members"][0]["pacer"]
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert "members[0].cc" in str(e.value) and "pacer" in str(e.value)
+
+
+def test_screams_window_holds_the_excess_at_the_sender_when_capacity_falls():
+    """Self-clocking (RFC 8298 4.1.2.5): when the capacity falls to 30%,
+    only a window's worth of bytes can be in the network, so the excess
+    waits in the RTP queue (the pacer) instead of overflowing the 37.5 kB
+    bottleneck queue, which 0.7 Mbit/s of excess would fill in 0.4 s."""
+    res = mediasim.run(controlled_call("scream", caps=[[0, 1e6], [10, 0.3e6]], duration_s=20.0))
+    assert_balanced(res)
+    flow = res.tables["flows"].set_index("flow").loc["c/s/rtp"]
+    assert flow["lost"] == 0
+    media = res.tables["media"].iloc[0]
+    assert media["pacer_delay_max_ms"] > 100
+
+
+@pytest.mark.parametrize("name", ["scream", "scream-v2"])
+def test_media_marked_ect_meets_an_aqm_with_marks_instead_of_drops(name):
+    """A member's `ecn = "ect0"` media through CoDel with ECN: the AQM
+    marks CE where it would drop, RFC 8888 feedback carries the bits back,
+    and SCReAM backs off on them (BETA_ECN): no loss; the same call
+    not-ECT is dropped instead."""
+    out = {}
+    for ecn in ("ect0", "not_ect"):
+        sc = controlled_call(name, duration_s=40.0)
+        sc.data["rtp_sessions"][0]["members"][0]["ecn"] = ecn
+        sc.data["links"][1]["queue"] = {"type": "codel", "ecn": True}
+        res = mediasim.run(sc)
+        assert_balanced(res)
+        flow = res.tables["flows"].set_index("flow").loc["c/s/rtp"]
+        out[ecn] = (flow["lost"], res.tables["queues"]["ecn_marks"].sum())
+    assert out["ect0"][0] == 0 and out["ect0"][1] > 0, out
+    assert out["not_ect"][0] > 0 and out["not_ect"][1] == 0, out
+
+
+def test_a_bad_media_ecn_codepoint_is_named():
+    sc = controlled_call("scream")
+    sc.data["rtp_sessions"][0]["members"][0]["ecn"] = "ce"
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert "ecn" in str(e.value) and "ce" in str(e.value)

@@ -75,7 +75,7 @@ def test_schema_lists_every_registered_model():
     assert tags("QueueSpec") == ["codel", "drophead", "droptail", "drr", "fq_codel", "pie", "priority", "red", "wred"]
     assert tags("LossSpec") == ["bit_error", "byte_error", "explicit", "gilbert_elliott", "packet"]
     assert tags("FlowSpec") == ["cbr", "media_scaling", "paced", "poisson", "svc", "tcp", "tfrc"]
-    assert tags("CcSpec") == ["fixed", "gcc", "nada", "ppacc", "scale", "tfrc"]
+    assert tags("CcSpec") == ["fixed", "gcc", "nada", "ppacc", "scale", "scream", "tfrc"]
     assert tags("WindowSpec") == ["cubic", "reno"]
     tcp = next(v for v in defs["FlowSpec"]["oneOf"] if v["properties"]["type"]["const"] == "tcp")
     assert {"name", "src", "dst", "bytes", "tcp", "type"} <= set(tcp["properties"])

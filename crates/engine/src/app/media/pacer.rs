@@ -54,6 +54,11 @@ impl<T> Pacer<T> {
         Some((item, now - queued_at))
     }
 
+    /// The head packet's bytes on the wire.
+    pub fn head_bytes(&self) -> Option<u32> {
+        self.queue.front().map(|q| q.1)
+    }
+
     pub fn len(&self) -> usize {
         self.queue.len()
     }

@@ -144,7 +144,10 @@ impl RtpSessionSpec {
         };
         let (rtp_flow, rtcp_flow, fb_flow) = flows;
         let media = rtp_flow.map(|f| MediaConfig {
-            template: tpl(f, plan.rtp_port, plan.payload + 12),
+            template: PacketTemplate {
+                ecn: m.ecn.bits(),
+                ..tpl(f, plan.rtp_port, plan.payload + 12)
+            },
             interval: plan.interval,
         });
         let feedback = fb_flow.zip(fb).map(|(f, (rx, bytes))| {

@@ -187,10 +187,26 @@ impl FrameSender {
     }
 
     /// Appends to `out` the packets the pacer lets go at `now` for a wire
-    /// target of `target_bps`.
-    pub fn release(&mut self, now: SimTime, target_bps: f64, out: &mut Vec<Queued>) {
+    /// target of `target_bps`, within `window` bytes if a controller's
+    /// window limits them; true if the window holds the next one back.
+    pub fn release(
+        &mut self,
+        now: SimTime,
+        target_bps: f64,
+        mut window: Option<u64>,
+        out: &mut Vec<Queued>,
+    ) -> bool {
         if let Some(p) = &mut self.pacer {
-            while let Some((q, waited)) = p.pop(now, target_bps) {
+            loop {
+                if let (Some(w), Some(b)) = (window, p.head_bytes()) {
+                    if (b as u64) > w {
+                        return true;
+                    }
+                    window = Some(w - b as u64);
+                }
+                let Some((q, waited)) = p.pop(now, target_bps) else {
+                    break;
+                };
                 let st = &mut self.stats;
                 st.pacer_wait_sum += waited;
                 st.pacer_waits += 1;
@@ -198,6 +214,7 @@ impl FrameSender {
                 out.push(q);
             }
         }
+        false
     }
 
     /// When the pacer's head packet may leave.

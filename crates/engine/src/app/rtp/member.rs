@@ -299,15 +299,19 @@ impl RtpMember {
         }
     }
 
-    /// Sends what the pacer lets go now, and wakes up for the rest.
+    /// Sends what the pacer (and a window-based controller's window) lets
+    /// go now, and wakes up for the rest: at the pacer's next time, or,
+    /// when the window holds the head packet back, at the feedback or the
+    /// controller's timer that opens it.
     fn pace(&mut self, now: SimTime, out: &mut Vec<Action>) {
         let target = self.frame_pacing();
+        let window = self.paced.as_ref().and_then(|pm| pm.cc.send_window());
         let Some(fs) = self.frames.as_mut() else {
             return;
         };
         let mut go = std::mem::take(&mut fs.released);
-        fs.release(now, target, &mut go);
-        let next = fs.next_release();
+        let held = fs.release(now, target, window, &mut go);
+        let next = if held { None } else { fs.next_release() };
         for q in &go {
             self.emit_frame_packet(now, q, out);
         }
@@ -317,6 +321,18 @@ impl RtpMember {
         }
         if let Some(at) = next {
             crate::app::arm_timer(&mut self.pace_timer, at, TOKEN_PACE, out);
+        }
+        if window.is_some() {
+            self.arm_cc_timer(out);
+        }
+    }
+
+    /// Arms the frame media controller's own timer, if it wants one.
+    fn arm_cc_timer(&mut self, out: &mut Vec<Action>) {
+        if let Some(pm) = self.paced.as_mut() {
+            if let Some(at) = pm.cc.deadline().filter(|&at| at < self.stop) {
+                crate::app::arm_timer(&mut pm.cc_timer, at, TOKEN_CC, out);
+            }
         }
     }
 
@@ -699,6 +715,10 @@ impl RtpMember {
                 if let Some(pm) = &mut self.paced {
                     pm.cc.on_send_queue(queued);
                     pm.cc.on_packet_feedback(now, results);
+                    // A window the feedback opened lets the pacer go on.
+                    if pm.cc.send_window().is_some() {
+                        self.pace(now, out);
+                    }
                 }
             }
         } else if let Some(c) = pkt.app.get::<RtcpCompound>() {
@@ -835,7 +855,14 @@ impl App for RtpMember {
                 if let Some(pm) = &mut self.paced {
                     crate::app::timer_fired(&mut pm.cc_timer, now);
                     pm.cc.on_timer(now);
-                    pm.arm(self.stop, out);
+                    if self.frames.is_some() {
+                        // Frame media leaves through the pacer, not by
+                        // the media timer.
+                        self.pace(now, out);
+                        self.arm_cc_timer(out);
+                    } else {
+                        pm.arm(self.stop, out);
+                    }
                 }
             }
             TOKEN_FB => {

@@ -106,6 +106,12 @@ pub struct RtpMemberSpec {
     /// a frame's packets leave together.
     #[serde(default)]
     pub pacer: Option<crate::app::media::spec::PacerSpec>,
+    /// The ECN codepoint of the member's media packets: "not_ect" (the
+    /// default), "ect0" (classic ECN, RFC 3168) or "ect1" (L4S, RFC 9331).
+    /// An AQM that marks sets CE; per-packet feedback (RFC 8888) carries
+    /// the bits back to the controller.
+    #[serde(default)]
+    pub ecn: MediaEcn,
     /// Per-packet feedback (RFC 8888 or transport-wide) the other member
     /// of a unicast session returns about this member's media.
     #[serde(default)]
@@ -335,6 +341,7 @@ impl RtpSessionSpec {
     fn validate_cc(&self, m: &RtpMemberSpec, cc: &CcSpec, p: &str, c: &mut Checker) {
         let media = CcMedia {
             packet_feedback: m.feedback.is_some() && m.source.is_some(),
+            pacer: m.pacer.is_some(),
             ..CcMedia::default()
         };
         cc.model().validate(&format!("{p}.cc"), media, c);
@@ -419,6 +426,27 @@ impl AvpfSpec {
                 format!("{p}.retention_ms"),
                 "RFC 4585 requires at least 2000 ms",
             );
+        }
+    }
+}
+
+/// An RTP member's media ECN codepoint.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MediaEcn {
+    #[default]
+    NotEct,
+    Ect0,
+    Ect1,
+}
+
+impl MediaEcn {
+    pub fn bits(self) -> u8 {
+        use crate::net::packet::ecn;
+        match self {
+            MediaEcn::NotEct => ecn::NOT_ECT,
+            MediaEcn::Ect0 => ecn::ECT0,
+            MediaEcn::Ect1 => ecn::ECT1,
         }
     }
 }

@@ -22,6 +22,7 @@ pub mod gcc;
 pub mod nada;
 pub mod ppacc;
 pub mod scale;
+pub mod scream;
 pub mod spec;
 pub mod tfrc;
 pub mod window;
@@ -165,6 +166,13 @@ pub trait RateController: Send {
     /// The rate packets are paced at, bit/s.
     fn pacing_bps(&self) -> f64 {
         self.target_bps()
+    }
+    /// Bytes the controller lets leave now beyond those in flight, for a
+    /// window-based controller (SCReAM); `None` for one that only paces.
+    /// The member's pacer holds packets that do not fit until feedback or
+    /// the controller's timer opens the window.
+    fn send_window(&self) -> Option<u64> {
+        None
     }
     /// The media level the controller chose, for a controller that picks
     /// among the media's discrete levels (`scale`); `None` for one that

@@ -30,6 +30,8 @@ pub struct CcMedia {
     /// Per-packet feedback (RFC 8888 or transport-wide) comes back about
     /// the media (an RTP member's `feedback`).
     pub packet_feedback: bool,
+    /// The media goes through a pacer (an RTP member's `pacer`).
+    pub pacer: bool,
 }
 
 impl CcSite<'_> {
@@ -62,5 +64,6 @@ crate::model_family! {
         Scale(super::scale::ScaleCcSpec) = "scale",
         Gcc(super::gcc::GccSpec) = "gcc",
         Nada(super::nada::NadaSpec) = "nada",
+        Scream(super::scream::ScreamSpec) = "scream",
     }
 }

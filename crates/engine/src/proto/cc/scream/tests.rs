@@ -1,0 +1,257 @@
+//! SCReAM's rules, each step computed by hand from RFC 8298 and the v2
+//! draft.
+
+use super::flight::{Acked, BaseDelay, Flight};
+use super::rfc8298::Rfc8298;
+use super::v2::V2;
+use super::*;
+use crate::proto::feedback::PacketResult;
+
+fn ms(x: u64) -> SimTime {
+    SimTime::from_millis(x)
+}
+
+fn spec(json: serde_json::Value) -> Params {
+    serde_json::from_value::<ScreamSpec>(json)
+        .expect("spec")
+        .params()
+}
+
+fn result(seq: u64, received: bool, sent_ms: u64, arrival_ms: u64, ecn: u8) -> PacketResult {
+    PacketResult {
+        seq,
+        sent_at: ms(sent_ms),
+        bytes: 1000,
+        received,
+        arrival: received.then(|| ms(arrival_ms)),
+        ecn,
+    }
+}
+
+#[test]
+fn bytes_in_flight_run_from_the_newest_down_to_the_highest_acknowledged() {
+    let mut f = Flight::default();
+    (0..6).for_each(|s| f.on_send(s, 1000));
+    assert_eq!(f.bytes_in_flight(), 6000);
+    // 0 and 2 received, 1 lost: 0..=2 newly acknowledged (the lost one
+    // too), 3..=5 still in flight.
+    let a = f.on_feedback(&[
+        result(0, true, 0, 50, 0),
+        result(1, false, 1, 0, 0),
+        result(2, true, 2, 60, 3),
+    ]);
+    assert_eq!(a.bytes_newly_acked, 3000);
+    assert_eq!(a.bytes_newly_acked_ce, 1000);
+    assert_eq!((a.packets_acked, a.packets_ce, a.lost), (2, 1, 1));
+    assert_eq!(a.owd, Some(ms(58)));
+    assert_eq!(f.bytes_in_flight(), 3000);
+    // A later message repeating 2 acknowledges nothing new.
+    let a = f.on_feedback(&[result(2, true, 2, 60, 0)]);
+    assert_eq!((a.bytes_newly_acked, a.lost), (0, 0));
+}
+
+#[test]
+fn queuing_delay_is_the_one_way_delay_over_its_minimum() {
+    let mut b = BaseDelay::new(10);
+    assert_eq!(b.qdelay(ms(0), ms(50)), ms(0));
+    assert_eq!(b.qdelay(ms(100), ms(80)), ms(30));
+    assert_eq!(b.qdelay(ms(200), ms(45)), ms(0));
+    assert_eq!(b.qdelay(ms(300), ms(60)), ms(15));
+}
+
+fn measures(qdelay_s: f64, bif: u64) -> Measures {
+    Measures {
+        now: SimTime::from_secs(1),
+        qdelay_s,
+        s_rtt_s: 0.1,
+        bytes_in_flight: bif,
+        bytes_in_flight_before: bif,
+        max_bytes_in_flight: 100_000,
+        max_bytes_in_flight_rtt: 100_000,
+        max_bytes_in_flight_prev: 100_000,
+        mss: 1000.0,
+        ..Measures::default()
+    }
+}
+
+fn acked(bytes: u64, lost: u64) -> Acked {
+    Acked {
+        bytes_newly_acked: bytes,
+        packets_acked: bytes / 1000,
+        lost,
+        ..Acked::default()
+    }
+}
+
+#[test]
+fn fast_increase_grows_the_window_by_what_was_acknowledged_while_it_is_used() {
+    let p = spec(serde_json::json!({}));
+    let mut c = Rfc8298::new(&p);
+    c.cwnd = 10_000.0;
+    // Used: 8000 x 1.5 + 2000 > 10000.
+    c.on_feedback(&p, &measures(0.0, 8000), &acked(2000, 0));
+    assert_eq!(c.cwnd, 12_000.0);
+    // Unused: 2000 x 1.5 + 2000 <= 12000, no growth.
+    c.on_feedback(&p, &measures(0.0, 2000), &acked(2000, 0));
+    assert_eq!(c.cwnd, 12_000.0);
+}
+
+#[test]
+fn off_fast_increase_the_window_follows_ledbats_off_target_rule() {
+    let p = spec(serde_json::json!({}));
+    let mut c = Rfc8298::new(&p);
+    c.in_fast_increase = false;
+    c.cwnd = 20_000.0;
+    // qdelay 50 ms of a 100 ms target: off_target 0.5; delta = 1 x 0.5 x
+    // 4000 x 1000 / 20000 = 100 bytes.
+    c.on_feedback(&p, &measures(0.05, 19_000), &acked(4000, 0));
+    assert!((c.cwnd - 20_100.0).abs() < 1e-9);
+    // qdelay 200 ms: off_target -1; delta = -4000 x 1000 / 20100.
+    c.on_feedback(&p, &measures(0.2, 19_000), &acked(4000, 0));
+    assert!((c.cwnd - (20_100.0 - 4e6 / 20_100.0)).abs() < 1e-9);
+    // The window never passes 1.1 x the most in flight in 5 s.
+    let mut m = measures(0.0, 19_000);
+    m.max_bytes_in_flight = 10_000;
+    c.on_feedback(&p, &m, &acked(4000, 0));
+    assert!((c.cwnd - 11_000.0).abs() < 1e-9);
+}
+
+#[test]
+fn a_loss_cuts_window_and_target_once_per_rtt_and_ends_fast_increase() {
+    let p = spec(serde_json::json!({"start_bps": 1e6}));
+    let mut c = Rfc8298::new(&p);
+    c.cwnd = 20_000.0;
+    c.on_feedback(&p, &measures(0.0, 10_000), &acked(1000, 1));
+    assert_eq!(c.cwnd, 16_000.0);
+    assert_eq!(c.target_bps, 900e3);
+    assert!(!c.in_fast_increase);
+    // Within the same RTT a second loss changes nothing.
+    c.on_feedback(&p, &measures(0.0, 10_000), &acked(1000, 1));
+    assert_eq!((c.cwnd, c.target_bps), (16_000.0, 900e3));
+}
+
+#[test]
+fn the_trend_is_the_lag_one_autocorrelation_times_the_average_fraction() {
+    let p = spec(serde_json::json!({}));
+    let mut c = Rfc8298::new(&p);
+    // Fractions 0, 1/3, 2/3, 1 of the 100 ms target.
+    for (i, q) in [0.0, 0.1 / 3.0, 0.2 / 3.0, 0.1].iter().enumerate() {
+        c.update_trend(&p, ms(50 * i as u64), *q);
+    }
+    // Deviations -1/2, -1/6, 1/6, 1/2: R0 = 5/9, R1 = 5/36, a = 1/4.
+    // EWMA (0.1) of the fractions: 0, 1/30, 0.09667, 0.187.
+    let avg = ((0.9 / 30.0) + 0.2 / 3.0) * 0.9 + 0.1;
+    assert!(
+        (c.qdelay_trend - 0.25 * avg).abs() < 1e-12,
+        "{}",
+        c.qdelay_trend
+    );
+    assert_eq!(c.qdelay_trend_mem, c.qdelay_trend);
+    // A steady delay has no trend.
+    let mut c = Rfc8298::new(&p);
+    (0..20).for_each(|i| c.update_trend(&p, ms(50 * i), 0.05));
+    assert_eq!(c.qdelay_trend, 0.0);
+}
+
+#[test]
+fn the_send_window_has_one_mss_of_slack_while_the_delay_is_on_target() {
+    let p = spec(serde_json::json!({}));
+    let mut c = Rfc8298::new(&p);
+    c.cwnd = 10_000.0;
+    assert_eq!(c.send_window(&measures(0.05, 4000)), 7000);
+    assert_eq!(c.send_window(&measures(0.15, 4000)), 6000);
+    assert_eq!(c.send_window(&measures(0.15, 12_000)), 0);
+    // Paced at cwnd / s_rtt = 800 kbit/s.
+    assert_eq!(c.pacing_bps(&p, &measures(0.0, 0)), 800e3);
+}
+
+#[test]
+fn the_media_rate_ramps_in_fast_increase_and_follows_the_rate_after() {
+    let p = spec(serde_json::json!({"start_bps": 1e6}));
+    let mut c = Rfc8298::new(&p);
+    let mut m = measures(0.0, 0);
+    m.rate_transmit_bps = 1e6;
+    m.now = ms(200);
+    // Fast increase: + min(200k, 500k) x 0.2 x scale 1.
+    c.adjust_rate(&p, &m);
+    assert!((c.target_bps - 1.04e6).abs() < 1e-6);
+    // Not before 200 ms have passed.
+    m.now = ms(300);
+    c.adjust_rate(&p, &m);
+    assert!((c.target_bps - 1.04e6).abs() < 1e-6);
+    // Off fast increase, 10 kB in the RTP queue: the target moves to
+    // the rate minus the queue, 1e6 - 80e3; the queue's 80 ms at 1 Mbit/s
+    // is past RTP_QDELAY_TH, so x0.95 too.
+    c.in_fast_increase = false;
+    m.now = ms(400);
+    m.rtp_queue_bytes = 10_000;
+    c.adjust_rate(&p, &m);
+    assert!(
+        (c.target_bps - 920e3 * 0.95).abs() < 1e-6,
+        "{}",
+        c.target_bps
+    );
+}
+
+#[test]
+fn v2_targets_the_window_per_rtt_and_cuts_it_by_loss_and_by_virtual_marks() {
+    let p = spec(serde_json::json!({"version": "v2"}));
+    let mut c = V2::new(&p);
+    c.ref_wnd = 20_000.0;
+    let mut m = measures(0.0, 10_000);
+    m.now = SimTime::from_secs(10);
+    // No congestion: ref_wnd grows; the target is 8 ref_wnd / s_rtt,
+    // less (ref_wnd_ratio - 0.1) = 0.05 - 0.1 < 0: no scaling.
+    c.on_feedback(&p, &m, &acked(0, 0));
+    assert_eq!(c.ref_wnd, 20_000.0);
+    assert!((c.target_bps - 1.5e6f64.min(8.0 * 20_000.0 / 0.1)).abs() < 1e-6);
+    // A loss: x BETA_LOSS = 0.7.
+    m.now += ms(100);
+    c.on_feedback(&p, &m, &acked(1000, 1));
+    assert!((c.ref_wnd - 14_000.0).abs() < 1e-9);
+    // qdelay and its average at 45 ms of the 60 ms target: the virtual
+    // alpha is (45 - 30) / 30 = 0.5, a cut by a quarter.
+    m.now += ms(100);
+    m.qdelay_s = 0.045;
+    c.qdelay_avg_s = 0.045;
+    c.on_feedback(&p, &m, &acked(0, 0));
+    assert!((c.ref_wnd - 14_000.0 * 0.75).abs() < 1e-9, "{}", c.ref_wnd);
+    // Sent at the target times PACKET_PACING_HEADROOM.
+    assert_eq!(c.pacing_bps(&p), c.target_bps * 1.5);
+}
+
+#[test]
+fn v2_grows_by_about_an_mss_per_window_acknowledged_right_after_congestion() {
+    let p = spec(serde_json::json!({"version": "v2"}));
+    let mut c = V2::new(&p);
+    c.ref_wnd = 20_000.0;
+    let mut m = measures(0.0, 15_000);
+    m.now = SimTime::from_secs(10);
+    // A loss sets ref_wnd_i = 20000 and cuts to 14000.
+    c.on_feedback(&p, &m, &acked(0, 1));
+    assert!((c.ref_wnd - 14_000.0).abs() < 1e-9);
+    // 14000 acknowledged just after: increment = 14000 x 1000/14000 =
+    // 1000, x scl = ((14000 - 20000)/20000 x 4)^2 = 1.44 -> 1, x (1 + 0)
+    // (post-congestion scale 0): 1000.
+    c.on_feedback(&p, &m, &acked(14_000, 0));
+    assert!((c.ref_wnd - 15_000.0).abs() < 1e-9, "{}", c.ref_wnd);
+}
+
+#[test]
+fn bad_fields_are_named_and_l4s_needs_v2() {
+    let mut c = crate::scenario::check::Checker::default();
+    let s: ScreamSpec = serde_json::from_value(
+        serde_json::json!({"beta_loss": 1.5, "l4s": true, "qdelay_target_lo_ms": 500}),
+    )
+    .unwrap();
+    let media = CcMedia {
+        packet_feedback: true,
+        pacer: false,
+        ..CcMedia::default()
+    };
+    s.validate("cc", media, &mut c);
+    let text: String = c.errs.iter().map(|e| format!("{e}\n")).collect();
+    for want in ["cc.beta_loss", "cc.l4s", "cc.qdelay_target_lo_ms", "pacer"] {
+        assert!(text.contains(want), "{want} not in {text}");
+    }
+}

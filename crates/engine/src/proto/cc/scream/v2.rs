@@ -1,0 +1,229 @@
+//! SCReAMv2 (draft-johansson-ccwg-rfc8298bis-screamv2): a reference
+//! window cut by loss (BETA_LOSS), classic ECN (BETA_ECN), L4S marking in
+//! proportion to l4s_alpha, or a "virtual" L4S mark when the averaged
+//! queuing delay passes half its target; grown by about one MSS per RTT
+//! plus a multiplicative part that returns slowly after congestion; the
+//! target bitrate is 8 ref_wnd / s_rtt; packets paced at the target times
+//! PACKET_PACING_HEADROOM.
+
+use super::compete::QdelayTarget;
+use super::flight::Acked;
+use super::{Measures, Params};
+use crate::sim::SimTime;
+
+/// How long after the last CE mark L4S counts as active (the draft's
+/// l4s_active: "L4S is enabled and packets are indeed marked").
+const L4S_ACTIVE_FOR: SimTime = SimTime::from_secs(10);
+
+pub struct V2 {
+    pub ref_wnd: f64,
+    ref_wnd_i: f64,
+    pub delay_target: QdelayTarget,
+    pub qdelay_avg_s: f64,
+    pub l4s_alpha: f64,
+    packets_delivered: u64,
+    packets_marked: u64,
+    last_alpha_update: SimTime,
+    last_qdelay_avg_update: SimTime,
+    last_congestion: SimTime,
+    last_ref_wnd_i_update: SimTime,
+    last_ce: Option<SimTime>,
+    bytes_newly_acked: f64,
+    bytes_newly_acked_ce: f64,
+    pub target_bps: f64,
+}
+
+impl V2 {
+    pub fn new(s: &Params) -> Self {
+        V2 {
+            ref_wnd: s.min_cwnd_bytes,
+            ref_wnd_i: 1.0,
+            delay_target: QdelayTarget::new(
+                s.qdelay_target_lo_ms / 1e3,
+                s.qdelay_target_hi_ms / 1e3,
+            ),
+            qdelay_avg_s: 0.0,
+            l4s_alpha: 0.0,
+            packets_delivered: 0,
+            packets_marked: 0,
+            last_alpha_update: SimTime::ZERO,
+            last_qdelay_avg_update: SimTime::ZERO,
+            last_congestion: SimTime::ZERO,
+            last_ref_wnd_i_update: SimTime::ZERO,
+            last_ce: None,
+            bytes_newly_acked: 0.0,
+            bytes_newly_acked_ce: 0.0,
+            target_bps: s.start_bps,
+        }
+    }
+
+    fn l4s_active(&self, s: &Params, now: SimTime) -> bool {
+        s.l4s
+            && self
+                .last_ce
+                .is_some_and(|t| now.saturating_sub(t) < L4S_ACTIVE_FOR)
+    }
+
+    /// One feedback message: the averages, then the reference window's
+    /// cut (at most once per min(VIRTUAL_RTT, s_rtt)) or growth, then the
+    /// target bitrate.
+    pub fn on_feedback(&mut self, s: &Params, m: &Measures, a: &Acked) {
+        let now = m.now;
+        let since = |t: SimTime| now.saturating_sub(t).as_secs_f64();
+        let mss = m.mss;
+        let ref_wnd_ratio = mss / self.ref_wnd;
+        // Capped at 1, as the reference code does: the draft lets bytes in
+        // flight reach REF_WND_OVERHEAD x ref_wnd, and an uncapped ratio
+        // would hold the target at 1 / 1.5 of the window per RTT.
+        let bif_ratio = (m.bytes_in_flight_before as f64 / self.ref_wnd).min(1.0);
+        if a.packets_ce > 0 {
+            self.last_ce = Some(now);
+        }
+        self.packets_delivered += a.packets_acked;
+        self.packets_marked += a.packets_ce;
+        if since(self.last_alpha_update) >= m.s_rtt_s.min(0.01) && self.packets_delivered > 0 {
+            let fraction = self.packets_marked as f64 / self.packets_delivered as f64;
+            self.l4s_alpha = s.l4s_avg_g * fraction + (1.0 - s.l4s_avg_g) * self.l4s_alpha;
+            self.last_alpha_update = now;
+            self.packets_delivered = 0;
+            self.packets_marked = 0;
+        }
+        if since(self.last_qdelay_avg_update) >= m.s_rtt_s {
+            // Slow attack, fast decay.
+            self.qdelay_avg_s = if m.qdelay_s < self.qdelay_avg_s {
+                m.qdelay_s
+            } else {
+                s.qdelay_avg_g * m.qdelay_s + (1.0 - s.qdelay_avg_g) * self.qdelay_avg_s
+            };
+            self.last_qdelay_avg_update = now;
+        }
+        self.bytes_newly_acked += a.bytes_newly_acked as f64;
+        self.bytes_newly_acked_ce += a.bytes_newly_acked_ce as f64;
+
+        let l4s_active = self.l4s_active(s, now);
+        let (mut is_loss, mut is_ce, mut virtual_alpha) = (false, false, None);
+        if since(self.last_congestion) >= (s.virtual_rtt_ms / 1e3).min(m.s_rtt_s) {
+            is_loss = a.lost > 0;
+            is_ce = a.packets_ce > 0;
+            let half = self.delay_target.target_s / 2.0;
+            if m.qdelay_s > half {
+                let lim = 2.0 / self.target_bps * mss * 8.0 / m.s_rtt_s.max(1e-6);
+                if self.l4s_alpha < lim || !l4s_active {
+                    let av = ((self.qdelay_avg_s - half) / half).clamp(0.0, 1.0);
+                    virtual_alpha = Some(av);
+                }
+            }
+        }
+        let congested = is_loss || is_ce || virtual_alpha.is_some_and(|av| av > 0.0);
+        if congested && since(self.last_ref_wnd_i_update) > 0.25 {
+            self.last_ref_wnd_i_update = now;
+            self.ref_wnd_i = self.ref_wnd;
+        }
+        if is_loss {
+            self.ref_wnd *= s.beta_loss;
+        }
+        // A cut may come every min(VIRTUAL_RTT, s_rtt), several per RTT
+        // when feedback is frequent; each scalable cut (L4S or virtual) is
+        // scaled by the share of an RTT since the last, so that congestion
+        // that lasts costs one whole cut per RTT whatever the feedback
+        // interval (the reference code scales by 30 ms / s_rtt).
+        let share = if m.s_rtt_s > 0.0 {
+            (since(self.last_congestion) / m.s_rtt_s).min(1.0)
+        } else {
+            1.0
+        };
+        if is_ce {
+            if s.l4s {
+                let mut backoff =
+                    share * self.l4s_alpha / 2.0 * (1.0 - ref_wnd_ratio * 2.0).max(0.8);
+                if since(self.last_congestion) > 5.0 {
+                    // Long uncongested (media limited): the window may have
+                    // grown far past what is in flight.
+                    self.ref_wnd = self
+                        .ref_wnd
+                        .min(m.max_bytes_in_flight_prev as f64)
+                        .max(s.min_cwnd_bytes);
+                    backoff = backoff.max(0.25);
+                    self.l4s_alpha = 0.25;
+                }
+                self.ref_wnd *= 1.0 - backoff;
+            } else {
+                self.ref_wnd *= s.beta_ecn;
+            }
+        }
+        if let Some(av) = virtual_alpha {
+            self.ref_wnd *= 1.0 - share * av / 2.0;
+        }
+        self.ref_wnd = self.ref_wnd.max(s.min_cwnd_bytes);
+        if congested {
+            self.last_congestion = now;
+        } else {
+            self.grow(s, m);
+        }
+        self.bytes_newly_acked = 0.0;
+        self.bytes_newly_acked_ce = 0.0;
+        self.update_target(s, m, bif_ratio, l4s_active);
+    }
+
+    /// The reference window's increase (the draft's "reference window
+    /// increase" block).
+    fn grow(&mut self, s: &Params, m: &Measures) {
+        let mss = m.mss;
+        let ref_wnd_ratio = mss / self.ref_wnd;
+        let post = (m.now.saturating_sub(self.last_congestion).as_secs_f64()
+            / s.post_congestion_delay_s)
+            .clamp(0.0, 1.0);
+        let scale_factor = 1.0 + s.mul_increase_factor * self.ref_wnd / mss;
+        let mut increment = (self.bytes_newly_acked - self.bytes_newly_acked_ce) * ref_wnd_ratio;
+        let short = (m.s_rtt_s / (s.virtual_rtt_ms / 1e3)).min(1.0);
+        increment *= short * short;
+        let low = if self.l4s_active(s, m.now) {
+            (0.02 / ref_wnd_ratio).clamp(0.1, 1.0)
+        } else {
+            0.1
+        };
+        let scl = ((self.ref_wnd - self.ref_wnd_i) / self.ref_wnd_i * 4.0)
+            .powi(2)
+            .clamp(low, 1.0);
+        increment *= scl;
+        let mut mul = scale_factor;
+        if mul > 1.0 {
+            mul = 1.0 + (mul - 1.0) * post * scl;
+        }
+        increment *= mul;
+        let max_allowed = mss
+            + (m.max_bytes_in_flight_rtt.max(m.max_bytes_in_flight_prev) as f64)
+                * s.bytes_in_flight_head_room;
+        if self.ref_wnd + increment <= max_allowed {
+            self.ref_wnd += increment;
+        }
+    }
+
+    /// The media rate control: 8 ref_wnd / s_rtt, held back while bytes
+    /// in flight run over the window (without L4S) and when the window is
+    /// only a few MSS.
+    fn update_target(&mut self, s: &Params, m: &Measures, bif_ratio: f64, l4s_active: bool) {
+        if m.s_rtt_s <= 0.0 {
+            return;
+        }
+        let mut tmp = 1.0;
+        if !l4s_active && bif_ratio > s.bytes_in_flight_limit {
+            tmp /= s
+                .bytes_in_flight_limit_compensation
+                .min(bif_ratio / s.bytes_in_flight_limit);
+        }
+        let ref_wnd_ratio = m.mss / self.ref_wnd;
+        tmp *= 1.0 - (ref_wnd_ratio - 0.1).clamp(0.0, 0.8);
+        self.target_bps = (tmp * 8.0 * self.ref_wnd / m.s_rtt_s).clamp(s.min_bps, s.max_bps);
+    }
+
+    /// send_wnd = ref_wnd x REF_WND_OVERHEAD - bytes in flight (the
+    /// draft's rel_framesize_high taken as 1).
+    pub fn send_window(&self, s: &Params, m: &Measures) -> u64 {
+        (self.ref_wnd * s.ref_wnd_overhead - m.bytes_in_flight as f64).max(0.0) as u64
+    }
+
+    pub fn pacing_bps(&self, s: &Params) -> f64 {
+        self.target_bps.max(s.rate_pace_min_bps) * s.packet_pacing_headroom
+    }
+}
