@@ -72,7 +72,7 @@ def test_schema_lists_every_registered_model():
     schema = json.loads(_engine.schema())
     defs = schema["$defs"]
     tags = lambda name: sorted(v["properties"]["type"]["const"] for v in defs[name]["oneOf"])  # noqa: E731
-    assert tags("QueueSpec") == ["codel", "drophead", "droptail", "drr", "fq_codel", "pie", "priority", "red", "wred"]
+    assert tags("QueueSpec") == ["codel", "drophead", "droptail", "drr", "dualpi2", "fq_codel", "pie", "priority", "red", "wred"]
     assert tags("LossSpec") == ["bit_error", "byte_error", "explicit", "gilbert_elliott", "packet"]
     assert tags("FlowSpec") == ["cbr", "media_scaling", "paced", "poisson", "svc", "tcp", "tfrc"]
     assert tags("CcSpec") == ["fixed", "gcc", "nada", "ppacc", "scale", "scream", "tfrc"]

@@ -127,6 +127,10 @@ impl TimedQueue {
     pub fn held(&self) -> impl Iterator<Item = PacketRef> + '_ {
         self.q.iter().map(|&(_, p, _)| p)
     }
+    /// When the head packet arrived.
+    pub fn head_time(&self) -> Option<SimTime> {
+        self.q.front().map(|x| x.0)
+    }
     /// How long the head packet has waited.
     pub fn head_sojourn(&self, now: SimTime) -> Option<SimTime> {
         self.q.front().map(|(t, _, _)| now.saturating_sub(*t))

@@ -14,6 +14,7 @@ pub mod classes;
 pub mod codel;
 pub mod drophead;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
 pub mod pie;

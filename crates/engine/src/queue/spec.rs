@@ -58,6 +58,7 @@ crate::model_family! {
         Codel(super::codel::CodelSpec) = "codel",
         FqCodel(super::fq_codel::FqCodelSpec) = "fq_codel",
         Pie(super::pie::PieSpec) = "pie",
+        DualPi2(super::dualpi2::DualPi2Spec) = "dualpi2",
     }
     each declares Drops::DROP_REASONS: [DropReason] => declared_drop_reasons;
 }
@@ -94,7 +95,8 @@ mod tests {
                 "red_early",
                 "red_forced",
                 "codel",
-                "pie"
+                "pie",
+                "dualpi2"
             ]
         );
     }

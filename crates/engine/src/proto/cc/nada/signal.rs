@@ -43,6 +43,8 @@ pub struct Signal {
     loss_interval_s: Option<f64>,
     /// (arrival, bytes, d_tilde ms, loss or mark) within LOGWIN.
     window: VecDeque<(SimTime, u32, f64, bool)>,
+    /// The newest arrival time reported (receiver's clock).
+    latest_arrival: SimTime,
     pub x_curr_ms: f64,
 }
 
@@ -57,6 +59,7 @@ impl Signal {
             last_loss: None,
             loss_interval_s: None,
             window: VecDeque::new(),
+            latest_arrival: SimTime::ZERO,
             x_curr_ms: 0.0,
         }
     }
@@ -76,6 +79,7 @@ impl Signal {
         // The window keeps the filtered delay, so one late packet does not
         // end the ramp-up.
         let filtered = self.d_tilde();
+        self.latest_arrival = self.latest_arrival.max(arrival);
         self.window.push_back((arrival, bytes, filtered, ecn == 3));
     }
 
@@ -92,7 +96,8 @@ impl Signal {
             }
         }
         self.last_loss = Some(now);
-        self.window.push_back((now, 0, 0.0, true));
+        // On the receiver's clock, with the arrivals: as of the newest.
+        self.window.push_back((self.latest_arrival, 0, 0.0, true));
     }
 
     /// A feedback message at `now` covered `received` packets, `lost`
@@ -102,7 +107,11 @@ impl Signal {
         let a = self.c.alpha;
         self.p_loss = a * (lost as f64 / n) + (1.0 - a) * self.p_loss;
         self.p_mark = a * (marked as f64 / received.max(1) as f64) + (1.0 - a) * self.p_mark;
-        let horizon = now.saturating_sub(self.c.logwin);
+        // LOGWIN ends at the newest arrival reported, the receiver's "now"
+        // as far as the sender knows: ending it at the sender's now would
+        // leave the last one-way delay and feedback wait of it empty, and
+        // r_recv short by that share.
+        let horizon = self.latest_arrival.saturating_sub(self.c.logwin);
         while self.window.front().is_some_and(|w| w.0 < horizon) {
             self.window.pop_front();
         }
