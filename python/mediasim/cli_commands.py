@@ -409,6 +409,7 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
     media-scaling  media scaling with RED or drop-tail at a bottleneck
     svc            scalable video over DiffServ: TFRC vs PPACC, FEC at AF13
     rmtp           RMTP reliable multicast with designated receivers
+    rmcat          GCC, NADA and SCReAM on RFC 8867's cases and cellular traces
     all            every study, plus an index (index.md, index.html)
 
     Each study writes report.md and a self-contained report.html.

@@ -25,6 +25,7 @@ STUDIES = {
     "media-scaling": "media_scaling",
     "svc": "svc",
     "rmtp": "rmtp",
+    "rmcat": "rmcat",
 }
 
 

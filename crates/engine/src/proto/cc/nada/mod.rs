@@ -40,7 +40,7 @@ defaults! {
     d_eta: 2.0; d_tau: 500.0; d_delta: 100.0; d_logwin: 500.0; d_qeps: 10.0; d_dfilt: 120.0;
     d_gamma_max: 0.5; d_qbound: 50.0; d_multiloss: 7.0; d_qth: 50.0; d_lambda: 0.5;
     d_plrref: 0.01; d_pmrref: 0.01; d_dloss: 10.0; d_dmark: 2.0; d_fps: 30.0; d_beta_s: 0.1;
-    d_beta_v: 0.1; d_alpha: 0.1;
+    d_beta_v: 0.1; d_alpha: 0.1; d_x_max: 500.0;
 }
 
 /// NADA (RFC 8698) on the member's per-packet feedback; the RFC's
@@ -114,6 +114,9 @@ pub struct NadaSpec {
     /// ALPHA, the loss and marking ratios' smoothing.
     #[serde(default = "d_alpha")]
     pub alpha: f64,
+    /// The congestion signal's cap, ms.
+    #[serde(default = "d_x_max")]
+    pub x_max_ms: f64,
 }
 
 impl CcModel for NadaSpec {
@@ -129,6 +132,7 @@ impl CcModel for NadaSpec {
             ("plrref", self.plrref),
             ("pmrref", self.pmrref),
             ("fps", self.fps),
+            ("x_max_ms", self.x_max_ms),
         ] {
             c.positive(format_args!("{path}.{name}"), x);
         }
@@ -203,6 +207,7 @@ impl Nada {
             multiloss: s.multiloss,
             logwin: ms(s.logwin_ms),
             qeps_ms: s.qeps_ms,
+            x_max_ms: s.x_max_ms,
         });
         Nada {
             r_ref: s.start_bps,

@@ -31,6 +31,8 @@ pub struct Consts {
     pub multiloss: f64,
     pub logwin: SimTime,
     pub qeps_ms: f64,
+    /// The signal's cap, ms.
+    pub x_max_ms: f64,
 }
 
 pub struct Signal {
@@ -122,9 +124,13 @@ impl Signal {
         } else {
             d_tilde
         };
-        self.x_curr_ms = d_hat
+        // Capped: at 10% loss the loss term alone is 1 s, and the gradual
+        // update's derivative term on a signal that large swings the rate
+        // by multiples from one message to the next.
+        self.x_curr_ms = (d_hat
             + self.c.dloss_ms * (self.p_loss / self.c.plrref).powi(2)
-            + self.c.dmark_ms * (self.p_mark / self.c.pmrref).powi(2);
+            + self.c.dmark_ms * (self.p_mark / self.c.pmrref).powi(2))
+        .min(self.c.x_max_ms);
         self.x_curr_ms
     }
 

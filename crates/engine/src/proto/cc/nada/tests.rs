@@ -71,6 +71,7 @@ fn signal() -> Signal {
         multiloss: 7.0,
         logwin: SimTime::from_millis(500),
         qeps_ms: 10.0,
+        x_max_ms: 500.0,
     })
 }
 
@@ -109,4 +110,13 @@ fn a_queue_over_qth_after_loss_is_warped_and_loss_penalised() {
     let want = 50.0 * (-0.5f64).exp() + 10.0 * (p / 0.01f64).powi(2);
     assert!((x - want).abs() < 1e-9, "{x} {want}");
     assert_eq!(s.rmode(), 1);
+}
+
+#[test]
+fn the_signal_is_capped() {
+    let mut s = signal();
+    // Every packet lost: p_loss 0.1 after one message, the loss term 10 x
+    // (0.1 / 0.01)^2 = 1000 ms, capped at 500.
+    s.on_lost(at(100.0));
+    assert_eq!(s.update(at(100.0), 0, 10, 0), 500.0);
 }

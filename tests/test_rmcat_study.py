@@ -1,0 +1,70 @@
+"""The RMCAT study (docs/experiments/rmcat.md) in quick mode: every case
+with every controller at 50 ms behind drop-tail, times scaled by 0.4, two
+replications; its tables and plots, and the shapes RFC 8867's cases
+expect that show at this length."""
+
+import pandas as pd
+import pytest
+
+from mediasim.experiments import OptionError, options, rmcat
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rmcat")
+    p = rmcat.Params().quick()
+    rmcat.reproduce(p, out, workers=1, progress=False)
+    return p, out, pd.read_csv(out / "summary.csv").set_index(["case", "controller"])
+
+
+def test_quick_study_writes_its_tables_and_plots(quick):
+    p, out, a = quick
+    for f in ["report.md", "summary.csv", "flows.csv", "flows.parquet", "runs.parquet", "series.parquet"] + [
+            f"case{c}.png" for c in rmcat.CASES]:
+        assert (out / f).stat().st_size > 0, f
+    assert len(a) == len(rmcat.CASES) * len(p.controllers) and (a["n"] == 2).all()
+    flows = pd.read_csv(out / "flows.csv")
+    # One row per media session: 5.5 five, 5.8 four (the paused flow's two
+    # legs), 5.3 two of which one runs backwards.
+    per_run = flows.groupby(["case", "controller", "replication"]).size()
+    assert per_run.xs(5, level="case").eq(5).all() and per_run.xs(8, level="case").eq(4).all()
+    report = (out / "report.md").read_text()
+    assert "## Expected shapes" in report and "Case 5.7 against short TCP flows" in report
+
+
+def test_each_controller_settles_near_its_share_without_loss_when_alone(quick):
+    _, _, a = quick
+    for ctl in ("nada", "scream"):
+        assert a.loc[(1, ctl), "settled_ratio_mean"] > 0.7, ctl
+    # GCC's 8%/s increase from 150 kbit/s takes most of each shortened stretch.
+    assert a.loc[(1, "gcc"), "settled_ratio_mean"] > 0.45
+    for ctl in rmcat.CONTROLLERS:
+        assert a.loc[(1, ctl), "queuing_mean_ms_mean"] < 100, ctl
+        assert a.loc[(4, ctl), "loss_pct_mean"] == 0, ctl
+
+
+def test_flows_of_one_controller_share_fairly(quick):
+    """5.4 (three flows, one RTT) and 5.5 (five RTTs) give Jain indexes
+    near 1 for every controller."""
+    _, _, a = quick
+    for ctl in rmcat.CONTROLLERS:
+        assert a.loc[(4, ctl), "jain_mean"] > 0.9, ctl
+        assert a.loc[(5, ctl), "jain_mean"] > 0.9, ctl
+
+
+def test_a_long_cubic_flow_in_a_deep_drop_tail_queue_starves_the_delay_based_media(quick):
+    """5.6: whatever the controller, the CUBIC flow fills the 300 ms queue
+    and the media backs off to well under its share (what RFC 8867 asks to
+    report)."""
+    _, _, a = quick
+    for ctl in rmcat.CONTROLLERS:
+        row = a.loc[(6, ctl)]
+        assert row["share_ratio_mean"] < 0.5 and row["tcp_goodput_bps_mean"] > 1e6, ctl
+
+
+def test_cases_are_checked_before_any_run():
+    assert options("rmcat", cases=[1, 9]) == {"cases": (1, 9)}
+    with pytest.raises(OptionError):
+        options("rmcat", cases=[11])
+    with pytest.raises(ValueError, match="controllers"):
+        rmcat.Params(controllers=("bbr",)).check()
