@@ -93,6 +93,17 @@ def test_bench_calls_quick_prints_the_calls_beside_rtp_and_cbr():
     assert rows[-1]["cost_vs_cbr"] == 1.0 and all(x["cost_vs_cbr"] > 0 for x in rows)
 
 
+def test_bench_gcc_calls_quick_prints_call_seconds_per_wall_second():
+    r = invoke("bench", "--gcc-calls", "--quick", "--json")
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.output)
+    assert row["workload"] == "gcc-calls-50" and row["sim_s"] == 10.0
+    # 50 calls from 300 kbit/s (GCC's start) for 10 s: at least 50 x 10 x
+    # 30 packets of media, and the CUBIC flows' on top.
+    assert row["media_delivered"] > 50 * 10 * 30
+    assert row["call_s_per_wall_s"] == pytest.approx(500 / row["wall_s"], rel=0.01)
+
+
 def test_bench_calls_parts_switches_each_part_off():
     r = invoke("bench", "--calls", "--parts", "--quick", "--json")
     assert r.exit_code == 0, r.output

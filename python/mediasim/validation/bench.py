@@ -17,6 +17,9 @@ Both workloads share one dumbbell: a 10 Mbit/s, 20 ms bottleneck (drop-tail,
   playout), and "calls-cbr-N", one CBR flow per path at the same rate and
   packet size. The figure to compare is the wall time per delivered media
   packet (`cost_vs_cbr`).
+- "gcc-calls-N" (``--gcc-calls``): N GCC calls and 10 CUBIC flows through
+  one 1 Gbit/s bottleneck (the RMCAT study's scale test); the figure is
+  calls x simulated seconds per wall second.
 """
 
 from __future__ import annotations
@@ -197,8 +200,34 @@ def _calls_without(*parts: str):
 CALL_PARTS = {"calls_no_feedback": ("feedback",), "calls_no_playout": ("playout",), "calls_no_pacer": ("pacer",),
               "calls_bare": ("feedback", "playout", "pacer", "source")}
 
+GCC_CALLS_BOTTLENECK_BPS = 1e9  # the issue's scale: one 1 Gbit/s bottleneck
+GCC_CALLS_TCP_FLOWS = 10  # chosen: CUBIC bulk flows beside the calls
+
+
+def gcc_calls(n_calls: int, duration_s: float = 300.0) -> dict[str, Any]:
+    """n GCC video calls (RFC 8593's codec at 30 fps, paced, transport-wide
+    feedback every 50 ms, adaptive playout; 150 kbit/s to 1.5 Mbit/s)
+    and ``GCC_CALLS_TCP_FLOWS`` CUBIC flows through one 1 Gbit/s, 20 ms
+    bottleneck with 300 ms of drop-tail queue (RFC 8867's sizing)."""
+    sc = _dumbbell_base(f"gcc-calls-{n_calls}", n_calls + GCC_CALLS_TCP_FLOWS, duration_s, extra_pair=False)
+    sc["links"][0]["rate_bps"] = GCC_CALLS_BOTTLENECK_BPS
+    sc["links"][0]["queue"] = {"type": "droptail", "limit_bytes": int(GCC_CALLS_BOTTLENECK_BPS * 0.3 / 8)}
+    sc["measure"] = {"packets": False}
+    sc["rtp_sessions"] = [
+        {"name": f"c{i}", "transport": "unicast", "session_bw_bps": 1.5e6,
+         "media_payload_bytes": CALL_PACKET_BYTES - 40, "avpf": {"trr_interval_ms": CALL_TRR_MS},
+         "members": [{"node": f"s{i}", "media": True, "source": {"type": "synthetic", "fps": 30},
+                      "pacer": {}, "feedback": {"format": "twcc", "interval_ms": 50},
+                      "cc": {"type": "gcc"}},
+                     {"node": f"d{i}", "playout": {"adaptive": True}}]}
+        for i in range(n_calls)]
+    sc["flows"] = [{"name": f"tcp{k}", "type": "tcp", "src": f"s{n_calls + k}", "dst": f"d{n_calls + k}",
+                    "cc": {"type": "cubic"}} for k in range(GCC_CALLS_TCP_FLOWS)]
+    return sc
+
+
 WORKLOADS = {"udp": dumbbell, "tcp": tcp_dumbbell, "rtp_group": rtp_group, "rmtp": rmtp_tree,
-             "calls": calls, "calls_rtp": calls_rtp, "calls_cbr": calls_cbr,
+             "calls": calls, "calls_rtp": calls_rtp, "calls_cbr": calls_cbr, "gcc_calls": gcc_calls,
              **{k: _calls_without(*v) for k, v in CALL_PARTS.items()}}
 
 
