@@ -101,3 +101,46 @@ fn heavy_loss_cuts_the_loss_based_rate() {
     assert!(as_bps < 300e3 * 0.875f64.powi(3), "{as_bps}");
     assert_eq!(g.target_bps(), 150e3, "clamped at min_bps");
 }
+
+/// The overuse detector against aiortc's (a port of libwebrtc's), on the
+/// stored sequence `python -m mediasim.validation.gcc_crosscheck` made:
+/// the same usage after every group and the same adaptive threshold.
+#[test]
+fn the_detector_agrees_with_aiortc() {
+    use super::detector::{Detector, Usage};
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/gcc_references.json"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("stored figures"))
+            .expect("json");
+    let inputs = doc["inputs"].as_array().expect("inputs");
+    let outputs = doc["outputs"].as_array().expect("outputs");
+    assert_eq!(inputs.len(), outputs.len());
+    // libwebrtc's gains, as aiortc has them.
+    let mut d = Detector::new(12.5, 0.0087, 0.039, 10.0);
+    let mut seen = [0u32; 3];
+    for (i, (x, want)) in inputs.iter().zip(outputs).enumerate() {
+        let offset = x["offset"].as_f64().unwrap();
+        let deltas = x["deltas"].as_u64().unwrap() as u32;
+        let m = offset * f64::from(deltas.min(60));
+        let now = SimTime::from_millis(x["now_ms"].as_u64().unwrap());
+        let got = d.detect(m, offset, x["send_ms"].as_f64().unwrap(), deltas, now);
+        let want_usage = match want["usage"].as_str().unwrap() {
+            "normal" => Usage::Normal,
+            "underuse" => Usage::Underuse,
+            _ => Usage::Overuse,
+        };
+        assert_eq!(got, want_usage, "group {i}");
+        let t = want["threshold_ms"].as_f64().unwrap();
+        assert!(
+            (d.threshold_ms - t).abs() < 1e-9,
+            "group {i}: {} against {t}",
+            d.threshold_ms
+        );
+        seen[got as usize] += 1;
+    }
+    // The sequence exercises every state.
+    assert!(seen.iter().all(|&n| n > 10), "{seen:?}");
+}
