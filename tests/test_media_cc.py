@@ -190,3 +190,18 @@ def test_a_bad_media_ecn_codepoint_is_named():
     with pytest.raises(ScenarioError) as e:
         mediasim.run(sc)
     assert "ecn" in str(e.value) and "ce" in str(e.value)
+
+
+def test_the_gcc_crosschecks_stored_inputs_are_the_generators():
+    """tests/data/gcc_references.json holds aiortc's detector outputs for
+    the inputs `mediasim.validation.gcc_crosscheck` generates (the engine
+    test compares mediasim's detector with them): a change to the
+    generator must come with new references."""
+    import json
+
+    from mediasim.validation import gcc_crosscheck as g
+
+    doc = json.loads(g.REFERENCES.read_text())
+    assert doc["inputs"] == g.inputs()
+    s = g.summary(doc["outputs"])
+    assert s["groups"] == 1500 and min(s["normal"], s["underuse"], s["overuse"]) > 10
