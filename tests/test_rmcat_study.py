@@ -68,3 +68,18 @@ def test_cases_are_checked_before_any_run():
         options("rmcat", cases=[11])
     with pytest.raises(ValueError, match="controllers"):
         rmcat.Params(controllers=("bbr",)).check()
+
+
+def test_the_command_runs_the_cases_asked_for(tmp_path):
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    out = tmp_path / "r"
+    r = CliRunner().invoke(main, ["reproduce", "rmcat", "--quick", "--case", "1", "--case", "9",
+                                  "--set", "controllers=scream", "--out", str(out), "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    a = pd.read_csv(out / "summary.csv")
+    assert sorted(set(a["case"])) == [1, 9] and set(a["controller"]) == {"scream"}
+    bad = CliRunner().invoke(main, ["reproduce", "rmcat", "--quick", "--case", "11", "--out", str(tmp_path / "x")])
+    assert bad.exit_code != 0 and "--case" in bad.output and "11" in bad.output

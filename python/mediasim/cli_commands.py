@@ -12,6 +12,7 @@ import click
 from . import _engine
 from .cli import _fail, _fmt_table, _load
 from .errors import ScenarioError
+from .experiments import STUDIES
 from .reporting.tables import md_table
 from .scenario import load_scenario, parse_value, split_override
 
@@ -397,7 +398,7 @@ def _red_crosscheck(save_references: bool) -> None:
 
 
 @click.command("reproduce", short_help="Run a reference study: tables, plots, report.")
-@click.argument("study", type=click.Choice(["iw10", "avpf", "media-scaling", "svc", "rmtp", "all"]))
+@click.argument("study", type=click.Choice([*STUDIES, "all"]))
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Output folder (default results/STUDY).")
 @click.option("--replications", type=click.IntRange(min=1), default=None, help="Replications per configuration.")
 @click.option("--seed", type=click.IntRange(min=0), default=None)
