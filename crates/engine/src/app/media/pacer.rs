@@ -54,6 +54,19 @@ impl<T> Pacer<T> {
         Some((item, now - queued_at))
     }
 
+    /// How long the head packet has waited at `now`.
+    pub fn head_wait(&self, now: SimTime) -> Option<SimTime> {
+        self.queue.front().map(|q| now.saturating_sub(q.2))
+    }
+
+    /// Drops every queued packet; returns how many.
+    pub fn clear(&mut self) -> u64 {
+        let n = self.queue.len() as u64;
+        self.queue.clear();
+        self.queued_bytes = 0;
+        n
+    }
+
     /// The head packet's bytes on the wire.
     pub fn head_bytes(&self) -> Option<u32> {
         self.queue.front().map(|q| q.1)

@@ -40,6 +40,8 @@ pub struct SenderStats {
     pub pacer_waits: u64,
     pub pacer_wait_max: SimTime,
     pub pacer_max_bytes: u64,
+    /// Packets discarded from the pacer at the controller's request.
+    pub pacer_discarded: u64,
     /// Sum over frames of |controller target - source rate| (bit/s).
     pub gap_sum_bps: f64,
     pub fb_received: u64,
@@ -215,6 +217,18 @@ impl FrameSender {
             }
         }
         false
+    }
+
+    /// How long the pacer's head packet has waited.
+    pub fn pacer_head_wait(&self, now: SimTime) -> Option<SimTime> {
+        self.pacer.as_ref().and_then(|p| p.head_wait(now))
+    }
+
+    /// Discards every packet in the pacer.
+    pub fn discard_pacer(&mut self) {
+        if let Some(p) = &mut self.pacer {
+            self.stats.pacer_discarded += p.clear();
+        }
     }
 
     /// When the pacer's head packet may leave.

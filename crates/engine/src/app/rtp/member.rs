@@ -272,6 +272,11 @@ impl RtpMember {
         let Some(fs) = self.frames.as_mut() else {
             return;
         };
+        if let (Some(wait), Some(pm)) = (fs.pacer_head_wait(now), self.paced.as_mut()) {
+            if pm.cc.discard_send_queue(now, wait) {
+                fs.discard_pacer();
+            }
+        }
         let mut now_packets = std::mem::take(&mut fs.released);
         let gap = fs.capture(now, target, &mut now_packets);
         for q in &now_packets {
@@ -389,6 +394,7 @@ impl RtpMember {
                 ("pacer_delay_mean_ms", pacer_mean_ms),
                 ("pacer_delay_max_ms", st.pacer_wait_max.as_secs_f64() * 1e3),
                 ("pacer_queue_max_bytes", st.pacer_max_bytes as f64),
+                ("pacer_discarded_packets", st.pacer_discarded as f64),
                 ("feedback_received", st.fb_received as f64),
                 ("feedback_bytes_received", st.fb_bytes as f64),
                 ("packets_reported_received", st.reported_received as f64),

@@ -194,6 +194,12 @@ pub trait RateController: Send {
     /// The bytes waiting in the media's pacer (NADA's rate-shaping
     /// buffer), told before each per-packet feedback message.
     fn on_send_queue(&mut self, _bytes: u64) {}
+    /// A frame is about to be queued while the pacer's head packet has
+    /// waited `head_wait`: true if the controller wants the pacer's queue
+    /// discarded first (SCReAM's RTP queue discard, RFC 8298 4.1.3).
+    fn discard_send_queue(&mut self, _now: SimTime, _head_wait: SimTime) -> bool {
+        false
+    }
     /// Data packets stamped so far.
     fn packets(&self) -> u64;
     /// The target rate over time, (time, bit/s).

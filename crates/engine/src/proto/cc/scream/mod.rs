@@ -110,6 +110,12 @@ params! {
     /// so that lost feedback cannot shut the window for good (the
     /// reference code's 0.5 s), ms.
     stall_ms: 500.0, 500.0;
+    /// The RTP queue is discarded when its head has waited longer than
+    /// this (RFC 8298 4.1.3's SHOULD; the reference code's 0.1 s), ms; 0:
+    /// never.
+    max_rtp_queue_delay_ms: 100.0, 100.0;
+    /// At most one discard in this long, ms (the reference code's 1 s).
+    rtp_queue_discard_interval_ms: 1000.0, 1000.0;
     /// The loss event rate's weight per RTT (an EWMA of "this RTT had a
     /// loss"; the RFC leaves the estimator open).
     loss_event_weight: 0.1, 0.1;
@@ -219,6 +225,11 @@ impl CcModel for ScreamSpec {
             ("t_resume_fast_increase_s", p.t_resume_fast_increase_s),
             ("rtp_qdelay_th_ms", p.rtp_qdelay_th_ms),
             ("mul_increase_factor", p.mul_increase_factor),
+            ("max_rtp_queue_delay_ms", p.max_rtp_queue_delay_ms),
+            (
+                "rtp_queue_discard_interval_ms",
+                p.rtp_queue_discard_interval_ms,
+            ),
         ] {
             c.non_negative(format_args!("{path}.{name}"), x);
         }
@@ -313,6 +324,9 @@ pub struct Scream {
     mss: f64,
     sent: u64,
     last_send: SimTime,
+    last_discard: Option<SimTime>,
+    /// RTP queue discards so far.
+    pub discards: u64,
     series: Series,
 }
 
@@ -345,6 +359,8 @@ impl Scream {
             mss: p.mss_bytes,
             sent: 0,
             last_send: SimTime::ZERO,
+            last_discard: None,
+            discards: 0,
             series: Series::default(),
             p,
         }
@@ -424,6 +440,22 @@ impl RateController for Scream {
 
     fn on_send_queue(&mut self, bytes: u64) {
         self.rtp_queue_bytes = bytes;
+    }
+
+    fn discard_send_queue(&mut self, now: SimTime, head_wait: SimTime) -> bool {
+        let max = self.p.max_rtp_queue_delay_ms;
+        let interval = SimTime::from_millis_f64(self.p.rtp_queue_discard_interval_ms);
+        let due = max > 0.0
+            && head_wait > SimTime::from_millis_f64(max)
+            && self
+                .last_discard
+                .is_none_or(|t| now.saturating_sub(t) > interval);
+        if due {
+            self.last_discard = Some(now);
+            self.discards += 1;
+            self.rtp_queue_bytes = 0;
+        }
+        due
     }
 
     fn on_packet_feedback(&mut self, now: SimTime, results: &[PacketResult]) {
@@ -524,6 +556,7 @@ impl RateController for Scream {
             "qdelay_target_ms" => self.delay_target_s() * 1e3,
             "s_rtt_ms" => self.rtt.get().map_or(f64::NAN, |r| r.as_secs_f64() * 1e3),
             "loss_event_rate" => self.loss_event_rate,
+            "rtp_queue_discards" => self.discards as f64,
             "l4s_alpha" => match &self.core {
                 Core::V2(c) => c.l4s_alpha,
                 Core::Rfc8298(_) => return None,

@@ -255,3 +255,18 @@ fn bad_fields_are_named_and_l4s_needs_v2() {
         assert!(text.contains(want), "{want} not in {text}");
     }
 }
+
+#[test]
+fn the_rtp_queue_is_discarded_past_its_delay_at_most_once_a_second() {
+    let mut s = Scream::new(spec(serde_json::json!({})));
+    assert!(!s.discard_send_queue(ms(1000), ms(100)), "not past 100 ms");
+    assert!(s.discard_send_queue(ms(1000), ms(150)));
+    assert!(
+        !s.discard_send_queue(ms(1900), ms(500)),
+        "within a second of the last"
+    );
+    assert!(s.discard_send_queue(ms(2100), ms(500)));
+    assert_eq!(s.discards, 2);
+    let mut never = Scream::new(spec(serde_json::json!({"max_rtp_queue_delay_ms": 0})));
+    assert!(!never.discard_send_queue(ms(1000), ms(10_000)));
+}
