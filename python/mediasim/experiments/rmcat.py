@@ -306,7 +306,7 @@ def _series(res, flow: str, var: str) -> pd.DataFrame:
     return s[(s["flow"] == flow) & (s["var"] == var)][["time_s", "value"]]
 
 
-def _rate_1s(x: pd.DataFrame, end: float) -> pd.DataFrame:
+def _rate_1s(x: pd.DataFrame) -> pd.DataFrame:
     """A series averaged over 1 s bins."""
     if x.empty:
         return pd.DataFrame({"time_s": [], "value": []})
@@ -368,7 +368,7 @@ def analyse(res, job: Job) -> dict[str, Any]:
     for leg in legs(case):
         name = leg.rtp_flow
         fl, md = flows.loc[name], media.loc[name]
-        send = _rate_1s(_series(res, name, "send_bps"), case.duration_s)
+        send = _rate_1s(_series(res, name, "send_bps"))
         t = send["time_s"].to_numpy()
         share = fair_share(case, t, p, leg.backward) if not case.trace else trace_share(fwd, t, p)
         active = max(leg.stop_s - leg.start_s, 1e-9)
