@@ -1,0 +1,214 @@
+"""Cross-check of mediasim's SCReAM (RFC 8298) against Ericsson's own code
+(github.com/EricssonResearch/scream, the RFC 8298-era commit ``REF_COMMIT``).
+
+Both run the same closed loop: one video call through a bottleneck whose
+capacity steps as RFC 8867 case 5.1's pattern, shortened (1 Mbit/s, 0.6 at
+30 s, 1 again at 50 s; 70 s), 50 ms one way, 300 ms (37,500 bytes) of
+drop-tail queue, frames of exactly target / fps bytes at 30 fps cut into
+packets of at most 1200 RTP bytes, feedback every 50 ms back over the same
+delay. The reference side is ``scream_harness.cpp`` (this folder), compiled
+with the reference's ScreamTx, ScreamRx and RtpQueue; mediasim's side is
+the same path as a scenario (``scenario()``): a trace source of one frame
+size scaled to the target, RFC 8888 feedback, a pacer with no burst at
+the reference's 1.5 x SCReAM's pacing rate (its kPacketPacingHeadRoom;
+RFC 8298 paces at 1 x, which the command also runs, for comparison).
+
+Compared, from 100 ms samples: the sending rate over the capacity in the
+last 10 s of each capacity stretch, the mean bottleneck sojourn there,
+the time to first reach 80% of the first capacity, the time after the drop
+to the first target under the new capacity, and packets lost. The two are
+not the same program (the reference code had moved on from the RFC by
+then: its fast start, its window validation, its pacing), so agreement is
+a tolerance (``TOLERANCE``), not equality; ``tests/test_scream_crosscheck.py``
+holds mediasim's live figures to the reference's stored ones
+(tests/data/scream_references.json).
+
+Run ``python -m mediasim.validation.scream_crosscheck`` (mediasim against
+the stored figures) or ``--save-references --scream-src DIR`` (DIR a
+checkout of the reference at ``REF_COMMIT``; builds it with g++, runs it,
+and stores its figures). A reference check, not a dependency.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REFERENCES = Path(__file__).resolve().parents[3] / "tests" / "data" / "scream_references.json"
+HARNESS = Path(__file__).with_name("scream_harness.cpp")
+REF_REPO = "https://github.com/EricssonResearch/scream"
+REF_COMMIT = "d881890be783e8d652cd06e60425c5d919e812c0"  # 2017-12-19, the code of RFC 8298's time
+
+DURATION_S = 70.0
+FPS = 30.0
+FEEDBACK_MS = 50.0
+ONE_WAY_MS = 50.0
+QUEUE_BYTES = 37_500  # 300 ms at 1 Mbit/s (RFC 8867)
+MIN_BPS, START_BPS, MAX_BPS = 150e3, 150e3, 1.5e6  # RFC 8867's range; both start at the minimum
+CAPS = [(0.0, 1e6), (30.0, 0.6e6), (50.0, 1e6)]
+MAX_RTP_BYTES = 1200
+IP_UDP_BYTES = 28
+PACING_HEADROOM = 1.5  # the reference paces at 1.5 x cwnd / s_rtt (kPacketPacingHeadRoom); RFC 8298 at 1 x
+
+#: Allowed difference, mediasim against the reference, per figure. The
+#: sojourn's is the widest: both controllers cycle (the window grows until
+#: the queuing delay trend cuts it back), so a 10 s mean of one run meets
+#: their cycles at different phases; and the reference subtracts 0.2 of its
+#: RTP queue from the rate where RFC 8298 subtracts all of it
+#: (TX_QUEUE_SIZE_FACTOR), which lets it stand on a longer queue (the
+#: command prints mediasim with 0.2 as well).
+TOLERANCE = {"rate_share": 0.05, "sojourn_ms": 30.0, "ramp_s": 1.0, "backoff_s": 0.5}
+
+
+def scenario(pacing_factor: float = PACING_HEADROOM, **cc: float) -> dict[str, Any]:
+    """mediasim's side of the loop, as a scenario document; the pacer's
+    factor is the reference's headroom unless given (1.0 is RFC 8298's
+    pacing rate itself), and ``cc`` overrides SCReAM's fields."""
+    link = {"a": "s", "b": "r", "rate_bps": CAPS[0][1], "delay_ms": ONE_WAY_MS,
+            "ab": {"rate_bps": [[t, c] for t, c in CAPS]},
+            "queue": {"type": "droptail", "limit_bytes": QUEUE_BYTES}}
+    sender = {"node": "s", "media": True, "max_packet_bytes": MAX_RTP_BYTES + IP_UDP_BYTES,
+              "source": {"type": "trace", "fps": FPS, "frames_bytes": [1000]},
+              "pacer": {"factor": pacing_factor, "burst_ms": 0},
+              "feedback": {"format": "rfc8888", "interval_ms": FEEDBACK_MS},
+              "cc": {"type": "scream", "min_bps": MIN_BPS, "start_bps": START_BPS, "max_bps": MAX_BPS, **cc}}
+    return {"name": "scream-crosscheck", "duration_s": DURATION_S,
+            "measure": {"series": True, "packets": True},
+            "nodes": [{"name": "s"}, {"name": "r"}], "links": [link],
+            "rtp_sessions": [{"name": "c", "transport": "unicast", "session_bw_bps": MAX_BPS,
+                              "media_payload_bytes": 1160, "avpf": {"trr_interval_ms": 1000},
+                              "members": [sender, {"node": "r"}]}]}
+
+
+def capacity(t: float) -> float:
+    return [c for at, c in CAPS if at <= t][-1]
+
+
+def figures(samples: list[dict[str, float]], lost: int) -> dict[str, Any]:
+    """The compared figures from 100 ms samples {t, target_bps, sent_bps,
+    sojourn_ms (NaN when no packet left the queue)}."""
+    stretches = []
+    ends = [at for at, _ in CAPS[1:]] + [DURATION_S]
+    for (start, cap), end in zip(CAPS, ends):
+        w = [s for s in samples if end - 10.0 < s["t"] <= end]
+        soj = [s["sojourn_ms"] for s in w if s["sojourn_ms"] == s["sojourn_ms"]]
+        stretches.append({"from_s": end - 10.0, "to_s": end, "capacity_bps": cap,
+                          "rate_share": sum(s["sent_bps"] for s in w) / len(w) / cap,
+                          "sojourn_ms": sum(soj) / len(soj) if soj else float("nan")})
+    first_cap = CAPS[0][1]
+    ramp = next((s["t"] for s in samples if s["sent_bps"] >= 0.8 * first_cap), float("nan"))
+    drop_at, drop_cap = CAPS[1]
+    backoff = next((s["t"] - drop_at for s in samples if s["t"] > drop_at and s["target_bps"] < drop_cap),
+                   float("nan"))
+    return {"stretches": stretches, "ramp_s": ramp, "backoff_s": backoff, "lost": lost}
+
+
+def mediasim_samples(pacing_factor: float = PACING_HEADROOM, **cc: float) -> tuple[list[dict[str, float]], int]:
+    """mediasim's run, in the reference harness's 100 ms samples."""
+    import numpy as np
+
+    import mediasim
+
+    res = mediasim.run(mediasim.Scenario.from_dict(scenario(pacing_factor, **cc)))
+    s = res.tables["media_series"]
+    target = s[s["var"] == "target_bps"].sort_values("time_s")
+    p = res.tables["packets"]
+    p = p[p["flow"] == "c/s/rtp"]
+    bins = np.arange(0.0, DURATION_S + 1e-9, 0.1)
+    sent = np.histogram(p["sent_s"], bins=bins, weights=p["size_bytes"])[0] * 8 / 0.1
+    got = p[p["recv_s"].notna()]
+    leave = got["recv_s"] - ONE_WAY_MS / 1e3  # when it left the bottleneck
+    soj_sum = np.histogram(leave, bins=bins, weights=got["delay_ms"] - ONE_WAY_MS)[0]
+    soj_n = np.histogram(leave, bins=bins)[0]
+    samples = []
+    for i, t in enumerate(bins[1:]):
+        before = target[target["time_s"] <= t + 1e-9]
+        samples.append({"t": round(float(t), 1),
+                        "target_bps": float(before["value"].iloc[-1]) if len(before) else START_BPS,
+                        "sent_bps": float(sent[i]),
+                        "sojourn_ms": float(soj_sum[i] / soj_n[i]) if soj_n[i] else float("nan")})
+    lost = int(res.tables["flows"].set_index("flow").loc["c/s/rtp", "lost"])
+    return samples, lost
+
+
+def reference_samples(src: Path) -> tuple[list[dict[str, float]], int]:
+    """Builds the harness with the reference's sources in ``src`` (a
+    checkout of ``REF_REPO``) and runs it."""
+    code = src / "code"
+    parts = [code / f for f in ("ScreamTx.cpp", "ScreamRx.cpp", "RtpQueue.cpp")]
+    if not all(p.exists() for p in parts):
+        raise RuntimeError(f"{src} is not a checkout of {REF_REPO} (no code/ScreamTx.cpp)")
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = Path(tmp) / "scream_harness"
+        subprocess.run(["g++", "-O2", "-std=c++14", f"-I{code}", "-o", str(exe), str(HARNESS), *map(str, parts)],
+                       check=True, capture_output=True, text=True)
+        args = [DURATION_S, FPS, FEEDBACK_MS, ONE_WAY_MS, QUEUE_BYTES, MIN_BPS, START_BPS, MAX_BPS]
+        steps = [f"{t}:{c}" for t, c in CAPS]
+        out = subprocess.run([str(exe), *map(str, args), *steps], check=True, capture_output=True, text=True).stdout
+    samples, lost = [], 0
+    for line in out.splitlines():
+        t, target, sent, soj, lost_so_far = line.split()
+        samples.append({"t": float(t), "target_bps": float(target), "sent_bps": float(sent),
+                        "sojourn_ms": float(soj) if float(soj) >= 0 else float("nan")})
+        lost = int(lost_so_far)
+    return samples, lost
+
+
+def differences(ours: dict[str, Any], ref: dict[str, Any]) -> list[tuple[str, float, float, float, bool]]:
+    """(figure, mediasim, reference, tolerance, within) for each compared figure."""
+    rows = []
+    for a, b in zip(ours["stretches"], ref["stretches"]):
+        span = f"{a['from_s']:.0f}-{a['to_s']:.0f} s"
+        for k in ("rate_share", "sojourn_ms"):
+            rows.append((f"{k} {span}", a[k], b[k], TOLERANCE[k], abs(a[k] - b[k]) <= TOLERANCE[k]))
+    for k in ("ramp_s", "backoff_s"):
+        rows.append((k, ours[k], ref[k], TOLERANCE[k], abs(ours[k] - ref[k]) <= TOLERANCE[k]))
+    rows.append(("lost", ours["lost"], ref["lost"], 0.0, ours["lost"] == ref["lost"]))
+    return rows
+
+
+def print_table(rows: list[tuple[str, float, float, float, bool]]) -> None:
+    print(f"{'figure':<24}{'mediasim':>10}{'reference':>11}{'tolerance':>11}  within")
+    for name, a, b, tol, ok in rows:
+        print(f"{name:<24}{a:>10.3f}{b:>11.3f}{tol:>11.3f}  {'yes' if ok else 'NO'}")
+
+
+def main(argv: list[str]) -> int:
+    if "--save-references" in argv:
+        if "--scream-src" not in argv or argv.index("--scream-src") + 1 >= len(argv):
+            print(f"--save-references needs --scream-src DIR (a checkout of {REF_REPO} at {REF_COMMIT})",
+                  file=sys.stderr)
+            return 2
+        src = Path(argv[argv.index("--scream-src") + 1])
+        samples, lost = reference_samples(src)
+        ref = figures(samples, lost)
+        doc = {"about": "Ericsson's SCReAM (ScreamTx/ScreamRx) in mediasim's harness on the cross-check's path "
+                        "(mediasim.validation.scream_crosscheck); tests/test_scream_crosscheck.py holds mediasim's "
+                        "figures to these within the module's TOLERANCE.",
+               "provenance": {"repository": REF_REPO, "commit": REF_COMMIT,
+                              "command": "python -m mediasim.validation.scream_crosscheck --save-references "
+                                         "--scream-src DIR"},
+               "figures": ref, "samples": samples}
+        REFERENCES.write_text(json.dumps(doc, indent=1) + "\n")
+        print(f"wrote {REFERENCES}")
+    else:
+        ref = json.loads(REFERENCES.read_text())["figures"]
+    ours = figures(*mediasim_samples())
+    rows = differences(ours, ref)
+    print_table(rows)
+    for what, factor, cc in [("paced at RFC 8298's 1 x cwnd / s_rtt", 1.0, {}),
+                             ("with the reference's TX_QUEUE_SIZE_FACTOR 0.2", PACING_HEADROOM,
+                              {"tx_queue_size_factor": 0.2})]:
+        alt = figures(*mediasim_samples(factor, **cc))
+        shares = " / ".join(f"{x['rate_share']:.3f}" for x in alt["stretches"])
+        sojourns = " / ".join(f"{x['sojourn_ms']:.1f}" for x in alt["stretches"])
+        print(f"mediasim {what}: rate_share {shares}, sojourn_ms {sojourns}")
+    return 0 if all(r[4] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
