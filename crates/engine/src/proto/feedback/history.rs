@@ -3,14 +3,21 @@
 //! Arrival times are rebuilt from the message's own clock fields,
 //! unwrapped to the values nearest the time the message arrived.
 //!
-//! Bounded: the history keeps the last `capacity` packets; feedback about
-//! older ones is not matched (counted in `unmatched`).
+//! Bounded: the history keeps the last `capacity` packets, and none sent
+//! more than `WINDOW` before the newest (libwebrtc's send-time history
+//! window, 60 s); feedback about older ones is not matched (counted in
+//! `unmatched`). At a call's hundred packets a second the window, not the
+//! capacity, bounds it: 6,000 entries rather than the capacity's 32,768.
 
 use super::{extend16, PacketResult};
 use crate::sim::SimTime;
 use crate::wire::rtcp::twcc::{DELTA_US, REFERENCE_MS};
 use crate::wire::rtcp::{Metric, RtcpPacket, Status};
 use std::collections::VecDeque;
+
+/// How long a packet stays in the history (libwebrtc's
+/// kSendTimeHistoryWindow): feedback comes within a round trip or two.
+pub const WINDOW: SimTime = SimTime::from_secs(60);
 
 pub struct SendHistory {
     /// (sent_at, bytes) of packets first_seq, first_seq + 1, ...
@@ -39,6 +46,10 @@ impl SendHistory {
         debug_assert_eq!(seq, self.first_seq + self.sent.len() as u64);
         self.sent.push_back((now, bytes));
         if self.sent.len() > self.capacity {
+            self.sent.pop_front();
+            self.first_seq += 1;
+        }
+        while self.sent.front().is_some_and(|f| f.0 + WINDOW < now) {
             self.sent.pop_front();
             self.first_seq += 1;
         }

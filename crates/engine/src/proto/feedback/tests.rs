@@ -138,6 +138,28 @@ fn nothing_new_sends_nothing_and_old_reports_are_unmatched() {
     assert_eq!((res.len(), hist.unmatched), (2, 3));
 }
 
+/// One packet a second for 70 s: the history keeps only those sent in
+/// the last 60 s (libwebrtc's window), whatever its capacity; a report
+/// about packet 0 (sent at 0 s, reported at 70 s) is unmatched, one about
+/// packet 10 (sent at 10 s, exactly 60 s before the newest) is matched.
+#[test]
+fn the_history_forgets_packets_older_than_its_window() {
+    let mut hist = SendHistory::new(1 << 15);
+    for s in 0..=70 {
+        hist.on_sent(s, SimTime::from_secs(s), 100);
+    }
+    let mut l = ArrivalLog::new(Format::Twcc, 2, 1);
+    for s in [0, 10] {
+        l.on_packet(SimTime::from_secs(70), s, 0);
+    }
+    let msg = l.flush(SimTime::from_secs(70)).remove(0);
+    let res = hist.on_feedback(SimTime::from_secs(70), &msg);
+    let matched: Vec<u64> = res.iter().filter(|r| r.received).map(|r| r.seq).collect();
+    assert_eq!(matched, [10]);
+    assert_eq!(res[0].sent_at, SimTime::from_secs(10));
+    assert!(hist.unmatched >= 1);
+}
+
 #[test]
 fn sequence_numbers_extend_to_the_nearest() {
     assert_eq!(extend16(2, 65_535), 65_538);
