@@ -104,6 +104,20 @@ def test_bench_gcc_calls_quick_prints_call_seconds_per_wall_second():
     assert row["call_s_per_wall_s"] == pytest.approx(500 / row["wall_s"], rel=0.01)
 
 
+def test_bench_gcc_calls_mix_runs_the_three_controllers_in_turn():
+    from mediasim.validation.bench import rmcat_calls
+
+    sc = rmcat_calls(6, 1.0)
+    kinds = [s["members"][0]["cc"]["type"] for s in sc["rtp_sessions"]]
+    assert kinds == ["gcc", "nada", "scream"] * 2
+    r = invoke("bench", "--gcc-calls", "--mix", "--quick", "--json")
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.output)
+    assert row["workload"] == "rmcat-calls-50" and row["media_delivered"] > 50 * 10 * 30
+    r = invoke("bench", "--mix")
+    assert r.exit_code != 0 and "--mix goes with --gcc-calls" in r.output
+
+
 def test_bench_calls_parts_switches_each_part_off():
     r = invoke("bench", "--calls", "--parts", "--quick", "--json")
     assert r.exit_code == 0, r.output

@@ -238,17 +238,21 @@ def schema_cmd() -> None:
 @click.option("--gcc-calls", "gcc_calls", is_flag=True,
               help="1,000 GCC calls and 10 CUBIC flows through one 1 Gbit/s bottleneck for 300 s: calls x simulated "
                    "seconds per wall second (with --quick: 50 calls for 10 s).")
+@click.option("--mix", is_flag=True,
+              help="With --gcc-calls: GCC, NADA and SCReAM calls in turn instead of GCC alone.")
 @click.option("--parts", is_flag=True,
               help="With --calls: the calls also with their feedback, playout buffer or pacer off, and with all "
                    "three off and constant frames (what each part costs).")
 @click.option("--memory", is_flag=True,
               help="Engine memory per TCP flow, per packet queued and per packet propagating (slopes of peak RSS).")
 def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, campaign_runs, rtp_group, rmtp,
-              calls, gcc_calls, parts, memory) -> None:
+              calls, gcc_calls, mix, parts, memory) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
     if parts and not calls:
         _fail("--parts goes with --calls")
+    if mix and not gcc_calls:
+        _fail("--mix goes with --gcc-calls")
     if vs_ns2:
         from .validation.ns2_compare import compare
 
@@ -292,7 +296,7 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, c
         from .validation.bench import run_one
 
         n, dur = (50, 10.0) if quick else (1000, 300.0)
-        row = run_one("gcc_calls", n, dur)
+        row = run_one("rmcat_calls" if mix else "gcc_calls", n, dur)
         row["call_s_per_wall_s"] = round(n * dur / row["wall_s"], 1)
         rows = [row]
     elif calls:

@@ -19,7 +19,8 @@ Both workloads share one dumbbell: a 10 Mbit/s, 20 ms bottleneck (drop-tail,
   packet (`cost_vs_cbr`).
 - "gcc-calls-N" (``--gcc-calls``): N GCC calls and 10 CUBIC flows through
   one 1 Gbit/s bottleneck (the RMCAT study's scale test); the figure is
-  calls x simulated seconds per wall second.
+  calls x simulated seconds per wall second; "rmcat-calls-N" (``--gcc-calls
+  --mix``) the same with GCC, NADA and SCReAM calls in turn.
 """
 
 from __future__ import annotations
@@ -204,30 +205,53 @@ GCC_CALLS_BOTTLENECK_BPS = 1e9  # the issue's scale: one 1 Gbit/s bottleneck
 GCC_CALLS_TCP_FLOWS = 10  # chosen: CUBIC bulk flows beside the calls
 
 
-def gcc_calls(n_calls: int, duration_s: float = 300.0) -> dict[str, Any]:
-    """n GCC video calls (RFC 8593's codec at 30 fps, paced, transport-wide
-    feedback every 50 ms, adaptive playout; 150 kbit/s to 1.5 Mbit/s)
-    and ``GCC_CALLS_TCP_FLOWS`` CUBIC flows through one 1 Gbit/s, 20 ms
-    bottleneck with 300 ms of drop-tail queue (RFC 8867's sizing)."""
-    sc = _dumbbell_base(f"gcc-calls-{n_calls}", n_calls + GCC_CALLS_TCP_FLOWS, duration_s, extra_pair=False)
+#: Each controller's member fields in the scale workloads: (cc, feedback,
+#: pacer), as the RMCAT study runs them (docs/experiments/rmcat.md).
+SCALE_CONTROLLERS = {
+    "gcc": ({"type": "gcc"}, {"format": "twcc", "interval_ms": 50}, {}),
+    "nada": ({"type": "nada"}, {"format": "rfc8888", "interval_ms": 100}, {"factor": 1.0}),
+    "scream": ({"type": "scream"}, {"format": "rfc8888", "interval_ms": 50}, {"factor": 1.0, "burst_ms": 0}),
+}
+
+
+def _cc_calls(name: str, n_calls: int, duration_s: float, controllers: list[str]) -> dict[str, Any]:
+    """n video calls (RFC 8593's codec at 30 fps, paced, per-packet
+    feedback, adaptive playout; 150 kbit/s to 1.5 Mbit/s), the i-th with
+    ``controllers[i % len(controllers)]``, and ``GCC_CALLS_TCP_FLOWS``
+    CUBIC flows through one 1 Gbit/s, 20 ms bottleneck with 300 ms of
+    drop-tail queue (RFC 8867's sizing)."""
+    sc = _dumbbell_base(name, n_calls + GCC_CALLS_TCP_FLOWS, duration_s, extra_pair=False)
     sc["links"][0]["rate_bps"] = GCC_CALLS_BOTTLENECK_BPS
     sc["links"][0]["queue"] = {"type": "droptail", "limit_bytes": int(GCC_CALLS_BOTTLENECK_BPS * 0.3 / 8)}
     sc["measure"] = {"packets": False}
-    sc["rtp_sessions"] = [
-        {"name": f"c{i}", "transport": "unicast", "session_bw_bps": 1.5e6,
-         "media_payload_bytes": CALL_PACKET_BYTES - 40, "avpf": {"trr_interval_ms": CALL_TRR_MS},
-         "members": [{"node": f"s{i}", "media": True, "source": {"type": "synthetic", "fps": 30},
-                      "pacer": {}, "feedback": {"format": "twcc", "interval_ms": 50},
-                      "cc": {"type": "gcc"}},
-                     {"node": f"d{i}", "playout": {"adaptive": True}}]}
-        for i in range(n_calls)]
+    sessions = []
+    for i in range(n_calls):
+        cc, feedback, pacer = SCALE_CONTROLLERS[controllers[i % len(controllers)]]
+        sessions.append(
+            {"name": f"c{i}", "transport": "unicast", "session_bw_bps": 1.5e6,
+             "media_payload_bytes": CALL_PACKET_BYTES - 40, "avpf": {"trr_interval_ms": CALL_TRR_MS},
+             "members": [{"node": f"s{i}", "media": True, "source": {"type": "synthetic", "fps": 30},
+                          "pacer": dict(pacer), "feedback": dict(feedback), "cc": dict(cc)},
+                         {"node": f"d{i}", "playout": {"adaptive": True}}]})
+    sc["rtp_sessions"] = sessions
     sc["flows"] = [{"name": f"tcp{k}", "type": "tcp", "src": f"s{n_calls + k}", "dst": f"d{n_calls + k}",
                     "cc": {"type": "cubic"}} for k in range(GCC_CALLS_TCP_FLOWS)]
     return sc
 
 
+def gcc_calls(n_calls: int, duration_s: float = 300.0) -> dict[str, Any]:
+    """n GCC calls and the CUBIC flows (``_cc_calls``)."""
+    return _cc_calls(f"gcc-calls-{n_calls}", n_calls, duration_s, ["gcc"])
+
+
+def rmcat_calls(n_calls: int, duration_s: float = 300.0) -> dict[str, Any]:
+    """n calls, GCC, NADA and SCReAM in turn, and the CUBIC flows."""
+    return _cc_calls(f"rmcat-calls-{n_calls}", n_calls, duration_s, ["gcc", "nada", "scream"])
+
+
 WORKLOADS = {"udp": dumbbell, "tcp": tcp_dumbbell, "rtp_group": rtp_group, "rmtp": rmtp_tree,
              "calls": calls, "calls_rtp": calls_rtp, "calls_cbr": calls_cbr, "gcc_calls": gcc_calls,
+             "rmcat_calls": rmcat_calls,
              **{k: _calls_without(*v) for k, v in CALL_PARTS.items()}}
 
 
