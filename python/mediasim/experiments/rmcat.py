@@ -90,6 +90,7 @@ class Params(StudyParams):
     case56_queue_ms: float = 300.0  # 5.6: 300 ms (the deep variant: 1000)
     case57_file_kb: tuple[float, ...] = (30.0, 50.0)  # 5.7: uniform sizes (another implementation: 100-1000 kB)
     case57_off_mean_s: float = 10.0
+    scream_pacing_factor: float = 1.0  # SCReAM's pacer: RFC 8298's cwnd / s_rtt (the reference code: x1.5)
     # --- chosen here ---
     controllers: tuple[str, ...] = ("gcc", "nada", "scream")
     cases: tuple[int, ...] = CASES
@@ -124,6 +125,8 @@ class Params(StudyParams):
             problems.append("tcp_cc must be cubic or reno")
         if min(self.queue_ms, self.case56_queue_ms, self.feedback_interval_ms, self.case57_off_mean_s) <= 0:
             problems.append("queue_ms, case56_queue_ms, feedback_interval_ms and case57_off_mean_s must be positive")
+        if not 0 < self.scream_pacing_factor <= 10:
+            problems.append("scream_pacing_factor must be in (0, 10]")
         if self.jitter_std_ms < 0 or not 0 < self.converge_band < 1:
             problems.append("jitter_std_ms must be at least 0 and converge_band in (0, 1)")
         return problems
@@ -237,6 +240,8 @@ def scenario(p: Params, number: int, controller: str, one_way_ms: float, aqm: st
         ba["rate_bps"] = [list(s) for s in case.backward]
     sc.link("a", "b", rate_bps=cap, delay_ms=1.0, ab=ab, ba=ba, **jitter)
     cc, feedback, pacer = CONTROLLERS[controller]
+    if cc["type"] == "scream":
+        pacer = {**pacer, "factor": p.scream_pacing_factor}
     placed: set[int] = set()
     for leg in legs(case):
         i = leg.flow
