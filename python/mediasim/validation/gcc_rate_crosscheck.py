@@ -41,13 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from .gcc_crosscheck import AIORTC_PYTHON
+from .media_loop import DURATION_S, Row, backoff_s, call_scenario, print_rows, stretches, within
 
 REFERENCES = Path(__file__).resolve().parents[3] / "tests" / "data" / "gcc_rate_references.json"
 
-DURATION_S = 70.0
-ONE_WAY_MS = 50.0
-QUEUE_BYTES = 37_500  # 300 ms at 1 Mbit/s (RFC 8867)
-CAPS = [(0.0, 1e6), (30.0, 0.6e6), (50.0, 1e6)]
 ESTIMATORS = ("trendline", "kalman")
 SAMPLE_S = 0.1
 #: Allowed difference, mediasim against aiortc, per figure.
@@ -55,17 +52,9 @@ TOLERANCE = {"estimate_share": 0.10, "backoff_s": 0.5}
 
 
 def scenario(estimator: str) -> dict[str, Any]:
-    link = {"a": "s", "b": "r", "rate_bps": CAPS[0][1], "delay_ms": ONE_WAY_MS,
-            "ab": {"rate_bps": [[t, c] for t, c in CAPS]},
-            "queue": {"type": "droptail", "limit_bytes": QUEUE_BYTES}}
-    sender = {"node": "s", "media": True, "source": {"type": "synthetic", "fps": 30}, "pacer": {},
+    sender = {"media": True, "source": {"type": "synthetic", "fps": 30}, "pacer": {},
               "feedback": {"format": "twcc", "interval_ms": 50}, "cc": {"type": "gcc", "estimator": estimator}}
-    return {"name": f"gcc-rate-crosscheck-{estimator}", "duration_s": DURATION_S,
-            "measure": {"series": True, "packets": True},
-            "nodes": [{"name": "s"}, {"name": "r"}], "links": [link],
-            "rtp_sessions": [{"name": "c", "transport": "unicast", "session_bw_bps": 1.5e6,
-                              "media_payload_bytes": 1160, "avpf": {"trr_interval_ms": 1000},
-                              "members": [sender, {"node": "r"}]}]}
+    return call_scenario(f"gcc-rate-crosscheck-{estimator}", sender, 1.5e6)
 
 
 def mediasim_run(estimator: str) -> tuple[list[tuple[int, int, int]], list[dict[str, float]]]:
@@ -127,27 +116,17 @@ def aiortc_run(packets: list[tuple[int, int, int]]) -> dict[str, Any]:
 
 
 def figures(samples: list[dict[str, float]]) -> dict[str, Any]:
-    stretches = []
-    ends = [at for at, _ in CAPS[1:]] + [DURATION_S]
-    for (_, cap), end in zip(CAPS, ends):
-        w = [s["estimate_bps"] for s in samples if end - 10.0 < s["t"] <= end]
-        stretches.append({"from_s": end - 10.0, "to_s": end, "capacity_bps": cap,
-                          "estimate_share": sum(w) / len(w) / cap})
-    drop_at, drop_cap = CAPS[1]
-    backoff = next((s["t"] - drop_at for s in samples if s["t"] > drop_at and s["estimate_bps"] < drop_cap),
-                   float("nan"))
-    return {"stretches": stretches, "backoff_s": backoff}
+    out = []
+    for start, end, cap in stretches():
+        w = [s["estimate_bps"] for s in samples if start < s["t"] <= end]
+        out.append({"from_s": start, "to_s": end, "capacity_bps": cap, "estimate_share": sum(w) / len(w) / cap})
+    return {"stretches": out, "backoff_s": backoff_s(samples, "estimate_bps")}
 
 
-def differences(ours: dict[str, Any], ref: dict[str, Any]) -> list[tuple[str, float, float, float, bool]]:
-    rows = []
-    for a, b in zip(ours["stretches"], ref["stretches"]):
-        tol = TOLERANCE["estimate_share"]
-        name = f"estimate_share {a['from_s']:.0f}-{a['to_s']:.0f} s"
-        rows.append((name, a["estimate_share"], b["estimate_share"], tol,
-                     abs(a["estimate_share"] - b["estimate_share"]) <= tol))
-    tol = TOLERANCE["backoff_s"]
-    rows.append(("backoff_s", ours["backoff_s"], ref["backoff_s"], tol, abs(ours["backoff_s"] - ref["backoff_s"]) <= tol))
+def differences(ours: dict[str, Any], ref: dict[str, Any]) -> list[Row]:
+    rows = [within(f"estimate_share {a['from_s']:.0f}-{a['to_s']:.0f} s", a["estimate_share"], b["estimate_share"],
+                   TOLERANCE["estimate_share"]) for a, b in zip(ours["stretches"], ref["stretches"])]
+    rows.append(within("backoff_s", ours["backoff_s"], ref["backoff_s"], TOLERANCE["backoff_s"]))
     return rows
 
 
@@ -175,11 +154,9 @@ def main(argv: list[str]) -> int:
         same = stored["digest"] == digest(packets)
         print(f"GCC ({e}) against aiortc {doc['provenance']['aiortc']}; the packets aiortc was fed are "
               f"{'this run' if same else 'NOT this run: --save-references'} ({len(packets)} packets)")
-        print(f"{'figure':<26}{'mediasim':>10}{'aiortc':>10}{'tolerance':>11}  within")
-        for name, a, b, tol, within in differences(figures(ours), stored["figures"]):
-            print(f"{name:<26}{a:>10.3f}{b:>10.3f}{tol:>11.3f}  {'yes' if within else 'NO'}")
-            ok &= within
-        ok &= same
+        rows = differences(figures(ours), stored["figures"])
+        print_rows(rows, "aiortc")
+        ok &= all(r[4] for r in rows) and same
     return 0 if ok else 1
 
 

@@ -38,18 +38,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .media_loop import (CAPS, DURATION_S, ONE_WAY_MS, QUEUE_BYTES, Row, backoff_s, call_scenario, print_rows,
+                         stretches, within)
+
 REFERENCES = Path(__file__).resolve().parents[3] / "tests" / "data" / "scream_references.json"
 HARNESS = Path(__file__).with_name("scream_harness.cpp")
 REF_REPO = "https://github.com/EricssonResearch/scream"
 REF_COMMIT = "d881890be783e8d652cd06e60425c5d919e812c0"  # 2017-12-19, the code of RFC 8298's time
 
-DURATION_S = 70.0
 FPS = 30.0
 FEEDBACK_MS = 50.0
-ONE_WAY_MS = 50.0
-QUEUE_BYTES = 37_500  # 300 ms at 1 Mbit/s (RFC 8867)
 MIN_BPS, START_BPS, MAX_BPS = 150e3, 150e3, 1.5e6  # RFC 8867's range; both start at the minimum
-CAPS = [(0.0, 1e6), (30.0, 0.6e6), (50.0, 1e6)]
 MAX_RTP_BYTES = 1200
 IP_UDP_BYTES = 28
 PACING_HEADROOM = 1.5  # the reference paces at 1.5 x cwnd / s_rtt (kPacketPacingHeadRoom); RFC 8298 at 1 x
@@ -68,43 +67,27 @@ def scenario(pacing_factor: float = PACING_HEADROOM, **cc: float) -> dict[str, A
     """mediasim's side of the loop, as a scenario document; the pacer's
     factor is the reference's headroom unless given (1.0 is RFC 8298's
     pacing rate itself), and ``cc`` overrides SCReAM's fields."""
-    link = {"a": "s", "b": "r", "rate_bps": CAPS[0][1], "delay_ms": ONE_WAY_MS,
-            "ab": {"rate_bps": [[t, c] for t, c in CAPS]},
-            "queue": {"type": "droptail", "limit_bytes": QUEUE_BYTES}}
-    sender = {"node": "s", "media": True, "max_packet_bytes": MAX_RTP_BYTES + IP_UDP_BYTES,
+    sender = {"media": True, "max_packet_bytes": MAX_RTP_BYTES + IP_UDP_BYTES,
               "source": {"type": "trace", "fps": FPS, "frames_bytes": [1000]},
               "pacer": {"factor": pacing_factor, "burst_ms": 0},
               "feedback": {"format": "rfc8888", "interval_ms": FEEDBACK_MS},
               "cc": {"type": "scream", "min_bps": MIN_BPS, "start_bps": START_BPS, "max_bps": MAX_BPS, **cc}}
-    return {"name": "scream-crosscheck", "duration_s": DURATION_S,
-            "measure": {"series": True, "packets": True},
-            "nodes": [{"name": "s"}, {"name": "r"}], "links": [link],
-            "rtp_sessions": [{"name": "c", "transport": "unicast", "session_bw_bps": MAX_BPS,
-                              "media_payload_bytes": 1160, "avpf": {"trr_interval_ms": 1000},
-                              "members": [sender, {"node": "r"}]}]}
-
-
-def capacity(t: float) -> float:
-    return [c for at, c in CAPS if at <= t][-1]
+    return call_scenario("scream-crosscheck", sender, MAX_BPS)
 
 
 def figures(samples: list[dict[str, float]], lost: int) -> dict[str, Any]:
     """The compared figures from 100 ms samples {t, target_bps, sent_bps,
     sojourn_ms (NaN when no packet left the queue)}."""
-    stretches = []
-    ends = [at for at, _ in CAPS[1:]] + [DURATION_S]
-    for (start, cap), end in zip(CAPS, ends):
-        w = [s for s in samples if end - 10.0 < s["t"] <= end]
+    out = []
+    for start, end, cap in stretches():
+        w = [s for s in samples if start < s["t"] <= end]
         soj = [s["sojourn_ms"] for s in w if s["sojourn_ms"] == s["sojourn_ms"]]
-        stretches.append({"from_s": end - 10.0, "to_s": end, "capacity_bps": cap,
-                          "rate_share": sum(s["sent_bps"] for s in w) / len(w) / cap,
-                          "sojourn_ms": sum(soj) / len(soj) if soj else float("nan")})
+        out.append({"from_s": start, "to_s": end, "capacity_bps": cap,
+                    "rate_share": sum(s["sent_bps"] for s in w) / len(w) / cap,
+                    "sojourn_ms": sum(soj) / len(soj) if soj else float("nan")})
     first_cap = CAPS[0][1]
     ramp = next((s["t"] for s in samples if s["sent_bps"] >= 0.8 * first_cap), float("nan"))
-    drop_at, drop_cap = CAPS[1]
-    backoff = next((s["t"] - drop_at for s in samples if s["t"] > drop_at and s["target_bps"] < drop_cap),
-                   float("nan"))
-    return {"stretches": stretches, "ramp_s": ramp, "backoff_s": backoff, "lost": lost}
+    return {"stretches": out, "ramp_s": ramp, "backoff_s": backoff_s(samples, "target_bps"), "lost": lost}
 
 
 def mediasim_samples(pacing_factor: float = PACING_HEADROOM, **cc: float) -> tuple[list[dict[str, float]], int]:
@@ -158,23 +141,15 @@ def reference_samples(src: Path) -> tuple[list[dict[str, float]], int]:
     return samples, lost
 
 
-def differences(ours: dict[str, Any], ref: dict[str, Any]) -> list[tuple[str, float, float, float, bool]]:
+def differences(ours: dict[str, Any], ref: dict[str, Any]) -> list[Row]:
     """(figure, mediasim, reference, tolerance, within) for each compared figure."""
     rows = []
     for a, b in zip(ours["stretches"], ref["stretches"]):
         span = f"{a['from_s']:.0f}-{a['to_s']:.0f} s"
-        for k in ("rate_share", "sojourn_ms"):
-            rows.append((f"{k} {span}", a[k], b[k], TOLERANCE[k], abs(a[k] - b[k]) <= TOLERANCE[k]))
-    for k in ("ramp_s", "backoff_s"):
-        rows.append((k, ours[k], ref[k], TOLERANCE[k], abs(ours[k] - ref[k]) <= TOLERANCE[k]))
+        rows += [within(f"{k} {span}", a[k], b[k], TOLERANCE[k]) for k in ("rate_share", "sojourn_ms")]
+    rows += [within(k, ours[k], ref[k], TOLERANCE[k]) for k in ("ramp_s", "backoff_s")]
     rows.append(("lost", ours["lost"], ref["lost"], 0.0, ours["lost"] == ref["lost"]))
     return rows
-
-
-def print_table(rows: list[tuple[str, float, float, float, bool]]) -> None:
-    print(f"{'figure':<24}{'mediasim':>10}{'reference':>11}{'tolerance':>11}  within")
-    for name, a, b, tol, ok in rows:
-        print(f"{name:<24}{a:>10.3f}{b:>11.3f}{tol:>11.3f}  {'yes' if ok else 'NO'}")
 
 
 def main(argv: list[str]) -> int:
@@ -199,7 +174,7 @@ def main(argv: list[str]) -> int:
         ref = json.loads(REFERENCES.read_text())["figures"]
     ours = figures(*mediasim_samples())
     rows = differences(ours, ref)
-    print_table(rows)
+    print_rows(rows, "reference")
     for what, factor, cc in [("paced at RFC 8298's 1 x cwnd / s_rtt", 1.0, {}),
                              ("with the reference's TX_QUEUE_SIZE_FACTOR 0.2", PACING_HEADROOM,
                               {"tx_queue_size_factor": 0.2})]:
