@@ -68,6 +68,19 @@ def test_cases_are_checked_before_any_run():
         options("rmcat", cases=[11])
     with pytest.raises(ValueError, match="controllers"):
         rmcat.Params(controllers=("bbr",)).check()
+    with pytest.raises(ValueError, match="scream_pacing_factor must be in"):
+        rmcat.Params(scream_pacing_factor=0.0).check()
+
+
+def test_screams_pacing_factor_reaches_only_screams_pacer():
+    import dataclasses
+
+    p = dataclasses.replace(rmcat.Params(), scream_pacing_factor=1.5)
+    factors = {}
+    for ctl in rmcat.CONTROLLERS:
+        sc = rmcat.scenario(p, 1, ctl, 50.0, "droptail", 0).data
+        factors[ctl] = sc["rtp_sessions"][0]["members"][0]["pacer"]["factor"]
+    assert factors == {"gcc": 2.5, "nada": 1.0, "scream": 1.5}
 
 
 def test_the_command_runs_the_cases_asked_for(tmp_path):
