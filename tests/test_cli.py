@@ -96,12 +96,18 @@ def test_bench_calls_quick_prints_the_calls_beside_rtp_and_cbr():
 def test_bench_gcc_calls_quick_prints_call_seconds_per_wall_second():
     r = invoke("bench", "--gcc-calls", "--quick", "--json")
     assert r.exit_code == 0, r.output
-    (row,) = json.loads(r.output)
+    row, cbr = json.loads(r.output)
     assert row["workload"] == "gcc-calls-50" and row["sim_s"] == 10.0
     # 50 calls from 300 kbit/s (GCC's start) for 10 s: at least 50 x 10 x
     # 30 packets of media, and the CUBIC flows' on top.
     assert row["media_delivered"] > 50 * 10 * 30
     assert row["call_s_per_wall_s"] == pytest.approx(500 / row["wall_s"], rel=0.01)
+    # The network alone on the same paths: 50 CBR flows of 0.9 Mbit/s in
+    # 1200-byte packets (about 94 a second each) beside the CUBIC flows.
+    assert cbr["workload"] == "cbr-calls-50" and cbr["cost_vs_cbr"] == 1.0
+    assert cbr["media_delivered"] > 50 * 10 * 90
+    assert row["cost_vs_cbr"] == pytest.approx(row["wall_us_per_media_packet"] / cbr["wall_us_per_media_packet"],
+                                               abs=0.01)
 
 
 def test_bench_gcc_calls_mix_runs_the_three_controllers_in_turn():
@@ -112,8 +118,9 @@ def test_bench_gcc_calls_mix_runs_the_three_controllers_in_turn():
     assert kinds == ["gcc", "nada", "scream"] * 2
     r = invoke("bench", "--gcc-calls", "--mix", "--quick", "--json")
     assert r.exit_code == 0, r.output
-    (row,) = json.loads(r.output)
+    row, cbr = json.loads(r.output)
     assert row["workload"] == "rmcat-calls-50" and row["media_delivered"] > 50 * 10 * 30
+    assert cbr["workload"] == "cbr-calls-50"
     r = invoke("bench", "--mix")
     assert r.exit_code != 0 and "--mix goes with --gcc-calls" in r.output
 

@@ -237,7 +237,8 @@ def schema_cmd() -> None:
                    "ratio, the fastest of 5 rounds in turn (with --quick: 8 calls for 5 s, one round).")
 @click.option("--gcc-calls", "gcc_calls", is_flag=True,
               help="1,000 GCC calls and 10 CUBIC flows through one 1 Gbit/s bottleneck for 300 s: calls x simulated "
-                   "seconds per wall second (with --quick: 50 calls for 10 s).")
+                   "seconds per wall second, beside one CBR flow per call on the same paths (what the network alone costs; "
+                   "with --quick: 50 calls for 10 s).")
 @click.option("--mix", is_flag=True,
               help="With --gcc-calls: GCC, NADA and SCReAM calls in turn instead of GCC alone.")
 @click.option("--parts", is_flag=True,
@@ -296,9 +297,10 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, c
         from .validation.bench import run_one
 
         n, dur = (50, 10.0) if quick else (1000, 300.0)
-        row = run_one("rmcat_calls" if mix else "gcc_calls", n, dur)
-        row["call_s_per_wall_s"] = round(n * dur / row["wall_s"], 1)
-        rows = [row]
+        rows = [run_one(w, n, dur) for w in ("rmcat_calls" if mix else "gcc_calls", "cbr_calls")]
+        for row in rows:
+            row["call_s_per_wall_s"] = round(n * dur / row["wall_s"], 1)
+            row["cost_vs_cbr"] = round(row["wall_us_per_media_packet"] / rows[-1]["wall_us_per_media_packet"], 2)
     elif calls:
         from .validation.bench import run_calls
 

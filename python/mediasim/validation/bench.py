@@ -20,7 +20,10 @@ Both workloads share one dumbbell: a 10 Mbit/s, 20 ms bottleneck (drop-tail,
 - "gcc-calls-N" (``--gcc-calls``): N GCC calls and 10 CUBIC flows through
   one 1 Gbit/s bottleneck (the RMCAT study's scale test); the figure is
   calls x simulated seconds per wall second; "rmcat-calls-N" (``--gcc-calls
-  --mix``) the same with GCC, NADA and SCReAM calls in turn.
+  --mix``) the same with GCC, NADA and SCReAM calls in turn. Beside them
+  "cbr-calls-N": the same paths and CUBIC flows with one CBR flow per call
+  (0.9 Mbit/s, the calls' packet size), what the network alone costs at
+  that scale (`cost_vs_cbr`, per delivered media packet, as for `--calls`).
 """
 
 from __future__ import annotations
@@ -239,6 +242,21 @@ def _cc_calls(name: str, n_calls: int, duration_s: float, controllers: list[str]
     return sc
 
 
+SCALE_CBR_BPS = 0.9e6  # chosen: 1,000 of them fill 90% of the 1 Gbit/s bottleneck
+
+
+def cbr_calls(n_calls: int, duration_s: float = 300.0) -> dict[str, Any]:
+    """The scale workload's paths and CUBIC flows (``_cc_calls``) with one
+    CBR flow per call instead of the call, ``SCALE_CBR_BPS`` on the wire in
+    packets of the calls' size: what the network alone costs at that scale."""
+    sc = _cc_calls(f"cbr-calls-{n_calls}", n_calls, duration_s, ["gcc"])
+    sc.pop("rtp_sessions")
+    payload = CALL_PACKET_BYTES - 28
+    sc["flows"] = [{"name": f"f{i}", "type": "cbr", "src": f"s{i}", "dst": f"d{i}", "payload_bytes": payload,
+                    "rate_bps": SCALE_CBR_BPS * payload / CALL_PACKET_BYTES} for i in range(n_calls)] + sc["flows"]
+    return sc
+
+
 def gcc_calls(n_calls: int, duration_s: float = 300.0) -> dict[str, Any]:
     """n GCC calls and the CUBIC flows (``_cc_calls``)."""
     return _cc_calls(f"gcc-calls-{n_calls}", n_calls, duration_s, ["gcc"])
@@ -251,7 +269,7 @@ def rmcat_calls(n_calls: int, duration_s: float = 300.0) -> dict[str, Any]:
 
 WORKLOADS = {"udp": dumbbell, "tcp": tcp_dumbbell, "rtp_group": rtp_group, "rmtp": rmtp_tree,
              "calls": calls, "calls_rtp": calls_rtp, "calls_cbr": calls_cbr, "gcc_calls": gcc_calls,
-             "rmcat_calls": rmcat_calls,
+             "rmcat_calls": rmcat_calls, "cbr_calls": cbr_calls,
              **{k: _calls_without(*v) for k, v in CALL_PARTS.items()}}
 
 
