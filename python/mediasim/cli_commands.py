@@ -294,13 +294,9 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, c
         n, dur = (1000, 50.0) if quick else (10_000, 500.0)
         rows = [run_one("rmtp", n, dur)]
     elif gcc_calls:
-        from .validation.bench import run_one
+        from .validation.bench import run_scale_calls
 
-        n, dur = (50, 10.0) if quick else (1000, 300.0)
-        rows = [run_one(w, n, dur) for w in ("rmcat_calls" if mix else "gcc_calls", "cbr_calls")]
-        for row in rows:
-            row["call_s_per_wall_s"] = round(n * dur / row["wall_s"], 1)
-            row["cost_vs_cbr"] = round(row["wall_us_per_media_packet"] / rows[-1]["wall_us_per_media_packet"], 2)
+        rows = run_scale_calls(quick=quick, mix=mix)
     elif calls:
         from .validation.bench import run_calls
 

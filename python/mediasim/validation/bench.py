@@ -217,16 +217,25 @@ SCALE_CONTROLLERS = {
 }
 
 
-def _cc_calls(name: str, n_calls: int, duration_s: float, controllers: list[str]) -> dict[str, Any]:
-    """n video calls (RFC 8593's codec at 30 fps, paced, per-packet
-    feedback, adaptive playout; 150 kbit/s to 1.5 Mbit/s), the i-th with
-    ``controllers[i % len(controllers)]``, and ``GCC_CALLS_TCP_FLOWS``
-    CUBIC flows through one 1 Gbit/s, 20 ms bottleneck with 300 ms of
-    drop-tail queue (RFC 8867's sizing)."""
+def _scale_paths(name: str, n_calls: int, duration_s: float) -> dict[str, Any]:
+    """The scale workloads' network: a path s<i> -> d<i> per call, and
+    ``GCC_CALLS_TCP_FLOWS`` CUBIC flows on paths of their own, through one
+    1 Gbit/s, 20 ms bottleneck with 300 ms of drop-tail queue (RFC 8867's
+    sizing); no packets table."""
     sc = _dumbbell_base(name, n_calls + GCC_CALLS_TCP_FLOWS, duration_s, extra_pair=False)
     sc["links"][0]["rate_bps"] = GCC_CALLS_BOTTLENECK_BPS
     sc["links"][0]["queue"] = {"type": "droptail", "limit_bytes": int(GCC_CALLS_BOTTLENECK_BPS * 0.3 / 8)}
     sc["measure"] = {"packets": False}
+    sc["flows"] = [{"name": f"tcp{k}", "type": "tcp", "src": f"s{n_calls + k}", "dst": f"d{n_calls + k}",
+                    "cc": {"type": "cubic"}} for k in range(GCC_CALLS_TCP_FLOWS)]
+    return sc
+
+
+def _cc_calls(name: str, n_calls: int, duration_s: float, controllers: list[str]) -> dict[str, Any]:
+    """n video calls (RFC 8593's codec at 30 fps, paced, per-packet
+    feedback, adaptive playout; 150 kbit/s to 1.5 Mbit/s), the i-th with
+    ``controllers[i % len(controllers)]``, on ``_scale_paths``."""
+    sc = _scale_paths(name, n_calls, duration_s)
     sessions = []
     for i in range(n_calls):
         cc, feedback, pacer = SCALE_CONTROLLERS[controllers[i % len(controllers)]]
@@ -237,8 +246,6 @@ def _cc_calls(name: str, n_calls: int, duration_s: float, controllers: list[str]
                           "pacer": dict(pacer), "feedback": dict(feedback), "cc": dict(cc)},
                          {"node": f"d{i}", "playout": {"adaptive": True}}]})
     sc["rtp_sessions"] = sessions
-    sc["flows"] = [{"name": f"tcp{k}", "type": "tcp", "src": f"s{n_calls + k}", "dst": f"d{n_calls + k}",
-                    "cc": {"type": "cubic"}} for k in range(GCC_CALLS_TCP_FLOWS)]
     return sc
 
 
@@ -246,11 +253,11 @@ SCALE_CBR_BPS = 0.9e6  # chosen: 1,000 of them fill 90% of the 1 Gbit/s bottlene
 
 
 def cbr_calls(n_calls: int, duration_s: float = 300.0) -> dict[str, Any]:
-    """The scale workload's paths and CUBIC flows (``_cc_calls``) with one
-    CBR flow per call instead of the call, ``SCALE_CBR_BPS`` on the wire in
-    packets of the calls' size: what the network alone costs at that scale."""
-    sc = _cc_calls(f"cbr-calls-{n_calls}", n_calls, duration_s, ["gcc"])
-    sc.pop("rtp_sessions")
+    """The scale workloads' paths and CUBIC flows (``_scale_paths``) with
+    one CBR flow per call instead of the call, ``SCALE_CBR_BPS`` on the wire
+    in packets of the calls' size: what the network alone costs at that
+    scale."""
+    sc = _scale_paths(f"cbr-calls-{n_calls}", n_calls, duration_s)
     payload = CALL_PACKET_BYTES - 28
     sc["flows"] = [{"name": f"f{i}", "type": "cbr", "src": f"s{i}", "dst": f"d{i}", "payload_bytes": payload,
                     "rate_bps": SCALE_CBR_BPS * payload / CALL_PACKET_BYTES} for i in range(n_calls)] + sc["flows"]
@@ -358,11 +365,28 @@ def run_calls(quick: bool = False, parts: bool = False) -> list[dict[str, Any]]:
             row = run_one(w, n, dur)
             if w not in best or row["wall_s"] < best[w]["wall_s"]:
                 best[w] = row
-    rows = [best[w] for w in names]
+    return _with_cost_vs_cbr([best[w] for w in names])
+
+
+def _with_cost_vs_cbr(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Adds each row's wall time per delivered media packet over the last
+    row's (the CBR flows on the same paths)."""
     cbr = max(rows[-1]["wall_us_per_media_packet"], 1e-9)
     for r in rows:
         r["cost_vs_cbr"] = round(r["wall_us_per_media_packet"] / cbr, 3)
     return rows
+
+
+def run_scale_calls(quick: bool = False, mix: bool = False) -> list[dict[str, Any]]:
+    """1,000 GCC calls (with ``mix``, GCC, NADA and SCReAM in turn) for
+    300 s, then CBR on the same paths (``cbr_calls``), each in a fresh
+    process: calls x simulated seconds per wall second, and the cost per
+    delivered media packet against CBR's. Quick: 50 calls for 10 s."""
+    n, dur = (50, 10.0) if quick else (1000, 300.0)
+    rows = [run_one(w, n, dur) for w in ("rmcat_calls" if mix else "gcc_calls", "cbr_calls")]
+    for row in rows:
+        row["call_s_per_wall_s"] = round(n * dur / row["wall_s"], 1)
+    return _with_cost_vs_cbr(rows)
 
 
 def run_one(workload: str, n: int, dur: float) -> dict[str, Any]:
