@@ -424,7 +424,7 @@ impl RtpMember {
     }
 
     fn arm_rtcp(&mut self, out: &mut Vec<Action>) {
-        let d = self.sched.wake_at();
+        let d = self.sched.wake_at(self.stop, &self.rng);
         if d < self.stop && self.rtcp_timer_at.is_none_or(|t| d < t) {
             self.rtcp_timer_at = Some(d);
             out.push(Action::Timer {
@@ -849,6 +849,9 @@ impl App for RtpMember {
             _ => true,
         };
         let mut rtcp_moved = touches_rtcp && self.sched.catch_up(now, self.stop, &mut self.rng);
+        // What RTCP's timer was set from; a change (our first media
+        // packet, a sender timing out) may bring its next wake forward.
+        let generation = touches_rtcp.then(|| self.sched.timing.generation());
         self.release_held();
         match token {
             TOKEN_MEDIA => {
@@ -919,7 +922,7 @@ impl App for RtpMember {
                 }
             }
         }
-        if rtcp_moved {
+        if rtcp_moved || generation.is_some_and(|g| g != self.sched.timing.generation()) {
             self.arm_rtcp(out);
         }
     }
@@ -941,9 +944,12 @@ impl App for RtpMember {
             }
             self.release_held();
             let mut rtcp_moved = self.sched.catch_up(now, self.stop, &mut self.rng);
-            // A media packet moves RTCP's schedule only by a loss.
+            let generation = self.sched.timing.generation();
+            // A media packet moves RTCP's schedule by a loss, or by a new
+            // member or sender (the timing's generation).
             self.on_data(now, d, &h, pkt, out);
             rtcp_moved |= std::mem::take(&mut self.loss_seen);
+            rtcp_moved |= generation != self.sched.timing.generation();
             if rtcp_moved {
                 self.arm_rtcp(out);
             }

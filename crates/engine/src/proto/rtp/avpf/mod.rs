@@ -112,7 +112,23 @@ pub struct RtcpScheduler {
     heard: VecDeque<(SimTime, u32, Vec<u16>)>,
     rtt_s: Option<f64>,
     pub stats: FbStats,
+    /// The first Regular slot found to send by a trial run of the slots
+    /// ahead ([`Self::wake_at`]): every slot before it is suppressed, as
+    /// long as nothing the slots depend on changes (the timing's
+    /// generation, and no feedback or Early packet in between).
+    forecast: Option<Forecast>,
 }
+
+#[derive(Clone, Copy, Debug)]
+struct Forecast {
+    generation: u64,
+    send_at: SimTime,
+}
+
+/// Most slots a forecast runs ahead: a Regular packet goes within 1.5
+/// T_rr_interval, some 40 to 80 slots in a two-party call; a longer
+/// stretch is forecast in parts.
+const FORECAST_SLOTS: u32 = 256;
 
 impl RtcpScheduler {
     pub fn new(timing: RtcpTiming, avpf: Option<AvpfConfig>) -> Self {
@@ -126,6 +142,7 @@ impl RtcpScheduler {
             heard: VecDeque::new(),
             rtt_s: None,
             stats: FbStats::default(),
+            forecast: None,
         }
     }
 
@@ -152,19 +169,33 @@ impl RtcpScheduler {
     }
 
     /// With T_rr_interval, the time before which every Regular slot is
-    /// certainly suppressed, if the next slot is: a slot sends a Regular
+    /// certainly suppressed, if the next slot is. A slot sends a Regular
     /// packet only once (u + 0.5) T_rr_interval has passed since the last
-    /// one, u uniform in [0, 1) (RFC 4585 3.5.3), or when feedback waits.
-    /// With none waiting and no Early packet scheduled, the slots before
+    /// one, u uniform in [0, 1) (RFC 4585 3.5.3), or when feedback waits:
+    /// with none waiting and no Early packet scheduled, the slots before
     /// t_rr_last + T_rr_interval / 2 only move tp and tn on and draw from
-    /// the member's random stream. None when the next slot might send.
+    /// the member's random stream, whatever the draws. Beyond that, the
+    /// slots before a standing forecast's sending slot are suppressed too:
+    /// the same state and draws give the same outcomes. None when the next
+    /// slot might send.
     pub fn quiet_until(&self) -> Option<SimTime> {
+        let half = self.quiet_half_end()?;
+        let end = match self.forecast {
+            Some(f) if f.generation == self.timing.generation() => f.send_at.max(half),
+            _ => half,
+        };
+        (self.timing.next_time() < end).then_some(end)
+    }
+
+    /// t_rr_last + T_rr_interval / 2, when slots can be quiet at all:
+    /// T_rr_interval set, a Regular packet sent, no feedback waiting and
+    /// no Early packet scheduled.
+    fn quiet_half_end(&self) -> Option<SimTime> {
         let cfg = self.avpf.as_ref()?;
         if cfg.trr_interval_s <= 0.0 || self.early_at.is_some() || !self.pending.is_empty() {
             return None;
         }
-        let quiet_end = self.t_rr_last? + SimTime::from_secs_f64(0.5 * cfg.trr_interval_s);
-        (self.timing.next_time() < quiet_end).then_some(quiet_end)
+        Some(self.t_rr_last? + SimTime::from_secs_f64(0.5 * cfg.trr_interval_s))
     }
 
     /// Runs, in order, the certainly suppressed slots (see
@@ -200,9 +231,52 @@ impl RtcpScheduler {
 
     /// When the member must next wake for RTCP: [`Self::deadline`], or the
     /// end of a stretch of certainly suppressed slots (run late by
-    /// [`Self::catch_up`]).
-    pub fn wake_at(&self) -> SimTime {
+    /// [`Self::catch_up`]). With T_rr_interval and nothing waiting, the
+    /// slots ahead are first run on trial, from the present state and a
+    /// copy of the member's random stream `rng`, up to the first that
+    /// sends (or `stop`): the member then wakes about once per Regular
+    /// packet instead of at each of the 15 to 40 slots between the end of
+    /// the quiet half and the slot that sends. The trial's outcome stands
+    /// until the timing's inputs change (its generation), feedback waits
+    /// or a packet is sent; every such change comes after a catch-up to
+    /// the present (the member's rule), so the slots run late see exactly
+    /// the state and draws the trial saw.
+    pub fn wake_at(&mut self, stop: SimTime, rng: &SimRng) -> SimTime {
+        let stands = self
+            .forecast
+            .is_some_and(|f| f.generation == self.timing.generation());
+        if !stands && self.quiet_half_end().is_some() {
+            let send_at = self.trial(stop, rng);
+            self.forecast = Some(Forecast {
+                generation: self.timing.generation(),
+                send_at,
+            });
+        }
         self.quiet_until().unwrap_or_else(|| self.deadline())
+    }
+
+    /// Runs the slots ahead on trial and puts everything back: the time
+    /// of the first that sends, or of the first at or after `stop` or
+    /// past `FORECAST_SLOTS` (every slot before it was suppressed).
+    fn trial(&mut self, stop: SimTime, rng: &SimRng) -> SimTime {
+        let saved = (
+            self.timing.slot_state(),
+            self.allow_early,
+            self.t_rr_last,
+            self.stats.clone(),
+        );
+        let mut rng = rng.clone();
+        let mut slots = 0;
+        let at = loop {
+            let tn = self.timing.next_time();
+            if tn >= stop || slots == FORECAST_SLOTS || self.on_timer(tn, &mut rng).is_some() {
+                break tn;
+            }
+            slots += 1;
+        };
+        self.timing.set_slot_state(saved.0);
+        (self.allow_early, self.t_rr_last, self.stats) = (saved.1, saved.2, saved.3);
+        at
     }
 
     /// T_dither_max (RFC 4585 3.5.2 step 2b, or the draft's RTT rule).
@@ -235,6 +309,7 @@ impl RtcpScheduler {
     /// A loss event at `now` (t0) to be reported (RFC 4585 3.5.2 steps 1-4).
     pub fn on_loss(&mut self, now: SimTime, media_ssrc: u32, seqs: Vec<u16>, rng: &mut SimRng) {
         self.stats.wanted += 1;
+        self.forecast = None; // it may draw from `rng`
         let Some(cfg) = self.avpf.clone() else {
             // AVP: no early packets and no feedback delay bound: the
             // feedback rides the next regular report, however far away.
@@ -286,6 +361,7 @@ impl RtcpScheduler {
     /// items it covers; if nothing is left, cancel the Early packet.
     pub fn on_feedback_heard(&mut self, now: SimTime, media_ssrc: u32, seqs: &[u16]) {
         let Some(cfg) = &self.avpf else { return };
+        self.forecast = None;
         let retention = SimTime::from_secs_f64(cfg.retention_s);
         while self
             .heard
@@ -372,6 +448,7 @@ impl RtcpScheduler {
 
     /// The packet returned by `on_timer` left at `now`, `bytes` long.
     pub fn on_sent(&mut self, now: SimTime, sent: &Transmit, bytes: f64, rng: &mut SimRng) {
+        self.forecast = None;
         let (fb, early) = match sent {
             Transmit::Early(fb) => (fb, true),
             Transmit::Regular(fb) => (fb, false),

@@ -121,6 +121,21 @@ pub struct RtcpTiming {
     pub packets_sent: u64,
     pub bytes_sent: u64,
     pub reconsiderations: u64,
+    /// Counts the changes to what the interval is computed from (members,
+    /// senders, our sender status, avg_rtcp_size, initial) and to tp and
+    /// tn from outside the slots: a forecast of the slots made at one
+    /// generation holds while it stands (`avpf::RtcpScheduler::wake_at`).
+    generation: u64,
+}
+
+/// What running a slot changes in the timing ([`RtcpTiming::slot_state`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlotState {
+    tp: SimTime,
+    tn: SimTime,
+    pmembers: u32,
+    last_t: f64,
+    reconsiderations: u64,
 }
 
 impl RtcpTiming {
@@ -150,6 +165,7 @@ impl RtcpTiming {
             packets_sent: 0,
             bytes_sent: 0,
             reconsiderations: 0,
+            generation: 0,
         };
         let first = t.randomised(rng);
         t.tn = now + SimTime::from_secs_f64(first);
@@ -186,6 +202,27 @@ impl RtcpTiming {
     }
     pub fn we_sent(&self) -> bool {
         self.we_sent
+    }
+    /// See the field: equal generations, the same interval inputs.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// What the slots move (tp, tn and the interval last drawn), to be
+    /// put back with [`Self::set_slot_state`] after a trial run of slots.
+    pub fn slot_state(&self) -> SlotState {
+        SlotState {
+            tp: self.tp,
+            tn: self.tn,
+            pmembers: self.pmembers,
+            last_t: self.last_t,
+            reconsiderations: self.reconsiderations,
+        }
+    }
+
+    pub fn set_slot_state(&mut self, s: SlotState) {
+        (self.tp, self.tn, self.pmembers) = (s.tp, s.tn, s.pmembers);
+        (self.last_t, self.reconsiderations) = (s.last_t, s.reconsiderations);
     }
 
     fn rtcp_bw(&self) -> f64 {
@@ -237,6 +274,7 @@ impl RtcpTiming {
     }
 
     fn count_sent(&mut self, bytes: f64) {
+        self.generation += 1;
         self.packets_sent += 1;
         self.bytes_sent += bytes as u64;
         // 6.3.3: avg_rtcp_size is a 1/16 moving average over all packets.
@@ -265,6 +303,7 @@ impl RtcpTiming {
     /// We sent an RTP packet (we count as a sender for 2 intervals).
     pub fn on_own_rtp(&mut self, now: SimTime) {
         self.last_own_rtp = Some(now);
+        self.generation += !self.we_sent as u64;
         self.we_sent = true;
     }
 
@@ -273,11 +312,14 @@ impl RtcpTiming {
         if ssrc == self.own {
             return;
         }
+        let before = (self.table.len(), self.table.senders());
         self.table.sent_rtp(ssrc, now);
+        self.generation += (before != (self.table.len(), self.table.senders())) as u64;
     }
 
     /// An RTCP compound packet of `bytes` from `ssrc` (6.3.3).
     pub fn on_rtcp(&mut self, ssrc: u32, bytes: f64, now: SimTime) {
+        self.generation += 1;
         self.avg_rtcp_size = bytes / 16.0 + self.avg_rtcp_size * 15.0 / 16.0;
         if ssrc == self.own {
             return;
@@ -289,6 +331,7 @@ impl RtcpTiming {
     /// reconsideration.
     pub fn on_bye(&mut self, ssrc: u32, now: SimTime) {
         if self.table.remove(ssrc) {
+            self.generation += 1;
             self.reverse_reconsider(now);
         }
     }
@@ -322,6 +365,7 @@ impl RtcpTiming {
         );
         let member_limit = SimTime::from_secs_f64(MEMBER_TIMEOUT_INTERVALS * td);
         let sender_limit = SimTime::from_secs_f64(2.0 * td);
+        let before = (self.table.senders(), self.we_sent);
         let gone = self.table.time_out(now, member_limit, sender_limit) as usize;
         if self
             .last_own_rtp
@@ -332,6 +376,7 @@ impl RtcpTiming {
         if gone > 0 {
             self.reverse_reconsider(now);
         }
+        self.generation += (gone > 0 || before != (self.table.senders(), self.we_sent)) as u64;
         gone
     }
 }
