@@ -8,7 +8,7 @@
 //! `on_timer` returns into RTCP packets (Generic NACK or application-layer
 //! feedback).
 
-use super::rtcp_timing::{Expiry, RtcpTiming};
+use super::rtcp_timing::{Expiry, RtcpTiming, SlotState};
 use crate::sim::{uniform, SimRng, SimTime};
 use std::collections::VecDeque;
 
@@ -119,10 +119,23 @@ pub struct RtcpScheduler {
     forecast: Option<Forecast>,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Forecast {
     generation: u64,
     send_at: SimTime,
+    /// The state after the suppressed slots before `send_at`: a catch-up
+    /// to `send_at` or later takes it instead of running them again.
+    end: SlotsRun,
+}
+
+/// What the suppressed slots move: the timing's slot state, allow_early,
+/// the suppressed count and the member's random stream.
+#[derive(Clone, Debug)]
+struct SlotsRun {
+    timing: SlotState,
+    allow_early: bool,
+    suppressed: u64,
+    rng: SimRng,
 }
 
 /// Most slots a forecast runs ahead: a Regular packet goes within 1.5
@@ -180,9 +193,9 @@ impl RtcpScheduler {
     /// slot might send.
     pub fn quiet_until(&self) -> Option<SimTime> {
         let half = self.quiet_half_end()?;
-        let end = match self.forecast {
-            Some(f) if f.generation == self.timing.generation() => f.send_at.max(half),
-            _ => half,
+        let end = match self.standing_forecast() {
+            Some(f) => f.send_at.max(half),
+            None => half,
         };
         (self.timing.next_time() < end).then_some(end)
     }
@@ -217,6 +230,19 @@ impl RtcpScheduler {
     #[inline(never)]
     fn catch_up_due(&mut self, now: SimTime, stop: SimTime, rng: &mut SimRng) -> bool {
         let mut ran = false;
+        // Every slot of a standing forecast's is due: take the state its
+        // trial reached after them (the same state, run or taken).
+        if let Some(f) = self.standing_forecast() {
+            if now >= f.send_at
+                && self.timing.next_time() < f.send_at
+                && self.quiet_until().is_some()
+            {
+                let end = f.end.clone();
+                self.set_slots_run(&end);
+                *rng = end.rng;
+                ran = true;
+            }
+        }
         while self.quiet_until().is_some() {
             let tn = self.timing.next_time();
             if tn > now || tn >= stop {
@@ -242,14 +268,12 @@ impl RtcpScheduler {
     /// the present (the member's rule), so the slots run late see exactly
     /// the state and draws the trial saw.
     pub fn wake_at(&mut self, stop: SimTime, rng: &SimRng) -> SimTime {
-        let stands = self
-            .forecast
-            .is_some_and(|f| f.generation == self.timing.generation());
-        if !stands && self.quiet_half_end().is_some() {
-            let send_at = self.trial(stop, rng);
+        if self.standing_forecast().is_none() && self.quiet_half_end().is_some() {
+            let (send_at, end) = self.trial(stop, rng);
             self.forecast = Some(Forecast {
                 generation: self.timing.generation(),
                 send_at,
+                end,
             });
         }
         self.quiet_until().unwrap_or_else(|| self.deadline())
@@ -257,26 +281,44 @@ impl RtcpScheduler {
 
     /// Runs the slots ahead on trial and puts everything back: the time
     /// of the first that sends, or of the first at or after `stop` or
-    /// past `FORECAST_SLOTS` (every slot before it was suppressed).
-    fn trial(&mut self, stop: SimTime, rng: &SimRng) -> SimTime {
-        let saved = (
-            self.timing.slot_state(),
-            self.allow_early,
-            self.t_rr_last,
-            self.stats.clone(),
-        );
+    /// past `FORECAST_SLOTS` (every slot before it was suppressed), and
+    /// the state just before that slot.
+    fn trial(&mut self, stop: SimTime, rng: &SimRng) -> (SimTime, SlotsRun) {
+        let saved = (self.slots_run(rng), self.t_rr_last, self.stats.clone());
         let mut rng = rng.clone();
         let mut slots = 0;
-        let at = loop {
+        let (at, end) = loop {
             let tn = self.timing.next_time();
+            let before = self.slots_run(&rng);
             if tn >= stop || slots == FORECAST_SLOTS || self.on_timer(tn, &mut rng).is_some() {
-                break tn;
+                break (tn, before);
             }
             slots += 1;
         };
-        self.timing.set_slot_state(saved.0);
-        (self.allow_early, self.t_rr_last, self.stats) = (saved.1, saved.2, saved.3);
-        at
+        self.set_slots_run(&saved.0);
+        (self.t_rr_last, self.stats) = (saved.1, saved.2);
+        (at, end)
+    }
+
+    fn slots_run(&self, rng: &SimRng) -> SlotsRun {
+        SlotsRun {
+            timing: self.timing.slot_state(),
+            allow_early: self.allow_early,
+            suppressed: self.stats.regular_suppressed,
+            rng: rng.clone(),
+        }
+    }
+
+    /// Puts back what `slots_run` took, but for the random stream.
+    fn set_slots_run(&mut self, s: &SlotsRun) {
+        self.timing.set_slot_state(s.timing);
+        self.allow_early = s.allow_early;
+        self.stats.regular_suppressed = s.suppressed;
+    }
+
+    /// The forecast, if it still stands (see the field).
+    fn standing_forecast(&self) -> Option<&Forecast> {
+        (self.forecast.as_ref()).filter(|f| f.generation == self.timing.generation())
     }
 
     /// T_dither_max (RFC 4585 3.5.2 step 2b, or the draft's RTT rule).

@@ -126,6 +126,9 @@ pub struct RtcpTiming {
     /// tn from outside the slots: a forecast of the slots made at one
     /// generation holds while it stands (`avpf::RtcpScheduler::wake_at`).
     generation: u64,
+    /// Td at a generation: its inputs are the same until the next one,
+    /// and a slot draws two intervals from it (a forecast, forty more).
+    td_memo: (u64, f64),
 }
 
 /// What running a slot changes in the timing ([`RtcpTiming::slot_state`]).
@@ -166,6 +169,7 @@ impl RtcpTiming {
             bytes_sent: 0,
             reconsiderations: 0,
             generation: 0,
+            td_memo: (u64::MAX, 0.0),
         };
         let first = t.randomised(rng);
         t.tn = now + SimTime::from_secs_f64(first);
@@ -243,7 +247,10 @@ impl RtcpTiming {
     }
 
     fn randomised(&mut self, rng: &mut SimRng) -> f64 {
-        self.last_t = rtcp_interval(self.td(), rng);
+        if self.td_memo.0 != self.generation {
+            self.td_memo = (self.generation, self.td());
+        }
+        self.last_t = rtcp_interval(self.td_memo.1, rng);
         self.last_t
     }
 
