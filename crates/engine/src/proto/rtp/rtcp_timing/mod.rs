@@ -126,8 +126,9 @@ pub struct RtcpTiming {
     /// tn from outside the slots: a forecast of the slots made at one
     /// generation holds while it stands (`avpf::RtcpScheduler::wake_at`).
     generation: u64,
-    /// Td at a generation: its inputs are the same until the next one,
-    /// and a slot draws two intervals from it (a forecast, forty more).
+    /// Td and the generation it was computed at: its inputs stay the same
+    /// until the next generation, and every slot (run, or on trial for a
+    /// forecast) draws two intervals from it.
     td_memo: (u64, f64),
 }
 
@@ -212,8 +213,9 @@ impl RtcpTiming {
         self.generation
     }
 
-    /// What the slots move (tp, tn and the interval last drawn), to be
-    /// put back with [`Self::set_slot_state`] after a trial run of slots.
+    /// What the slots move (tp, tn, pmembers, the interval last drawn
+    /// and the reconsiderations), to be put back with
+    /// [`Self::set_slot_state`] after a trial run of slots.
     pub fn slot_state(&self) -> SlotState {
         SlotState {
             tp: self.tp,
