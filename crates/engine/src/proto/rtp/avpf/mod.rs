@@ -258,17 +258,25 @@ impl RtcpScheduler {
     /// When the member must next wake for RTCP: [`Self::deadline`], or the
     /// end of a stretch of certainly suppressed slots (run late by
     /// [`Self::catch_up`]). With T_rr_interval and nothing waiting, the
-    /// slots ahead are first run on trial, from the present state and a
-    /// copy of the member's random stream `rng`, up to the first that
-    /// sends (or `stop`): the member then wakes about once per Regular
-    /// packet instead of at each of the 15 to 40 slots between the end of
-    /// the quiet half and the slot that sends. The trial's outcome stands
+    /// member wakes at the end of the quiet half; from there the slots
+    /// ahead are first run on trial, from the present state and a copy of
+    /// the member's random stream `rng`, up to the first that sends (or
+    /// `stop`): the member then wakes about twice per Regular packet
+    /// instead of at each of the 15 to 40 slots between the end of the
+    /// quiet half and the slot that sends. No trial runs within the quiet
+    /// half: the other members' reports, each of which ends a trial, come
+    /// as often as the member's own, and a trial begun at the member's own
+    /// packet ran the quiet half's slots once more and was mostly undone
+    /// (half the slots run in a two-party call). The trial's outcome stands
     /// until the timing's inputs change (its generation), feedback waits
     /// or a packet is sent; every such change comes after a catch-up to
     /// the present (the member's rule), so the slots run late see exactly
     /// the state and draws the trial saw.
     pub fn wake_at(&mut self, stop: SimTime, rng: &SimRng) -> SimTime {
-        if self.standing_forecast().is_none() && self.quiet_half_end().is_some() {
+        let past_half = self
+            .quiet_half_end()
+            .is_some_and(|h| self.timing.next_time() >= h);
+        if self.standing_forecast().is_none() && past_half {
             let (send_at, end) = self.trial(stop, rng);
             self.forecast = Some(Forecast {
                 generation: self.timing.generation(),

@@ -690,6 +690,18 @@ fn quiet_until_is_half_of_t_rr_interval_then_the_forecast_sending_slot() {
         }
     };
     assert!(sends_at > quiet_end, "{sends_at} {quiet_end}");
+    // Within the quiet half no trial runs (a report heard there would end
+    // it): the member wakes at the half's end, and nothing moved.
+    let before = (s.timing.slot_state(), s.stats.regular_suppressed);
+    assert_eq!(s.wake_at(SimTime::MAX, &rng), quiet_end);
+    assert_eq!(s.quiet_until(), Some(quiet_end));
+    assert_eq!(before, (s.timing.slot_state(), s.stats.regular_suppressed));
+    // There the quiet half's slots run late, and the slots ahead run on
+    // trial: the member wakes at the first that sends on time, and
+    // nothing else moved.
+    assert!(s.catch_up(quiet_end, SimTime::MAX, &mut rng));
+    let first = s.timing.next_time();
+    assert!(first >= quiet_end && first < sends_at, "{first} {sends_at}");
     let before = (s.timing.slot_state(), s.stats.regular_suppressed);
     assert_eq!(s.wake_at(SimTime::MAX, &rng), sends_at);
     assert_eq!(s.quiet_until(), Some(sends_at));
@@ -697,12 +709,12 @@ fn quiet_until_is_half_of_t_rr_interval_then_the_forecast_sending_slot() {
     // A stop before it bounds the trial.
     let mut bounded = s.clone();
     bounded.on_feedback_heard(last, 9, &[]); // clears the forecast
-    assert_eq!(bounded.quiet_until(), Some(quiet_end));
-    let stop = quiet_end + SimTime::from_millis(1);
+    assert_eq!(bounded.quiet_until(), None, "past the quiet half");
+    let stop = first + SimTime(1);
     assert!(bounded.wake_at(stop, &rng) >= stop);
     // A change to the interval's inputs ends the forecast.
     s.timing.on_rtcp(200, 120.0, last);
-    assert_eq!(s.quiet_until(), Some(quiet_end));
+    assert_eq!(s.quiet_until(), None);
     // Feedback waiting ends a quiet stretch.
     let (mut s, mut rng) = member(Some(cfg_trr(1.0)), 2);
     let mut now = s.deadline();
