@@ -645,8 +645,8 @@ fn quiet_slots_run_late_as_they_would_on_time() {
     );
     assert_eq!(uniform(&mut rng_a), uniform(&mut rng_b), "the same draws");
     assert!(sa.regular_suppressed > 50, "{}", sa.regular_suppressed);
-    // Lazily, a member wakes about once per packet it sends, not for the
-    // slots between.
+    // Lazily, a member wakes about twice per packet it sends (the quiet
+    // half's end and the sending slot), not for the slots between.
     let packets = sa.regular_packets + sa.early_packets;
     assert!(wakes_b <= 2 * packets, "lazy {wakes_b}, {packets} packets");
     assert!(wakes_b * 5 < wakes_a, "lazy {wakes_b} against {wakes_a}");
