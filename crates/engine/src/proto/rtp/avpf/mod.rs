@@ -265,10 +265,10 @@ impl RtcpScheduler {
     /// instead of at each of the 15 to 40 slots between the end of the
     /// quiet half and the slot that sends. No trial runs within the quiet
     /// half: the other members' reports, each of which ends a trial, come
-    /// as often as the member's own, and a trial begun at the member's own
-    /// packet ran the quiet half's slots once more and was mostly undone
-    /// (half the slots run in a two-party call). The trial's outcome stands
-    /// until the timing's inputs change (its generation), feedback waits
+    /// as often as the member's own, so a trial begun at the member's own
+    /// packet would mostly be undone and would run the quiet half's slots
+    /// once more (twice the slots in a two-party call). The trial's
+    /// outcome stands until the timing's inputs change (its generation), feedback waits
     /// or a packet is sent; every such change comes after a catch-up to
     /// the present (the member's rule), so the slots run late see exactly
     /// the state and draws the trial saw.
