@@ -268,10 +268,10 @@ impl RtcpScheduler {
     /// as often as the member's own, so a trial begun at the member's own
     /// packet would mostly be undone and would run the quiet half's slots
     /// once more (twice the slots in a two-party call). The trial's
-    /// outcome stands until the timing's inputs change (its generation), feedback waits
-    /// or a packet is sent; every such change comes after a catch-up to
-    /// the present (the member's rule), so the slots run late see exactly
-    /// the state and draws the trial saw.
+    /// outcome stands until the timing's inputs change (its generation),
+    /// feedback waits or a packet is sent; every such change comes after a
+    /// catch-up to the present (the member's rule), so the slots run late
+    /// see exactly the state and draws the trial saw.
     pub fn wake_at(&mut self, stop: SimTime, rng: &SimRng) -> SimTime {
         let past_half = self
             .quiet_half_end()
