@@ -110,6 +110,20 @@ def test_bench_gcc_calls_quick_prints_call_seconds_per_wall_second():
                                                abs=0.01)
 
 
+def test_bench_gcc_calls_split_in_two_delivers_what_one_piece_does():
+    one = json.loads(invoke("bench", "--gcc-calls", "--quick", "--json").output)
+    r = invoke("bench", "--gcc-calls", "--quick", "--json", "--partitions", "2")
+    assert r.exit_code == 0, r.output
+    two = json.loads(r.output)
+    assert [x["partitions"] for x in two] == [2, 2] and [x["partitions"] for x in one] == [1, 1]
+    # The split run gives the run in one piece's results (tests/test_partitions.py).
+    for a, b in zip(one, two):
+        assert (a["workload"], a["events"], a["delivered"], a["media_delivered"]) == \
+            (b["workload"], b["events"], b["delivered"], b["media_delivered"])
+    r = invoke("bench", "--calls", "--partitions", "2")
+    assert r.exit_code != 0 and "--partitions goes with --gcc-calls" in r.output
+
+
 def test_bench_gcc_calls_mix_runs_the_three_controllers_in_turn():
     from mediasim.validation.bench import rmcat_calls
 

@@ -241,19 +241,24 @@ def schema_cmd() -> None:
                    "with --quick: 50 calls for 10 s).")
 @click.option("--mix", is_flag=True,
               help="With --gcc-calls: GCC, NADA and SCReAM calls in turn instead of GCC alone.")
+@click.option("--partitions", type=click.IntRange(1, 16), default=1, show_default=True,
+              help="With --gcc-calls: run each workload split into this many partitions, one thread each "
+                   "(the scenario's parallel.partitions).")
 @click.option("--parts", is_flag=True,
               help="With --calls: the calls also with their feedback, playout buffer or pacer off, and with all "
                    "three off and constant frames (what each part costs).")
 @click.option("--memory", is_flag=True,
               help="Engine memory per TCP flow, per packet queued and per packet propagating (slopes of peak RSS).")
 def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, campaign_runs, rtp_group, rmtp,
-              calls, gcc_calls, mix, parts, memory) -> None:
+              calls, gcc_calls, mix, partitions, parts, memory) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
     if parts and not calls:
         _fail("--parts goes with --calls")
     if mix and not gcc_calls:
         _fail("--mix goes with --gcc-calls")
+    if partitions > 1 and not gcc_calls:
+        _fail("--partitions goes with --gcc-calls")
     if vs_ns2:
         from .validation.ns2_compare import compare
 
@@ -296,7 +301,7 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, c
     elif gcc_calls:
         from .validation.bench import run_scale_calls
 
-        rows = run_scale_calls(quick=quick, mix=mix)
+        rows = run_scale_calls(quick=quick, mix=mix, partitions=partitions)
     elif calls:
         from .validation.bench import run_calls
 

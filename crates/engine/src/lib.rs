@@ -23,6 +23,7 @@ pub mod loss;
 pub mod measure;
 pub mod net;
 pub mod output;
+pub mod parallel;
 pub mod proto;
 pub mod queue;
 pub mod scenario;
@@ -142,6 +143,9 @@ fn run_valid(
     let t0 = std::time::Instant::now();
     s.measure.trace |= opts.trace;
     let rng = RngStreams::new(opts.seed, opts.replication);
+    if s.parallel.partitions > 1 {
+        return run_split(s, opts, &rng, t0, progress);
+    }
     let mut w = scenario::build::build(&s, &rng).map_err(EngineError::Scenario)?;
     // Probable unit slips, reported with the run (Python warns of each).
     let implausible = scenario::plausible::check(&s);
@@ -164,12 +168,75 @@ fn run_valid(
             at: Some(w.now()),
             what,
         })?;
+    finish(&s, opts, w, (ledger, in_flight, &implausible), stopped, t0)
+}
+
+/// A run split into `parallel.partitions` (the `parallel` module).
+fn run_split(
+    mut s: Scenario,
+    opts: &RunOptions,
+    rng: &RngStreams,
+    t0: std::time::Instant,
+    progress: world::Progress<'_>,
+) -> Result<RunOutput, EngineError> {
+    if opts.pcap {
+        let msg =
+            "a split run does not write pcap files (--pcap): run it with parallel.partitions = 1";
+        return Err(EngineError::Scenario(vec![FieldError::new(
+            "parallel.partitions",
+            msg,
+        )]));
+    }
+    let split = parallel::build(&s, rng).map_err(failure)?;
+    let implausible = scenario::plausible::check(&s);
+    s.keep_only_run_settings();
+    let lookahead = split.plan.lookahead;
+    let max_events = opts.budget.max_events.unwrap_or(u64::MAX);
+    let stopped: std::cell::RefCell<Option<String>> = Default::default();
+    let mut guarded = |now: SimTime, events: u64| match opts.budget.exceeded(t0) {
+        Some(why) => {
+            *stopped.borrow_mut() = Some(why);
+            false
+        }
+        None => progress(now, events),
+    };
+    let by_budget = || stopped.borrow().is_some();
+    let end = parallel::run(split, max_events, &mut guarded, &by_budget).map_err(failure)?;
+    let mut stopped = stopped.into_inner();
+    if end.hit_max_events {
+        stopped = Some(format!("max_events {max_events} reached"));
+    }
+    let mut w = end.world;
+    w.split = Some((s.parallel.partitions, lookahead));
+    let books = (end.ledger, end.in_flight, &implausible[..]);
+    finish(&s, opts, w, books, stopped, t0)
+}
+
+/// A split run's failure as the engine's error.
+fn failure(f: parallel::Failure) -> EngineError {
+    match f {
+        parallel::Failure::Scenario(errs) => EngineError::Scenario(errs),
+        parallel::Failure::Stalled(t, what) => EngineError::Stalled(t, what),
+        parallel::Failure::Invariant(t, what) => EngineError::Invariant { at: Some(t), what },
+        parallel::Failure::Interrupted(t) => EngineError::Interrupted(t),
+    }
+}
+
+/// The run's tables and metadata from its world with closed books.
+fn finish(
+    s: &Scenario,
+    opts: &RunOptions,
+    mut w: world::World,
+    (ledger, in_flight, implausible): (output::Ledger, Vec<u64>, &[FieldError]),
+    stopped: Option<String>,
+    t0: std::time::Instant,
+) -> Result<RunOutput, EngineError> {
     let (tables, names) = output::tables(&mut w, &in_flight, &s.measure.windows());
     let meta_json = run_meta(
-        &s,
+        s,
         opts,
         &w,
-        (&names, &ledger, &implausible),
+        (&names, &ledger, implausible),
         stopped,
         t0.elapsed().as_secs_f64(),
     );
@@ -253,6 +320,9 @@ struct Meta<'a> {
     multicast_copies: u64,
     originated: u64,
     packet_log: bool,
+    /// A split run's partitions and window (absent for a run in one piece).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partitions: Option<u32>,
     pcap_truncated: bool,
     queue_samples_truncated: bool,
     replication: u64,
@@ -263,6 +333,9 @@ struct Meta<'a> {
     stopped_early: Option<String>,
     trace_truncated: bool,
     wall_s: f64,
+    /// A split run's window, the shortest delay of a cut link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window_ns: Option<u64>,
 }
 
 /// The run's metadata as JSON text.
@@ -301,7 +374,7 @@ fn run_meta(
         end_ns: w.now().as_nanos(),
         engine_build: BUILD,
         engine_version: VERSION,
-        events: w.q.events_executed(),
+        events: w.events(),
         implausible: (implausible.iter())
             .map(|e| (e.path.as_str(), e.message.as_str()))
             .collect(),
@@ -313,6 +386,7 @@ fn run_meta(
         multicast_copies: ledger.copies,
         originated: ledger.originated,
         packet_log: s.measure.packets,
+        partitions: w.split.map(|x| x.0),
         pcap_truncated: w.pcap_truncated,
         queue_samples_truncated: w.rec.queue_samples_truncated,
         replication: opts.replication,
@@ -323,6 +397,7 @@ fn run_meta(
         stopped_early: stopped.map(|why| format!("{why} at simulated {} s", w.now().as_secs_f64())),
         trace_truncated: w.rec.trace_truncated,
         wall_s,
+        window_ns: w.split.map(|x| x.1.as_nanos()),
     };
     serde_json::to_string(&meta).expect("the metadata is plain JSON")
 }

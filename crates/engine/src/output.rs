@@ -39,6 +39,14 @@ pub struct Ledger {
 /// Counts packet copies still in queues or on the wire, charges them to
 /// receivers, and checks conservation globally and per (flow, receiver).
 pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
+    let (total, in_flight) = census(w)?;
+    check_books(w, total, in_flight)
+}
+
+/// Counts the packet copies still in `w`'s queues and wires, per
+/// (flow, receiver) row and in all, after checking that every queue
+/// balances and every stored packet is in one of them.
+pub fn census(w: &mut World) -> Result<(u64, Vec<u64>), String> {
     let end = w.now();
     let mut in_flight = vec![0u64; w.rec.num_fr()];
     let mut total = 0u64;
@@ -90,6 +98,16 @@ pub fn close_books(w: &mut World) -> Result<(Ledger, Vec<u64>), String> {
             w.packets.live()
         ));
     }
+    Ok((total, in_flight))
+}
+
+/// Checks conservation, globally and per (flow, receiver), with `total`
+/// packet copies in flight, `in_flight` of them per row.
+pub fn check_books(
+    w: &World,
+    total: u64,
+    in_flight: Vec<u64>,
+) -> Result<(Ledger, Vec<u64>), String> {
     let ledger = Ledger {
         originated: w.originated,
         copies: w.copies,

@@ -296,15 +296,19 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _child(workload: str, n_flows: int, duration_s: float) -> None:
-    """Runs one workload in this (fresh) process and prints its figures."""
+def _child(workload: str, n_flows: int, duration_s: float, partitions: int = 1) -> None:
+    """Runs one workload in this (fresh) process, split into ``partitions``,
+    and prints its figures."""
     import time
 
     import numpy  # noqa: F401  (the binding returns numpy arrays; load it outside the timing)
 
     from .. import _engine
 
-    sc = json.dumps(WORKLOADS[workload](n_flows, duration_s))
+    scenario = WORKLOADS[workload](n_flows, duration_s)
+    if partitions > 1:
+        scenario["parallel"] = {"partitions": partitions}
+    sc = json.dumps(scenario)
     base_mb = peak_rss_mb()
     t0 = time.perf_counter()
     _tables, meta_json = _engine.run(sc, seed=1)
@@ -321,6 +325,7 @@ def _child(workload: str, n_flows: int, duration_s: float) -> None:
     print(json.dumps({
         "workload": meta["scenario"],
         "flows": n_flows,
+        "partitions": partitions,
         "sim_s": duration_s,
         "events": meta["events"],
         "delivered": meta["delivered"],
@@ -377,24 +382,25 @@ def _with_cost_vs_cbr(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def run_scale_calls(quick: bool = False, mix: bool = False) -> list[dict[str, Any]]:
+def run_scale_calls(quick: bool = False, mix: bool = False, partitions: int = 1) -> list[dict[str, Any]]:
     """1,000 GCC calls (with ``mix``, GCC, NADA and SCReAM in turn) for
     300 s, then CBR on the same paths (``cbr_calls``), each in a fresh
-    process: calls x simulated seconds per wall second, and the cost per
-    delivered media packet against CBR's. Quick: 50 calls for 10 s."""
+    process and split into ``partitions``: calls x simulated seconds per
+    wall second, and the cost per delivered media packet against CBR's.
+    Quick: 50 calls for 10 s."""
     n, dur = (50, 10.0) if quick else (1000, 300.0)
-    rows = [run_one(w, n, dur) for w in ("rmcat_calls" if mix else "gcc_calls", "cbr_calls")]
+    rows = [run_one(w, n, dur, partitions) for w in ("rmcat_calls" if mix else "gcc_calls", "cbr_calls")]
     for row in rows:
         row["call_s_per_wall_s"] = round(n * dur / row["wall_s"], 1)
     return _with_cost_vs_cbr(rows)
 
 
-def run_one(workload: str, n: int, dur: float) -> dict[str, Any]:
-    """One workload in a fresh process. numpy's OpenBLAS is held to one
+def run_one(workload: str, n: int, dur: float, partitions: int = 1) -> dict[str, Any]:
+    """One workload in a fresh process (split into ``partitions``). numpy's OpenBLAS is held to one
     thread there: the child does no linear algebra, and on a two-core host
     idle BLAS threads spinning beside the engine showed in its profiles."""
     proc = subprocess.run(
-        [sys.executable, "-m", "mediasim.validation.bench", workload, str(n), str(dur)],
+        [sys.executable, "-m", "mediasim.validation.bench", workload, str(n), str(dur), str(partitions)],
         capture_output=True, text=True, check=False, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
     )
     if proc.returncode != 0:
@@ -403,4 +409,4 @@ def run_one(workload: str, n: int, dur: float) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    _child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]))
+    _child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 1)

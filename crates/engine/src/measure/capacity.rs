@@ -49,3 +49,33 @@ impl CapacityProbe {
         true
     }
 }
+
+impl CapacityProbe {
+    /// Takes in another partition's rows (each partition samples the
+    /// directions it transmits on): merged by time, and at one instant in
+    /// the order of `links`, as one probe records them.
+    pub fn absorb(&mut self, mut o: CapacityProbe) {
+        use super::merge::{order, truncate_fields, weave_fields};
+        let pos: rustc_hash::FxHashMap<u32, usize> = (self.links.iter().enumerate())
+            .map(|(k, l)| (l.0, k))
+            .collect();
+        let key = |p: &CapacityProbe| -> Vec<(u64, usize)> {
+            (p.time_ns.iter().zip(&p.link_dir))
+                .map(|(&t, l)| (t, pos.get(l).copied().unwrap_or(usize::MAX)))
+                .collect()
+        };
+        let by = order(&key(self), &key(&o));
+        weave_fields!(
+            &by,
+            self,
+            o,
+            [time_ns, link_dir, capacity_bytes, carried_bytes]
+        );
+        self.truncated |= o.truncated;
+        if self.time_ns.len() as u64 > self.limit {
+            let n = self.limit as usize;
+            truncate_fields!(self, n, [time_ns, link_dir, capacity_bytes, carried_bytes]);
+            self.truncated = true;
+        }
+    }
+}

@@ -6,6 +6,7 @@ pub mod emodel;
 pub mod loss_runs;
 pub mod mean;
 pub mod memory;
+pub mod merge;
 pub mod names;
 pub mod pcap;
 pub mod recorder;

@@ -176,6 +176,13 @@ pub struct Recorder {
     dropped: Vec<u64>,
     /// Per (flow, receiver) but pooled rows: runs of lost sequence numbers.
     pub loss_runs: Vec<super::loss_runs::LossRuns>,
+    /// In a run split into partitions: per row, whether its receiver is in
+    /// another partition (empty otherwise). A loss of such a row goes to
+    /// `foreign_losses`, to be counted into its runs by the receiver's
+    /// partition, where its deliveries are (see `merge`).
+    pub foreign_rows: Vec<bool>,
+    /// Losses (row, sequence number) for other partitions' rows.
+    pub foreign_losses: Vec<(u32, u64)>,
     /// Keep the per-delivery log (the packets table). Without it, delays
     /// are summarised as they arrive (`Delivered::delay`) and memory stays
     /// flat.
@@ -432,7 +439,11 @@ impl Recorder {
             if let Some((i, pooled)) = self.row(p.flow, n) {
                 self.dropped[i * self.reasons.len() + k] += 1;
                 if !pooled {
-                    self.loss_runs[i].add(p.seq);
+                    if self.foreign_rows.get(i) == Some(&true) {
+                        self.foreign_losses.push((i as u32, p.seq));
+                    } else {
+                        self.loss_runs[i].add(p.seq);
+                    }
                 }
             }
         }
@@ -483,6 +494,81 @@ impl Recorder {
         self.qs_bytes.push(bytes);
         self.qs_values.push(values);
         true
+    }
+
+    /// Takes in what another partition of a split run recorded (the same
+    /// flows and rows, built from the same scenario). `theirs[i]` says
+    /// that row `i`'s receiver is in `o`'s partition: its deliveries, delay
+    /// summary, jitter and loss runs are `o`'s. Counts add up (each packet
+    /// is counted once, where it was sent, dropped or delivered); the logs
+    /// interleave by time, then within the row limits.
+    pub fn absorb(&mut self, mut o: Recorder, theirs: &[bool]) {
+        use super::merge::{order, truncate_fields, weave_fields};
+        for (a, b) in self.sent.iter_mut().zip(&o.sent) {
+            a.packets += b.packets;
+            a.bytes += b.bytes;
+        }
+        for (i, _) in theirs.iter().enumerate().filter(|(_, &t)| t) {
+            std::mem::swap(&mut self.got[i], &mut o.got[i]);
+            std::mem::swap(&mut self.loss_runs[i], &mut o.loss_runs[i]);
+        }
+        for (a, b) in self.dropped.iter_mut().zip(&o.dropped) {
+            *a += b;
+        }
+        for (a, b) in self.window_bytes.iter_mut().zip(&o.window_bytes) {
+            *a += b;
+        }
+        self.series_truncated |= o.series_truncated;
+        let by = order(&self.log_recv, &o.log_recv);
+        weave_fields!(
+            &by,
+            self,
+            o,
+            [log_fr, log_node, log_seq, log_size, log_sent, log_recv]
+        );
+        let by = order(&self.dl_time, &o.dl_time);
+        weave_fields!(
+            &by,
+            self,
+            o,
+            [dl_time, dl_flow, dl_seq, dl_id, dl_size, dl_reason, dl_site]
+        );
+        let by = order(&self.tr_time, &o.tr_time);
+        weave_fields!(
+            &by,
+            self,
+            o,
+            [tr_time, tr_kind, tr_at, tr_id, tr_flow, tr_seq, tr_size]
+        );
+        // Each partition kept its first rows up to the limit, so the first
+        // rows of the merge up to the limit are all there.
+        self.trace_truncated |= o.trace_truncated;
+        if self.tr_time.len() as u64 > self.trace_limit {
+            let n = self.trace_limit as usize;
+            truncate_fields!(
+                self,
+                n,
+                [tr_time, tr_kind, tr_at, tr_id, tr_flow, tr_seq, tr_size]
+            );
+            self.trace_truncated = true;
+        }
+        // One instant's samples go in link-dir order, as one recorder
+        // takes them.
+        let key =
+            |t: &[u64], l: &[u32]| t.iter().copied().zip(l.iter().copied()).collect::<Vec<_>>();
+        let by = order(&key(&self.qs_time, &self.qs_ld), &key(&o.qs_time, &o.qs_ld));
+        weave_fields!(
+            &by,
+            self,
+            o,
+            [qs_time, qs_ld, qs_packets, qs_bytes, qs_values]
+        );
+        self.queue_samples_truncated |= o.queue_samples_truncated;
+        if self.qs_time.len() as u64 > self.queue_sample_limit {
+            let n = self.queue_sample_limit as usize;
+            truncate_fields!(self, n, [qs_time, qs_ld, qs_packets, qs_bytes, qs_values]);
+            self.queue_samples_truncated = true;
+        }
     }
 
     pub fn total_dropped(&self, fr: usize) -> u64 {

@@ -79,9 +79,9 @@ impl Packets {
         self.free.push(r.0);
     }
 
-    /// Takes `r`'s packet out of the store (a copy; the slot is freed).
-    /// For tests that hand packets to queues and want them back.
-    #[cfg(test)]
+    /// Takes `r`'s packet out of the store (a copy; the slot is freed):
+    /// for a packet leaving for another partition of a split run, and for
+    /// tests that hand packets to queues and want them back.
     pub fn take(&mut self, r: PacketRef) -> Packet {
         let p = self.slots[r.index()].clone();
         self.release(r);

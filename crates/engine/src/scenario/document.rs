@@ -52,6 +52,9 @@ pub struct Scenario {
     /// Limits on the run's size (docs/scenario.md, "Limits").
     #[serde(default)]
     pub limits: super::limits::LimitsSpec,
+    /// Splitting the run over threads (docs/scenario.md, "Parallel runs").
+    #[serde(default)]
+    pub parallel: crate::world::partition::ParallelSpec,
 }
 
 /// A session of some protocol: where it sits in the document, its index

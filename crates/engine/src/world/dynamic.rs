@@ -292,6 +292,9 @@ impl World {
         let mut room = true;
         for k in 0..probe.links.len() {
             let ld = probe.links[k].0;
+            if !self.owns_link(ld) {
+                continue; // another partition's transmitter
+            }
             let (offered, carried) = if self.links[ld as usize].dynamic {
                 self.service(ld, now);
                 let d = self.dynamics(ld);

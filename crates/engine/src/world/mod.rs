@@ -17,6 +17,7 @@ use crate::net::routing::Graph;
 use crate::net::{Dest, DropReason, LinkDirId, NodeId, Packet, PacketRef, Packets};
 
 mod dynamic;
+pub mod partition;
 pub mod topology;
 use crate::sim::time::tx_time;
 use crate::sim::{EventQueue, SimTime};
@@ -131,6 +132,13 @@ pub struct World {
     pub capturing: bool,
     pub group_addrs: Vec<[u8; 4]>,
     pub next_packet_id: u64,
+    /// Between one packet id and the next: 1, or the number of partitions
+    /// (each numbers its packets from its own index, so ids stay unique).
+    pub id_step: u64,
+    /// Events other partitions executed (merged into this world).
+    pub events_elsewhere: u64,
+    /// After a split run: its partitions and window (the lookahead).
+    pub split: Option<(u32, SimTime)>,
     /// Extra copies made by multicast duplication.
     pub copies: u64,
     /// Packets originated by applications.
@@ -157,6 +165,9 @@ pub struct World {
     drops: Vec<(PacketRef, DropReason)>,
     /// Scratch list of a multicast copy's next link-dirs.
     fan_out: Vec<LinkDirId>,
+    /// This world's share of a run split into partitions (`partition`);
+    /// None for a run in one piece.
+    pub part: Option<Box<partition::Part>>,
 }
 
 /// More events than this at one instant means time has stopped advancing.
@@ -199,6 +210,9 @@ impl World {
             capturing: false,
             group_addrs,
             next_packet_id: 0,
+            id_step: 1,
+            events_elsewhere: 0,
+            split: None,
             copies: 0,
             originated: 0,
             delivered: 0,
@@ -214,6 +228,7 @@ impl World {
             actions: Vec::with_capacity(16),
             drops: Vec::with_capacity(16),
             fan_out: Vec::new(),
+            part: None,
         }
     }
 
@@ -221,9 +236,28 @@ impl World {
         self.q.now()
     }
 
+    /// Events executed, by every partition of a split run.
+    pub fn events(&self) -> u64 {
+        self.q.events_executed() + self.events_elsewhere
+    }
+
     /// Runs until the horizon. Returns false if `progress` asked to stop.
     pub fn run(&mut self, progress: Progress<'_>) -> bool {
+        self.schedule_starts();
+        if !self.run_until(self.horizon, progress) {
+            return false;
+        }
+        self.q.advance_to(self.horizon);
+        true
+    }
+
+    /// Schedules what starts a run: the applications (those of this
+    /// world's partition, when split), and the capacity and queue samples.
+    pub fn schedule_starts(&mut self) {
         for i in 0..self.apps.len() {
+            if !self.owns_node(self.apps[i].node) {
+                continue;
+            }
             let at = self.apps[i].start;
             self.q
                 .schedule_timer(at, Ev::AppStart(i as u32))
@@ -238,18 +272,37 @@ impl World {
                 .schedule_timer(SimTime::ZERO, Ev::Sample)
                 .expect("time zero");
         }
-        let mut next_report = PROGRESS_EVERY;
+    }
+
+    /// Whether this world runs `node` (every node, unless split).
+    #[inline]
+    pub fn owns_node(&self, node: NodeId) -> bool {
+        self.part.as_ref().is_none_or(|p| p.owns(node))
+    }
+
+    /// Whether this world transmits on link-dir `ld`.
+    #[inline]
+    pub fn owns_link(&self, ld: LinkDirId) -> bool {
+        self.owns_node(self.links[ld as usize].from)
+    }
+
+    /// Runs the events up to and including `until`. Returns false if
+    /// `progress` asked to stop, the budget's event count was reached
+    /// (`hit_max_events`), time stopped advancing (`stalled`) or went
+    /// back (`broken`).
+    pub fn run_until(&mut self, until: SimTime, progress: Progress<'_>) -> bool {
+        let mut next_report = (self.q.events_executed() / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
         let (mut at, mut same) = (SimTime::MAX, 0u64);
         loop {
             if self.q.events_executed() >= self.max_events {
                 // Checked before the pop, so that no event is lost.
-                self.hit_max_events = self.q.peek_time().is_some_and(|t| t <= self.horizon);
+                self.hit_max_events = self.q.peek_time().is_some_and(|t| t <= until);
                 if self.hit_max_events {
                     return false;
                 }
             }
             let before = self.q.now();
-            let Some((now, ev)) = self.q.pop_until(self.horizon) else {
+            let Some((now, ev)) = self.q.pop_until(until) else {
                 break;
             };
             // Events that never let time advance (a timer of zero length)
@@ -277,7 +330,6 @@ impl World {
                 }
             }
         }
-        self.q.advance_to(self.horizon);
         true
     }
 
@@ -339,6 +391,9 @@ impl World {
             Ev::Sample => {
                 let mut room = true;
                 for (i, l) in self.links.iter().enumerate() {
+                    if self.part.as_ref().is_some_and(|p| !p.owns(l.from)) {
+                        continue; // another partition's transmitter
+                    }
                     let q = &l.queue;
                     let len = (q.len_packets() as u64, q.len_bytes());
                     room &= self
@@ -382,7 +437,7 @@ impl World {
                 }
                 Action::Send(mut p) => {
                     p.id = self.next_packet_id;
-                    self.next_packet_id += 1;
+                    self.next_packet_id += self.id_step;
                     p.src = node;
                     // An application may date a packet earlier (a media
                     // frame that waited in a send buffer); the default
@@ -571,6 +626,9 @@ impl World {
         }
         let link = &mut self.links[ld as usize];
         let hop = hop_of(&mut self.routes, &self.ports, link.to, &self.packets[r]);
+        if link.cut {
+            return self.hand_over(ld, arrive_at, r, hop);
+        }
         if link.in_transit.is_empty() {
             self.q.schedule(arrive_at, Ev::Arrive(ld)).expect("future");
         }

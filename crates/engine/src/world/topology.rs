@@ -56,6 +56,9 @@ pub struct LinkDir {
     /// The direction's rate, delay or state changes: packets take the
     /// changing-link path (`world::dynamic`, `dynamics` below).
     pub dynamic: bool,
+    /// The far end belongs to another partition of a split run: packets
+    /// are handed over to it as they go on the wire (`world::partition`).
+    pub cut: bool,
     // -- line 2 on: the queue, its hot fields first --
     pub queue: Queue,
     // -- cold --
@@ -94,6 +97,7 @@ mod layout_tests {
             offset_of!(LinkDir, tx_carry),
             offset_of!(LinkDir, done_pending),
             offset_of!(LinkDir, dynamic),
+            offset_of!(LinkDir, cut),
         ] {
             assert_eq!(line(off), 1);
         }

@@ -132,6 +132,7 @@ fn link_dir(
         busy_until: SimTime::ZERO,
         done_pending: false,
         dynamic: dynamics.is_some(),
+        cut: false,
         dynamics,
         in_transit: Default::default(),
         tx_carry: 0,

@@ -1,0 +1,182 @@
+//! A split run (`parallel.partitions` > 1): its partitions built, run
+//! window by window on their own threads, and merged into one world's
+//! results (`world::partition` has the method).
+
+use crate::output::{self, Ledger};
+use crate::scenario::{self, FieldError, Scenario};
+use crate::sim::{RngStreams, SimTime};
+use crate::world::partition::{self, Plan};
+use crate::world::{Progress, World, PROGRESS_EVERY};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex, MutexGuard};
+
+/// Why a split run failed (the entry point makes these its errors).
+#[derive(Debug)]
+pub enum Failure {
+    /// The scenario cannot be built or split.
+    Scenario(Vec<FieldError>),
+    /// Simulated time stopped advancing in a partition.
+    Stalled(SimTime, String),
+    /// A check of the engine's own bookkeeping failed.
+    Invariant(SimTime, String),
+    /// `progress` asked to stop.
+    Interrupted(SimTime),
+}
+
+/// A split run's partitions, ready to run.
+pub struct Split {
+    pub worlds: Vec<World>,
+    pub plan: Plan,
+}
+
+/// Builds one world per partition and splits them (`s` validated).
+pub fn build(s: &Scenario, rng: &RngStreams) -> Result<Split, Failure> {
+    let parts = s.parallel.partitions;
+    let first = scenario::build::build(s, rng).map_err(Failure::Scenario)?;
+    let plan = partition::plan(&first, parts)
+        .map_err(|msg| Failure::Scenario(vec![FieldError::new("parallel.partitions", msg)]))?;
+    let mut worlds = vec![first];
+    for _ in 1..parts {
+        worlds.push(scenario::build::build(s, rng).map_err(Failure::Scenario)?);
+    }
+    for (i, w) in worlds.iter_mut().enumerate() {
+        w.become_partition(&plan, i as u8);
+    }
+    Ok(Split { worlds, plan })
+}
+
+/// A split run's end: the merged world, its books, and whether it
+/// stopped early (its event budget reached, or `progress` said stop).
+pub struct Ended {
+    pub world: World,
+    pub ledger: Ledger,
+    pub in_flight: Vec<u64>,
+    pub hit_max_events: bool,
+}
+
+/// Runs the partitions to the horizon, one thread each, in windows of the
+/// lookahead. Between windows the events so far are checked against
+/// `max_events`, and `progress` is called every [`PROGRESS_EVERY`] or so
+/// (false: stop there, cleanly: `Interrupted` unless `stop_is_clean`
+/// says the caller's budget asked for it). A run stops at a window's end,
+/// its event budget passed by at most one window's events.
+pub fn run(
+    split: Split,
+    max_events: u64,
+    progress: Progress<'_>,
+    stop_is_clean: &dyn Fn() -> bool,
+) -> Result<Ended, Failure> {
+    let Split { worlds, plan } = split;
+    let k = worlds.len();
+    let horizon = worlds[0].horizon;
+    let cells: Vec<Mutex<World>> = worlds.into_iter().map(Mutex::new).collect();
+    let lock =
+        |i: usize| -> MutexGuard<'_, World> { cells[i].lock().unwrap_or_else(|e| e.into_inner()) };
+    for i in 0..k {
+        lock(i).schedule_starts();
+    }
+    let barrier = Barrier::new(k);
+    let until_ns = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
+    let mut hit_max_events = false;
+    let mut stopped = false;
+    let mut failed: Option<Failure> = None;
+    let mut reached = SimTime::ZERO;
+    std::thread::scope(|sc| {
+        for i in 1..k {
+            let (cells, barrier, until_ns, done) = (&cells, &barrier, &until_ns, &done);
+            sc.spawn(move || loop {
+                barrier.wait();
+                if done.load(Ordering::Acquire) {
+                    break;
+                }
+                let until = SimTime(until_ns.load(Ordering::Acquire));
+                let mut w = cells[i].lock().unwrap_or_else(|e| e.into_inner());
+                w.run_until(until, &mut |_, _| true);
+                drop(w);
+                barrier.wait();
+            });
+        }
+        let mut start = SimTime::ZERO;
+        let mut next_report = PROGRESS_EVERY;
+        loop {
+            let last = horizon.0.saturating_sub(start.0) < plan.lookahead.0;
+            let until = if last {
+                horizon
+            } else {
+                SimTime(start.0 + plan.lookahead.0 - 1)
+            };
+            until_ns.store(until.0, Ordering::Release);
+            barrier.wait();
+            lock(0).run_until(until, &mut |_, _| true);
+            barrier.wait();
+            reached = until;
+            let mut ws: Vec<MutexGuard<'_, World>> = (0..k).map(lock).collect();
+            failed = window_failure(&mut ws);
+            if failed.is_none() {
+                if let Err(what) = partition::exchange(&mut ws) {
+                    failed = Some(Failure::Invariant(until, what));
+                }
+            }
+            let events: u64 = ws.iter().map(|w| w.q.events_executed()).sum();
+            drop(ws);
+            if failed.is_none() && events >= max_events {
+                (hit_max_events, stopped) = (true, true);
+            }
+            if failed.is_none() && !stopped && events >= next_report {
+                next_report = (events / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
+                if !progress(until, events) {
+                    stopped = true;
+                    if !stop_is_clean() {
+                        failed = Some(Failure::Interrupted(until));
+                    }
+                }
+            }
+            if last || failed.is_some() || stopped {
+                done.store(true, Ordering::Release);
+                barrier.wait();
+                break;
+            }
+            start = SimTime(until.0 + 1);
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let mut worlds: Vec<World> = (cells.into_iter())
+        .map(|c| c.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect();
+    let (mut total, mut in_flight) = (0u64, Vec::new());
+    for w in &mut worlds {
+        w.q.advance_to(reached);
+        let (t, f) = output::census(w).map_err(|what| Failure::Invariant(reached, what))?;
+        total += t;
+        if in_flight.is_empty() {
+            in_flight = f;
+        } else {
+            (in_flight.iter_mut().zip(f)).for_each(|(a, b)| *a += b);
+        }
+    }
+    let world = partition::merge(worlds);
+    let (ledger, in_flight) = output::check_books(&world, total, in_flight)
+        .map_err(|what| Failure::Invariant(reached, what))?;
+    Ok(Ended {
+        world,
+        ledger,
+        in_flight,
+        hit_max_events,
+    })
+}
+
+/// A partition whose window ended in a stall or a broken invariant.
+fn window_failure(ws: &mut [MutexGuard<'_, World>]) -> Option<Failure> {
+    for w in ws.iter_mut() {
+        if let Some((t, what)) = w.stalled.take() {
+            return Some(Failure::Stalled(t, what));
+        }
+        if let Some((t, what)) = w.broken.take() {
+            return Some(Failure::Invariant(t, what));
+        }
+    }
+    None
+}

@@ -1,0 +1,480 @@
+//! A run split into partitions that run side by side, one thread each
+//! (`parallel.partitions`, docs/scenario.md "Parallel runs").
+//!
+//! The world is cut at links whose propagation delay is long: every node
+//! belongs to one partition, and each partition is a whole [`World`] built
+//! from the same scenario that runs only its own nodes' applications and
+//! transmitters. A packet that goes on the wire of a cut link is handed
+//! over to the partition at its far end. Since it arrives no sooner than
+//! the link's delay after it left, the partitions can run a window of that
+//! length (the lookahead, the shortest delay of a cut link) each on its
+//! own and exchange what crossed at the window's end: the classic
+//! conservative synchronisation of parallel discrete-event simulation
+//! (Chandy and Misra; Fujimoto, "Parallel and Distributed Simulation
+//! Systems", 2000, ch. 3).
+//!
+//! Every event runs with the same inputs as in one piece, so the results
+//! are the same but for the order of events at one instant: a packet
+//! handed over is scheduled at its partition when the window ends, not
+//! when it left, and so runs after, not before, another event of that
+//! partition at the same nanosecond that was scheduled in between.
+//! Packet ids are numbered per partition (ids stay unique). The split is a
+//! function of the scenario only, so a split run is as repeatable as any.
+
+use super::{Ev, Hop, World};
+use crate::net::{LinkDirId, NodeId, Packet, PacketRef};
+use crate::scenario::check::Checker;
+use crate::sim::SimTime;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// The shortest delay of a link the planner cuts: shorter windows would
+/// make the exchange cost more than the work it splits.
+pub const MIN_LOOKAHEAD: SimTime = SimTime(100_000);
+
+/// Most partitions a run may ask for.
+pub const MAX_PARTITIONS: u32 = 16;
+
+/// `parallel`: how many partitions a run is split into, one thread each.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ParallelSpec {
+    /// Partitions (and threads). 1: the run in one piece. More split it
+    /// at its longest fixed links (see [`plan`]); the split, and so the
+    /// results, depend on this number, never on the machine.
+    #[serde(default = "one")]
+    pub partitions: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Default for ParallelSpec {
+    fn default() -> Self {
+        ParallelSpec { partitions: 1 }
+    }
+}
+
+/// What a split run cannot do yet, found in the document (what only the
+/// built world shows, the split itself, is [`plan`]'s): `groups`, the
+/// scenario has multicast groups; `pcap`, it captures.
+pub fn check(spec: &ParallelSpec, groups: bool, pcap: bool, c: &mut Checker) {
+    let n = spec.partitions;
+    let path = "parallel.partitions";
+    if n == 0 || n > MAX_PARTITIONS {
+        c.err(path, format!("{n}: must be from 1 to {MAX_PARTITIONS}"));
+        return;
+    }
+    if n == 1 {
+        return;
+    }
+    if groups {
+        c.err(
+            path,
+            "a run with multicast groups is not split: a group's copies and drops are charged along its whole tree (use 1)",
+        );
+    }
+    if pcap {
+        c.err(
+            path,
+            "a split run does not write pcap files (measure.pcap): each link's capture would need one writer (use 1)",
+        );
+    }
+}
+
+/// How a run is split: each node's partition, and the window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub part_of: Vec<u8>,
+    pub parts: u8,
+    /// The shortest delay of a link between two partitions.
+    pub lookahead: SimTime,
+}
+
+/// A packet handed over on a cut link: the link-dir, its arrival time,
+/// the packet and where it goes from the far end.
+pub type Handover = (LinkDirId, SimTime, Packet, Hop);
+
+/// One partition's share of the world (`World::part`).
+pub struct Part {
+    pub part_of: Vec<u8>,
+    pub me: u8,
+    /// Packets handed over since the last exchange.
+    pub outbox: Vec<Handover>,
+}
+
+impl Part {
+    #[inline]
+    pub fn owns(&self, node: NodeId) -> bool {
+        self.part_of[node as usize] == self.me
+    }
+}
+
+/// Union-find over nodes.
+struct Sets(Vec<u32>);
+
+impl Sets {
+    fn find(&mut self, mut x: u32) -> u32 {
+        while self.0[x as usize] != x {
+            let up = self.0[self.0[x as usize] as usize];
+            self.0[x as usize] = up;
+            x = up;
+        }
+        x
+    }
+    fn join(&mut self, a: u32, b: u32) {
+        let (a, b) = (self.find(a), self.find(b));
+        let (lo, hi) = (a.min(b), a.max(b));
+        self.0[hi as usize] = lo;
+    }
+}
+
+/// Splits `w` into `parts` partitions. For each link delay, longest
+/// first, the links at least that long (and fixed: a changing link's
+/// delay and order can change) are the candidates for a cut; the nodes
+/// the other links join stay together, and those groups go to the
+/// partitions, largest first to the one with the least work so far, work
+/// counted as applications (one per node at least). The longest delay
+/// whose split is within 1.25 times an even share wins; failing that, the
+/// most even split. Err says why no split exists.
+pub fn plan(w: &World, parts: u32) -> Result<Plan, String> {
+    let n = w.nodes.len();
+    let mut weight = vec![1u64; n];
+    for a in &w.apps {
+        weight[a.node as usize] += 1;
+    }
+    let mut delays: Vec<SimTime> = (w.links.iter())
+        .filter(|l| !l.dynamic && l.delay >= MIN_LOOKAHEAD)
+        .map(|l| l.delay)
+        .collect();
+    delays.sort_unstable_by(|a, b| b.cmp(a));
+    delays.dedup();
+    let mut best: Option<(f64, Plan)> = None;
+    for &d in &delays {
+        let mut sets = Sets((0..n as u32).collect());
+        for l in &w.links {
+            if l.dynamic || l.delay < d {
+                sets.join(l.from, l.to);
+            }
+        }
+        let mut group_weight = vec![0u64; n];
+        for v in 0..n as u32 {
+            group_weight[sets.find(v) as usize] += weight[v as usize];
+        }
+        let mut groups: Vec<(u64, u32)> = (0..n as u32)
+            .filter(|&v| sets.find(v) == v)
+            .map(|v| (group_weight[v as usize], v))
+            .collect();
+        if groups.len() < parts as usize {
+            continue;
+        }
+        groups.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut load = vec![0u64; parts as usize];
+        let mut part_of_group = vec![0u8; n];
+        for &(wt, root) in &groups {
+            let p = (0..parts as usize)
+                .min_by_key(|&p| (load[p], p))
+                .unwrap_or(0);
+            load[p] += wt;
+            part_of_group[root as usize] = p as u8;
+        }
+        let part_of: Vec<u8> = (0..n as u32)
+            .map(|v| part_of_group[sets.find(v) as usize])
+            .collect();
+        let total: u64 = load.iter().sum();
+        let worst = *load.iter().max().unwrap_or(&0) as f64;
+        let spread = worst * parts as f64 / total.max(1) as f64;
+        let lookahead = (w.links.iter())
+            .filter(|l| part_of[l.from as usize] != part_of[l.to as usize])
+            .map(|l| l.delay)
+            .min()
+            .unwrap_or(SimTime::MAX);
+        let plan = Plan {
+            part_of,
+            parts: parts as u8,
+            lookahead,
+        };
+        if spread <= 1.25 {
+            return Ok(plan);
+        }
+        if best.as_ref().is_none_or(|b| spread < b.0) {
+            best = Some((spread, plan));
+        }
+    }
+    best.map(|b| b.1).ok_or_else(|| {
+        format!(
+            "no split into {parts} partitions: cutting every fixed link with a delay of at least {} ms leaves fewer than {parts} groups of nodes",
+            MIN_LOOKAHEAD.as_secs_f64() * 1e3
+        )
+    })
+}
+
+impl World {
+    /// Makes this world partition `me` of `plan`.
+    pub fn become_partition(&mut self, plan: &Plan, me: u8) {
+        let part = &plan.part_of;
+        for l in &mut self.links {
+            l.cut = part[l.from as usize] != part[l.to as usize];
+        }
+        self.rec.foreign_rows = (self.rec.fr_node.iter())
+            .map(|&n| part.get(n as usize).is_some_and(|&p| p != me))
+            .collect();
+        self.next_packet_id = me as u64;
+        self.id_step = plan.parts as u64;
+        self.part = Some(Box::new(Part {
+            part_of: part.clone(),
+            me,
+            outbox: Vec::new(),
+        }));
+    }
+
+    /// `r` goes on the wire of cut link `ld`: out of this partition.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn hand_over(&mut self, ld: LinkDirId, at: SimTime, r: PacketRef, hop: Hop) {
+        let p = self.packets.take(r);
+        let part = self.part.as_mut().expect("a cut link is in a split run");
+        part.outbox.push((ld, at, p, hop));
+    }
+
+    /// A packet from another partition on its way over cut link `ld`.
+    /// Err if it would arrive before now (a window longer than the
+    /// lookahead: a bug).
+    pub fn take_over(&mut self, (ld, at, p, hop): Handover) -> Result<(), String> {
+        let r = self.packets.insert(p);
+        let link = &mut self.links[ld as usize];
+        if link.in_transit.is_empty() {
+            self.q
+                .schedule(at, Ev::Arrive(ld))
+                .map_err(|e| format!("a packet handed over on link \"{}\": {e}", link.name))?;
+        }
+        link.in_transit.push_back(at, r, hop);
+        Ok(())
+    }
+
+    /// Takes in another partition's results after the run: its nodes'
+    /// applications and link directions, its counts and samples. Both
+    /// worlds' books must be closed (`output::census`): the link
+    /// directions taken over still name packets of `o`'s store.
+    fn absorb(&mut self, mut o: World) {
+        let Some(part) = o.part.take() else { return };
+        let (part_of, me) = (&part.part_of, part.me);
+        for (a, b) in self.apps.iter_mut().zip(o.apps.iter_mut()) {
+            if part_of[b.node as usize] == me {
+                std::mem::swap(a, b);
+            }
+        }
+        for (a, b) in self.links.iter_mut().zip(o.links.iter_mut()) {
+            if part_of[b.from as usize] == me {
+                std::mem::swap(a, b);
+            }
+        }
+        let theirs: Vec<bool> = (o.rec.fr_node.iter())
+            .map(|&n| part_of.get(n as usize) == Some(&me))
+            .collect();
+        self.rec.absorb(std::mem::take(&mut o.rec), &theirs);
+        if let (Some(c), Some(oc)) = (self.capacity.as_mut(), o.capacity.take()) {
+            c.absorb(oc);
+        }
+        self.copies += o.copies;
+        self.originated += o.originated;
+        self.delivered += o.delivered;
+        self.dropped += o.dropped;
+        self.events_elsewhere += o.q.events_executed() + o.events_elsewhere;
+        self.pcap_truncated |= o.pcap_truncated;
+    }
+}
+
+/// The partitions' results as one world's, partition 0's world taking in
+/// the others'. Each world's books must be closed (`output::census`).
+pub fn merge(worlds: Vec<World>) -> World {
+    let mut it = worlds.into_iter();
+    let mut first = it.next().expect("at least one partition");
+    let rest: Vec<World> = it.collect();
+    // A cut link's losses are drawn where it arrives; its transmitter's
+    // copy, which the merged world keeps, counted none.
+    let mut lost = vec![0u64; first.links.len()];
+    for w in std::iter::once(&first).chain(&rest) {
+        for (ld, l) in w.links.iter().enumerate() {
+            if l.cut && w.owns_node(l.to) {
+                lost[ld] += l.lost_packets;
+            }
+        }
+    }
+    for w in rest {
+        first.absorb(w);
+    }
+    for (l, n) in first.links.iter_mut().zip(lost) {
+        l.lost_packets += n;
+    }
+    first.part = None;
+    first
+}
+
+/// Moves what crossed between partitions during a window to where it
+/// goes: packets handed over on cut links, in the order of the partitions
+/// they left and of their leaving, and losses of rows received elsewhere
+/// (counted into their loss runs, which do not depend on the order of
+/// losses: `measure::loss_runs`).
+pub fn exchange<W: std::ops::DerefMut<Target = World>>(worlds: &mut [W]) -> Result<(), String> {
+    let mut moves: Vec<Vec<Handover>> = (0..worlds.len()).map(|_| Vec::new()).collect();
+    let mut losses: Vec<(u32, u64)> = Vec::new();
+    for w in worlds.iter_mut() {
+        let w = &mut **w;
+        let part = w.part.as_mut().expect("a partition");
+        for h in part.outbox.drain(..) {
+            let to = w.links[h.0 as usize].to;
+            moves[part.part_of[to as usize] as usize].push(h);
+        }
+        losses.append(&mut w.rec.foreign_losses);
+    }
+    for (row, seq) in losses {
+        let node = worlds[0].rec.fr_node[row as usize];
+        let dst = worlds[0]
+            .part
+            .as_ref()
+            .map_or(0, |p| p.part_of[node as usize]);
+        worlds[dst as usize].rec.loss_runs[row as usize].add(seq);
+    }
+    for (w, hs) in worlds.iter_mut().zip(moves) {
+        for h in hs {
+            w.take_over(h)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{build::build, parse_and_validate};
+    use crate::sim::RngStreams;
+
+    /// A dumbbell: `n` senders on 1 ms links to r1, the bottleneck r1-r2
+    /// (20 ms, or changing when `changing`), `n` receivers on 1 ms links.
+    fn dumbbell(n: usize, changing: bool) -> World {
+        let mut nodes = vec![
+            r#"{"name": "r1"}"#.to_string(),
+            r#"{"name": "r2"}"#.to_string(),
+        ];
+        let mut links = Vec::new();
+        let mut flows = Vec::new();
+        for i in 0..n {
+            nodes.push(format!(r#"{{"name": "s{i}"}}"#));
+            nodes.push(format!(r#"{{"name": "d{i}"}}"#));
+            links.push(format!(
+                r#"{{"a": "s{i}", "b": "r1", "rate_bps": 1e8, "delay_ms": 1}}"#
+            ));
+            links.push(format!(
+                r#"{{"a": "r2", "b": "d{i}", "rate_bps": 1e8, "delay_ms": 1}}"#
+            ));
+            flows.push(format!(
+                r#"{{"name": "f{i}", "type": "cbr", "src": "s{i}", "dst": "d{i}", "rate_bps": 1e5, "payload_bytes": 500}}"#
+            ));
+        }
+        let rate = if changing {
+            r#""rate_bps": [[0, 1e7], [1, 5e6]]"#
+        } else {
+            r#""rate_bps": 1e7"#
+        };
+        links.push(format!(
+            r#"{{"name": "bottleneck", "a": "r1", "b": "r2", {rate}, "delay_ms": 20}}"#
+        ));
+        let text = format!(
+            r#"{{"duration_s": 2, "nodes": [{}], "links": [{}], "flows": [{}]}}"#,
+            nodes.join(","),
+            links.join(","),
+            flows.join(",")
+        );
+        let s = parse_and_validate(&text).expect("a valid dumbbell");
+        build(&s, &RngStreams::new(1, 0)).expect("it builds")
+    }
+
+    fn names_in(w: &World, plan: &Plan, part: u8) -> Vec<String> {
+        (w.nodes.iter().enumerate())
+            .filter(|(i, _)| plan.part_of[*i] == part)
+            .map(|(_, n)| n.name.clone())
+            .collect()
+    }
+
+    /// Two partitions of a dumbbell: the senders with r1 and the receivers
+    /// with r2, cut at the 20 ms bottleneck, the window its delay.
+    #[test]
+    fn a_dumbbell_splits_at_its_bottleneck() {
+        let w = dumbbell(3, false);
+        let plan = plan(&w, 2).expect("a split");
+        assert_eq!(plan.lookahead, SimTime::from_millis_f64(20.0));
+        let mut a = names_in(&w, &plan, plan.part_of[0]);
+        a.sort();
+        assert_eq!(a, ["r1", "s0", "s1", "s2"]);
+        assert_eq!(
+            plan.part_of
+                .iter()
+                .filter(|&&p| p != plan.part_of[0])
+                .count(),
+            4
+        );
+    }
+
+    /// Four partitions need more than the two groups the bottleneck
+    /// leaves: the 1 ms access links are cut too, and each partition gets
+    /// a share within 1.25 times an even one.
+    #[test]
+    fn more_partitions_cut_shorter_links() {
+        let w = dumbbell(6, false);
+        let plan = plan(&w, 4).expect("a split");
+        assert_eq!(plan.lookahead, SimTime::from_millis_f64(1.0));
+        let mut load = [0u64; 4];
+        for (i, &p) in plan.part_of.iter().enumerate() {
+            load[p as usize] += 1 + w.apps.iter().filter(|a| a.node as usize == i).count() as u64;
+        }
+        let total: u64 = load.iter().sum();
+        assert!(
+            load.iter().all(|&l| l as f64 <= 1.25 * total as f64 / 4.0),
+            "{load:?}"
+        );
+    }
+
+    /// A changing bottleneck is never cut (its delay and order can
+    /// change): two partitions then cut the access links.
+    #[test]
+    fn a_changing_link_is_not_cut() {
+        let w = dumbbell(4, true);
+        let plan = plan(&w, 2).expect("a split");
+        let (r1, r2) = (plan.part_of[0], plan.part_of[1]);
+        assert_eq!(r1, r2, "r1 and r2 stay together");
+        assert_eq!(plan.lookahead, SimTime::from_millis_f64(1.0));
+    }
+
+    /// No fixed link of at least 0.1 ms: no split, and the error says so.
+    #[test]
+    fn no_long_link_no_split() {
+        let mut w = dumbbell(2, false);
+        for l in &mut w.links {
+            l.delay = SimTime(50_000);
+        }
+        let e = plan(&w, 2).expect_err("nothing to cut");
+        assert!(e.contains("no split into 2 partitions"), "{e}");
+    }
+
+    /// Partitions number their packets from their own index, so ids stay
+    /// unique; links to another partition are cut, on both sides.
+    #[test]
+    fn a_partition_knows_its_cut_and_numbers_its_packets() {
+        let mut w = dumbbell(2, false);
+        let plan = plan(&w, 2).expect("a split");
+        w.become_partition(&plan, 1);
+        assert_eq!((w.next_packet_id, w.id_step), (1, 2));
+        let cut: Vec<&str> = (w.links.iter())
+            .filter(|l| l.cut)
+            .map(|l| l.name.as_str())
+            .collect();
+        assert_eq!(cut, ["bottleneck:r1->r2", "bottleneck:r2->r1"]);
+        let foreign = w.rec.foreign_rows.iter().filter(|&&f| f).count();
+        let owned_receivers = (w.rec.fr_node.iter())
+            .filter(|&&n| plan.part_of[n as usize] == 1)
+            .count();
+        assert_eq!(foreign + owned_receivers, w.rec.num_fr());
+    }
+}
