@@ -36,6 +36,8 @@ def lossy_dumbbell() -> dict:
 
 SCENARIOS = {
     "tcp-dumbbell": lambda: bench.tcp_dumbbell(16, 10),
+    # Ends mid-window, packets on the cut's wire.
+    "tcp-dumbbell-ending-mid-window": lambda: bench.tcp_dumbbell(16, 5.013),
     "calls": lambda: bench.calls(8, 5),
     "gcc-calls-with-cubic": lambda: bench.gcc_calls(20, 5),
     "lossy-dumbbell-all-measured": lossy_dumbbell,

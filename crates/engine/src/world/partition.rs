@@ -100,8 +100,12 @@ pub type Handover = (LinkDirId, SimTime, Packet, Hop);
 pub struct Part {
     pub part_of: Vec<u8>,
     pub me: u8,
-    /// Packets handed over since the last exchange.
-    pub outbox: Vec<Handover>,
+    /// Packets handed over since the last exchange, by the partition they
+    /// go to.
+    pub outbox: Vec<Vec<Handover>>,
+    /// Packets handed over to this partition, by the partition they came
+    /// from, taken in when its next window starts (`take_in`).
+    pub inbox: Vec<Vec<Handover>>,
 }
 
 impl Part {
@@ -222,10 +226,12 @@ impl World {
             .collect();
         self.next_packet_id = me as u64;
         self.id_step = plan.parts as u64;
+        let boxes = || (0..plan.parts).map(|_| Vec::new()).collect();
         self.part = Some(Box::new(Part {
             part_of: part.clone(),
             me,
-            outbox: Vec::new(),
+            outbox: boxes(),
+            inbox: boxes(),
         }));
     }
 
@@ -235,22 +241,35 @@ impl World {
     pub(super) fn hand_over(&mut self, ld: LinkDirId, at: SimTime, r: PacketRef, hop: Hop) {
         let p = self.packets.take(r);
         let part = self.part.as_mut().expect("a cut link is in a split run");
-        part.outbox.push((ld, at, p, hop));
+        let to = part.part_of[self.links[ld as usize].to as usize];
+        part.outbox[to as usize].push((ld, at, p, hop));
     }
 
-    /// A packet from another partition on its way over cut link `ld`.
-    /// Err if it would arrive before now (a window longer than the
-    /// lookahead: a bug).
-    pub fn take_over(&mut self, (ld, at, p, hop): Handover) -> Result<(), String> {
-        let r = self.packets.insert(p);
-        let link = &mut self.links[ld as usize];
-        if link.in_transit.is_empty() {
-            self.q
-                .schedule(at, Ev::Arrive(ld))
-                .map_err(|e| format!("a packet handed over on link \"{}\": {e}", link.name))?;
+    /// Takes in the packets other partitions handed over in the last
+    /// window, in the order of the partitions they came from and of their
+    /// leaving. False (with `broken` set) if one would arrive before now:
+    /// a window longer than the lookahead, a bug.
+    pub fn take_in(&mut self) -> bool {
+        let Some(part) = self.part.as_mut() else {
+            return true;
+        };
+        let mut inbox = std::mem::take(&mut part.inbox);
+        for (ld, at, p, hop) in inbox.iter_mut().flat_map(|v| v.drain(..)) {
+            let r = self.packets.insert(p);
+            let link = &mut self.links[ld as usize];
+            if link.in_transit.is_empty() {
+                if let Err(e) = self.q.schedule(at, Ev::Arrive(ld)) {
+                    let msg = format!("a packet handed over on link \"{}\": {e}", link.name);
+                    self.broken = Some((self.q.now(), msg));
+                    return false;
+                }
+            }
+            link.in_transit.push_back(at, r, hop);
         }
-        link.in_transit.push_back(at, r, hop);
-        Ok(())
+        if let Some(part) = self.part.as_mut() {
+            part.inbox = inbox;
+        }
+        true
     }
 
     /// Takes in another partition's results after the run: its nodes'
@@ -313,20 +332,33 @@ pub fn merge(worlds: Vec<World>) -> World {
 }
 
 /// Moves what crossed between partitions during a window to where it
-/// goes: packets handed over on cut links, in the order of the partitions
-/// they left and of their leaving, and losses of rows received elsewhere
-/// (counted into their loss runs, which do not depend on the order of
-/// losses: `measure::loss_runs`).
-pub fn exchange<W: std::ops::DerefMut<Target = World>>(worlds: &mut [W]) -> Result<(), String> {
-    let mut moves: Vec<Vec<Handover>> = (0..worlds.len()).map(|_| Vec::new()).collect();
+/// goes: packets handed over on cut links to the inboxes of the
+/// partitions they go to (each takes them in itself, `World::take_in`),
+/// and losses of rows received elsewhere into those rows' loss runs
+/// (which do not depend on the order of losses: `measure::loss_runs`).
+pub fn exchange<W: std::ops::DerefMut<Target = World>>(worlds: &mut [W]) {
+    let k = worlds.len();
+    for src in 0..k {
+        for dst in (0..k).filter(|&d| d != src) {
+            let Some(mut moved) = worlds[src]
+                .part
+                .as_mut()
+                .map(|p| std::mem::take(&mut p.outbox[dst]))
+            else {
+                continue;
+            };
+            if let Some(p) = worlds[dst].part.as_mut() {
+                // The inbox, emptied by its last take_in, goes back as the
+                // outbox with its allocation.
+                std::mem::swap(&mut p.inbox[src], &mut moved);
+            }
+            if let Some(p) = worlds[src].part.as_mut() {
+                p.outbox[dst] = moved;
+            }
+        }
+    }
     let mut losses: Vec<(u32, u64)> = Vec::new();
     for w in worlds.iter_mut() {
-        let w = &mut **w;
-        let part = w.part.as_mut().expect("a partition");
-        for h in part.outbox.drain(..) {
-            let to = w.links[h.0 as usize].to;
-            moves[part.part_of[to as usize] as usize].push(h);
-        }
         losses.append(&mut w.rec.foreign_losses);
     }
     for (row, seq) in losses {
@@ -337,12 +369,6 @@ pub fn exchange<W: std::ops::DerefMut<Target = World>>(worlds: &mut [W]) -> Resu
             .map_or(0, |p| p.part_of[node as usize]);
         worlds[dst as usize].rec.loss_runs[row as usize].add(seq);
     }
-    for (w, hs) in worlds.iter_mut().zip(moves) {
-        for h in hs {
-            w.take_over(h)?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
