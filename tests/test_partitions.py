@@ -142,3 +142,10 @@ def test_an_event_budget_ends_a_split_run_at_a_window_with_its_books_closed():
     assert 20_000 <= r.meta["events"] < 40_000
     f = r.flows
     assert (f.sent == f.received + f.lost + f.in_flight).all()
+
+
+def test_pcap_asked_for_at_run_time_is_refused_for_a_split_run(tmp_path):
+    sc = split(mediasim.load_scenario("examples/dumbbell.toml").to_dict())
+    with pytest.raises(mediasim.ScenarioError, match="parallel.partitions"):
+        mediasim.run(sc, pcap=True, out=tmp_path / "run")
+    assert not (tmp_path / "run").exists()

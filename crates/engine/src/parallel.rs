@@ -84,20 +84,18 @@ pub fn run(
     let mut stopped = false;
     let mut failed: Option<Failure> = None;
     let mut reached = SimTime::ZERO;
+    let panicked: Mutex<Option<String>> = Mutex::new(None);
     std::thread::scope(|sc| {
         for i in 1..k {
             let (cells, barrier, until_ns, done) = (&cells, &barrier, &until_ns, &done);
+            let panicked = &panicked;
             sc.spawn(move || loop {
                 barrier.wait();
                 if done.load(Ordering::Acquire) {
                     break;
                 }
                 let until = SimTime(until_ns.load(Ordering::Acquire));
-                let mut w = cells[i].lock().unwrap_or_else(|e| e.into_inner());
-                if w.take_in() {
-                    w.run_until(until, &mut |_, _| true);
-                }
-                drop(w);
+                window(&cells[i], until, i, panicked);
                 barrier.wait();
             });
         }
@@ -112,15 +110,14 @@ pub fn run(
             };
             until_ns.store(until.0, Ordering::Release);
             barrier.wait();
-            let mut w = lock(0);
-            if w.take_in() {
-                w.run_until(until, &mut |_, _| true);
-            }
-            drop(w);
+            window(&cells[0], until, 0, &panicked);
             barrier.wait();
             reached = until;
             let mut ws: Vec<MutexGuard<'_, World>> = (0..k).map(lock).collect();
             failed = window_failure(&mut ws);
+            if let Some(what) = panicked.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                failed = Some(Failure::Invariant(until, what));
+            }
             partition::exchange(&mut ws);
             let events: u64 = ws.iter().map(|w| w.q.events_executed()).sum();
             drop(ws);
@@ -177,6 +174,26 @@ pub fn run(
     })
 }
 
+/// Runs partition `i`'s window up to `until`. A panic (a bug: no input
+/// should get there) is caught and kept in `panicked`, so that every
+/// thread still meets the others at the barriers and the run ends with
+/// an error instead of waiting for ever.
+fn window(cell: &Mutex<World>, until: SimTime, i: usize, panicked: &Mutex<Option<String>>) {
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut w = cell.lock().unwrap_or_else(|e| e.into_inner());
+        if w.take_in() {
+            w.run_until(until, &mut |_, _| true);
+        }
+    }));
+    if let Err(panic) = run {
+        let what = (panic.downcast_ref::<String>().cloned())
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        let mut slot = panicked.lock().unwrap_or_else(|e| e.into_inner());
+        slot.get_or_insert(format!("partition {i} failed: {what}"));
+    }
+}
+
 /// A partition whose window ended in a stall or a broken invariant.
 fn window_failure(ws: &mut [MutexGuard<'_, World>]) -> Option<Failure> {
     for w in ws.iter_mut() {
@@ -229,6 +246,101 @@ impl SpinBarrier {
             } else {
                 std::thread::yield_now();
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::{Action, App};
+    use crate::world::stall_tests::Stuck;
+
+    /// Panics at its first timer: a bug in some model.
+    struct Faulty;
+    impl App for Faulty {
+        fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
+            out.push(Action::Timer {
+                at: now + SimTime::from_millis(30),
+                token: 0,
+            });
+        }
+        fn on_timer(&mut self, _now: SimTime, _token: u64, _out: &mut Vec<Action>) {
+            panic!("a model's bug");
+        }
+    }
+
+    /// Two hosts across a 20 ms link, a CBR flow from a to b, split in
+    /// two; the receiving partition's application replaced by `app`.
+    fn split_with(app: fn() -> Box<dyn App>) -> Split {
+        let text = r#"{"duration_s": 1, "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 20}],
+            "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b",
+                       "payload_bytes": 100, "interval_ms": 10}],
+            "parallel": {"partitions": 2}}"#;
+        let s = scenario::parse_and_validate(text).expect("valid");
+        let mut split = build(&s, &RngStreams::new(1, 0)).expect("splits");
+        assert_eq!(split.plan.lookahead, SimTime::from_millis(20));
+        let b = split.plan.part_of[1] as usize;
+        let w = &mut split.worlds[b];
+        let sink = (w.apps.iter()).position(|a| a.node == 1);
+        w.apps[sink.expect("the sink on b")].app = app();
+        split
+    }
+
+    /// A partition that panics ends the run with an error naming it (the
+    /// other threads are not left waiting at a barrier).
+    #[test]
+    fn a_partition_that_panics_ends_the_run_with_an_error() {
+        let split = split_with(|| Box::new(Faulty));
+        let b = split.plan.part_of[1];
+        let mut progress = |_, _| true;
+        match run(split, u64::MAX, &mut progress, &|| false) {
+            Err(Failure::Invariant(at, what)) => {
+                assert_eq!(at, SimTime::from_millis(40) - SimTime(1), "{what}");
+                assert!(
+                    what.contains(&format!("partition {b} failed: a model's bug")),
+                    "{what}"
+                );
+            }
+            other => panic!("{:?}", other.err()),
+        }
+    }
+
+    /// A partition whose time stops ends the run as one in one piece does.
+    #[test]
+    fn a_partition_whose_time_stops_is_a_stall() {
+        let split = split_with(|| Box::new(Stuck));
+        let mut progress = |_, _| true;
+        match run(split, u64::MAX, &mut progress, &|| false) {
+            Err(Failure::Stalled(at, what)) => {
+                assert_eq!(at, SimTime::ZERO);
+                assert!(what.contains("node \"b\""), "{what}");
+            }
+            other => panic!("{:?}", other.err()),
+        }
+    }
+
+    /// The barrier lets no thread through before all have come, round
+    /// after round.
+    #[test]
+    fn the_barrier_holds_every_round() {
+        for spins in [0, SPINS] {
+            let b = SpinBarrier::new(3, spins);
+            let count = AtomicUsize::new(0);
+            std::thread::scope(|sc| {
+                for _ in 0..3 {
+                    sc.spawn(|| {
+                        for round in 0..200 {
+                            count.fetch_add(1, Ordering::AcqRel);
+                            b.wait();
+                            assert!(count.load(Ordering::Acquire) >= 3 * (round + 1));
+                            b.wait();
+                        }
+                    });
+                }
+            });
+            assert_eq!(count.load(Ordering::Acquire), 600);
         }
     }
 }

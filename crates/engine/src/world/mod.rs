@@ -737,12 +737,12 @@ impl World {
 }
 
 #[cfg(test)]
-mod stall_tests {
+pub(crate) mod stall_tests {
     use crate::app::{Action, App};
     use crate::sim::{RngStreams, SimTime};
 
     /// Asks for its timer again at the same instant, for ever.
-    struct Stuck;
+    pub(crate) struct Stuck;
     impl App for Stuck {
         fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
             out.push(Action::Timer { at: now, token: 0 });
