@@ -41,6 +41,11 @@ SCENARIOS = {
     "calls": lambda: bench.calls(8, 5),
     "gcc-calls-with-cubic": lambda: bench.gcc_calls(20, 5),
     "lossy-dumbbell-all-measured": lossy_dumbbell,
+    # Multicast: RMTP's data down a tree of DRs cut at their 40 ms links,
+    # and an RTP group whose RTCP rows are pooled over members in both
+    # partitions.
+    "rmtp-tree": lambda: bench.rmtp_tree(1000, 20),
+    "rtp-group": lambda: bench.rtp_group(300, 20),
 }
 
 
@@ -67,8 +72,10 @@ def test_a_split_run_has_the_results_of_the_run_in_one_piece(name):
     for key in ("delivered", "dropped", "in_flight", "originated", "loss_runs_late"):
         assert one.meta[key] == two.meta[key], key
     assert two.meta["partitions"] == 2 and "partitions" not in one.meta
-    # Each bench workload's cut is its bottleneck, 20 ms long.
-    assert two.meta["window_ns"] == 20_000_000
+    # The dumbbells' cut is their 20 ms bottleneck, the RMTP tree's its
+    # 40 ms links to the DRs, the RTP group's its 5 ms links.
+    window_ms = {"rmtp-tree": 40, "rtp-group": 5}.get(name, 20)
+    assert two.meta["window_ns"] == window_ms * 1_000_000
     if name == "lossy-dumbbell-all-measured":
         assert one.links.loc[one.links.link == "bottleneck", "lost_packets"].sum() > 0
         assert len(one.loss_runs) > 0 and one.flows.lost.sum() > 0
@@ -124,10 +131,14 @@ def test_a_scenario_with_no_long_link_cannot_split():
     assert "parallel.partitions" in str(e.value) and "no split into 2 partitions" in str(e.value)
 
 
-def test_multicast_is_not_split():
+def test_a_multicast_example_splits_with_the_same_results():
     sc = mediasim.load_scenario("examples/multicast_tree.yaml").to_dict()
-    with pytest.raises(mediasim.ScenarioError, match="multicast"):
-        mediasim.run(split(sc))
+    sc["measure"] = {"packets": True}
+    one, two = mediasim.run(sc, seed=2), mediasim.run(split(sc), seed=2)
+    for t in ("flows", "loss_runs", "links", "queues"):
+        pd.testing.assert_frame_equal(one.tables[t], two.tables[t], check_exact=True, obj=t)
+    same_rows(one.packets, two.packets)
+    assert two.meta["multicast_copies"] == one.meta["multicast_copies"] > 0
 
 
 def test_an_event_budget_ends_a_split_run_at_a_window_with_its_books_closed():

@@ -269,6 +269,24 @@ impl DelayStats {
         counts
     }
 
+    /// Takes in another summary of the same row (another partition's of
+    /// a split run): the counts of each bucket add up, so the summary is
+    /// the one these delays would give counted in one place.
+    pub fn absorb(&mut self, o: &DelayStats) {
+        if o.count == 0 {
+            return;
+        }
+        if self.count == 0 || o.min_ns < self.min_ns {
+            self.min_ns = o.min_ns;
+        }
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.count += o.count;
+        self.sum_ns += o.sum_ns;
+        for (b, c) in o.in_order() {
+            self.count_run(b, c);
+        }
+    }
+
     /// The value of rank `k` (0-based, in sorted order): its bucket's
     /// midpoint, kept within [min, max].
     fn ranked(&self, order: &[(u32, u64)], k: u64) -> f64 {
@@ -362,6 +380,34 @@ mod tests {
             }
         }
         assert!(DelayStats::default().summary_ns()[2].is_nan());
+    }
+
+    /// Delays counted in two summaries and merged give the summary of all
+    /// of them counted in one, to the bit, whatever forms the two are in
+    /// (a few delays in the map, many in dense pages, one empty).
+    #[test]
+    fn two_summaries_merged_are_the_summary_of_all() {
+        let mut rng = RngStreams::new(9, 0).stream("merge");
+        for (n_a, n_b) in [(0, 50), (50, 0), (30, 40), (5_000, 20), (20_000, 30_000)] {
+            let d: Vec<u64> = (0..n_a + n_b)
+                .map(|_| (1e5 * (1.0 + 99.0 * uniform(&mut rng).powi(2))) as u64)
+                .collect();
+            let (mut one, mut a, mut b) = Default::default();
+            let (one, a, b): (&mut DelayStats, &mut DelayStats, &mut DelayStats) =
+                (&mut one, &mut a, &mut b);
+            for (i, &x) in d.iter().enumerate() {
+                one.add(x);
+                if i % (n_a + n_b).max(1) < n_a {
+                    a.add(x);
+                } else {
+                    b.add(x);
+                }
+            }
+            a.absorb(b);
+            let (x, y) = (a.summary_ns(), one.summary_ns());
+            assert_eq!(format!("{x:?}"), format!("{y:?}"), "{n_a} + {n_b}");
+            assert_eq!(a.in_order(), one.in_order());
+        }
     }
 
     /// Across the switch from the hash map to dense pages (values over many

@@ -499,7 +499,8 @@ impl Recorder {
     /// Takes in what another partition of a split run recorded (the same
     /// flows and rows, built from the same scenario). `theirs[i]` says
     /// that row `i`'s receiver is in `o`'s partition: its deliveries, delay
-    /// summary, jitter and loss runs are `o`'s. Counts add up (each packet
+    /// summary, jitter and loss runs are `o`'s. A pooled row's deliveries
+    /// add up. Counts add up (each packet
     /// is counted once, where it was sent, dropped or delivered); the logs
     /// interleave by time, then within the row limits.
     pub fn absorb(&mut self, mut o: Recorder, theirs: &[bool]) {
@@ -508,9 +509,18 @@ impl Recorder {
             a.packets += b.packets;
             a.bytes += b.bytes;
         }
-        for (i, _) in theirs.iter().enumerate().filter(|(_, &t)| t) {
-            std::mem::swap(&mut self.got[i], &mut o.got[i]);
-            std::mem::swap(&mut self.loss_runs[i], &mut o.loss_runs[i]);
+        for (i, &t) in theirs.iter().enumerate() {
+            if self.fr_node[i] == POOLED {
+                // Copies to any receiver, in any partition: the counts and
+                // delays add up (jitter and loss runs are not kept).
+                let (a, b) = (&mut self.got[i], &o.got[i]);
+                a.received += b.received;
+                a.received_bytes += b.received_bytes;
+                a.delay.absorb(&b.delay);
+            } else if t {
+                std::mem::swap(&mut self.got[i], &mut o.got[i]);
+                std::mem::swap(&mut self.loss_runs[i], &mut o.loss_runs[i]);
+            }
         }
         for (a, b) in self.dropped.iter_mut().zip(&o.dropped) {
             *a += b;

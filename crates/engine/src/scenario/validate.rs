@@ -65,8 +65,7 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
     let mut c = Checker::default();
     run_time(s, &mut c);
     super::limits::check(s, &mut c);
-    let (multicast, pcap) = (!s.groups.is_empty(), s.measure.pcap);
-    crate::world::partition::check(&s.parallel, multicast, pcap, &mut c);
+    crate::world::partition::check(&s.parallel, s.measure.pcap, &mut c);
     names(s, &mut c);
     let scope = Scope {
         nodes: s.nodes.iter().map(|n| n.name.as_str()).collect(),

@@ -57,9 +57,9 @@ impl Default for ParallelSpec {
 }
 
 /// What a split run cannot do yet, found in the document (what only the
-/// built world shows, the split itself, is [`plan`]'s): `groups`, the
-/// scenario has multicast groups; `pcap`, it captures.
-pub fn check(spec: &ParallelSpec, groups: bool, pcap: bool, c: &mut Checker) {
+/// built world shows, the split itself, is [`plan`]'s): `pcap`, the
+/// scenario captures.
+pub fn check(spec: &ParallelSpec, pcap: bool, c: &mut Checker) {
     let n = spec.partitions;
     let path = "parallel.partitions";
     if n == 0 || n > MAX_PARTITIONS {
@@ -68,12 +68,6 @@ pub fn check(spec: &ParallelSpec, groups: bool, pcap: bool, c: &mut Checker) {
     }
     if n == 1 {
         return;
-    }
-    if groups {
-        c.err(
-            path,
-            "a run with multicast groups is not split: a group's copies and drops are charged along its whole tree (use 1)",
-        );
     }
     if pcap {
         c.err(
