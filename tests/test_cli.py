@@ -120,8 +120,11 @@ def test_bench_gcc_calls_split_in_two_delivers_what_one_piece_does():
     for a, b in zip(one, two):
         assert (a["workload"], a["events"], a["delivered"], a["media_delivered"]) == \
             (b["workload"], b["events"], b["delivered"], b["media_delivered"])
+    one, two = (json.loads(invoke("bench", "--rmtp", "--quick", "--json", *more).output)[0]
+                for more in ((), ("--partitions", "2")))
+    assert (one["events"], one["delivered"]) == (two["events"], two["delivered"]) and two["partitions"] == 2
     r = invoke("bench", "--calls", "--partitions", "2")
-    assert r.exit_code != 0 and "--partitions goes with --gcc-calls" in r.output
+    assert r.exit_code != 0 and "--partitions goes with --gcc-calls, --rmtp or --rtp-group" in r.output
 
 
 def test_bench_gcc_calls_mix_runs_the_three_controllers_in_turn():

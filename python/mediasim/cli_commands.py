@@ -242,8 +242,8 @@ def schema_cmd() -> None:
 @click.option("--mix", is_flag=True,
               help="With --gcc-calls: GCC, NADA and SCReAM calls in turn instead of GCC alone.")
 @click.option("--partitions", type=click.IntRange(1, 16), default=1, show_default=True,
-              help="With --gcc-calls: run each workload split into this many partitions, one thread each "
-                   "(the scenario's parallel.partitions).")
+              help="With --gcc-calls, --rmtp or --rtp-group: run each workload split into this many partitions, "
+                   "one thread each (the scenario's parallel.partitions).")
 @click.option("--parts", is_flag=True,
               help="With --calls: the calls also with their feedback, playout buffer or pacer off, and with all "
                    "three off and constant frames (what each part costs).")
@@ -257,8 +257,8 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, c
         _fail("--parts goes with --calls")
     if mix and not gcc_calls:
         _fail("--mix goes with --gcc-calls")
-    if partitions > 1 and not gcc_calls:
-        _fail("--partitions goes with --gcc-calls")
+    if partitions > 1 and not (gcc_calls or rmtp or rtp_group):
+        _fail("--partitions goes with --gcc-calls, --rmtp or --rtp-group")
     if vs_ns2:
         from .validation.ns2_compare import compare
 
@@ -292,12 +292,12 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, c
         from .validation.bench import run_one
 
         n, dur = (1000, 50.0) if quick else (10_000, 500.0)
-        rows = [run_one("rtp_group", n, dur)]
+        rows = [run_one("rtp_group", n, dur, partitions)]
     elif rmtp:
         from .validation.bench import run_one
 
         n, dur = (1000, 50.0) if quick else (10_000, 500.0)
-        rows = [run_one("rmtp", n, dur)]
+        rows = [run_one("rmtp", n, dur, partitions)]
     elif gcc_calls:
         from .validation.bench import run_scale_calls
 
