@@ -144,9 +144,16 @@ pub fn run(
     if let Some(e) = failed {
         return Err(e);
     }
-    let mut worlds: Vec<World> = (cells.into_iter())
+    let worlds: Vec<World> = (cells.into_iter())
         .map(|c| c.into_inner().unwrap_or_else(|e| e.into_inner()))
         .collect();
+    close(worlds, reached, hit_max_events)
+}
+
+/// The partitions' end at `reached`: each takes in what crossed in the
+/// last window and closes its own books; then the merged world's books
+/// are checked.
+fn close(mut worlds: Vec<World>, reached: SimTime, hit_max_events: bool) -> Result<Ended, Failure> {
     let (mut total, mut in_flight) = (0u64, Vec::new());
     for w in &mut worlds {
         // What crossed in the last window is on the far ends' wires.

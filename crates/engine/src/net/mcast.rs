@@ -20,29 +20,19 @@ pub fn reverse(ld: LinkDirId) -> LinkDirId {
 
 /// Whether the graph has no cycle; if so, each node's component number.
 pub fn forest_components(g: &Graph) -> Option<Vec<u32>> {
-    let n = g.adj.len();
-    let mut parent: Vec<u32> = (0..n as u32).collect();
-    fn find(p: &mut [u32], mut x: u32) -> u32 {
-        while p[x as usize] != x {
-            p[x as usize] = p[p[x as usize] as usize];
-            x = p[x as usize];
-        }
-        x
-    }
+    let mut sets = super::disjoint::DisjointSets::new(g.adj.len());
     for (a, out) in g.adj.iter().enumerate() {
         for &(ld, b, _) in out {
             // Each link once, from its a->b direction.
             if ld % 2 == 1 {
                 continue;
             }
-            let (ra, rb) = (find(&mut parent, a as u32), find(&mut parent, b));
-            if ra == rb {
+            if !sets.join(a as u32, b) {
                 return None;
             }
-            parent[ra as usize] = rb;
         }
     }
-    Some((0..n as u32).map(|x| find(&mut parent, x)).collect())
+    Some((0..g.adj.len() as u32).map(|x| sets.find(x)).collect())
 }
 
 /// The subtree of a forest spanning a group, shared by all its senders.

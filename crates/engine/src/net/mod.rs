@@ -1,6 +1,7 @@
 //! Network: packets, nodes, links, routing.
 
 pub mod addr;
+pub mod disjoint;
 pub mod dynamics;
 pub mod header;
 pub mod mcast;

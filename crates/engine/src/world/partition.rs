@@ -22,6 +22,7 @@
 //! function of the scenario only, so a split run is as repeatable as any.
 
 use super::{Ev, Hop, World};
+use crate::net::disjoint::DisjointSets;
 use crate::net::{LinkDirId, NodeId, Packet, PacketRef};
 use crate::scenario::check::Checker;
 use crate::sim::SimTime;
@@ -109,25 +110,6 @@ impl Part {
     }
 }
 
-/// Union-find over nodes.
-struct Sets(Vec<u32>);
-
-impl Sets {
-    fn find(&mut self, mut x: u32) -> u32 {
-        while self.0[x as usize] != x {
-            let up = self.0[self.0[x as usize] as usize];
-            self.0[x as usize] = up;
-            x = up;
-        }
-        x
-    }
-    fn join(&mut self, a: u32, b: u32) {
-        let (a, b) = (self.find(a), self.find(b));
-        let (lo, hi) = (a.min(b), a.max(b));
-        self.0[hi as usize] = lo;
-    }
-}
-
 /// Splits `w` into `parts` partitions. For each link delay, longest
 /// first, the links at least that long (and fixed: a changing link's
 /// delay and order can change) are the candidates for a cut; the nodes
@@ -150,7 +132,7 @@ pub fn plan(w: &World, parts: u32) -> Result<Plan, String> {
     delays.dedup();
     let mut best: Option<(f64, Plan)> = None;
     for &d in &delays {
-        let mut sets = Sets((0..n as u32).collect());
+        let mut sets = DisjointSets::new(n);
         for l in &w.links {
             if l.dynamic || l.delay < d {
                 sets.join(l.from, l.to);
