@@ -270,6 +270,46 @@ mod tests {
         assert_eq!(c.ssthresh(&congestion(2)), 2 * MSS);
     }
 
+    /// alpha_cubic is 1 once W_est has reached W_max (RFC 9438 4.3:
+    /// "W_est >= W_max"): an epoch with no congestion before starts
+    /// there, so W_est grows by a whole segment per window.
+    #[test]
+    fn alpha_is_one_from_w_max_on() {
+        let mut c = cubic();
+        c.on_ack(&ack(0.0, 10.0, None));
+        assert!((c.epoch.unwrap().w_est - 10.1).abs() < 1e-12);
+    }
+
+    /// Reno-friendly only while W_cubic(t) is below W_est (4.3): where
+    /// they are equal (an ACK of no new data at the epoch's start), the
+    /// window follows the cubic one RTT ahead: 10 + (0.4 x 1^3) / 10.
+    #[test]
+    fn at_w_est_the_window_follows_the_cubic() {
+        let mut c = cubic();
+        let a = Ack {
+            acked: 0,
+            ..ack(0.0, 10.0, Some(1000))
+        };
+        assert_eq!(c.on_ack(&a), 10_040);
+    }
+
+    #[test]
+    fn defaults_and_bad_fields() {
+        let s: CubicSpec = serde_json::from_str("{}").expect("defaults");
+        assert_eq!(
+            (s.c, s.beta, s.fast_convergence, s.reno_friendly),
+            (0.4, 0.7, true, true)
+        );
+        for (beta, ok) in [(0.0, false), (1.0, false), (0.5, true), (f64::NAN, false)] {
+            let mut c = Checker::default();
+            CubicSpec { beta, ..s.clone() }.validate("cc", &mut c);
+            assert_eq!(c.errs.is_empty(), ok, "beta {beta}");
+        }
+        let mut c = Checker::default();
+        CubicSpec { c: 0.0, ..s }.validate("cc", &mut c);
+        assert!(c.errs[0].to_string().contains("cc.c"));
+    }
+
     #[test]
     fn slow_start_is_renos() {
         let mut c = cubic();

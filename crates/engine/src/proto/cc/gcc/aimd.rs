@@ -239,6 +239,59 @@ mod tests {
         assert!(!a.near_max());
     }
 
+    /// The received rate at decreases: an exponential average (weight
+    /// 0.05) and a normalised variance clamped to [0.4, 2.5], by hand.
+    #[test]
+    fn the_average_at_decreases_and_its_variance() {
+        let mut a = aimd();
+        let rtt = ms(100);
+        a.update(ms(0), Usage::Overuse, Some(1e6), rtt);
+        // First: the rate itself; 0.95 x 0.4 + 0 = 0.38, clamped to 0.4.
+        assert_eq!(a.avg_max_kbps, Some(1000.0));
+        assert_eq!(a.var_max_kbps, 0.4);
+        // 970 kbit/s is within 3 sigma (20) below: averaged in.
+        a.update(ms(200), Usage::Overuse, Some(970e3), rtt);
+        let avg = 0.95 * 1000.0 + 0.05 * 970.0;
+        assert!((a.avg_max_kbps.unwrap() - avg).abs() < 1e-9);
+        let var = 0.95 * 0.4 + 0.05 * (avg - 970.0) * (avg - 970.0) / avg;
+        assert!((a.var_max_kbps - var).abs() < 1e-12, "{}", a.var_max_kbps);
+        // A large jump: the variance stops at 2.5.
+        let mut b = aimd();
+        b.update(ms(0), Usage::Overuse, Some(1e6), rtt);
+        b.update(ms(200), Usage::Overuse, Some(50e6), rtt);
+        assert_eq!(b.var_max_kbps, 2.5);
+    }
+
+    /// Three standard deviations either side of the average at decreases:
+    /// a received rate above the band starts multiplicative increase
+    /// again; a decrease below it starts a new average.
+    #[test]
+    fn the_band_around_the_average_at_decreases() {
+        let rtt = ms(100);
+        // Average 1000 kbit/s, variance 0.4: sigma = sqrt(0.4 x 1000) = 20.
+        let after_decrease = || {
+            let mut a = aimd();
+            a.update(ms(0), Usage::Overuse, Some(1e6), rtt);
+            a
+        };
+        let mut a = after_decrease();
+        a.update(ms(500), Usage::Normal, Some(1059e3), rtt);
+        assert!(a.near_max(), "1059 is inside 1000 + 3 x 20");
+        let mut a = after_decrease();
+        a.update(ms(500), Usage::Normal, Some(1061e3), rtt);
+        assert!(!a.near_max(), "1061 is above it");
+        assert_eq!(a.avg_max_kbps, None);
+        // A decrease at 939 kbit/s (below 1000 - 60) forgets the average:
+        // the new one is 939 itself, not 0.95 x 1000 + 0.05 x 939.
+        let mut a = after_decrease();
+        a.update(ms(200), Usage::Overuse, Some(939e3), rtt);
+        assert_eq!(a.avg_max_kbps, Some(939.0));
+        // At 941 it is averaged in.
+        let mut a = after_decrease();
+        a.update(ms(200), Usage::Overuse, Some(941e3), rtt);
+        assert!((a.avg_max_kbps.unwrap() - (950.0 + 47.05)).abs() < 1e-9);
+    }
+
     #[test]
     fn the_estimate_stays_under_one_and_a_half_times_the_received_rate() {
         let mut a = Aimd::new(1e6, 0.85, 1.08, 1e4, 1e8);

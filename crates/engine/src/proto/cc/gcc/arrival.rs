@@ -182,6 +182,41 @@ mod tests {
         assert_eq!(ia.prev.expect("done").bytes, 300);
     }
 
+    /// The group time is inclusive (libwebrtc: a new group when the send
+    /// time is more than 5 ms past the first's): a packet sent exactly 5
+    /// ms after the group's first joins it; 5 ms and a nanosecond opens
+    /// the next.
+    #[test]
+    fn the_group_time_is_inclusive() {
+        let mut ia = InterArrival::new(at(5.0), at(0.0));
+        ia.on_packet(at(0.0), at(50.0), 100);
+        ia.on_packet(at(5.0), at(55.0), 100);
+        assert_eq!(ia.cur.expect("one group").bytes, 200);
+        ia.on_packet(SimTime::from_nanos(10_000_001), at(60.0), 100);
+        assert_eq!(ia.prev.expect("done").bytes, 200);
+    }
+
+    /// A burst holds arrivals for less than 100 ms after the group's first
+    /// (libwebrtc's strict bound): a packet 100 ms after it opens a new
+    /// group even though it came in a burst.
+    #[test]
+    fn a_burst_ends_at_its_longest() {
+        let burst = |last_ms: f64| {
+            let mut ia = InterArrival::new(at(5.0), at(5.0));
+            // Sent 10 ms apart, arriving 4 ms apart (a burst), the last
+            // of them 96 ms after the first.
+            for i in 0..25 {
+                ia.on_packet(at(10.0 * i as f64), at(100.0 + 4.0 * i as f64), 100);
+            }
+            ia.on_packet(at(250.0), at(100.0 + last_ms), 100);
+            ia.cur.expect("a group").bytes
+        };
+        // A packet arriving 99.9 ms after the first joins the burst.
+        assert_eq!(burst(99.9), 2600);
+        // Exactly 100 ms after: a new group of its own.
+        assert_eq!(burst(100.0), 100);
+    }
+
     #[test]
     fn a_packet_sent_before_the_current_group_is_left_out() {
         let mut ia = InterArrival::new(at(5.0), at(5.0));

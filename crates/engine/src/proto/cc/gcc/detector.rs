@@ -157,6 +157,17 @@ mod tests {
         assert!((d.threshold_ms - (13.892 - 100.0 * 0.00018 * 11.892)).abs() < 1e-12);
     }
 
+    /// The spike rule is strict (libwebrtc: left alone when |m| is more
+    /// than gamma + 15): |m| exactly gamma + 15 still adapts it.
+    #[test]
+    fn a_spike_of_exactly_fifteen_over_still_adapts() {
+        let mut d = Detector::new(12.5, 0.01, 0.00018, 1e9);
+        d.detect(0.0, 0.0, 10.0, 5, ms(0.0)); // dt = 0: no change
+        assert_eq!(d.threshold_ms, 12.5);
+        d.detect(27.5, 1.0, 10.0, 6, ms(10.0));
+        assert!((d.threshold_ms - (12.5 + 10.0 * 0.01 * 15.0)).abs() < 1e-12);
+    }
+
     #[test]
     fn the_threshold_stays_within_its_bounds() {
         let mut d = Detector::new(12.5, 0.5, 0.5, 10.0);

@@ -86,6 +86,40 @@ mod tests {
         assert!((f.e - (1.0 - k) * 0.101).abs() < 1e-15);
     }
 
+    /// A second step by hand, from the first's var_v (above its floor):
+    /// var_v = alpha var_v(1) + (1 - alpha) z^2 with z = d - m_hat(1).
+    #[test]
+    fn two_steps_by_hand() {
+        let mut f = Kalman::new(1e-3, 0.01, 0.1);
+        let m1 = f.update(2.0, 10.0);
+        let alpha: f64 = 0.99f64.powf(0.3);
+        let var1 = alpha + (1.0 - alpha) * 4.0;
+        let e1 = (1.0 - 0.101 / (var1 + 0.101)) * 0.101;
+        let m2 = f.update(1.0, 10.0);
+        let z = 1.0 - m1;
+        let var2 = alpha * var1 + (1.0 - alpha) * z * z;
+        assert!((f.var_v - var2).abs() < 1e-15, "{}", f.var_v);
+        let k = (e1 + 1e-3) / (var2 + e1 + 1e-3);
+        assert!((m2 - (m1 + z * k)).abs() < 1e-15);
+        assert_eq!(f.estimate(), m2);
+    }
+
+    /// f_max comes from the last 60 groups' spacings: a short spacing
+    /// 60 groups back still counts, 61 back it does not.
+    #[test]
+    fn the_shortest_spacing_of_the_last_sixty_groups() {
+        let mut f = Kalman::new(1e-3, 0.01, 0.1);
+        f.update(0.0, 1.0);
+        for _ in 0..K_GROUPS - 1 {
+            f.update(0.0, 10.0);
+        }
+        assert_eq!(f.spacings_ms.len(), K_GROUPS);
+        assert_eq!(f.spacings_ms.front(), Some(&1.0));
+        f.update(0.0, 10.0);
+        assert_eq!(f.spacings_ms.len(), K_GROUPS);
+        assert!(f.spacings_ms.iter().all(|&s| s == 10.0));
+    }
+
     /// A constant gradient is tracked: the estimate converges to it.
     #[test]
     fn a_constant_gradient_is_tracked() {

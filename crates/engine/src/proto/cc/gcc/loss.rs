@@ -73,4 +73,15 @@ mod tests {
         // Never above the delay-based estimate.
         assert_eq!(l.on_report(10, 0, 5e5), 5e5);
     }
+
+    /// The bands are open at their ends (the draft: "more than 10%",
+    /// "less than 2%"): exactly 2% or 10% lost holds As.
+    #[test]
+    fn the_band_edges_hold() {
+        let mut l = LossBased::new(1e6, 100, 0.1, 0.02, 1.05);
+        assert_eq!(l.on_report(98, 2, 1e9), 1e6);
+        assert_eq!(l.last_p, 0.02);
+        assert_eq!(l.on_report(90, 10, 1e9), 1e6);
+        assert_eq!(l.last_p, 0.1);
+    }
 }

@@ -77,4 +77,15 @@ mod tests {
         w.add(SimTime::from_millis(5000), 1000);
         assert!((w.rate_bps().unwrap() - 16e3).abs() < 1e-6);
     }
+
+    /// An arrival a whole window after the first lands in the first one's
+    /// bin (index 50 modulo 50): the bin is emptied first, so only the
+    /// new packet counts.
+    #[test]
+    fn a_bin_reused_a_window_later_starts_empty() {
+        let mut w = RateWindow::new(SimTime::from_millis(500));
+        w.add(SimTime::ZERO, 1000);
+        w.add(SimTime::from_millis(500), 1000);
+        assert!((w.rate_bps().unwrap() - 16e3).abs() < 1e-6);
+    }
 }

@@ -144,3 +144,102 @@ fn the_detector_agrees_with_aiortc() {
     // The sequence exercises every state.
     assert!(seen.iter().all(|&n| n > 10), "{seen:?}");
 }
+
+/// The threshold's gains follow the estimator (libwebrtc's with the
+/// trendline, the draft's with the Kalman filter) unless given.
+#[test]
+fn the_threshold_gains_follow_the_estimator() {
+    let t = spec(GccEstimator::Trendline);
+    assert_eq!((t.k_up(), t.k_down()), (0.0087, 0.039));
+    let k = spec(GccEstimator::Kalman);
+    assert_eq!((k.k_up(), k.k_down()), (0.01, 0.00018));
+    let given: GccSpec =
+        serde_json::from_value(serde_json::json!({"k_up": 0.02, "k_down": 0.001})).expect("spec");
+    assert_eq!((given.k_up(), given.k_down()), (0.02, 0.001));
+    // GCC reads the per-packet feedback; it has none of its own.
+    assert!(!t.own_feedback());
+}
+
+fn errors(fields: serde_json::Value) -> String {
+    let s: GccSpec = serde_json::from_value(fields).expect("spec");
+    let media = CcMedia {
+        packet_feedback: true,
+        pacer: true,
+        ..CcMedia::default()
+    };
+    let mut c = crate::scenario::check::Checker::default();
+    s.validate("cc", media, &mut c);
+    c.errs.iter().map(|e| format!("{e}\n")).collect()
+}
+
+/// beta, the smoothing and chi are in (0, 1), open at both ends; eta and
+/// the loss increase at least 1; loss_low at most loss_high.
+#[test]
+fn bad_fields_are_named() {
+    assert_eq!(errors(serde_json::json!({})), "");
+    for (field, bad, good) in [
+        ("beta", 1.0, 0.999),
+        ("beta", 0.0, 0.001),
+        ("kalman_chi", 1.0, 0.5),
+        ("eta", 0.999, 1.0),
+        ("loss_increase", 0.9, 1.0),
+    ] {
+        let text = errors(serde_json::json!({ field: bad }));
+        assert!(
+            text.contains(&format!("cc.{field}")),
+            "{field} = {bad}: {text}"
+        );
+        assert_eq!(
+            errors(serde_json::json!({ field: good })),
+            "",
+            "{field} = {good}"
+        );
+    }
+    let text = errors(serde_json::json!({"loss_low": 0.2, "loss_high": 0.1}));
+    assert!(text.contains("cc.loss_low"), "{text}");
+    assert_eq!(
+        errors(serde_json::json!({"loss_low": 0.1, "loss_high": 0.1})),
+        ""
+    );
+    assert!(errors(serde_json::json!({"k_up": -0.1})).contains("cc.k_up"));
+}
+
+/// The target's series starts at the start rate; each packet sent is
+/// stamped with its number from 0 and counted; the named values read
+/// the parts they name.
+#[test]
+fn sends_series_and_values() {
+    let mut g = Gcc::new(&spec(GccEstimator::Trendline));
+    let t0 = SimTime::from_millis(7);
+    g.start(t0, usize::MAX);
+    assert_eq!(g.rate_series(), vec![(t0, 300e3)]);
+    let d = Departure {
+        bytes: 1000,
+        due: SimTime::ZERO,
+        next_same_size: false,
+    };
+    let (s0, next) = g.on_send(t0, d);
+    let (s1, _) = g.on_send(t0, d);
+    assert_eq!((s0.seq, s1.seq, s0.sent_at), (0, 1, t0));
+    // 8000 bits at 300 kbit/s.
+    assert_eq!(next, t0 + SimTime::from_secs_f64(8000.0 / 300e3));
+    assert_eq!(g.packets(), 2);
+    assert_eq!(g.value("estimate_bps"), Some(300e3));
+    assert_eq!(g.value("loss_based_bps"), Some(300e3));
+    assert_eq!(g.value("threshold_ms"), Some(12.5));
+    assert_eq!(g.value("decreases"), Some(0.0));
+    assert_eq!(g.value("rtt_ms"), None, "no feedback yet");
+    assert_eq!(g.value("nonsense"), None);
+    // One feedback message with a 40 ms round trip.
+    let r = PacketResult {
+        seq: 0,
+        sent_at: t0,
+        bytes: 1000,
+        received: true,
+        arrival: Some(t0 + SimTime::from_millis(20)),
+        ecn: 0,
+    };
+    g.on_packet_feedback(t0 + SimTime::from_millis(40), &[r]);
+    let rtt = g.value("rtt_ms").expect("an RTT");
+    assert!((rtt - 40.0).abs() < 1e-9, "{rtt}");
+}

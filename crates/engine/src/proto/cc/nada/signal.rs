@@ -172,3 +172,27 @@ impl Signal {
         u8::from(!calm)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The mean interval between losses is smoothed with ALPHA (0.1), and
+    /// a loss is recent within MULTILOSS (7) times it: losses at 0, 1 and
+    /// 3 s give 0.1 x 2 + 0.9 x 1 = 1.1 s, so recent until 3 + 7.7 s.
+    #[test]
+    fn a_loss_is_recent_within_multiloss_mean_intervals() {
+        let mut s = super::super::tests::signal();
+        assert!(!s.loss_recent(SimTime::ZERO));
+        s.on_lost(SimTime::ZERO);
+        // One loss alone: recent within LOGWIN.
+        assert!(s.loss_recent(SimTime::from_millis(500)));
+        assert!(!s.loss_recent(SimTime::from_millis(501)));
+        s.on_lost(SimTime::from_secs(1));
+        s.on_lost(SimTime::from_secs(3));
+        let m = s.loss_interval_s.expect("a mean");
+        assert!((m - 1.1).abs() < 1e-12, "{m}");
+        assert!(s.loss_recent(SimTime::from_millis(10_690)));
+        assert!(!s.loss_recent(SimTime::from_millis(10_710)));
+    }
+}

@@ -59,7 +59,7 @@ fn the_rate_shaping_buffer_splits_the_rates() {
     assert!((n.pacing_bps() - (1e6 + 24e3)).abs() < 1e-6);
 }
 
-fn signal() -> Signal {
+pub(super) fn signal() -> Signal {
     Signal::new(Consts {
         qth_ms: 50.0,
         lambda: 0.5,
@@ -94,16 +94,23 @@ fn queuing_delay_is_the_minimum_of_the_last_fifteen() {
     assert_eq!(s.rmode(), 0, "under QEPS, no loss");
 }
 
-/// After a loss, a queue over QTH is warped: d_hat = 50 exp(-0.5 (100 -
-/// 50) / 50); the loss ratio (smoothed, alpha 0.1) adds DLOSS (p /
-/// PLRREF)^2.
-#[test]
-fn a_queue_over_qth_after_loss_is_warped_and_loss_penalised() {
+/// The least one-way delay 50 ms, then 15 packets at 150 ms: a queue of
+/// 100 ms, over QTH.
+fn queue_of_100_ms() -> Signal {
     let mut s = signal();
     s.on_received(at(0.0), at(50.0), 1000, 0);
     for i in 1..16 {
         s.on_received(at(10.0 * i as f64), at(10.0 * i as f64 + 150.0), 1000, 0);
     }
+    s
+}
+
+/// After a loss, a queue over QTH is warped: d_hat = 50 exp(-0.5 (100 -
+/// 50) / 50); the loss ratio (smoothed, alpha 0.1) adds DLOSS (p /
+/// PLRREF)^2.
+#[test]
+fn a_queue_over_qth_after_loss_is_warped_and_loss_penalised() {
+    let mut s = queue_of_100_ms();
     s.on_lost(at(200.0));
     let x = s.update(at(200.0), 15, 1, 0);
     let p = 0.1 * (1.0 / 16.0);
@@ -119,4 +126,155 @@ fn the_signal_is_capped() {
     // (0.1 / 0.01)^2 = 1000 ms, capped at 500.
     s.on_lost(at(100.0));
     assert_eq!(s.update(at(100.0), 0, 10, 0), 500.0);
+}
+
+/// A queue over QTH with no loss is not warped: the signal is the
+/// filtered queuing delay itself.
+#[test]
+fn without_a_loss_a_queue_over_qth_is_not_warped() {
+    let mut s = queue_of_100_ms();
+    assert!((s.update(at(200.0), 16, 0, 0) - 100.0).abs() < 1e-9);
+}
+
+/// The minimum filter has 15 taps: a queuing delay of 0 fifteen packets
+/// back still counts, sixteen back it does not.
+#[test]
+fn the_minimum_filter_has_fifteen_taps() {
+    let mut s = signal();
+    s.on_received(at(0.0), at(50.0), 1000, 0);
+    for i in 1..15 {
+        s.on_received(at(10.0 * i as f64), at(10.0 * i as f64 + 70.0), 1000, 0);
+    }
+    assert_eq!(s.update(at(200.0), 15, 0, 0), 0.0);
+    s.on_received(at(150.0), at(220.0), 1000, 0);
+    assert!((s.update(at(250.0), 1, 0, 0) - 20.0).abs() < 1e-9);
+}
+
+/// ECN marks: p_mark smoothed (alpha 0.1) over the packets received,
+/// adding DMARK (p_mark / PMRREF)^2: 2 of 10 marked, then none of 10.
+#[test]
+fn marks_add_their_penalty() {
+    let mut s = signal();
+    for i in 0..10 {
+        let ecn = if i < 2 { 3 } else { 1 };
+        s.on_received(at(10.0 * i as f64), at(10.0 * i as f64 + 50.0), 1000, ecn);
+    }
+    let x = s.update(at(100.0), 10, 0, 2);
+    assert!((s.p_mark - 0.02).abs() < 1e-15);
+    assert!((x - 2.0 * (0.02f64 / 0.01).powi(2)).abs() < 1e-9, "{x}");
+    s.update(at(200.0), 10, 0, 0);
+    assert!((s.p_mark - 0.9 * 0.02).abs() < 1e-15);
+    assert_eq!(s.rmode(), 1, "a mark within LOGWIN ends the ramp-up");
+}
+
+/// r_recv: the bytes received over LOGWIN (500 ms) ending at the newest
+/// arrival.
+#[test]
+fn the_receiving_rate_is_over_logwin() {
+    let mut s = signal();
+    for i in 0..100 {
+        s.on_received(at(10.0 * i as f64), at(10.0 * i as f64 + 50.0), 1250, 0);
+    }
+    s.update(at(1100.0), 100, 0, 0);
+    // Arrivals from 540 to 1040 ms: 51 packets of 10,000 bits in 0.5 s.
+    assert!(
+        (s.recv_bps() - 51.0 * 10_000.0 / 0.5).abs() < 1e-6,
+        "{}",
+        s.recv_bps()
+    );
+}
+
+fn result(seq: u64, sent_ms: f64, arrival_ms: Option<f64>, ecn: u8) -> PacketResult {
+    PacketResult {
+        seq,
+        sent_at: at(sent_ms),
+        bytes: 1000,
+        received: arrival_ms.is_some(),
+        arrival: arrival_ms.map(at),
+        ecn,
+    }
+}
+
+/// Through the controller: a message's received, lost and marked counts
+/// reach the signal (p_loss over received and lost, p_mark over received),
+/// and its values read them.
+#[test]
+fn feedback_reaches_the_signal() {
+    let mut n = nada();
+    n.start(at(0.0), usize::MAX);
+    assert_eq!(n.rate_series(), vec![(at(0.0), 150e3)]);
+    // 7 received (2 of them marked), 3 lost.
+    let mut rs: Vec<PacketResult> = (0..7)
+        .map(|i| {
+            result(
+                i,
+                10.0 * i as f64,
+                Some(10.0 * i as f64 + 50.0),
+                if i < 2 { 3 } else { 1 },
+            )
+        })
+        .collect();
+    rs.extend((7..10).map(|i| result(i, 10.0 * i as f64, None, 0)));
+    n.on_packet_feedback(at(150.0), &rs);
+    assert!((n.value("loss_ratio").unwrap() - 0.1 * 0.3).abs() < 1e-15);
+    assert!((n.signal.p_mark - 0.1 * 2.0 / 7.0).abs() < 1e-15);
+    assert_eq!(n.value("rmode"), Some(1.0));
+    let x = n.value("x_curr_ms").unwrap();
+    let want = 10.0 * (0.03f64 / 0.01).powi(2) + 2.0 * (0.1 * 2.0 / 7.0 / 0.01f64).powi(2);
+    assert!((x - want).abs() < 1e-9, "{x} {want}");
+    assert_eq!(n.value("reference_bps"), Some(n.reference_bps()));
+    assert_eq!(n.value("nonsense"), None);
+}
+
+/// Each packet sent is stamped with its number from 0 and spaced at the
+/// pacing rate r_send.
+#[test]
+fn sends_are_numbered_and_paced_at_r_send() {
+    let mut n = nada();
+    let d = Departure {
+        bytes: 1500,
+        due: SimTime::ZERO,
+        next_same_size: false,
+    };
+    let (a, next) = n.on_send(at(10.0), d);
+    let (b, _) = n.on_send(at(10.0), d);
+    assert_eq!((a.seq, b.seq, a.sent_at), (0, 1, at(10.0)));
+    assert_eq!(next, at(10.0) + SimTime::from_secs_f64(12_000.0 / 150e3));
+    assert_eq!(n.packets(), 2);
+}
+
+#[test]
+fn bad_fields_are_named() {
+    let s: NadaSpec = serde_json::from_value(
+        serde_json::json!({"tau_ms": 0, "kappa": -1, "alpha": 1.5, "rmin_bps": 2e6}),
+    )
+    .expect("spec");
+    let mut c = Checker::default();
+    let media = CcMedia {
+        packet_feedback: false,
+        pacer: true,
+        ..CcMedia::default()
+    };
+    s.validate("cc", media, &mut c);
+    let text: String = c.errs.iter().map(|e| format!("{e}\n")).collect();
+    for want in [
+        "cc.tau_ms",
+        "cc.kappa",
+        "cc.alpha",
+        "cc.rmin_bps",
+        "feedback",
+    ] {
+        assert!(text.contains(want), "{want} not in {text}");
+    }
+    let ok: NadaSpec = serde_json::from_str("{}").expect("defaults");
+    let mut c = Checker::default();
+    ok.validate(
+        "cc",
+        CcMedia {
+            packet_feedback: true,
+            ..media
+        },
+        &mut c,
+    );
+    assert!(c.errs.is_empty());
 }

@@ -85,4 +85,20 @@ mod tests {
         t.adjust(0.0, 0.0);
         assert!((t.target_s - 0.36).abs() < 1e-12);
     }
+
+    /// Varying (variance 0.21 >= 0.2) but the new target under lo: the
+    /// target halves, no lower than the new one (then within [lo, hi]).
+    #[test]
+    fn a_varying_delay_under_lo_halves_the_target() {
+        let mut t = QdelayTarget::new(0.1, 0.4);
+        // 60 samples at lo (norm 1) then 140 at 0: of the last 200 after
+        // one more 0, 59 ones: variance 0.295 - 0.295^2 = 0.208; the mean
+        // of the last 50 is 0, so the new target is 0.1 sqrt(0.208).
+        for i in 0..200 {
+            t.adjust(if i < 60 { 0.1 } else { 0.0 }, 0.0);
+        }
+        t.target_s = 0.4;
+        t.adjust(0.0, 0.0);
+        assert!((t.target_s - 0.2).abs() < 1e-12, "{}", t.target_s);
+    }
 }

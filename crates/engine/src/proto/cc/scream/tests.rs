@@ -7,11 +7,11 @@ use super::v2::V2;
 use super::*;
 use crate::proto::feedback::PacketResult;
 
-fn ms(x: u64) -> SimTime {
+pub(super) fn ms(x: u64) -> SimTime {
     SimTime::from_millis(x)
 }
 
-fn spec(json: serde_json::Value) -> Params {
+pub(super) fn spec(json: serde_json::Value) -> Params {
     serde_json::from_value::<ScreamSpec>(json)
         .expect("spec")
         .params()
@@ -59,7 +59,7 @@ fn queuing_delay_is_the_one_way_delay_over_its_minimum() {
     assert_eq!(b.qdelay(ms(300), ms(60)), ms(15));
 }
 
-fn measures(qdelay_s: f64, bif: u64) -> Measures {
+pub(super) fn measures(qdelay_s: f64, bif: u64) -> Measures {
     Measures {
         now: SimTime::from_secs(1),
         qdelay_s,
@@ -74,7 +74,7 @@ fn measures(qdelay_s: f64, bif: u64) -> Measures {
     }
 }
 
-fn acked(bytes: u64, lost: u64) -> Acked {
+pub(super) fn acked(bytes: u64, lost: u64) -> Acked {
     Acked {
         bytes_newly_acked: bytes,
         packets_acked: bytes / 1000,
@@ -269,4 +269,267 @@ fn the_rtp_queue_is_discarded_past_its_delay_at_most_once_a_second() {
     assert_eq!(s.discards, 2);
     let mut never = Scream::new(spec(serde_json::json!({"max_rtp_queue_delay_ms": 0})));
     assert!(!never.discard_send_queue(ms(1000), ms(10_000)));
+}
+
+#[test]
+fn a_later_message_counts_no_loss_or_mark_twice() {
+    let mut f = Flight::default();
+    (0..4).for_each(|s| f.on_send(s, 1000));
+    let a = f.on_feedback(&[
+        result(0, true, 0, 50, 0),
+        result(1, false, 1, 0, 0),
+        result(2, true, 2, 60, 3),
+    ]);
+    assert_eq!((a.lost, a.bytes_newly_acked_ce), (1, 1000));
+    // 1 reported lost again and 2 marked again, below or at the highest
+    // acknowledged (2): neither counts; 3 is newly acknowledged.
+    let a = f.on_feedback(&[
+        result(1, false, 1, 0, 0),
+        result(2, true, 2, 60, 3),
+        result(3, true, 3, 61, 0),
+    ]);
+    assert_eq!(
+        (a.lost, a.bytes_newly_acked_ce, a.bytes_newly_acked),
+        (0, 0, 1000)
+    );
+    assert_eq!(
+        a.packets_ce, 1,
+        "a mark reported is still counted as a mark"
+    );
+}
+
+fn departure(bytes: u32) -> Departure {
+    Departure {
+        bytes,
+        due: SimTime::ZERO,
+        next_same_size: false,
+    }
+}
+
+/// The transmitted and acknowledged rates are measured over 200 ms
+/// windows (RFC 8298 4.1.3): 21 packets of 1000 bytes sent in the first
+/// 200 ms are 840 kbit/s; acknowledged in the next window, the
+/// acknowledged rate is the same and nothing more was sent.
+#[test]
+fn the_rates_are_measured_over_200_ms() {
+    let mut s = Scream::new(spec(serde_json::json!({})));
+    s.start(ms(0), usize::MAX);
+    for i in 0..=20 {
+        s.on_send(ms(10 * i), departure(1000));
+    }
+    assert!(
+        (s.rate_transmit_bps - 840e3).abs() < 1e-6,
+        "{}",
+        s.rate_transmit_bps
+    );
+    let rs: Vec<PacketResult> = (0..=20)
+        .map(|i| result(i, true, 10 * i, 10 * i + 50, 0))
+        .collect();
+    s.on_packet_feedback(ms(400), &rs);
+    assert!((s.rate_ack_bps - 840e3).abs() < 1e-6, "{}", s.rate_ack_bps);
+    assert_eq!(s.rate_transmit_bps, 0.0);
+    assert_eq!(s.packets(), 21);
+}
+
+/// With packets in flight and no transmission for 500 ms (`stall_ms`),
+/// the list of packets in flight is cleared so the window cannot stay
+/// shut; with none in flight there is no timer.
+#[test]
+fn a_stall_clears_the_flight_at_its_deadline() {
+    let mut s = Scream::new(spec(serde_json::json!({})));
+    s.start(ms(0), usize::MAX);
+    assert_eq!(s.deadline(), None);
+    let (stamp, _) = s.on_send(ms(100), departure(1200));
+    assert_eq!((stamp.seq, stamp.sent_at), (0, ms(100)));
+    assert_eq!(s.deadline(), Some(ms(600)));
+    s.on_timer(ms(599));
+    assert_eq!(s.flight.bytes_in_flight(), 1200);
+    s.on_timer(ms(600));
+    assert_eq!(s.flight.bytes_in_flight(), 0);
+    assert_eq!(s.deadline(), None);
+}
+
+/// The loss event rate: once per smoothed RTT, (1 - w) ler + w (a loss
+/// in that RTT), w = 0.1.
+#[test]
+fn the_loss_event_rate_is_smoothed_once_per_rtt() {
+    let mut s = Scream::new(spec(serde_json::json!({})));
+    s.start(ms(0), usize::MAX);
+    for i in 0..10 {
+        s.on_send(ms(i), departure(1000));
+    }
+    // RTT 100 ms from the first message (sent 0..4, fed back at 104).
+    let first: Vec<PacketResult> = (0..5).map(|i| result(i, i != 2, i, i + 50, 0)).collect();
+    s.on_packet_feedback(ms(104), &first);
+    assert!((s.value("loss_event_rate").unwrap() - 0.1).abs() < 1e-12);
+    // The next RTT without a loss.
+    let second: Vec<PacketResult> = (5..10).map(|i| result(i, true, i, i + 50, 0)).collect();
+    s.on_packet_feedback(ms(300), &second);
+    assert!((s.value("loss_event_rate").unwrap() - 0.09).abs() < 1e-12);
+    assert!((s.value("qdelay_ms").unwrap() - 0.0).abs() < 1e-12);
+    assert!((s.value("s_rtt_ms").unwrap() - (0.875 * 100.0 + 0.125 * 291.0)).abs() < 1e-6);
+}
+
+/// The queuing delay is read in ms; the values name their parts; the
+/// series starts at the start target.
+#[test]
+fn values_and_series() {
+    let mut s = Scream::new(spec(serde_json::json!({})));
+    s.start(ms(5), usize::MAX);
+    let t0 = s.target_bps();
+    assert!(t0 > 1.0);
+    assert_eq!(s.rate_series(), vec![(ms(5), t0)]);
+    assert!(s.pacing_bps() > 0.0);
+    assert_eq!(s.value("cwnd_bytes"), Some(s.cwnd_bytes()));
+    assert!(s.cwnd_bytes() > 0.0);
+    s.on_send(ms(5), departure(1000));
+    // A one-way delay 30 ms over the base (50 ms).
+    s.on_packet_feedback(ms(100), &[result(0, true, 5, 55, 0)]);
+    s.on_send(ms(100), departure(1000));
+    s.on_packet_feedback(ms(200), &[result(1, true, 100, 180, 0)]);
+    assert!((s.value("qdelay_ms").unwrap() - 30.0).abs() < 1e-9);
+    assert!(s.discard_send_queue(ms(1000), ms(150)));
+    assert_eq!(s.value("rtp_queue_discards"), Some(1.0));
+    // At most once a second: exactly a second later is not yet.
+    assert!(!s.discard_send_queue(ms(2000), ms(150)));
+    assert!(s.discard_send_queue(ms(2001), ms(150)));
+    assert_eq!(s.value("l4s_alpha"), None, "RFC 8298 has no L4S");
+    assert_eq!(s.value("nonsense"), None);
+}
+
+/// The competing flows compensation is on unless turned off; off, v2's
+/// delay target stays at its lower end whatever the losses.
+#[test]
+fn competing_flows_compensation_is_on_by_default_and_can_be_off() {
+    let on: ScreamSpec = serde_json::from_value(serde_json::json!({})).expect("spec");
+    assert!(on.competing_flows);
+    for (flag, rises) in [(false, false), (true, true)] {
+        let mut s = Scream::new(spec(
+            serde_json::json!({"version": "v2", "competing_flows": flag}),
+        ));
+        s.start(ms(0), usize::MAX);
+        let lo = s.value("qdelay_target_ms").unwrap();
+        // Packets with a 100 ms queuing delay and every fourth lost.
+        for i in 0..400u64 {
+            s.on_send(ms(10 * i), departure(1000));
+            let extra = if i == 0 { 0 } else { 100 };
+            let r = result(i, i % 4 != 3, 10 * i, 10 * i + 50 + extra, 0);
+            s.on_packet_feedback(ms(10 * i + 60 + extra), &[r]);
+        }
+        let target = s.value("qdelay_target_ms").unwrap();
+        assert_eq!(
+            target > lo,
+            rises,
+            "competing_flows {flag}: {lo} -> {target}"
+        );
+    }
+}
+
+/// Off fast increase, a window the flight does not use (bytes in flight
+/// x 1.25 + newly acknowledged at most cwnd) does not grow though the
+/// delay is under target; one used a little more does.
+#[test]
+fn an_unused_window_does_not_grow_under_target() {
+    let p = spec(serde_json::json!({}));
+    for (bif, want) in [(10_000, 20_000.0), (13_000, 20_100.0)] {
+        let mut c = Rfc8298::new(&p);
+        c.in_fast_increase = false;
+        c.cwnd = 20_000.0;
+        c.on_feedback(&p, &measures(0.05, bif), &acked(4000, 0));
+        assert!((c.cwnd - want).abs() < 1e-9, "{bif}: {}", c.cwnd);
+    }
+}
+
+/// Fast increase resumes T_RESUME_FAST_INCREASE (5 s) after the last
+/// congestion or the last time the trend was at or above
+/// QDELAY_TREND_LO, whichever came later.
+#[test]
+fn fast_increase_resumes_five_seconds_after_the_trend_was_last_high() {
+    let p = spec(serde_json::json!({}));
+    let mut c = Rfc8298::new(&p);
+    c.cwnd = 20_000.0;
+    let at = |t_ms: u64| Measures {
+        now: ms(t_ms),
+        ..measures(0.0, 10_000)
+    };
+    c.on_feedback(&p, &at(1000), &acked(1000, 1));
+    assert!(!c.in_fast_increase);
+    // A growing delay: the trend reaches 1 by 2.95 s.
+    for i in 0..20 {
+        c.update_trend(&p, ms(2000 + 50 * i), 0.1 * i as f64);
+    }
+    assert!(c.qdelay_trend >= 0.2, "{}", c.qdelay_trend);
+    c.on_feedback(&p, &at(7000), &acked(1000, 0));
+    assert!(!c.in_fast_increase, "4.05 s after the trend was high");
+    c.on_feedback(&p, &at(7950), &acked(1000, 0));
+    assert!(c.in_fast_increase);
+}
+
+/// The ramp's scale: ((target - target_last_max) / target_last_max x 4)^2
+/// within [0.2, 1]; near the rate of the last congestion the target ramps
+/// at a fifth of RAMP_UP_SPEED, and off fast increase a rise towards the
+/// rate is scaled the same way.
+#[test]
+fn the_ramp_slows_near_the_rate_of_the_last_congestion() {
+    let p = spec(serde_json::json!({"start_bps": 1e6}));
+    let mut c = Rfc8298::new(&p);
+    c.cwnd = 20_000.0;
+    // A loss sets target_last_max = 1e6 (and cuts the target).
+    c.on_feedback(&p, &measures(0.0, 10_000), &acked(1000, 1));
+    c.in_fast_increase = true;
+    c.target_bps = 1.05e6;
+    let mut m = measures(0.0, 0);
+    m.rate_transmit_bps = 1e6;
+    m.now = ms(1200);
+    c.adjust_rate(&p, &m);
+    // (0.05 x 4)^2 = 0.04 -> 0.2: + 200k x 0.2 s x 0.2.
+    assert!((c.target_bps - 1.058e6).abs() < 1e-6, "{}", c.target_bps);
+    // Off fast increase at 1.1 Mbit/s: + min(52.2k x scale, 40k); scale
+    // (0.058 x 4)^2 = 0.0538 -> 0.2.
+    c.in_fast_increase = false;
+    m.rate_transmit_bps = 1.11e6;
+    m.now = ms(1400);
+    c.adjust_rate(&p, &m);
+    assert!(
+        (c.target_bps - (1.058e6 + 52_000.0 * 0.2)).abs() < 1e-6,
+        "{}",
+        c.target_bps
+    );
+}
+
+/// Off fast increase the target moves to the rate less
+/// PRE_CONGESTION_GUARD x the trend of it.
+#[test]
+fn the_pre_congestion_guard() {
+    let p = spec(serde_json::json!({"start_bps": 1e6}));
+    let mut c = Rfc8298::new(&p);
+    c.in_fast_increase = false;
+    c.qdelay_trend = 0.5;
+    let mut m = measures(0.0, 0);
+    m.rate_transmit_bps = 1e6;
+    m.now = ms(200);
+    c.adjust_rate(&p, &m);
+    assert!((c.target_bps - 0.95e6).abs() < 1e-6, "{}", c.target_bps);
+}
+
+/// The target stays under max(current rate, the median of the positive
+/// transmitted rates over 10 s) x (2 - qdelay_trend_mem).
+#[test]
+fn the_target_is_limited_by_the_median_rate() {
+    let p = spec(serde_json::json!({"start_bps": 1e6}));
+    let mut c = Rfc8298::new(&p);
+    c.qdelay_trend_mem = 1.0;
+    let mut m = measures(0.0, 0);
+    for (i, rate) in [0.0, 0.0, 1.2e6, 0.5e6].into_iter().enumerate() {
+        m.rate_transmit_bps = rate;
+        m.now = ms(200 * (i as u64 + 1));
+        if i == 3 {
+            c.target_bps = 1.5e6;
+            c.qdelay_trend_mem = 1.0;
+        }
+        c.adjust_rate(&p, &m);
+    }
+    // The median of 1.2 and 0.5 Mbit/s (the upper of the two; the zeros
+    // are left out): 1.2 Mbit/s, x (2 - 1).
+    assert!((c.target_bps - 1.2e6).abs() < 1e-6, "{}", c.target_bps);
 }

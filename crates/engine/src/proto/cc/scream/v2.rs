@@ -227,3 +227,187 @@ impl V2 {
         self.target_bps.max(s.rate_pace_min_bps) * s.packet_pacing_headroom
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! SCReAMv2's rules, each step by hand with the draft's constants
+    //! (BETA_LOSS 0.7, BETA_ECN 0.8, L4S_AVG_G 1/16, QDELAY_AVG_G 1/4,
+    //! VIRTUAL_RTT 25 ms, QDELAY_TARGET_LO 60 ms).
+    use super::super::tests::{acked, measures, ms, spec};
+    use super::*;
+
+    fn marked(packets: u64, ce: u64) -> Acked {
+        Acked {
+            packets_acked: packets,
+            packets_ce: ce,
+            bytes_newly_acked: packets * 1000,
+            bytes_newly_acked_ce: ce * 1000,
+            bytes_received: packets * 1000,
+            ..Acked::default()
+        }
+    }
+
+    fn at(m: &Measures, now: SimTime) -> Measures {
+        Measures { now, ..*m }
+    }
+
+    /// l4s_alpha = g x marked fraction + (1 - g) l4s_alpha, the fraction
+    /// over the packets since the last update; L4S is active for 10 s
+    /// after the last mark.
+    #[test]
+    fn the_marked_fraction_and_l4s_active() {
+        let p = spec(serde_json::json!({"version": "v2", "l4s": true}));
+        let mut c = V2::new(&p);
+        c.ref_wnd = 20_000.0;
+        let m = measures(0.0, 10_000);
+        c.on_feedback(&p, &at(&m, ms(500)), &marked(10, 0));
+        assert_eq!((c.l4s_alpha, c.last_ce), (0.0, None));
+        assert!(!c.l4s_active(&p, ms(500)));
+        c.on_feedback(&p, &at(&m, ms(1000)), &marked(10, 4));
+        assert!((c.l4s_alpha - 0.4 / 16.0).abs() < 1e-15, "{}", c.l4s_alpha);
+        assert!(c.l4s_active(&p, SimTime::from_nanos(10_999_999_999)));
+        assert!(!c.l4s_active(&p, ms(11_000)));
+        // Without l4s, marks are classic ECN: never active.
+        let q = spec(serde_json::json!({"version": "v2"}));
+        assert!(!c.l4s_active(&q, ms(1000)));
+    }
+
+    /// The averaged queuing delay, once per RTT: slow attack (x 1/4),
+    /// fast decay (straight to a lower sample).
+    #[test]
+    fn the_queuing_delay_average_attacks_slowly_and_decays_fast() {
+        let p = spec(serde_json::json!({"version": "v2"}));
+        let mut c = V2::new(&p);
+        c.ref_wnd = 20_000.0;
+        let m = measures(0.04, 10_000);
+        c.on_feedback(&p, &at(&m, ms(1000)), &acked(0, 0));
+        assert!((c.qdelay_avg_s - 0.01).abs() < 1e-15);
+        // Within the RTT (100 ms): no update.
+        c.on_feedback(&p, &at(&m, ms(1050)), &acked(0, 0));
+        assert!((c.qdelay_avg_s - 0.01).abs() < 1e-15);
+        c.on_feedback(&p, &at(&m, ms(1100)), &acked(0, 0));
+        assert!((c.qdelay_avg_s - (0.01 + 0.25 * 0.03)).abs() < 1e-15);
+        let low = measures(0.004, 10_000);
+        c.on_feedback(&p, &at(&low, ms(1200)), &acked(0, 0));
+        assert_eq!(c.qdelay_avg_s, 0.004);
+    }
+
+    /// Over half the delay target, a virtual mark cuts the window by
+    /// av / 2, av = (qdelay_avg - half) / half; with L4S active it does
+    /// so only while l4s_alpha is under 2 MSS x 8 / (target x s_rtt)
+    /// (0.16 at 1 Mbit/s, 1000 bytes, 100 ms).
+    #[test]
+    fn virtual_marks_only_while_l4s_marks_too_little() {
+        let p = spec(serde_json::json!({"version": "v2", "l4s": true}));
+        for (alpha, cut) in [(0.5, false), (0.1, true)] {
+            let mut c = V2::new(&p);
+            c.ref_wnd = 20_000.0;
+            c.target_bps = 1e6;
+            c.last_ce = Some(ms(9000));
+            c.l4s_alpha = alpha;
+            c.qdelay_avg_s = 0.045;
+            let m = at(&measures(0.045, 10_000), ms(10_000));
+            c.on_feedback(&p, &m, &acked(0, 0));
+            // av = (0.045 - 0.03) / 0.03 = 0.5: a quarter off.
+            let want = if cut { 15_000.0 } else { 20_000.0 };
+            assert!(
+                (c.ref_wnd - want).abs() < 1e-9,
+                "alpha {alpha}: {}",
+                c.ref_wnd
+            );
+        }
+    }
+
+    /// ref_wnd_i, the window before congestion, is set at a cut (at most
+    /// every 250 ms), not while the window grows.
+    #[test]
+    fn the_window_before_congestion_is_kept_at_a_cut() {
+        let p = spec(serde_json::json!({"version": "v2"}));
+        let mut c = V2::new(&p);
+        c.ref_wnd = 20_000.0;
+        let m = measures(0.0, 10_000);
+        c.on_feedback(&p, &at(&m, ms(10_000)), &acked(1000, 1));
+        assert_eq!((c.ref_wnd_i, c.ref_wnd), (20_000.0, 14_000.0));
+        c.on_feedback(&p, &at(&m, ms(10_500)), &acked(1000, 0));
+        assert_eq!(c.ref_wnd_i, 20_000.0);
+        assert!(c.ref_wnd > 14_000.0);
+    }
+
+    /// An L4S cut: share x l4s_alpha / 2 x max(1 - 2 MSS / ref_wnd, 0.8),
+    /// share the part of an RTT since the last cut; classic ECN cuts by
+    /// BETA_ECN.
+    #[test]
+    fn l4s_and_classic_ecn_cuts() {
+        let p = spec(serde_json::json!({"version": "v2", "l4s": true}));
+        let mut c = V2::new(&p);
+        c.ref_wnd = 20_000.0;
+        c.l4s_alpha = 0.4;
+        c.last_congestion = ms(9950);
+        c.last_alpha_update = ms(9000);
+        let m = at(&measures(0.0, 10_000), ms(10_000));
+        c.on_feedback(&p, &m, &marked(10, 5));
+        let alpha = 0.5 / 16.0 + 15.0 / 16.0 * 0.4;
+        assert!((c.l4s_alpha - alpha).abs() < 1e-15);
+        let backoff = 0.5 * alpha / 2.0 * 0.9;
+        assert!(
+            (c.ref_wnd - 20_000.0 * (1.0 - backoff)).abs() < 1e-9,
+            "{}",
+            c.ref_wnd
+        );
+        let q = spec(serde_json::json!({"version": "v2"}));
+        let mut c = V2::new(&q);
+        c.ref_wnd = 20_000.0;
+        c.on_feedback(&q, &m, &marked(10, 5));
+        assert!((c.ref_wnd - 16_000.0).abs() < 1e-9);
+    }
+
+    /// The increase: (newly acked - CE) x MSS / ref_wnd, x min(s_rtt /
+    /// VIRTUAL_RTT, 1)^2, x scl (((ref_wnd - ref_wnd_i) / ref_wnd_i x 4)^2
+    /// within [0.1, 1]), x (1 + (scale_factor - 1) x post x scl), with
+    /// scale_factor = 1 + MUL_INCREASE_FACTOR ref_wnd / MSS and post the
+    /// share of POST_CONGESTION_DELAY since the last congestion.
+    #[test]
+    fn the_increase_by_hand() {
+        let p = spec(serde_json::json!({"version": "v2"}));
+        let mut c = V2::new(&p);
+        c.ref_wnd = 20_000.0;
+        c.ref_wnd_i = 19_000.0;
+        c.last_congestion = ms(8000);
+        let mut m = at(&measures(0.0, 10_000), ms(10_000));
+        m.s_rtt_s = 0.0125;
+        c.on_feedback(&p, &m, &acked(4000, 0));
+        let short = 0.5f64 * 0.5;
+        let scl = 0.1; // (1000 / 19000 x 4)^2 = 0.044, raised to 0.1
+        let mul = 1.0 + (1.4 - 1.0) * 0.5 * scl;
+        let want = 20_000.0 + 4000.0 * 0.05 * short * scl * mul;
+        assert!((c.ref_wnd - want).abs() < 1e-9, "{} {want}", c.ref_wnd);
+    }
+
+    /// The target: 8 ref_wnd / s_rtt, x (1 - (MSS / ref_wnd - 0.1)), and
+    /// over BYTES_IN_FLIGHT_LIMIT of the window in flight (without L4S)
+    /// divided by min(1.5, ratio / 0.9).
+    #[test]
+    fn the_target_by_hand() {
+        let p = spec(serde_json::json!({"version": "v2"}));
+        for (before, want) in [
+            (1000, 0.9 * 8.0 * 5000.0 / 0.1),
+            (5000, 0.9 * 0.9 * 8.0 * 5000.0 / 0.1),
+        ] {
+            let mut c = V2::new(&p);
+            c.ref_wnd = 5000.0;
+            let mut m = at(&measures(0.0, before), ms(10_000));
+            m.bytes_in_flight_before = before;
+            c.on_feedback(&p, &m, &acked(0, 0));
+            assert!(
+                (c.target_bps - want).abs() < 1e-6,
+                "{before}: {}",
+                c.target_bps
+            );
+        }
+        // send_wnd = 1.5 ref_wnd - bytes in flight.
+        let mut c = V2::new(&p);
+        c.ref_wnd = 5000.0;
+        assert_eq!(c.send_window(&p, &measures(0.0, 1000)), 6500);
+        assert_eq!(c.send_window(&p, &measures(0.0, 9000)), 0);
+    }
+}
