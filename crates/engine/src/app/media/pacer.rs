@@ -119,6 +119,31 @@ mod tests {
         assert!(p.is_empty() && p.queued_bytes() == 0);
     }
 
+    /// What the member reads of its queue: the head's bytes and wait,
+    /// the count; clearing empties it.
+    #[test]
+    fn the_head_and_the_count() {
+        let ms = SimTime::from_millis;
+        let mut p = Pacer::new(1.0, SimTime::ZERO);
+        assert_eq!(
+            (p.head_wait(ms(5)), p.head_bytes(), p.len()),
+            (None, None, 0)
+        );
+        p.push(ms(10), 'a', 1200);
+        p.push(ms(12), 'b', 300);
+        assert_eq!(
+            (p.head_wait(ms(15)), p.head_bytes(), p.len()),
+            (Some(ms(5)), Some(1200), 2)
+        );
+        p.pop(ms(15), 1e6).expect("due");
+        assert_eq!(
+            (p.head_wait(ms(15)), p.head_bytes(), p.len()),
+            (Some(ms(3)), Some(300), 1)
+        );
+        assert_eq!(p.clear(), 1);
+        assert!(p.is_empty() && p.queued_bytes() == 0);
+    }
+
     #[test]
     fn an_idle_pacer_does_not_save_up_more_than_the_burst() {
         let ms = SimTime::from_millis;

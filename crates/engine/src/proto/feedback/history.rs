@@ -167,3 +167,20 @@ fn extend_bits(v: u64, near: u64, bits: u32) -> u64 {
         c
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// At or before `near`, nearest it: a value equal to `near` is `near`
+    /// itself, one above it is from the previous wrap.
+    #[test]
+    fn extending_to_the_nearest_at_or_before() {
+        let wrap = 1u64 << 32;
+        assert_eq!(extend32(5, wrap + 5), wrap + 5);
+        assert_eq!(extend32(6, wrap + 5), 6);
+        assert_eq!(extend32(4, wrap + 5), wrap + 4);
+        assert_eq!(extend32(6, 5), 6, "never below zero");
+        assert_eq!(extend_bits(3, (1 << 23) + 3, 23), (1 << 23) + 3);
+    }
+}

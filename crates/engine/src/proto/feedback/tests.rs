@@ -2,6 +2,7 @@
 //! happened, to the format's resolution.
 use super::*;
 use crate::sim::SimTime;
+use crate::wire::rtcp::Metric;
 
 /// Sends `n` packets from extended number `first`, 5 ms apart, 1000 bytes;
 /// those in `lost` never arrive, the others after `transit` plus `extra(i)`.
@@ -166,4 +167,91 @@ fn sequence_numbers_extend_to_the_nearest() {
     assert_eq!(extend16(65_535, 65_538), 65_535);
     assert_eq!(extend16(7, 7), 7);
     assert_eq!(extend16(65_535, 0), 65_535); // never below zero
+}
+
+/// A feedback message in a packet writes its own bytes (pcap): parsed
+/// back, it is the message.
+#[test]
+fn a_message_emits_its_wire_bytes() {
+    use crate::net::AppPayload;
+    let mut log = ArrivalLog::new(Format::Rfc8888, 2, 1);
+    for s in [0, 1, 3] {
+        log.on_packet(SimTime::from_millis(10 + s), s, 1);
+    }
+    let m = log.flush(SimTime::from_millis(20)).remove(0);
+    let mut buf = vec![0u8; m.wire_len()];
+    let p = crate::net::packet::test_packet(0, 0, 100);
+    FeedbackMessage(m.clone()).emit(&p, SimTime::ZERO, &mut buf);
+    let (parsed, _) = crate::wire::rtcp::RtcpPacket::parse(&buf).expect("valid");
+    assert_eq!(parsed, m);
+}
+
+fn ccfb(begin_seq: u16, report_timestamp: u32, metrics: Vec<Metric>) -> RtcpPacket {
+    RtcpPacket::Ccfb(crate::wire::rtcp::ccfb::Ccfb {
+        sender_ssrc: 2,
+        blocks: vec![crate::wire::rtcp::ccfb::CcfbBlock {
+            media_ssrc: 1,
+            begin_seq,
+            metrics,
+        }],
+        report_timestamp,
+    })
+}
+
+/// RFC 8888 3.1: an arrival time offset of 0x1FFE means over-range and
+/// 0x1FFF unavailable: received, time unknown; 0x1FFD is a time,
+/// 0x1FFD / 1024 s before the report.
+#[test]
+fn rfc8888_over_range_and_unavailable_offsets() {
+    let mut hist = SendHistory::new(16);
+    for s in 0..3 {
+        hist.on_sent(s, SimTime::from_secs(1), 100);
+    }
+    // Reported at 10 s (NTP short 10 << 16).
+    let rx = |ato| Metric::Received { ecn: 0, ato };
+    let msg = ccfb(0, 10 << 16, vec![rx(0x1FFD), rx(0x1FFE), rx(0x1FFF)]);
+    let res = hist.on_feedback(SimTime::from_secs(10), &msg);
+    let back = 0x1FFD as u64 * 1_000_000_000 / 1024;
+    assert_eq!(
+        res[0].arrival,
+        Some(SimTime::from_nanos(10_000_000_000 - back))
+    );
+    assert!(res[1..].iter().all(|r| r.received && r.arrival.is_none()));
+}
+
+/// An RFC 8888 report about packets the history no longer holds counts
+/// them unmatched, one each.
+#[test]
+fn rfc8888_reports_below_the_history_are_unmatched() {
+    let mut hist = SendHistory::new(2);
+    for s in 0..5 {
+        hist.on_sent(s, SimTime::ZERO, 100);
+    }
+    let msg = ccfb(0, 1 << 16, vec![Metric::Lost; 5]);
+    let res = hist.on_feedback(SimTime::from_secs(1), &msg);
+    assert_eq!((res.len(), hist.unmatched), (2, 3));
+}
+
+/// Past 65,536 s (18.2 h) the report timestamp wraps: it is taken as the
+/// one nearest before the message's arrival, and arrivals come out right.
+#[test]
+fn rfc8888_report_times_unwrap_past_eighteen_hours() {
+    let (mut log, mut hist) = (ArrivalLog::new(Format::Rfc8888, 2, 1), SendHistory::new(16));
+    let t0 = SimTime::from_secs(70_000);
+    for s in 0..4 {
+        let sent = t0 + SimTime::from_millis(10 * s);
+        hist.on_sent(s, sent, 100);
+        log.on_packet(sent + SimTime::from_millis(30), s, 0);
+    }
+    let now = t0 + SimTime::from_millis(100);
+    let msg = log.flush(now).remove(0);
+    let res = hist.on_feedback(now + SimTime::from_millis(30), &msg);
+    for r in &res {
+        let want = r.sent_at + SimTime::from_millis(30);
+        let got = r.arrival.expect("a time");
+        assert!(
+            got.as_nanos().abs_diff(want.as_nanos()) < 1_000_000,
+            "{got:?} {want:?}"
+        );
+    }
 }
