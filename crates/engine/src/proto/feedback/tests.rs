@@ -211,7 +211,7 @@ fn rfc8888_over_range_and_unavailable_offsets() {
     let rx = |ato| Metric::Received { ecn: 0, ato };
     let msg = ccfb(0, 10 << 16, vec![rx(0x1FFD), rx(0x1FFE), rx(0x1FFF)]);
     let res = hist.on_feedback(SimTime::from_secs(10), &msg);
-    let back = 0x1FFD as u64 * 1_000_000_000 / 1024;
+    let back = 0x1FFD_u64 * 1_000_000_000 / 1024;
     assert_eq!(
         res[0].arrival,
         Some(SimTime::from_nanos(10_000_000_000 - back))
