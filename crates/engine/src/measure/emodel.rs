@@ -232,6 +232,55 @@ mod tests {
         assert!(b.r() < e.r());
     }
 
+    /// Away from the defaults, where each term weighs: G.107's equations
+    /// 7-1 to 7-30 evaluated on their own (a short script written from
+    /// the standard's text, not from this code) give these values.
+    /// - Noisy rooms, quiet sets and quantising distortion: SLR 12, RLR
+    ///   6, Ps = Pr = 60, Nc -90, LSTR 12, qdu 4.
+    /// - Sidetone masking at 5 dB (under 9: TERV takes Ist / 2) and at
+    ///   9 dB, with TELR 30, T = Ta = 10 and Tr 20 ms.
+    /// - A codec with Ie 11 and Bpl 19 at 3% loss, BurstR 1.5.
+    #[test]
+    fn terms_away_from_the_defaults() {
+        let close = |got: f64, want: f64, what: &str| {
+            assert!((got - want).abs() < 1e-4, "{what}: {got} against {want}");
+        };
+        let noisy = EModel {
+            slr: 12.0,
+            rlr: 6.0,
+            ps: 60.0,
+            pr: 60.0,
+            nc: -90.0,
+            lstr: 12.0,
+            qdu: 4.0,
+            ..EModel::default()
+        };
+        close(noisy.no(), -45.652824, "No");
+        close(noisy.ro(), 65.479236, "Ro");
+        close(noisy.is(), 5.73276, "Is");
+        close(noisy.r(), 59.601182, "R");
+        let echo = |stmr: f64| EModel {
+            stmr,
+            telr: 30.0,
+            t: 10.0,
+            tr: 20.0,
+            ta: 10.0,
+            ..EModel::default()
+        };
+        close(echo(5.0).is(), 5.608325, "Is at STMR 5");
+        close(echo(5.0).id(), 7.890448, "Id at STMR 5");
+        close(echo(9.0).is(), 1.472157, "Is at STMR 9");
+        close(echo(9.0).id(), 10.439859, "Id at STMR 9");
+        let codec = EModel {
+            ie: 11.0,
+            bpl: 19.0,
+            ppl: 3.0,
+            burst_r: 1.5,
+            ..EModel::default()
+        };
+        close(codec.ie_eff(), 23.0, "Ie,eff");
+    }
+
     #[test]
     fn mos_and_burst_ratio_at_their_anchors() {
         assert_eq!(mos(-5.0), 1.0);

@@ -293,8 +293,10 @@ impl Playout {
         else {
             return;
         };
+        // More than 1.5 frame intervals since the last capture, in whole
+        // nanoseconds (2 gap > 3 interval) so that the boundary is exact.
         let starts_spurt = self.last_capture.is_none_or(|c| {
-            capture.saturating_sub(c).as_secs_f64() > 1.5 * self.p.frame_interval.as_secs_f64()
+            2 * capture.saturating_sub(c).as_nanos() > 3 * self.p.frame_interval.as_nanos()
         });
         if self.p.video || starts_spurt {
             if let Some(d) = self.quantile(now, quantile, window) {
@@ -508,5 +510,104 @@ mod tests {
         assert_eq!(run(0.95), (198, 2));
         let (played, late) = run(0.5);
         assert!(late > 50 && played + late == 200, "{played} {late}");
+    }
+
+    /// The IW10 study's scale: runs of 1, 2-3, 4-5, 6-9 and 10 or more
+    /// frames not played are levels 1 to 5 (each frame of a run counted
+    /// at its run's level).
+    #[test]
+    fn runs_of_frames_not_played_by_level() {
+        for (run, level) in [(1, 1), (3, 2), (4, 3), (5, 3), (6, 4), (9, 4), (10, 5)] {
+            let mut p = fixed(100);
+            // Frame 0 played, frames 1..=run lost (never seen), then one
+            // played.
+            p.on_packet(ms(50), &tag(0, 1));
+            p.on_packet(ms(40 * (run + 1) + 50), &tag(run as u32 + 1, 1));
+            p.finish(ms(10_000));
+            let mut want = [0; 6];
+            want[0] = 2;
+            want[level] = run;
+            assert_eq!(p.stats.levels, want, "a run of {run}");
+        }
+    }
+
+    /// An incomplete frame is declared lost `hold` after its playout
+    /// time, at the next packet (not only at the end); at the end, one
+    /// whose playout time is still ahead is in flight, not lost.
+    #[test]
+    fn incomplete_frames_are_lost_after_the_hold_and_not_before_their_time() {
+        let mut p = fixed(100);
+        p.on_packet(ms(50), &tag(0, 2)); // one of two; playout at 100
+        p.on_packet(ms(1099), &tag(1, 1));
+        assert_eq!(p.stats.lost, 0, "1 ms before the hold ends");
+        p.on_packet(ms(1100), &tag(2, 1));
+        assert_eq!(p.stats.lost, 1);
+        let mut p = fixed(100);
+        p.on_packet(ms(50), &tag(0, 2)); // playout at 100
+        p.finish(ms(99));
+        assert_eq!((p.stats.lost, p.stats.played), (0, 0));
+    }
+
+    /// The adaptive delay's window: a frame's delay counts until `window`
+    /// after it completed, then no longer.
+    #[test]
+    fn old_delays_leave_the_window() {
+        let mut p = Playout::new(PlayoutParams {
+            delay: PlayoutDelay::Adaptive {
+                min: ms(10),
+                max: ms(500),
+                quantile: 1.0,
+                window: ms(1000),
+            },
+            ..fixed(0).p
+        });
+        // Frame 0 takes 300 ms (completes at 300); then 50 ms each.
+        p.on_packet(ms(300), &tag(0, 1));
+        for i in 1..40u64 {
+            p.on_packet(ms(40 * i + 50), &tag(i as u32, 1));
+        }
+        // Frame 24 (captured at 960 ms) still sees the 300 ms delay; from
+        // frame 26 on (its packet at 1090 ms) the window ends after it.
+        assert_eq!(p.delay(), ms(50));
+        let mut q = Playout::new(p.p);
+        q.on_packet(ms(300), &tag(0, 1));
+        for i in 1..=24u64 {
+            q.on_packet(ms(40 * i + 50), &tag(i as u32, 1));
+        }
+        assert_eq!(q.delay(), ms(300));
+    }
+
+    /// Voice: the delay is re-estimated only at the start of a talkspurt,
+    /// a frame captured more than 1.5 frame intervals after the last.
+    #[test]
+    fn voice_adopts_a_new_delay_at_a_talkspurt() {
+        let voice = |gap_ms: u64| {
+            let mut p = Playout::new(PlayoutParams {
+                delay: PlayoutDelay::Adaptive {
+                    min: ms(10),
+                    max: ms(500),
+                    quantile: 1.0,
+                    window: ms(10_000),
+                },
+                video: false,
+                frame_interval: ms(20),
+                ..fixed(0).p
+            });
+            let frame = |index: u32, capture: u64| FrameTag {
+                index,
+                packets: 1,
+                capture: ms(capture),
+                key: false,
+            };
+            // 30 ms of transit for frame 0 (it starts at the minimum, no
+            // delay known yet); frame 1 captured `gap_ms` later.
+            p.on_packet(ms(30), &frame(0, 0));
+            p.on_packet(ms(gap_ms + 80), &frame(1, gap_ms));
+            p.delay()
+        };
+        // 30 ms apart (1.5 intervals): the same spurt, the minimum stays.
+        assert_eq!(voice(30), ms(10));
+        // 31 ms apart: frame 1 starts a spurt and adopts frame 0's 30 ms.
+        assert_eq!(voice(31), ms(30));
     }
 }

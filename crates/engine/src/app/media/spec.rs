@@ -264,3 +264,92 @@ impl PlayoutSpec {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(check: impl FnOnce(&mut Checker)) -> String {
+        let mut c = Checker::default();
+        check(&mut c);
+        c.errs.iter().map(|e| format!("{e}\n")).collect()
+    }
+
+    /// The documented defaults (docs/models/media.md): pacing at 2.5 x
+    /// with 5 ms of burst, feedback every 50 ms, a playout delay of 100 ms
+    /// or the 95th percentile of 2 s within [10, 1000] ms, a second's
+    /// hold, freezes over max(3 x, x + 150 ms).
+    #[test]
+    fn the_defaults() {
+        let p: PacerSpec = serde_json::from_str("{}").unwrap();
+        assert_eq!((p.factor, p.burst_ms), (2.5, 5.0));
+        let f: FeedbackSpec = serde_json::from_str("{}").unwrap();
+        assert_eq!(
+            (f.interval_ms, f.per_frame, f.format()),
+            (50.0, false, Format::Rfc8888)
+        );
+        let s: PlayoutSpec = serde_json::from_str("{}").unwrap();
+        assert_eq!(
+            [
+                s.delay_ms,
+                s.quantile,
+                s.window_ms,
+                s.min_ms,
+                s.max_ms,
+                s.hold_ms
+            ],
+            [100.0, 0.95, 2000.0, 10.0, 1000.0, 1000.0]
+        );
+        assert_eq!(
+            (s.freeze_factor, s.freeze_extra_ms, s.adaptive),
+            (3.0, 150.0, false)
+        );
+        assert_eq!(errors(|c| p.validate("m.pacer", c)), "");
+        assert_eq!(errors(|c| f.validate("m.feedback", c)), "");
+        assert_eq!(errors(|c| s.validate("m.playout", c)), "");
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let p: PacerSpec = serde_json::from_str(r#"{"factor": 0, "burst_ms": -1}"#).unwrap();
+        let text = errors(|c| p.validate("m.pacer", c));
+        assert!(
+            text.contains("m.pacer.factor") && text.contains("m.pacer.burst_ms"),
+            "{text}"
+        );
+        let f: FeedbackSpec = serde_json::from_str(r#"{"interval_ms": 0}"#).unwrap();
+        assert!(errors(|c| f.validate("m.feedback", c)).contains("m.feedback.interval_ms"));
+        // min above max matters only when adaptive; equal is fine.
+        let bad: PlayoutSpec =
+            serde_json::from_str(r#"{"adaptive": true, "min_ms": 300, "max_ms": 200}"#).unwrap();
+        assert!(errors(|c| bad.validate("m.playout", c)).contains("m.playout.min_ms"));
+        let fixed: PlayoutSpec = serde_json::from_str(r#"{"min_ms": 300, "max_ms": 200}"#).unwrap();
+        assert_eq!(errors(|c| fixed.validate("m.playout", c)), "");
+        let equal: PlayoutSpec =
+            serde_json::from_str(r#"{"adaptive": true, "min_ms": 200, "max_ms": 200}"#).unwrap();
+        assert_eq!(errors(|c| equal.validate("m.playout", c)), "");
+    }
+
+    /// A voice stream's playout is not video's (talkspurts, no freezes).
+    #[test]
+    fn playout_params_follow_the_media() {
+        let s: PlayoutSpec = serde_json::from_str(r#"{"delay_ms": 80}"#).unwrap();
+        let v = s.params(SimTime::from_millis(20), true);
+        assert!(!v.video);
+        assert!(matches!(v.delay, PlayoutDelay::Fixed(d) if d == SimTime::from_millis(80)));
+        assert!(s.params(SimTime::from_millis(33), false).video);
+    }
+
+    /// Constant media: one packet of the session's payload every
+    /// interval, its rate that payload over the interval.
+    #[test]
+    fn constant_media_rate() {
+        let site = SourceSite {
+            start_bps: 0.0,
+            plan: (1000, SimTime::from_millis(10)),
+        };
+        let c = ConstantSpec {};
+        assert_eq!(c.frame_interval(&site), SimTime::from_millis(10));
+        assert_eq!(c.build(&site).rate_bps(), 800e3);
+    }
+}

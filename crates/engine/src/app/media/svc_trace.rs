@@ -433,6 +433,37 @@ mod tests {
         assert!(high[24..].iter().all(|&(b, _, _)| b == 4500));
     }
 
+    /// GOPs are numbered across the trace's loops: with two GOPs a loop
+    /// and an IDR every 4, the spatial layer comes back at the third
+    /// loop's first GOP (the fifth), not at the second loop's.
+    #[test]
+    fn idr_gops_count_across_loops() {
+        let mut s = source(2, true, (1, 3, 1.0));
+        s.idr_gops = 4;
+        play(&mut s, 8, 300e3);
+        let high = play(&mut s, 32, 2e6);
+        assert!(high[..24].iter().all(|&(b, _, _)| b == 1500), "{high:?}");
+        assert!(high[24..].iter().all(|&(b, _, _)| b == 4500), "{high:?}");
+    }
+
+    /// Defaults: all three temporal levels, spatial 1, all FGS, an IDR
+    /// every 4 GOPs; the nominal frame interval is the trace's.
+    #[test]
+    fn defaults_and_the_frame_interval() {
+        let spec: SvcTraceSpec =
+            serde_json::from_value(serde_json::json!({ "nal_units": rows(2) })).expect("spec");
+        assert_eq!(
+            (spec.spatial, spec.temporal, spec.fgs, spec.idr_gops),
+            (1, 3, 1.0, 4)
+        );
+        let site = SourceSite {
+            start_bps: 0.0,
+            plan: (0, SimTime::ZERO),
+        };
+        let want = 1e9 / 30.0;
+        assert!((spec.frame_interval(&site).as_nanos() as f64 - want).abs() < 2.0);
+    }
+
     #[test]
     fn the_trace_loops_with_one_interval_after_its_last_frame() {
         // 12 frames: a full GOP and a partial one, then frame 0 again.
@@ -467,6 +498,10 @@ mod tests {
             .contains("frame 0 (from unit 1) has no base-layer"));
         assert!(err(&[(0.0, 100, 0, 2, 0), (0.1, 100, 0, 3, 0)]).contains("starts a GOP"));
         assert!(err(&[(0.0, 0, 0, 0, 0), (0.1, 100, 0, 3, 0)]).contains("unit 1 has 0 bytes"));
+        let big = MAX_UNIT_BYTES + 1;
+        assert!(err(&[(0.0, 100, 0, 0, 0), (0.1, big, 0, 3, 0)]).contains("unit 2 has"));
+        let most = [(0.0, 100, 0, 0, 0), (0.1, MAX_UNIT_BYTES, 0, 3, 0)];
+        assert!(Layered::load(&most).is_ok());
         let mut c = Checker::default();
         let spec = SvcTraceSpec {
             nal_units: rows(1),
@@ -480,5 +515,15 @@ mod tests {
         spec.validate("s", &mut c);
         let fields: Vec<String> = c.errs.iter().map(|e| e.path.clone()).collect();
         assert_eq!(fields, ["s.spatial", "s.temporal", "s.fgs", "s.idr_gops"]);
+        let mut c = Checker::default();
+        SvcTraceSpec {
+            spatial: 1,
+            temporal: 3,
+            fgs: 1.0,
+            idr_gops: MAX_IDR_GOPS + 1,
+            ..spec
+        }
+        .validate("s", &mut c);
+        assert_eq!(c.errs.len(), 1, "{:?}", c.errs);
     }
 }

@@ -324,4 +324,41 @@ mod tests {
         c.set_target(ms(400), 0.0); // ignored
         assert_eq!(c.rate_bps(), 1e6);
     }
+
+    /// A change of exactly `big_change` (50%) is not big: the rate moves
+    /// by at most `max_step` (10%); above it, the rate jumps (with a
+    /// transient).
+    #[test]
+    fn a_change_of_exactly_big_change_is_stepped() {
+        let mut c = Synthetic::new(quiet(), 1e6);
+        c.set_target(SimTime::ZERO, 1.5e6);
+        assert_eq!(c.rate_bps(), 1.1e6);
+        let mut c = Synthetic::new(quiet(), 1e6);
+        c.set_target(SimTime::ZERO, 1.6e6);
+        assert_eq!(c.rate_bps(), 1.6e6);
+    }
+
+    /// A spec's values replace the defaults; the nominal interval is
+    /// 1 / fps; transients last 2 to 1000 frames.
+    #[test]
+    fn spec_values_and_checks() {
+        let spec: SyntheticSpec =
+            serde_json::from_value(serde_json::json!({"fps": 50, "transient_frames": 2})).unwrap();
+        assert_eq!(
+            (spec.params().fps, spec.params().transient_frames),
+            (50.0, 2)
+        );
+        let site = SourceSite {
+            start_bps: 0.0,
+            plan: (0, SimTime::ZERO),
+        };
+        assert_eq!(spec.frame_interval(&site), SimTime::from_millis(20));
+        for (frames, ok) in [(1, false), (2, true), (1000, true), (1001, false)] {
+            let s: SyntheticSpec =
+                serde_json::from_value(serde_json::json!({ "transient_frames": frames })).unwrap();
+            let mut c = Checker::default();
+            s.validate("m.source", &mut c);
+            assert_eq!(c.errs.is_empty(), ok, "{frames}: {:?}", c.errs);
+        }
+    }
 }

@@ -169,4 +169,34 @@ mod tests {
         fixed.set_target(SimTime::ZERO, 1.0);
         assert_eq!(fixed.next_frame(SimTime::ZERO, &mut rng).0.bytes, 3000);
     }
+
+    fn errors(spec: serde_json::Value) -> Vec<String> {
+        let s: TraceSpec = serde_json::from_value(spec).expect("spec");
+        let mut c = Checker::default();
+        s.validate("m.source", &mut c);
+        c.errs.iter().map(|e| e.to_string()).collect()
+    }
+
+    /// Sizes 1 to 10,000,000 bytes, at least one frame, key frames within
+    /// the trace; the nominal interval is 1 / fps.
+    #[test]
+    fn checks_and_the_frame_interval() {
+        assert!(errors(serde_json::json!({"fps": 25, "frames_bytes": [1, 10_000_000]})).is_empty());
+        for sizes in [vec![], vec![0, 100], vec![100, 10_000_001]] {
+            let e = errors(serde_json::json!({"fps": 25, "frames_bytes": sizes}));
+            assert!(
+                e.len() == 1 && e[0].contains("m.source.frames_bytes"),
+                "{sizes:?}: {e:?}"
+            );
+        }
+        let e = errors(serde_json::json!({"fps": 25, "frames_bytes": [1, 2], "key_frames": [2]}));
+        assert!(e[0].contains("m.source.key_frames"), "{e:?}");
+        let s: TraceSpec =
+            serde_json::from_value(serde_json::json!({"fps": 25, "frames_bytes": [1]})).unwrap();
+        let site = SourceSite {
+            start_bps: 0.0,
+            plan: (0, SimTime::ZERO),
+        };
+        assert_eq!(s.frame_interval(&site), SimTime::from_millis(40));
+    }
 }

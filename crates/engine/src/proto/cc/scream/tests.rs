@@ -381,6 +381,8 @@ fn values_and_series() {
     assert_eq!(s.rate_series(), vec![(ms(5), t0)]);
     assert!(s.pacing_bps() > 0.0);
     assert_eq!(s.value("cwnd_bytes"), Some(s.cwnd_bytes()));
+    // QDELAY_TARGET_LO: 100 ms in RFC 8298 (60 ms in v2).
+    assert_eq!(s.value("qdelay_target_ms"), Some(100.0));
     assert!(s.cwnd_bytes() > 0.0);
     s.on_send(ms(5), departure(1000));
     // A one-way delay 30 ms over the base (50 ms).
