@@ -385,4 +385,178 @@ mod tests {
         d.l.push(SimTime::from_millis(35), b, 1000);
         assert!(!d.serve_l4s(), "35 ms younger: the Classic head goes");
     }
+
+    use crate::net::Packet;
+    use crate::queue::tests::TestQueue;
+
+    fn built(rate_bps: u64, fields: serde_json::Value) -> TestQueue {
+        let spec: DualPi2Spec = serde_json::from_value(fields).expect("spec");
+        let rng = RngStreams::new(1, 0);
+        let site = QueueSite {
+            rng: &rng,
+            name: "l",
+            rate_bps,
+        };
+        TestQueue::new(spec.build(&site))
+    }
+
+    fn with_ecn(seq: u64, bits: u8) -> Packet {
+        let mut p = crate::queue::tests::pkt(seq, 1000);
+        p.ecn = bits;
+        p
+    }
+
+    /// One of the discipline's table values.
+    fn stat(q: &TestQueue, name: &str) -> f64 {
+        let stats = q.q.disc.stats();
+        stats.iter().find(|s| s.0 == name).expect("a value").1
+    }
+
+    /// The defaults with p' set, a limit out of the way.
+    fn at_p(p: f64) -> TestQueue {
+        let spec: DualPi2Spec = serde_json::from_value(serde_json::json!({})).expect("defaults");
+        let mut d = DualPi2::new(&spec, 1 << 40, RngStreams::new(1, 0).stream("q"));
+        d.p = p;
+        TestQueue::new(Box::new(d))
+    }
+
+    /// The shared limit: `limit_ms` at the link rate (250 ms at 8 Mbit/s
+    /// is 250,000 bytes), keeping an MTU (1500) of room: 1000-byte packets
+    /// fit while at most 248,500 bytes are held.
+    #[test]
+    fn the_shared_limit_keeps_an_mtu_of_room() {
+        let mut q = built(8_000_000, serde_json::json!({}));
+        let mut d = vec![];
+        for i in 0..250 {
+            q.enqueue(
+                with_ecn(i, if i % 2 == 0 { ecn::ECT1 } else { 0 }),
+                SimTime::ZERO,
+                &mut d,
+            );
+        }
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].1, DropReason::QUEUE_OVERFLOW);
+        assert_eq!((q.q.len_packets(), q.q.len_bytes()), (249, 249_000));
+    }
+
+    /// ECT(1) and CE go to the L4S queue, ECT(0) and not-ECT to the
+    /// Classic one; the tables read both.
+    #[test]
+    fn classification_and_what_the_tables_read() {
+        let mut q = built(8_000_000, serde_json::json!({}));
+        let mut d = vec![];
+        for (i, bits) in [ecn::ECT1, ecn::CE, ecn::ECT0, 0, ecn::ECT1]
+            .into_iter()
+            .enumerate()
+        {
+            q.enqueue(with_ecn(i as u64, bits), SimTime::ZERO, &mut d);
+        }
+        let sample = q.q.disc.sample();
+        assert_eq!(
+            sample,
+            [
+                ("dualpi2_p", 0.0),
+                ("l4s_packets", 3.0),
+                ("classic_packets", 2.0)
+            ]
+        );
+        assert_eq!((q.q.len_packets(), q.q.len_bytes()), (5, 5000));
+        assert_eq!(q.q.disc.kind(), "dualpi2");
+        let names: Vec<&str> = q.q.disc.stats().iter().map(|s| s.0).collect();
+        assert_eq!(
+            names,
+            ["dualpi2_p", "dualpi2_l4s_marks", "dualpi2_classic_marks"]
+        );
+    }
+
+    /// PI2 runs every t_update (15 ms) on the Classic head's sojourn, also
+    /// between packets: a Classic packet queued at 0 and dequeued at 100
+    /// ms has seen updates at 15, 30, ..., 90 ms of sojourns 15i ms:
+    /// p = 6 x 3 x 0.015 + 0.15 x 0.015 x (0 + 1 + ... + 5) = 0.30375.
+    #[test]
+    fn pi2_catches_up_on_the_updates_between_events() {
+        let mut q = built(8_000_000, serde_json::json!({}));
+        let mut d = vec![];
+        q.enqueue(with_ecn(0, 0), SimTime::ZERO, &mut d);
+        q.dequeue(SimTime::from_millis(100), &mut d);
+        let p = stat(&q, "dualpi2_p");
+        assert!((p - 0.30375).abs() < 1e-12, "{p}");
+    }
+
+    /// The native ramp marks only while the L4S queue holds more than
+    /// th_len (1) packets: three packets 1.3 ms old (ramp 1) give one
+    /// mark (the second; recur's first crossing of 1), none for the last.
+    #[test]
+    fn the_native_ramp_needs_more_than_th_len_packets() {
+        let mut q = built(8_000_000, serde_json::json!({}));
+        let mut d = vec![];
+        for i in 0..3 {
+            q.enqueue(with_ecn(i, ecn::ECT1), SimTime::ZERO, &mut d);
+        }
+        let now = SimTime::from_micros(1300);
+        let out: Vec<u8> = (0..3)
+            .map(|_| q.dequeue(now, &mut d).expect("a packet").ecn)
+            .collect();
+        assert_eq!(out, [ecn::ECT1, ecn::CE, ecn::ECT1]);
+        assert_eq!(
+            (stat(&q, "dualpi2_l4s_marks"), q.q.stats.ecn_marks),
+            (1.0, 1)
+        );
+    }
+
+    /// With p' at 0.5 (p_C = 0.25): Classic ECT(0) packets are marked,
+    /// not-ECT ones dropped, each about a quarter; at p' 0.8 p_C is at
+    /// p_Cmax (overload) and L4S packets are dropped a quarter of the time
+    /// too, before any marking.
+    #[test]
+    fn classic_marks_and_drops_and_l4s_drops_in_overload() {
+        let run = |p: f64, bits: u8| {
+            let mut q = at_p(p);
+            let mut d = vec![];
+            for i in 0..2000 {
+                q.enqueue(with_ecn(i, bits), SimTime::ZERO, &mut d);
+            }
+            let now = SimTime::from_millis(1);
+            let marked = (0..2000)
+                .filter_map(|_| q.dequeue(now, &mut d))
+                .filter(|p| p.ecn == ecn::CE)
+                .count();
+            (
+                marked,
+                d.len(),
+                stat(&q, "dualpi2_classic_marks"),
+                q.q.stats.ecn_marks,
+            )
+        };
+        let (marked, dropped, classic, stats) = run(0.5, ecn::ECT0);
+        assert!(
+            (400..600).contains(&marked) && dropped == 0,
+            "{marked} {dropped}"
+        );
+        assert_eq!((classic, stats), (marked as f64, marked as u64));
+        let (marked, dropped, ..) = run(0.5, 0);
+        assert!(
+            marked == 0 && (400..600).contains(&dropped),
+            "{marked} {dropped}"
+        );
+        let (_, dropped, ..) = run(0.8, ecn::ECT1);
+        assert!((400..600).contains(&dropped), "{dropped}");
+        let (_, dropped, ..) = run(0.4, ecn::ECT1);
+        assert_eq!(dropped, 0, "under p_Cmax no L4S packet is dropped");
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let spec: DualPi2Spec = serde_json::from_value(
+            serde_json::json!({"k": 0, "t_update_ms": 0, "range_us": -1, "mtu_bytes": 0}),
+        )
+        .expect("spec");
+        let mut c = Checker::default();
+        spec.validate("q", 1e6, &mut c);
+        let fields: Vec<String> = c.errs.iter().map(|e| e.path.clone()).collect();
+        assert_eq!(
+            fields,
+            ["q.k", "q.t_update_ms", "q.range_us", "q.mtu_bytes"]
+        );
+    }
 }
