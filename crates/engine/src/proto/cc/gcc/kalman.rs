@@ -120,6 +120,17 @@ mod tests {
         assert!(f.spacings_ms.iter().all(|&s| s == 10.0));
     }
 
+    /// The outlier bound is 3 sqrt(var_v): with var_v 4, a deviation of
+    /// 10 enters the noise estimate as 6.
+    #[test]
+    fn the_outlier_bound_is_three_standard_deviations() {
+        let mut f = Kalman::new(1e-3, 0.01, 0.1);
+        f.var_v = 4.0;
+        f.update(10.0, 10.0);
+        let alpha: f64 = 0.99f64.powf(0.3);
+        assert!((f.var_v - (alpha * 4.0 + (1.0 - alpha) * 36.0)).abs() < 1e-12);
+    }
+
     /// A constant gradient is tracked: the estimate converges to it.
     #[test]
     fn a_constant_gradient_is_tracked() {

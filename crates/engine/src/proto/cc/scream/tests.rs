@@ -1,7 +1,7 @@
 //! SCReAM's rules, each step computed by hand from RFC 8298 and the v2
 //! draft.
 
-use super::flight::{Acked, BaseDelay, Flight};
+use super::flight::{Acked, BaseDelay, Flight, WindowMax};
 use super::rfc8298::Rfc8298;
 use super::v2::V2;
 use super::*;
@@ -461,9 +461,20 @@ fn fast_increase_resumes_five_seconds_after_the_trend_was_last_high() {
         c.update_trend(&p, ms(2000 + 50 * i), 0.1 * i as f64);
     }
     assert!(c.qdelay_trend >= 0.2, "{}", c.qdelay_trend);
+    // Then no queue for 2 s: the trend falls to 0 within the 20 samples
+    // of its history, by 4 s.
+    for i in 0..40 {
+        c.update_trend(&p, ms(3000 + 50 * i), 0.0);
+    }
+    assert_eq!(c.qdelay_trend, 0.0);
     c.on_feedback(&p, &at(7000), &acked(1000, 0));
-    assert!(!c.in_fast_increase, "4.05 s after the trend was high");
-    c.on_feedback(&p, &at(7950), &acked(1000, 0));
+    assert!(
+        !c.in_fast_increase,
+        "at most 4.05 s after the trend was high"
+    );
+    // 5 s after the last high trend (before 4 s), not after the last
+    // low one (4.95 s).
+    c.on_feedback(&p, &at(9500), &acked(1000, 0));
     assert!(c.in_fast_increase);
 }
 
@@ -497,6 +508,20 @@ fn the_ramp_slows_near_the_rate_of_the_last_congestion() {
         "{}",
         c.target_bps
     );
+}
+
+/// Off fast increase a rise towards the rate is at most RAMP_UP_SPEED x
+/// RATE_ADJUST_INTERVAL (200 kbit/s per s x 0.2 s).
+#[test]
+fn a_rise_off_fast_increase_is_capped_by_the_ramp() {
+    let p = spec(serde_json::json!({"start_bps": 1e6}));
+    let mut c = Rfc8298::new(&p);
+    c.in_fast_increase = false;
+    let mut m = measures(0.0, 0);
+    m.rate_transmit_bps = 1.3e6;
+    m.now = ms(200);
+    c.adjust_rate(&p, &m);
+    assert!((c.target_bps - 1.04e6).abs() < 1e-6, "{}", c.target_bps);
 }
 
 /// Off fast increase the target moves to the rate less
@@ -534,4 +559,34 @@ fn the_target_is_limited_by_the_median_rate() {
     // The median of 1.2 and 0.5 Mbit/s (the upper of the two; the zeros
     // are left out): 1.2 Mbit/s, x (2 - 1).
     assert!((c.target_bps - 1.2e6).abs() < 1e-6, "{}", c.target_bps);
+}
+
+/// The base delay is the least of the last `bins` one-minute minima: a
+/// sample 60 s after a minute's start opens the next minute, and the
+/// oldest minute goes when there are more than `bins`.
+#[test]
+fn the_base_delay_keeps_minute_minima() {
+    let mut b = BaseDelay::new(2);
+    let s = SimTime::from_secs;
+    assert_eq!(b.qdelay(s(0), ms(50)), ms(0));
+    assert_eq!(b.qdelay(s(30), ms(40)), ms(0));
+    assert_eq!(b.qdelay(s(60), ms(70)), ms(30));
+    assert_eq!(
+        b.qdelay(s(120), ms(80)),
+        ms(10),
+        "the first minute (40) is gone"
+    );
+}
+
+/// The most in flight over 5 s in 10 slots of 0.5 s: a slot is
+/// [start, start + 0.5 s); a slot goes once it started 5 s ago.
+#[test]
+fn the_window_max_drops_slots_older_than_its_span() {
+    let mut w = WindowMax::new(SimTime::from_secs(5), 10);
+    w.add(ms(0), 10);
+    w.add(ms(400), 5);
+    w.add(ms(500), 3);
+    assert_eq!(w.max(), 10);
+    w.add(ms(5000), 1);
+    assert_eq!(w.max(), 3, "the slot from 0 s is gone, and 5 with it");
 }
