@@ -332,6 +332,8 @@ impl QueueDiscipline for DualPi2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::Packet;
+    use crate::queue::tests::TestQueue;
     use crate::sim::RngStreams;
 
     fn dualpi2() -> DualPi2 {
@@ -385,9 +387,6 @@ mod tests {
         d.l.push(SimTime::from_millis(35), b, 1000);
         assert!(!d.serve_l4s(), "35 ms younger: the Classic head goes");
     }
-
-    use crate::net::Packet;
-    use crate::queue::tests::TestQueue;
 
     fn built(rate_bps: u64, fields: serde_json::Value) -> TestQueue {
         let spec: DualPi2Spec = serde_json::from_value(fields).expect("spec");

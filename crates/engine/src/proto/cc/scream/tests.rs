@@ -510,33 +510,29 @@ fn the_ramp_slows_near_the_rate_of_the_last_congestion() {
     );
 }
 
-/// Off fast increase a rise towards the rate is at most RAMP_UP_SPEED x
-/// RATE_ADJUST_INTERVAL (200 kbit/s per s x 0.2 s).
-#[test]
-fn a_rise_off_fast_increase_is_capped_by_the_ramp() {
+/// One media rate adjustment off fast increase, from a 1 Mbit/s target,
+/// at `rate_bps` transmitted and queuing delay trend `trend`.
+fn adjusted_off_fast_increase(rate_bps: f64, trend: f64) -> f64 {
     let p = spec(serde_json::json!({"start_bps": 1e6}));
     let mut c = Rfc8298::new(&p);
     c.in_fast_increase = false;
+    c.qdelay_trend = trend;
     let mut m = measures(0.0, 0);
-    m.rate_transmit_bps = 1.3e6;
+    m.rate_transmit_bps = rate_bps;
     m.now = ms(200);
     c.adjust_rate(&p, &m);
-    assert!((c.target_bps - 1.04e6).abs() < 1e-6, "{}", c.target_bps);
+    c.target_bps
 }
 
-/// Off fast increase the target moves to the rate less
-/// PRE_CONGESTION_GUARD x the trend of it.
+/// Off fast increase a rise towards the rate is at most RAMP_UP_SPEED x
+/// RATE_ADJUST_INTERVAL (200 kbit/s per s x 0.2 s), and the target moves
+/// to the rate less PRE_CONGESTION_GUARD x the trend of it.
 #[test]
-fn the_pre_congestion_guard() {
-    let p = spec(serde_json::json!({"start_bps": 1e6}));
-    let mut c = Rfc8298::new(&p);
-    c.in_fast_increase = false;
-    c.qdelay_trend = 0.5;
-    let mut m = measures(0.0, 0);
-    m.rate_transmit_bps = 1e6;
-    m.now = ms(200);
-    c.adjust_rate(&p, &m);
-    assert!((c.target_bps - 0.95e6).abs() < 1e-6, "{}", c.target_bps);
+fn off_fast_increase_the_ramp_caps_a_rise_and_the_guard_holds_back() {
+    let rise = adjusted_off_fast_increase(1.3e6, 0.0);
+    assert!((rise - 1.04e6).abs() < 1e-6, "{rise}");
+    let guarded = adjusted_off_fast_increase(1e6, 0.5);
+    assert!((guarded - 0.95e6).abs() < 1e-6, "{guarded}");
 }
 
 /// The target stays under max(current rate, the median of the positive
