@@ -203,6 +203,51 @@ def test_bad_media_fields_are_named(member, field, words):
     assert field in str(e.value) and words in str(e.value)
 
 
+def test_a_paused_source_sends_no_frames_while_rtcp_and_the_sequence_carry_on():
+    """RFC 8867 5.8's pause: from 4 to 9 s no frame is captured (the next
+    is at 9 s exactly) and no media packet leaves, RTCP goes on, the
+    per-packet feedback stops with the packets it reports, the sequence
+    numbers run on without a gap (RFC 7728), the media rate counts the
+    active time only, and the receiver counts one pause of the 5 s, not a
+    freeze."""
+    sc = call(duration_s=14.0, rate_bps=5e6, source={"type": "synthetic"}, pacer={}, feedback={"format": "twcc"},
+              cc={"type": "gcc"}, pauses=[[4.0, 9.0]], receiver={"playout": {"adaptive": True}})
+    res = mediasim.run(sc)
+    assert_balanced(res)
+    s = res.tables["media_series"]
+    frames = s[s["var"] == "frame_bytes"]["time_s"]
+    assert not ((frames >= 4.0) & (frames < 9.0)).any() and (frames == 9.0).sum() == 1
+    pk = res.tables["packets"]
+    rtp = pk[pk["flow"] == "v/alice/rtp"].sort_values("sent_ns")
+    assert not ((rtp["sent_s"] >= 4.0) & (rtp["sent_s"] < 9.0)).any()
+    assert (np.diff(rtp["seq"].to_numpy()) == 1).all() and len(res.tables["drops"]) == 0
+    quiet = pk[(pk["sent_s"] >= 4.5) & (pk["sent_s"] < 9.0)]
+    assert (quiet["flow"] == "v/alice/rtcp").sum() > 0 and (quiet["flow"] == "v/bob/fb").sum() == 0
+    m = res.tables["media"].set_index("flow").loc["v/alice/rtp"]
+    assert m["paused_s"] == 5.0
+    assert m["media_rate_bps"] == pytest.approx(m["media_payload_bytes"] * 8 / (14.0 - 5.0), rel=1e-12)
+    assert (m["pauses"], m["freezes"]) == (1, 0) and 5.0 <= m["pause_total_s"] < 5.1
+
+
+@pytest.mark.parametrize("pauses, field, words", [
+    ([[5, 4]], "members[0].pauses[0]", "must end after it begins"),
+    ([[1, 3], [2, 4]], "members[0].pauses[1]", "previous pause's end 3"),
+    ([[-1, 2]], "members[0].pauses[0]", "start_s"),
+    ([[1, 2, 3]], "members[0].pauses[0]", "invalid length 3"),
+])
+def test_bad_pauses_are_named(pauses, field, words):
+    sc = call(source={"type": "synthetic"}, pauses=pauses)
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert field in str(e.value) and words in str(e.value), str(e.value)
+
+
+def test_pauses_need_frame_based_media():
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(call(pauses=[[1, 2]]))
+    assert "members[0].pauses" in str(e.value) and "frame-based media" in str(e.value)
+
+
 def test_playout_needs_a_unicast_peer_with_frames():
     sc = call()
     sc.data["rtp_sessions"][0]["members"][1]["playout"] = {}

@@ -24,12 +24,13 @@ def test_quick_study_writes_its_tables_and_plots(quick):
         assert (out / f).stat().st_size > 0, f
     assert len(a) == len(rmcat.CASES) * len(p.controllers) and (a["n"] == 2).all()
     flows = pd.read_csv(out / "flows.csv")
-    # One row per media session: 5.5 five, 5.8 four (the paused flow's two
-    # legs), 5.3 two of which one runs backwards.
+    # One row per media session: 5.5 five, 5.8 three (the paused flow is
+    # one session), 5.3 two of which one runs backwards.
     per_run = flows.groupby(["case", "controller", "replication"]).size()
-    assert per_run.xs(5, level="case").eq(5).all() and per_run.xs(8, level="case").eq(4).all()
+    assert per_run.xs(5, level="case").eq(5).all() and per_run.xs(8, level="case").eq(3).all()
     report = (out / "report.md").read_text()
     assert "## Expected shapes" in report and "Case 5.7 against short TCP flows" in report
+    assert "5.8 gcc: the resumed flow reaches its share" in report
 
 
 def test_each_controller_settles_near_its_share_without_loss_when_alone(quick):
@@ -62,6 +63,38 @@ def test_a_long_cubic_flow_in_a_deep_drop_tail_queue_starves_the_delay_based_med
         assert row["share_ratio_mean"] < 0.5 and row["tcp_goodput_bps_mean"] > 1e6, ctl
 
 
+def case58(resume: str, controller: str):
+    """Case 5.8 at full length, 50 ms, drop-tail, one replication: the
+    run's figures and the paused flow's media row."""
+    import dataclasses
+
+    import mediasim
+    from mediasim.sweep import Job
+
+    p = dataclasses.replace(rmcat.Params(), case58_resume=resume)
+    sc = rmcat.scenario(p, 8, controller, 50.0, "droptail", 0)
+    res = mediasim.run(sc)
+    job = Job(sc.to_dict(), seed=1, replication=0,
+              labels={"case": 8, "controller": controller, "one_way_ms": 50.0, "aqm": "droptail", "_params": p})
+    return rmcat.analyse(res, job)["run"], res.tables["media"].set_index("flow")
+
+
+@pytest.mark.parametrize("controller", list(rmcat.CONTROLLERS))
+def test_a_paused_flow_keeps_its_controller_and_comes_back_at_once_into_a_queue(controller):
+    """5.8 with the pause held (the default): the source stops from 40 to
+    60 s and its controller, which heard nothing meanwhile, resumes at the
+    rate it had, so the resumed flow is near its share within seconds and
+    the bottleneck's queue jumps; with a fresh controller at the resume
+    (``restart``) it climbs from R_start for tens of seconds and the queue
+    stays lower. The receiver counts the 20 s as a pause, not a freeze."""
+    held, media = case58("hold", controller)
+    fresh, _ = case58("restart", controller)
+    m0 = media.loc["m0/s0/rtp"]
+    assert m0["paused_s"] == 20.0 and m0["pauses"] == 1 and 20.0 <= m0["pause_total_s"] < 20.5
+    assert held["resume_converge_s"] < 3 and fresh["resume_converge_s"] > 10, (held, fresh)
+    assert held["resume_queue_peak_ms"] > fresh["resume_queue_peak_ms"] + 20, (held, fresh)
+
+
 def test_cases_are_checked_before_any_run():
     assert options("rmcat", cases=[1, 9]) == {"cases": (1, 9)}
     with pytest.raises(OptionError):
@@ -70,6 +103,8 @@ def test_cases_are_checked_before_any_run():
         rmcat.Params(controllers=("bbr",)).check()
     with pytest.raises(ValueError, match="scream_pacing_factor must be in"):
         rmcat.Params(scream_pacing_factor=0.0).check()
+    with pytest.raises(ValueError, match="case58_resume must be hold or restart"):
+        rmcat.Params(case58_resume="pause").check()
 
 
 def test_screams_pacing_factor_reaches_only_screams_pacer():

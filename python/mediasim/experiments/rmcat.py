@@ -40,6 +40,8 @@ CASE_NAMES = {
     10: "cellular, lte-edge trace",
 }
 CELLULAR = {9: "lte-2mbps", 10: "lte-edge"}
+#: 5.8: how long after the resume the bottleneck's queue peak is taken, s.
+RESUME_WINDOW_S = 10.0
 
 #: Each controller as an RTP member's fields: (cc, feedback, pacer).
 CONTROLLERS: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {
@@ -58,6 +60,7 @@ class Flow:
     one_way_ms: float | None = None  # None: the run's one-way delay
     pause: tuple[float, float] | None = None
     backward: bool = False
+    restart: bool = False  # the pause ends the session; a new one starts at the resume
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,7 @@ class Params(StudyParams):
     case57_file_kb: tuple[float, ...] = (30.0, 50.0)  # 5.7: uniform sizes (another implementation: 100-1000 kB)
     case57_off_mean_s: float = 10.0
     scream_pacing_factor: float = 1.0  # SCReAM's pacer: RFC 8298's cwnd / s_rtt (the reference code: x1.5)
+    case58_resume: str = "hold"  # 5.8: the session pauses, its controller kept ("restart": a fresh one at the resume)
     # --- chosen here ---
     controllers: tuple[str, ...] = ("gcc", "nada", "scream")
     cases: tuple[int, ...] = CASES
@@ -125,6 +129,8 @@ class Params(StudyParams):
             problems.append("tcp_cc must be cubic or reno")
         if min(self.queue_ms, self.case56_queue_ms, self.feedback_interval_ms, self.case57_off_mean_s) <= 0:
             problems.append("queue_ms, case56_queue_ms, feedback_interval_ms and case57_off_mean_s must be positive")
+        if self.case58_resume not in ("hold", "restart"):
+            problems.append(f"case58_resume must be hold or restart (got {self.case58_resume!r})")
         if not 0 < self.scream_pacing_factor <= 10:
             problems.append("scream_pacing_factor must be in (0, 10]")
         if self.jitter_std_ms < 0 or not 0 < self.converge_band < 1:
@@ -147,7 +153,8 @@ def cases(p: Params) -> dict[int, Case]:
                 flows=tuple(Flow(10.0 * i, one_way_ms=d) for i, d in enumerate((10, 25, 50, 100, 150)))),
         6: Case(120.0, ((0, 2 * c),), flows=(Flow(5.0),), long_tcp=True),
         7: Case(300.0, ((0, 2 * c),), flows=(Flow(5.0), Flow(5.0)), short_tcp=10),
-        8: Case(120.0, ((0, 3.5 * c),), flows=(Flow(0, pause=(40.0, 60.0)), Flow(20), Flow(40))),
+        8: Case(120.0, ((0, 3.5 * c),), flows=(Flow(0, pause=(40.0, 60.0), restart=p.case58_resume == "restart"),
+                                              Flow(20), Flow(40))),
         9: Case(120.0, trace=CELLULAR[9]),
         10: Case(120.0, trace=CELLULAR[10]),
     }
@@ -155,9 +162,10 @@ def cases(p: Params) -> dict[int, Case]:
 
 @dataclass(frozen=True)
 class Leg:
-    """One RTP session of a case: a flow, or one part of a pausing flow
-    (5.8's pause is modelled as the session stopping and a new one, with
-    a fresh controller, starting at the resume)."""
+    """One RTP session of a case: a flow, pausing within it (5.8: the
+    source stops, the controller, sequence numbers and receiver carry
+    on), or, with ``restart``, one part of a pausing flow (the session
+    stops and a new one, with a fresh controller, starts at the resume)."""
 
     name: str  # the session's name
     flow: int
@@ -165,20 +173,34 @@ class Leg:
     stop_s: float
     one_way_ms: float | None
     backward: bool
+    pauses: tuple[tuple[float, float], ...] = ()
 
     @property
     def rtp_flow(self) -> str:
         return f"{self.name}/{'r' if self.backward else 's'}{self.flow}/rtp"
 
+    def sending(self, t: np.ndarray) -> np.ndarray:
+        """Whether the leg sends at each time (started, not stopped, not
+        paused)."""
+        on = (t >= self.start_s) & (t < self.stop_s)
+        for a, b in self.pauses:
+            on &= ~((t >= a) & (t < b))
+        return on
+
+    @property
+    def active_s(self) -> float:
+        return self.stop_s - self.start_s - sum(b - a for a, b in self.pauses)
+
 
 def legs(case: Case) -> list[Leg]:
     out = []
     for i, f in enumerate(case.flows):
-        if f.pause:
+        if f.pause and f.restart:
             out.append(Leg(f"m{i}", i, f.start_s, f.pause[0], f.one_way_ms, f.backward))
             out.append(Leg(f"m{i}r", i, f.pause[1], case.duration_s, f.one_way_ms, f.backward))
         else:
-            out.append(Leg(f"m{i}", i, f.start_s, case.duration_s, f.one_way_ms, f.backward))
+            out.append(Leg(f"m{i}", i, f.start_s, case.duration_s, f.one_way_ms, f.backward,
+                           (f.pause,) if f.pause else ()))
     return out
 
 
@@ -255,7 +277,8 @@ def scenario(p: Params, number: int, controller: str, one_way_ms: float, aqm: st
             sc.link("b", r, rate_bps=100e6, delay_ms=(d - 1) / 2)
         src, dst = (r, s) if leg.backward else (s, r)
         stop = {"stop_s": leg.stop_s} if leg.stop_s < case.duration_s else {}
-        member = {"node": src, "media": True, "source": {"type": "synthetic", "fps": p.fps}, "pacer": pacer,
+        pauses = {"pauses": [list(x) for x in leg.pauses]} if leg.pauses else {}
+        member = {**pauses, "node": src, "media": True, "source": {"type": "synthetic", "fps": p.fps}, "pacer": pacer,
                   "feedback": {**feedback, "interval_ms": p.feedback_interval_ms},
                   "cc": {**cc, "min_bps" if cc["type"] != "nada" else "rmin_bps": p.min_bps,
                          "max_bps" if cc["type"] != "nada" else "rmax_bps": p.max_bps, "start_bps": p.start_bps}}
@@ -292,7 +315,7 @@ def fair_share(case: Case, t: np.ndarray, p: Params, backward: bool = False) -> 
     n = np.zeros(len(t))
     for leg in legs(case):
         if leg.backward == backward:
-            n += (t >= leg.start_s) & (t < leg.stop_s)
+            n += leg.sending(t)
     return np.minimum(cap / np.maximum(n, 1), p.max_bps)
 
 
@@ -321,12 +344,16 @@ def _rate_1s(x: pd.DataFrame) -> pd.DataFrame:
 
 
 def stretches(case: Case, leg: Leg) -> list[tuple[float, float]]:
-    """The spans of constant share while ``leg`` is active: between its
-    start, its stop, capacity steps and other flows' starts and stops."""
+    """The spans of constant share while ``leg`` sends: between its start,
+    its stop, capacity steps and other flows' starts, stops, pauses and
+    resumes; ``leg``'s own pauses are left out."""
     steps = case.backward if leg.backward else case.forward
-    changes = {t for t, _ in steps} | {x.start_s for x in legs(case)} | {x.stop_s for x in legs(case)}
+    every = legs(case)
+    changes = ({t for t, _ in steps} | {x.start_s for x in every} | {x.stop_s for x in every}
+               | {t for x in every for pause in x.pauses for t in pause})
     marks = sorted(m for m in changes | {leg.start_s} if leg.start_s <= m < leg.stop_s)
-    return [(m, marks[i + 1] if i + 1 < len(marks) else leg.stop_s) for i, m in enumerate(marks)]
+    spans = [(m, marks[i + 1] if i + 1 < len(marks) else leg.stop_s) for i, m in enumerate(marks)]
+    return [(a, b) for a, b in spans if leg.sending(np.array([a]))[0]]
 
 
 def convergence(case: Case, rate: pd.DataFrame, share: np.ndarray, p: Params, leg: Leg) -> list[float]:
@@ -370,15 +397,20 @@ def analyse(res, job: Job) -> dict[str, Any]:
     rows, series = [], []
     caps = res.tables["link_capacity"]
     fwd = caps[caps["link_dir"] == "a-b:a->b"]
+    resume = next((f.pause[1] for f in case.flows if f.pause), None)
+    resume_conv = float("nan")
     for leg in legs(case):
         name = leg.rtp_flow
         fl, md = flows.loc[name], media.loc[name]
         send = _rate_1s(_series(res, name, "send_bps"))
+        send = send[leg.sending(send["time_s"].to_numpy())]  # a second that holds a pause's start is paused
         t = send["time_s"].to_numpy()
         share = fair_share(case, t, p, leg.backward) if not case.trace else trace_share(fwd, t, p)
-        active = max(leg.stop_s - leg.start_s, 1e-9)
-        half = send[send["time_s"] >= leg.start_s + active / 2]["value"]
+        active = max(leg.active_s, 1e-9)
+        half = send[send["time_s"] >= leg.start_s + (leg.stop_s - leg.start_s) / 2]["value"]
         conv = convergence(case, send, share, p, leg) if not case.trace else []
+        if resume is not None and case.flows[leg.flow].pause:
+            resume_conv = dict(zip((m for m, _ in stretches(case, leg)), conv)).get(resume, resume_conv)
         valid = np.isfinite(share) & (share > 0)
         rows.append({
             **base, "flow": leg.name, "rate_bps": float(fl["sent_bytes"]) * 8 / active,
@@ -398,19 +430,33 @@ def analyse(res, job: Job) -> dict[str, Any]:
         })
         series.append(send.assign(flow=leg.name, **{k: base[k] for k in ("case", "controller", "one_way_ms", "aqm",
                                                                   "replication")}))
-    # Utilisation of the forward bottleneck; Jain over the media flows'
-    # rates over the last third (every flow under way).
+    # Utilisation of the forward bottleneck; Jain over the media sessions'
+    # rates while they send.
     util = float(fwd["carried_bps"].sum() / fwd["capacity_bps"].sum()) if len(fwd) else float("nan")
     late = [r["rate_bps"] for r in rows]
     tcp = res.tables["tcp"]
     run = {**base, "utilisation": util, "jain": jain(np.array(late)) if len(late) > 1 else float("nan"),
            "tcp_goodput_bps": float(tcp["goodput_bps"].sum()) if len(tcp) and number == 6 else float("nan"),
            "tcp_transfers": int(len(tcp)) if number == 7 else 0,
-           "tcp_completion_s": float(tcp["completion_time_s"].mean()) if number == 7 and len(tcp) else float("nan")}
+           "tcp_completion_s": float(tcp["completion_time_s"].mean()) if number == 7 and len(tcp) else float("nan"),
+           "resume_converge_s": resume_conv,
+           "resume_queue_peak_ms": resume_queue_peak_ms(res, case, p, resume)}
     cap_series = fwd[["time_s", "capacity_bps"]].assign(**{k: base[k] for k in ("case", "one_way_ms", "aqm",
                                                                               "controller", "replication")})
     return {"flows": rows, "run": run, "series": pd.concat(series) if series else pd.DataFrame(),
             "capacity": cap_series}
+
+
+def resume_queue_peak_ms(res, case: Case, p: Params, resume: float | None) -> float:
+    """5.8: the forward bottleneck's largest queue, as delay at its
+    nominal rate, over the ``RESUME_WINDOW_S`` (scaled) after the resume
+    (NaN for cases without a pause)."""
+    if resume is None:
+        return float("nan")
+    q = res.tables["queue_samples"]
+    q = q[(q["link_dir"] == "a-b:a->b") & (q["time_s"] >= resume)
+          & (q["time_s"] < resume + RESUME_WINDOW_S * p.time_scale)]
+    return float(q["bytes"].max() * 8 / nominal_capacity(case) * 1e3) if len(q) else float("nan")
 
 
 def jobs(p: Params) -> list[Job]:

@@ -40,8 +40,14 @@ CRITERIA = [
                    "counted in `flows.csv` (unconverged_steps)"),
     ("rate_cv", "coefficient of variation of the 1 s rate over the second half of the flow's run (stability)"),
     ("feedback_pct", "feedback bytes over media payload bytes"),
-    ("frame_delay_ms / freezes", "the viewer's side: capture to playout per frame, and freezes"),
+    ("frame_delay_ms / freezes", "the viewer's side: capture to playout per frame, and freezes (a gap over 5 s, "
+                                 "such as 5.8's pause, is a pause, not a freeze)"),
+    ("resume_converge_s / resume_queue_peak_ms", "5.8: seconds from the resume to the first second the resumed flow "
+                                                 "is within 15% of its share, and the bottleneck's largest queue "
+                                                 "(as delay) in the 10 s after the resume"),
 ]
+RESUME = ["resume_converge_s", "resume_queue_peak_ms"]
+RUN_EXTRA = ["tcp_goodput_bps", "tcp_completion_s"] + RESUME
 
 
 def per_replication(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -50,12 +56,12 @@ def per_replication(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     flows = t["flows"]
     by = KEYS + ["replication"]
     f = flows.groupby(by)[FLOW_METRICS].mean().reset_index()
-    return f.merge(t["runs"][by + RUN_METRICS + ["tcp_goodput_bps", "tcp_completion_s"]], on=by)
+    return f.merge(t["runs"][by + RUN_METRICS + RUN_EXTRA], on=by)
 
 
 def aggregate(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     rep = per_replication(t)
-    return summarize(rep, KEYS, FLOW_METRICS + RUN_METRICS + ["tcp_goodput_bps", "tcp_completion_s"],
+    return summarize(rep, KEYS, FLOW_METRICS + RUN_METRICS + RUN_EXTRA,
                      bounds={"jain": (0.0, 1.0), "utilisation": (0.0, 1.0)})
 
 
@@ -72,7 +78,9 @@ def plot_case(p: Params, number: int, series: pd.DataFrame, path: Path) -> None:
     t = np.arange(0, case.duration_s, 0.1)
     for ax, ctl in zip(axes[0], ctls):
         for name, g in s[s["controller"] == ctl].groupby("flow", sort=True):
-            ax.plot(g["time_s"], g["value"] / 1e6, lw=1, label=f"{name}")
+            x, y = g["time_s"].to_numpy(), g["value"].to_numpy() / 1e6
+            gap = np.flatnonzero(np.diff(x) > 1.5) + 1  # a pause: no line across it
+            ax.plot(np.insert(x, gap, np.nan), np.insert(y, gap, np.nan), lw=1, label=f"{name}")
         if not case.trace:
             for backward in sorted({leg.backward for leg in legs(case)}):
                 ax.step(t, fair_share(case, t, p, backward) / 1e6, where="post", color="k", lw=0.8,
@@ -91,7 +99,7 @@ def shape_checks(a: pd.DataFrame, p: Params) -> pd.DataFrame:
     (drop-tail), each controller within 15% of its share on average,
     queuing under 100 ms (its own target at most: GCC and NADA aim lower,
     SCReAM at 100 ms), and convergence after the steps; 5.4's Jain index;
-    5.6 reported whatever it is."""
+    5.8: the resumed flow back at its share; 5.6 reported whatever it is."""
     rows = []
     d = a[a["aqm"] == "droptail"]
     for ctl in p.controllers:
@@ -110,6 +118,12 @@ def shape_checks(a: pd.DataFrame, p: Params) -> pd.DataFrame:
         if len(c4):
             j = float(c4["jain_mean"].min())
             rows.append({"check": f"5.4 {ctl}: self-fairness (Jain)", "value": f"{j:.3f}", "holds": bool(j > 0.9)})
+        c8 = d[(d["case"] == 8) & (d["controller"] == ctl)]
+        if len(c8):
+            conv = float(c8["resume_converge_s_mean"].max())
+            peak = float(c8["resume_queue_peak_ms_mean"].max())
+            rows.append({"check": f"5.8 {ctl}: the resumed flow reaches its share (mean s; queue peak after)",
+                         "value": f"{conv:.1f} s; {peak:.0f} ms", "holds": bool(np.isfinite(conv))})
         c6 = d[(d["case"] == 6) & (d["controller"] == ctl)]
         if len(c6):
             rows.append({"check": f"5.6 {ctl}: share against one long TCP flow (reported)",
@@ -144,7 +158,7 @@ def write(p: Params, t: dict[str, pd.DataFrame], out: Path, sens: pd.DataFrame |
         if rows.empty:
             continue
         plot_case(p, number, t["series"], out / f"case{number}.png")
-        extra = ["tcp_goodput_bps"] if number == 6 else (["tcp_completion_s"] if number == 7 else [])
+        extra = {6: ["tcp_goodput_bps"], 7: ["tcp_completion_s"], 8: RESUME}.get(number, [])
         md += [f"## Case {CASE_NAMES[number]}", "", md_table(ci_table(rows, KEYS[1:], SHOWN + extra)), "",
                f"Plot: `case{number}.png` (sending rate against the share, first replication, drop-tail).", ""]
     md += ["## Expected shapes", "", md_table(shape_checks(a, p)), ""]

@@ -2,11 +2,12 @@
 implementations leave open (docs/experiments/rmcat.md, "Sensitivity").
 
 Each chosen value is set one at a time to a low and a high setting, every
-other value at its default, on a reduced grid: cases 5.1, 5.4, 5.6 and 5.7,
-the first one-way delay, drop-tail, every controller. Headlines, each the
-mean over the controllers: 5.1's rate over the share and queuing delay,
-5.4's Jain index, 5.6's and 5.7's rates over the share against TCP. The yardstick is
-the replications' own spread (one_at_a_time.py).
+other value at its default, on a reduced grid: cases 5.1, 5.4, 5.6, 5.7
+and 5.8, the first one-way delay, drop-tail, every controller. Headlines,
+each the mean over the controllers: 5.1's rate over the share and queuing
+delay, 5.4's Jain index, 5.6's and 5.7's rates over the share against TCP,
+and 5.8's largest queue after the resume. The yardstick is the
+replications' own spread (one_at_a_time.py).
 """
 
 from __future__ import annotations
@@ -29,25 +30,28 @@ OPEN_VALUES: tuple[tuple[str, Any, Any], ...] = (
     ("case56_queue_ms", 300.0, 1000.0),
     ("case57_file_kb", (30.0, 50.0), (100.0, 1000.0)),
     ("scream_pacing_factor", 1.0, 1.5),
+    ("case58_resume", "restart", "hold"),
 )
-HEADLINES = ("c1_share", "c1_queuing_ms", "c4_jain", "c6_share", "c7_share")
+HEADLINES = ("c1_share", "c1_queuing_ms", "c4_jain", "c6_share", "c7_share", "c8_resume_queue_ms")
 
 
 def reduced(p: rmcat.Params) -> rmcat.Params:
-    return dataclasses.replace(p, cases=(1, 4, 6, 7), one_way_delays_ms=p.one_way_delays_ms[:1], aqm_variant=False)
+    return dataclasses.replace(p, cases=(1, 4, 6, 7, 8), one_way_delays_ms=p.one_way_delays_ms[:1], aqm_variant=False)
 
 
 def rows_of(part: dict[str, Any]) -> list[dict[str, Any]]:
-    """One run's media sessions, each with its run's Jain index."""
-    return [{**r, "jain": part["run"]["jain"]} for r in part["flows"]]
+    """One run's media sessions, each with its run's Jain index and 5.8's
+    queue after the resume."""
+    run = part["run"]
+    return [{**r, "jain": run["jain"], "resume_queue_peak_ms": run["resume_queue_peak_ms"]} for r in part["flows"]]
 
 
 def headline(rows: pd.DataFrame) -> dict[str, float]:
     """One replication's headlines (means over the controllers)."""
-    f = rows.groupby(["case", "controller"])[["share_ratio", "queuing_mean_ms", "jain"]].mean()
+    f = rows.groupby(["case", "controller"])[["share_ratio", "queuing_mean_ms", "jain", "resume_queue_peak_ms"]].mean()
     return {"c1_share": f.loc[1]["share_ratio"].mean(), "c1_queuing_ms": f.loc[1]["queuing_mean_ms"].mean(),
             "c4_jain": f.loc[4]["jain"].mean(), "c6_share": f.loc[6]["share_ratio"].mean(),
-            "c7_share": f.loc[7]["share_ratio"].mean()}
+            "c7_share": f.loc[7]["share_ratio"].mean(), "c8_resume_queue_ms": f.loc[8]["resume_queue_peak_ms"].mean()}
 
 
 def run(p: rmcat.Params, workers: int | None = None, progress: bool = True, cache: Any = None) -> pd.DataFrame:
@@ -62,8 +66,9 @@ def plot(d: pd.DataFrame, path: Path) -> None:
 
 def section(d: pd.DataFrame) -> list[str]:
     return oat.section(
-        "Each chosen value set low and high in turn (everything else at its default) on cases 5.1, 5.4, 5.6 and 5.7 "
-        "(first one-way delay, drop-tail). Headlines, each the mean over the controllers: 5.1's rate over the "
-        "share and mean queuing delay, 5.4's Jain index, 5.6's and 5.7's rates over the share beside TCP; "
-        "each with its 95% half-width over the replications. Plot: `sensitivity.png`.",
+        "Each chosen value set low and high in turn (everything else at its default) on cases 5.1, 5.4, 5.6, 5.7 "
+        "and 5.8 (first one-way delay, drop-tail). Headlines, each the mean over the controllers: 5.1's rate over "
+        "the share and mean queuing delay, 5.4's Jain index, 5.6's and 5.7's rates over the share beside TCP, "
+        "5.8's largest queue in the 10 s after the resume; each with its 95% half-width over the replications. "
+        "Plot: `sensitivity.png`.",
         d, HEADLINES)

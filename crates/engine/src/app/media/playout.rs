@@ -17,7 +17,10 @@
 //! the frames after it (no reference-picture model, no retransmission).
 //! Freezes (video) follow the WebRTC statistics' rule: a gap between two
 //! played frames longer than max(3 x, x + 150 ms), x the mean of the last
-//! 30 gaps, is a freeze, and the whole gap is its duration.
+//! 30 gaps, is a freeze, and the whole gap is its duration. A gap over
+//! `pause` (5 s, the WebRTC statistics' pauseCount) is a pause instead:
+//! neither a freeze nor a gap in the mean (the sender stopped, or nothing
+//! came through for that long).
 
 use crate::measure::delay::DelayStats;
 use crate::sim::SimTime;
@@ -52,6 +55,8 @@ pub struct PlayoutParams {
     pub hold: SimTime,
     pub freeze_factor: f64,
     pub freeze_extra: SimTime,
+    /// A gap between played frames over this is a pause, not a freeze.
+    pub pause: SimTime,
 }
 
 /// What the receiver knows of a frame from its packets.
@@ -95,6 +100,9 @@ pub struct PlayoutStats {
     pub lost: u64,
     pub freezes: u64,
     pub freeze_total: SimTime,
+    /// Gaps over `pause` between played frames, and their sum.
+    pub pauses: u64,
+    pub pause_total: SimTime,
     /// Capture to completion of every completed frame (played or late).
     pub frame_delay: DelayStats,
     /// Capture to playout of played frames, summed (for the mean).
@@ -340,19 +348,24 @@ impl Playout {
                 self.in_bad_run = false;
                 if let Some(prev) = self.last_played.filter(|_| self.p.video) {
                     let gap = (at - prev).as_secs_f64();
-                    if self.gaps.len() == FREEZE_WINDOW {
-                        let mean = self.gaps.iter().sum::<f64>() / self.gaps.len() as f64;
-                        let limit = (self.p.freeze_factor * mean)
-                            .max(mean + self.p.freeze_extra.as_secs_f64());
-                        if gap > limit {
-                            self.stats.freezes += 1;
-                            self.stats.freeze_total += at - prev;
+                    if at - prev > self.p.pause {
+                        // W3C webrtc-stats: a pause, counted apart from
+                        // freezes and left out of their mean.
+                        self.stats.pauses += 1;
+                        self.stats.pause_total += at - prev;
+                    } else {
+                        if self.gaps.len() == FREEZE_WINDOW {
+                            let mean = self.gaps.iter().sum::<f64>() / self.gaps.len() as f64;
+                            let limit = (self.p.freeze_factor * mean)
+                                .max(mean + self.p.freeze_extra.as_secs_f64());
+                            if gap > limit {
+                                self.stats.freezes += 1;
+                                self.stats.freeze_total += at - prev;
+                            }
+                            self.gaps.pop_front();
                         }
+                        self.gaps.push_back(gap);
                     }
-                    if self.gaps.len() == FREEZE_WINDOW {
-                        self.gaps.pop_front();
-                    }
-                    self.gaps.push_back(gap);
                 }
                 self.last_played = Some(at);
             }
@@ -407,6 +420,7 @@ mod tests {
             hold: ms(1000),
             freeze_factor: 3.0,
             freeze_extra: ms(150),
+            pause: ms(5000),
         })
     }
 
@@ -461,6 +475,46 @@ mod tests {
         p.finish(ms(10_000));
         assert_eq!((p.stats.late, p.stats.freezes), (15, 1));
         assert_eq!(p.stats.freeze_total, ms(40 * 55 + 650 - (40 * 39 + 50)));
+    }
+
+    /// Frames 40 ms apart with the sender pausing twice: a gap of 6 s
+    /// between played frames is a pause, not a freeze, and stays out of
+    /// the freeze rule's mean (with it the mean of the last 30 gaps would
+    /// be 240 ms and the 600 ms gap after it no freeze); a gap of exactly
+    /// 5 s is not over the pause threshold, so it is a freeze.
+    #[test]
+    fn a_gap_over_five_seconds_is_a_pause_not_a_freeze() {
+        let mut p = fixed(50);
+        let mut capture = ms(0);
+        let mut index = 0;
+        let mut frames = |p: &mut Playout, n: usize, first_gap: SimTime| {
+            for k in 0..n {
+                capture += if index == 0 {
+                    ms(0)
+                } else if k == 0 {
+                    first_gap
+                } else {
+                    ms(40)
+                };
+                let t = FrameTag {
+                    index,
+                    packets: 1,
+                    capture,
+                    key: false,
+                };
+                p.on_packet(capture + ms(10), &t);
+                index += 1;
+            }
+        };
+        frames(&mut p, 40, ms(40));
+        frames(&mut p, 29, ms(6000)); // a pause; then 29 gaps of 40 ms
+        frames(&mut p, 40, ms(600)); // a freeze against a 40 ms mean
+        frames(&mut p, 1, ms(5000)); // exactly 5 s: a freeze
+        p.finish(ms(60_000));
+        let s = &p.stats;
+        assert_eq!((s.played, s.late, s.lost), (110, 0, 0));
+        assert_eq!((s.pauses, s.pause_total), (1, ms(6000)));
+        assert_eq!((s.freezes, s.freeze_total), (2, ms(5600)));
     }
 
     /// Adaptive: with a constant 60 ms transit the delay is 60 ms, and

@@ -182,6 +182,9 @@ fn d_freeze_factor() -> f64 {
 fn d_freeze_extra_ms() -> f64 {
     150.0
 }
+fn d_pause_ms() -> f64 {
+    5000.0
+}
 
 /// The receiving member's playout buffer for the media it receives.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -211,6 +214,11 @@ pub struct PlayoutSpec {
     pub freeze_factor: f64,
     #[serde(default = "d_freeze_extra_ms")]
     pub freeze_extra_ms: f64,
+    /// A gap between played frames over this is a pause (the sender
+    /// stopped, or nothing came through), counted apart from freezes
+    /// (WebRTC statistics' pauseCount: 5 s).
+    #[serde(default = "d_pause_ms")]
+    pub pause_ms: f64,
 }
 
 impl PlayoutSpec {
@@ -236,6 +244,8 @@ impl PlayoutSpec {
             c.err(format!("{p}.min_ms"), msg);
         }
         c.positive(format_args!("{p}.freeze_factor"), self.freeze_factor);
+        c.positive(format_args!("{p}.pause_ms"), self.pause_ms);
+        c.at_most(format_args!("{p}.pause_ms"), self.pause_ms, 86_400_000.0);
         c.at_most(
             format_args!("{p}.freeze_factor"),
             self.freeze_factor,
@@ -261,6 +271,7 @@ impl PlayoutSpec {
             hold: ms(self.hold_ms),
             freeze_factor: self.freeze_factor,
             freeze_extra: ms(self.freeze_extra_ms),
+            pause: ms(self.pause_ms),
         }
     }
 }
@@ -301,8 +312,8 @@ mod tests {
             [100.0, 0.95, 2000.0, 10.0, 1000.0, 1000.0]
         );
         assert_eq!(
-            (s.freeze_factor, s.freeze_extra_ms, s.adaptive),
-            (3.0, 150.0, false)
+            (s.freeze_factor, s.freeze_extra_ms, s.pause_ms, s.adaptive),
+            (3.0, 150.0, 5000.0, false)
         );
         assert_eq!(errors(|c| p.validate("m.pacer", c)), "");
         assert_eq!(errors(|c| f.validate("m.feedback", c)), "");

@@ -233,14 +233,22 @@ impl RtpSessionSpec {
         let src = m.source.as_ref().filter(|_| m.media)?;
         let site = self.source_site(plan, m);
         let rng = ctx.stream(&format!("rtp:{}:{}:source", self.name, m.node));
-        Some(FrameSender::new(
-            src.model().build(&site),
-            rng,
-            m.pacer.as_ref().map(|p| p.build()),
-            m.max_packet_bytes,
-            self.session_bw_bps / self.media_senders(),
-            m.feedback.as_ref().map(|f| f.format()),
-        ))
+        Some(
+            FrameSender::new(
+                src.model().build(&site),
+                rng,
+                m.pacer.as_ref().map(|p| p.build()),
+                m.max_packet_bytes,
+                self.session_bw_bps / self.media_senders(),
+                m.feedback.as_ref().map(|f| f.format()),
+            )
+            .with_pauses(
+                m.pauses
+                    .iter()
+                    .map(|&[from, to]| (SimTime::from_secs_f64(from), SimTime::from_secs_f64(to)))
+                    .collect(),
+            ),
+        )
     }
 
     /// Member `j`'s playout buffer for member `k`'s stream (flow `stream`).

@@ -84,6 +84,10 @@ pub struct FrameSender {
     pub pacer_series: Series,
     /// The last feedback message's results (kept to reuse its memory).
     results: Vec<PacketResult>,
+    /// When the source stops and resumes ([from, to), in order), and the
+    /// first that has not ended by the last frame.
+    pauses: Vec<(SimTime, SimTime)>,
+    next_pause: usize,
 }
 
 impl FrameSender {
@@ -123,7 +127,34 @@ impl FrameSender {
             pacer_series: Series::default(),
             released: Vec::new(),
             results: Vec::new(),
+            pauses: Vec::new(),
+            next_pause: 0,
         }
+    }
+
+    /// The source stops within each [from, to) of `pauses` (in order,
+    /// apart).
+    pub fn with_pauses(mut self, pauses: Vec<(SimTime, SimTime)>) -> Self {
+        self.pauses = pauses;
+        self
+    }
+
+    /// When the pause that `now` falls in ends, if it falls in one. Times
+    /// only move forward, so pauses ended by `now` are passed for good.
+    pub fn paused_until(&mut self, now: SimTime) -> Option<SimTime> {
+        while self.pauses.get(self.next_pause).is_some_and(|p| p.1 <= now) {
+            self.next_pause += 1;
+        }
+        let &(from, to) = self.pauses.get(self.next_pause)?;
+        (from <= now).then_some(to)
+    }
+
+    /// Time within [start, end) the source was paused.
+    pub fn paused_within(&self, start: SimTime, end: SimTime) -> SimTime {
+        self.pauses
+            .iter()
+            .map(|&(from, to)| to.min(end).saturating_sub(from.max(start)))
+            .fold(SimTime::ZERO, |a, b| a + b)
     }
 
     pub fn set_series(&mut self, rows: usize) {
@@ -308,5 +339,53 @@ impl FrameSender {
             }
         }
         &self.results
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::media::spec::{ConstantSpec, SourceModel, SourceSite};
+    use crate::sim::RngStreams;
+
+    fn s(x: u64) -> SimTime {
+        SimTime::from_secs(x)
+    }
+
+    fn sender(pauses: Vec<(SimTime, SimTime)>) -> FrameSender {
+        let site = SourceSite {
+            start_bps: 0.0,
+            plan: (1000, SimTime::from_millis(10)),
+        };
+        let rng = RngStreams::new(1, 0).stream("t");
+        FrameSender::new(ConstantSpec {}.build(&site), rng, None, 1200, 1e6, None)
+            .with_pauses(pauses)
+    }
+
+    /// Pauses are [from, to): paused at `from`, not at `to`; between and
+    /// after them, not paused; a pause passed stays passed.
+    #[test]
+    fn a_frame_time_is_paused_within_from_to() {
+        let mut f = sender(vec![(s(2), s(4)), (s(6), s(7))]);
+        let at = |f: &mut FrameSender, t: SimTime| f.paused_until(t);
+        assert_eq!(at(&mut f, s(1)), None);
+        assert_eq!(at(&mut f, s(2)), Some(s(4)));
+        assert_eq!(at(&mut f, s(4) - SimTime::from_nanos(1)), Some(s(4)));
+        assert_eq!(at(&mut f, s(4)), None);
+        assert_eq!(at(&mut f, s(5)), None);
+        assert_eq!(at(&mut f, s(6)), Some(s(7)));
+        assert_eq!(at(&mut f, s(7)), None);
+        assert_eq!(at(&mut f, s(100)), None);
+        assert_eq!(f.next_pause, 2);
+    }
+
+    /// The time paused within [start, end): pauses clipped at both ends.
+    #[test]
+    fn paused_time_is_clipped_to_the_active_time() {
+        let f = sender(vec![(s(2), s(4)), (s(6), s(9))]);
+        assert_eq!(f.paused_within(s(0), s(10)), s(5));
+        assert_eq!(f.paused_within(s(3), s(7)), s(2));
+        assert_eq!(f.paused_within(s(4), s(6)), SimTime::ZERO);
+        assert_eq!(sender(vec![]).paused_within(s(0), s(10)), SimTime::ZERO);
     }
 }

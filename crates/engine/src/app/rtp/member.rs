@@ -272,6 +272,17 @@ impl RtpMember {
         let Some(fs) = self.frames.as_mut() else {
             return;
         };
+        if let Some(until) = fs.paused_until(now) {
+            // Paused: no frame until the pause ends (the pacer's own timer
+            // sends what it still holds).
+            if until < self.stop {
+                out.push(Action::Timer {
+                    at: until,
+                    token: TOKEN_FRAME,
+                });
+            }
+            return;
+        }
         if let (Some(wait), Some(pm)) = (fs.pacer_head_wait(now), self.paced.as_mut()) {
             if pm.cc.discard_send_queue(now, wait) {
                 fs.discard_pacer();
@@ -369,7 +380,12 @@ impl RtpMember {
     /// The `media` table's sender columns.
     fn sender_media_stats(&self, fs: &FrameSender, end: SimTime) -> AppStats {
         let st = &fs.stats;
-        let active = end.min(self.stop).saturating_sub(self.start).as_secs_f64();
+        let until = end.min(self.stop);
+        let paused = fs.paused_within(self.start, until);
+        let active = until
+            .saturating_sub(self.start)
+            .saturating_sub(paused)
+            .as_secs_f64();
         let pacer_mean_ms = if st.pacer_waits > 0 {
             st.pacer_wait_sum.as_secs_f64() * 1e3 / st.pacer_waits as f64
         } else {
@@ -391,6 +407,7 @@ impl RtpMember {
                     per_s(st.payload_bytes as f64 * 8.0, active),
                 ),
                 ("target_gap_mean_bps", st.gap_sum_bps / frames),
+                ("paused_s", paused.as_secs_f64()),
                 ("pacer_delay_mean_ms", pacer_mean_ms),
                 ("pacer_delay_max_ms", st.pacer_wait_max.as_secs_f64() * 1e3),
                 ("pacer_queue_max_bytes", st.pacer_max_bytes as f64),

@@ -9,6 +9,9 @@ use crate::scenario::check::{Checker, Scope};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+/// Most pauses one member may list (each is a few bytes of state).
+const MAX_PAUSES: usize = 100_000;
+
 /// An RTP session: media from the members that send it, RTCP from all,
 /// over multicast (every member reaches every other along shortest-path
 /// trees) or unicast (exactly two members).
@@ -120,6 +123,13 @@ pub struct RtpMemberSpec {
     /// (unicast sessions).
     #[serde(default)]
     pub playout: Option<crate::app::media::spec::PlayoutSpec>,
+    /// Times the source stops, as [from_s, to_s] pairs in seconds of the
+    /// run, in order and apart (with `source`): no frame is captured
+    /// within one, while the pacer sends what it holds and RTCP, feedback
+    /// and the controller carry on (RFC 8867 5.8's media pause; RFC 7728
+    /// resumes with the next sequence number, as here).
+    #[serde(default)]
+    pub pauses: Vec<[f64; 2]>,
 }
 
 fn d_max_packet_bytes() -> u32 {
@@ -291,6 +301,7 @@ impl RtpSessionSpec {
                 41 + 8,
             );
         }
+        self.validate_pauses(m, p, c);
         if let Some(pacer) = &m.pacer {
             pacer.validate(&format!("{p}.pacer"), c);
             if m.source.is_none() {
@@ -324,6 +335,52 @@ impl RtpSessionSpec {
             };
             if let Some(why) = why {
                 c.err(format!("{p}.playout"), why);
+            }
+        }
+    }
+
+    /// `pauses`: each [from, to] with from < to, in order and apart, none
+    /// before the session starts; only for frame-based media.
+    fn validate_pauses(&self, m: &RtpMemberSpec, p: &str, c: &mut Checker) {
+        if m.pauses.is_empty() {
+            return;
+        }
+        if m.source.is_none() || !m.media {
+            c.err(
+                format!("{p}.pauses"),
+                "needs frame-based media (media = true and a source)",
+            );
+        }
+        if m.pauses.len() > MAX_PAUSES {
+            let msg = format!("at most {MAX_PAUSES} pauses (got {})", m.pauses.len());
+            c.err(format!("{p}.pauses"), msg);
+            return;
+        }
+        let mut last_to = self.start_s;
+        for (i, &[from, to]) in m.pauses.iter().enumerate() {
+            let path = format!("{p}.pauses[{i}]");
+            let why = if !from.is_finite() || !to.is_finite() {
+                Some("both times must be finite".to_string())
+            } else if from >= to {
+                Some(format!("must end after it begins (got [{from}, {to}])"))
+            } else if from < last_to {
+                Some(if i == 0 {
+                    format!(
+                        "must begin at or after start_s = {} (got {from})",
+                        self.start_s
+                    )
+                } else {
+                    format!(
+                        "must begin at or after the previous pause's end {last_to} (got {from})"
+                    )
+                })
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                c.err(path, why);
+            } else {
+                last_to = to;
             }
         }
     }

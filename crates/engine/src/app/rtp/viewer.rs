@@ -126,6 +126,8 @@ impl Viewer {
             ),
             ("freezes", s.freezes as f64),
             ("freeze_total_s", s.freeze_total.as_secs_f64()),
+            ("pauses", s.pauses as f64),
+            ("pause_total_s", s.pause_total.as_secs_f64()),
         ];
         const LEVELS: [&str; 6] = [
             "frames_level_0",
