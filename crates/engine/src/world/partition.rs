@@ -479,4 +479,132 @@ mod tests {
             .count();
         assert_eq!(foreign + owned_receivers, w.rec.num_fr());
     }
+
+    fn errors(partitions: u32, pcap: bool) -> Vec<String> {
+        let mut c = Checker::default();
+        check(&ParallelSpec { partitions }, pcap, &mut c);
+        c.errs.iter().map(|e| e.to_string()).collect()
+    }
+
+    /// One to sixteen partitions, one by default; a split run writes no
+    /// pcap files, a run in one piece may.
+    #[test]
+    fn the_partition_count_is_checked() {
+        for n in [0, 17] {
+            let e = errors(n, false);
+            assert!(
+                e.len() == 1 && e[0].contains(&format!("{n}: must be from 1 to 16")),
+                "{e:?}"
+            );
+        }
+        for n in [1, 2, 16] {
+            assert_eq!(errors(n, false), Vec::<String>::new(), "{n}");
+        }
+        assert_eq!(errors(1, true), Vec::<String>::new());
+        let e = errors(2, true);
+        assert!(e.len() == 1 && e[0].contains("pcap"), "{e:?}");
+        let spec: ParallelSpec = serde_json::from_str("{}").expect("empty is fine");
+        assert_eq!(
+            (spec.partitions, ParallelSpec::default().partitions),
+            (1, 1)
+        );
+    }
+
+    /// A chain of the nodes `nodes`, the link between the i-th and the
+    /// next `delays_ms[i]` long, no applications: every node weighs one.
+    fn chain(nodes: &[&str], delays_ms: &[f64]) -> World {
+        let names: Vec<String> = (nodes.iter())
+            .map(|n| format!(r#"{{"name": "{n}"}}"#))
+            .collect();
+        let links: Vec<String> = (nodes.windows(2).zip(delays_ms))
+            .map(|(ab, d)| {
+                let (a, b) = (ab[0], ab[1]);
+                format!(r#"{{"a": "{a}", "b": "{b}", "rate_bps": 1e7, "delay_ms": {d}}}"#)
+            })
+            .collect();
+        let text = format!(
+            r#"{{"duration_s": 1, "nodes": [{}], "links": [{}]}}"#,
+            names.join(","),
+            links.join(",")
+        );
+        let s = parse_and_validate(&text).expect("a valid chain");
+        build(&s, &RngStreams::new(1, 0)).expect("it builds")
+    }
+
+    /// x0 -50ms- x1 - x2 -10ms- x3 - x4 - x5 (the rest 0.05 ms, never
+    /// cut): cut at 50 ms alone, five nodes against one (5 x 2 / 6, over
+    /// 1.25 times an even share); cut at 10 ms too, {x0, x1, x2} against
+    /// {x3, x4, x5}, even, so that split wins, its window 10 ms (x0-x1 is
+    /// no longer between partitions).
+    #[test]
+    fn the_longest_delay_with_an_even_split_wins() {
+        let nodes = ["x0", "x1", "x2", "x3", "x4", "x5"];
+        let w = chain(&nodes, &[50.0, 0.05, 10.0, 0.05, 0.05]);
+        let plan = plan(&w, 2).expect("a split");
+        assert_eq!(plan.part_of, [1, 1, 1, 0, 0, 0]);
+        assert_eq!(plan.lookahead, SimTime::from_millis(10));
+    }
+
+    /// a -50ms- b..g (six) -20ms- h - i: no split is within 1.25 times an
+    /// even share (8 against 1 at 50 ms: 1.78; 6 against 3 at 20 ms: 1.33),
+    /// so the most even wins, cut at 20 ms with a on h's side.
+    #[test]
+    fn failing_an_even_split_the_most_even_wins() {
+        let nodes = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+        let w = chain(&nodes, &[50.0, 0.05, 0.05, 0.05, 0.05, 0.05, 20.0, 0.05]);
+        let plan = plan(&w, 2).expect("a split");
+        assert_eq!(plan.part_of, [1, 0, 0, 0, 0, 0, 0, 1, 1]);
+        assert_eq!(plan.lookahead, SimTime::from_millis(20));
+    }
+
+    /// A partition owns exactly the nodes the plan gives it.
+    #[test]
+    fn a_partition_owns_its_nodes_only() {
+        let mut w = dumbbell(2, false);
+        let plan = plan(&w, 2).expect("a split");
+        w.become_partition(&plan, 0);
+        for (v, &p) in plan.part_of.iter().enumerate() {
+            assert_eq!(w.owns_node(v as NodeId), p == 0, "node {v}");
+        }
+    }
+
+    /// A packet handed over on the cut goes on the far end's wire at its
+    /// arrival time, with an event then; one that would arrive before the
+    /// partition's now (a window longer than the lookahead, a bug) breaks
+    /// the run, naming the link.
+    #[test]
+    fn a_handed_over_packet_arrives_at_its_time_and_never_in_the_past() {
+        use crate::app::PacketTemplate;
+        use crate::net::Dest;
+        let handed = |now_ms: u64| {
+            let mut w = dumbbell(1, false);
+            let plan = plan(&w, 2).expect("a split");
+            let r2 = (w.nodes.iter()).position(|n| n.name == "r2").unwrap();
+            let me = plan.part_of[r2];
+            w.become_partition(&plan, me);
+            let ld = (w.links.iter()).position(|l| l.name == "bottleneck:r1->r2");
+            let ld = ld.expect("the bottleneck") as LinkDirId;
+            let p = PacketTemplate::session_udp(0, Dest::Node(r2 as NodeId), 5004, 100).make(0);
+            let from = 1 - me as usize;
+            let part = w.part.as_mut().unwrap();
+            part.inbox[from].push((ld, SimTime::from_millis(25), p, super::super::HOP_LOOKUP));
+            w.q.advance_to(SimTime::from_millis(now_ms));
+            let ok = w.take_in();
+            (w, ld, ok)
+        };
+        let (mut w, ld, ok) = handed(20);
+        assert!(ok);
+        let link = &w.links[ld as usize];
+        assert_eq!(
+            link.in_transit.front().map(|f| f.0),
+            Some(SimTime::from_millis(25))
+        );
+        assert_eq!(w.q.peek_time(), Some(SimTime::from_millis(25)));
+        assert!(w.part.as_ref().unwrap().inbox.iter().all(|v| v.is_empty()));
+        let (w, _, ok) = handed(30);
+        assert!(!ok);
+        let (at, what) = w.broken.clone().expect("broken");
+        assert_eq!(at, SimTime::from_millis(30));
+        assert!(what.contains("bottleneck"), "{what}");
+    }
 }
