@@ -27,6 +27,9 @@ pub enum Failure {
 pub struct Split {
     pub worlds: Vec<World>,
     pub plan: Plan,
+    /// `progress` is called once this many more events have run
+    /// ([`PROGRESS_EVERY`]).
+    pub report_every: u64,
 }
 
 /// Builds one world per partition and splits them (`s` validated).
@@ -42,7 +45,11 @@ pub fn build(s: &Scenario, rng: &RngStreams) -> Result<Split, Failure> {
     for (i, w) in worlds.iter_mut().enumerate() {
         w.become_partition(&plan, i as u8);
     }
-    Ok(Split { worlds, plan })
+    Ok(Split {
+        worlds,
+        plan,
+        report_every: PROGRESS_EVERY,
+    })
 }
 
 /// A split run's end: the merged world, its books, and whether it
@@ -56,7 +63,7 @@ pub struct Ended {
 
 /// Runs the partitions to the horizon, one thread each, in windows of the
 /// lookahead. Between windows the events so far are checked against
-/// `max_events`, and `progress` is called every [`PROGRESS_EVERY`] or so
+/// `max_events`, and `progress` is called every `report_every` or so
 /// (false: stop there, cleanly: `Interrupted` unless `stop_is_clean`
 /// says the caller's budget asked for it). A run stops at a window's end,
 /// its event budget passed by at most one window's events.
@@ -66,7 +73,11 @@ pub fn run(
     progress: Progress<'_>,
     stop_is_clean: &dyn Fn() -> bool,
 ) -> Result<Ended, Failure> {
-    let Split { worlds, plan } = split;
+    let Split {
+        worlds,
+        plan,
+        report_every,
+    } = split;
     let k = worlds.len();
     let horizon = worlds[0].horizon;
     let cells: Vec<Mutex<World>> = worlds.into_iter().map(Mutex::new).collect();
@@ -100,7 +111,7 @@ pub fn run(
             });
         }
         let mut start = SimTime::ZERO;
-        let mut next_report = PROGRESS_EVERY;
+        let mut next_report = report_every;
         loop {
             let last = horizon.0.saturating_sub(start.0) < plan.lookahead.0;
             let until = if last {
@@ -125,7 +136,7 @@ pub fn run(
                 (hit_max_events, stopped) = (true, true);
             }
             if failed.is_none() && !stopped && events >= next_report {
-                next_report = (events / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
+                next_report = (events / report_every + 1) * report_every;
                 if !progress(until, events) {
                     stopped = true;
                     if !stop_is_clean() {
@@ -295,6 +306,76 @@ mod tests {
         split
     }
 
+    /// Two hosts across a 20 ms link of `rate_bps`, CBR packets of
+    /// `payload` bytes every millisecond for `duration_s`, in `partitions`.
+    fn two_hosts(partitions: u32, rate_bps: f64, payload: u32, duration_s: f64) -> String {
+        format!(
+            r#"{{"duration_s": {duration_s}, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+            "links": [{{"a": "a", "b": "b", "rate_bps": {rate_bps}, "delay_ms": 20}}],
+            "flows": [{{"name": "f", "type": "cbr", "src": "a", "dst": "b",
+                       "payload_bytes": {payload}, "interval_ms": 1}}],
+            "parallel": {{"partitions": {partitions}}}}}"#
+        )
+    }
+
+    /// `progress` is called at the end of the window in which another
+    /// `report_every` events have run, with the events so far; false stops
+    /// the run there, an error unless the caller's budget asked for it.
+    #[test]
+    fn progress_is_reported_every_so_many_events_and_can_stop_the_run() {
+        let s = scenario::parse_and_validate(&two_hosts(2, 1e6, 97, 1.0)).expect("valid");
+        let split = |every| {
+            let mut sp = build(&s, &RngStreams::new(1, 0)).expect("splits");
+            sp.report_every = every;
+            sp
+        };
+        let mut calls: Vec<u64> = Vec::new();
+        let mut progress = |_, events| {
+            calls.push(events);
+            true
+        };
+        let ended = run(split(500), u64::MAX, &mut progress, &|| false).expect("runs");
+        let total = ended.world.events();
+        assert!(total > 1500, "{total}");
+        assert_eq!(calls.len() as u64, total / 500, "{calls:?}");
+        for (k, &e) in calls.iter().enumerate() {
+            assert!(
+                e >= 500 * (k as u64 + 1) && e < 500 * (k as u64 + 2),
+                "{calls:?}"
+            );
+        }
+        let mut stop = |_, _| false;
+        match run(split(500), u64::MAX, &mut stop, &|| false) {
+            Err(Failure::Interrupted(at)) => assert!(at < SimTime::from_millis(500), "{at}"),
+            other => panic!("{:?}", other.err()),
+        }
+        let ended = run(split(500), u64::MAX, &mut stop, &|| true).expect("a clean stop");
+        assert!(ended.world.events() < total / 2);
+    }
+
+    /// A run of a whole number of windows (60 ms, three of 20) on a link
+    /// so fast that a 29-byte packet takes no whole nanosecond: the packet
+    /// sent at 40 ms, handed over at the start of the last whole window,
+    /// reaches b exactly at the end, and is delivered in the split run as
+    /// in one piece (taken in for the last instant, not left on the wire).
+    #[test]
+    fn a_packet_arriving_at_the_last_instant_is_delivered() {
+        let meta = |partitions| {
+            let mut progress = |_, _| true;
+            let out = crate::run_json(
+                &two_hosts(partitions, 1e12, 1, 0.06),
+                &crate::RunOptions::default(),
+                &mut progress,
+            )
+            .expect("runs");
+            let m: serde_json::Value = serde_json::from_str(&out.meta_json).expect("meta");
+            (m["delivered"].clone(), m["in_flight"].clone())
+        };
+        // Sent at 0, 1, ..., 59 ms, each 20 ms later at b: 0 to 40 by 60 ms.
+        assert_eq!(meta(1), (41.into(), 19.into()));
+        assert_eq!(meta(2), meta(1));
+    }
+
     /// A partition that panics ends the run with an error naming it (the
     /// other threads are not left waiting at a barrier).
     #[test]
@@ -351,11 +432,15 @@ mod tests {
         }
     }
 
-    /// A dumbbell cut at its 20 ms bottleneck, lossy (Gilbert-Elliott) and
-    /// overloaded (three CBR senders at 1 Mbit/s into 2 Mbit/s, a 30-packet
-    /// queue), with a CUBIC flow and a GCC call whose feedback crosses back;
-    /// every summary measured, ending mid-window with packets on the wire.
-    fn dumbbell(partitions: u32) -> String {
+    /// A dumbbell cut at its 20 ms bottleneck, lossy on the cut
+    /// (Gilbert-Elliott) and on one access link (1%), overloaded (three CBR
+    /// senders at 1 Mbit/s into 2 Mbit/s, a 30-packet queue), with a CUBIC
+    /// flow, a GCC call whose feedback crosses back, and an RTP group of
+    /// one sender and three receivers, one on its side (multicast copies
+    /// at r1 and r2, in both partitions); ending mid-window with packets
+    /// on the wire. `sampled`: queue
+    /// and capacity samples and every summary measured too.
+    fn dumbbell(partitions: u32, sampled: bool) -> String {
         let mut nodes = vec![
             r#"{"name": "r1"}"#.to_string(),
             r#"{"name": "r2"}"#.to_string(),
@@ -363,8 +448,13 @@ mod tests {
         let mut links = Vec::new();
         for i in 0..5 {
             nodes.push(format!(r#"{{"name": "s{i}"}}, {{"name": "d{i}"}}"#));
+            let loss = if i == 0 {
+                r#", "loss": {"type": "packet", "rate": 0.01}"#
+            } else {
+                ""
+            };
             links.push(format!(
-                r#"{{"a": "s{i}", "b": "r1", "rate_bps": 1e8, "delay_ms": 2}}"#
+                r#"{{"a": "s{i}", "b": "r1", "rate_bps": 1e8, "delay_ms": 2{loss}}}"#
             ));
             links.push(format!(
                 r#"{{"a": "r2", "b": "d{i}", "rate_bps": 1e8, "delay_ms": 3}}"#
@@ -387,6 +477,12 @@ mod tests {
             r#"{"name": "tcp", "type": "tcp", "src": "s3", "dst": "d3", "cc": {"type": "cubic"}, "start_s": 0.5}"#
                 .to_string(),
         );
+        let measure = if sampled {
+            r#"{"series": true, "queue_sample_ms": 10, "capacity_interval_ms": 100,
+                "warmup_s": 1, "windows_s": [[1, 3], [3, 6]]}"#
+        } else {
+            r#"{"series": true}"#
+        };
         format!(
             r#"{{"duration_s": 6.013, "nodes": [{}], "links": [{}], "flows": [{}],
               "rtp_sessions": [{{"name": "call", "transport": "unicast", "session_bw_bps": 1.5e6,
@@ -394,9 +490,10 @@ mod tests {
                 "members": [{{"node": "s4", "media": true, "source": {{"type": "synthetic"}},
                               "pacer": {{}}, "feedback": {{"format": "twcc"}}, "cc": {{"type": "gcc"}},
                               "pauses": [[2.5, 3.5]]}},
-                            {{"node": "d4", "playout": {{"adaptive": true}}}}]}}],
-              "measure": {{"series": true, "queue_sample_ms": 10, "capacity_interval_ms": 100,
-                           "warmup_s": 1, "windows_s": [[1, 3], [3, 6]]}},
+                            {{"node": "d4", "playout": {{"adaptive": true}}}}]}},
+                {{"name": "group", "session_bw_bps": 1e5, "media_payload_bytes": 200,
+                  "members": [{{"node": "s0", "media": true}}, {{"node": "s1"}}, {{"node": "d0"}}, {{"node": "d1"}}]}}],
+              "measure": {measure},
               "parallel": {{"partitions": {partitions}}}}}"#,
             nodes.join(","),
             links.join(","),
@@ -419,39 +516,61 @@ mod tests {
 
     /// A split run gives the tables of the run in one piece, to the bit:
     /// the partitions' applications, link directions, recorder rows and
-    /// counts merged into one world, what was on a cut link's wire at the end
-    /// taken in, and losses drawn on the cut counted once.
+    /// counts merged into one world, what was on a cut link's wire at the
+    /// end taken in, losses counted once whether drawn on the cut or off
+    /// it. Without samples (each partition takes its own) it executes the
+    /// same events too.
     #[test]
     fn a_split_run_has_every_table_of_the_run_in_one_piece() {
-        let (one, meta1) = run_text(&dumbbell(1));
-        let (two, meta2) = run_text(&dumbbell(2));
-        assert_eq!(meta2["window_ns"], 20_000_000);
-        let names =
-            |t: &[crate::measure::Table]| t.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
-        assert_eq!(names(&one), names(&two));
-        for (a, b) in one.iter().zip(&two) {
-            // Debug prints each float's shortest exact form (NaN included).
-            assert_eq!(
-                format!("{:?}", a.columns),
-                format!("{:?}", b.columns),
-                "{}",
-                a.name
-            );
+        for sampled in [true, false] {
+            let (one, meta1) = run_text(&dumbbell(1, sampled));
+            let (two, meta2) = run_text(&dumbbell(2, sampled));
+            assert_eq!(meta2["window_ns"], 20_000_000);
+            let names =
+                |t: &[crate::measure::Table]| t.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+            assert_eq!(names(&one), names(&two));
+            for (a, b) in one.iter().zip(&two) {
+                // Debug prints each float's shortest exact form (NaN included).
+                assert_eq!(
+                    format!("{:?}", a.columns),
+                    format!("{:?}", b.columns),
+                    "{}",
+                    a.name
+                );
+            }
+            let mut keys = vec![
+                "delivered",
+                "dropped",
+                "in_flight",
+                "originated",
+                "loss_runs_late",
+                "multicast_copies",
+                "pcap_truncated",
+            ];
+            if !sampled {
+                keys.push("events");
+            }
+            for key in keys {
+                assert_eq!(meta1[key], meta2[key], "{key} (sampled: {sampled})");
+            }
+            // Queue drops on the cut's near side, losses on both sides of
+            // it, multicast copies, and packets on the wire at the end.
+            assert!(meta1["dropped"].as_u64().unwrap() > 100, "{meta1}");
+            assert!(meta1["in_flight"].as_u64().unwrap() > 0, "{meta1}");
+            assert!(meta1["multicast_copies"].as_u64().unwrap() > 0, "{meta1}");
+            let links = one.iter().find(|t| t.name == "links").expect("links");
+            let lost = match links.get("lost_packets") {
+                Some(crate::measure::Column::U64(v)) => v,
+                other => panic!("lost_packets: {other:?}"),
+            };
+            let names = links.get("link").expect("link");
+            let lost_on = |name: &str| -> u64 {
+                (0..lost.len())
+                    .filter(|&i| names.str_at(i) == Some(name))
+                    .map(|i| lost[i])
+                    .sum()
+            };
+            assert!(lost_on("bottleneck") > 0 && lost_on("s0-r1") > 0);
         }
-        for key in [
-            "delivered",
-            "dropped",
-            "in_flight",
-            "originated",
-            "loss_runs_late",
-        ] {
-            assert_eq!(meta1[key], meta2[key], "{key}");
-        }
-        // Losses were drawn on the cut, queue drops made on its near side,
-        // and packets were still on its wire at the end.
-        let links = one.iter().find(|t| t.name == "links").expect("links");
-        assert!(format!("{links:?}").contains("bottleneck"));
-        assert!(meta1["dropped"].as_u64().unwrap() > 100, "{meta1}");
-        assert!(meta1["in_flight"].as_u64().unwrap() > 0, "{meta1}");
     }
 }

@@ -557,6 +557,58 @@ mod tests {
         assert_eq!(plan.lookahead, SimTime::from_millis(20));
     }
 
+    /// n0 - n1 - n2 -20ms- n3 -10ms- n4 - n5 - n6 - n7: at 20 ms, five
+    /// nodes against three, 5 x 2 / 8 = 1.25 times an even share, just
+    /// within the bound, so the longer cut is taken though 10 ms would give
+    /// four and four.
+    #[test]
+    fn a_split_at_exactly_the_bound_is_taken() {
+        let nodes = ["n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"];
+        let w = chain(&nodes, &[0.05, 0.05, 20.0, 10.0, 0.05, 0.05, 0.05]);
+        let plan = plan(&w, 2).expect("a split");
+        assert_eq!(plan.part_of, [1, 1, 1, 0, 0, 0, 0, 0]);
+        assert_eq!(plan.lookahead, SimTime::from_millis(20));
+    }
+
+    /// a -50ms- b -20ms- c: both cuts give two nodes against one (1.33
+    /// times an even share); of equally even splits the longer delay's
+    /// wins, its window 50 ms.
+    #[test]
+    fn of_equally_even_splits_the_longer_window_wins() {
+        let w = chain(&["a", "b", "c"], &[50.0, 20.0]);
+        let plan = plan(&w, 2).expect("a split");
+        assert_eq!(plan.part_of, [1, 0, 0]);
+        assert_eq!(plan.lookahead, SimTime::from_millis(50));
+    }
+
+    /// Applications weigh: a -20ms- b - c -10ms- d with two CBR flows from
+    /// a to d. Node by node, 20 ms gives a against three (1.5 times even)
+    /// and 10 ms two and two; with a's two sources and d's two sinks the
+    /// 20 ms cut is 3 against 5 (1.25), taken.
+    #[test]
+    fn applications_weigh_in_the_split() {
+        let w = chain(&["a", "b", "c", "d"], &[20.0, 0.05, 10.0]);
+        assert_eq!(
+            plan(&w, 2).expect("a split").lookahead,
+            SimTime::from_millis(10)
+        );
+        let flows = r#"{"name": "fX", "type": "cbr", "src": "a", "dst": "d", "rate_bps": 1e5, "payload_bytes": 500}"#;
+        let text = format!(
+            r#"{{"duration_s": 1, "nodes": [{{"name": "a"}}, {{"name": "b"}}, {{"name": "c"}}, {{"name": "d"}}],
+                "links": [{{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 20}},
+                          {{"a": "b", "b": "c", "rate_bps": 1e7, "delay_ms": 0.05}},
+                          {{"a": "c", "b": "d", "rate_bps": 1e7, "delay_ms": 10}}],
+                "flows": [{}, {}]}}"#,
+            flows.replace("fX", "f1"),
+            flows.replace("fX", "f2")
+        );
+        let s = parse_and_validate(&text).expect("valid");
+        let w = build(&s, &RngStreams::new(1, 0)).expect("it builds");
+        let plan = plan(&w, 2).expect("a split");
+        assert_eq!(plan.part_of, [1, 0, 0, 0]);
+        assert_eq!(plan.lookahead, SimTime::from_millis(20));
+    }
+
     /// A partition owns exactly the nodes the plan gives it.
     #[test]
     fn a_partition_owns_its_nodes_only() {
