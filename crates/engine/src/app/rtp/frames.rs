@@ -1,9 +1,9 @@
 //! A member's frame-based media (`source`): frames from the source, cut
 //! into RTP packets, through the pacer (if any) to the wire; the
 //! transport-wide sequence number when feedback is transport-wide; the
-//! send history that per-packet feedback is matched against. The member
-//! drives it with its two timers (next frame, pacer) and hands it the
-//! per-packet feedback that returns.
+//! send history that per-packet feedback is matched against; the source's
+//! pauses. The member drives it with its two timers (next frame, pacer)
+//! and hands it the per-packet feedback that returns.
 
 use super::payload::RtpData;
 use crate::app::media::pacer::Pacer;
