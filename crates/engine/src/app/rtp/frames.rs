@@ -345,6 +345,7 @@ impl FrameSender {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::media::pacer::Pacer;
     use crate::app::media::spec::{ConstantSpec, SourceModel, SourceSite};
     use crate::sim::RngStreams;
 
@@ -387,5 +388,137 @@ mod tests {
         assert_eq!(f.paused_within(s(3), s(7)), s(2));
         assert_eq!(f.paused_within(s(4), s(6)), SimTime::ZERO);
         assert_eq!(sender(vec![]).paused_within(s(0), s(10)), SimTime::ZERO);
+    }
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+
+    /// Constant frames of `bytes` every 10 ms, 1200-byte packets on the
+    /// wire (1160 of payload after 40 of IP, UDP and RTP).
+    fn frames_of(bytes: u32, pacer: Option<Pacer<Queued>>, format: Option<Format>) -> FrameSender {
+        let site = SourceSite {
+            start_bps: 0.0,
+            plan: (bytes, ms(10)),
+        };
+        let rng = RngStreams::new(1, 0).stream("t");
+        FrameSender::new(ConstantSpec {}.build(&site), rng, pacer, 1200, 1e6, format)
+    }
+
+    /// A 2500-byte frame is cut into 1160, 1160 and 180 bytes, the last
+    /// marked, all tagged with the frame; frames are numbered; without a
+    /// pacer they leave at once. The source is asked for the target less
+    /// the last frame's header share (syncodecs' shaped packetiser), and
+    /// the gap to its rate is summed.
+    #[test]
+    fn a_frame_is_cut_into_full_packets_and_one_with_the_rest() {
+        let mut f = frames_of(2500, None, None);
+        f.set_series(usize::MAX);
+        let mut out = Vec::new();
+        assert_eq!(f.capture(ms(0), 1e6, &mut out), ms(10));
+        let sizes: Vec<(u32, bool, u32, u32)> = (out.iter())
+            .map(|q| (q.payload, q.marker, q.tag.index, q.tag.packets))
+            .collect();
+        assert_eq!(
+            sizes,
+            [(1160, false, 0, 3), (1160, false, 0, 3), (180, true, 0, 3)]
+        );
+        assert!(out.iter().all(|q| q.tag.capture == ms(0) && !q.tag.key));
+        out.clear();
+        f.capture(ms(10), 1e6, &mut out);
+        assert_eq!(out[0].tag.index, 1);
+        let st = &f.stats;
+        assert_eq!((st.frames, st.key_frames, st.payload_bytes), (2, 0, 5000));
+        // The source's rate is 2 Mbit/s; asked for 1 Mbit/s, then for
+        // 1 Mbit/s over 1 + 120 / 2500.
+        let want = 1e6 + (2e6 - 1e6 / (1.0 + 120.0 / 2500.0));
+        assert!((st.gap_sum_bps - want).abs() < 1e-6, "{}", st.gap_sum_bps);
+        assert_eq!(f.frame_series.points(), [(ms(0), 2500.0), (ms(10), 2500.0)]);
+        assert_eq!(f.target_series.points(), [(ms(0), 1e6)]);
+        assert_eq!(f.codec_series.points(), [(ms(0), 2e6)]);
+    }
+
+    /// Through the pacer (2.5 x 1 Mbit/s, no burst): a frame's packets
+    /// queue (their wire bytes counted), leave one per serialisation time
+    /// at the pacing rate with their waits, and a send window holds the
+    /// head packet back when it does not fit.
+    #[test]
+    fn paced_packets_leave_at_the_pacing_rate_within_the_window() {
+        let mut f = frames_of(2500, Some(Pacer::new(2.5, SimTime::ZERO)), None);
+        f.set_series(usize::MAX);
+        let mut out = Vec::new();
+        f.capture(ms(0), 1e6, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(f.stats.pacer_max_bytes, 2620);
+        assert_eq!(f.pacer_series.points(), [(ms(0), 2620.0)]);
+        assert_eq!(f.pacer_head_wait(ms(2)), Some(ms(2)));
+        // A window of 1199 bytes holds the 1200-byte head packet.
+        assert!(f.release(ms(0), 1e6, Some(1199), &mut out));
+        assert!(out.is_empty());
+        // 1200 bytes at 2.5 Mbit/s: 3.84 ms each.
+        assert!(!f.release(ms(0), 1e6, None, &mut out));
+        assert_eq!(out.len(), 1);
+        assert_eq!(f.next_release(), Some(SimTime::from_micros(3840)));
+        // A window of 1200 bytes lets the second go and holds the third.
+        assert!(f.release(SimTime::from_micros(3840), 1e6, Some(1200), &mut out));
+        assert_eq!(out.len(), 2);
+        assert!(!f.release(SimTime::from_micros(7680), 1e6, None, &mut out));
+        assert_eq!(out.len(), 3);
+        assert_eq!(f.next_release(), None);
+        let st = &f.stats;
+        assert_eq!(st.pacer_waits, 3);
+        assert_eq!(st.pacer_wait_max, SimTime::from_micros(7680));
+        assert_eq!(st.pacer_wait_sum, SimTime::from_micros(3840 + 7680));
+        // Packets left behind are discarded and counted.
+        f.capture(ms(10), 1e6, &mut out);
+        f.discard_pacer();
+        assert_eq!((f.stats.pacer_discarded, f.next_release()), (3, None));
+    }
+
+    /// A packet carries its payload and the 40 bytes (plus the 8-byte
+    /// transport-wide extension with TWCC feedback), the frame tag and
+    /// marker, the transport-wide number counting from 0; it goes into
+    /// the send history under that number (RFC 8888: the packet count);
+    /// the sending rate is recorded per 100 ms at the first packet after
+    /// each window.
+    #[test]
+    fn a_packet_carries_its_numbers_and_is_remembered_for_feedback() {
+        use crate::net::Dest;
+        let tpl = PacketTemplate::session_udp(7, Dest::Node(1), 5004, 0);
+        for (format, overhead) in [
+            (Some(Format::Twcc), 48),
+            (Some(Format::Rfc8888), 40),
+            (None, 40),
+        ] {
+            let mut f = frames_of(1000, None, format);
+            f.set_series(usize::MAX);
+            let mut out = Vec::new();
+            f.capture(ms(0), 1e6, &mut out);
+            let q = &out[0];
+            let p0 = f.packet(ms(0), &tpl, q, 0xabc, 65535);
+            let p1 = f.packet(ms(50), &tpl, q, 0xabc, 0);
+            let p2 = f.packet(ms(120), &tpl, q, 0xabc, 1);
+            assert_eq!(p0.size_bytes, 1000 + overhead);
+            let d = p2.app.get::<RtpData>().expect("RTP");
+            assert_eq!(
+                (d.ssrc, d.seq, d.marker, d.frame),
+                (0xabc, 1, true, Some(q.tag))
+            );
+            let tseq = |p: &Packet| p.app.get::<RtpData>().and_then(|d| d.transport_seq);
+            if format == Some(Format::Twcc) {
+                assert_eq!(
+                    [tseq(&p0), tseq(&p1), tseq(&p2)],
+                    [Some(0), Some(1), Some(2)]
+                );
+            } else {
+                assert_eq!(tseq(&p2), None);
+            }
+            assert_eq!(f.stats.packets, 3);
+            let kept = f.history.sent_at(2);
+            assert_eq!(kept, format.map(|_| ms(120)), "{format:?}");
+            // Two packets in the first 100 ms, recorded at its end.
+            let bytes = 2.0 * (1000 + overhead) as f64;
+            assert_eq!(f.send_series.points(), [(ms(100), bytes * 8.0 / 0.1)]);
+        }
     }
 }

@@ -55,6 +55,13 @@ impl SendHistory {
         }
     }
 
+    /// When packet `seq` left, if the history still holds it.
+    #[cfg(test)]
+    pub(crate) fn sent_at(&self, seq: u64) -> Option<SimTime> {
+        let i = seq.checked_sub(self.first_seq)?;
+        self.sent.get(i as usize).map(|s| s.0)
+    }
+
     fn highest(&self) -> u64 {
         (self.first_seq + self.sent.len() as u64).saturating_sub(1)
     }
