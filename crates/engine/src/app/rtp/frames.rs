@@ -514,11 +514,37 @@ mod tests {
                 assert_eq!(tseq(&p2), None);
             }
             assert_eq!(f.stats.packets, 3);
-            let kept = f.history.sent_at(2);
-            assert_eq!(kept, format.map(|_| ms(120)), "{format:?}");
-            // Two packets in the first 100 ms, recorded at its end.
-            let bytes = 2.0 * (1000 + overhead) as f64;
-            assert_eq!(f.send_series.points(), [(ms(100), bytes * 8.0 / 0.1)]);
+            let kept = [f.history.sent_at(0), f.history.sent_at(2)];
+            assert_eq!(
+                kept,
+                [format.map(|_| ms(0)), format.map(|_| ms(120))],
+                "{format:?}"
+            );
+            // Two packets in the first 100 ms, recorded at its end; one in
+            // the next; none from 200 to 400 ms (skipped); one in the
+            // window from 400 ms, recorded at 500 ms.
+            f.packet(ms(450), &tpl, q, 0xabc, 2);
+            f.packet(ms(510), &tpl, q, 0xabc, 3);
+            let bps = |n: f64| n * (1000 + overhead) as f64 * 8.0 / 0.1;
+            let want = [
+                (ms(100), bps(2.0)),
+                (ms(200), bps(1.0)),
+                (ms(500), bps(1.0)),
+            ];
+            assert_eq!(f.send_series.points(), want);
         }
+    }
+
+    /// Series keep at most the rows they are given.
+    #[test]
+    fn series_are_bounded_by_their_rows() {
+        let mut f = frames_of(1000, None, None);
+        f.set_series(1);
+        let mut out = Vec::new();
+        for t in [0, 10, 20] {
+            f.capture(ms(t), 1e6 + t as f64, &mut out);
+        }
+        assert_eq!(f.frame_series.points(), [(ms(0), 1000.0)]);
+        assert_eq!(f.target_series.points(), [(ms(0), 1e6)]);
     }
 }
