@@ -242,6 +242,13 @@ def test_bad_pauses_are_named(pauses, field, words):
     assert field in str(e.value) and words in str(e.value), str(e.value)
 
 
+def test_a_bad_pause_threshold_is_named():
+    sc = call(source={"type": "synthetic"}, receiver={"playout": {"pause_ms": 0}})
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert "members[1].playout.pause_ms" in str(e.value) and "positive" in str(e.value), str(e.value)
+
+
 def test_pauses_need_frame_based_media():
     with pytest.raises(ScenarioError) as e:
         mediasim.run(call(pauses=[[1, 2]]))
