@@ -66,20 +66,23 @@ impl TcpHeader {
 // flows more headers are in flight than the allocator keeps at hand per
 // size (glibc's thread cache holds 7): every box then came from, and went
 // back to, its slower paths (a tenth of a 256-flow run's instructions).
-// Boxes of headers that left the network wait here for the next segment,
-// up to SPARE_MAX of them per thread.
+// Boxes of headers that left the network wait here for the next segment
+// (`net::spare`: up to SPARE_MAX per thread, and a pool the threads of a
+// split run share).
+use super::spare::{Local, Spares};
+
 thread_local! {
     // Boxes, not headers: the point is to keep the allocations.
     #[allow(clippy::vec_box)]
-    static SPARE: std::cell::RefCell<Vec<Box<TcpHeader>>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    static LOCAL: Local<Box<TcpHeader>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 const SPARE_MAX: usize = 4096;
+static SPARE: Spares<Box<TcpHeader>> = Spares::new(&LOCAL, SPARE_MAX);
 
 /// `h` in a box, a spare one if there is one.
 #[inline]
 pub fn boxed(h: TcpHeader) -> Box<TcpHeader> {
-    match SPARE.with_borrow_mut(Vec::pop) {
+    match SPARE.take() {
         Some(mut b) => {
             *b = h;
             b
@@ -91,11 +94,7 @@ pub fn boxed(h: TcpHeader) -> Box<TcpHeader> {
 /// Keeps the box of a header that left the network for [`boxed`].
 #[inline]
 pub fn recycle(b: Box<TcpHeader>) {
-    SPARE.with_borrow_mut(|spare| {
-        if spare.len() < SPARE_MAX {
-            spare.push(b);
-        }
-    });
+    SPARE.give(b);
 }
 
 #[cfg(test)]
@@ -126,8 +125,12 @@ mod spare_tests {
 
     #[test]
     fn the_spares_are_bounded() {
-        let many: Vec<_> = (0..SPARE_MAX + 10).map(|_| Box::default()).collect();
+        let many: Vec<_> = (0..SPARE_MAX * 10).map(|_| Box::default()).collect();
         many.into_iter().for_each(recycle);
-        assert_eq!(SPARE.with_borrow(Vec::len), SPARE_MAX);
+        let (mine, shared) = SPARE.counts();
+        assert!(
+            mine <= SPARE_MAX && shared <= 8 * SPARE_MAX,
+            "{mine} {shared}"
+        );
     }
 }

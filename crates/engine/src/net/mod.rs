@@ -10,6 +10,7 @@ pub mod payload;
 pub mod ports;
 pub mod routes;
 pub mod routing;
+pub mod spare;
 pub mod store;
 pub mod transit;
 

@@ -8,12 +8,11 @@
 //! no payload (CBR, TCP segments) carries no allocation at all.
 
 use super::packet::Packet;
+use super::spare::Spares;
 use crate::sim::SimTime;
 use std::any::Any;
-use std::cell::RefCell;
 use std::fmt::Debug;
 use std::sync::Arc;
-use std::thread::LocalKey;
 
 /// What a protocol puts in a packet's payload.
 pub trait AppPayload: Any + Debug + Send + Sync {
@@ -31,23 +30,21 @@ pub trait AppPayload: Any + Debug + Send + Sync {
     fn recycle(self: Arc<Self>) {}
 }
 
-/// Allocations of one payload type kept for reuse, per thread.
-pub type Spare<T> = RefCell<Vec<Arc<T>>>;
+/// Allocations of one payload type kept for reuse (a `static` per type,
+/// with a `thread_local!` [`crate::net::spare::Local`] beside it).
+pub type Spare<T> = Spares<Arc<T>>;
 
-/// Most allocations a [`Spare`] keeps: as many as the packets of its type
-/// a run has in flight at once, up to this (a bound on its memory).
+/// Most allocations of one payload type a thread keeps: as many as the
+/// packets of its type a run has in flight at once, up to this (a bound on
+/// its memory).
 pub const SPARE_MAX: usize = 1024;
 
 /// Keeps `a` in `spare` for [`Payload::reuse`] if nothing else holds it
 /// (a multicast copy's payload is let go only by its last copy).
 #[inline]
-pub fn keep<T: AppPayload>(spare: &'static LocalKey<Spare<T>>, a: Arc<T>) {
+pub fn keep<T: AppPayload>(spare: &'static Spare<T>, a: Arc<T>) {
     if Arc::strong_count(&a) == 1 && Arc::weak_count(&a) == 0 {
-        spare.with_borrow_mut(|s| {
-            if s.len() < SPARE_MAX {
-                s.push(a);
-            }
-        });
+        spare.give(a);
     }
 }
 
@@ -79,8 +76,8 @@ impl Payload {
     /// [`AppPayload::recycle`]), or a new one: no allocator call per
     /// packet for a protocol that sends a payload with each.
     #[inline]
-    pub fn reuse<T: AppPayload>(spare: &'static LocalKey<Spare<T>>, value: T) -> Self {
-        match spare.with_borrow_mut(Vec::pop) {
+    pub fn reuse<T: AppPayload>(spare: &'static Spare<T>, value: T) -> Self {
+        match spare.take() {
             Some(mut a) => match Arc::get_mut(&mut a) {
                 Some(slot) => {
                     *slot = value;
@@ -170,8 +167,9 @@ mod tests {
     }
 
     thread_local! {
-        static SPARE_A: Spare<Kept> = const { RefCell::new(Vec::new()) };
+        static LOCAL_A: crate::net::spare::Local<Arc<Kept>> = const { std::cell::RefCell::new(Vec::new()) };
     }
+    static SPARE_A: Spare<Kept> = Spares::new(&LOCAL_A, SPARE_MAX);
     #[derive(Debug, PartialEq)]
     struct Kept(u32);
     impl AppPayload for Kept {
@@ -187,7 +185,7 @@ mod tests {
         let addr = p.get::<Kept>().unwrap() as *const Kept;
         p.clear();
         assert!(p.is_none());
-        assert_eq!(SPARE_A.with_borrow(Vec::len), 1);
+        assert_eq!(SPARE_A.counts(), (1, 0));
         let q = Payload::reuse(&SPARE_A, Kept(2));
         assert_eq!(q.get::<Kept>(), Some(&Kept(2)));
         assert_eq!(
@@ -195,18 +193,19 @@ mod tests {
             addr,
             "the same allocation"
         );
-        assert_eq!(SPARE_A.with_borrow(Vec::len), 0);
+        assert_eq!(SPARE_A.counts(), (0, 0));
         // A copy still held (a multicast packet's other copies): not kept.
         let mut a = q.clone();
         a.clear();
-        assert_eq!(SPARE_A.with_borrow(Vec::len), 0);
+        assert_eq!(SPARE_A.counts(), (0, 0));
         assert_eq!(q.get::<Kept>(), Some(&Kept(2)));
-        // Kept up to SPARE_MAX.
+        // Kept up to SPARE_MAX by the thread, half of them moved to the
+        // shared pool when more come.
         let mut many: Vec<Payload> = (0..SPARE_MAX + 5)
             .map(|i| Payload::reuse(&SPARE_A, Kept(i as u32)))
             .collect();
         many.iter_mut().for_each(Payload::clear);
-        assert_eq!(SPARE_A.with_borrow(Vec::len), SPARE_MAX);
+        assert_eq!(SPARE_A.counts(), (SPARE_MAX / 2 + 5, SPARE_MAX / 2));
     }
 
     #[test]

@@ -79,12 +79,19 @@ impl Packets {
         self.free.push(r.0);
     }
 
-    /// Takes `r`'s packet out of the store (a copy; the slot is freed):
-    /// for a packet leaving for another partition of a split run, and for
-    /// tests that hand packets to queues and want them back.
+    /// Takes `r`'s packet out of the store (the slot is freed): for a
+    /// packet leaving for another partition of a split run, and for tests
+    /// that hand packets to queues and want them back. Its header box and
+    /// payload move with it (no copy, no allocation); the slot is left
+    /// with nothing to drop, as [`Self::release`] leaves it.
     pub fn take(&mut self, r: PacketRef) -> Packet {
-        let p = self.slots[r.index()].clone();
-        self.release(r);
+        let slot = &mut self.slots[r.index()];
+        let p = Packet {
+            transport: std::mem::replace(&mut slot.transport, Transport::Udp),
+            app: std::mem::take(&mut slot.app),
+            ..*slot
+        };
+        self.free.push(r.0);
         p
     }
 

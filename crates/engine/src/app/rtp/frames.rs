@@ -535,6 +535,72 @@ mod tests {
         }
     }
 
+    /// A transport-wide feedback message reports on packets in the send
+    /// history: each result carries the packet's send time and bytes, its
+    /// arrival rebuilt from the reference time and 250 us deltas; the
+    /// counts add up over messages (received, lost, messages and bytes).
+    #[test]
+    fn feedback_is_matched_against_the_history_and_counted() {
+        use crate::net::Dest;
+        use crate::wire::rtcp::twcc::Twcc;
+        use crate::wire::rtcp::{RtcpPacket, Status};
+        let tpl = PacketTemplate::session_udp(7, Dest::Node(1), 5004, 0);
+        let mut f = frames_of(1000, None, Some(Format::Twcc));
+        let mut out = Vec::new();
+        f.capture(ms(0), 1e6, &mut out);
+        for (i, t) in [0, 5, 10, 15].into_iter().enumerate() {
+            f.packet(ms(t), &tpl, &out[0], 0xabc, i as u16);
+        }
+        // Reference time 64 ms (one unit); deltas of 250 us units.
+        let msg = |base_seq, statuses| {
+            RtcpPacket::Twcc(Twcc {
+                sender_ssrc: 1,
+                media_ssrc: 0xabc,
+                base_seq,
+                reference_time: 1,
+                fb_count: 0,
+                statuses,
+            })
+        };
+        let m1 = msg(
+            0,
+            vec![
+                Status::Received(4),
+                Status::NotReceived,
+                Status::Received(40),
+            ],
+        );
+        let got: Vec<(u64, SimTime, u32, bool, Option<SimTime>)> =
+            (f.on_feedback(ms(100), &m1, 28).iter())
+                .map(|r| (r.seq, r.sent_at, r.bytes, r.received, r.arrival))
+                .collect();
+        let us = SimTime::from_micros;
+        assert_eq!(
+            got,
+            [
+                (0, ms(0), 1048, true, Some(us(65_000))),
+                (1, ms(5), 1048, false, None),
+                (2, ms(10), 1048, true, Some(us(75_000))),
+            ]
+        );
+        let m2 = msg(3, vec![Status::NotReceived]);
+        assert_eq!(f.on_feedback(ms(120), &m2, 20).len(), 1);
+        let st = &f.stats;
+        assert_eq!(
+            (
+                st.fb_received,
+                st.fb_bytes,
+                st.reported_received,
+                st.reported_lost
+            ),
+            (2, 48, 2, 2)
+        );
+        // A report of a packet never sent matches nothing and is not counted.
+        let m3 = msg(9, vec![Status::Received(0)]);
+        assert!(f.on_feedback(ms(130), &m3, 20).is_empty());
+        assert_eq!((f.stats.reported_received, f.stats.fb_received), (2, 3));
+    }
+
     /// Series keep at most the rows they are given.
     #[test]
     fn series_are_bounded_by_their_rows() {

@@ -1,7 +1,8 @@
 //! What RTP session members put in their packets: an RTP header's fields
 //! (media and NEWPRED repairs) and RTCP compounds, with their pcap bytes.
 
-use crate::net::payload::Spare;
+use crate::net::payload::{Spare, SPARE_MAX};
+use crate::net::spare::{Local, Spares};
 use crate::net::{AppPayload, Packet, Payload};
 use crate::sim::SimTime;
 use crate::wire::rtp;
@@ -28,9 +29,10 @@ pub struct RtpData {
 }
 
 thread_local! {
-    /// RTP packets' payload allocations, kept for the next packets.
-    static SPARE: Spare<RtpData> = const { std::cell::RefCell::new(Vec::new()) };
+    static LOCAL: Local<Arc<RtpData>> = const { std::cell::RefCell::new(Vec::new()) };
 }
+/// RTP packets' payload allocations, kept for the next packets.
+static SPARE: Spare<RtpData> = Spares::new(&LOCAL, SPARE_MAX);
 
 impl RtpData {
     /// This header as a packet's payload (in a kept allocation when there
