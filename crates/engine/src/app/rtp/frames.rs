@@ -601,6 +601,89 @@ mod tests {
         assert_eq!((f.stats.reported_received, f.stats.fb_received), (2, 3));
     }
 
+    /// A source that follows its target exactly and records what it was
+    /// asked for; every other frame (the first included) is a key frame.
+    struct Follows {
+        asked: std::sync::Arc<std::sync::Mutex<Vec<f64>>>,
+        bps: f64,
+        frames: u32,
+    }
+    impl FrameSource for Follows {
+        fn set_target(&mut self, _now: SimTime, bps: f64) {
+            self.asked.lock().unwrap().push(bps);
+            self.bps = bps;
+        }
+        fn rate_bps(&self) -> f64 {
+            self.bps
+        }
+        fn next_frame(
+            &mut self,
+            _now: SimTime,
+            _rng: &mut SimRng,
+        ) -> (crate::app::media::Frame, SimTime) {
+            self.frames += 1;
+            let key = self.frames % 2 == 1;
+            (crate::app::media::Frame { bytes: 2500, key }, ms(10))
+        }
+    }
+
+    /// The source is asked for the target less the headers' share of the
+    /// last frame (3 packets of 40 header bytes for 2500 payload bytes),
+    /// and follows it: no gap. Key frames are counted.
+    #[test]
+    fn the_source_is_asked_for_the_target_less_the_headers_share() {
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let source = Follows {
+            asked: asked.clone(),
+            bps: 0.0,
+            frames: 0,
+        };
+        let rng = RngStreams::new(1, 0).stream("t");
+        let mut f = FrameSender::new(Box::new(source), rng, None, 1200, 1e6, None);
+        let mut out = Vec::new();
+        for t in [0, 10, 20] {
+            f.capture(ms(t), 1e6, &mut out);
+        }
+        let share = 1.0 + 120.0 / 2500.0;
+        assert_eq!(*asked.lock().unwrap(), [1e6, 1e6 / share, 1e6 / share]);
+        assert_eq!(f.stats.gap_sum_bps, 0.0);
+        assert_eq!((f.stats.frames, f.stats.key_frames), (3, 2));
+        assert!(out
+            .iter()
+            .map(|q| q.tag.key)
+            .eq([true, true, true, false, false, false, true, true, true]));
+    }
+
+    /// A send window lets through as many due packets as fit in it: 2400
+    /// bytes, two of 1200, and holds the next.
+    #[test]
+    fn a_send_window_passes_the_packets_that_fit() {
+        // A 20 ms burst: the four packets of a frame are all due at once.
+        let mut f = frames_of(3500, Some(Pacer::new(2.5, ms(20))), None);
+        let mut out = Vec::new();
+        f.capture(ms(0), 1e6, &mut out);
+        assert!(f.release(ms(0), 1e6, Some(2400), &mut out));
+        assert_eq!(out.len(), 2);
+        assert!(!f.release(ms(0), 1e6, None, &mut out));
+        assert_eq!(out.len(), 4);
+    }
+
+    /// No sending rate is recorded for a window in which nothing was sent:
+    /// the first packet at 250 ms starts counting, and its window's rate
+    /// is recorded at 300 ms.
+    #[test]
+    fn no_rate_is_recorded_before_the_first_packet() {
+        use crate::net::Dest;
+        let tpl = PacketTemplate::session_udp(7, Dest::Node(1), 5004, 0);
+        let mut f = frames_of(1000, None, None);
+        f.set_series(usize::MAX);
+        let mut out = Vec::new();
+        f.capture(ms(0), 1e6, &mut out);
+        f.packet(ms(250), &tpl, &out[0], 1, 0);
+        f.packet(ms(320), &tpl, &out[0], 1, 1);
+        assert_eq!(f.send_series.points(), [(ms(300), 1040.0 * 8.0 / 0.1)]);
+    }
+
     /// Series keep at most the rows they are given.
     #[test]
     fn series_are_bounded_by_their_rows() {
