@@ -66,7 +66,12 @@ impl<A: Send> Spares<A> {
     #[inline]
     pub fn give(&self, a: A) {
         self.local.with_borrow_mut(|l| {
-            if l.len() >= self.max {
+            // The shared pool's length, read without the lock: once it is
+            // full, what comes past this thread's bound is let go without
+            // taking the lock.
+            if l.len() >= self.max
+                && self.shared_len.load(Ordering::Relaxed) < SHARED_TIMES * self.max
+            {
                 self.spill(l);
             }
             if l.len() < self.max {
