@@ -255,3 +255,36 @@ fn rfc8888_report_times_unwrap_past_eighteen_hours() {
         );
     }
 }
+
+/// More packets than one message holds arrive before a flush: the log
+/// keeps the newest MAX_REPORTS (16,384, RFC 8888 3.1) in order, and the
+/// message reports each at its own time; the highest number is known.
+#[test]
+fn a_log_longer_than_a_message_keeps_the_newest_in_order() {
+    use crate::wire::rtcp::ccfb::MAX_REPORTS;
+    let n = 20_000u64;
+    let mut log = ArrivalLog::new(Format::Rfc8888, 2, 1);
+    let mut hist = SendHistory::new(n as usize);
+    // 250 us apart: the oldest reported is 4.1 s old, within RFC 8888's
+    // 13-bit offset (8 s).
+    let at = |seq: u64| SimTime::from_micros(1_000_000 + 250 * seq);
+    assert_eq!(log.highest(), None);
+    for seq in 0..n {
+        hist.on_sent(seq, at(seq) - SimTime::from_millis(30), 1000);
+        log.on_packet(at(seq), seq, 0);
+    }
+    assert_eq!(log.highest(), Some(n - 1));
+    let now = at(n);
+    let msgs = log.flush(now);
+    assert_eq!(msgs.len(), 1);
+    let res = hist.on_feedback(now, &msgs[0]);
+    assert_eq!(res.len(), MAX_REPORTS);
+    let first = n - MAX_REPORTS as u64;
+    for (r, seq) in res.iter().zip(first..) {
+        assert_eq!(r.seq, seq);
+        let got = r.arrival.expect("received with a time");
+        // 1/2048 s from rounding the offset, 1/65536 s from the timestamp.
+        let tol = 488_282 + 15_259 + 1;
+        assert!(got.as_nanos().abs_diff(at(seq).as_nanos()) <= tol, "{r:?}");
+    }
+}
