@@ -194,5 +194,12 @@ mod tests {
         assert!((m - 1.1).abs() < 1e-12, "{m}");
         assert!(s.loss_recent(SimTime::from_millis(10_690)));
         assert!(!s.loss_recent(SimTime::from_millis(10_710)));
+        // Losses at 0, 2 and 3 s: 0.1 x 1 + 0.9 x 2 = 1.9 s.
+        let mut s = super::super::tests::signal();
+        for t in [0, 2, 3] {
+            s.on_lost(SimTime::from_secs(t));
+        }
+        let m = s.loss_interval_s.expect("a mean");
+        assert!((m - 1.9).abs() < 1e-12, "{m}");
     }
 }

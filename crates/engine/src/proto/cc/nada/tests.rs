@@ -278,3 +278,66 @@ fn bad_fields_are_named() {
     );
     assert!(c.errs.is_empty());
 }
+
+/// The first message's update takes delta as the default interval
+/// (DELTA, 100 ms): there is no earlier message to measure it from. The
+/// same update by hand with delta 0.1 s gives the same reference rate.
+/// NADA asks for no timer on an RTCP feedback payload: it takes the
+/// per-packet results only.
+#[test]
+fn the_first_update_takes_the_default_interval() {
+    let mut n = nada();
+    n.start(at(0.0), 0);
+    n.r_ref = 1e6;
+    let rs: Vec<PacketResult> = (0..10)
+        .map(|i| {
+            let arrival = (i < 9).then_some(10.0 * i as f64 + 50.0);
+            result(i, 10.0 * i as f64, arrival, 1)
+        })
+        .collect();
+    n.on_packet_feedback(at(150.0), &rs);
+    assert_eq!(n.value("rmode"), Some(1.0));
+    let x = n.value("x_curr_ms").unwrap();
+    let rtt_s = n.rtt.get().map_or(0.0, |r| r.as_secs_f64());
+    let mut m = nada();
+    m.r_ref = 1e6;
+    m.update_ref(x, n.signal.recv_bps(), 1, 0.1, rtt_s);
+    let want = m.reference_bps();
+    assert!(want > 150e3 && want < 1e6, "{want}");
+    assert_eq!(n.reference_bps(), want);
+    assert_eq!(n.on_feedback(at(150.0), &Payload::NONE, at(200.0)), None);
+}
+
+/// A packet reported received without an arrival time (RFC 8888's
+/// over-range offset) counts as received: 1 lost of 10 gives p_loss
+/// 0.1 x 1 / 10.
+#[test]
+fn received_without_a_time_counts_as_received() {
+    let mut n = nada();
+    n.start(at(0.0), 0);
+    let mut rs: Vec<PacketResult> = (0..8)
+        .map(|i| result(i, 10.0 * i as f64, Some(10.0 * i as f64 + 50.0), 1))
+        .collect();
+    rs.push(PacketResult {
+        received: true,
+        ..result(8, 80.0, None, 0)
+    });
+    rs.push(result(9, 90.0, None, 0));
+    n.on_packet_feedback(at(150.0), &rs);
+    assert!(
+        (n.signal.p_loss - 0.01).abs() < 1e-15,
+        "{}",
+        n.signal.p_loss
+    );
+}
+
+/// The loss ratio is smoothed with ALPHA (0.1): 1 lost of 10, twice,
+/// gives 0.01 and then 0.1 x 0.1 + 0.9 x 0.01 = 0.019.
+#[test]
+fn the_loss_ratio_is_smoothed() {
+    let mut s = signal();
+    s.update(at(0.0), 9, 1, 0);
+    assert!((s.p_loss - 0.01).abs() < 1e-15);
+    s.update(at(100.0), 9, 1, 0);
+    assert!((s.p_loss - 0.019).abs() < 1e-15, "{}", s.p_loss);
+}
