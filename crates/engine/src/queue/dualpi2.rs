@@ -460,6 +460,11 @@ mod tests {
             ]
         );
         assert_eq!((q.q.len_packets(), q.q.len_bytes()), (5, 5000));
+        // Every packet held, each once (the run's end counts them in flight).
+        let mut held: Vec<usize> = q.q.disc.held().iter().map(|r| r.index()).collect();
+        held.sort_unstable();
+        held.dedup();
+        assert_eq!(held.len(), 5);
         assert_eq!(q.q.disc.kind(), "dualpi2");
         let names: Vec<&str> = q.q.disc.stats().iter().map(|s| s.0).collect();
         assert_eq!(

@@ -267,6 +267,9 @@ mod tests {
         c.ssthresh(&congestion(100));
         c.ssthresh(&congestion(80));
         assert!((c.w_max.unwrap() - 80.0 * 1.7 / 2.0).abs() < 1e-12);
+        // A loss above the last W_max sets W_max to cwnd itself.
+        c.ssthresh(&congestion(120));
+        assert_eq!(c.w_max, Some(120.0));
         assert_eq!(c.ssthresh(&congestion(2)), 2 * MSS);
     }
 
@@ -291,6 +294,14 @@ mod tests {
             ..ack(0.0, 10.0, Some(1000))
         };
         assert_eq!(c.on_ack(&a), 10_040);
+        // At cwnd = ssthresh, congestion avoidance (RFC 5681 3.1 allows
+        // either; Linux's tcp_in_slow_start is cwnd < ssthresh).
+        let mut c = cubic();
+        let at_ssthresh = Ack {
+            ssthresh: 10 * MSS,
+            ..a
+        };
+        assert_eq!(c.on_ack(&at_ssthresh), 10_040);
     }
 
     #[test]
@@ -300,6 +311,7 @@ mod tests {
             (s.c, s.beta, s.fast_convergence, s.reno_friendly),
             (0.4, 0.7, true, true)
         );
+        assert!(s.build().is_some(), "a window controller");
         for (beta, ok) in [(0.0, false), (1.0, false), (0.5, true), (f64::NAN, false)] {
             let mut c = Checker::default();
             CubicSpec { beta, ..s.clone() }.validate("cc", &mut c);
