@@ -207,7 +207,8 @@ mod tests {
         assert!((x - 0.85 * 8e5).abs() < 1e-6);
         assert_eq!((a.state, a.decreases), (State::Hold, 1));
         assert_eq!(a.update(ms(50), Usage::Overuse, Some(6e5), rtt), x);
-        let y = a.update(ms(120), Usage::Overuse, Some(6e5), rtt);
+        // One RTT after the cut, to the nanosecond: no longer soon.
+        let y = a.update(ms(100), Usage::Overuse, Some(6e5), rtt);
         assert!((y - 0.85 * 6e5).abs() < 1e-6);
         // A later overuse while the received rate is still above the
         // estimate / beta: no rise.
@@ -286,10 +287,14 @@ mod tests {
         let mut a = after_decrease();
         a.update(ms(200), Usage::Overuse, Some(939e3), rtt);
         assert_eq!(a.avg_max_kbps, Some(939.0));
-        // At 941 it is averaged in.
+        // At 941 it is averaged in, and at 940, the band's edge, too
+        // (libwebrtc forgets only below it).
         let mut a = after_decrease();
         a.update(ms(200), Usage::Overuse, Some(941e3), rtt);
         assert!((a.avg_max_kbps.unwrap() - (950.0 + 47.05)).abs() < 1e-9);
+        let mut a = after_decrease();
+        a.update(ms(200), Usage::Overuse, Some(940e3), rtt);
+        assert!((a.avg_max_kbps.unwrap() - (950.0 + 47.0)).abs() < 1e-9);
     }
 
     #[test]

@@ -138,6 +138,17 @@ mod tests {
         assert_eq!(d.detect(1.0, 0.1, 10.0, 8, ms(30.0)), Usage::Normal);
     }
 
+    /// The time over the threshold starts at half a group interval
+    /// (libwebrtc's overuse detector): with groups 5 ms apart and 10 ms
+    /// needed, 2.5, 7.5, 12.5 ms: the third delta over signals.
+    #[test]
+    fn the_time_over_starts_at_half_a_group_interval() {
+        let mut d = Detector::new(12.5, 0.01, 0.00018, 10.0);
+        assert_eq!(d.detect(20.0, 1.0, 5.0, 5, ms(0.0)), Usage::Normal);
+        assert_eq!(d.detect(20.0, 1.0, 5.0, 6, ms(5.0)), Usage::Normal);
+        assert_eq!(d.detect(20.0, 1.0, 5.0, 7, ms(10.0)), Usage::Overuse);
+    }
+
     /// gamma += dt K (|m| - gamma): from 12.5 with |m| = 14 for 100 ms at
     /// K_u = 0.01: 12.5 + 100 x 0.01 x 1.5 = 14; with |m| = 2 at K_d =
     /// 0.00018 for 50 ms: 14 - 50 x 0.00018 x 12 = 13.892; a spike of 40

@@ -228,6 +228,7 @@ fn sends_series_and_values() {
     assert_eq!(g.value("loss_based_bps"), Some(300e3));
     assert_eq!(g.value("threshold_ms"), Some(12.5));
     assert_eq!(g.value("decreases"), Some(0.0));
+    assert_eq!(g.value("overuse_signals"), Some(0.0));
     assert_eq!(g.value("rtt_ms"), None, "no feedback yet");
     assert_eq!(g.value("nonsense"), None);
     // One feedback message with a 40 ms round trip.
