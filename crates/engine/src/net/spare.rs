@@ -6,10 +6,11 @@
 //! Each thread keeps its own, up to `max`. In a split run a packet is
 //! often made in one partition's thread and leaves the network in
 //! another's: the receiving thread's spares fill while the sending
-//! thread's run dry. Without a way back, every such allocation came from
-//! the sender's heap and went back to it from the other thread, and the
-//! two threads' allocator calls waited on that heap's lock (glibc's arena
-//! lock: a third of a split call run's receiving partition's time). So a
+//! thread's run dry. Without a way back, every such allocation would come
+//! from the sender's heap and go back to it from the other thread, and
+//! the two threads' allocator calls would wait on that heap's lock
+//! (glibc's arena lock: measured at a third of the receiving partition's
+//! time in a split run of calls, docs/benchmarks.md). So a
 //! thread whose spares are full moves half of them to a pool shared by the
 //! threads, and a thread whose spares are empty takes a batch from there:
 //! one lock per `max / 2` packets. In a run in one piece the shared pool
