@@ -177,6 +177,26 @@ mod tests {
         let mut a = Audio::new(g711(), None);
         let (f, gap) = a.next_frame(SimTime::ZERO, &mut rng);
         assert_eq!((f.bytes, gap), (160, SimTime::from_millis(20)));
+        assert_eq!(a.rate_bps(), 64_000.0);
+    }
+
+    /// With VAD the source starts talking: the first talkspurt begins at
+    /// the first frame (a talkspurt of mean 10 s outlasts the first
+    /// frames with this seed), not with a silence.
+    #[test]
+    fn with_vad_the_first_frame_starts_a_talkspurt() {
+        let mut rng = RngStreams::new(1, 0).stream("a");
+        let act = Activity {
+            talk: SimTime::from_secs(10),
+            silence: SimTime::from_secs(10),
+        };
+        let mut a = Audio::new(g711(), Some(act));
+        let mut t = SimTime::from_secs(3);
+        for _ in 0..3 {
+            let gap = a.next_frame(t, &mut rng).1;
+            assert_eq!(gap, SimTime::from_millis(20));
+            t += gap;
+        }
     }
 
     /// With VAD the share of time talking is talk / (talk + silence)

@@ -135,11 +135,13 @@ mod tests {
             (p.head_wait(ms(15)), p.head_bytes(), p.len()),
             (Some(ms(5)), Some(1200), 2)
         );
+        assert_eq!((p.queued_bytes(), p.is_empty()), (1500, false));
         p.pop(ms(15), 1e6).expect("due");
         assert_eq!(
             (p.head_wait(ms(15)), p.head_bytes(), p.len()),
             (Some(ms(3)), Some(300), 1)
         );
+        assert_eq!((p.queued_bytes(), p.is_empty()), (300, false));
         assert_eq!(p.clear(), 1);
         assert!(p.is_empty() && p.queued_bytes() == 0);
     }

@@ -165,6 +165,9 @@ mod tests {
         assert_eq!(sizes[4], (3000, true));
         t.set_target(SimTime::ZERO, 150_000.0); // half the trace's rate
         assert_eq!(t.next_frame(SimTime::ZERO, &mut rng).0.bytes, 500);
+        // A target of 0 (no estimate yet) leaves the scale as it was.
+        t.set_target(SimTime::ZERO, 0.0);
+        assert_eq!(t.next_frame(SimTime::ZERO, &mut rng).0.bytes, 500);
         let mut fixed = FrameTrace::new(frames, 25.0, false);
         fixed.set_target(SimTime::ZERO, 1.0);
         assert_eq!(fixed.next_frame(SimTime::ZERO, &mut rng).0.bytes, 3000);
