@@ -1,6 +1,8 @@
 //! Transport headers carried by packets (plain values; byte formats are in
 //! `wire/`).
 
+use super::spare::{Local, Spares};
+
 /// TCP flags (RFC 9293 section 3.1).
 pub mod tcp_flags {
     pub const FIN: u8 = 0x01;
@@ -69,8 +71,6 @@ impl TcpHeader {
 // Boxes of headers that left the network wait here for the next segment
 // (`net::spare`: up to SPARE_MAX per thread, and a pool the threads of a
 // split run share).
-use super::spare::{Local, Spares};
-
 thread_local! {
     // Boxes, not headers: the point is to keep the allocations.
     #[allow(clippy::vec_box)]
