@@ -600,6 +600,15 @@ mod tests {
         p.on_packet(ms(50), &tag(0, 2)); // playout at 100
         p.finish(ms(99));
         assert_eq!((p.stats.lost, p.stats.played), (0, 0));
+        // Past its playout time but within the hold, at the end: lost
+        // (it can no longer be played), also exactly at its playout time.
+        for end in [100, 500] {
+            let mut p = fixed(100);
+            p.on_packet(ms(50), &tag(0, 2));
+            p.finish(ms(end));
+            assert_eq!((p.stats.lost, p.stats.played), (1, 0), "end {end} ms");
+            assert_eq!(p.stats.levels, [0, 1, 0, 0, 0, 0]);
+        }
     }
 
     /// The adaptive delay's window: a frame's delay counts until `window`

@@ -521,9 +521,44 @@ mod tests {
             temporal: 3,
             fgs: 1.0,
             idr_gops: MAX_IDR_GOPS + 1,
-            ..spec
+            ..spec.clone()
         }
         .validate("s", &mut c);
         assert_eq!(c.errs.len(), 1, "{:?}", c.errs);
+        // The bound itself is allowed.
+        let mut c = Checker::default();
+        SvcTraceSpec {
+            spatial: 1,
+            temporal: 3,
+            fgs: 1.0,
+            idr_gops: MAX_IDR_GOPS,
+            ..spec
+        }
+        .validate("s", &mut c);
+        assert!(c.errs.is_empty(), "{:?}", c.errs);
+    }
+
+    /// Each GOP's rate comes from its own units: with GOP 1's units twice
+    /// GOP 0's, a fixed selection's rate doubles at frame 8.
+    #[test]
+    fn each_gop_is_read_from_its_own_frames() {
+        let mut r = rows(2);
+        for row in r.iter_mut().skip(8 * 4) {
+            row.1 *= 2;
+        }
+        let trace = Layered::load(&r).expect("valid");
+        let mut s = SvcFrames::new(
+            Arc::new(trace),
+            false,
+            Selection {
+                s_max: 1,
+                t_max: 3,
+                fgs: 1.0,
+            },
+        );
+        let out = play(&mut s, 9, 0.0);
+        assert!(out[..8].iter().all(|&(b, _, _)| b == 4500), "{out:?}");
+        assert_eq!(out[8].0, 9000);
+        assert!((s.rate_bps() - 9000.0 * 8.0 * 30.0).abs() < 1.0);
     }
 }
