@@ -284,6 +284,28 @@ mod tests {
             ..EModel::default()
         };
         close(codec.ie_eff(), 23.0, "Ie,eff");
+        // A call carries its codec's Ie: without loss, Ie,eff = Ie.
+        close(
+            EModel::call(10.0, 0.0, 1.0, 11.0, 19.0).ie_eff(),
+            11.0,
+            "call's Ie",
+        );
+        // The advantage factor A adds to R.
+        let advantage = EModel {
+            a: 10.0,
+            ..EModel::default()
+        };
+        close(advantage.r() - EModel::default().r(), 10.0, "A");
+        // Idd (7.4) past Ta = 100 ms, alone: only Ta differs. G.107's
+        // formula by a script of its own: 24.070089219773 at 400 ms,
+        // 8.916709830835 at 250 ms.
+        let absolute = |ta: f64| EModel {
+            ta,
+            ..EModel::default()
+        };
+        let idd = |ta: f64| absolute(ta).id() - absolute(100.0).id();
+        close(idd(400.0), 24.070089219773, "Idd at 400 ms");
+        close(idd(250.0), 8.916709830835, "Idd at 250 ms");
     }
 
     #[test]
@@ -296,5 +318,7 @@ mod tests {
         // 10 lost in 2 runs of 5: 5 * 0.9 = 4.5.
         assert!((burst_ratio(10, 2, 100) - 4.5).abs() < 1e-12);
         assert_eq!(burst_ratio(0, 0, 100), 1.0);
+        // Everything lost: 1 - p is 0 and the ratio is undefined; 1.
+        assert_eq!(burst_ratio(100, 1, 100), 1.0);
     }
 }

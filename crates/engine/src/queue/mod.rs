@@ -496,6 +496,10 @@ mod tests {
         // 1 pkt for 10 ns, 2 for 10 ns, 1 for 20 ns = 50 packet*ns.
         assert_eq!(q.stats.area_packets, 50);
         assert_eq!(q.stats.max_packets, 2);
+        // An arrival not accounted for (neither sent, dropped nor held)
+        // breaks the balance the run's end checks.
+        q.stats.arrivals += 1;
+        assert!(!q.balanced());
     }
 
     #[test]

@@ -94,6 +94,25 @@ fn fast_increase_grows_the_window_by_what_was_acknowledged_while_it_is_used() {
     // Unused: 2000 x 1.5 + 2000 <= 12000, no growth.
     c.on_feedback(&p, &measures(0.0, 2000), &acked(2000, 0));
     assert_eq!(c.cwnd, 12_000.0);
+    // Used by the 1.5 factor alone: 7000 x 1.5 + 2000 > 12000 > 7000 + 2000.
+    c.on_feedback(&p, &measures(0.0, 7000), &acked(2000, 0));
+    assert_eq!(c.cwnd, 14_000.0);
+}
+
+/// An ECN event without loss cuts window and target by BETA_ECN (0.9),
+/// not the window by BETA_LOSS (0.8).
+#[test]
+fn an_ecn_mark_without_loss_cuts_by_beta_ecn() {
+    let p = spec(serde_json::json!({"start_bps": 1e6}));
+    let mut c = Rfc8298::new(&p);
+    c.cwnd = 20_000.0;
+    let a = Acked {
+        packets_ce: 1,
+        ..acked(1000, 0)
+    };
+    c.on_feedback(&p, &measures(0.0, 10_000), &a);
+    assert!((c.cwnd - 18_000.0).abs() < 1e-9, "{}", c.cwnd);
+    assert!((c.target_bps - 900e3).abs() < 1e-6, "{}", c.target_bps);
 }
 
 #[test]
@@ -397,6 +416,15 @@ fn values_and_series() {
     assert!(s.discard_send_queue(ms(2001), ms(150)));
     assert_eq!(s.value("l4s_alpha"), None, "RFC 8298 has no L4S");
     assert_eq!(s.value("nonsense"), None);
+    assert!(
+        s.send_window().is_some_and(|w| w > 0),
+        "{:?}",
+        s.send_window()
+    );
+    let mut v2 = Scream::new(spec(serde_json::json!({"version": "v2"})));
+    v2.start(ms(5), usize::MAX);
+    assert_eq!(v2.value("l4s_alpha"), Some(0.0));
+    assert!(v2.send_window().is_some_and(|w| w > 0));
 }
 
 /// The competing flows compensation is on unless turned off; off, v2's
@@ -478,23 +506,30 @@ fn fast_increase_resumes_five_seconds_after_the_trend_was_last_high() {
     assert!(c.in_fast_increase);
 }
 
-/// The ramp's scale: ((target - target_last_max) / target_last_max x 4)^2
-/// within [0.2, 1]; near the rate of the last congestion the target ramps
-/// at a fifth of RAMP_UP_SPEED, and off fast increase a rise towards the
-/// rate is scaled the same way.
-#[test]
-fn the_ramp_slows_near_the_rate_of_the_last_congestion() {
+/// A controller whose last congestion was at 1 Mbit/s, in fast increase
+/// at `target_bps`, after one rate adjustment (at 1.2 s, 1 Mbit/s sent).
+fn ramped_once(target_bps: f64) -> (Params, Rfc8298, Measures) {
     let p = spec(serde_json::json!({"start_bps": 1e6}));
     let mut c = Rfc8298::new(&p);
     c.cwnd = 20_000.0;
     // A loss sets target_last_max = 1e6 (and cuts the target).
     c.on_feedback(&p, &measures(0.0, 10_000), &acked(1000, 1));
     c.in_fast_increase = true;
-    c.target_bps = 1.05e6;
+    c.target_bps = target_bps;
     let mut m = measures(0.0, 0);
     m.rate_transmit_bps = 1e6;
     m.now = ms(1200);
     c.adjust_rate(&p, &m);
+    (p, c, m)
+}
+
+/// The ramp's scale: ((target - target_last_max) / target_last_max x 4)^2
+/// within [0.2, 1]; near the rate of the last congestion the target ramps
+/// at a fifth of RAMP_UP_SPEED, and off fast increase a rise towards the
+/// rate is scaled the same way.
+#[test]
+fn the_ramp_slows_near_the_rate_of_the_last_congestion() {
+    let (p, mut c, mut m) = ramped_once(1.05e6);
     // (0.05 x 4)^2 = 0.04 -> 0.2: + 200k x 0.2 s x 0.2.
     assert!((c.target_bps - 1.058e6).abs() < 1e-6, "{}", c.target_bps);
     // Off fast increase at 1.1 Mbit/s: + min(52.2k x scale, 40k); scale
@@ -508,6 +543,37 @@ fn the_ramp_slows_near_the_rate_of_the_last_congestion() {
         "{}",
         c.target_bps
     );
+}
+
+/// Between its bounds the ramp's scale is ((target - last max) / last max
+/// x 4)^2: 0.36 at 15% over the rate of the last congestion.
+#[test]
+fn the_ramps_scale_between_its_bounds() {
+    let (_, c, _) = ramped_once(1.15e6);
+    let want = 1.15e6 + 200e3 * 0.2 * 0.36;
+    assert!((c.target_bps - want).abs() < 1e-6, "{}", c.target_bps);
+}
+
+/// The target is scaled down (x 0.95) when the RTP queue holds more than
+/// RTP_QDELAY_TH (20 ms) at the current rate; exactly 20 ms is not more.
+#[test]
+fn the_rtp_queues_delay_scales_the_target_past_its_threshold() {
+    let adjusted = |queue_bytes: u64| {
+        let p = spec(serde_json::json!({"start_bps": 1e6}));
+        let mut c = Rfc8298::new(&p);
+        c.in_fast_increase = false;
+        let mut m = measures(0.0, 0);
+        m.rate_transmit_bps = 1e6;
+        m.rtp_queue_bytes = queue_bytes;
+        m.now = ms(200);
+        c.adjust_rate(&p, &m);
+        c.target_bps
+    };
+    // 2500 bytes = 20,000 bits = 20 ms at 1 Mbit/s: the target moves
+    // to the rate less the queue, 980 kbit/s, unscaled.
+    assert!((adjusted(2500) - 980e3).abs() < 1e-6, "{}", adjusted(2500));
+    let over = adjusted(2501);
+    assert!((over - (1e6 - 20_008.0) * 0.95).abs() < 1e-6, "{over}");
 }
 
 /// One media rate adjustment off fast increase, from a 1 Mbit/s target,

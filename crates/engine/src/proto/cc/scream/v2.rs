@@ -292,6 +292,20 @@ mod tests {
         assert_eq!(c.qdelay_avg_s, 0.004);
     }
 
+    /// A 20,000-byte window at 1 Mbit/s, L4S active (a mark at 9 s) with
+    /// `alpha`, and an averaged queuing delay of 45 ms that the message at
+    /// 10 s does not update.
+    fn l4s_active_at_45_ms(p: &Params, alpha: f64) -> V2 {
+        let mut c = V2::new(p);
+        c.ref_wnd = 20_000.0;
+        c.target_bps = 1e6;
+        c.last_ce = Some(ms(9000));
+        c.l4s_alpha = alpha;
+        c.qdelay_avg_s = 0.045;
+        c.last_qdelay_avg_update = ms(10_000);
+        c
+    }
+
     /// Over half the delay target, a virtual mark cuts the window by
     /// av / 2, av = (qdelay_avg - half) / half; with L4S active it does
     /// so only while l4s_alpha is under 2 MSS x 8 / (target x s_rtt)
@@ -300,12 +314,7 @@ mod tests {
     fn virtual_marks_only_while_l4s_marks_too_little() {
         let p = spec(serde_json::json!({"version": "v2", "l4s": true}));
         for (alpha, cut) in [(0.5, false), (0.1, true)] {
-            let mut c = V2::new(&p);
-            c.ref_wnd = 20_000.0;
-            c.target_bps = 1e6;
-            c.last_ce = Some(ms(9000));
-            c.l4s_alpha = alpha;
-            c.qdelay_avg_s = 0.045;
+            let mut c = l4s_active_at_45_ms(&p, alpha);
             let m = at(&measures(0.045, 10_000), ms(10_000));
             c.on_feedback(&p, &m, &acked(0, 0));
             // av = (0.045 - 0.03) / 0.03 = 0.5: a quarter off.
@@ -315,7 +324,40 @@ mod tests {
                 "alpha {alpha}: {}",
                 c.ref_wnd
             );
+            // A virtual mark is congestion: the last congestion is now.
+            assert_eq!(c.last_congestion == m.now, cut, "alpha {alpha}");
         }
+    }
+
+    /// The virtual mark's edges: a queuing delay of exactly half the
+    /// target is not over it, and with L4S active an l4s_alpha exactly at
+    /// its limit is not under it; neither cuts.
+    #[test]
+    fn no_virtual_mark_at_its_edges() {
+        let p = spec(serde_json::json!({"version": "v2", "l4s": true}));
+        let mut c = l4s_active_at_45_ms(&p, 0.1);
+        let half = c.delay_target.target_s / 2.0;
+        c.on_feedback(&p, &at(&measures(half, 10_000), ms(10_000)), &acked(0, 0));
+        assert_eq!(c.ref_wnd, 20_000.0);
+        let limit = 2.0 / 1e6 * 1000.0 * 8.0 / 0.1;
+        let mut c = l4s_active_at_45_ms(&p, limit);
+        c.on_feedback(&p, &at(&measures(0.045, 10_000), ms(10_000)), &acked(0, 0));
+        assert_eq!(c.ref_wnd, 20_000.0);
+    }
+
+    /// An L4S mark more than 5 s after the last congestion: the window
+    /// first drops to the most in flight in the previous RTTs, the cut is
+    /// at least a quarter, and l4s_alpha restarts at 0.25.
+    #[test]
+    fn an_l4s_mark_after_a_long_uncongested_spell() {
+        let p = spec(serde_json::json!({"version": "v2", "l4s": true}));
+        let mut c = V2::new(&p);
+        c.ref_wnd = 40_000.0;
+        let mut m = at(&measures(0.0, 10_000), ms(10_000));
+        m.max_bytes_in_flight_prev = 10_000;
+        c.on_feedback(&p, &m, &marked(10, 5));
+        assert!((c.ref_wnd - 7500.0).abs() < 1e-9, "{}", c.ref_wnd);
+        assert_eq!(c.l4s_alpha, 0.25);
     }
 
     /// ref_wnd_i, the window before congestion, is set at a cut (at most
@@ -363,24 +405,49 @@ mod tests {
 
     /// The increase: (newly acked - CE) x MSS / ref_wnd, x min(s_rtt /
     /// VIRTUAL_RTT, 1)^2, x scl (((ref_wnd - ref_wnd_i) / ref_wnd_i x 4)^2
-    /// within [0.1, 1]), x (1 + (scale_factor - 1) x post x scl), with
+    /// within [0.1, 1], or with L4S active within [0.02 / (MSS /
+    /// ref_wnd), 1]), x (1 + (scale_factor - 1) x post x scl), with
     /// scale_factor = 1 + MUL_INCREASE_FACTOR ref_wnd / MSS and post the
     /// share of POST_CONGESTION_DELAY since the last congestion.
     #[test]
     fn the_increase_by_hand() {
+        // scl: (1000 / 19000 x 4)^2 = 0.044, raised to 0.1; with L4S
+        // active to 0.02 / 0.05 = 0.4.
+        for (l4s, scl) in [(false, 0.1), (true, 0.4)] {
+            let p = spec(serde_json::json!({"version": "v2", "l4s": l4s}));
+            let mut c = V2::new(&p);
+            c.ref_wnd = 20_000.0;
+            c.ref_wnd_i = 19_000.0;
+            c.last_congestion = ms(8000);
+            c.last_ce = l4s.then_some(ms(9000));
+            let mut m = at(&measures(0.0, 10_000), ms(10_000));
+            m.s_rtt_s = 0.0125;
+            c.on_feedback(&p, &m, &acked(4000, 0));
+            let short = 0.5f64 * 0.5;
+            let mul = 1.0 + (1.4 - 1.0) * 0.5 * scl;
+            let want = 20_000.0 + 4000.0 * 0.05 * short * scl * mul;
+            assert!(
+                (c.ref_wnd - want).abs() < 1e-9,
+                "{l4s}: {} {want}",
+                c.ref_wnd
+            );
+        }
+    }
+
+    /// The window grows only while it stays within MSS + BYTES_IN_FLIGHT_
+    /// HEAD_ROOM (2) x the most in flight: an increase of 280 bytes from
+    /// 20,000 passes a bound of 20,380, not one of 20,100.
+    #[test]
+    fn the_increase_is_bounded_by_the_bytes_in_flight() {
         let p = spec(serde_json::json!({"version": "v2"}));
-        let mut c = V2::new(&p);
-        c.ref_wnd = 20_000.0;
-        c.ref_wnd_i = 19_000.0;
-        c.last_congestion = ms(8000);
-        let mut m = at(&measures(0.0, 10_000), ms(10_000));
-        m.s_rtt_s = 0.0125;
-        c.on_feedback(&p, &m, &acked(4000, 0));
-        let short = 0.5f64 * 0.5;
-        let scl = 0.1; // (1000 / 19000 x 4)^2 = 0.044, raised to 0.1
-        let mul = 1.0 + (1.4 - 1.0) * 0.5 * scl;
-        let want = 20_000.0 + 4000.0 * 0.05 * short * scl * mul;
-        assert!((c.ref_wnd - want).abs() < 1e-9, "{} {want}", c.ref_wnd);
+        for (most, want) in [(9550, 20_000.0), (9690, 20_280.0)] {
+            let mut c = V2::new(&p);
+            c.ref_wnd = 20_000.0;
+            let mut m = at(&measures(0.0, 10_000), ms(10_000));
+            (m.max_bytes_in_flight_rtt, m.max_bytes_in_flight_prev) = (most, most);
+            c.on_feedback(&p, &m, &acked(4000, 0));
+            assert!((c.ref_wnd - want).abs() < 1e-9, "{most}: {}", c.ref_wnd);
+        }
     }
 
     /// The target: 8 ref_wnd / s_rtt, x (1 - (MSS / ref_wnd - 0.1)), and

@@ -626,6 +626,28 @@ impl Iterator for Segments {
 mod segment_tests {
     use super::*;
 
+    /// Segments run between MSS boundaries counted from sequence 1 (the
+    /// data's first byte); one starting inside a segment (a retransmission
+    /// after a partial ACK) ends at the next boundary, the last one at the
+    /// data's end, and that one's end counts the FIN.
+    #[test]
+    fn segment_lengths_by_hand() {
+        // With the handshake, a finite transfer ends with a FIN.
+        let cfg = TcpConfig {
+            mss: 1000,
+            handshake: true,
+            ..Default::default()
+        };
+        let s = TcpSender::new(cfg, Some(2500));
+        let lens: Vec<u64> = [1, 1000, 1500, 2001, 2200, 2501]
+            .iter()
+            .map(|&q| s.seg_len(q))
+            .collect();
+        assert_eq!(lens, [1000, 1, 501, 500, 301, 0]);
+        assert_eq!(s.seg_end(1500), 2001);
+        assert_eq!(s.seg_end(2200), 2502, "the FIN after the last byte");
+    }
+
     #[test]
     fn segments_end_where_seg_end_says() {
         for (mss, bytes, handshake) in [

@@ -182,6 +182,31 @@ fn sack_repairs_three_losses_in_one_window_without_timeout_newreno_needs_more_rt
     assert!(results[1] < t(100), "{results:?}");
 }
 
+/// ns-2's NewReno halves the window (`window()`), RFC 6582 the flight
+/// size: with 6 segments to send under a window of 10, ssthresh is 5
+/// segments in the one and 3 in the other.
+#[test]
+fn newreno_ns2_variant_halves_the_window_not_the_flight() {
+    for (recovery, want) in [
+        (NewRenoRecovery::Ns2, 5 * MSS),
+        (NewRenoRecovery::Rfc6582, 3 * MSS),
+    ] {
+        let mut c = cfg(Flavor::NewReno);
+        c.limited_transmit = false;
+        c.initial_window = InitialWindow::Segments(10);
+        c.newreno_recovery = recovery;
+        let mut s = TcpSender::new(c, Some(6 * MSS));
+        let mut out = Vec::new();
+        s.start(t(0), &mut out);
+        assert_eq!(s.snd_max(), seg(6), "all 6 segments out");
+        for i in 0..3 {
+            s.on_segment(t(100 + i), &ack(seg(0)), &mut out);
+        }
+        assert!(s.in_recovery());
+        assert_eq!(s.ssthresh(), want, "{recovery:?}");
+    }
+}
+
 #[test]
 fn newreno_ns2_variant_resets_window_to_ssthresh_on_partial_and_full_acks() {
     let mut c = cfg(Flavor::NewReno);

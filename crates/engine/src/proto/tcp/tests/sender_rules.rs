@@ -193,11 +193,9 @@ fn the_window_cap_is_in_packets() {
     assert_eq!(seqs(&out), vec![seg(0), seg(1), seg(2)]);
 }
 
-/// RFC 5681 eq. 4 on fast retransmit: ssthresh = max(FlightSize / 2,
-/// 2 SMSS). With a duplicate-ACK threshold of 1 and two segments out,
-/// half the flight is one SMSS: the floor of two applies.
-#[test]
-fn fast_retransmit_ssthresh_has_a_floor_of_two_segments() {
+/// A Reno sender without limited transmit, a duplicate-ACK threshold of
+/// 1 and an initial window of two segments, started at 0 ms.
+fn two_out_with_a_dupthresh_of_one() -> (TcpSender, Vec<Segment>) {
     let mut c = cfg(Flavor::Reno);
     c.limited_transmit = false;
     c.dupthresh = 1;
@@ -205,12 +203,34 @@ fn fast_retransmit_ssthresh_has_a_floor_of_two_segments() {
     let mut s = TcpSender::new(c, None);
     let mut out = Vec::new();
     s.start(t(0), &mut out);
+    (s, out)
+}
+
+/// RFC 5681 eq. 4 on fast retransmit: ssthresh = max(FlightSize / 2,
+/// 2 SMSS). With a duplicate-ACK threshold of 1 and two segments out,
+/// half the flight is one SMSS: the floor of two applies.
+#[test]
+fn fast_retransmit_ssthresh_has_a_floor_of_two_segments() {
+    let (mut s, mut out) = two_out_with_a_dupthresh_of_one();
     out.clear();
     s.on_segment(t(100), &ack(seg(0)), &mut out);
     assert!(s.in_recovery());
     assert_eq!(seqs(&out)[0], seg(0), "the retransmission first");
     assert_eq!(s.ssthresh(), 2 * MSS);
     assert_eq!(s.cwnd(), 3 * MSS, "ssthresh + dupthresh SMSS");
+}
+
+/// The recovery series steps to 1 at a fast retransmit, and the RTO
+/// series records the backoff of a time-out (RFC 6298 5.5: doubled).
+#[test]
+fn series_record_recovery_and_the_rtos_backoff() {
+    let (mut s, mut out) = two_out_with_a_dupthresh_of_one();
+    s.on_segment(t(100), &ack(seg(0)), &mut out);
+    assert_eq!(s.series().recovery.points(), &[(t(0), 0.0), (t(100), 1.0)]);
+    let rto = s.series().rto.points().last().expect("recorded").1;
+    let at = s.deadline().expect("a retransmission timer");
+    s.on_timer(at, &mut out);
+    assert_eq!(s.series().rto.points().last(), Some(&(at, 2.0 * rto)));
 }
 
 /// RFC 3042: limited transmit sends a new segment only while the data out
