@@ -39,6 +39,12 @@ impl ArrivalLog {
         self.format
     }
 
+    /// Arrivals held for the next message (bounded by MAX_REPORTS).
+    #[cfg(test)]
+    pub(super) fn held(&self) -> usize {
+        self.arrivals.len()
+    }
+
     /// The highest sequence number received, extended.
     pub fn highest(&self) -> Option<u64> {
         self.highest

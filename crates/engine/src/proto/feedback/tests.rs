@@ -126,17 +126,28 @@ fn nothing_new_sends_nothing_and_old_reports_are_unmatched() {
     // Arriving after being reported (as lost or received): not again.
     log.on_packet(SimTime::from_millis(4), 4, 0);
     assert!(log.flush(SimTime::from_millis(5)).is_empty());
-    let mut hist = SendHistory::new(2);
-    for s in 0..5 {
+    // A history of 2 after 5 sends: 3 reports below it.
+    assert_eq!(matched_of(2, 5, 5), (2, 3));
+    // Reports of packets not sent yet (above the history) are unmatched
+    // too, each counted.
+    assert_eq!(matched_of(8, 1, 3), (1, 2));
+}
+
+/// Packets 0..`sent` sent into a history of `capacity`, packets
+/// 0..`reported` reported received in one TWCC message: the results
+/// matched and the reports left unmatched.
+fn matched_of(capacity: usize, sent: u64, reported: u64) -> (usize, u64) {
+    let mut hist = SendHistory::new(capacity);
+    for s in 0..sent {
         hist.on_sent(s, SimTime::ZERO, 100);
     }
     let mut l = ArrivalLog::new(Format::Twcc, 2, 1);
-    for s in 0..5 {
+    for s in 0..reported {
         l.on_packet(SimTime::from_millis(10), s, 0);
     }
     let msg = l.flush(SimTime::from_millis(11)).remove(0);
     let res = hist.on_feedback(SimTime::from_millis(20), &msg);
-    assert_eq!((res.len(), hist.unmatched), (2, 3));
+    (res.len(), hist.unmatched)
 }
 
 /// One packet a second for 70 s: the history keeps only those sent in
@@ -274,6 +285,8 @@ fn a_log_longer_than_a_message_keeps_the_newest_in_order() {
         log.on_packet(at(seq), seq, 0);
     }
     assert_eq!(log.highest(), Some(n - 1));
+    // Older arrivals are let go as newer ones come: the log stays bounded.
+    assert_eq!(log.held(), MAX_REPORTS);
     let now = at(n);
     let msgs = log.flush(now);
     assert_eq!(msgs.len(), 1);

@@ -182,6 +182,20 @@ mod tests {
         assert_eq!(ia.prev.expect("done").bytes, 300);
     }
 
+    /// A packet arriving at its send spacing is no burst: sent 1/256 s
+    /// apart and arriving so (times exact in binary, so that the spacings
+    /// are equal to the bit), the third (7.8 ms past the group's first
+    /// send) opens a new group.
+    #[test]
+    fn arriving_at_the_send_spacing_is_no_burst() {
+        let mut ia = InterArrival::new(at(5.0), at(5.0));
+        for s in [0.0, 3.90625, 7.8125] {
+            ia.on_packet(at(s), at(s + 62.5), 100);
+        }
+        assert_eq!(ia.prev.expect("done").bytes, 200);
+        assert_eq!(ia.cur.expect("a group").bytes, 100);
+    }
+
     /// The group time is inclusive (libwebrtc: a new group when the send
     /// time is more than 5 ms past the first's): a packet sent exactly 5
     /// ms after the group's first joins it; 5 ms and a nanosecond opens

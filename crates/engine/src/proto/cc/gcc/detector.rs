@@ -138,6 +138,31 @@ mod tests {
         assert_eq!(d.detect(1.0, 0.1, 10.0, 8, ms(30.0)), Usage::Normal);
     }
 
+    /// Fewer than two deltas: always normal, and nothing accumulates; from
+    /// two on the rule applies.
+    #[test]
+    fn under_two_deltas_the_usage_is_normal() {
+        let mut d = Detector::new(12.5, 0.01, 0.00018, 10.0);
+        for i in 0..3 {
+            let at = ms(10.0 * i as f64);
+            assert_eq!(d.detect(20.0, 1.0, 30.0, 1, at), Usage::Normal);
+        }
+        assert_eq!(d.overuses, 0);
+        let mut d = Detector::new(12.5, 0.01, 0.00018, 10.0);
+        d.detect(20.0, 1.0, 30.0, 2, ms(0.0));
+        assert_eq!(d.detect(20.0, 1.0, 30.0, 2, ms(30.0)), Usage::Overuse);
+    }
+
+    /// Overuse needs more than `overuse_time_ms` over the threshold: at
+    /// exactly 10 ms (2 + 8) it does not signal yet.
+    #[test]
+    fn exactly_the_overuse_time_is_not_over_it() {
+        let mut d = Detector::new(12.5, 0.01, 0.00018, 10.0);
+        d.detect(20.0, 1.0, 4.0, 5, ms(0.0));
+        assert_eq!(d.detect(20.0, 1.0, 8.0, 6, ms(8.0)), Usage::Normal);
+        assert_eq!(d.detect(20.0, 1.0, 8.0, 7, ms(16.0)), Usage::Overuse);
+    }
+
     /// The time over the threshold starts at half a group interval
     /// (libwebrtc's overuse detector): with groups 5 ms apart and 10 ms
     /// needed, 2.5, 7.5, 12.5 ms: the third delta over signals.

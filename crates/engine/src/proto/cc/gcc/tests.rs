@@ -244,3 +244,29 @@ fn sends_series_and_values() {
     let rtt = g.value("rtt_ms").expect("an RTT");
     assert!((rtt - 40.0).abs() < 1e-9, "{rtt}");
 }
+
+/// A message's losses count against the packets it reports (4 of 20:
+/// p = 0.2); an RTCP feedback payload asks for no timer (GCC reads
+/// per-packet feedback only).
+#[test]
+fn the_loss_fraction_is_of_the_packets_reported() {
+    let mut g = Gcc::new(&spec(GccEstimator::Trendline));
+    g.start(SimTime::ZERO, usize::MAX);
+    let ms = SimTime::from_millis;
+    let results: Vec<PacketResult> = (0..20)
+        .map(|seq| {
+            let lost = seq % 5 == 4;
+            PacketResult {
+                seq,
+                sent_at: ms(seq),
+                bytes: 1000,
+                received: !lost,
+                arrival: (!lost).then_some(ms(seq + 50)),
+                ecn: 0,
+            }
+        })
+        .collect();
+    g.on_packet_feedback(ms(100), &results);
+    assert!((g.loss.last_p - 0.2).abs() < 1e-12, "{}", g.loss.last_p);
+    assert_eq!(g.on_feedback(ms(150), &Payload::NONE, ms(200)), None);
+}

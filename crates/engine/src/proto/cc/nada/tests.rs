@@ -94,15 +94,36 @@ fn queuing_delay_is_the_minimum_of_the_last_fifteen() {
     assert_eq!(s.rmode(), 0, "under QEPS, no loss");
 }
 
-/// The least one-way delay 50 ms, then 15 packets at 150 ms: a queue of
-/// 100 ms, over QTH.
-fn queue_of_100_ms() -> Signal {
+/// Ramp-up needs every filtered delay in LOGWIN under QEPS (10 ms): a
+/// queue of exactly 10 ms is not under it.
+#[test]
+fn a_queue_of_exactly_qeps_ends_the_ramp_up() {
+    assert_eq!(queued(10.0, 15).rmode(), 1);
+}
+
+/// NADA's receiving half sends nothing of its own: the per-packet
+/// feedback flow carries what its sender needs.
+#[test]
+fn nada_uses_the_shared_feedback() {
+    let spec: NadaSpec = serde_json::from_str("{}").expect("defaults");
+    assert!(!spec.own_feedback());
+}
+
+/// The least one-way delay 50 ms, then `n` packets 10 ms apart over a
+/// queue of `queue_ms`.
+fn queued(queue_ms: f64, n: usize) -> Signal {
     let mut s = signal();
     s.on_received(at(0.0), at(50.0), 1000, 0);
-    for i in 1..16 {
-        s.on_received(at(10.0 * i as f64), at(10.0 * i as f64 + 150.0), 1000, 0);
+    for i in 1..=n {
+        let sent = 10.0 * i as f64;
+        s.on_received(at(sent), at(sent + 50.0 + queue_ms), 1000, 0);
     }
     s
+}
+
+/// A queue of 100 ms (15 packets), over QTH.
+fn queue_of_100_ms() -> Signal {
+    queued(100.0, 15)
 }
 
 /// After a loss, a queue over QTH is warped: d_hat = 50 exp(-0.5 (100 -
@@ -140,11 +161,7 @@ fn without_a_loss_a_queue_over_qth_is_not_warped() {
 /// back still counts, sixteen back it does not.
 #[test]
 fn the_minimum_filter_has_fifteen_taps() {
-    let mut s = signal();
-    s.on_received(at(0.0), at(50.0), 1000, 0);
-    for i in 1..15 {
-        s.on_received(at(10.0 * i as f64), at(10.0 * i as f64 + 70.0), 1000, 0);
-    }
+    let mut s = queued(20.0, 14);
     assert_eq!(s.update(at(200.0), 15, 0, 0), 0.0);
     s.on_received(at(150.0), at(220.0), 1000, 0);
     assert!((s.update(at(250.0), 1, 0, 0) - 20.0).abs() < 1e-9);
