@@ -320,5 +320,8 @@ mod tests {
         assert_eq!(burst_ratio(0, 0, 100), 1.0);
         // Everything lost: 1 - p is 0 and the ratio is undefined; 1.
         assert_eq!(burst_ratio(100, 1, 100), 1.0);
+        // Losses without a run counted (no mean run length): 1, not
+        // infinite.
+        assert_eq!(burst_ratio(5, 0, 100), 1.0);
     }
 }

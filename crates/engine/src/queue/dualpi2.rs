@@ -362,6 +362,13 @@ mod tests {
         assert_eq!(d.laqm(0.0007), 0.0);
         assert!((d.laqm(0.001) - 0.5).abs() < 1e-9);
         assert_eq!(d.laqm(0.0013), 1.0);
+        // A range of 0: a step at min_th, marking from it on.
+        let mut step = dualpi2();
+        step.range_s = 0.0;
+        let min_th = step.min_th_s;
+        assert_eq!(step.laqm(min_th * 0.99), 0.0);
+        assert_eq!(step.laqm(min_th), 1.0);
+        assert_eq!(step.laqm(min_th * 2.0), 1.0);
     }
 
     #[test]

@@ -180,6 +180,19 @@ mod tests {
         assert_eq!(a.rate_bps(), 64_000.0);
     }
 
+    /// A voice spec's nominal frame interval is its codec's: 30 ms for
+    /// G.723.1.
+    #[test]
+    fn the_voice_specs_frame_interval_is_its_codecs() {
+        let s: VoiceSpec =
+            serde_json::from_value(serde_json::json!({"codec": "g7231"})).expect("spec");
+        let site = SourceSite {
+            start_bps: 0.0,
+            plan: (0, SimTime::ZERO),
+        };
+        assert_eq!(s.frame_interval(&site), SimTime::from_millis(30));
+    }
+
     /// With VAD the source starts talking: the first talkspurt begins at
     /// the first frame (a talkspurt of mean 10 s outlasts the first
     /// frames with this seed), not with a silence.

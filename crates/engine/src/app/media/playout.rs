@@ -477,6 +477,34 @@ mod tests {
         assert_eq!(p.stats.freeze_total, ms(40 * 55 + 650 - (40 * 39 + 50)));
     }
 
+    /// The freeze rule's mean is of the last 30 gaps: after 29 gaps of 40
+    /// ms and one of 100 (mean 42 ms, limit max(126, 192) ms) a gap of 250
+    /// ms is a freeze; it would not be against the last gap alone (limit
+    /// 300 ms).
+    #[test]
+    fn the_freeze_rule_averages_thirty_gaps() {
+        let mut p = fixed(50);
+        let mut played_at = Vec::new();
+        let mut t = 0;
+        for g in std::iter::repeat_n(40, 30).chain([100, 250]) {
+            played_at.push(t);
+            t += g;
+        }
+        played_at.push(t);
+        for (i, &c) in played_at.iter().enumerate() {
+            let tag = FrameTag {
+                index: i as u32,
+                packets: 1,
+                capture: ms(c),
+                key: false,
+            };
+            p.on_packet(ms(c + 10), &tag);
+        }
+        p.finish(ms(10_000));
+        assert_eq!((p.stats.played, p.stats.freezes), (33, 1));
+        assert_eq!(p.stats.freeze_total, ms(250));
+    }
+
     /// Frames 40 ms apart with the sender pausing twice: a gap of 6 s
     /// between played frames is a pause, not a freeze, and stays out of
     /// the freeze rule's mean (with it the mean of the last 30 gaps would
@@ -611,11 +639,10 @@ mod tests {
         }
     }
 
-    /// The adaptive delay's window: a frame's delay counts until `window`
-    /// after it completed, then no longer.
-    #[test]
-    fn old_delays_leave_the_window() {
-        let mut p = Playout::new(PlayoutParams {
+    /// Adaptive: the highest delay (quantile 1) of the last second, within
+    /// [10, 500] ms.
+    fn highest_over_a_second() -> PlayoutParams {
+        PlayoutParams {
             delay: PlayoutDelay::Adaptive {
                 min: ms(10),
                 max: ms(500),
@@ -623,7 +650,14 @@ mod tests {
                 window: ms(1000),
             },
             ..fixed(0).p
-        });
+        }
+    }
+
+    /// The adaptive delay's window: a frame's delay counts until `window`
+    /// after it completed, then no longer.
+    #[test]
+    fn old_delays_leave_the_window() {
+        let mut p = Playout::new(highest_over_a_second());
         // Frame 0 takes 300 ms (completes at 300); then 50 ms each.
         p.on_packet(ms(300), &tag(0, 1));
         for i in 1..40u64 {
@@ -638,6 +672,19 @@ mod tests {
             q.on_packet(ms(40 * i + 50), &tag(i as u32, 1));
         }
         assert_eq!(q.delay(), ms(300));
+    }
+
+    /// A frame completed exactly `window` before the next estimate still
+    /// counts; a nanosecond later it has left.
+    #[test]
+    fn the_window_includes_its_edge() {
+        for (late_ns, want) in [(0, ms(300)), (1, ms(10))] {
+            let mut p = Playout::new(highest_over_a_second());
+            p.on_packet(ms(300), &tag(0, 1)); // completes in 300 ms
+            let at = ms(1300) + SimTime::from_nanos(late_ns);
+            p.on_packet(at, &tag(1, 1));
+            assert_eq!(p.delay(), want, "{late_ns} ns past the edge");
+        }
     }
 
     /// Voice: the delay is re-estimated only at the start of a talkspurt,

@@ -525,6 +525,18 @@ mod tests {
         }
         .validate("s", &mut c);
         assert_eq!(c.errs.len(), 1, "{:?}", c.errs);
+        // Units given with the file they were read from: fine.
+        let mut c = Checker::default();
+        SvcTraceSpec {
+            spatial: 1,
+            temporal: 3,
+            fgs: 1.0,
+            idr_gops: 1,
+            file: Some("units.csv".into()),
+            ..spec.clone()
+        }
+        .validate("s", &mut c);
+        assert!(c.errs.is_empty(), "{:?}", c.errs);
         // The bound itself is allowed.
         let mut c = Checker::default();
         SvcTraceSpec {

@@ -192,6 +192,12 @@ mod tests {
                 "{sizes:?}: {e:?}"
             );
         }
+        // The sizes read from a file (`file` named, the sizes given): fine.
+        let read = serde_json::json!({"fps": 25, "frames_bytes": [100, 200], "file": "f.csv"});
+        assert!(errors(read).is_empty());
+        // The most frames a trace may list.
+        let most = vec![100u32; MAX_FRAMES];
+        assert!(errors(serde_json::json!({"fps": 25, "frames_bytes": most})).is_empty());
         let e = errors(serde_json::json!({"fps": 25, "frames_bytes": [1, 2], "key_frames": [2]}));
         assert!(e[0].contains("m.source.key_frames"), "{e:?}");
         let s: TraceSpec =

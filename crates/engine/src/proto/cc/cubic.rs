@@ -270,6 +270,9 @@ mod tests {
         // A loss above the last W_max sets W_max to cwnd itself.
         c.ssthresh(&congestion(120));
         assert_eq!(c.w_max, Some(120.0));
+        // A loss at exactly W_max is not below it: W_max stays.
+        c.ssthresh(&congestion(120));
+        assert_eq!(c.w_max, Some(120.0));
         assert_eq!(c.ssthresh(&congestion(2)), 2 * MSS);
     }
 

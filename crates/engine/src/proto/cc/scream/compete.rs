@@ -86,6 +86,21 @@ mod tests {
         assert!((t.target_s - 0.36).abs() < 1e-12);
     }
 
+    /// The edges: a loss event rate of exactly 0.002 is not over it; a
+    /// new target of exactly lo (norm 0 then 1: mean and deviation 0.5,
+    /// variance 0.25) is not under it, so the target falls by a tenth.
+    #[test]
+    fn the_rules_at_their_edges() {
+        let mut t = QdelayTarget::new(0.1, 0.4);
+        t.adjust(0.2, 0.002);
+        assert!((t.target_s - 0.2).abs() < 1e-12, "{}", t.target_s);
+        let mut t = QdelayTarget::new(0.1, 0.4);
+        t.adjust(0.0, 0.0);
+        t.target_s = 0.3;
+        t.adjust(0.1, 0.0);
+        assert!((t.target_s - 0.27).abs() < 1e-12, "{}", t.target_s);
+    }
+
     /// Varying (variance 0.21 >= 0.2) but the new target under lo: the
     /// target halves, no lower than the new one (then within [lo, hi]).
     #[test]

@@ -97,6 +97,9 @@ fn fast_increase_grows_the_window_by_what_was_acknowledged_while_it_is_used() {
     // Used by the 1.5 factor alone: 7000 x 1.5 + 2000 > 12000 > 7000 + 2000.
     c.on_feedback(&p, &measures(0.0, 7000), &acked(2000, 0));
     assert_eq!(c.cwnd, 14_000.0);
+    // Exactly at the window: 8000 x 1.5 + 2000 = 14000 is not over it.
+    c.on_feedback(&p, &measures(0.0, 8000), &acked(2000, 0));
+    assert_eq!(c.cwnd, 14_000.0);
 }
 
 /// An ECN event without loss cuts window and target by BETA_ECN (0.9),
@@ -273,6 +276,28 @@ fn bad_fields_are_named_and_l4s_needs_v2() {
     for want in ["cc.beta_loss", "cc.l4s", "cc.qdelay_target_lo_ms", "pacer"] {
         assert!(text.contains(want), "{want} not in {text}");
     }
+    // The delay target's bounds may be equal; with a pacer and per-packet
+    // feedback, nothing else is asked; without per-packet feedback that
+    // alone is named, not the pacer too.
+    let s: ScreamSpec = serde_json::from_value(
+        serde_json::json!({"qdelay_target_lo_ms": 100, "qdelay_target_hi_ms": 100}),
+    )
+    .unwrap();
+    for (packet_feedback, errors) in [(true, 0), (false, 1)] {
+        let mut c = crate::scenario::check::Checker::default();
+        let media = CcMedia {
+            packet_feedback,
+            pacer: true,
+            ..CcMedia::default()
+        };
+        s.validate("cc", media, &mut c);
+        assert_eq!(c.errs.len(), errors, "{:?}", c.errs);
+    }
+    // Its receiving half sends nothing of its own; it asks no timer on an
+    // RTCP payload.
+    assert!(!s.own_feedback());
+    let mut sc = Scream::new(s.params());
+    assert_eq!(sc.on_feedback(ms(1), &Payload::NONE, ms(2)), None);
 }
 
 #[test]
@@ -315,6 +340,10 @@ fn a_later_message_counts_no_loss_or_mark_twice() {
         a.packets_ce, 1,
         "a mark reported is still counted as a mark"
     );
+    // Above the highest acknowledged (3): 4 lost and 5 marked count.
+    (4..6).for_each(|s| f.on_send(s, 1000));
+    let a = f.on_feedback(&[result(4, false, 4, 0, 0), result(5, true, 5, 70, 3)]);
+    assert_eq!((a.lost, a.bytes_newly_acked_ce), (1, 1000));
 }
 
 fn departure(bytes: u32) -> Departure {
@@ -552,6 +581,19 @@ fn the_ramps_scale_between_its_bounds() {
     let (_, c, _) = ramped_once(1.15e6);
     let want = 1.15e6 + 200e3 * 0.2 * 0.36;
     assert!((c.target_bps - want).abs() < 1e-6, "{}", c.target_bps);
+}
+
+/// With no rate measured yet (transmitted and acknowledged both 0) the
+/// median limit does not apply: in fast increase the target still ramps.
+#[test]
+fn with_no_rate_measured_the_target_ramps_unlimited() {
+    let p = spec(serde_json::json!({"start_bps": 1e6}));
+    let mut c = Rfc8298::new(&p);
+    let mut m = measures(0.0, 0);
+    m.now = ms(200);
+    c.adjust_rate(&p, &m);
+    // + 200 kbit/s per s x 0.2 s x scale 1 (no congestion yet).
+    assert!((c.target_bps - 1.04e6).abs() < 1e-6, "{}", c.target_bps);
 }
 
 /// The target is scaled down (x 0.95) when the RTP queue holds more than

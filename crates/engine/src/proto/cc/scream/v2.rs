@@ -434,6 +434,25 @@ mod tests {
         }
     }
 
+    /// Marks within a cut's quiet period (less than min(VIRTUAL_RTT,
+    /// s_rtt) since the last) are no congestion, and their bytes are not
+    /// grown on: the increase is on the 3000 unmarked bytes of 4000.
+    #[test]
+    fn the_increase_leaves_out_marked_bytes() {
+        let p = spec(serde_json::json!({"version": "v2"}));
+        let mut c = V2::new(&p);
+        c.ref_wnd = 20_000.0;
+        c.ref_wnd_i = 19_000.0;
+        c.last_congestion = ms(9990);
+        let mut m = at(&measures(0.0, 10_000), ms(10_000));
+        m.s_rtt_s = 0.0125;
+        c.on_feedback(&p, &m, &marked(4, 1));
+        let (short, scl, post) = (0.25, 0.1, 0.01 / 4.0);
+        let mul = 1.0 + (1.4 - 1.0) * post * scl;
+        let want = 20_000.0 + 3000.0 * 0.05 * short * scl * mul;
+        assert!((c.ref_wnd - want).abs() < 1e-9, "{} {want}", c.ref_wnd);
+    }
+
     /// The window grows only while it stays within MSS + BYTES_IN_FLIGHT_
     /// HEAD_ROOM (2) x the most in flight: an increase of 280 bytes from
     /// 20,000 passes a bound of 20,380, not one of 20,100.
