@@ -306,6 +306,14 @@ mod tests {
         let idd = |ta: f64| absolute(ta).id() - absolute(100.0).id();
         close(idd(400.0), 24.070089219773, "Idd at 400 ms");
         close(idd(250.0), 8.916709830835, "Idd at 250 ms");
+        // Id at T = Ta = 2 ms, Tr = 4 ms (a call), where TERV's 6
+        // exp(-0.3 T^2) term still weighs: 0.148116261038 by the same
+        // script.
+        close(
+            EModel::call(2.0, 0.0, 1.0, 0.0, 25.1).id(),
+            0.148116261038,
+            "Id at 2 ms",
+        );
     }
 
     #[test]

@@ -443,6 +443,14 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].1, DropReason::QUEUE_OVERFLOW);
         assert_eq!((q.q.len_packets(), q.q.len_bytes()), (249, 249_000));
+        // With an MTU of 2000, 248,000 bytes held leave exactly an MTU of
+        // room: the next packet is still taken.
+        let mut q = built(8_000_000, serde_json::json!({"mtu_bytes": 2000}));
+        let mut d = vec![];
+        for i in 0..250 {
+            q.enqueue(with_ecn(i, 0), SimTime::ZERO, &mut d);
+        }
+        assert_eq!((q.q.len_packets(), d.len()), (249, 1));
     }
 
     /// ECT(1) and CE go to the L4S queue, ECT(0) and not-ECT to the

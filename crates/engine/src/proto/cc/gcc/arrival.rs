@@ -231,6 +231,15 @@ mod tests {
         assert_eq!(burst(100.0), 100);
     }
 
+    /// A packet sent at the same time as the group's first joins it.
+    #[test]
+    fn a_packet_sent_with_the_groups_first_joins_it() {
+        let mut ia = InterArrival::new(at(5.0), at(5.0));
+        ia.on_packet(at(10.0), at(50.0), 100);
+        ia.on_packet(at(10.0), at(51.0), 100);
+        assert_eq!(ia.cur.expect("group").bytes, 200);
+    }
+
     #[test]
     fn a_packet_sent_before_the_current_group_is_left_out() {
         let mut ia = InterArrival::new(at(5.0), at(5.0));

@@ -163,6 +163,19 @@ mod tests {
         assert_eq!(d.detect(20.0, 1.0, 8.0, 7, ms(16.0)), Usage::Overuse);
     }
 
+    /// The bands are open: an estimate of exactly +gamma or -gamma is
+    /// normal, however long it lasts.
+    #[test]
+    fn exactly_the_threshold_is_normal() {
+        for m in [12.5, -12.5] {
+            let mut d = Detector::new(12.5, 0.0, 0.0, 10.0);
+            for i in 0..4 {
+                let at = ms(10.0 * i as f64);
+                assert_eq!(d.detect(m, m / 10.0, 10.0, 5 + i, at), Usage::Normal, "{m}");
+            }
+        }
+    }
+
     /// The time over the threshold starts at half a group interval
     /// (libwebrtc's overuse detector): with groups 5 ms apart and 10 ms
     /// needed, 2.5, 7.5, 12.5 ms: the third delta over signals.

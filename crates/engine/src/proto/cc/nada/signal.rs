@@ -194,6 +194,13 @@ mod tests {
         assert!((m - 1.1).abs() < 1e-12, "{m}");
         assert!(s.loss_recent(SimTime::from_millis(10_690)));
         assert!(!s.loss_recent(SimTime::from_millis(10_710)));
+        // Two losses at once are no interval: losses at 0, 0 and 1 s
+        // give 1 s.
+        let mut s = super::super::tests::signal();
+        for t in [0, 0, 1] {
+            s.on_lost(SimTime::from_secs(t));
+        }
+        assert_eq!(s.loss_interval_s, Some(1.0));
         // Losses at 0, 2 and 3 s: 0.1 x 1 + 0.9 x 2 = 1.9 s.
         let mut s = super::super::tests::signal();
         for t in [0, 2, 3] {

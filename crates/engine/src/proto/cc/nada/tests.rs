@@ -101,6 +101,23 @@ fn a_queue_of_exactly_qeps_ends_the_ramp_up() {
     assert_eq!(queued(10.0, 15).rmode(), 1);
 }
 
+/// The spec's LOGWIN (500 ms) reaches the signal: of 20 packets of 1000
+/// bytes arriving 50 ms apart, the 11 within 500 ms of the newest make
+/// r_recv = 11 x 8000 / 0.5 s.
+#[test]
+fn the_receiving_rate_is_over_the_specs_logwin() {
+    let mut n = nada();
+    let rs: Vec<PacketResult> = (0..20)
+        .map(|k| result(k, 50.0 * k as f64, Some(50.0 * k as f64 + 20.0), 0))
+        .collect();
+    n.on_packet_feedback(at(1000.0), &rs);
+    assert!(
+        (n.signal.recv_bps() - 176e3).abs() < 1e-6,
+        "{}",
+        n.signal.recv_bps()
+    );
+}
+
 /// NADA's receiving half sends nothing of its own: the per-packet
 /// feedback flow carries what its sender needs.
 #[test]
