@@ -525,29 +525,21 @@ mod tests {
         }
         .validate("s", &mut c);
         assert_eq!(c.errs.len(), 1, "{:?}", c.errs);
-        // Units given with the file they were read from: fine.
-        let mut c = Checker::default();
-        SvcTraceSpec {
-            spatial: 1,
-            temporal: 3,
-            fgs: 1.0,
-            idr_gops: 1,
-            file: Some("units.csv".into()),
-            ..spec.clone()
+        // Units given with the file they were read from, and the IDR
+        // interval's bound itself: fine.
+        for (idr_gops, file) in [(1, Some("units.csv")), (MAX_IDR_GOPS, None)] {
+            let mut c = Checker::default();
+            SvcTraceSpec {
+                spatial: 1,
+                temporal: 3,
+                fgs: 1.0,
+                idr_gops,
+                file: file.map(String::from),
+                ..spec.clone()
+            }
+            .validate("s", &mut c);
+            assert!(c.errs.is_empty(), "{idr_gops} {file:?}: {:?}", c.errs);
         }
-        .validate("s", &mut c);
-        assert!(c.errs.is_empty(), "{:?}", c.errs);
-        // The bound itself is allowed.
-        let mut c = Checker::default();
-        SvcTraceSpec {
-            spatial: 1,
-            temporal: 3,
-            fgs: 1.0,
-            idr_gops: MAX_IDR_GOPS,
-            ..spec
-        }
-        .validate("s", &mut c);
-        assert!(c.errs.is_empty(), "{:?}", c.errs);
     }
 
     /// Each GOP's rate comes from its own units: with GOP 1's units twice
