@@ -8,7 +8,7 @@
 //! `on_timer` returns into RTCP packets (Generic NACK or application-layer
 //! feedback).
 
-use super::rtcp_timing::{Expiry, RtcpTiming, SlotState};
+use super::rtcp_timing::{Expiry, RtcpTiming, SlotState, SlotsRan};
 use crate::sim::{uniform, SimRng, SimTime};
 use std::collections::VecDeque;
 
@@ -138,6 +138,14 @@ struct SlotsRun {
     rng: SimRng,
 }
 
+/// Whether the slot at `now` sends a Regular packet under T_rr_interval:
+/// once T_rr_current_interval, (u + 0.5) T_rr_interval with u uniform in
+/// [0, 1), has passed since the last one (RFC 4585 3.5.3).
+fn regular_due(last: SimTime, trr_interval_s: f64, now: SimTime, rng: &mut SimRng) -> bool {
+    let current = (uniform(rng) + 0.5) * trr_interval_s;
+    last + SimTime::from_secs_f64(current) <= now
+}
+
 /// Most slots a forecast runs ahead: a Regular packet goes within 1.5
 /// T_rr_interval, some 40 to 80 slots in a two-party call; a longer
 /// stretch is forecast in parts.
@@ -243,16 +251,37 @@ impl RtcpScheduler {
                 ran = true;
             }
         }
-        while self.quiet_until().is_some() {
-            let tn = self.timing.next_time();
-            if tn > now || tn >= stop {
-                break;
-            }
-            let sent = self.on_timer(tn, rng);
-            debug_assert!(sent.is_none(), "a quiet slot sent a packet");
-            ran = true;
+        if let Some(end) = self.quiet_until() {
+            let limit = end.min(stop).min(SimTime(now.0.saturating_add(1)));
+            let r = self.run_quiet_slots(limit, u32::MAX, rng);
+            debug_assert!(!r.sends_next, "a quiet slot sends");
+            ran |= r.expiries > 0;
         }
         ran
+    }
+
+    /// Runs the slots before `limit` (at most `max`), stopping before the
+    /// first that sends a Regular packet. Only while slots can be quiet
+    /// ([`Self::quiet_half_end`]): no feedback waits and no Early packet
+    /// is scheduled, so each slot is rescheduled, suppressed or sends, and
+    /// nothing but the draws decides which.
+    fn run_quiet_slots(&mut self, limit: SimTime, max: u32, rng: &mut SimRng) -> SlotsRan {
+        let (Some(cfg), Some(last)) = (&self.avpf, self.t_rr_last) else {
+            return SlotsRan::default();
+        };
+        debug_assert!(self.quiet_half_end().is_some());
+        let trr_interval_s = cfg.trr_interval_s;
+        let r = self
+            .timing
+            .run_suppressed_slots(limit, max, rng, |tn, rng| {
+                regular_due(last, trr_interval_s, tn, rng)
+            });
+        if r.suppressed > 0 {
+            // Each slot reached allows early packets again.
+            self.allow_early = true;
+            self.stats.regular_suppressed += r.suppressed;
+        }
+        r
     }
 
     /// When the member must next wake for RTCP: [`Self::deadline`], or the
@@ -292,19 +321,11 @@ impl RtcpScheduler {
     /// past `FORECAST_SLOTS` (every slot before it was suppressed), and
     /// the state just before that slot.
     fn trial(&mut self, stop: SimTime, rng: &SimRng) -> (SimTime, SlotsRun) {
-        let saved = (self.slots_run(rng), self.t_rr_last, self.stats.clone());
+        let saved = self.slots_run(rng);
         let mut rng = rng.clone();
-        let mut slots = 0;
-        let (at, end) = loop {
-            let tn = self.timing.next_time();
-            let before = self.slots_run(&rng);
-            if tn >= stop || slots == FORECAST_SLOTS || self.on_timer(tn, &mut rng).is_some() {
-                break (tn, before);
-            }
-            slots += 1;
-        };
-        self.set_slots_run(&saved.0);
-        (self.t_rr_last, self.stats) = (saved.1, saved.2);
+        self.run_quiet_slots(stop, FORECAST_SLOTS, &mut rng);
+        let (at, end) = (self.timing.next_time(), self.slots_run(&rng));
+        self.set_slots_run(&saved);
         (at, end)
     }
 
@@ -461,10 +482,7 @@ impl RtcpScheduler {
         // RFC 4585 3.5.3 with T_rr_interval.
         let send_full = match self.t_rr_last {
             None => true,
-            Some(last) => {
-                let current = (uniform(rng) + 0.5) * trr_interval_s;
-                last + SimTime::from_secs_f64(current) <= now
-            }
+            Some(last) => regular_due(last, trr_interval_s, now, rng),
         };
         if send_full {
             self.t_rr_last = Some(now);

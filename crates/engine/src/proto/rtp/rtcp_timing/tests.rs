@@ -290,3 +290,83 @@ fn time_outs_trigger_reverse_reconsideration() {
     let want_tp = now - SimTime::from_secs_f64(f * (now - tp).as_secs_f64());
     assert_eq!((t.next_time(), t.last_time()), (want_tn, want_tp));
 }
+
+/// A two-party AVPF timing (no minimum interval) after its first packet.
+fn avpf_pair(reconsideration: bool, rng: &mut SimRng) -> RtcpTiming {
+    let cfg = TimingConfig {
+        session_bw_bps: 1e6,
+        min_interval_s: 0.0,
+        initial_min_interval_s: 0.0,
+        reconsideration,
+        ..TimingConfig::default()
+    };
+    let mut t = RtcpTiming::new(cfg, 1, 100.0, SimTime::ZERO, rng);
+    t.on_rtp(2, SimTime::ZERO);
+    t.on_own_rtp(SimTime::ZERO);
+    let first = t.next_time();
+    t.on_sent(first, 100.0, rng);
+    t
+}
+
+/// The expiries `run_suppressed_slots` runs, one by one as the timer runs
+/// them: `on_expire`, and `advance` when due and the slot does not send.
+/// Returns the slots suppressed and whether it stopped before a sender.
+fn slots_step_by_step(
+    t: &mut RtcpTiming,
+    limit: SimTime,
+    max: u32,
+    rng: &mut SimRng,
+    sends: &mut impl FnMut(SimTime, &mut SimRng) -> bool,
+) -> (u64, bool) {
+    let (mut suppressed, mut expiries) = (0, 0);
+    while t.next_time() < limit && expiries < max {
+        let before = (t.slot_state(), rng.clone());
+        let tn = t.next_time();
+        if t.on_expire(tn, rng) == Expiry::Reschedule {
+            expiries += 1;
+            continue;
+        }
+        if sends(tn, rng) {
+            t.set_slot_state(before.0);
+            *rng = before.1;
+            return (suppressed, true);
+        }
+        t.advance(tn, rng);
+        suppressed += 1;
+        expiries += 1;
+    }
+    (suppressed, false)
+}
+
+/// The fast run of suppressed slots takes the same draws in the same order
+/// and leaves the same state as the timer run expiry by expiry: to a time
+/// limit, to a count, and up to a slot that sends (left unrun, the random
+/// stream as before it); with reconsideration and without.
+#[test]
+fn suppressed_slots_run_as_the_timer_would_one_by_one() {
+    for reconsideration in [true, false] {
+        for (limit_s, max) in [(1.0, u32::MAX), (30.0, 17), (30.0, u32::MAX)] {
+            let mut rng = RngStreams::new(7, 0).stream("slots");
+            let mut fast = avpf_pair(reconsideration, &mut rng);
+            let (mut slow, mut rng_slow) = (fast.clone(), rng.clone());
+            // A slot sends once 0.8 s (and a draw) has passed since 0.5 s.
+            let mut sends = |tn: SimTime, rng: &mut SimRng| {
+                SimTime::from_secs_f64(0.5 + 0.8 * uniform(rng)) <= tn
+            };
+            let limit = SimTime::from_secs_f64(limit_s);
+            let ran = fast.run_suppressed_slots(limit, max, &mut rng, &mut sends);
+            let (suppressed, sends_next) =
+                slots_step_by_step(&mut slow, limit, max, &mut rng_slow, &mut sends);
+            assert_eq!(ran.suppressed, suppressed);
+            assert_eq!(ran.sends_next, sends_next);
+            assert!(ran.suppressed > 3, "some slots ran");
+            assert_eq!(fast.slot_state(), slow.slot_state());
+            assert_eq!(fast.members(), 2);
+            assert_eq!(uniform(&mut rng), uniform(&mut rng_slow), "the same draws");
+            if limit_s > 1.0 && max == u32::MAX {
+                assert!(ran.sends_next, "stopped before the slot that sends");
+                assert!(fast.next_time() >= SimTime::from_secs_f64(0.5));
+            }
+        }
+    }
+}
