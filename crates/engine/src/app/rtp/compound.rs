@@ -49,7 +49,9 @@ pub fn compound_packets(c: &RtcpCompound, now: SimTime) -> Vec<RtcpPacket> {
             dlsr: ntp_short_duration(r.dlsr),
         })
         .collect();
-    let mut v = vec![match c.sender {
+    // The report, the SDES, the NACKs and a BYE.
+    let mut v = Vec::with_capacity(3 + c.nacks.len());
+    v.push(match c.sender {
         Some((packets, octets)) => RtcpPacket::SenderReport {
             ssrc: c.ssrc,
             ntp: ntp64(now),
@@ -62,7 +64,7 @@ pub fn compound_packets(c: &RtcpCompound, now: SimTime) -> Vec<RtcpPacket> {
             ssrc: c.ssrc,
             reports: blocks,
         },
-    }];
+    });
     v.push(RtcpPacket::Sdes {
         ssrc: c.ssrc,
         cname: c.cname.clone(),

@@ -196,17 +196,20 @@ impl RtcpPacket {
     }
 
     /// Length on the wire in bytes.
+    /// Counted without writing (a compound's size is asked for at each
+    /// report): the header word and the body `emit` writes.
     pub fn wire_len(&self) -> usize {
-        match self {
-            // Counted without writing: one per feedback message.
-            RtcpPacket::Twcc(t) => t.wire_len(),
-            RtcpPacket::Ccfb(c) => c.wire_len(),
-            _ => {
-                let mut v = Vec::new();
-                self.emit(&mut v);
-                v.len()
-            }
-        }
+        let body = match self {
+            RtcpPacket::SenderReport { reports, .. } => 24 + 24 * reports.len(),
+            RtcpPacket::ReceiverReport { reports, .. } => 4 + 24 * reports.len(),
+            RtcpPacket::Sdes { cname, .. } => (4 + 2 + cname.len().min(255) + 1).div_ceil(4) * 4,
+            RtcpPacket::Bye { ssrcs } => 4 * ssrcs.len(),
+            RtcpPacket::Nack { entries, .. } => 8 + 4 * entries.len(),
+            RtcpPacket::AppFeedback { data, .. } => 8 + data.len().div_ceil(4) * 4,
+            RtcpPacket::Ccfb(c) => return c.wire_len(),
+            RtcpPacket::Twcc(t) => return t.wire_len(),
+        };
+        4 + body
     }
 
     /// Parses one packet; returns it and the bytes it used.

@@ -141,6 +141,50 @@ fn every_packet_type_round_trips_alone_and_in_a_compound() {
     assert_eq!(RtcpPacket::parse_compound(&compound).unwrap(), packets);
 }
 
+/// The counted length is the written one, for every packet type at every
+/// size its fields allow in a report: 0 to 31 blocks, CNAMEs of 0 to 300
+/// bytes (cut at 255), FCI of 0 to 12 bytes (padded to words).
+#[test]
+fn counted_length_is_the_written_length_at_every_size() {
+    let mut packets = Vec::new();
+    for n in 0..32 {
+        let reports = vec![block(); n];
+        packets.push(RtcpPacket::SenderReport {
+            ssrc: 1,
+            ntp: 2,
+            rtp_ts: 3,
+            packet_count: 4,
+            octet_count: 5,
+            reports: reports.clone(),
+        });
+        packets.push(RtcpPacket::ReceiverReport { ssrc: 1, reports });
+        packets.push(RtcpPacket::Bye {
+            ssrcs: (0..n as u32).collect(),
+        });
+        packets.push(RtcpPacket::Nack {
+            sender_ssrc: 1,
+            media_ssrc: 2,
+            entries: vec![(7, 1); n],
+        });
+    }
+    for len in 0..=300 {
+        packets.push(RtcpPacket::Sdes {
+            ssrc: 1,
+            cname: "c".repeat(len),
+        });
+    }
+    for len in 0..=12 {
+        packets.push(RtcpPacket::AppFeedback {
+            sender_ssrc: 1,
+            media_ssrc: 2,
+            data: vec![9; len],
+        });
+    }
+    for p in &packets {
+        assert_eq!(p.wire_len(), bytes_of(p).len(), "{p:?}");
+    }
+}
+
 #[test]
 fn sdes_cname_is_padded_and_null_terminated() {
     let mut b = Vec::new();
