@@ -191,6 +191,11 @@ mod tests {
             plan: (0, SimTime::ZERO),
         };
         assert_eq!(s.frame_interval(&site), SimTime::from_millis(30));
+        // Its E-model values are the codec's (G.113 Appendix I: Ie 15,
+        // Bpl 16.1, 7.5 ms of look-ahead).
+        let v = s.voice().expect("a voice spec names its codec");
+        assert_eq!((v.ie, v.bpl), (15.0, 16.1));
+        assert_eq!(v.lookahead, SimTime::from_millis_f64(7.5));
     }
 
     /// With VAD the source starts talking: the first talkspurt begins at

@@ -483,14 +483,21 @@ mod tests {
     /// 300 ms).
     #[test]
     fn the_freeze_rule_averages_thirty_gaps() {
+        let p = played_with_gaps(std::iter::repeat_n(40, 30).chain([100, 250]));
+        assert_eq!((p.stats.played, p.stats.freezes), (33, 1));
+        assert_eq!(p.stats.freeze_total, ms(250));
+    }
+
+    /// Frames captured the given gaps (ms) apart, each complete 10 ms
+    /// after its capture and played (a fixed delay of 50 ms).
+    fn played_with_gaps(gaps: impl Iterator<Item = u64>) -> Playout {
         let mut p = fixed(50);
-        let mut played_at = Vec::new();
         let mut t = 0;
-        for g in std::iter::repeat_n(40, 30).chain([100, 250]) {
-            played_at.push(t);
+        let mut played_at = vec![t];
+        for g in gaps {
             t += g;
+            played_at.push(t);
         }
-        played_at.push(t);
         for (i, &c) in played_at.iter().enumerate() {
             let tag = FrameTag {
                 index: i as u32,
@@ -500,9 +507,22 @@ mod tests {
             };
             p.on_packet(ms(c + 10), &tag);
         }
-        p.finish(ms(10_000));
-        assert_eq!((p.stats.played, p.stats.freezes), (33, 1));
-        assert_eq!(p.stats.freeze_total, ms(250));
+        p.finish(ms(100_000));
+        p
+    }
+
+    /// The limit is max(3 mean, mean + 150 ms), over: at a mean of 40 ms
+    /// a gap of 150 ms is over 3 means but under the mean + 150 ms (no
+    /// freeze); at a mean of 125 ms a gap of exactly 3 means (375 ms, all
+    /// exact in binary) is not over it.
+    #[test]
+    fn a_freeze_is_a_gap_over_the_larger_limit() {
+        for (gap, mean) in [(150, 40), (375, 125)] {
+            let p = played_with_gaps(std::iter::repeat_n(mean, 30).chain([gap]));
+            assert_eq!((p.stats.played, p.stats.freezes), (32, 0), "{gap} ms");
+        }
+        let p = played_with_gaps(std::iter::repeat_n(125, 30).chain([376]));
+        assert_eq!(p.stats.freezes, 1);
     }
 
     /// Frames 40 ms apart with the sender pausing twice: a gap of 6 s
@@ -628,6 +648,12 @@ mod tests {
         p.on_packet(ms(50), &tag(0, 2)); // playout at 100
         p.finish(ms(99));
         assert_eq!((p.stats.lost, p.stats.played), (0, 0));
+        // A complete frame behind an incomplete one is counted at the end.
+        let mut p = fixed(100);
+        p.on_packet(ms(50), &tag(0, 2));
+        p.on_packet(ms(60), &tag(1, 1));
+        p.finish(ms(500));
+        assert_eq!((p.stats.lost, p.stats.played), (1, 1));
         // Past its playout time but within the hold, at the end: lost
         // (it can no longer be played), also exactly at its playout time.
         for end in [100, 500] {
@@ -637,6 +663,21 @@ mod tests {
             assert_eq!((p.stats.lost, p.stats.played), (1, 0), "end {end} ms");
             assert_eq!(p.stats.levels, [0, 1, 0, 0, 0, 0]);
         }
+    }
+
+    /// Past the hold, every incomplete frame is declared lost at once,
+    /// also those behind a decided one: a packet completing one of them
+    /// afterwards does not make it late.
+    #[test]
+    fn frames_behind_a_decided_one_are_lost_with_it() {
+        let mut p = fixed(100);
+        p.on_packet(ms(50), &tag(0, 2)); // playout 100
+        p.on_packet(ms(60), &tag(1, 1)); // played at 140
+        p.on_packet(ms(90), &tag(2, 2)); // playout 180
+        p.on_packet(ms(1180), &tag(2, 2)); // its hold ends now
+        p.finish(ms(5000));
+        let s = &p.stats;
+        assert_eq!((s.played, s.late, s.lost), (1, 0, 2));
     }
 
     /// Adaptive: the highest delay (quantile 1) of the last second, within

@@ -101,6 +101,25 @@ mod tests {
         assert!((t.target_s - 0.27).abs() < 1e-12, "{}", t.target_s);
     }
 
+    /// A variance of exactly 0.2 is not steady: norm 0 then three times
+    /// c, c chosen so that the variance comes out 0.2 in f64 arithmetic;
+    /// the new target (3c / 4 + sqrt 0.2) lo is not under lo, so the
+    /// target falls by a tenth instead of taking the new one.
+    #[test]
+    fn a_variance_of_exactly_the_limit_is_not_steady() {
+        let c = 1.0327955589886446;
+        let mut t = QdelayTarget::new(1.0, 4.0);
+        for q in [0.0, c, c] {
+            t.adjust(q, 0.0);
+        }
+        t.target_s = 4.0;
+        t.adjust(c, 0.0);
+        let mean = (c + c + c) / 4.0;
+        let var = (mean * mean + 3.0 * (c - mean) * (c - mean)) / 4.0;
+        assert!((var - 0.2).abs() < 1e-15, "{var}");
+        assert!((t.target_s - 3.6).abs() < 1e-12, "{}", t.target_s);
+    }
+
     /// Varying (variance 0.21 >= 0.2) but the new target under lo: the
     /// target halves, no lower than the new one (then within [lo, hi]).
     #[test]

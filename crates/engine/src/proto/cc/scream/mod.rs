@@ -238,6 +238,13 @@ impl CcModel for ScreamSpec {
             p.rate_adjust_interval_ms,
         );
         c.interval_ms(format_args!("{path}.stall_ms"), p.stall_ms);
+        // The target is divided by up to this while bytes in flight run
+        // over the limit: under 1 it would rise instead.
+        let comp = p.bytes_in_flight_limit_compensation;
+        if comp.is_finite() && comp < 1.0 {
+            let msg = format!("must be at least 1 (got {comp})");
+            c.err(format!("{path}.bytes_in_flight_limit_compensation"), msg);
+        }
         if p.qdelay_target_lo_ms > p.qdelay_target_hi_ms {
             let msg = format!(
                 "must be at most qdelay_target_hi_ms ({})",

@@ -263,7 +263,8 @@ fn v2_grows_by_about_an_mss_per_window_acknowledged_right_after_congestion() {
 fn bad_fields_are_named_and_l4s_needs_v2() {
     let mut c = crate::scenario::check::Checker::default();
     let s: ScreamSpec = serde_json::from_value(
-        serde_json::json!({"beta_loss": 1.5, "l4s": true, "qdelay_target_lo_ms": 500}),
+        serde_json::json!({"beta_loss": 1.5, "l4s": true, "qdelay_target_lo_ms": 500,
+                           "bytes_in_flight_limit_compensation": 0.5}),
     )
     .unwrap();
     let media = CcMedia {
@@ -273,7 +274,13 @@ fn bad_fields_are_named_and_l4s_needs_v2() {
     };
     s.validate("cc", media, &mut c);
     let text: String = c.errs.iter().map(|e| format!("{e}\n")).collect();
-    for want in ["cc.beta_loss", "cc.l4s", "cc.qdelay_target_lo_ms", "pacer"] {
+    for want in [
+        "cc.beta_loss",
+        "cc.l4s",
+        "cc.qdelay_target_lo_ms",
+        "pacer",
+        "cc.bytes_in_flight_limit_compensation: must be at least 1 (got 0.5)",
+    ] {
         assert!(text.contains(want), "{want} not in {text}");
     }
     // The delay target's bounds may be equal; with a pacer and per-packet
@@ -594,6 +601,57 @@ fn with_no_rate_measured_the_target_ramps_unlimited() {
     c.adjust_rate(&p, &m);
     // + 200 kbit/s per s x 0.2 s x scale 1 (no congestion yet).
     assert!((c.target_bps - 1.04e6).abs() < 1e-6, "{}", c.target_bps);
+    // From 150 kbit/s the ramp is at most half the target per second:
+    // + 75 kbit/s per s x 0.2 s.
+    let p = spec(serde_json::json!({}));
+    let mut c = Rfc8298::new(&p);
+    c.adjust_rate(&p, &m);
+    assert!((c.target_bps - 165e3).abs() < 1e-6, "{}", c.target_bps);
+}
+
+/// The trend's memory decays by 0.99 per update when the trend is lower.
+#[test]
+fn the_trends_memory_decays_by_a_hundredth_per_update() {
+    let p = spec(serde_json::json!({}));
+    let mut c = Rfc8298::new(&p);
+    c.qdelay_trend_mem = 0.5;
+    // One sample: no autocorrelation, a trend of 0.
+    c.update_trend(&p, ms(0), 0.05);
+    assert_eq!(c.qdelay_trend, 0.0);
+    assert!(
+        (c.qdelay_trend_mem - 0.495).abs() < 1e-15,
+        "{}",
+        c.qdelay_trend_mem
+    );
+}
+
+/// The controller's window, pacing rate and measures from the start, as
+/// the pacer and the frame sender read them: RFC 8298 starts at MIN_CWND
+/// (3000 bytes) with one MSS of slack while the delay is on target and no
+/// pacing limit before an RTT is measured; v2 allows REF_WND_OVERHEAD
+/// (1.5) x its reference window less the bytes in flight, and paces at
+/// PACKET_PACING_HEADROOM (1.5) x the target.
+#[test]
+fn windows_pacing_and_measures_from_the_start() {
+    let mut s = Scream::new(spec(serde_json::json!({})));
+    s.start(ms(0), usize::MAX);
+    assert_eq!(s.cwnd_bytes(), 3000.0);
+    assert_eq!(s.send_window(), Some(4000));
+    assert_eq!(s.pacing_bps(), f64::INFINITY);
+    s.on_send(ms(0), departure(1200));
+    // The MSS is now 1200 bytes, all of them in flight.
+    assert_eq!(s.send_window(), Some(3000));
+    s.on_send_queue(5000);
+    let m = s.measures(ms(1), 0);
+    assert_eq!(
+        (m.bytes_in_flight, m.mss, m.rtp_queue_bytes),
+        (1200, 1200.0, 5000)
+    );
+    let mut v2 = Scream::new(spec(serde_json::json!({"version": "v2"})));
+    v2.start(ms(0), usize::MAX);
+    assert_eq!(v2.cwnd_bytes(), 3000.0);
+    assert_eq!(v2.send_window(), Some(4500));
+    assert_eq!(v2.pacing_bps(), 150e3 * 1.5);
 }
 
 /// The target is scaled down (x 0.95) when the RTP queue holds more than

@@ -360,6 +360,40 @@ mod tests {
         assert_eq!(c.l4s_alpha, 0.25);
     }
 
+    /// Exactly 5 s after the last congestion is not yet "more than 5 s":
+    /// an L4S mark then cuts by share x l4s_alpha / 2 only (share 1,
+    /// alpha 1/16 x 5/10 = 1/32, the factor 0.95: 1 - 1/64 x 0.95), and
+    /// l4s_alpha is not restarted.
+    #[test]
+    fn an_l4s_mark_exactly_5_s_after_congestion() {
+        let p = spec(serde_json::json!({"version": "v2", "l4s": true}));
+        let mut c = V2::new(&p);
+        c.ref_wnd = 40_000.0;
+        c.last_congestion = ms(5000);
+        let mut m = at(&measures(0.0, 10_000), ms(10_000));
+        m.max_bytes_in_flight_prev = 10_000;
+        c.on_feedback(&p, &m, &marked(10, 5));
+        assert_eq!(c.l4s_alpha, 1.0 / 32.0);
+        let want = 40_000.0 * (1.0 - 1.0 / 64.0 * 0.95);
+        assert!((c.ref_wnd - want).abs() < 1e-9, "{}", c.ref_wnd);
+    }
+
+    /// A virtual mark of 0 (the delay over half the target, its average
+    /// not) is no congestion: the window grows and the last congestion
+    /// stays where it was.
+    #[test]
+    fn a_virtual_mark_of_zero_is_no_congestion() {
+        let p = spec(serde_json::json!({"version": "v2"}));
+        let mut c = V2::new(&p);
+        c.ref_wnd = 20_000.0;
+        c.target_bps = 1e6;
+        c.last_qdelay_avg_update = ms(10_000);
+        let m = at(&measures(0.045, 10_000), ms(10_000));
+        c.on_feedback(&p, &m, &acked(1000, 0));
+        assert_eq!(c.last_congestion, SimTime::ZERO);
+        assert!(c.ref_wnd > 20_000.0, "{}", c.ref_wnd);
+    }
+
     /// ref_wnd_i, the window before congestion, is set at a cut (at most
     /// every 250 ms), not while the window grows.
     #[test]
@@ -373,6 +407,23 @@ mod tests {
         c.on_feedback(&p, &at(&m, ms(10_500)), &acked(1000, 0));
         assert_eq!(c.ref_wnd_i, 20_000.0);
         assert!(c.ref_wnd > 14_000.0);
+    }
+
+    /// A cut exactly 250 ms after ref_wnd_i was last set keeps it; one
+    /// just past 250 ms takes the window.
+    #[test]
+    fn the_window_before_congestion_at_exactly_250_ms() {
+        let p = spec(serde_json::json!({"version": "v2"}));
+        let cut_at = |now: SimTime| {
+            let mut c = V2::new(&p);
+            c.ref_wnd = 20_000.0;
+            c.last_ref_wnd_i_update = ms(10_750);
+            let m = at(&measures(0.0, 10_000), now);
+            c.on_feedback(&p, &m, &acked(1000, 1));
+            c.ref_wnd_i
+        };
+        assert_eq!(cut_at(ms(11_000)), 1.0, "the initial value, kept");
+        assert_eq!(cut_at(SimTime::from_nanos(11_000_000_001)), 20_000.0);
     }
 
     /// An L4S cut: share x l4s_alpha / 2 x max(1 - 2 MSS / ref_wnd, 0.8),
