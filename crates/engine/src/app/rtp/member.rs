@@ -689,7 +689,7 @@ impl RtpMember {
     }
 
     /// A media packet's effect on the playout buffer, the feedback log and
-    /// the reception statistics: on arrival, or later for a held one.
+    /// the reception statistics, on arrival (held ones: `release_held_now`).
     #[inline(always)]
     fn take_in(&mut self, h: &Held, ssrc: u32, repair: Option<SimTime>, out: &mut Vec<Action>) {
         if let (Some(tag), Some(v)) = (&h.frame, &mut self.viewer) {
@@ -711,19 +711,52 @@ impl RtpMember {
         self.release_held_now();
     }
 
+    /// The held packets are in order from one known source (held.rs): the
+    /// playout buffer, the feedback log and the reception statistics each
+    /// take the whole batch in turn, which leaves them as packet by packet
+    /// would, since none of them reads another.
     #[inline(never)]
     fn release_held_now(&mut self) {
         let held = std::mem::take(&mut self.fast.held);
-        let ssrc = self.fast.ssrc;
-        // A held packet makes no action: the feedback timer runs, and none
-        // of them ends a frame with per-frame feedback or shows a loss.
-        let mut none = Vec::new();
-        for h in &held {
-            self.take_in(h, ssrc, None, &mut none);
+        if let Some(v) = &mut self.viewer {
+            for h in &held {
+                if let Some(tag) = &h.frame {
+                    v.playout.on_packet(h.now, tag);
+                }
+            }
         }
-        debug_assert!(none.is_empty() && !self.loss_seen);
+        if let Some(fb) = &mut self.pp_feedback {
+            // A held packet makes no action: the feedback timer runs, and
+            // none of them ends a frame with per-frame feedback.
+            let mut none = Vec::new();
+            for h in &held {
+                fb.on_rtp(h.now, h, &mut none);
+            }
+            debug_assert!(none.is_empty());
+        }
+        self.on_rtp_in_order(&held);
         self.fast.held = held;
         self.fast.held.clear();
+    }
+
+    /// [`Self::on_rtp`] for packets in order from the known source
+    /// `fast.ssrc`, none a repair: no gap, so no loss to report; RTCP's
+    /// member table keeps only the last packet's time.
+    fn on_rtp_in_order(&mut self, held: &[Held]) {
+        let (Some(first), Some(last)) = (held.first(), held.last()) else {
+            return;
+        };
+        let ssrc = self.fast.ssrc;
+        self.sched.timing.on_rtp(ssrc, last.now);
+        let src = self.sources.entry(ssrc).or_default();
+        src.sends_media = true;
+        debug_assert_eq!(src.next_seq, Some(first.seq));
+        for h in held {
+            src.stats.update_seq(h.seq);
+            src.stats
+                .update_jitter(super::compound::rtp_clock(h.now) as i64, h.timestamp);
+        }
+        src.next_seq = Some(last.seq.wrapping_add(1));
     }
 
     /// A control packet arrived: per-packet feedback, an RTCP compound, or
