@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -53,3 +55,14 @@ def assert_field_error(sc, path: str, fragment: str) -> None:
     with pytest.raises(ScenarioError) as e:
         sc.validate()
     assert any(p == path and fragment in m for p, m in e.value.errors), e.value.errors
+
+
+def require_tool(name: str) -> None:
+    """A system tool that scripts/setup installs with apt-get when run as
+    root: in CI its absence fails the test; elsewhere the test is reported
+    as not run, with the reason, never passed."""
+    if shutil.which(name) is None:
+        msg = f"{name} is not installed (scripts/setup installs it with apt-get when run as root)"
+        if os.environ.get("CI"):
+            pytest.fail(msg + "; CI needs it")
+        pytest.skip(msg)

@@ -7,21 +7,14 @@ scripts/setup installs tshark where it can (root with apt-get). In CI the
 test requires it; elsewhere, without tshark, it is reported as not run,
 with the reason, never passed."""
 
-import os
-import shutil
 import subprocess
 
-import pytest
 
-from conftest import ROOT
+from conftest import ROOT, require_tool
 
 
 def test_tshark_decodes_every_pcap_cleanly():
-    if shutil.which("tshark") is None:
-        msg = "tshark is not installed (scripts/setup installs it with apt-get when run as root)"
-        if os.environ.get("CI"):
-            pytest.fail(msg + "; CI needs it")
-        pytest.skip(msg)
+    require_tool("tshark")
     out = subprocess.run([str(ROOT / "scripts" / "check-pcap-tshark")], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     lines = out.stdout.splitlines()

@@ -247,14 +247,20 @@ def schema_cmd() -> None:
 @click.option("--parts", is_flag=True,
               help="With --calls: the calls also with their feedback, playout buffer or pacer off, and with all "
                    "three off and constant frames (what each part costs).")
+@click.option("--counts", "cache_counts", is_flag=True,
+              help="With --calls: instead of timing them, count instructions and cache misses per delivered media "
+                   "packet under valgrind's cache simulator (the difference between 10 and 20 simulated seconds; "
+                   "needs valgrind).")
 @click.option("--memory", is_flag=True,
               help="Engine memory per TCP flow, per packet queued and per packet propagating (slopes of peak RSS).")
 def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, campaign_runs, rtp_group, rmtp,
-              calls, gcc_calls, mix, partitions, parts, memory) -> None:
+              calls, gcc_calls, mix, partitions, parts, cache_counts, memory) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
     if parts and not calls:
         _fail("--parts goes with --calls")
+    if cache_counts and not calls:
+        _fail("--counts goes with --calls")
     if mix and not gcc_calls:
         _fail("--mix goes with --gcc-calls")
     if partitions > 1 and not (gcc_calls or rmtp or rtp_group):
@@ -302,6 +308,13 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, c
         from .validation.bench import run_scale_calls
 
         rows = run_scale_calls(quick=quick, mix=mix, partitions=partitions)
+    elif calls and cache_counts:
+        from .validation.bench import run_calls_counts
+
+        try:
+            rows = run_calls_counts(quick=quick, parts=parts)
+        except RuntimeError as e:
+            _fail(str(e))
     elif calls:
         from .validation.bench import run_calls
 

@@ -373,6 +373,21 @@ def run_calls(quick: bool = False, parts: bool = False) -> list[dict[str, Any]]:
     return _with_cost_vs_cbr([best[w] for w in names])
 
 
+COUNTS_SIM_S = (10.0, 20.0)  # chosen: the two durations whose difference --counts takes
+
+
+def run_calls_counts(quick: bool = False, parts: bool = False) -> list[dict[str, Any]]:
+    """The workloads of `run_calls`, counted by valgrind's cache simulator
+    instead of timed (cache_counts.py): instructions and first- and
+    second-level cache misses per delivered media packet, beside the CBR
+    flows'. Quick: 8 calls, 1 and 2 simulated seconds."""
+    from .cache_counts import run_counts
+
+    n, durations = (8, (1.0, 2.0)) if quick else (64, COUNTS_SIM_S)
+    names = ["calls", *(CALL_PARTS if parts else ()), "calls_rtp", "calls_cbr"]
+    return run_counts(names, n, durations)
+
+
 def _with_cost_vs_cbr(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Adds each row's wall time per delivered media packet over the last
     row's (the CBR flows on the same paths)."""

@@ -1,0 +1,149 @@
+"""Instructions and cache misses per delivered media packet, counted by
+valgrind's cache simulator (`mediasim bench --calls --counts`).
+
+Wall times on a shared host swing by a third between runs of one build;
+these counts do not, so they judge a change to the engine where the wall
+time cannot. Each workload runs in a fresh process under
+``valgrind --tool=callgrind --cache-sim=yes``, collecting only inside the
+engine's event loop (``run_until``: the scenario's set-up and result tables
+drop out), for two durations; the difference between the two runs' counts,
+divided by the media packets delivered between them, is the cost of a
+media packet in steady state (start-up drops out too).
+
+The simulated caches default to this project's benchmark host's per-core
+sizes (32 KiB first-level instruction and data caches, 512 KiB second
+level, 8-way, 64-byte lines); valgrind's last level is that second level.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# chosen: the benchmark host's per-core caches (lscpu: 2 x 32 KiB L1d and
+# L1i, 2 x 512 KiB L2); 8-way, 64-byte lines.
+L1_BYTES = 32 * 1024
+LL_BYTES = 512 * 1024
+WAYS = 8
+LINE_BYTES = 64
+
+#: The counted events, in callgrind's names.
+EVENTS = ("Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
+
+
+@dataclass(frozen=True)
+class Counts:
+    """One run's totals inside the event loop, and its media packets."""
+
+    events: dict[str, int]
+    media_delivered: int
+
+
+def valgrind_path() -> str:
+    """valgrind's path, or a RuntimeError saying how to get it."""
+    path = shutil.which("valgrind")
+    if path is None:
+        raise RuntimeError("--counts needs valgrind on PATH (Debian: apt-get install valgrind)")
+    return path
+
+
+def parse_callgrind_totals(text: str) -> dict[str, int]:
+    """The totals of a callgrind output file: its ``events:`` line names
+    them, its ``summary:`` (or ``totals:``) line counts them."""
+    names: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("events:"):
+            names = line.split(":", 1)[1].split()
+        elif line.startswith(("summary:", "totals:")) and names is not None:
+            values = [int(v) for v in line.split(":", 1)[1].split()]
+            # Trailing zero counts may be left off.
+            values += [0] * (len(names) - len(values))
+            return dict(zip(names, values))
+    raise ValueError("not a callgrind output file: no 'events:' line followed by 'summary:' or 'totals:'")
+
+
+def count_run(workload: str, n: int, duration_s: float, l1_bytes: int = L1_BYTES,
+              ll_bytes: int = LL_BYTES) -> Counts:
+    """One workload (from ``bench.WORKLOADS``) under callgrind, collecting
+    inside the event loop only."""
+    valgrind = valgrind_path()
+    with tempfile.TemporaryDirectory(prefix="mediasim-counts-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        cache = lambda size: f"{size},{WAYS},{LINE_BYTES}"  # noqa: E731
+        cmd = [valgrind, "--tool=callgrind", "--cache-sim=yes", f"--I1={cache(l1_bytes)}",
+               f"--D1={cache(l1_bytes)}", f"--LL={cache(ll_bytes)}", "--toggle-collect=*run_until*",
+               f"--callgrind-out-file={out}", sys.executable, "-m", "mediasim.validation.bench",
+               workload, str(n), str(duration_s), "1"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                              env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+        if proc.returncode != 0 or not out.exists():
+            raise RuntimeError(f"callgrind run of {workload} with {n} flows for {duration_s} s failed:\n"
+                               f"{proc.stderr[-2000:]}")
+        events = parse_callgrind_totals(out.read_text())
+    row = json.loads(proc.stdout.strip().splitlines()[-1])
+    return Counts(events=events, media_delivered=int(row["media_delivered"]))
+
+
+def per_media_packet(short: Counts, long: Counts) -> dict[str, float]:
+    """Each event's count per media packet delivered between the shorter
+    run's end and the longer one's."""
+    packets = long.media_delivered - short.media_delivered
+    if packets <= 0:
+        raise ValueError("the longer run delivered no more media packets than the shorter one")
+    return {e: (long.events.get(e, 0) - short.events.get(e, 0)) / packets for e in EVENTS}
+
+
+def row_of(workload_name: str, n: int, durations: tuple[float, float], per: dict[str, float],
+           packets: int) -> dict[str, Any]:
+    first_level = per["I1mr"] + per["D1mr"] + per["D1mw"]
+    return {
+        "workload": workload_name,
+        "flows": n,
+        "sim_s": f"{durations[0]:g}-{durations[1]:g}",
+        "media_packets": packets,
+        "instructions": round(per["Ir"], 1),
+        "i1_misses": round(per["I1mr"], 2),
+        "d1_misses": round(per["D1mr"] + per["D1mw"], 2),
+        "first_level_misses": round(first_level, 2),
+        "ll_misses": round(per["ILmr"] + per["DLmr"] + per["DLmw"], 2),
+    }
+
+
+def run_counts(workloads: list[str], n: int, durations: tuple[float, float],
+               l1_bytes: int = L1_BYTES, ll_bytes: int = LL_BYTES) -> list[dict[str, Any]]:
+    """Every workload at both durations (as many runs at once as there are
+    cores: the counts do not depend on load), one row each, with the last
+    row's (the CBR flows') ratios beside."""
+    from .bench import WORKLOADS
+
+    for w in workloads:
+        if w not in WORKLOADS:
+            raise ValueError(f"unknown workload {w!r}")
+    if not 0 < durations[0] < durations[1]:
+        raise ValueError(f"durations {durations}: expected 0 < shorter < longer")
+    valgrind_path()
+    jobs = [(w, d) for w in workloads for d in durations]
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        done = dict(zip(jobs, pool.map(lambda j: count_run(j[0], n, j[1], l1_bytes, ll_bytes), jobs)))
+    rows = []
+    for w in workloads:
+        short, long = done[(w, durations[0])], done[(w, durations[1])]
+        name = WORKLOADS[w](n, durations[1])["name"]
+        rows.append(row_of(name, n, durations, per_media_packet(short, long),
+                           long.media_delivered - short.media_delivered))
+    base = rows[-1]
+    for r in rows:
+        r["instructions_x_cbr"] = round(r["instructions"] / max(base["instructions"], 1e-9), 2)
+        # Under one miss a packet (a few CBR flows whose state stays in the
+        # caches), a ratio to it says nothing.
+        r["misses_x_cbr"] = (round(r["first_level_misses"] / base["first_level_misses"], 2)
+                             if base["first_level_misses"] >= 1 else None)
+    return rows

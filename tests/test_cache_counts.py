@@ -1,0 +1,77 @@
+"""`mediasim bench --calls --counts`: instructions and cache misses per
+delivered media packet under valgrind's cache simulator.
+
+scripts/setup installs valgrind where it can (root with apt-get). In CI the
+end-to-end test requires it; elsewhere, without valgrind, it is reported as
+not run, with the reason, never passed."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from conftest import require_tool
+
+from mediasim.cli import main
+from mediasim.validation.cache_counts import Counts, parse_callgrind_totals, per_media_packet, row_of
+
+CALLGRIND_OUT = """# callgrind format
+version: 1
+creator: callgrind-3.19.0
+cmd:  python -m mediasim.validation.bench calls 8 1 1
+positions: line
+events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+summary: 1000 400 300 20 30 10 2 5
+fl=(1) x.rs
+fn=(1) f
+3 1000 400 300 20 30 10 2 5
+totals: 1000 400 300 20 30 10 2 5
+"""
+
+
+def test_the_totals_are_read_by_their_names_and_missing_trailing_counts_are_zero():
+    t = parse_callgrind_totals(CALLGRIND_OUT)
+    assert t == {"Ir": 1000, "Dr": 400, "Dw": 300, "I1mr": 20, "D1mr": 30, "D1mw": 10, "ILmr": 2, "DLmr": 5,
+                 "DLmw": 0}
+    with pytest.raises(ValueError, match="not a callgrind output file"):
+        parse_callgrind_totals("summary: 1 2 3\n")
+
+
+def test_a_packet_costs_the_difference_over_the_packets_between():
+    def events(k: int, ir: int) -> dict[str, int]:
+        return {"Ir": ir, "I1mr": 10 * k, "D1mr": 20 * k, "D1mw": 4 * k, "ILmr": 0, "DLmr": 3 * k, "DLmw": k}
+
+    # The longer run delivers 200 more media packets; what both runs share
+    # (start-up) drops out of the difference.
+    short, long = Counts(events(1, 1500), 100), Counts(events(3, 3000), 300)
+    per = per_media_packet(short, long)
+    assert per["Ir"] == pytest.approx(1500 / 200) and per["D1mr"] == pytest.approx(40 / 200)
+    row = row_of("calls-8", 8, (1.0, 2.0), per, 200)
+    assert row["first_level_misses"] == pytest.approx((20 + 40 + 8) / 200, abs=0.01)
+    assert row["ll_misses"] == pytest.approx((6 + 2) / 200, abs=0.01) and row["sim_s"] == "1-2"
+    with pytest.raises(ValueError, match="no more media packets"):
+        per_media_packet(long, long)
+
+
+def test_counts_goes_with_calls():
+    r = CliRunner().invoke(main, ["bench", "--counts"])
+    assert r.exit_code != 0 and "--counts goes with --calls" in r.output
+
+
+def test_bench_calls_counts_quick_counts_each_workload():
+    require_tool("valgrind")
+    r = CliRunner().invoke(main, ["bench", "--calls", "--counts", "--quick", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = {x["workload"]: x for x in json.loads(r.output)}
+    assert list(rows) == ["calls-8", "calls-rtp-8", "calls-cbr-8"]
+    calls, rtp, cbr = rows.values()
+    # The RTP session sends the CBR flows' packets, one every interval: the
+    # same media packets between 1 and 2 s.
+    assert rtp["media_packets"] == cbr["media_packets"] > 8 * 90
+    # A CBR packet's work is part of an RTP packet's, and an RTP packet's
+    # part of a call's (frames, pacer, feedback, playout on top).
+    assert cbr["instructions"] < rtp["instructions"] < calls["instructions"]
+    assert cbr["instructions_x_cbr"] == 1.0
+    assert calls["instructions_x_cbr"] == pytest.approx(calls["instructions"] / cbr["instructions"], abs=0.01)
+    # Eight CBR flows' state and code stay in the first-level caches.
+    assert cbr["first_level_misses"] < 1 and cbr["misses_x_cbr"] is None
+    assert calls["first_level_misses"] > rtp["first_level_misses"] > cbr["first_level_misses"]
