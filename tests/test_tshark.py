@@ -9,7 +9,6 @@ with the reason, never passed."""
 
 import subprocess
 
-
 from conftest import ROOT, require_tool
 
 
