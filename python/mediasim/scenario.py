@@ -252,7 +252,7 @@ def _may_have_traces(data: dict[str, Any]) -> bool:
     sessions = data.get("rtp_sessions")
     if isinstance(sessions, list) and any(
             isinstance(m, dict) and isinstance(m.get("source"), dict) and "file" in m["source"]
-            for s in sessions if isinstance(s, dict) for m in (s.get("members") or [])):
+            for s in sessions if isinstance(s, dict) and isinstance(s.get("members"), list) for m in s["members"]):
         return True
     if not isinstance(links, list):
         return False

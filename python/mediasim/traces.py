@@ -202,10 +202,10 @@ _FRAME_TRACE_FIELDS = {"trace": "frames_bytes", "svc_trace": "nal_units"}
 def _frame_traces(data: dict[str, Any]):
     """(path, source dict) of every RTP member's frame-trace or SVC-trace
     source."""
-    for i, sess in enumerate(data.get("rtp_sessions") or []):
+    for i, sess in enumerate(_list(data.get("rtp_sessions"))):
         if not isinstance(sess, dict):
             continue
-        for j, m in enumerate(sess.get("members") or []):
+        for j, m in enumerate(_list(sess.get("members"))):
             src = m.get("source") if isinstance(m, dict) else None
             if isinstance(src, dict) and src.get("type") in _FRAME_TRACE_FIELDS:
                 yield f"rtp_sessions[{i}].members[{j}].source", src
@@ -259,9 +259,15 @@ def read_nal_units(path: str | Path, field: str = "source.file") -> list[list[An
     return units
 
 
+def _list(x: Any) -> list:
+    """``x`` if it is a list, else nothing: a field of the wrong type is
+    left for validation to name."""
+    return x if isinstance(x, list) else []
+
+
 def _traces(data: dict[str, Any]):
     """(path, trace dict) of every link and direction trace in a scenario."""
-    for i, link in enumerate(data.get("links") or []):
+    for i, link in enumerate(_list(data.get("links"))):
         if not isinstance(link, dict):
             continue
         for where, holder in [("", link), (".ab", link.get("ab")), (".ba", link.get("ba"))]:

@@ -19,6 +19,7 @@ that does not build. With ``--save`` the failing inputs are written there
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import tempfile
@@ -65,7 +66,10 @@ def bases() -> list[dict[str, Any]]:
     """The example scenarios, then one scenario of each model the
     examples lack, from the reference studies (shortened to
     ``STUDY_BASE_S``): TCP with IW10, every AVPF case, media scaling
-    through RED, SVC over TFRC and over PPACC with FEC, RMTP."""
+    through RED, SVC over TFRC and over PPACC with FEC, RMTP, and the RMCAT
+    cases' controllers (GCC, NADA, SCReAM and SCReAMv2 with L4S) over
+    capacity steps in both directions, a cellular trace, FQ-CoDel and a
+    paused flow."""
     from ..plain import read_file
 
     return ([read_file(p) for p in sorted(EXAMPLES.iterdir()) if p.suffix in (".toml", ".yaml", ".json")]
@@ -73,12 +77,12 @@ def bases() -> list[dict[str, Any]]:
 
 
 def study_bases() -> list[dict[str, Any]]:
-    from ..experiments import avpf, iw10, media_scaling, rmtp, svc
+    from ..experiments import avpf, iw10, media_scaling, rmcat, rmtp, svc
 
     scenarios = [iw10.scenario(iw10.Params().quick(), 2, 10), media_scaling.scenario(media_scaling.Params().quick()),
                  svc.scenario(svc.Params().quick(), "tfrc", 20), svc.scenario(svc.Params().quick(), "ppacc", 20, 1),
                  rmtp.scenario(rmtp.Params().quick(), 3, STUDY_BASE_S)]
-    out = [s.to_dict() for s in scenarios]
+    out = [s.to_dict() for s in scenarios] + rmcat_bases(rmcat)
     seen = set()
     for job in avpf.build_jobs(avpf.Params().quick(), avpf.CASES):
         case = job.labels.get("case")
@@ -92,6 +96,25 @@ def study_bases() -> list[dict[str, Any]]:
                 if isinstance(f.get(k), (int, float)) and f[k] >= STUDY_BASE_S:
                     f.pop(k)
     return out
+
+
+#: RMCAT cases (RFC 8867 numbering, 9 the first cellular trace) and the
+#: controller and queue each base runs: together every controller, both
+#: capacity schedules, the trace, FQ-CoDel and a pause.
+RMCAT_BASES = ((1, "gcc", "droptail"), (3, "nada", "fq_codel"), (8, "scream", "droptail"), (9, "gcc", "droptail"))
+
+
+def rmcat_bases(rmcat: Any) -> list[dict[str, Any]]:
+    p = rmcat.Params().quick()
+    # Case 8's times x 0.1: its flows start at 0, 2 and 4 s and the first
+    # pauses from 4 s, within the shortened run.
+    out = [rmcat.scenario(p if n != 8 else dataclasses.replace(p, time_scale=0.1), n, ctrl, 50.0, aqm, 0).to_dict()
+           for n, ctrl, aqm in RMCAT_BASES]
+    # SCReAMv2 with L4S marks: case 1 again, its queue marking.
+    v2 = rmcat.scenario(p, 1, "scream", 50.0, "fq_codel", 0).to_dict()
+    for s in v2["rtp_sessions"]:
+        s["members"][0]["cc"].update(version="v2", l4s=True)
+    return out + [v2]
 
 
 def _places(x: Any, out: list) -> list:
