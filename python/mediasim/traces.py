@@ -207,7 +207,7 @@ def _frame_traces(data: dict[str, Any]):
             continue
         for j, m in enumerate(_list(sess.get("members"))):
             src = m.get("source") if isinstance(m, dict) else None
-            if isinstance(src, dict) and src.get("type") in _FRAME_TRACE_FIELDS:
+            if isinstance(src, dict) and isinstance(src.get("type"), str) and src["type"] in _FRAME_TRACE_FIELDS:
                 yield f"rtp_sessions[{i}].members[{j}].source", src
 
 
