@@ -317,6 +317,32 @@ def test_a_campaign_file_runs_with_aliases_as_columns(examples, tmp_path):
     assert lost[(10, 7e5)] > lost[(50, 3e5)]
 
 
+def test_a_campaign_file_without_out_takes_the_command_lines(examples, tmp_path):
+    from click.testing import CliRunner
+
+    from mediasim.campaign.spec import load_campaign
+    from mediasim.cli import main
+
+    shutil.copy(examples / "dumbbell.toml", tmp_path / "x.toml")
+    f = tmp_path / "c.toml"
+    f.write_text('scenario = "x.toml"\n[set]\nduration_s = 3\n[grid]\n"links[0].delay_ms" = [5, 10]\n')
+    # Neither the file nor the command line names the folder.
+    with pytest.raises(CampaignError, match="out: required, a path \\(in the file, or --out"):
+        load_campaign(f)
+    r = CliRunner().invoke(main, ["campaign", str(f)])
+    assert r.exit_code != 0 and "--out on the command line" in r.output
+    out = tmp_path / "here"
+    assert load_campaign(f, out).out == out.resolve()
+    r = CliRunner().invoke(main, ["campaign", str(f), "--out", str(out), "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    assert "2 runs: 0 already stored, 2 run now, 0 failed" in r.output
+    assert len(read_sweep(out)) > 0
+    # A folder in the file is a path (text), and --out still overrides it.
+    f.write_text('scenario = "x.toml"\nout = 5\n[grid]\n"links[0].delay_ms" = [5]\n')
+    with pytest.raises(CampaignError, match="out: must be a path"):
+        load_campaign(f, out)
+
+
 @pytest.mark.parametrize("text, fragment", [
     ('scenario = "x.toml"\nout = "o"\nfoo = 1\n[grid]\na = [1]', "foo: unknown field"),
     ('out = "o"\n[grid]\na = [1]', "exactly one of scenario"),

@@ -59,28 +59,25 @@ def campaign_cmd(file, out, workers, scheduler) -> None:
     from .errors import CampaignError
 
     try:
-        spec = load_campaign(file)
+        spec = load_campaign(file, out)
         if isinstance(spec, CampaignSpec):
             sc = load_scenario(spec.scenario).with_overrides(spec.overrides)
     except (CampaignError, ScenarioError) as e:
         _fail(str(e))
     if not isinstance(spec, CampaignSpec):
-        _run_study_campaign(spec, out, workers, scheduler)
+        _run_study_campaign(spec, workers, scheduler)
         return
     _run_grid(sc, spec.grid, spec.aliases, spec.replications, spec.seed, workers or spec.workers,
-              scheduler or spec.scheduler, out or str(spec.out))
+              scheduler or spec.scheduler, str(spec.out))
 
 
-def _run_study_campaign(spec, out, workers, scheduler) -> None:
-    from pathlib import Path
-
+def _run_study_campaign(spec, workers, scheduler) -> None:
     import dataclasses
 
     from .campaign.study_run import run_study_campaign
     from .errors import CampaignError
 
-    spec = dataclasses.replace(spec, out=Path(out) if out else spec.out, workers=workers or spec.workers,
-                               scheduler=scheduler or spec.scheduler)
+    spec = dataclasses.replace(spec, workers=workers or spec.workers, scheduler=scheduler or spec.scheduler)
     try:
         report = run_study_campaign(spec)
     except CampaignError as e:

@@ -82,9 +82,10 @@ def _table(d: dict[str, Any], name: str, where: str) -> dict[str, Any]:
     return v
 
 
-def load_campaign(path: str | Path) -> "CampaignSpec | Any":
+def load_campaign(path: str | Path, out: str | Path | None = None) -> "CampaignSpec | Any":
     """The campaign in ``path``: a CampaignSpec (over a scenario) or a
-    ``study.StudyCampaign`` (over a study's parameters)."""
+    ``study.StudyCampaign`` (over a study's parameters). ``out`` (the
+    command line's) overrides the file's folder, which is then optional."""
     from ..plain import read_file
 
     path = Path(path)
@@ -101,8 +102,10 @@ def load_campaign(path: str | Path) -> "CampaignSpec | Any":
     unknown = sorted(set(d) - allowed)
     if unknown:
         raise CampaignError(f"{where}: {unknown[0]}: unknown field (expected one of {', '.join(sorted(allowed))})")
-    if not isinstance(d.get("out"), str) or not d["out"]:
-        raise CampaignError(f"{where}: out: required, a path")
+    if out is None and (not isinstance(d.get("out"), str) or not d["out"]):
+        raise CampaignError(f"{where}: out: required, a path (in the file, or --out on the command line)")
+    if "out" in d and (not isinstance(d["out"], str) or not d["out"]):
+        raise CampaignError(f"{where}: out: must be a path (text)")
     aliases = _table(d, "aliases", where)
     bad = [k for k, v in aliases.items() if not isinstance(v, str)]
     if bad:
@@ -116,7 +119,8 @@ def load_campaign(path: str | Path) -> "CampaignSpec | Any":
     scheduler = d.get("scheduler")
     if scheduler is not None and not isinstance(scheduler, str):
         raise CampaignError(f"{where}: scheduler: must be an address such as tcp://host:8786")
-    common = dict(out=(path.parent / d["out"]).resolve(), grid=grid, aliases=aliases,
+    folder = Path(out).resolve() if out is not None else (path.parent / d["out"]).resolve()
+    common = dict(out=folder, grid=grid, aliases=aliases,
                   overrides=_table(d, "set", where), workers=_int(d, "workers", where, None, 1), scheduler=scheduler)
     if "study" in d:
         return _study(d, where, common)
