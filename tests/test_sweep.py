@@ -41,3 +41,18 @@ def test_sweep_reports_bad_values_with_the_field(examples, tmp_path):
                                   "--out", str(tmp_path)])
     assert r.exit_code == 2
     assert "links[0].rate_bps: must be a positive number (got -5)" in r.output
+
+
+def test_an_axis_without_values_is_an_error_not_an_empty_sweep(examples, tmp_path):
+    import pytest
+
+    from mediasim import ScenarioError
+
+    with pytest.raises(ScenarioError) as e:
+        grid(examples / "dumbbell.toml", {"rate": [], "duration_s": [5]}, aliases={"rate": "links[0].rate_bps"})
+    assert e.value.errors == [("links[0].rate_bps", "no values to vary it over")]
+    out = tmp_path / "s"
+    r = CliRunner().invoke(main, ["sweep", str(examples / "dumbbell.toml"), "--vary", "links[0].rate_bps=",
+                                  "--out", str(out)])
+    assert r.exit_code == 2 and "links[0].rate_bps: no values to vary it over" in r.output
+    assert not out.exists()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .results import Results
 from .runner import run
+from .errors import ScenarioError
 from .scenario import Scenario, as_scenario
 
 if TYPE_CHECKING:
@@ -116,6 +117,11 @@ def grid(scenario: Scenario | dict | str | Path, vary: dict[str, list[Any]], rep
     import itertools
 
     aliases = aliases or {}
+    empty = [k for k, values in vary.items() if not values]
+    if empty:
+        # A grid with an axis of no values has no runs: surely a mistake.
+        raise ScenarioError("an axis without values",
+                            [(aliases.get(k, k), "no values to vary it over") for k in empty])
     base = as_scenario(scenario)
     keys = list(vary)
     jobs = []
