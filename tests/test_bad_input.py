@@ -241,3 +241,22 @@ def test_a_cyclic_python_structure_is_refused_not_looped_on():
     loop["self"] = loop
     sc.data["description"] = loop
     fails(sc, "nested too deeply")
+
+
+def test_seeds_and_replications_are_the_engines_64_bit_integers(examples):
+    import numpy as np
+
+    path = examples / "dumbbell.toml"
+    for bad in (-1, 2 ** 64, 1.5, "x", True, None):
+        with pytest.raises(ValueError, match=f"seed must be an integer from 0 to 2\\*\\*64 - 1 \\(got {bad!r}"):
+            mediasim.run(path, seed=bad, max_events=10)
+    with pytest.raises(ValueError, match="replication must be an integer"):
+        mediasim.run(path, replication=2 ** 70, max_events=10)
+    # The range's ends and numpy's integers run, numpy's the same as Python's.
+    with pytest.warns(mediasim.RunStoppedEarly):
+        a = mediasim.run(path, seed=np.uint64(2 ** 64 - 1), max_events=2000)
+        b = mediasim.run(path, seed=2 ** 64 - 1, max_events=2000)
+        mediasim.run(path, seed=0, replication=2 ** 64 - 1, max_events=10)
+    assert a.flows.equals(b.flows)
+    r = CliRunner().invoke(main, ["run", str(path), "--seed", str(2 ** 64)])
+    assert r.exit_code != 0 and "Traceback" not in r.output and "0<=x<=18446744073709551615" in r.output

@@ -13,6 +13,9 @@ from .errors import ScenarioError
 from .reporting.tables import md_table
 from .scenario import load_scenario, parse_value, split_override
 
+#: Seeds and replication numbers: the engine's unsigned 64-bit integers.
+U64 = click.IntRange(0, 2 ** 64 - 1)
+
 
 def _fail(msg: str) -> None:
     click.echo(f"error: {msg}", err=True)
@@ -80,8 +83,8 @@ def main(verbose: int, quiet: bool) -> None:
 
 @main.command("run", short_help="Run one scenario file and print its flows.")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Random seed.")
-@click.option("--replication", type=click.IntRange(min=0), default=0, show_default=True, help="Replication number.")
+@click.option("--seed", type=U64, default=0, show_default=True, help="Random seed.")
+@click.option("--replication", type=U64, default=0, show_default=True, help="Replication number.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Write Parquet tables (and pcap) here.")
 @click.option("--overwrite", is_flag=True,
               help="Replace OUT if it holds an earlier output (whole, once this run is complete).")

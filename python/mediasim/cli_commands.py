@@ -10,7 +10,7 @@ import sys
 import click
 
 from . import _engine
-from .cli import _fail, _fmt_table, _load
+from .cli import U64, _fail, _fmt_table, _load
 from .errors import ScenarioError
 from .experiments import STUDIES
 from .reporting.tables import md_table
@@ -26,7 +26,7 @@ from .scenario import load_scenario, parse_value, split_override
               help="A short name for a field, used in --vary and as the column name, e.g. "
                    "--alias rate=links[name=bottleneck].rate_bps (repeatable).")
 @click.option("--replications", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--seed", type=U64, default=0, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Local processes (default: the CPUs this process may use).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
@@ -418,7 +418,7 @@ def _red_crosscheck(save_references: bool) -> None:
 @click.argument("study", type=click.Choice([*STUDIES, "all"]))
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Output folder (default results/STUDY).")
 @click.option("--replications", type=click.IntRange(min=1), default=None, help="Replications per configuration.")
-@click.option("--seed", type=click.IntRange(min=0), default=None)
+@click.option("--seed", type=U64, default=None)
 @click.option("--quick", is_flag=True, help="Small version (few replications), for a fast look.")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: all cores).")
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
@@ -495,7 +495,7 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
 @click.command("demo", short_help="The demo study (voice over a dumbbell).")
 @click.option("--out", type=click.Path(file_okay=False), default="results/demo", show_default=True)
 @click.option("--replications", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option("--seed", type=U64, default=1, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: all cores).")
 @click.option("--overwrite", is_flag=True,
               help="Replace OUT if it holds an earlier output (whole, once this one is complete).")

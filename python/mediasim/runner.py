@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import operator
 import os
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import _engine
 from .errors import OutputTruncated, RunStoppedEarly
@@ -89,6 +90,18 @@ def with_recording(sc: Scenario, packets: bool = False, series: bool = False) ->
     return sc
 
 
+def _u64(name: str, v: Any) -> int:
+    """``v`` as the engine's unsigned 64-bit integer (any integer type,
+    numpy's too; not a bool), or a ValueError naming ``name``."""
+    try:
+        i = operator.index(v)
+    except TypeError:
+        i = None
+    if i is None or isinstance(v, bool) or not 0 <= i < 2 ** 64:
+        raise ValueError(f"{name} must be an integer from 0 to 2**64 - 1 (got {v!r})")
+    return i
+
+
 def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Path | None = None,
                pcap: bool = False, trace: bool = False, max_events: int | None = None,
                max_wall_s: float | None = None, max_memory_mb: float | None = None, progress: bool = False,
@@ -98,8 +111,7 @@ def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Pat
     warnings issued. ``run`` wraps them into Results."""
     import json
 
-    if seed < 0 or replication < 0:
-        raise ValueError("seed and replication must be non-negative integers")
+    seed, replication = _u64("seed", seed), _u64("replication", replication)
     pcap_dir = os.path.join(os.fspath(out), "pcap") if out is not None else None
     for name, v in (("max_events", max_events), ("max_wall_s", max_wall_s), ("max_memory_mb", max_memory_mb)):
         if v is not None and not v > 0:
