@@ -33,6 +33,24 @@ def test_parquet_round_trip(examples, tmp_path):
     assert list(back.packets["receiver"].cat.categories) == list(res.packets["receiver"].cat.categories)
 
 
+def test_a_damaged_run_folder_is_named_not_a_decoder_error(examples, tmp_path):
+    sc = mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": 3})
+    mediasim.run(sc, seed=1, out=tmp_path / "r")
+    meta = tmp_path / "r" / "meta.json"
+    good = meta.read_bytes()
+    (tmp_path / "r" / "flows.parquet").write_bytes(b"cut")
+    back = Results.read_parquet(tmp_path / "r")
+    with pytest.raises(ValueError, match=r"flows\.parquet: not a readable Parquet table .*the run folder is damaged"):
+        back.flows
+    for text, fragment in ((b"{cut", "not JSON"), (b"\xff", "not JSON"), (b"[1]", "not a run's metadata"),
+                           (b'{"tables": 5}', "not a run's metadata")):
+        meta.write_bytes(text)
+        with pytest.raises(ValueError, match=f"meta.json: {fragment}.*the run folder is damaged"):
+            Results.read_parquet(tmp_path / "r")
+    meta.write_bytes(good)
+    assert Results.read_parquet(tmp_path / "r").links is not None
+
+
 def test_a_run_read_back_is_read_table_by_table_and_pickles_with_its_data(examples, tmp_path):
     """read_parquet reads each table when it is first asked for; pickled
     (as a helper or a Dask worker sends it), a run read back carries its

@@ -202,7 +202,15 @@ class _ParquetFile(_Unbuilt):
         self.path, self.name, self.meta = path, name, meta or {}
 
     def make(self) -> pd.DataFrame:
-        return _with_codes(pd.read_parquet(self.path), self.name, self.meta)
+        import pyarrow as pa
+
+        try:
+            df = pd.read_parquet(self.path)
+        except pa.ArrowException as e:
+            # A file changed or cut after the run wrote it (runs write
+            # whole files only): say which, not Arrow's message alone.
+            raise ValueError(f"{self.path}: not a readable Parquet table ({e}); the run folder is damaged") from None
+        return _with_codes(df, self.name, self.meta)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return _ParquetBytes, (self.path.read_bytes(), self.name, self.meta)
@@ -370,6 +378,11 @@ class Results:
             meta = json.loads((d / "meta.json").read_text())
         except FileNotFoundError:
             raise FileNotFoundError(f"{d}: not a run folder (no meta.json)") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{d / 'meta.json'}: not JSON ({e}); the run folder is damaged") from None
+        if not isinstance(meta, dict) or not isinstance(meta.get("tables", []), list):
+            raise ValueError(f"{d / 'meta.json'}: not a run's metadata (a table with a list of tables); "
+                             "the run folder is damaged")
         names = meta.get("tables")
         if names is None:  # written before runs listed their tables
             names = [p.stem for p in sorted(d.glob("*.parquet")) if _recorded(p.stem, meta)]
