@@ -165,7 +165,13 @@ def test_the_trace_command(tmp_path: Path):
     out = r.invoke(main, ["trace", "stats", str(f)])
     assert out.exit_code == 0 and "166 opportunities" in out.output and "mean 1.999 Mbit/s" in out.output
     out = r.invoke(main, ["trace", "stats", "nope"])
-    assert out.exit_code == 2 and "no builtin trace 'nope'" in out.output
+    assert out.exit_code == 2 and "nope: no such trace file, nor a builtin trace (builtin: constant-12mbps" in out.output
+    # Writing: a builtin's name, into a folder that exists; each mistake named.
+    out = r.invoke(main, ["trace", "write", str(f), str(tmp_path / "x")])
+    assert out.exit_code == 2 and "no builtin trace of that name" in out.output
+    out = r.invoke(main, ["trace", "write", "lte-walk", str(tmp_path / "no" / "x.trace")])
+    assert out.exit_code == 2 and "cannot write the trace (No such file or directory)" in out.output
+    assert "Traceback" not in out.output
 
 
 def test_an_outage_shows_in_the_tables_and_the_books_balance():

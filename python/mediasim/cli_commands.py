@@ -533,8 +533,10 @@ def _trace_ms(name_or_file: str) -> list[int]:
 
     from . import traces
 
+    if name_or_file not in traces.BUILTIN and not Path(name_or_file).exists():
+        _fail(f"{name_or_file}: no such trace file, nor a builtin trace (builtin: {', '.join(sorted(traces.BUILTIN))})")
     try:
-        if name_or_file in traces.BUILTIN or not Path(name_or_file).exists():
+        if name_or_file in traces.BUILTIN:
             return traces.builtin(name_or_file, "trace")
         return traces.read(name_or_file, "trace")
     except ScenarioError as e:
@@ -549,7 +551,12 @@ def trace_write_cmd(name, path) -> None:
     """Write builtin trace NAME to PATH in Mahimahi's format."""
     from . import traces
 
-    click.echo(f"written {traces.write(path, _trace_ms(name))}")
+    if name not in traces.BUILTIN:
+        _fail(f"{name}: no builtin trace of that name (builtin: {', '.join(sorted(traces.BUILTIN))})")
+    try:
+        click.echo(f"written {traces.write(path, _trace_ms(name))}")
+    except OSError as e:
+        _fail(f"{path}: cannot write the trace ({e.strerror or e})")
 
 
 @trace_cmd.command("stats", short_help="A trace's length, opportunities and mean rate.")
