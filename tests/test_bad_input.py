@@ -260,3 +260,19 @@ def test_seeds_and_replications_are_the_engines_64_bit_integers(examples):
     assert a.flows.equals(b.flows)
     r = CliRunner().invoke(main, ["run", str(path), "--seed", str(2 ** 64)])
     assert r.exit_code != 0 and "Traceback" not in r.output and "0<=x<=18446744073709551615" in r.output
+
+
+def test_an_output_path_that_cannot_be_written_is_named_without_a_traceback(examples, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    scenario = str(examples / "dumbbell.toml")
+    run_dir = tmp_path / "run"
+    assert CliRunner().invoke(main, ["run", scenario, "--out", str(run_dir), "--max-events", "5000"]).exit_code == 0
+    for args, fragment in (
+            (["run", scenario, "--out", str(blocker / "out"), "--max-events", "100"],
+             f"{blocker / 'out'}: cannot create the output folder there"),
+            (["show", scenario, "--out", str(blocker / "d.png")], f"--out {blocker / 'd.png'}: cannot write the picture"),
+            (["plot", str(run_dir), "--out", str(blocker / "p.png")], f"--out {blocker / 'p.png'}: cannot write the picture")):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2 and fragment in r.output and "Traceback" not in r.output, (args, r.output)
+    assert blocker.read_text() == "not a folder"

@@ -173,7 +173,10 @@ def show_cmd(scenario, out, overrides) -> None:
     path = Path(out) if out else Path(scenario).with_suffix(".png")
     if path.suffix.lower() not in (".png", ".svg", ".pdf"):
         _fail(f"--out {path}: the picture must end in .png, .svg or .pdf")
-    click.echo(f"written {draw(sc.to_dict(), path)}")
+    try:
+        click.echo(f"written {draw(sc.to_dict(), path)}")
+    except OSError as e:
+        _fail(f"--out {path}: cannot write the picture ({e.strerror or e})")
 
 
 @click.command("plot", short_help="Plot a run folder: throughput, delay, queues, cwnd.")
@@ -199,6 +202,8 @@ def plot_cmd(run, out, bin_s, flows) -> None:
         click.echo(f"written {plot_run(run, out, bin_s, list(flows) or None)}")
     except ValueError as e:
         _fail(f"{run}: {e}")
+    except OSError as e:
+        _fail(f"--out {out or Path(run) / 'plots.png'}: cannot write the picture ({e.strerror or e})")
 
 
 @click.command("schema", short_help="Print the JSON Schema of scenario files.")

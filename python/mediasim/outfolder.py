@@ -75,10 +75,14 @@ def staged(folder: str | Path, kind: str, overwrite: bool = False, flag: str = F
     the marker file (``run``, ``study``, ``demo``)."""
     final = Path(folder)
     check_free(final, overwrite, flag)
-    final.parent.mkdir(parents=True, exist_ok=True)
     stage = final.parent / f".{final.name}.partial-{os.getpid()}"
-    shutil.rmtree(stage, ignore_errors=True)
-    stage.mkdir()
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(stage, ignore_errors=True)
+        stage.mkdir()
+    except OSError as e:
+        # Name the folder asked for, not the staging folder beside it.
+        raise OutputFolderError(f"{final}: cannot create the output folder there ({e.strerror or e})") from None
     try:
         yield stage
         (stage / MARKER).write_text(json.dumps({"kind": kind}) + "\n")
