@@ -61,8 +61,11 @@ class RunStore:
                 f"{store.root} holds runs of another engine (version {index.get('engine_version')}, build "
                 f"{index.get('engine_build')}); this is version {engine['engine_version']}, build "
                 f"{engine['engine_build']}. Use a new folder, or remove the old runs to replace them.")
-        for d in (store.runs, store.partial, store.failed):
-            d.mkdir(parents=True, exist_ok=True)
+        try:
+            for d in (store.runs, store.partial, store.failed):
+                d.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise CampaignError(f"{store.root}: cannot create the campaign's folder there ({e.strerror or e})") from None
         store.clean_partials()
         return store
 
