@@ -56,3 +56,15 @@ def test_an_axis_without_values_is_an_error_not_an_empty_sweep(examples, tmp_pat
                                   "--out", str(out)])
     assert r.exit_code == 2 and "links[0].rate_bps: no values to vary it over" in r.output
     assert not out.exists()
+
+
+def test_replications_takes_a_count_of_at_least_one(examples):
+    import pytest
+
+    from mediasim import replications
+
+    jobs = replications(examples / "dumbbell.toml", 3, seed=7, case="a")
+    assert [(j.seed, j.replication, j.labels) for j in jobs] == [(7, r, {"case": "a"}) for r in range(3)]
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match=f"n must be a whole number of replications, at least 1 \\(got {bad!r}"):
+            replications(examples / "dumbbell.toml", bad)

@@ -41,6 +41,8 @@ class Job:
 
 def replications(scenario: Scenario | dict | str | Path, n: int, seed: int = 0, **labels: Any) -> list[Job]:
     """``n`` replications of one scenario: same seed, replication 0..n-1."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a whole number of replications, at least 1 (got {n!r})")
     data = as_scenario(scenario).to_dict()
     return [Job(data, seed=seed, replication=r, labels=dict(labels)) for r in range(n)]
 
