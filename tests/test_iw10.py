@@ -103,7 +103,7 @@ def test_params_overrides_are_typed_and_checked():
     assert p.flows == (1, 6) and p.bottleneck_rate_bps == 4e6 and p.replications == 3
     with pytest.raises(ValueError, match="unknown parameter 'nope'"):
         iw10.Params().with_overrides({"nope": "1"})
-    with pytest.raises(ValueError, match="replications must be at least 1"):
+    with pytest.raises(ValueError, match="replications must be from 1 to 10,000"):
         iw10.Params().with_overrides({"replications": "0"})
     with pytest.raises(ValueError, match="not a valid"):
         iw10.Params().with_overrides({"buffer_packets": "many"})
@@ -171,3 +171,28 @@ def test_conclusions_follow_the_figures():
     c = iw10.conclusions(flipped)
     assert list(c["holds"]) == ["no", "no", "no"]
     assert "1 flow(s)" in c["figures"][1] and "6 flows" in c["figures"][1]
+
+
+def test_every_study_refuses_counts_no_run_can_use_before_building_anything():
+    """A mistyped count (1e300 flows, receivers or replications) is an error
+    naming it, not a loop over it; the bound on flows and nodes is the
+    engine's own default limit."""
+    import json
+
+    from mediasim import _engine
+    from mediasim.experiments import STUDIES, get
+    from mediasim.experiments.params import MAX_ITEMS
+
+    limits = json.loads(_engine.schema())["$defs"]["LimitsSpec"]["properties"]
+    assert MAX_ITEMS == limits["max_flows"]["default"] == limits["max_nodes"]["default"]
+    counted = set()
+    for name in STUDIES:
+        params = get(name).Params()
+        for field in ("replications", *type(params).count_fields):
+            counted.add((name, field))
+            with pytest.raises(ValueError, match=f"{field} must be"):
+                params.with_overrides({field: "1e300"})
+        with pytest.raises(ValueError, match="seed must be from 0 to 2\\*\\*64 - 1"):
+            params.with_overrides({"seed": str(2 ** 64)})
+    assert {("iw10", "flows"), ("rmtp", "receivers_per_dr"), ("svc", "video_flows"),
+            ("media-scaling", "mpeg_flows"), ("avpf", "ftp_flows_per_side")} <= counted

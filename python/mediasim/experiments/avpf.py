@@ -41,6 +41,7 @@ HAS_SENSITIVITY = True
 @dataclass
 class Params(StudyParams):
     study: ClassVar[str] = NAME
+    count_fields: ClassVar[tuple[str, ...]] = ("ftp_flows_per_side",)
 
     # --- stated by the study ---
     session_bws_bps: tuple[float, ...] = (2e6, 200e3, 20e3)  # cases 1-2

@@ -46,6 +46,7 @@ HAS_SENSITIVITY = False
 @dataclass
 class Params(StudyParams):
     study: ClassVar[str] = NAME
+    count_fields: ClassVar[tuple[str, ...]] = ("flows",)
 
     # --- stated by the study ---
     flows: tuple[int, ...] = (1, 2, 6)

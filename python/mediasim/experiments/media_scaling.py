@@ -42,6 +42,7 @@ CASES: tuple[int, ...] = ()  # the study contract: no cases
 @dataclass
 class Params(StudyParams):
     study: ClassVar[str] = NAME
+    count_fields: ClassVar[tuple[str, ...]] = ("ftp_flows", "mm_flows", "mpeg_flows", "late_ftp")
 
     # --- stated by the study ---
     bottleneck_rate_bps: float = 6e6

@@ -7,6 +7,15 @@ from typing import Any, ClassVar, TypeVar
 
 P = TypeVar("P")
 
+#: The engine's default ``limits.max_flows`` and ``limits.max_nodes``: a
+#: study's scenario cannot hold more flows or nodes, so a count beyond it
+#: is refused before the scenario is built (a mistyped 1e300 would
+#: otherwise be looped on).
+MAX_ITEMS = 200_000
+#: chosen: far above any study's replications (3 to 50), so that a
+#: mistyped count is refused rather than run.
+MAX_REPLICATIONS = 10_000
+
 
 def apply_overrides(params: P, overrides: dict[str, str], study: str) -> P:
     """Returns a copy of ``params`` with NAME=VALUE strings converted to
@@ -42,6 +51,8 @@ class StudyParams:
     ``study`` and adds its own checks in ``check_more``."""
 
     study: ClassVar[str]
+    #: Fields that count the flows or nodes the study's scenarios create.
+    count_fields: ClassVar[tuple[str, ...]] = ()
     replications: int
 
     def with_overrides(self: P, overrides: dict[str, str]) -> P:
@@ -49,7 +60,18 @@ class StudyParams:
         return apply_overrides(self, overrides, self.study)  # type: ignore[attr-defined]
 
     def check(self) -> None:
-        problems = [] if self.replications >= 1 else ["replications must be at least 1"]
+        problems = []
+        if not 1 <= self.replications <= MAX_REPLICATIONS:
+            problems.append(f"replications must be from 1 to {MAX_REPLICATIONS:,} (got {self.replications})")
+        seed = getattr(self, "seed", 0)
+        if not 0 <= seed < 2 ** 64:
+            problems.append(f"seed must be from 0 to 2**64 - 1 (got {seed})")
+        for name in self.count_fields:
+            v = getattr(self, name)
+            if any(x > MAX_ITEMS for x in (v if isinstance(v, tuple) else (v,))):
+                problems.append(f"{name} must be at most {MAX_ITEMS:,} (the engine's limit on flows and nodes)")
+        if problems:  # check_more may build on the counts
+            raise ValueError(f"{self.study}: " + "; ".join(problems))
         problems += self.check_more()
         if problems:
             raise ValueError(f"{self.study}: " + "; ".join(problems))

@@ -65,6 +65,7 @@ CASES: tuple[int, ...] = ()  # the study contract: scenarios, not cases
 @dataclass
 class Params(StudyParams):
     study: ClassVar[str] = NAME
+    count_fields: ClassVar[tuple[str, ...]] = ("receivers_per_dr",)
 
     # --- stated by the study ---
     receivers_per_dr: int = 50

@@ -38,6 +38,7 @@ CASES: tuple[int, ...] = ()  # the study contract: no cases
 @dataclass
 class Params(StudyParams):
     study: ClassVar[str] = NAME
+    count_fields: ClassVar[tuple[str, ...]] = ("video_flows", "tcp_flows")
 
     # --- stated by the study ---
     bottleneck_rate_bps: float = 3e6
