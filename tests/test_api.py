@@ -278,3 +278,11 @@ def test_columns_of_a_table_not_recorded_or_with_no_rows():
     with pytest.raises(AttributeError, match="measure.packets"):
         res.columns("packets")
     assert list(res.columns("flows")["flow"]) == ["f"] and res.columns("flows")["sent"].dtype == "int64"
+
+
+def test_a_scenario_of_the_wrong_kind_says_what_a_scenario_is(examples):
+    for bad in (5, None, [1, 2]):
+        with pytest.raises(TypeError, match=f"a scenario is a Scenario, a dict or a file's path \\(got {type(bad).__name__}"):
+            mediasim.run(bad)
+    with pytest.raises(TypeError, match="a field path is text"):
+        mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({5: 1})

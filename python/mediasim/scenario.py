@@ -130,6 +130,8 @@ class Scenario:
     def set(self, path: str, value: Any) -> "Scenario":
         """Sets one field by path, e.g. ``set("links[0].rate_bps", 2e6)`` or
         ``set("flows[name=voice].start_s", 3)`` (select list items by name)."""
+        if not isinstance(path, str):
+            raise TypeError(f"a field path is text, such as 'links[0].rate_bps' (got {path!r})")
         keys = _parse_path(path)
         cur: Any = self.data
         for i, k in enumerate(keys[:-1]):
@@ -261,8 +263,12 @@ def _may_have_traces(data: dict[str, Any]) -> bool:
 
 
 def as_scenario(x: "Scenario | dict | str | Path") -> Scenario:
+    import os
+
     if isinstance(x, Scenario):
         return x
     if isinstance(x, dict):
         return Scenario.from_dict(x)
+    if not isinstance(x, (str, os.PathLike)):
+        raise TypeError(f"a scenario is a Scenario, a dict or a file's path (got {type(x).__name__})")
     return load_scenario(x)
