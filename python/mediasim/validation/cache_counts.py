@@ -41,10 +41,12 @@ EVENTS = ("Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 
 @dataclass(frozen=True)
 class Counts:
-    """One run's totals inside the event loop, and its media packets."""
+    """One run's totals inside the event loop, its workload's name and its
+    media packets."""
 
     events: dict[str, int]
     media_delivered: int
+    workload: str = ""
 
 
 def valgrind_path() -> str:
@@ -89,7 +91,7 @@ def count_run(workload: str, n: int, duration_s: float, l1_bytes: int = L1_BYTES
                                f"{proc.stderr[-2000:]}")
         events = parse_callgrind_totals(out.read_text())
     row = json.loads(proc.stdout.strip().splitlines()[-1])
-    return Counts(events=events, media_delivered=int(row["media_delivered"]))
+    return Counts(events=events, media_delivered=int(row["media_delivered"]), workload=row["workload"])
 
 
 def per_media_packet(short: Counts, long: Counts) -> dict[str, float]:
@@ -136,8 +138,7 @@ def run_counts(workloads: list[str], n: int, durations: tuple[float, float],
     rows = []
     for w in workloads:
         short, long = done[(w, durations[0])], done[(w, durations[1])]
-        name = WORKLOADS[w](n, durations[1])["name"]
-        rows.append(row_of(name, n, durations, per_media_packet(short, long),
+        rows.append(row_of(long.workload, n, durations, per_media_packet(short, long),
                            long.media_delivered - short.media_delivered))
     base = rows[-1]
     for r in rows:
