@@ -1,5 +1,6 @@
-"""`mediasim bench --calls --counts`: instructions and cache misses per
-delivered media packet under valgrind's cache simulator.
+"""`mediasim bench --calls --counts`: instructions, cache misses and
+mispredicted branches per delivered media packet under valgrind's cache
+and branch simulators.
 
 scripts/setup installs valgrind where it can (root with apt-get). In CI the
 end-to-end test requires it; elsewhere, without valgrind, it is reported as
@@ -38,7 +39,8 @@ def test_the_totals_are_read_by_their_names_and_missing_trailing_counts_are_zero
 
 def test_a_packet_costs_the_difference_over_the_packets_between():
     def events(k: int, ir: int) -> dict[str, int]:
-        return {"Ir": ir, "I1mr": 10 * k, "D1mr": 20 * k, "D1mw": 4 * k, "ILmr": 0, "DLmr": 3 * k, "DLmw": k}
+        return {"Ir": ir, "I1mr": 10 * k, "D1mr": 20 * k, "D1mw": 4 * k, "ILmr": 0, "DLmr": 3 * k, "DLmw": k,
+                "Bcm": 7 * k, "Bim": 2 * k}
 
     # The longer run delivers 200 more media packets; what both runs share
     # (start-up) drops out of the difference.
@@ -48,6 +50,7 @@ def test_a_packet_costs_the_difference_over_the_packets_between():
     row = row_of("calls-8", 8, (1.0, 2.0), per, 200)
     assert row["first_level_misses"] == pytest.approx((20 + 40 + 8) / 200, abs=0.01)
     assert row["ll_misses"] == pytest.approx((6 + 2) / 200, abs=0.01) and row["sim_s"] == "1-2"
+    assert row["mispredicts"] == pytest.approx((14 + 4) / 200, abs=0.01)
     with pytest.raises(ValueError, match="no more media packets"):
         per_media_packet(long, long)
 
@@ -75,3 +78,7 @@ def test_bench_calls_counts_quick_counts_each_workload():
     # Eight CBR flows' state and code stay in the first-level caches.
     assert cbr["first_level_misses"] < 1 and cbr["misses_x_cbr"] is None
     assert calls["first_level_misses"] > rtp["first_level_misses"] > cbr["first_level_misses"]
+    # A call's branches depend on its data (frame sizes, the pacer's
+    # waits, feedback timing) where a CBR flow's repeat.
+    assert calls["mispredicts"] > rtp["mispredicts"] > cbr["mispredicts"] > 0
+    assert calls["mispredicts_x_cbr"] == pytest.approx(calls["mispredicts"] / cbr["mispredicts"], abs=0.01)

@@ -250,8 +250,8 @@ def schema_cmd() -> None:
               help="With --calls: the calls also with their feedback, playout buffer or pacer off, and with all "
                    "three off and constant frames (what each part costs).")
 @click.option("--counts", "cache_counts", is_flag=True,
-              help="With --calls: instead of timing them, count instructions and cache misses per delivered media "
-                   "packet under valgrind's cache simulator (the difference between 10 and 20 simulated seconds; "
+              help="With --calls: instead of timing them, count instructions, cache misses and mispredicted "
+                   "branches per delivered media packet under valgrind's cache and branch simulators (the difference between 10 and 20 simulated seconds; "
                    "needs valgrind).")
 @click.option("--memory", is_flag=True,
               help="Engine memory per TCP flow, per packet queued and per packet propagating (slopes of peak RSS).")

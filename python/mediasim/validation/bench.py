@@ -378,9 +378,9 @@ COUNTS_SIM_S = (10.0, 20.0)  # chosen: the two durations whose difference --coun
 
 def run_calls_counts(quick: bool = False, parts: bool = False) -> list[dict[str, Any]]:
     """The workloads of `run_calls`, counted by valgrind's cache simulator
-    instead of timed (cache_counts.py): instructions and first- and
-    second-level cache misses per delivered media packet, beside the CBR
-    flows'. Quick: 8 calls, 1 and 2 simulated seconds."""
+    instead of timed (cache_counts.py): instructions, first- and
+    second-level cache misses and mispredicted branches per delivered media
+    packet, beside the CBR flows'. Quick: 8 calls, 1 and 2 simulated seconds."""
     from .cache_counts import run_counts
 
     n, durations = (8, (1.0, 2.0)) if quick else (64, COUNTS_SIM_S)

@@ -1,11 +1,12 @@
-"""Instructions and cache misses per delivered media packet, counted by
-valgrind's cache simulator (`mediasim bench --calls --counts`).
+"""Instructions, cache misses and mispredicted branches per delivered media
+packet, counted by valgrind's cache and branch simulators (`mediasim bench
+--calls --counts`).
 
 Wall times on a shared host swing by a third between runs of one build;
 these counts do not, so they judge a change to the engine where the wall
 time cannot. Each workload runs in a fresh process under
-``valgrind --tool=callgrind --cache-sim=yes``, collecting only inside the
-engine's event loop (``run_until``: the scenario's set-up and result tables
+``valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes``, collecting
+only inside the engine's event loop (``run_until``: the scenario's set-up and result tables
 drop out), for two durations; the difference between the two runs' counts,
 divided by the media packets delivered between them, is the cost of a
 media packet in steady state (start-up drops out too).
@@ -13,6 +14,9 @@ media packet in steady state (start-up drops out too).
 The simulated caches default to this project's benchmark host's per-core
 sizes (32 KiB first-level instruction and data caches, 512 KiB second
 level, 8-way, 64-byte lines); valgrind's last level is that second level.
+Valgrind's branch predictor is its own simple model (a table of two-bit
+counters for conditional branches, the last target for indirect ones), not
+the host's: its mispredictions compare workloads, they do not price them.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ WAYS = 8
 LINE_BYTES = 64
 
 #: The counted events, in callgrind's names.
-EVENTS = ("Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
+EVENTS = ("Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw", "Bcm", "Bim")
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ def count_run(workload: str, n: int, duration_s: float, l1_bytes: int = L1_BYTES
     with tempfile.TemporaryDirectory(prefix="mediasim-counts-") as tmp:
         out = Path(tmp) / "callgrind.out"
         cache = lambda size: f"{size},{WAYS},{LINE_BYTES}"  # noqa: E731
-        cmd = [valgrind, "--tool=callgrind", "--cache-sim=yes", f"--I1={cache(l1_bytes)}",
+        cmd = [valgrind, "--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes", f"--I1={cache(l1_bytes)}",
                f"--D1={cache(l1_bytes)}", f"--LL={cache(ll_bytes)}", "--toggle-collect=*run_until*",
                f"--callgrind-out-file={out}", sys.executable, "-m", "mediasim.validation.bench",
                workload, str(n), str(duration_s), "1"]
@@ -116,6 +120,7 @@ def row_of(workload_name: str, n: int, durations: tuple[float, float], per: dict
         "d1_misses": round(per["D1mr"] + per["D1mw"], 2),
         "first_level_misses": round(first_level, 2),
         "ll_misses": round(per["ILmr"] + per["DLmr"] + per["DLmw"], 2),
+        "mispredicts": round(per["Bcm"] + per["Bim"], 2),
     }
 
 
@@ -147,4 +152,5 @@ def run_counts(workloads: list[str], n: int, durations: tuple[float, float],
         # caches), a ratio to it says nothing.
         r["misses_x_cbr"] = (round(r["first_level_misses"] / base["first_level_misses"], 2)
                              if base["first_level_misses"] >= 1 else None)
+        r["mispredicts_x_cbr"] = round(r["mispredicts"] / max(base["mispredicts"], 1e-9), 2)
     return rows
