@@ -124,7 +124,7 @@ def test_bench_gcc_calls_split_in_two_delivers_what_one_piece_does():
                 for more in ((), ("--partitions", "2")))
     assert (one["events"], one["delivered"]) == (two["events"], two["delivered"]) and two["partitions"] == 2
     r = invoke("bench", "--calls", "--partitions", "2")
-    assert r.exit_code != 0 and "--partitions goes with --gcc-calls, --rmtp or --rtp-group" in r.output
+    assert r.exit_code != 0 and "--partitions goes with --gcc-calls or --rmtp or --rtp-group" in r.output
 
 
 def test_bench_gcc_calls_mix_runs_the_three_controllers_in_turn():
@@ -182,6 +182,23 @@ def test_bench_campaign_runs_rejects_bad_sizes_by_name(value, problem):
     r = invoke("bench", "--campaign", "--campaign-runs", value)
     assert r.exit_code == 2
     assert f"--campaign-runs {value!r}" in r.output and problem in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("args, problem", [
+    (("--sizes", "8"), "--sizes goes with --vs-ns2"),
+    (("--ns3",), "--ns3 goes with --vs-ns2"),
+    (("--calls", "--repeats", "3"), "--repeats goes with --vs-ns2 or --campaign"),
+    (("--campaign-runs", "40"), "--campaign-runs goes with --campaign"),
+    (("--calls", "--rmtp"), "--rmtp and --calls: choose one workload per run"),
+    (("--vs-ns2", "--sizes", "0"), "--sizes '0': each must be from 1 to 200,000"),
+    (("--vs-ns2", "--sizes", "8,8"), "--sizes '8,8': a size is given twice"),
+    (("--vs-ns2", "--sizes", "1,x"), "--sizes '1,x': expected comma-separated integers"),
+    (("--campaign", "--campaign-runs", "10,999999"), "each must be from 1 to 200,000"),
+])
+def test_bench_refuses_options_it_would_ignore_and_bad_sizes(args, problem):
+    # Checked before any workload runs (nothing here needs ns-2).
+    r = invoke("bench", *args)
+    assert r.exit_code == 2 and problem in r.output and "Traceback" not in r.output
 
 
 def test_bench_campaign_names_a_failing_command_without_a_traceback(monkeypatch):

@@ -212,6 +212,58 @@ def schema_cmd() -> None:
     click.echo(_engine.schema())
 
 
+#: bench's workloads: at most one per invocation (none: the fixed dumbbells).
+BENCH_WORKLOADS = ("vs_ns2", "campaign_rate", "rtp_group", "rmtp", "gcc_calls", "calls", "memory")
+
+#: bench's other options and the workloads each goes with (--quick and
+#: --json go with all).
+BENCH_MODIFIERS = {
+    "repeats": ("vs_ns2", "campaign_rate"),
+    "sizes": ("vs_ns2",),
+    "with_ns3": ("vs_ns2",),
+    "campaign_runs": ("campaign_rate",),
+    "mix": ("gcc_calls",),
+    "partitions": ("gcc_calls", "rmtp", "rtp_group"),
+    "parts": ("calls",),
+    "cache_counts": ("calls",),
+}
+
+#: The largest size --sizes and --campaign-runs take: the engine's default
+#: limit on flows and nodes, far beyond any benchmark's.
+BENCH_MAX_SIZE = 200_000
+
+
+def _flag(ctx: click.Context, name: str) -> str:
+    """An option's name as written on the command line (``--vs-ns2``)."""
+    param = next(p for p in ctx.command.params if p.name == name)
+    return max(param.opts, key=len)
+
+
+def _check_bench_options(ctx: click.Context) -> None:
+    """One workload at most, and every option given with a workload it
+    applies to: an option that would be ignored is refused instead."""
+    chosen = [w for w in BENCH_WORKLOADS if ctx.params[w]]
+    if len(chosen) > 1:
+        _fail(f"{' and '.join(_flag(ctx, w) for w in chosen)}: choose one workload per run")
+    for name, goes_with in BENCH_MODIFIERS.items():
+        given = ctx.get_parameter_source(name) not in (click.core.ParameterSource.DEFAULT, None)
+        if given and not any(ctx.params[w] for w in goes_with):
+            _fail(f"{_flag(ctx, name)} goes with {' or '.join(_flag(ctx, w) for w in goes_with)}")
+
+
+def _positive_ints(option: str, text: str) -> tuple[int, ...]:
+    """A comma-separated list of distinct sizes from 1 to BENCH_MAX_SIZE."""
+    try:
+        values = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        _fail(f"{option} {text!r}: expected comma-separated integers")
+    if any(not 1 <= v <= BENCH_MAX_SIZE for v in values):
+        _fail(f"{option} {text!r}: each must be from 1 to {BENCH_MAX_SIZE:,}")
+    if len(set(values)) != len(values):
+        _fail(f"{option} {text!r}: a size is given twice")
+    return values
+
+
 @click.command("bench", short_help="Benchmarks: events/s, packets/s, wall, memory.")
 @click.option("--quick", is_flag=True, help="A short run (a smoke test, not a measurement).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
@@ -259,21 +311,11 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, c
               calls, gcc_calls, mix, partitions, parts, cache_counts, memory) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
-    if parts and not calls:
-        _fail("--parts goes with --calls")
-    if cache_counts and not calls:
-        _fail("--counts goes with --calls")
-    if mix and not gcc_calls:
-        _fail("--mix goes with --gcc-calls")
-    if partitions > 1 and not (gcc_calls or rmtp or rtp_group):
-        _fail("--partitions goes with --gcc-calls, --rmtp or --rtp-group")
+    _check_bench_options(click.get_current_context())
     if vs_ns2:
         from .validation.ns2_compare import compare
 
-        try:
-            ns = tuple(int(x) for x in sizes.split(","))
-        except ValueError:
-            _fail(f"--sizes {sizes!r}: expected comma-separated integers")
+        ns = _positive_ints("--sizes", sizes)
         try:
             rows = compare(ns, repeats, ns3=with_ns3)
         except RuntimeError as e:
@@ -282,10 +324,7 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, c
         from .validation.campaign_bench import campaign_rate as measure
         from .validation.campaign_bench import cli_campaign_rate
 
-        try:
-            counts = [int(x) for x in campaign_runs.split(",")]
-        except ValueError:
-            _fail(f"--campaign-runs {campaign_runs!r}: expected comma-separated integers")
+        counts = list(_positive_ints("--campaign-runs", campaign_runs))
         if any(n < 2 for n in counts):
             _fail(f"--campaign-runs {campaign_runs!r}: a campaign needs at least 2 runs")
         counts, rounds = ([10], 1) if quick else (counts, repeats)
