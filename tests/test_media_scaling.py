@@ -169,6 +169,22 @@ def test_media_rates_command_prints_each_scale():
     assert bad.exit_code != 0 and "flow.gop" in bad.output
 
 
+@pytest.mark.parametrize("args, problem", [
+    (("--frame-rate", "nan"), "'nan' is not a finite number"),
+    (("--frame-rate", "1e300"), "flow.frame_rate: the frame rate is 1.000e300 packets/s, more than 1e6"),
+    (("--mm", "--gop", "IBP"), "--gop: MM_APP (--mm) has fixed rates, no frames"),
+    (("--mm", "--frame-rate", "25"), "--frame-rate: MM_APP (--mm) has fixed rates, no frames"),
+    (("--trace", "frames.txt", "--gop", "IBP"), "--gop: the trace (--trace) gives the frames"),
+])
+def test_media_rates_refuses_options_it_would_ignore_and_impossible_rates(args, problem):
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    out = CliRunner().invoke(main, ["media-rates", *args])
+    assert out.exit_code == 2 and problem in out.output and "Traceback" not in out.output
+
+
 @pytest.mark.parametrize("name,value,fragment", [
     ("join_s", "30", "join_s must be inside the run"),
     ("late_ftp", "9", "late_ftp"),

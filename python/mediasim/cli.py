@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 
@@ -15,6 +16,24 @@ from .scenario import load_scenario, parse_value, split_override
 
 #: Seeds and replication numbers: the engine's unsigned 64-bit integers.
 U64 = click.IntRange(0, 2 ** 64 - 1)
+
+
+class FiniteFloat(click.FloatRange):
+    """A float option in a range that is also a finite number: click's
+    range lets nan through (no comparison with it holds) and inf past an
+    open bound."""
+
+    name = "finite float"
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return rv
+
+
+#: A positive, finite float option (times, sizes, rates).
+POSITIVE = FiniteFloat(min=0, min_open=True)
 
 
 def _fail(msg: str) -> None:
@@ -100,9 +119,9 @@ def main(verbose: int, quiet: bool) -> None:
               help="Accept an implausible value of this field without a warning (repeatable; 'all' for every one).")
 @click.option("--max-events", type=click.IntRange(min=1), default=None,
               help="End the run cleanly after this many events, with what was measured so far.")
-@click.option("--max-wall", "max_wall_s", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--max-wall", "max_wall_s", type=POSITIVE, default=None,
               metavar="SECONDS", help="End the run cleanly after this much wall time.")
-@click.option("--max-memory", "max_memory_mb", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--max-memory", "max_memory_mb", type=POSITIVE, default=None,
               metavar="MIB", help="End the run cleanly once this process holds this much memory.")
 def run_cmd(scenario, seed, replication, out, overwrite, pcap, trace, packets, series, overrides, allow,
             max_events, max_wall_s, max_memory_mb) -> None:

@@ -10,7 +10,7 @@ import sys
 import click
 
 from . import _engine
-from .cli import U64, _fail, _fmt_table, _load
+from .cli import POSITIVE, U64, _fail, _fmt_table, _load
 from .errors import ScenarioError
 from .experiments import STUDIES
 from .reporting.tables import md_table
@@ -182,7 +182,7 @@ def show_cmd(scenario, out, overrides) -> None:
 @click.command("plot", short_help="Plot a run folder: throughput, delay, queues, cwnd.")
 @click.argument("run", type=click.Path(file_okay=False, exists=True))
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Picture file (default RUN/plots.png).")
-@click.option("--bin", "bin_s", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+@click.option("--bin", "bin_s", type=POSITIVE, default=1.0, show_default=True,
               help="Throughput bin (simulated s).")
 @click.option("--flows", "flows", multiple=True, metavar="PATTERN",
               help="Flows to draw: names or shell patterns (repeatable; '*' for all). Default: the media and data "
@@ -415,12 +415,20 @@ def crosscheck_cmd(impatient, no_ns3, save_references, red) -> None:
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), default=None,
               help="An MPEG frame trace file (see mediasim.media); default the study's synthetic trace.")
 @click.option("--gop", default="IBBPBBPBB", show_default=True, help="GOP pattern of the synthetic trace.")
-@click.option("--frame-rate", type=float, default=30.0, show_default=True, help="Frame slots per second at scale 4.")
+@click.option("--frame-rate", type=POSITIVE, default=30.0, show_default=True, help="Frame slots per second at scale 4.")
 @click.option("--mm", is_flag=True, help="MM_APP's scales (the study's rates) instead.")
 def media_rates_cmd(trace_path, gop, frame_rate, mm) -> None:
     """Print each scale's average rate (payload and on the wire) of a
     media-scaling flow: MPEG_APP on a trace, or MM_APP."""
     import pandas as pd
+
+    ctx = click.get_current_context()
+    given = [p for p in ("trace_path", "gop", "frame_rate")
+             if ctx.get_parameter_source(p) is not click.core.ParameterSource.DEFAULT]
+    if mm and given:
+        _fail(f"{', '.join(_flag(ctx, p) for p in given)}: MM_APP (--mm) has fixed rates, no frames")
+    if trace_path and "gop" in given:
+        _fail("--gop: the trace (--trace) gives the frames")
 
     from . import media
 

@@ -16,9 +16,38 @@ impl FieldError {
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         FieldError {
             path: path.into(),
-            message: message.into(),
+            message: compact_numbers(&message.into()),
         }
     }
+}
+
+/// More digits than this in a number of a message (beyond any `u64`'s 20)
+/// come from a float's plain decimal form.
+const LONG_NUMBER_DIGITS: usize = 21;
+
+/// The message with every number of more than [`LONG_NUMBER_DIGITS`]
+/// digits in exponent form: a float's `Display` writes 1e300 with 301
+/// digits and 1e-300 with 300 zeros, which bury the message. The exponent
+/// form is Rust's shortest that reads back to the same float.
+fn compact_numbers(msg: &str) -> String {
+    let is_num = |c: char| c.is_ascii_digit() || c == '.';
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        out.push_str(&rest[..start]);
+        let len = rest[start..]
+            .find(|c| !is_num(c))
+            .unwrap_or(rest.len() - start);
+        let token = rest[start..start + len].trim_end_matches('.');
+        let digits = token.chars().filter(char::is_ascii_digit).count();
+        match token.parse::<f64>() {
+            Ok(x) if digits > LONG_NUMBER_DIGITS => out.push_str(&format!("{x:e}")),
+            _ => out.push_str(token),
+        }
+        rest = &rest[start + token.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl fmt::Display for FieldError {
@@ -195,5 +224,41 @@ impl Scope<'_> {
     }
     pub fn flow(&self, c: &mut Checker, path: impl fmt::Display, name: &str) -> bool {
         Self::known(c, path, name, self.flows.contains(name), "flow")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_float_too_long_to_read_is_written_with_its_exponent() {
+        let huge = format!("must be at most {MAX_DURATION_S} s (got {})", 1e300);
+        assert_eq!(
+            FieldError::new("duration_s", huge).message,
+            "must be at most 100000000 s (got 1e300)"
+        );
+        let tiny = format!("must be at least 0.001 ms (got {})", 1.5e-300);
+        assert_eq!(
+            FieldError::new("x", tiny).message,
+            "must be at least 0.001 ms (got 1.5e-300)"
+        );
+        // The exponent form reads back to the same float.
+        let odd = 1.234_567_890_123_456_7e-7;
+        let m = FieldError::new("x", format!("got {odd}")).message;
+        assert_eq!(m[4..].parse::<f64>().unwrap(), odd);
+        assert!(m.len() < format!("got {odd}").len());
+    }
+
+    #[test]
+    fn numbers_a_reader_can_read_stay_as_written() {
+        for m in [
+            "must be 0..=63 (got 64)",
+            "seed 18446744073709551615 is the largest",
+            "links[2].rate_bps: 0.30000000000000004 of 1.5.",
+            "steps[10] starts at 2.5 s",
+        ] {
+            assert_eq!(FieldError::new("p", m).message, m);
+        }
     }
 }

@@ -277,6 +277,8 @@ impl MediaScalingSpec {
         }
         if let Some(r) = self.frame_rate {
             c.positive(format_args!("{p}.frame_rate"), r);
+            // Each frame slot sends at least one packet.
+            c.packet_rate(format_args!("{p}.frame_rate"), r, "the frame rate");
         }
         let d = self.frame_dscp.unwrap_or_default();
         for (t, v) in [("I", d.i), ("P", d.p), ("B", d.b)] {
