@@ -55,6 +55,31 @@ def test_a_packet_costs_the_difference_over_the_packets_between():
         per_media_packet(long, long)
 
 
+def test_the_instruction_cache_may_differ_from_the_data_cache(monkeypatch):
+    import subprocess
+    from types import SimpleNamespace
+
+    from mediasim.validation import cache_counts
+
+    seen = []
+
+    def fake_run(cmd, **_):
+        seen.append(cmd)
+        out = next(a.split("=", 1)[1] for a in cmd if a.startswith("--callgrind-out-file="))
+        with open(out, "w") as fh:
+            fh.write(CALLGRIND_OUT)
+        return SimpleNamespace(returncode=0, stdout=json.dumps({"media_delivered": 10, "workload": "calls-8"}),
+                               stderr="")
+
+    monkeypatch.setattr(cache_counts, "valgrind_path", lambda: "valgrind")
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    c = cache_counts.count_run("calls", 8, 1.0, i1_bytes=65536)
+    assert c.events["Ir"] == 1000 and c.media_delivered == 10
+    assert "--I1=65536,8,64" in seen[0] and "--D1=32768,8,64" in seen[0] and "--branch-sim=yes" in seen[0]
+    cache_counts.count_run("calls", 8, 1.0)
+    assert "--I1=32768,8,64" in seen[1]
+
+
 def test_counts_goes_with_calls():
     r = CliRunner().invoke(main, ["bench", "--counts"])
     assert r.exit_code != 0 and "--counts goes with --calls" in r.output

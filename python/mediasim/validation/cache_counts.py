@@ -77,15 +77,17 @@ def parse_callgrind_totals(text: str) -> dict[str, int]:
 
 
 def count_run(workload: str, n: int, duration_s: float, l1_bytes: int = L1_BYTES,
-              ll_bytes: int = LL_BYTES) -> Counts:
+              ll_bytes: int = LL_BYTES, i1_bytes: int | None = None) -> Counts:
     """One workload (from ``bench.WORKLOADS``) under callgrind, collecting
-    inside the event loop only."""
+    inside the event loop only. ``i1_bytes``: a first-level instruction
+    cache of another size than the data cache's ``l1_bytes`` (a power of
+    two), to see how much code a workload's packets run through."""
     valgrind = valgrind_path()
     with tempfile.TemporaryDirectory(prefix="mediasim-counts-") as tmp:
         out = Path(tmp) / "callgrind.out"
         cache = lambda size: f"{size},{WAYS},{LINE_BYTES}"  # noqa: E731
-        cmd = [valgrind, "--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes", f"--I1={cache(l1_bytes)}",
-               f"--D1={cache(l1_bytes)}", f"--LL={cache(ll_bytes)}", "--toggle-collect=*run_until*",
+        cmd = [valgrind, "--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes",
+               f"--I1={cache(i1_bytes or l1_bytes)}", f"--D1={cache(l1_bytes)}", f"--LL={cache(ll_bytes)}", "--toggle-collect=*run_until*",
                f"--callgrind-out-file={out}", sys.executable, "-m", "mediasim.validation.bench",
                workload, str(n), str(duration_s), "1"]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
@@ -125,7 +127,8 @@ def row_of(workload_name: str, n: int, durations: tuple[float, float], per: dict
 
 
 def run_counts(workloads: list[str], n: int, durations: tuple[float, float],
-               l1_bytes: int = L1_BYTES, ll_bytes: int = LL_BYTES) -> list[dict[str, Any]]:
+               l1_bytes: int = L1_BYTES, ll_bytes: int = LL_BYTES,
+               i1_bytes: int | None = None) -> list[dict[str, Any]]:
     """Every workload at both durations (as many runs at once as there are
     cores: the counts do not depend on load), one row each, with the last
     row's (the CBR flows') ratios beside."""
@@ -139,7 +142,7 @@ def run_counts(workloads: list[str], n: int, durations: tuple[float, float],
     valgrind_path()
     jobs = [(w, d) for w in workloads for d in durations]
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        done = dict(zip(jobs, pool.map(lambda j: count_run(j[0], n, j[1], l1_bytes, ll_bytes), jobs)))
+        done = dict(zip(jobs, pool.map(lambda j: count_run(j[0], n, j[1], l1_bytes, ll_bytes, i1_bytes), jobs)))
     rows = []
     for w in workloads:
         short, long = done[(w, durations[0])], done[(w, durations[1])]
