@@ -262,6 +262,25 @@ def test_seeds_and_replications_are_the_engines_64_bit_integers(examples):
     assert r.exit_code != 0 and "Traceback" not in r.output and "0<=x<=18446744073709551615" in r.output
 
 
+def test_budgets_and_switches_of_run_take_their_own_types(examples):
+    path = examples / "dumbbell.toml"
+    for bad in (0, 2 ** 64, 1.5, "10", True):
+        with pytest.raises(ValueError, match="max_events must be"):
+            mediasim.run(path, max_events=bad)
+    for name in ("max_wall_s", "max_memory_mb"):
+        for bad in (0, -1, float("nan"), float("inf"), "1", True):
+            with pytest.raises(ValueError, match=f"{name} must be a positive, finite number"):
+                mediasim.run(path, **{name: bad})
+    # A text "no" would have counted as on.
+    for name in ("packets", "series", "trace", "pcap", "overwrite", "progress"):
+        with pytest.raises(TypeError, match=f"{name} must be True or False \\(got 'no'\\)"):
+            mediasim.run(path, **{name: "no"})
+    with pytest.raises(TypeError, match="out must be a folder's path \\(got 5\\)"):
+        mediasim.run(path, out=5)
+    r = CliRunner().invoke(main, ["run", str(path), "--max-events", str(2 ** 64)])
+    assert r.exit_code == 2 and "Traceback" not in r.output and "1<=x<=18446744073709551615" in r.output
+
+
 def test_an_output_path_that_cannot_be_written_is_named_without_a_traceback(examples, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")

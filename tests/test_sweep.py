@@ -65,6 +65,35 @@ def test_replications_takes_a_count_of_at_least_one(examples):
 
     jobs = replications(examples / "dumbbell.toml", 3, seed=7, case="a")
     assert [(j.seed, j.replication, j.labels) for j in jobs] == [(7, r, {"case": "a"}) for r in range(3)]
-    for bad in (0, -1, 1.5, True):
-        with pytest.raises(ValueError, match=f"n must be a whole number of replications, at least 1 \\(got {bad!r}"):
+    for bad in (0, -1, 1.5, True, 10**9):
+        with pytest.raises(ValueError, match=f"n must be a whole number of replications from 1 to 1,000,000 "
+                                             f"\\(got {bad!r}"):
             replications(examples / "dumbbell.toml", bad)
+
+
+def test_grid_takes_lists_of_values_and_a_bounded_number_of_runs(examples):
+    import pytest
+
+    from mediasim import ScenarioError, grid
+
+    sc = examples / "dumbbell.toml"
+    # Text is not a list of values: "60" would vary the field over "6" and "0".
+    for bad in ("60", 60, {"a": 1}):
+        with pytest.raises(ScenarioError, match="duration_s: give a list of values"):
+            grid(sc, {"duration_s": bad})
+    # Any iterable of values is one (a tuple, a range, a numpy array).
+    assert [j.labels["duration_s"] for j in grid(sc, {"duration_s": range(5, 7)})] == [5, 6]
+    with pytest.raises(ValueError, match="the grid has 2,000,000 runs, more than 1,000,000"):
+        grid(sc, {"duration_s": [5, 6]}, replications=1_000_000)
+    with pytest.raises(ValueError, match="replications must be a whole number"):
+        grid(sc, {"duration_s": [5]}, replications=0)
+
+
+def test_run_many_names_what_is_not_a_job(examples):
+    import pytest
+
+    from mediasim import replications, run_many
+
+    jobs = replications(examples / "dumbbell.toml", 1)
+    with pytest.raises(TypeError, match=r"jobs\[1\] is not a Job \(got 5\)"):
+        run_many([*jobs, 5], workers=1, progress=False)

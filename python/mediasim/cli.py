@@ -117,7 +117,7 @@ def main(verbose: int, quiet: bool) -> None:
               help="Override a scenario field, e.g. --set links[0].rate_bps=2e6 (repeatable).")
 @click.option("--allow", "allow", multiple=True, metavar="PATH",
               help="Accept an implausible value of this field without a warning (repeatable; 'all' for every one).")
-@click.option("--max-events", type=click.IntRange(min=1), default=None,
+@click.option("--max-events", type=click.IntRange(1, 2 ** 64 - 1), default=None,
               help="End the run cleanly after this many events, with what was measured so far.")
 @click.option("--max-wall", "max_wall_s", type=POSITIVE, default=None,
               metavar="SECONDS", help="End the run cleanly after this much wall time.")

@@ -113,7 +113,7 @@ def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out) ->
         jobs = grid(sc, axes, replications=replications, seed=seed, aliases=aliases)
         for j in jobs[:: max(1, replications)]:
             Scenario.from_dict(j.scenario).validate()
-    except ScenarioError as e:
+    except (ScenarioError, ValueError) as e:
         _fail(str(e))
     try:
         flows = run_sweep(jobs, out, workers=workers, scheduler=scheduler, aliases=aliases)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 import warnings
+from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 from . import _engine
@@ -60,6 +62,13 @@ def run(
     ``progress=True`` shows a progress bar in simulated seconds (updated
     every 2^20 events, so only long runs show it moving).
     """
+    for name, v in (("packets", packets), ("series", series), ("trace", trace), ("pcap", pcap),
+                    ("overwrite", overwrite), ("progress", progress)):
+        # A text "no" would count as on: only a bool says which.
+        if not isinstance(v, bool):
+            raise TypeError(f"{name} must be True or False (got {v!r})")
+    if out is not None and not isinstance(out, (str, os.PathLike)):
+        raise TypeError(f"out must be a folder's path (got {out!r})")
     sc = with_recording(as_scenario(scenario), packets=packets, series=series)
     budgets = dict(max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
     from .results import Results
@@ -113,9 +122,11 @@ def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Pat
 
     seed, replication = _u64("seed", seed), _u64("replication", replication)
     pcap_dir = os.path.join(os.fspath(out), "pcap") if out is not None else None
-    for name, v in (("max_events", max_events), ("max_wall_s", max_wall_s), ("max_memory_mb", max_memory_mb)):
-        if v is not None and not v > 0:
-            raise ValueError(f"{name} must be positive (got {v})")
+    if max_events is not None and _u64("max_events", max_events) == 0:
+        raise ValueError("max_events must be positive (got 0)")
+    for name, v in (("max_wall_s", max_wall_s), ("max_memory_mb", max_memory_mb)):
+        if v is not None and not (isinstance(v, Real) and not isinstance(v, bool) and 0 < v < math.inf):
+            raise ValueError(f"{name} must be a positive, finite number (got {v!r})")
     bar, report = _sim_time_bar(sc, progress)
     try:
         raw, meta = _engine.run(sc.to_json(), seed=seed, replication=replication, pcap_dir=pcap_dir, pcap=pcap,

@@ -7,6 +7,7 @@ workers or the order in which jobs finish.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,10 +40,23 @@ class Job:
         return ",".join(parts)
 
 
+#: Most jobs one call of `replications` or `grid` makes (chosen: each job
+#: holds its scenario in memory; a million runs is far beyond a campaign).
+MAX_JOBS = 1_000_000
+
+
+def _count(name: str, n: Any) -> int:
+    """``n`` as a count of replications from 1 to MAX_JOBS, or a
+    ValueError naming ``name``."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_JOBS:
+        raise ValueError(f"{name} must be a whole number of replications from 1 to {MAX_JOBS:,} (got {n!r})")
+    return n
+
+
 def replications(scenario: Scenario | dict | str | Path, n: int, seed: int = 0, **labels: Any) -> list[Job]:
-    """``n`` replications of one scenario: same seed, replication 0..n-1."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a whole number of replications, at least 1 (got {n!r})")
+    """``n`` replications of one scenario: same seed, replication 0..n-1
+    (``n`` from 1 to ``MAX_JOBS``)."""
+    _count("n", n)
     data = as_scenario(scenario).to_dict()
     return [Job(data, seed=seed, replication=r, labels=dict(labels)) for r in range(n)]
 
@@ -81,6 +95,9 @@ def run_many(
     from .campaign.executors import LocalExecutor
 
     jobs = list(jobs)
+    for i, j in enumerate(jobs):
+        if not isinstance(j, Job):
+            raise TypeError(f"jobs[{i}] is not a Job (got {j!r}): make jobs with replications() or grid()")
     if cache is not None:
         return cache.run_many(jobs, analyse, progress, desc)
     ex = LocalExecutor(workers)
@@ -114,16 +131,28 @@ def grid(scenario: Scenario | dict | str | Path, vary: dict[str, list[Any]], rep
          seed: int = 0, aliases: dict[str, str] | None = None) -> list[Job]:
     """Jobs for every combination of the values in ``vary`` times
     ``replications``. A key of ``vary`` is an override path, or an alias
-    of one in ``aliases`` (``{"rate": "links[name=bottleneck].rate_bps"}``);
-    labels are the keys as given and the values."""
+    of one in ``aliases`` (``{"rate": "links[name=bottleneck].rate_bps"}``),
+    its value a list of values (any iterable but text); labels are the keys
+    as given and the values. At most ``MAX_JOBS`` jobs in all."""
     import itertools
 
     aliases = aliases or {}
+    _count("replications", replications)
+    # Text is iterable too: "60" would vary a field over "6" and "0".
+    scalar = [k for k, values in vary.items()
+              if isinstance(values, (str, bytes, dict)) or not isinstance(values, Iterable)]
+    if scalar:
+        raise ScenarioError("an axis without a list of values",
+                            [(aliases.get(k, k), f"give a list of values (got {vary[k]!r})") for k in scalar])
+    vary = {k: list(values) for k, values in vary.items()}
     empty = [k for k, values in vary.items() if not values]
     if empty:
         # A grid with an axis of no values has no runs: surely a mistake.
         raise ScenarioError("an axis without values",
                             [(aliases.get(k, k), "no values to vary it over") for k in empty])
+    size = math.prod(len(v) for v in vary.values()) * replications
+    if size > MAX_JOBS:
+        raise ValueError(f"the grid has {size:,} runs, more than {MAX_JOBS:,}")
     base = as_scenario(scenario)
     keys = list(vary)
     jobs = []
