@@ -55,3 +55,16 @@ def test_a_study_campaign_on_dask_gives_the_local_tables(tmp_path):
     assert (report.ran, report.runs_ran, report.failed) == (2, 8, [])
     for table in ("summary", "tcp"):
         pd.testing.assert_frame_equal(read_sweep(local.out, table), read_sweep(on_dask.out, table), check_exact=True)
+
+
+def test_a_scheduler_address_that_cannot_be_used_is_named_before_the_folder_is_made(tmp_path, examples):
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    out = tmp_path / "sweep"
+    r = CliRunner().invoke(main, ["-q", "sweep", str(examples / "dumbbell.toml"), "--vary", "duration_s=5",
+                                  "--scheduler", "no-port-here", "--out", str(out)])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "Dask scheduler 'no-port-here': missing port number" in r.output
+    assert not out.exists()

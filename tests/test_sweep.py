@@ -97,3 +97,23 @@ def test_run_many_names_what_is_not_a_job(examples):
     jobs = replications(examples / "dumbbell.toml", 1)
     with pytest.raises(TypeError, match=r"jobs\[1\] is not a Job \(got 5\)"):
         run_many([*jobs, 5], workers=1, progress=False)
+
+
+def test_a_grid_that_repeats_itself_is_refused(examples):
+    import pytest
+    from click.testing import CliRunner
+
+    from mediasim import ScenarioError, grid
+    from mediasim.cli import main
+
+    sc = examples / "dumbbell.toml"
+    # One field under two names: the later override would win, and the
+    # runs would carry the other's label.
+    with pytest.raises(ScenarioError, match=r"duration_s: varied twice \(as 'd' and 'duration_s'\)"):
+        grid(sc, {"d": [5], "duration_s": [6]}, aliases={"d": "duration_s"})
+    with pytest.raises(ScenarioError, match="duration_s: the value 5 is given twice"):
+        grid(sc, {"duration_s": [5, 6, 5]})
+    for args, problem in ((["--vary", "duration_s=5", "--vary", "duration_s=6"], "--vary duration_s: given twice"),
+                          (["--alias", "d=duration_s", "--alias", "d=name", "--vary", "d=5"], "--alias d: given twice")):
+        r = CliRunner().invoke(main, ["sweep", str(sc), *args, "--out", "never-made"])
+        assert r.exit_code == 2 and problem in r.output

@@ -38,8 +38,8 @@ def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out
     stored under OUT/runs/, keyed by its scenario, seed, replication and
     engine build: running again reuses finished runs and runs what changed,
     failed or was cut short."""
-    aliases = dict(_pairs(alias))
-    axes = {k: [parse_value(x) for x in _split_values(vals)] for k, vals in _pairs(vary)}
+    aliases = _unique_pairs("--alias", alias)
+    axes = {k: [parse_value(x) for x in _split_values(vals)] for k, vals in _unique_pairs("--vary", vary).items()}
     _run_grid(_load(scenario, overrides), axes, aliases, replications, seed, workers, scheduler, out)
 
 
@@ -97,6 +97,17 @@ def _pairs(texts) -> list[tuple[str, str]]:
             out.append(split_override(t))
         except ScenarioError as e:
             _fail(str(e))
+    return out
+
+
+def _unique_pairs(option: str, texts) -> dict[str, str]:
+    """NAME=VALUE options as a dict; a NAME given twice is refused (the
+    later would silently replace the earlier)."""
+    out: dict[str, str] = {}
+    for k, v in _pairs(texts):
+        if k in out:
+            _fail(f"{option} {k}: given twice")
+        out[k] = v
     return out
 
 

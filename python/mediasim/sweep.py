@@ -145,6 +145,23 @@ def grid(scenario: Scenario | dict | str | Path, vary: dict[str, list[Any]], rep
         raise ScenarioError("an axis without a list of values",
                             [(aliases.get(k, k), f"give a list of values (got {vary[k]!r})") for k in scalar])
     vary = {k: list(values) for k, values in vary.items()}
+    problems = []
+    fields: dict[str, str] = {}
+    for k in vary:
+        path = aliases.get(k, k)
+        if path in fields:
+            # The later override would win and label its runs wrongly.
+            problems.append((path, f"varied twice (as {fields[path]!r} and {k!r})"))
+        fields.setdefault(path, k)
+    for k, values in vary.items():
+        seen = set()
+        for v in values:
+            key = repr(v)
+            if key in seen:
+                problems.append((aliases.get(k, k), f"the value {v!r} is given twice"))
+            seen.add(key)
+    if problems:
+        raise ScenarioError("a grid that repeats itself", problems)
     empty = [k for k, values in vary.items() if not values]
     if empty:
         # A grid with an axis of no values has no runs: surely a mistake.

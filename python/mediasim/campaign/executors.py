@@ -222,7 +222,17 @@ class DaskExecutor:
         except ImportError as e:  # pragma: no cover - depends on the install
             raise ImportError("the Dask executor needs dask.distributed: pip install 'mediasim[cluster]'") from e
         self._own = not isinstance(address, Client)
-        self.client = Client(address) if self._own else address
+        if not self._own:
+            self.client = address
+            return
+        try:
+            self.client = Client(address)
+        except (ValueError, OSError, TimeoutError) as e:
+            # A malformed address or a cluster that does not answer: name
+            # it, before any run is stored.
+            from ..errors import CampaignError
+
+            raise CampaignError(f"Dask scheduler {address!r}: {e}") from e
 
     def __repr__(self) -> str:
         return f"DaskExecutor({self.client.scheduler.address})"

@@ -57,6 +57,18 @@ def run_campaign(jobs: list[Any], out: str | Path, executor: Any = None, workers
     """Runs ``jobs`` (``mediasim.Job``) into the campaign folder ``out``;
     see ``mediasim.campaign.store`` for the layout. Stored runs with the
     same key are reused; damaged ones are run again."""
+    # The executor first: a cluster that cannot be reached is named before
+    # the folder is made.
+    ex = executor or make_executor(workers, scheduler)
+    try:
+        return _run_on(ex, jobs, out, progress, aliases)
+    finally:
+        if executor is None and hasattr(ex, "close"):
+            ex.close()
+
+
+def _run_on(ex: Any, jobs: list[Any], out: str | Path, progress: bool, aliases: dict[str, str] | None,
+            ) -> CampaignReport:
     engine = engine_identity()
     store = RunStore.open(out, engine)
     tasks = tasks_of(jobs, engine["engine_build"])
@@ -75,7 +87,6 @@ def run_campaign(jobs: list[Any], out: str | Path, executor: Any = None, workers
     log.info("%s: %d runs, %d stored, %d to run (%d damaged)", store.root, len(tasks), report.reused, len(todo),
              report.repaired)
     by_key = {t.key: t for t in todo}
-    ex = executor or make_executor(workers, scheduler)
     bar = progress_bar(len(todo), "campaign runs", progress)
     try:
         for o in ex.map_unordered(execute, todo):
@@ -92,8 +103,6 @@ def run_campaign(jobs: list[Any], out: str | Path, executor: Any = None, workers
             bar.update()
     finally:
         bar.close()
-        if executor is None and hasattr(ex, "close"):
-            ex.close()
     return report
 
 
