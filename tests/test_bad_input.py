@@ -49,6 +49,22 @@ def test_yaml_tags_json_cannot_hold_are_refused(tmp_path, name, content, fragmen
     fails(write(tmp_path, name, content), fragment)
 
 
+@pytest.mark.parametrize("name,content", [
+    ("twice.yaml", BASE_YAML + "duration_s: 10.0\n"),
+    ("nested.yaml", BASE_YAML.replace("{name: a}", "{name: a, name: c}")),
+    ("twice.json", '{"name": "x", "duration_s": 1, "nodes": [], "links": [], "duration_s": 10}'),
+])
+def test_a_key_written_twice_is_refused_not_silently_replaced(tmp_path, name, content):
+    fails(write(tmp_path, name, content), "appears twice")
+
+
+def test_a_yaml_merge_key_may_still_be_overridden(tmp_path):
+    from mediasim.plain import read_file
+
+    p = write(tmp_path, "merge.yaml", "base: &b {rate_bps: 1, delay_ms: 2}\nlink:\n  <<: *b\n  rate_bps: 3\n")
+    assert read_file(p)["link"] == {"rate_bps": 3, "delay_ms": 2}
+
+
 def test_a_yaml_date_stays_text_and_the_engine_names_the_field(tmp_path):
     p = write(tmp_path, "date.yaml", BASE_YAML.replace("duration_s: 1.0", "duration_s: 2024-01-01"))
     fails(p, "duration_s", "duration_s")

@@ -65,7 +65,7 @@ def _parse(suffix: str, text: str) -> Any:
     Each parser is imported only when a file of its format is read (the
     command line starts faster)."""
     if suffix == ".json":
-        return json.loads(text)  # JSONDecodeError is a ValueError
+        return json.loads(text, object_pairs_hook=_unique_keys)  # JSONDecodeError is a ValueError
     if suffix == ".toml":
         import tomllib
 
@@ -82,6 +82,18 @@ def _parse(suffix: str, text: str) -> Any:
         # PyYAML's scanner lets a "\U" escape beyond Unicode escape as
         # chr()'s OverflowError instead of a YAMLError.
         raise ValueError(f"a character escape out of range ({e})") from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique (json keeps the last of a key
+    written twice, silently)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"the key {k!r} appears twice in one object (the later would silently replace "
+                             f"the earlier)")
+        out[k] = v
+    return out
 
 
 def check(data: Any, where: str = "scenario") -> None:

@@ -12,7 +12,29 @@ import yaml
 class Yaml12Loader(yaml.SafeLoader):
     """SafeLoader that reads YAML 1.2 floats such as ``10e6`` and
     ``1.5e-3`` (YAML 1.1, which PyYAML follows, makes them strings), leaves
-    dates as strings, and refuses tags JSON cannot hold."""
+    dates as strings, refuses tags JSON cannot hold, and refuses a key
+    written twice in one mapping (PyYAML keeps the last silently; YAML 1.2
+    requires keys to be unique)."""
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict:
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key_node, _ in node.value:
+                # Merge keys (<<) may be overridden: that is what they are for.
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    again = key in seen
+                except TypeError:  # an unhashable key: the base class names it
+                    continue
+                if again:
+                    raise yaml.constructor.ConstructorError(
+                        "while reading a mapping", node.start_mark,
+                        f"the key {key!r} appears twice (the later would silently replace the earlier)",
+                        key_node.start_mark)
+                seen.add(key)
+        return super().construct_mapping(node, deep)
 
 
 Yaml12Loader.add_implicit_resolver(
