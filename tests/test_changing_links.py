@@ -97,6 +97,9 @@ def test_the_run_key_covers_a_trace_files_contents(tmp_path: Path):
     ("5\n\n7\n", "line 2: an empty line"),
     ("5\nten\n", "line 2: 'ten' is not a whole number"),
     ("0\n0\n", "must last a positive time"),
+    ("\u00b2\n", "line 1: '\u00b2' is not a whole number"),
+    ("1\n100000000001\n", "line 2: 100000000001 ms is beyond the longest run"),
+    ("9" * 5000 + "\n", "line 1: " + "9" * 30 + " ms is beyond the longest run"),
 ])
 def test_a_bad_trace_file_is_named_with_its_line(tmp_path: Path, text, fragment):
     f = tmp_path / "bad.trace"
@@ -106,6 +109,16 @@ def test_a_bad_trace_file_is_named_with_its_line(tmp_path: Path, text, fragment)
         mediasim.run(sc)
     assert e.value.errors[0][0] == "links[0].trace.file"
     assert fragment in e.value.errors[0][1]
+
+
+def test_the_longest_trace_is_the_engines_longest_run():
+    for last, ok in ((traces.MAX_TRACE_MS, True), (traces.MAX_TRACE_MS + 1, False)):
+        sc = line(1, rate_bps=None, delay_ms=1, trace={"opportunities_ms": [1, last]})
+        if ok:
+            sc.validate()
+        else:
+            with pytest.raises(ScenarioError, match="beyond the longest run"):
+                sc.validate()
 
 
 def test_a_missing_trace_or_builtin_is_named():
@@ -164,6 +177,12 @@ def test_the_trace_command(tmp_path: Path):
     assert out.exit_code == 0 and traces.read(f) == traces.builtin("constant-2mbps")
     out = r.invoke(main, ["trace", "stats", str(f)])
     assert out.exit_code == 0 and "166 opportunities" in out.output and "mean 1.999 Mbit/s" in out.output
+    # A sparse trace spanning the longest run: counted from its
+    # opportunities, not second by second.
+    f2 = traces.write(tmp_path / "sparse.trace", [1, 2500, traces.MAX_TRACE_MS])
+    out = r.invoke(main, ["trace", "stats", str(f2)])
+    assert out.exit_code == 0 and "1e+08 s, 3 opportunities" in out.output
+    assert "per 1 s from 0.000 to 0.012 Mbit/s" in out.output
     out = r.invoke(main, ["trace", "stats", "nope"])
     assert out.exit_code == 2 and "nope: no such trace file, nor a builtin trace (builtin: constant-12mbps" in out.output
     # Writing: a builtin's name, into a folder that exists; each mistake named.

@@ -32,6 +32,10 @@ from .errors import ScenarioError
 #: Bytes one Mahimahi opportunity carries (its MTU-sized PACKET_SIZE).
 OPPORTUNITY_BYTES = 1504
 
+#: The latest time a trace may hold, in ms: the engine's longest run
+#: (1e8 s, `MAX_DURATION_S`), which refuses a longer trace too.
+MAX_TRACE_MS = 10 ** 11
+
 __all__ = ["BUILTIN", "OPPORTUNITY_BYTES", "Builtin", "builtin", "constant", "markov", "mean_rate_bps", "read",
            "resolve", "write"]
 
@@ -62,9 +66,14 @@ def read(path: str | Path, field: str = "trace.file") -> list[int]:
     ms: list[int] = []
     for i, line in enumerate(lines, 1):
         s = line.strip()
-        if not s.isdigit():
+        # isdigit() alone takes other scripts' digits and superscripts.
+        if not (s.isascii() and s.isdigit()):
             what = "an empty line" if not s else f"{s[:30]!r} is not a whole number of milliseconds"
             raise _error(field, f"{path}, line {i}: {what}")
+        # Measured before int(): a line of thousands of digits is refused
+        # without converting it.
+        if len(s.lstrip("0")) > len(str(MAX_TRACE_MS)) or int(s) > MAX_TRACE_MS:
+            raise _error(field, f"{path}, line {i}: {s[:30]} ms is beyond the longest run ({MAX_TRACE_MS:.0e} ms)")
         v = int(s)
         if ms and v < ms[-1]:
             raise _error(field, f"{path}, line {i}: the trace's times go back ({v} ms after {ms[-1]} ms)")
