@@ -302,7 +302,8 @@ members = [{ node = "a", media = true, source = { type = "trace", fps = 25, file
     assert canonical(sc.data) != before  # the key covers the trace's contents
 
 
-@pytest.mark.parametrize("text,words", [("100\nabc\n", "line 2"), ("", "no frames"), ("0 I\n", "line 1")])
+@pytest.mark.parametrize("text,words", [("100\nabc\n", "line 2"), ("", "no frames"), ("0 I\n", "line 1"),
+                                        ("100\n\u00b2 P\n", "line 2"), ("9" * 5000 + " I\n", "line 1")])
 def test_a_bad_frame_trace_is_named_at_its_field_and_line(tmp_path, text, words):
     (tmp_path / "f.txt").write_text(text)
     sc = call(source={"type": "trace", "fps": 25, "file": str(tmp_path / "f.txt")})

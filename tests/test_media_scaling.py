@@ -37,6 +37,12 @@ def test_trace_files_round_trip_and_bad_lines_name_the_line(tmp_path):
     bad.write_text("B 2000\n")
     with pytest.raises(ScenarioError, match="first frame must be an I"):
         media.read_trace(bad)
+    # Other scripts' digits and thousands of digits, which int() refuses.
+    for size in ("\u00b2", "9" * 5000):
+        bad.write_text(f"I {size}\n")
+        with pytest.raises(ScenarioError) as e:
+            media.read_trace(bad)
+        assert e.value.errors[0][0] == f"{bad}:1"
 
 
 def one_flow(rate_bps: float, duration_s: float = 10.0, **fields):

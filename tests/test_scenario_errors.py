@@ -147,3 +147,9 @@ def test_override_paths():
         sc.set("flows[name=g].start_s", 1)
     with pytest.raises(ScenarioError, match="no such list item"):
         sc.set("links[4]", {})
+    # An index of thousands of digits (int() refuses them) and other
+    # scripts' digits.
+    with pytest.raises(ScenarioError, match="an index of more than 18 digits"):
+        sc.set("links[" + "9" * 5000 + "].rate_bps", 1)
+    with pytest.raises(ScenarioError, match="cannot parse this path"):
+        sc.set("links[\u0663].rate_bps", 1)

@@ -23,7 +23,7 @@ from typing import Any
 
 from . import _engine
 from .errors import ScenarioError
-from .traces import read_nal_units
+from .traces import read_nal_units, whole_number
 
 Trace = list[list[Any]]  # [[type, bytes], ...], as a flow's "frames" field
 
@@ -55,10 +55,10 @@ def read_trace(path: str | Path) -> Trace:
         if not line:
             continue
         parts = line.split()
-        ok = len(parts) == 2 and parts[0] in ("I", "P", "B") and parts[1].isdigit()
-        if not ok:
-            raise _error(f"{path}:{no}", f"expected '<I|P|B> <bytes>', got {line!r}")
-        frames.append([parts[0], int(parts[1])])
+        size = whole_number(parts[1]) if len(parts) == 2 and parts[0] in ("I", "P", "B") else None
+        if size is None:
+            raise _error(f"{path}:{no}", f"expected '<I|P|B> <bytes>', got {line[:60]!r}")
+        frames.append([parts[0], size])
     if not frames:
         raise _error(str(path), "the trace holds no frames")
     if frames[0][0] != "I":

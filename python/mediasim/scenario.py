@@ -166,7 +166,12 @@ def _finite_or_str(x: Any) -> Any:
     return x
 
 
-_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]|\[name=([^\]]+)\]")
+# ASCII digits only: re's \d takes any script's.
+_TOKEN = re.compile(r"([^.\[\]]+)|\[([0-9]+)\]|\[name=([^\]]+)\]")
+
+#: An index of more digits than this is no list's (and int() refuses
+#: thousands of digits).
+_MAX_INDEX_DIGITS = 18
 
 
 def _parse_path(path: str) -> list[Any]:
@@ -182,6 +187,10 @@ def _parse_path(path: str) -> list[Any]:
         if m.group(1) is not None:
             keys.append(m.group(1))
         elif m.group(2) is not None:
+            if len(m.group(2).lstrip("0")) > _MAX_INDEX_DIGITS:
+                shown = path[:60] + "..."
+                raise ScenarioError(f"{shown}: no such list item", [(shown, "an index of more than "
+                                                                          f"{_MAX_INDEX_DIGITS} digits")])
             keys.append(int(m.group(2)))
         else:
             keys.append(("name", m.group(3)))

@@ -44,6 +44,16 @@ def _error(path: str, msg: str) -> ScenarioError:
     return ScenarioError(f"{path}: {msg}", [(path, msg)])
 
 
+def whole_number(word: str, max_digits: int = 18) -> int | None:
+    """``word`` as a whole number written in ASCII digits, at most
+    ``max_digits`` of them (18 fit any 64-bit field); None otherwise.
+    (``str.isdigit`` takes other scripts' digits and superscripts, which
+    ``int`` then refuses, and ``int`` refuses thousands of digits.)"""
+    if word.isascii() and word.isdigit() and len(word.lstrip("0")) <= max_digits:
+        return int(word)
+    return None
+
+
 def _read_text(path: str | Path, field: str, what: str) -> str:
     """The text of the file at ``path``; a missing or unreadable file is a
     ScenarioError naming ``field``."""
@@ -233,12 +243,13 @@ def read_frames(path: str | Path, field: str = "source.file") -> tuple[list[int]
         words = line.split("#", 1)[0].split()
         if not words:
             continue
-        if not words[0].isdigit() or int(words[0]) == 0 or len(words) > 2:
+        size = whole_number(words[0])
+        if not size or len(words) > 2:
             raise _error(field, f"{path}, line {i}: expected a positive frame size in bytes and an optional "
                                 f"frame type, got {line.strip()[:40]!r}")
         if len(words) == 2 and words[1].upper() == "I":
             keys.append(len(sizes))
-        sizes.append(int(words[0]))
+        sizes.append(size)
     if not sizes:
         raise _error(field, f"{path}: no frames")
     return sizes, keys
