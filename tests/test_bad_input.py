@@ -65,6 +65,17 @@ def test_a_yaml_merge_key_may_still_be_overridden(tmp_path):
     assert read_file(p)["link"] == {"rate_bps": 3, "delay_ms": 2}
 
 
+def test_an_override_value_nested_too_deeply_is_named(examples, tmp_path):
+    deep = "[" * 100_000
+    for args in (["validate", str(examples / "dumbbell.toml"), "--set", f"duration_s={deep}"],
+                 ["sweep", str(examples / "dumbbell.toml"), "--vary", f"duration_s={deep}", "--out",
+                  str(tmp_path / "never")]):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2 and "Traceback" not in r.output
+        assert f"nested too deeply (at most {MAX_DEPTH} levels)" in r.output
+    assert not (tmp_path / "never").exists()
+
+
 def test_a_yaml_date_stays_text_and_the_engine_names_the_field(tmp_path):
     p = write(tmp_path, "date.yaml", BASE_YAML.replace("duration_s: 1.0", "duration_s: 2024-01-01"))
     fails(p, "duration_s", "duration_s")

@@ -39,7 +39,11 @@ def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out
     engine build: running again reuses finished runs and runs what changed,
     failed or was cut short."""
     aliases = _unique_pairs("--alias", alias)
-    axes = {k: [parse_value(x) for x in _split_values(vals)] for k, vals in _unique_pairs("--vary", vary).items()}
+    try:
+        axes = {k: [parse_value(x) for x in _split_values(vals)]
+                for k, vals in _unique_pairs("--vary", vary).items()}
+    except ScenarioError as e:
+        _fail(str(e))
     _run_grid(_load(scenario, overrides), axes, aliases, replications, seed, workers, scheduler, out)
 
 

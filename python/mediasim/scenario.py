@@ -235,11 +235,16 @@ def split_override(text: str) -> tuple[str, str]:
 
 
 def parse_value(text: str) -> Any:
-    """Parses a command-line override value: JSON if it parses, else a string."""
+    """Parses a command-line override value: JSON if it parses, else a
+    string; JSON nested deeper than a scenario may be is a ScenarioError."""
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+    except RecursionError:
+        shown = text[:40] + ("..." if len(text) > 40 else "")
+        msg = f"nested too deeply (at most {plain.MAX_DEPTH} levels)"
+        raise ScenarioError(f"{shown}: {msg}", [(shown, msg)]) from None
 
 
 def load_scenario(path: str | Path) -> Scenario:
