@@ -196,3 +196,20 @@ def test_every_study_refuses_counts_no_run_can_use_before_building_anything():
             params.with_overrides({"seed": str(2 ** 64)})
     assert {("iw10", "flows"), ("rmtp", "receivers_per_dr"), ("svc", "video_flows"),
             ("media-scaling", "mpeg_flows"), ("avpf", "ftp_flows_per_side")} <= counted
+
+
+def test_whole_number_parameters_are_taken_exactly_or_refused():
+    """``--set`` of an integer field: as written (a 20-digit seed stays that
+    seed), or a float that is whole (1e1); a fraction or an infinity is
+    named, where int(float(...)) cut the one, overflowed on the other and
+    rounded large seeds to other seeds."""
+    from mediasim.experiments import iw10
+
+    p = iw10.Params()
+    assert p.with_overrides({"seed": str(2 ** 64 - 1)}).seed == 2 ** 64 - 1
+    assert p.with_overrides({"seed": "12345678901234567891"}).seed == 12345678901234567891
+    assert p.with_overrides({"flows": "1e1,2"}).flows == (10, 2)
+    for field, value in (("replications", "2.7"), ("replications", "1e400"), ("replications", "nan"),
+                         ("flows", "1,2.5")):
+        with pytest.raises(ValueError, match=f"iw10: {field}='{value}' is not a valid"):
+            p.with_overrides({field: value})

@@ -31,18 +31,33 @@ def apply_overrides(params: P, overrides: dict[str, str], study: str) -> P:
             val: Any
             if isinstance(cur, tuple):
                 items = [x for x in str(v).strip("()[] ").split(",") if x.strip()]
-                val = tuple(type(cur[0])(float(x)) if isinstance(cur[0], int) else type(cur[0])(x) for x in items)
+                val = tuple(_whole(x) if isinstance(cur[0], int) else type(cur[0])(x) for x in items)
             elif isinstance(cur, bool):
                 val = str(v).lower() in ("1", "true", "yes")
             elif isinstance(cur, int):
-                val = int(float(v))
+                val = _whole(v)
             else:
                 val = type(cur)(v)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ValueError(f"{study}: {k}={v!r} is not a valid {type(cur).__name__}") from None
         out = dataclasses.replace(out, **{k: val})  # type: ignore[type-var]
     out.check()  # type: ignore[attr-defined]
     return out
+
+
+def _whole(text: Any) -> int:
+    """A whole number, exactly: as written ("18446744073709551615"), or a
+    float that is one ("1e3"); a fraction ("2.7") or an infinity is a
+    ValueError, where int(float(...)) cut the one and overflowed on the
+    other, and rounded 20-digit seeds to other seeds."""
+    t = str(text).strip()
+    try:
+        return int(t)
+    except ValueError:
+        x = float(t)
+        if not x.is_integer():  # also nan and inf
+            raise ValueError(f"{t!r} is not a whole number") from None
+        return int(x)
 
 
 class StudyParams:
