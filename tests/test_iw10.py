@@ -213,3 +213,15 @@ def test_whole_number_parameters_are_taken_exactly_or_refused():
                          ("flows", "1,2.5")):
         with pytest.raises(ValueError, match=f"iw10: {field}='{value}' is not a valid"):
             p.with_overrides({field: value})
+
+
+def test_reproduce_refuses_a_seed_or_replications_given_twice(tmp_path):
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    for args, name in ((["--seed", "5", "--set", "seed=6"], "seed"),
+                       (["--replications", "2", "--set", "replications=3"], "replications")):
+        r = CliRunner().invoke(main, ["reproduce", "iw10", "--quick", "--out", str(tmp_path / "x"), *args])
+        assert r.exit_code == 2 and f"--{name} and --set {name}=...: give one of them" in r.output
+    assert not (tmp_path / "x").exists()

@@ -538,10 +538,12 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
             _fail(f"--set {o!r}: expected NAME=VALUE")
         k, v = o.split("=", 1)
         ov[k.strip()] = v.strip()
-    if replications is not None:
-        ov["replications"] = str(replications)
-    if seed is not None:
-        ov["seed"] = str(seed)
+    for name, option in (("replications", replications), ("seed", seed)):
+        if option is not None:
+            if name in ov:
+                # One of the two would be dropped without a word.
+                _fail(f"--{name} and --set {name}=...: give one of them")
+            ov[name] = str(option)
     try:
         params = params.with_overrides(ov)
     except ValueError as e:
