@@ -308,6 +308,20 @@ def test_budgets_and_switches_of_run_take_their_own_types(examples):
     assert r.exit_code == 2 and "Traceback" not in r.output and "1<=x<=18446744073709551615" in r.output
 
 
+def test_a_table_name_and_a_scenario_of_the_wrong_type_are_named(examples, tmp_path):
+    with pytest.warns(mediasim.RunStoppedEarly):
+        res = mediasim.run(examples / "dumbbell.toml", max_events=2000)
+    with pytest.raises(TypeError, match="a table's name is text, such as 'flows' \\(got 5\\)"):
+        res.table(5)
+    for bad in ([1, 2], None):
+        with pytest.raises(TypeError, match="a scenario is a table of fields \\(a dict\\)"):
+            mediasim.Scenario.from_dict(bad)
+    # A folder given as text, as everywhere else.
+    (tmp_path / "run").mkdir()
+    res.write_tables(str(tmp_path / "run"))
+    assert mediasim.Results.read_parquet(tmp_path / "run").flows.equals(res.flows)
+
+
 def test_an_output_path_that_cannot_be_written_is_named_without_a_traceback(examples, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")

@@ -294,6 +294,8 @@ class Results:
         flow, say). A table the run did not record (the packet log when
         ``measure.packets`` was off) or a name that is no table is a
         ``TableNotFound`` error saying which, and listing the run's tables."""
+        if not isinstance(name, str):
+            raise TypeError(f"a table's name is text, such as 'flows' (got {name!r})")
         tables = self.__dict__.get("tables", {})
         if name in tables:
             return tables[name]
@@ -356,11 +358,12 @@ class Results:
             self.write_tables(stage)
         return Path(directory)
 
-    def write_tables(self, d: Path) -> None:
+    def write_tables(self, d: str | Path) -> None:
         """Every table and ``meta.json`` (listing the tables written) into
         the new folder ``d``."""
         from .campaign.atomic import write_new_files
 
+        d = Path(d)
         files = {f"{name}.parquet": data for name, data in parquet_tables(self).items()}
         meta = {**self.meta, "tables": sorted(self.tables)}
         files["meta.json"] = (json.dumps(meta, indent=2) + "\n").encode()

@@ -35,6 +35,8 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Scenario":
+        if not isinstance(data, dict):
+            raise TypeError(f"a scenario is a table of fields (a dict), not {type(data).__name__}")
         sc = cls.__new__(cls)
         sc.data = copy.deepcopy(data)
         return sc
