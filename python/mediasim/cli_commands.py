@@ -254,6 +254,11 @@ def _flag(ctx: click.Context, name: str) -> str:
     return max(param.opts, key=len)
 
 
+def _given(ctx: click.Context, name: str) -> bool:
+    """Whether option ``name`` was given (not left at its default)."""
+    return ctx.get_parameter_source(name) not in (click.core.ParameterSource.DEFAULT, None)
+
+
 def _check_bench_options(ctx: click.Context) -> None:
     """One workload at most, and every option given with a workload it
     applies to: an option that would be ignored is refused instead."""
@@ -261,8 +266,7 @@ def _check_bench_options(ctx: click.Context) -> None:
     if len(chosen) > 1:
         _fail(f"{' and '.join(_flag(ctx, w) for w in chosen)}: choose one workload per run")
     for name, goes_with in BENCH_MODIFIERS.items():
-        given = ctx.get_parameter_source(name) not in (click.core.ParameterSource.DEFAULT, None)
-        if given and not any(ctx.params[w] for w in goes_with):
+        if _given(ctx, name) and not any(ctx.params[w] for w in goes_with):
             _fail(f"{_flag(ctx, name)} goes with {' or '.join(_flag(ctx, w) for w in goes_with)}")
 
 
@@ -318,8 +322,8 @@ def _positive_ints(option: str, text: str) -> tuple[int, ...]:
                    "three off and constant frames (what each part costs).")
 @click.option("--counts", "cache_counts", is_flag=True,
               help="With --calls: instead of timing them, count instructions, cache misses and mispredicted "
-                   "branches per delivered media packet under valgrind's cache and branch simulators (the difference between 10 and 20 simulated seconds; "
-                   "needs valgrind).")
+                   "branches per delivered media packet under valgrind's cache and branch simulators (the "
+                   "difference between 10 and 20 simulated seconds; needs valgrind).")
 @click.option("--memory", is_flag=True,
               help="Engine memory per TCP flow, per packet queued and per packet propagating (slopes of peak RSS).")
 def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, campaign_runs, rtp_group, rmtp,
@@ -438,8 +442,7 @@ def media_rates_cmd(trace_path, gop, frame_rate, mm) -> None:
     import pandas as pd
 
     ctx = click.get_current_context()
-    given = [p for p in ("trace_path", "gop", "frame_rate")
-             if ctx.get_parameter_source(p) is not click.core.ParameterSource.DEFAULT]
+    given = [p for p in ("trace_path", "gop", "frame_rate") if _given(ctx, p)]
     if mm and given:
         _fail(f"{', '.join(_flag(ctx, p) for p in given)}: MM_APP (--mm) has fixed rates, no frames")
     if trace_path and "gop" in given:

@@ -80,11 +80,9 @@ def read(path: str | Path, field: str = "trace.file") -> list[int]:
         if not (s.isascii() and s.isdigit()):
             what = "an empty line" if not s else f"{s[:30]!r} is not a whole number of milliseconds"
             raise _error(field, f"{path}, line {i}: {what}")
-        # Measured before int(): a line of thousands of digits is refused
-        # without converting it.
-        if len(s.lstrip("0")) > len(str(MAX_TRACE_MS)) or int(s) > MAX_TRACE_MS:
+        v = whole_number(s)  # None for a line of thousands of digits
+        if v is None or v > MAX_TRACE_MS:
             raise _error(field, f"{path}, line {i}: {s[:30]} ms is beyond the longest run ({MAX_TRACE_MS:.0e} ms)")
-        v = int(s)
         if ms and v < ms[-1]:
             raise _error(field, f"{path}, line {i}: the trace's times go back ({v} ms after {ms[-1]} ms)")
         ms.append(v)
