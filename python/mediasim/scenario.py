@@ -57,7 +57,7 @@ class Scenario:
 
             data = traces.resolve(data)
         # JSON has no NaN/Infinity: send them as strings so that the engine
-        # rejects them with the field's path ("invalid type: string ...").
+        # rejects them with the field's path ("must be a finite number").
         return json.dumps(_finite_or_str(data), allow_nan=False)
 
     def __repr__(self) -> str:

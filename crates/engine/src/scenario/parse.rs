@@ -26,6 +26,7 @@ fn field_error<E: std::fmt::Display>(e: &serde_path_to_error::Error<E>) -> Field
         Some(i) => msg[..i].to_string(),
         None => msg,
     };
+    let msg = non_finite(&msg).unwrap_or(msg);
     let (path, message) = resolve(path, msg);
     let path = if path.is_empty() || path == "." {
         "(scenario)".to_string()
@@ -33,6 +34,15 @@ fn field_error<E: std::fmt::Display>(e: &serde_path_to_error::Error<E>) -> Field
         path
     };
     FieldError { path, message }
+}
+
+/// JSON has no infinity or NaN, so the binding sends them as the text
+/// Python writes ("inf", "-inf", "nan"), which fails as a string where a
+/// number was expected: said as what the value is.
+fn non_finite(msg: &str) -> Option<String> {
+    let rest = msg.strip_prefix("invalid type: string \"")?;
+    let (word, _expected) = rest.split_once("\", expected ")?;
+    matches!(word, "inf" | "-inf" | "nan").then(|| format!("must be a finite number (got {word})"))
 }
 
 const STOP: &str = " (the checks stop here: fix this first to see what else is wrong)";

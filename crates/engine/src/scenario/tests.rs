@@ -439,6 +439,46 @@ fn a_top_level_field_of_the_wrong_type_does_not_hide_the_others() {
     assert_eq!(got, ["duration_s", "links[0].rate_bps"]);
 }
 
+/// A field set aside gets a stand-in (1) so that the rest can be
+/// checked; a check beside it that quotes it ("duration_s = 1", "start_s
+/// = 1") would report the stand-in, not the user's value, so it is left
+/// out. The same checks on fields that parsed still report.
+#[test]
+fn a_field_set_aside_is_not_quoted_by_the_checks_beside_it() {
+    let mut v = base();
+    v["duration_s"] = json!("inf");
+    v["flows"][0]["start_s"] = json!(2); // after the stand-in's end
+    let errs = errors(&v);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].path, "duration_s");
+    assert_eq!(errs[0].message, "must be a finite number (got inf)");
+
+    let mut v = base();
+    v["flows"][0]["start_s"] = json!("soon");
+    v["flows"][0]["stop_s"] = json!(0.5); // before the stand-in start
+    let got: Vec<String> = errors(&v).into_iter().map(|e| e.path).collect();
+    assert_eq!(got, ["flows[0].start_s"]);
+
+    let mut v = base();
+    v["flows"][0]["start_s"] = json!(9);
+    v["flows"][0]["stop_s"] = json!(0.5);
+    v["links"][0]["delay_ms"] = json!("nan");
+    let errs = errors(&v);
+    let said = |path: &str, frag: &str| {
+        errs.iter()
+            .any(|e| e.path == path && e.message.contains(frag))
+    };
+    assert!(
+        said("links[0].delay_ms", "must be a finite number (got nan)"),
+        "{errs:?}"
+    );
+    assert!(said("flows[0].start_s", "(duration_s = 5)"), "{errs:?}");
+    assert!(
+        said("flows[0].stop_s", "must be after start_s = 9"),
+        "{errs:?}"
+    );
+}
+
 #[test]
 fn changing_links_name_the_field_and_the_problem() {
     let link = |extra: Value| {

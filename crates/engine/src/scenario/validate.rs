@@ -22,15 +22,21 @@ pub fn parse_and_validate(text: &str) -> Result<Scenario, Vec<FieldError>> {
             let (rest, mut errs, aside) = super::parse::parse_all(text);
             if let Some(rest) = rest {
                 // Not reported: what a set-aside field's absence or stand-in
-                // causes (its own path, below it, or its container naming it).
+                // causes (its own path, below it, its container naming it,
+                // or a check beside it quoting its stand-in value, as
+                // "duration_s = 1" in a flow's start after the run's end).
                 let under = |e: &FieldError| {
                     aside.iter().any(|a| {
                         let p = &e.path;
-                        let key = a.rsplit('.').next().unwrap_or(a);
+                        let (parent, key) = a.rsplit_once('.').unwrap_or(("", a));
+                        let beside = parent.is_empty()
+                            || p == parent
+                            || p.starts_with(&format!("{parent}."));
                         p == a
                             || p.starts_with(&format!("{a}."))
                             || p.starts_with(&format!("{a}["))
                             || (a.starts_with(p.as_str()) && e.message.contains(key))
+                            || (beside && e.message.contains(&format!("{key} = ")))
                     })
                 };
                 errs.extend(validate(&rest).into_iter().filter(|e| !under(e)));
