@@ -97,6 +97,42 @@ def test_plot_keeps_a_flows_colour_across_panels_and_shows_media_by_default(exam
     assert r.exit_code == 2 and "no flow matches nope*" in r.output
 
 
+def test_control_flows_are_left_out_by_default_and_media_flows_drawn():
+    from mediasim.reporting.run_plots import shown
+
+    for flow in ("voice", "video/alice/rtp", "m/data", "m/retx", "m/dr1/repair"):
+        assert shown(flow, None), flow
+    for flow in ("bulk/ack", "video/alice/rtcp", "video/bob/fb", "tfrc0/fb", "m/r1/hack"):
+        assert not shown(flow, None), flow
+    assert shown("video/bob/fb", ["*/fb"]) and not shown("voice", ["video*"])
+
+
+def test_a_calls_run_plots_its_media_its_rates_pacer_and_frames(examples, tmp_path):
+    from mediasim import Results
+    from mediasim.reporting import run_plots
+
+    run = tmp_path / "run"
+    r = CliRunner().invoke(main, ["run", str(examples / "calls.toml"), "--packets", "--series", "--out", str(run)])
+    assert r.exit_code == 0, r.output
+    res = Results.read_parquet(run)
+    assert panels(res.tables) == ["throughput", "delay", "media_rate", "pacer", "frames"]
+    fig = _figures_saved_by(lambda: run_plots.plot_run(run))[0]
+    axes = {ax.get_ylabel().split(" (")[0]: ax for ax in fig.axes}
+    labels = {name: [line.get_label() for line in ax.get_lines()] for name, ax in axes.items()}
+    assert labels["throughput"] == ["video/alice/rtp", "voice/alice/rtp"]
+    assert not [lb for ls in labels.values() for lb in ls if lb.endswith(("/rtcp", "/fb"))], labels
+    assert {"video/alice/rtp sent", "video/alice/rtp target", "video/alice/rtp codec"} <= set(labels["media rate"])
+    end_s = res.meta["duration_s"]
+    series = res.tables["media_series"]
+    # A rate holds to the run's end; frames are drawn one point each.
+    target = axes["media rate"].get_lines()[labels["media rate"].index("video/alice/rtp target")]
+    assert target.get_xdata()[-1] == end_s
+    frames = series[(series["var"] == "frame_bytes") & (series["flow"] == "video/alice/rtp")]
+    drawn = axes["frame size"].get_lines()[labels["frame size"].index("video/alice/rtp")]
+    assert len(drawn.get_xdata()) == len(frames) and drawn.get_xdata()[-1] < end_s
+    assert labels["pacer queue"] == ["video/alice/rtp"]
+
+
 def test_show_labels_each_node_with_its_address(examples, tmp_path):
     svg = tmp_path / "d.svg"
     assert CliRunner().invoke(main, ["show", str(examples / "dumbbell.toml"), "--out", str(svg)]).exit_code == 0

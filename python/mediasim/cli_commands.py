@@ -201,12 +201,13 @@ def show_cmd(scenario, out, overrides) -> None:
               help="Throughput bin (simulated s).")
 @click.option("--flows", "flows", multiple=True, metavar="PATTERN",
               help="Flows to draw: names or shell patterns (repeatable; '*' for all). Default: the media and data "
-                   "flows, without the ACK, RTCP and feedback flows they derive (names with a '/').")
+                   "flows, without the control flows the engine derives (names ending /ack, /rtcp, /fb, /hack).")
 def plot_cmd(run, out, bin_s, flows) -> None:
     """Plot the run written to folder RUN (mediasim run ... --out RUN):
     per-flow throughput and one-way delay over time (needs --packets),
-    queue lengths and sojourn times (measure.queue_sample_ms) and TCP
-    windows (--series). A flow has one colour in every panel."""
+    queue lengths and sojourn times (measure.queue_sample_ms), TCP
+    windows and media senders' rates, pacer queue and frame sizes
+    (--series). A flow has one colour in every panel."""
     from pathlib import Path
 
     from .reporting.run_plots import plot_run

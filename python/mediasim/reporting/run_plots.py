@@ -1,12 +1,15 @@
 """Pictures of one run from its folder (``mediasim plot RUN``): per-flow
 throughput and one-way delay over time (from the packets table), queue
-lengths and sojourn times (queue_samples) and TCP windows (tcp_series).
-Each panel needs its table; a run without any of them gets an error
-saying what to turn on.
+lengths and sojourn times (queue_samples), TCP windows (tcp_series), and
+for media senders their rates, pacer queue and frame sizes
+(media_series, paced_series). Each panel needs its table; a run without
+any of them gets an error saying what to turn on.
 
 A flow has one colour in every panel. By default only the media and
-data flows are drawn, not the flows they derive (TCP ACKs ``x/ack``,
-RTCP ``s/n/rtcp``, feedback ``x/fb``): ``flows`` chooses (names, or
+data flows are drawn (user-named flows, RTP media ``s/n/rtp``, RMTP's
+data, retransmissions and repairs), not the control flows the engine
+derives (TCP ACKs ``x/ack``, RTCP ``s/n/rtcp``, feedback ``x/fb``,
+RMTP's acknowledgements ``s/n/hack``): ``flows`` chooses (names, or
 shell patterns such as ``"web*"``; ``["*"]`` for every flow)."""
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-NEEDS = ("no table to plot: run with --packets (throughput, delay), --series (TCP windows), "
+NEEDS = ("no table to plot: run with --packets (throughput, delay), --series (TCP windows, media rates), "
          "measure.queue_sample_ms (queues) or a changing link (capacity), and --out")
 
 
@@ -41,12 +44,18 @@ def throughput_series(packets: pd.DataFrame, bin_s: float, end_s: float | None =
     return pd.concat(rows, ignore_index=True)
 
 
+#: The last part of the names of the control flows the engine derives
+#: (users' flow names have no '/'): TCP's ACKs, RTCP, per-packet or
+#: rate feedback, RMTP's acknowledgements.
+CONTROL_FLOWS = ("ack", "rtcp", "fb", "hack")
+
+
 def shown(flow: str, patterns: list[str] | None) -> bool:
     """Whether ``flow`` is drawn: by ``patterns`` if given, else if it is
-    not a derived flow (no ``/`` in its name)."""
+    not a control flow (``CONTROL_FLOWS``)."""
     if patterns:
         return any(fnmatch.fnmatchcase(flow, p) for p in patterns)
-    return "/" not in flow
+    return "/" not in flow or flow.rsplit("/", 1)[1] not in CONTROL_FLOWS
 
 
 def flow_colours(names: list[str]) -> dict[str, str]:
@@ -70,6 +79,13 @@ def panels(tables: dict[str, pd.DataFrame]) -> list[str]:
     s = tables.get("tcp_series")
     if s is not None and (s["var"] == "cwnd_bytes").any():
         out.append("cwnd")
+    m = tables.get("media_series")
+    p = tables.get("paced_series")
+    if (m is not None and m["var"].isin(list(MEDIA_RATES)).any()) or (p is not None and len(p)):
+        out.append("media_rate")
+    for name, var in (("pacer", "pacer_queue_bytes"), ("frames", "frame_bytes")):
+        if m is not None and (m["var"] == var).any():
+            out.append(name)
     return out
 
 
@@ -187,4 +203,56 @@ def _cwnd(ax, c: _Ctx):
     ax.set_ylim(bottom=0)
 
 
-_PANELS = {"capacity": _capacity, "throughput": _throughput, "delay": _delay, "queues": _queues, "sojourn": _sojourn, "cwnd": _cwnd}
+#: A media sender's rate series and how each is drawn: what it sends
+#: (solid), the controller's target (dashed), the codec's rate (dotted).
+MEDIA_RATES = {"send_bps": ("sent", "-"), "target_bps": ("target", "--"), "codec_bps": ("codec", ":")}
+
+
+def _series_of(c: _Ctx, table: str, var: str, carry: bool = True):
+    """(flow, times, values) of one variable of a series table, per
+    drawn flow. With ``carry``, the last value is carried to the run's
+    end: a rate or a queue holds until its next point (series are
+    recorded on change)."""
+    s = c.t.get(table)
+    if s is None or not len(s):
+        return
+    s = s[s["var"] == var]
+    for flow, g in s.groupby(s["flow"].astype(str), observed=True):
+        if not shown(flow, c.flows):
+            continue
+        x = g["time_s"].to_numpy(dtype=float)
+        y = g["value"].to_numpy(dtype=float)
+        if carry and c.end_s > x[-1]:
+            x, y = np.append(x, c.end_s), np.append(y, y[-1])
+        yield flow, x, y
+
+
+def _media_rate(ax, c: _Ctx):
+    for var, (what, style) in MEDIA_RATES.items():
+        for flow, x, y in _series_of(c, "media_series", var):
+            ax.step(x, y / 1e3, where="post", ls=style, label=f"{flow} {what}", color=c.colour(flow))
+    # A paced flow's controller (flows of type "paced").
+    for flow, x, y in _series_of(c, "paced_series", "rate_bps"):
+        ax.step(x, y / 1e3, where="post", ls="--", label=f"{flow} target", color=c.colour(flow))
+    ax.set_ylabel("media rate (kbit/s)")
+    ax.set_ylim(bottom=0)
+
+
+def _pacer(ax, c: _Ctx):
+    for flow, x, y in _series_of(c, "media_series", "pacer_queue_bytes"):
+        ax.step(x, y / 1e3, where="post", label=flow, color=c.colour(flow))
+    ax.set_ylabel("pacer queue (kB)")
+    ax.set_ylim(bottom=0)
+
+
+def _frames(ax, c: _Ctx):
+    """Each frame's size at its capture."""
+    for flow, x, y in _series_of(c, "media_series", "frame_bytes", carry=False):
+        step = max(1, len(x) // 5000)  # at most ~5,000 points per flow
+        ax.plot(x[::step], y[::step] / 1e3, ".", ms=2, label=flow, color=c.colour(flow))
+    ax.set_ylabel("frame size (kB)")
+    ax.set_ylim(bottom=0)
+
+
+_PANELS = {"capacity": _capacity, "throughput": _throughput, "delay": _delay, "queues": _queues, "sojourn": _sojourn,
+           "cwnd": _cwnd, "media_rate": _media_rate, "pacer": _pacer, "frames": _frames}
