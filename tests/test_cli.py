@@ -32,6 +32,22 @@ def test_run_shows_tcp_and_rtp_tables(examples):
     assert r.exit_code == 0 and "RTP members:" in r.output and "conf/A2/rtcp" in r.output
 
 
+def test_run_shows_what_a_call_looked_and_sounded_like(examples):
+    import mediasim
+
+    r = invoke("run", examples / "calls.toml")
+    assert r.exit_code == 0 and "Media:" in r.output
+    cells = lambda line: [c.strip() for c in line.strip().strip("|").split("|")]  # noqa: E731
+    header, _, *rows = [cells(x) for x in r.output.split("Media:")[1].strip().split("\n\n")[0].splitlines()]
+    printed = {row[0]: dict(zip(header, row)) for row in rows}
+    media = mediasim.run(str(examples / "calls.toml"), seed=0).tables["media"].set_index("flow")
+    voice, video = media.loc["voice/alice/rtp"], media.loc["video/alice/rtp"]
+    assert printed["voice/alice/rtp"]["mos"] == f"{voice['mos']:.4g}"
+    assert printed["voice/alice/rtp"]["r_factor"] == f"{voice['r_factor']:.4g}"
+    assert printed["video/alice/rtp"]["frames_late"] == str(int(video["frames_late"])) and video["frames_late"] > 0
+    assert printed["video/alice/rtp"]["mos"] == ""  # the E-model is voice's
+
+
 def test_run_with_override_and_error(examples):
     r = invoke("run", examples / "dumbbell.toml", "--set", "links[name=bottleneck].rate_bps=-5")
     assert r.exit_code == 2

@@ -128,7 +128,7 @@ def test_run_without_out_imports_neither_pandas_nor_numpy_and_prints_the_same(ex
     import subprocess
     import sys
 
-    for name in ("tcp_web_and_voice.toml", "rtp_avpf_multicast.yaml"):
+    for name in ("tcp_web_and_voice.toml", "rtp_avpf_multicast.yaml", "calls.toml"):
         cmd = [sys.executable, "-X", "importtime", "-m", "mediasim", "run", str(examples / name)]
         lean = subprocess.run(cmd, capture_output=True, text=True, check=True)
         imported = {line.split("|")[-1].strip() for line in lean.stderr.splitlines() if "import time:" in line}
@@ -140,4 +140,5 @@ def test_run_without_out_imports_neither_pandas_nor_numpy_and_prints_the_same(ex
                               check=True)
         keep = lambda text: [x for x in text.splitlines() if not x.startswith(("events:", "tables written"))]  # noqa: E731
         assert keep(lean.stdout) == keep(full.stdout)
-        assert ("TCP:" in lean.stdout, "RTP members:" in lean.stdout) == (name.startswith("tcp"), "rtp" in name)
+        assert ("TCP:" in lean.stdout, "RTP members:" in lean.stdout, "Media:" in lean.stdout) == \
+            (name.startswith("tcp"), name != "tcp_web_and_voice.toml", name == "calls.toml")

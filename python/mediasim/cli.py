@@ -125,7 +125,8 @@ def main(verbose: int, quiet: bool) -> None:
               metavar="MIB", help="End the run cleanly once this process holds this much memory.")
 def run_cmd(scenario, seed, replication, out, overwrite, pcap, trace, packets, series, overrides, allow,
             max_events, max_wall_s, max_memory_mb) -> None:
-    """Run SCENARIO (.toml, .yaml or .json) and print the per-flow table."""
+    """Run SCENARIO (.toml, .yaml or .json) and print the per-flow table,
+    and the TCP, RTP member and media tables when the run has such flows."""
     import warnings
 
     from .errors import RunStoppedEarly

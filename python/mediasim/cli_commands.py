@@ -194,7 +194,7 @@ def show_cmd(scenario, out, overrides) -> None:
         _fail(f"--out {path}: cannot write the picture ({e.strerror or e})")
 
 
-@click.command("plot", short_help="Plot a run folder: throughput, delay, queues, cwnd.")
+@click.command("plot", short_help="Plot a run folder: throughput, delay, queues, cwnd, media rates.")
 @click.argument("run", type=click.Path(file_okay=False, exists=True))
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Picture file (default RUN/plots.png).")
 @click.option("--bin", "bin_s", type=POSITIVE, default=1.0, show_default=True,

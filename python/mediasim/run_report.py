@@ -1,5 +1,5 @@
-"""What ``mediasim run`` prints: the per-flow summary, the TCP and RTP
-tables when the run has such flows, and the packet books, from plain
+"""What ``mediasim run`` prints: the per-flow summary, the TCP, RTP and
+media tables when the run has such flows, and the packet books, from plain
 columns (lists), so that the command needs neither pandas nor numpy when
 it writes no files (python -c "import pandas" alone takes longer than a
 small run)."""
@@ -11,13 +11,17 @@ from typing import Any
 from .reporting.plain_table import plain_table
 
 # The tables the printout reads (the engine converts only these).
-TABLES = ["flows", "tcp", "rtp"]
+TABLES = ["flows", "tcp", "rtp", "media"]
 SUMMARY = ["flow", "receiver", "sent", "received", "lost", "in_flight", "loss_rate", "throughput_bps",
            "delay_mean_ms", "delay_p99_ms", "jitter_ms"]
 TCP = ["flow", "bytes_delivered", "goodput_bps", "completion_time_s", "retransmissions", "timeouts",
        "fast_recoveries", "srtt_ms"]
 RTP = ["flow", "avpf", "rtcp_share_pct", "early_packets", "fb_wanted", "fb_sent", "fb_suppressed", "fb_discarded",
        "mwt_s", "rtt_s", "loss_report_delay_mean_s"]
+# A media stream's sender and viewer side: what the call looked and
+# sounded like (frames for video, the E-model for voice).
+MEDIA = ["flow", "frames_sent", "media_rate_bps", "pacer_delay_mean_ms", "frames_played", "frames_late",
+         "frames_lost", "frame_delay_mean_ms", "frame_delay_p95_ms", "freezes", "mouth_to_ear_ms", "r_factor", "mos"]
 
 
 def _pick(table: dict[str, list[Any]], names: list[str]) -> dict[str, list[Any]]:
@@ -34,7 +38,7 @@ def run_text(name: str, seed: int, replication: int, tables: dict[str, dict[str,
     m = meta
     out = [f"# {name}: {m['duration_s']} s simulated, seed {seed}, replication {replication}",
            plain_table(_pick(tables["flows"], SUMMARY))]
-    for title, table, cols in (("TCP", "tcp", TCP), ("RTP members", "rtp", RTP)):
+    for title, table, cols in (("TCP", "tcp", TCP), ("RTP members", "rtp", RTP), ("Media", "media", MEDIA)):
         if _rows(tables.get(table)):
             out += ["", f"{title}:", plain_table(_pick(tables[table], cols))]
     out += ["", f"packets: originated {m['originated']}, multicast copies {m['multicast_copies']}, "
