@@ -25,6 +25,19 @@ def test_show_draws_nodes_links_and_flows(examples, tmp_path):
     assert r.exit_code == 0 and (tmp_path / "r.png").stat().st_size > 10_000
 
 
+def test_show_puts_the_flows_under_the_graph_not_over_a_node(examples, tmp_path):
+    from matplotlib.collections import PathCollection
+
+    from mediasim.reporting.topology import draw
+    from mediasim.scenario import load_scenario
+
+    fig = _figures_saved_by(lambda: draw(load_scenario(examples / "calls.toml").to_dict(), tmp_path / "c.png"))[0]
+    graph = next(ax for ax in fig.axes if any(isinstance(c, PathCollection) for c in ax.collections))
+    listing = next(ax for ax in fig.axes for t in ax.texts if "video (RTP session): alice, bob" in t.get_text())
+    assert listing is not graph
+    assert listing.get_position().y1 <= graph.get_position().y0
+
+
 def test_show_names_a_bad_field_or_file_type(examples, tmp_path):
     r = CliRunner().invoke(main, ["show", str(examples / "dumbbell.toml"), "--set", "links[0].rate_bps=-1"])
     assert r.exit_code == 2 and "links[0].rate_bps" in r.output

@@ -138,9 +138,20 @@ def draw(data: dict[str, Any], path: str | Path, seed: int = 1) -> Path:
     pos = nx.kamada_kawai_layout(g) if g.number_of_edges() else nx.circular_layout(g)
     n = g.number_of_nodes()
     height = min(3 + 0.4 * n, 12)
-    fig = Figure(figsize=(min(4 + 0.6 * n, 16), height + (2.5 if curves else 0)))
-    if curves:  # the changing links' capacity over time, under the graph
-        ax, cax = fig.subplots(2, 1, gridspec_kw={"height_ratios": [height, 2.5]})
+    lines = flow_lines(data)
+    shown = lines[:12] + ([f"... and {len(lines) - 12} more"] if len(lines) > 12 else [])
+    # The flows under the graph in a row of their own, so that they never
+    # cover a node; the changing links' capacity under them.
+    rows = [height] + ([0.17 * len(shown) + 0.3] if shown else []) + ([2.5] if curves else [])
+    fig = Figure(figsize=(min(4 + 0.6 * n, 16), sum(rows)))
+    axes = fig.subplots(len(rows), 1, gridspec_kw={"height_ratios": rows}, squeeze=False)[:, 0]
+    ax = axes[0]
+    if shown:
+        axes[1].axis("off")
+        axes[1].text(0.01, 1.0, "\n".join(shown), transform=axes[1].transAxes, fontsize=8, va="top",
+                     bbox={"boxstyle": "round", "fc": "white", "ec": "#999"})
+    if curves:
+        cax = axes[-1]
         for name, times, mbps in curves:
             cax.step(times, mbps, where="post", label=name, lw=1)
         cax.set_xlabel("time (s)")
@@ -148,8 +159,6 @@ def draw(data: dict[str, Any], path: str | Path, seed: int = 1) -> Path:
         cax.set_ylim(bottom=0)
         cax.grid(alpha=0.3)
         cax.legend(fontsize=7, loc="upper right", ncol=2)
-    else:
-        ax = fig.subplots()
     members = {m for grp in data.get("groups", []) for m in grp["members"]}
     colors = ["#f4a261" if v in members else "#8ecae6" for v in g.nodes]
     nx.draw_networkx_edges(g, pos, ax=ax, edge_color="#555")
@@ -161,11 +170,6 @@ def draw(data: dict[str, Any], path: str | Path, seed: int = 1) -> Path:
         nx.draw_networkx_labels(g, pos, ax=ax, font_size=6)
     if n < 40:
         nx.draw_networkx_edge_labels(g, pos, ax=ax, edge_labels=nx.get_edge_attributes(g, "label"), font_size=7)
-    lines = flow_lines(data)
-    if lines:
-        shown = lines[:12] + ([f"... and {len(lines) - 12} more"] if len(lines) > 12 else [])
-        ax.text(0.01, 0.01, "\n".join(shown), transform=ax.transAxes, fontsize=8, va="bottom",
-                bbox={"boxstyle": "round", "fc": "white", "ec": "#999"})
     ax.set_title(f"{data.get('name') or 'scenario'}: {data['duration_s']} s"
                  + (" (orange: group members)" if members else ""))
     ax.axis("off")
