@@ -181,6 +181,21 @@ def test_voice_quality_comes_from_the_e_model():
     assert m["freezes"] == 0  # silences are not freezes
 
 
+def test_a_voice_call_nobody_heard_has_no_mouth_to_ear_delay():
+    """A fixed playout delay shorter than the path's: every frame is
+    late. The delay is not the codec's 20 ms alone; R counts the loss
+    (G.107 with Ppl 100%, G.711's Bpl 25.1: Ie,eff = 95 * 100 / (100 + 25.1))."""
+    sc = call(source={"type": "voice", "codec": "g711"}, receiver={"playout": {"delay_ms": 10}}, duration_s=10.0)
+    m = mediasim.run(sc).tables["media"].iloc[0]
+    assert m["frames_played"] == 0 and m["frames_late"] >= m["frames_sent"] - 2  # the last may be on their way
+    assert m["voice_loss_pct"] == 100.0 and math.isnan(m["mouth_to_ear_ms"])
+    ie_eff = 95 * 100 / (100 + 25.1)
+    # Id at the codec's 20 ms (its echo terms) is under 1; at the path's
+    # 30 ms and more it would be larger.
+    assert 0 < (93.2 - ie_eff) - m["r_factor"] < 1
+    assert m["mos"] < 1.5
+
+
 @pytest.mark.parametrize("member,field,words", [
     ({"media": True, "feedback": {}}, "members[0].feedback", "needs a source"),
     ({"media": True, "pacer": {}}, "members[0].pacer", "needs a source"),

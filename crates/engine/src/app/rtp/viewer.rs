@@ -156,10 +156,23 @@ impl Viewer {
             };
             let burst = burst_ratio(s.bad_frames, s.bad_runs, total);
             // Mouth to ear: capture to playout, plus the frame and the
-            // encoder's look-ahead before capture.
-            let delay_ms = s.playout_delay_sum.as_secs_f64() * 1e3 / s.played.max(1) as f64
-                + (v.frame + v.lookahead).as_secs_f64() * 1e3;
-            let r = EModel::call(delay_ms, ppl, burst, v.ie, v.bpl).r();
+            // encoder's look-ahead before capture. With no frame played
+            // there is no playout delay to report; R then counts the loss
+            // and the codec's own delay only.
+            let codec_ms = (v.frame + v.lookahead).as_secs_f64() * 1e3;
+            let delay_ms = if s.played > 0 {
+                s.playout_delay_sum.as_secs_f64() * 1e3 / s.played as f64 + codec_ms
+            } else {
+                f64::NAN
+            };
+            let r = EModel::call(
+                if s.played > 0 { delay_ms } else { codec_ms },
+                ppl,
+                burst,
+                v.ie,
+                v.bpl,
+            )
+            .r();
             values.extend([
                 ("voice_loss_pct", ppl),
                 ("voice_burst_ratio", burst),
