@@ -3,6 +3,7 @@
 import json
 
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 
 from mediasim.cli import main
@@ -34,6 +35,34 @@ def test_sweep_writes_tables_and_resumes(examples, tmp_path):
     done = json.loads((tmp_path / "sweep.json").read_text())
     assert (done["runs"], done["reused"], done["newly_run"]) == (4, 4, 0)
     assert (tmp_path / "summary.csv").exists()
+    # No media streams: an empty media table, no media summary.
+    assert pd.read_parquet(tmp_path / "media.parquet").empty and not (tmp_path / "media_summary.csv").exists()
+
+
+def test_a_sweep_of_calls_summarises_what_the_viewers_saw_and_heard(examples, tmp_path):
+    axis = "links[name=bottleneck].delay_ms"
+    args = ["sweep", str(examples / "calls.toml"), "--vary", f"{axis}=25,150", "--set", "duration_s=8",
+            "--replications", "2", "--out", str(tmp_path), "--workers", "1"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "Media:" in r.output and "media_summary.csv" in r.output
+    media = pd.read_parquet(tmp_path / "media.parquet")
+    assert len(media) == 2 * 2 * 2  # delays x replications x streams
+    summary = pd.read_csv(tmp_path / "media_summary.csv").set_index([axis, "flow"])
+    voice = media[media["flow"] == "voice/alice/rtp"].groupby(axis)
+    assert summary.loc[(25, "voice/alice/rtp"), "mos_mean"] == pytest.approx(voice["mos"].mean()[25])
+    assert summary.loc[(25, "voice/alice/rtp"), "mos_mean"] > 4
+    # Past the fixed 60 ms playout delay nothing is heard: no mouth-to-ear
+    # delay, a MOS near the floor.
+    assert summary.loc[(150, "voice/alice/rtp"), "mos_mean"] < 1.5
+    assert pd.isna(summary.loc[(150, "voice/alice/rtp"), "mouth_to_ear_ms_mean"])
+    video = summary.loc[(150, "video/alice/rtp")]
+    assert video["frame_delay_mean_ms_mean"] > summary.loc[(25, "video/alice/rtp"), "frame_delay_mean_ms_mean"] + 100
+    # The same folder, a sweep without media: no summary of the calls' is left.
+    r = CliRunner().invoke(main, ["sweep", str(examples / "dumbbell.toml"), "--vary", "duration_s=3,4",
+                                  "--out", str(tmp_path), "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    assert pd.read_parquet(tmp_path / "media.parquet").empty and not (tmp_path / "media_summary.csv").exists()
 
 
 def test_sweep_reports_bad_values_with_the_field(examples, tmp_path):

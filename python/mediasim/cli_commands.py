@@ -5,6 +5,7 @@ decorators are a few milliseconds of a 0.1 s ``mediasim run``."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 import click
@@ -115,10 +116,21 @@ def _unique_pairs(option: str, texts) -> dict[str, str]:
     return out
 
 
+#: What a sweep summarises of its media streams (mean and 95% CI per
+#: configuration): the viewer's side of video and voice.
+SWEEP_MEDIA = ["media_rate_bps", "frames_late", "frames_lost", "frame_delay_mean_ms", "frame_delay_p95_ms", "freezes",
+               "freeze_total_s", "mouth_to_ear_ms", "r_factor", "mos"]
+# G.107's scales: R from 0 to 100, MOS from 1 to 4.5.
+SWEEP_MEDIA_BOUNDS = {"frames_late": (0.0, math.inf), "frames_lost": (0.0, math.inf), "freezes": (0.0, math.inf),
+                      "r_factor": (0.0, 100.0), "mos": (1.0, 4.5)}
+
+
 def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out) -> None:
     from pathlib import Path
 
-    from .campaign.atomic import read_json
+    import pandas as pd
+
+    from .campaign.atomic import read_json, write_bytes
     from .errors import CampaignError
     from .scenario import Scenario
     from .stats import summarize
@@ -139,10 +151,19 @@ def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out) ->
         keys = list(axes) + ["flow", "receiver"]
         table = summarize(flows, keys, ["loss_rate", "throughput_bps", "delay_mean_ms", "delay_p99_ms", "jitter_ms"],
                           bounds={"loss_rate": (0.0, 1.0)})
-        table.to_csv(Path(out) / "summary.csv", index=False)
+        write_bytes(Path(out) / "summary.csv", table.to_csv(index=False).encode())
         click.echo(_fmt_table(table))
+    media = pd.read_parquet(Path(out) / "media.parquet")
+    media_summary = Path(out) / "media_summary.csv"
+    if media.empty:
+        media_summary.unlink(missing_ok=True)  # an earlier sweep's, in this folder
+    else:
+        table = summarize(media, list(axes) + ["flow"], SWEEP_MEDIA, bounds=SWEEP_MEDIA_BOUNDS)
+        write_bytes(media_summary, table.to_csv(index=False).encode())
+        click.echo("\nMedia:\n" + _fmt_table(table))
     click.echo(f"\n{done['runs']} runs: {done['reused']} already stored, {done['newly_run']} run now, "
-               f"{len(done['failed'])} failed; tables in {out}/ (flows.parquet, summary.csv, runs/)")
+               f"{len(done['failed'])} failed; tables in {out}/ (flows.parquet, summary.csv, "
+               + ("" if media.empty else "media.parquet, media_summary.csv, ") + "runs/)")
     for f in done["failed"][:10]:
         click.echo(f"failed: {f['labels']} seed {f['seed']} replication {f['replication']}: {f['error']}", err=True)
     if done["failed"]:

@@ -186,7 +186,9 @@ def run_sweep(jobs: list[Job], out: str | Path, workers: int | None = None, prog
     each run keyed by its canonical scenario, seed, replication and engine
     build; stored runs reused, damaged ones run again, failures recorded).
     Returns the combined flows table, also written to
-    ``out/flows.parquet``; ``out/sweep.json`` says what this invocation
+    ``out/flows.parquet``; the media table of every run (the senders' and
+    viewers' side of media streams; no rows without them) goes to
+    ``out/media.parquet``; ``out/sweep.json`` says what this invocation
     did."""
     import warnings
 
@@ -198,8 +200,11 @@ def run_sweep(jobs: list[Job], out: str | Path, workers: int | None = None, prog
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # failures are in the report
         flows = read_sweep(out, "flows")
+        media = read_sweep(out, "media")
     out = Path(out)
     write_bytes(out / "flows.parquet", parquet_bytes(flows, {"campaign": str(out)}))
+    # Written even without rows, so that no earlier sweep's is left beside.
+    write_bytes(out / "media.parquet", parquet_bytes(media, {"campaign": str(out)}))
     write_json(out / "sweep.json", {"runs": report.runs, "reused": report.reused, "newly_run": report.ran,
                                     "repaired": report.repaired, "failed": report.failed})
     return flows
