@@ -159,24 +159,14 @@ impl Viewer {
             // encoder's look-ahead before capture. With no frame played
             // there is no playout delay to report; R then counts the loss
             // and the codec's own delay only.
-            let codec_ms = (v.frame + v.lookahead).as_secs_f64() * 1e3;
-            let delay_ms = if s.played > 0 {
-                s.playout_delay_sum.as_secs_f64() * 1e3 / s.played as f64 + codec_ms
-            } else {
-                f64::NAN
-            };
-            let r = EModel::call(
-                if s.played > 0 { delay_ms } else { codec_ms },
-                ppl,
-                burst,
-                v.ie,
-                v.bpl,
-            )
-            .r();
+            let playout_ms =
+                (s.played > 0).then(|| s.playout_delay_sum.as_secs_f64() * 1e3 / s.played as f64);
+            let delay_ms = playout_ms.unwrap_or(0.0) + (v.frame + v.lookahead).as_secs_f64() * 1e3;
+            let r = EModel::call(delay_ms, ppl, burst, v.ie, v.bpl).r();
             values.extend([
                 ("voice_loss_pct", ppl),
                 ("voice_burst_ratio", burst),
-                ("mouth_to_ear_ms", delay_ms),
+                ("mouth_to_ear_ms", playout_ms.map_or(f64::NAN, |_| delay_ms)),
                 ("r_factor", r),
                 ("mos", mos(r)),
             ]);
