@@ -53,6 +53,20 @@ def test_rtt_from_lsr_dlsr_and_loss_report_delay_at_the_sender():
     assert 2.0 < avp.loc["s/a1/rtcp", "loss_report_delay_mean_s"] < 3.0
 
 
+def test_every_loss_is_reported_once_across_sequence_wraps():
+    # 3,571 packets a second for 40 s: the 16-bit sequence wraps twice. A
+    # loss whose number an earlier loss had is still a new loss; only the
+    # last round trip's losses are not yet reported at the end.
+    res = unicast("avpf", duration_s=40, loss=0.05, bw=4e6, payload=100)
+    rtp = res.tables["rtp"].set_index("flow").loc["s/a1/rtcp"]
+    media = res.tables["flows"].set_index("flow").loc["s/a1/rtp"]
+    assert rtp["media_packets_sent"] > 2 * 65536
+    assert media["lost"] > 7000
+    assert 0 <= media["lost"] - rtp["loss_reports"] <= 5
+    assert rtp["loss_reports_unplaced"] == 0
+    assert rtp["loss_report_delay_mean_s"] == pytest.approx(0.023, abs=0.002)
+
+
 def star(dither=None, members=("a2", "a3", "a4")):
     sc = mediasim.Scenario("m", duration_s=120).measure(packets=True)
     sc.node("a1")

@@ -9,6 +9,7 @@ use super::compound::{compound_bytes, merge_nacks, rtp_ts};
 use super::frames::{FrameSender, Queued};
 use super::held::{FastRx, Held};
 use super::payload::{RtcpCompound, RtcpReport, RtpData};
+use super::sent::SentRecord;
 use super::viewer::{FeedbackOut, Viewer};
 use crate::app::paced::FeedbackEnd;
 use crate::app::{Action, App, AppStats, PacketTemplate};
@@ -22,7 +23,7 @@ use crate::proto::rtp::{RtcpScheduler, SourceStats, Transmit};
 use crate::sim::{SimRng, SimTime};
 use std::borrow::Cow;
 // FxHash: keys are SSRCs and sequence numbers, hashed for every packet.
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 /// RTP media clock (90 kHz, as for video).
 pub const RTP_CLOCK_HZ: u64 = 90_000;
@@ -131,9 +132,8 @@ pub struct RtpMember {
     /// The media's rate controller (a sender with `cc`).
     paced: Option<PacedMedia>,
     media: Option<MediaConfig>,
-    /// When each sequence number was last sent (`SimTime::MAX`: never),
-    /// indexed by it: at most 65536 entries, no hashing per packet.
-    sent_at: Vec<SimTime>,
+    /// The recent packets' send times and loss reports (sent.rs).
+    sent: SentRecord,
     /// Frame-based media (`source`), instead of one packet per interval.
     frames: Option<FrameSender>,
     /// The playout buffer of the stream this member receives (`playout`).
@@ -152,10 +152,6 @@ pub struct RtpMember {
     rtcp_tpl: PacketTemplate,
     session_bw_bps: f64,
     start: SimTime,
-    reported: HashSet<u16>,
-    /// Per lost packet of ours: the members that reported it.
-    reporters: HashMap<u16, HashSet<u32>>,
-    loss_report_delays: RunningMean,
     rtt_s: Option<f64>,
     rtcp_bytes: u64,
     rtcp_packets: u64,
@@ -200,10 +196,7 @@ impl RtpMember {
             packets_sent: 0,
             octets_sent: 0,
             sources: HashMap::default(),
-            sent_at: Vec::new(),
-            reported: HashSet::default(),
-            reporters: HashMap::default(),
-            loss_report_delays: RunningMean::default(),
+            sent: SentRecord::default(),
             rtt_s: None,
             rtcp_bytes: 0,
             rtcp_packets: 0,
@@ -224,14 +217,6 @@ impl RtpMember {
             viewer: None,
             pp_feedback: None,
         }
-    }
-
-    fn note_sent(&mut self, seq: u16, now: SimTime) {
-        let i = seq as usize;
-        if i >= self.sent_at.len() {
-            self.sent_at.resize(i + 1, SimTime::MAX);
-        }
-        self.sent_at[i] = now;
     }
 
     /// Frame-based media, a playout buffer, per-packet feedback to return.
@@ -369,7 +354,7 @@ impl RtpMember {
                 data.stamp = Some(stamp);
             }
         }
-        self.note_sent(self.seq, now);
+        self.sent.on_sent(now);
         self.octets_sent = self.octets_sent.wrapping_add(q.payload);
         self.packets_sent = self.packets_sent.wrapping_add(1);
         self.seq = self.seq.wrapping_add(1);
@@ -563,7 +548,7 @@ impl RtpMember {
                 marker: false,
                 transport_seq: None,
             });
-            self.note_sent(self.seq, now);
+            self.sent.on_sent(now);
             self.octets_sent = self.octets_sent.wrapping_add(p.payload_bytes() - 12);
             self.packets_sent = self.packets_sent.wrapping_add(1);
             self.seq = self.seq.wrapping_add(1);
@@ -840,17 +825,8 @@ impl RtpMember {
                 self.send_repairs(seqs, sent_at, out);
             }
             if *media == self.ssrc {
-                for s in seqs {
-                    self.reporters.entry(*s).or_default().insert(c.ssrc);
-                    if self.reported.insert(*s) {
-                        if let Some(t) = self
-                            .sent_at
-                            .get(*s as usize)
-                            .filter(|t| **t != SimTime::MAX)
-                        {
-                            self.loss_report_delays.add((now - *t).as_secs_f64());
-                        }
-                    }
+                for &s in seqs {
+                    self.sent.on_report(now, s, c.ssrc);
                 }
             }
         }
@@ -1064,14 +1040,16 @@ impl App for RtpMember {
                 ("mwt_s", st.mean_wait_s()),
                 ("members", sched.timing.members() as f64),
                 ("rtt_s", self.rtt_s.unwrap_or(f64::NAN)),
-                ("loss_reports", self.loss_report_delays.count() as f64),
+                ("loss_reports", self.sent.reports() as f64),
                 // Lost packets reported by more than one member (a
                 // suppression failure when the loss was shared).
                 (
                     "losses_multiply_reported",
-                    self.reporters.values().filter(|r| r.len() > 1).count() as f64,
+                    self.sent.multiply_reported() as f64,
                 ),
-                ("loss_report_delay_mean_s", self.loss_report_delays.mean()),
+                // Reports naming no packet still in the record (sent.rs).
+                ("loss_reports_unplaced", self.sent.unplaced() as f64),
+                ("loss_report_delay_mean_s", self.sent.delay_mean_s()),
                 ("media_packets_sent", self.packets_sent as f64),
                 ("repairs_sent", self.repairs_sent as f64),
                 ("recoveries", self.recovery_times.count() as f64),

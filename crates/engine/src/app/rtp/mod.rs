@@ -7,6 +7,7 @@ pub mod frames;
 mod held;
 pub mod member;
 pub mod payload;
+mod sent;
 pub mod spec;
 pub mod viewer;
 
@@ -42,6 +43,7 @@ pub const TABLE: super::AppTable = super::AppTable {
         Measure("rtt_s"),
         Count("loss_reports"),
         Count("losses_multiply_reported"),
+        Count("loss_reports_unplaced"),
         Measure("loss_report_delay_mean_s"),
         Count("media_packets_sent"),
         Count("repairs_sent"),

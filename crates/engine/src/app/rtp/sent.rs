@@ -1,0 +1,220 @@
+//! A media sender's record of its recent packets, for what loss reports
+//! (Generic NACKs, RFC 4585 6.2.1) say of them: when each was sent, and
+//! which members reported it lost.
+//!
+//! A NACK names 16-bit sequence numbers; the record extends each to the
+//! latest packet sent with those low bits, so a loss after the sequence
+//! wrapped is a new loss, not the earlier packet of that number. It keeps
+//! the packets of the last [`HORIZON`] and at most [`MAX_PACKETS`] (half
+//! the sequence space: a report further back cannot name its packet
+//! unambiguously). A report of an older packet is not counted: with
+//! reports within seconds, as RTCP's intervals give, none is that old.
+
+use crate::measure::RunningMean;
+use crate::sim::SimTime;
+use std::collections::{BTreeMap, VecDeque};
+
+/// How long a sent packet stays in the record (libwebrtc keeps its
+/// send-side history as long).
+pub const HORIZON: SimTime = SimTime::from_secs(60);
+/// At most this many packets are kept.
+pub const MAX_PACKETS: usize = 1 << 15;
+
+/// Who reported a packet lost.
+#[derive(Clone, Copy, Debug)]
+struct Reported {
+    first: u32,
+    more: bool,
+}
+
+#[derive(Default)]
+pub struct SentRecord {
+    /// Extended sequence number of `times[0]`.
+    first: u64,
+    times: VecDeque<SimTime>,
+    /// Reported packets still in the record, by extended sequence number.
+    reported: BTreeMap<u64, Reported>,
+    /// From send to the first report, per packet reported.
+    delays: RunningMean,
+    /// Packets reported by more than one member.
+    multiply: u64,
+    /// Reports of packets no longer (or never) in the record.
+    unplaced: u64,
+}
+
+impl SentRecord {
+    /// The next packet (sequence numbers are consecutive) left at `now`.
+    #[inline]
+    pub fn on_sent(&mut self, now: SimTime) {
+        self.times.push_back(now);
+        let old = |t: &SimTime| *t + HORIZON < now;
+        if self.times.len() > MAX_PACKETS || self.times.front().is_some_and(old) {
+            self.forget(now);
+        }
+    }
+
+    #[inline(never)]
+    fn forget(&mut self, now: SimTime) {
+        while self.times.len() > MAX_PACKETS
+            || self.times.front().is_some_and(|t| *t + HORIZON < now)
+        {
+            self.times.pop_front();
+            self.first += 1;
+        }
+        while self
+            .reported
+            .first_key_value()
+            .is_some_and(|(&s, _)| s < self.first)
+        {
+            self.reported.pop_first();
+        }
+    }
+
+    /// Member `reporter` reported packet `seq` lost at `now`.
+    pub fn on_report(&mut self, now: SimTime, seq: u16, reporter: u32) {
+        let Some(high) = (self.first + self.times.len() as u64).checked_sub(1) else {
+            self.unplaced += 1; // nothing sent yet
+            return;
+        };
+        // The latest packet sent with these low 16 bits.
+        let back = (high as u16).wrapping_sub(seq) as u64;
+        let Some(ext) = high.checked_sub(back).filter(|&e| e >= self.first) else {
+            self.unplaced += 1;
+            return;
+        };
+        match self.reported.get_mut(&ext) {
+            None => {
+                self.reported.insert(
+                    ext,
+                    Reported {
+                        first: reporter,
+                        more: false,
+                    },
+                );
+                let sent = self.times[(ext - self.first) as usize];
+                self.delays.add((now - sent).as_secs_f64());
+            }
+            Some(r) if !r.more && r.first != reporter => {
+                r.more = true;
+                self.multiply += 1;
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// Packets reported lost (each once).
+    pub fn reports(&self) -> u64 {
+        self.delays.count()
+    }
+
+    /// Mean delay from send to first report, in seconds (NaN: none).
+    pub fn delay_mean_s(&self) -> f64 {
+        self.delays.mean()
+    }
+
+    pub fn multiply_reported(&self) -> u64 {
+        self.multiply
+    }
+
+    /// Reports that named no packet in the record.
+    pub fn unplaced(&self) -> u64 {
+        self.unplaced
+    }
+
+    #[cfg(test)]
+    fn kept(&self) -> usize {
+        self.times.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+
+    /// `n` packets, one a millisecond from time 0.
+    fn sent(n: u64) -> SentRecord {
+        let mut r = SentRecord::default();
+        for i in 0..n {
+            r.on_sent(ms(i));
+        }
+        r
+    }
+
+    #[test]
+    fn a_report_measures_from_the_latest_send_of_its_number() {
+        let mut r = sent(70_000);
+        // 70,000 packets: number 100 was last sent as packet 65,636.
+        r.on_report(ms(70_000), 100, 7);
+        assert_eq!(r.reports(), 1);
+        assert!((r.delay_mean_s() - (70_000.0 - 65_636.0) / 1000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_loss_after_the_sequence_wrapped_is_a_new_loss() {
+        let mut r = SentRecord::default();
+        for i in 0..200_000u64 {
+            r.on_sent(ms(i / 10)); // 10 a millisecond: the time bound stays out
+            if i % 65_536 == 500 && i > 500 {
+                r.on_report(ms(i / 10), 500, 1);
+            }
+        }
+        // Packets 66,036, 131,572 and 197,108, each reported as it left.
+        assert_eq!((r.reports(), r.unplaced()), (3, 0));
+        assert!(r.delay_mean_s().abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_second_member_makes_a_multiple_report_once_and_a_repeat_does_not() {
+        let mut r = sent(10);
+        r.on_report(ms(20), 3, 1);
+        r.on_report(ms(21), 3, 1);
+        assert_eq!((r.reports(), r.multiply_reported()), (1, 0));
+        r.on_report(ms(22), 3, 2);
+        r.on_report(ms(23), 3, 4);
+        assert_eq!((r.reports(), r.multiply_reported()), (1, 1));
+        // Only the first report's delay counts: 20 - 3 ms.
+        assert!((r.delay_mean_s() - 0.017).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_record_is_bounded_by_time_and_by_count_and_older_reports_are_unplaced() {
+        // One each 10 ms for 100 s: the last 60 s are kept (sent at 39.99
+        // s and later, packets 3,999 to 9,999).
+        let mut slow = SentRecord::default();
+        for i in 0..10_000u64 {
+            slow.on_sent(ms(i * 10));
+        }
+        assert_eq!(slow.kept(), 6_001);
+        slow.on_report(ms(100_000), 3_999, 1);
+        slow.on_report(ms(100_000), 3_998, 1);
+        assert_eq!((slow.reports(), slow.unplaced()), (1, 1));
+        // 100 a millisecond: the count bound.
+        let mut fast = SentRecord::default();
+        for i in 0..100_000u64 {
+            fast.on_sent(SimTime::from_micros(i * 10));
+        }
+        assert_eq!(fast.kept(), MAX_PACKETS);
+        // The newest packet kept is 99,999; one 40,000 back is gone.
+        fast.on_report(SimTime::from_secs(1), (99_999u64 - 40_000) as u16, 1);
+        assert_eq!((fast.reports(), fast.unplaced()), (0, 1));
+        // Reported entries leave with their packets.
+        let mut s = sent(10);
+        s.on_report(ms(10), 2, 1);
+        assert_eq!(s.reported.len(), 1);
+        for i in 10..70_010 {
+            s.on_sent(ms(i));
+        }
+        assert!(s.reported.is_empty());
+    }
+
+    #[test]
+    fn a_report_before_anything_was_sent_is_unplaced() {
+        let mut r = SentRecord::default();
+        r.on_report(ms(1), 0, 1);
+        assert_eq!((r.reports(), r.unplaced()), (0, 1));
+    }
+}
