@@ -208,3 +208,34 @@ def test_quiet_avpf_slots_run_late_give_the_per_slot_figures():
     assert list(r["regular_packets"]) == [83, 83, 81, 85, 80, 220, 81, 81]
     assert list(r["early_packets"]) == [0, 4, 0, 48, 0, 199, 0, 55]
     assert list(r["fb_sent"]) == [0, 4, 0, 52, 0, 426, 0, 57]
+
+
+def newpred_session(windows=None, duration_s=55.0):
+    # 1,000 frames a second of 3 segments: the 16-bit sequence wraps every
+    # 21.8 s, and 65,536 is not a multiple of 3.
+    sc = mediasim.Scenario("np", duration_s=duration_s).measure(packets=True)
+    sc.node("S").node("C")
+    ab = {"loss": {"type": "explicit", "windows_s": windows}} if windows else {}
+    sc.link("S", "C", rate_bps=100e6, delay_ms=10, ab=ab)
+    sc.data["rtp_sessions"] = [{"name": "s", "transport": "unicast", "session_bw_bps": 2e6,
+                                "media_payload_bytes": 80,
+                                "newpred": {"frames_per_s": 1000, "segments_per_frame": 3},
+                                "members": [{"node": "S", "media": True}, {"node": "C"}]}]
+    return mediasim.run(sc, seed=3)
+
+
+def test_newpred_feedback_groups_losses_by_frame_across_sequence_wraps():
+    # Lose the last two segments of frame f and the first of f + 1, before
+    # the first wrap, after it and after the second: each time two frames
+    # have lost segments, so two feedback messages. Grouped by the 16-bit
+    # number, after the first wrap the three would fall in one frame.
+    base = newpred_session().packets
+    recv = base[base.flow == "s/S/rtp"].sort_values("sent_ns").recv_ns.to_numpy()
+    firsts = [3 * f + 1 for f in (10_000, 30_000, 50_000)]
+    # Windows around the three packets' arrivals (6.6 us apart in a frame).
+    windows = [[(recv[a] - 2000) / 1e9, (recv[a + 2] + 2000) / 1e9] for a in firsts]
+    res = newpred_session(windows)
+    dropped = res.drops[res.drops.flow == "s/S/rtp"]
+    assert sorted(dropped.seq) == sorted(x % 65536 for a in firsts for x in range(a, a + 3))
+    rx = res.tables["rtp"].set_index("flow").loc["s/C/rtcp"]
+    assert (rx["fb_wanted"], rx["fb_sent"], rx["recoveries"]) == (6, 6, 9)

@@ -18,7 +18,7 @@ use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::net::Payload;
 use crate::net::{FlowId, Packet};
 use crate::proto::cc::{Departure, RateController};
-use crate::proto::feedback::FeedbackMessage;
+use crate::proto::feedback::{extend16, FeedbackMessage};
 use crate::proto::rtp::{RtcpScheduler, SourceStats, Transmit};
 use crate::sim::{SimRng, SimTime};
 use std::borrow::Cow;
@@ -608,7 +608,9 @@ impl RtpMember {
         if let Some(next) = src.next_seq {
             let gap = seq.wrapping_sub(next);
             if gap > 0 && gap < 3000 {
-                lost = Some((next, gap));
+                // The first lost packet's number, extended past wraps.
+                let ext = extend16(seq, src.stats.extended_max() as u64);
+                lost = Some((next, gap, ext.saturating_sub(gap as u64)));
             }
             if gap < 3000 {
                 src.next_seq = Some(seq.wrapping_add(1));
@@ -616,30 +618,34 @@ impl RtpMember {
         } else {
             src.next_seq = Some(seq.wrapping_add(1));
         }
-        if let Some((first, n)) = lost {
-            self.on_gap(now, ssrc, first, n);
+        if let Some((first, n, ext_first)) = lost {
+            self.on_gap(now, ssrc, first, n, ext_first);
         }
     }
 
-    /// `n` packets from `first` on were lost: feedback about them (rare
-    /// beside packets in order, so out of line).
+    /// `n` packets from `first` (extended: `ext_first`) on were lost:
+    /// feedback about them (rare beside packets in order, so out of line).
     #[cold]
     #[inline(never)]
-    fn on_gap(&mut self, now: SimTime, ssrc: u32, first: u16, n: u16) {
+    fn on_gap(&mut self, now: SimTime, ssrc: u32, first: u16, n: u16, ext_first: u64) {
         self.loss_seen = true;
         let lost: Vec<u16> = (0..n).map(|i| first.wrapping_add(i)).collect();
         match self.newpred {
             None => self.sched.on_loss(now, ssrc, lost, &mut self.rng),
             Some(np) => {
-                // One feedback message per frame with lost segments.
+                // One feedback message per frame with lost segments. The
+                // sender numbers a frame's segments consecutively from 0,
+                // so a frame is the extended number over `segments` (the
+                // 16-bit one would shift the frames' bounds at each wrap).
                 for &s in &lost {
                     self.detected.insert(s, now);
                 }
+                let frame_of = |i: usize| (ext_first + i as u64) / np.segments as u64;
                 let mut i = 0;
                 while i < lost.len() {
-                    let frame = lost[i] / np.segments;
+                    let frame = frame_of(i);
                     let mut j = i;
-                    while j < lost.len() && lost[j] / np.segments == frame {
+                    while j < lost.len() && frame_of(j) == frame {
                         j += 1;
                     }
                     self.sched
