@@ -120,7 +120,8 @@ def _unique_pairs(option: str, texts) -> dict[str, str]:
 #: configuration): the viewer's side of video and voice.
 SWEEP_MEDIA = ["media_rate_bps", "frames_late", "frames_lost", "frame_delay_mean_ms", "frame_delay_p95_ms", "freezes",
                "freeze_total_s", "mouth_to_ear_ms", "r_factor", "mos"]
-# G.107's scales: R from 0 to 100, MOS from 1 to 4.5.
+# The confidence intervals' bounds: counts are not negative; R and MOS
+# keep to G.107's scales (0 to 100, 1 to 4.5).
 SWEEP_MEDIA_BOUNDS = {"frames_late": (0.0, math.inf), "frames_lost": (0.0, math.inf), "freezes": (0.0, math.inf),
                       "r_factor": (0.0, 100.0), "mos": (1.0, 4.5)}
 

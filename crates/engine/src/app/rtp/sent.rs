@@ -76,19 +76,18 @@ impl SentRecord {
         }
     }
 
+    /// The extended number of the latest packet sent with the low 16 bits
+    /// `seq`, if it is within the bounds at `now`.
+    fn place(&self, now: SimTime, seq: u16) -> Option<u64> {
+        let newest = self.first + (self.times.len() as u64).checked_sub(1)?;
+        let back = (newest as u16).wrapping_sub(seq) as usize;
+        let i = (self.times.len() - 1).checked_sub(back)?;
+        (back < MAX_PACKETS && self.times[i] + HORIZON >= now).then_some(self.first + i as u64)
+    }
+
     /// Member `reporter` reported packet `seq` lost at `now`.
     pub fn on_report(&mut self, now: SimTime, seq: u16, reporter: u32) {
-        let Some(high) = (self.first + self.times.len() as u64).checked_sub(1) else {
-            self.unplaced += 1; // nothing sent yet
-            return;
-        };
-        // The latest packet sent with these low 16 bits, if in the bounds.
-        let back = (high as u16).wrapping_sub(seq) as u64;
-        let Some(ext) = high
-            .checked_sub(back)
-            .filter(|&e| back < MAX_PACKETS as u64 && e >= self.first)
-            .filter(|&e| self.times[(e - self.first) as usize] + HORIZON >= now)
-        else {
+        let Some(ext) = self.place(now, seq) else {
             self.unplaced += 1;
             return;
         };
