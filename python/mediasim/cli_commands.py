@@ -264,6 +264,7 @@ BENCH_MODIFIERS = {
     "partitions": ("gcc_calls", "rmtp", "rtp_group"),
     "parts": ("calls",),
     "cache_counts": ("calls",),
+    "profile": ("calls",),
 }
 
 #: The largest size --sizes and --campaign-runs take: the engine's default
@@ -347,10 +348,14 @@ def _positive_ints(option: str, text: str) -> tuple[int, ...]:
               help="With --calls: instead of timing them, count instructions, cache misses and mispredicted "
                    "branches per delivered media packet under valgrind's cache and branch simulators (the "
                    "difference between 10 and 20 simulated seconds; needs valgrind).")
+@click.option("--profile", is_flag=True,
+              help="With --calls: instead of timing them whole, sample them with Linux perf (a software clock) and "
+                   "give a media packet's time in each part: event loop and network, sender, receiver, RTCP, "
+                   "per-packet feedback, libc (the difference between 60 and 300 simulated seconds; needs perf).")
 @click.option("--memory", is_flag=True,
               help="Engine memory per TCP flow, per packet queued and per packet propagating (slopes of peak RSS).")
 def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, campaign_runs, rtp_group, rmtp,
-              calls, gcc_calls, mix, partitions, parts, cache_counts, memory) -> None:
+              calls, gcc_calls, mix, partitions, parts, cache_counts, profile, memory) -> None:
     """Run the fixed benchmark workloads and print events/s, packets/s,
     wall time and peak memory (or, with --vs-ns2, the side-by-side with ns-2)."""
     _check_bench_options(click.get_current_context())
@@ -391,6 +396,15 @@ def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, c
         from .validation.bench import run_scale_calls
 
         rows = run_scale_calls(quick=quick, mix=mix, partitions=partitions)
+    elif calls and cache_counts and profile:
+        _fail("--counts and --profile: choose one")
+    elif calls and profile:
+        from .validation.bench import run_calls_profile
+
+        try:
+            rows = run_calls_profile(quick=quick, parts=parts)
+        except RuntimeError as e:
+            _fail(str(e))
     elif calls and cache_counts:
         from .validation.bench import run_calls_counts
 

@@ -388,6 +388,31 @@ def run_calls_counts(quick: bool = False, parts: bool = False) -> list[dict[str,
     return run_counts(names, n, durations)
 
 
+def check_two_durations(workloads: list[str], durations: tuple[float, float]) -> None:
+    """The workloads known and the durations of a steady-state difference
+    (--counts, --profile) in order: a ValueError naming what is wrong."""
+    for w in workloads:
+        if w not in WORKLOADS:
+            raise ValueError(f"unknown workload {w!r}")
+    if not 0 < durations[0] < durations[1]:
+        raise ValueError(f"durations {durations}: expected 0 < shorter < longer")
+
+
+PROFILE_SIM_S = (60.0, 600.0)  # chosen: the calls' durations sampled by perf (--profile)
+
+
+def run_calls_profile(quick: bool = False, parts: bool = False) -> list[dict[str, Any]]:
+    """The workloads of `run_calls` sampled by perf instead of timed whole
+    (wall_profile.py): a delivered media packet's time in each part of the
+    simulator, beside the CBR flows'. Quick: 8 calls, 10 and 200 simulated
+    seconds."""
+    from .wall_profile import run_profiles
+
+    n, durations = (8, (10.0, 200.0)) if quick else (64, PROFILE_SIM_S)
+    names = ["calls", *(CALL_PARTS if parts else ()), "calls_rtp", "calls_cbr"]
+    return run_profiles(names, n, durations)
+
+
 def _with_cost_vs_cbr(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Adds each row's wall time per delivered media packet over the last
     row's (the CBR flows on the same paths)."""

@@ -132,13 +132,9 @@ def run_counts(workloads: list[str], n: int, durations: tuple[float, float],
     """Every workload at both durations (as many runs at once as there are
     cores: the counts do not depend on load), one row each, with the last
     row's (the CBR flows') ratios beside."""
-    from .bench import WORKLOADS
+    from .bench import check_two_durations
 
-    for w in workloads:
-        if w not in WORKLOADS:
-            raise ValueError(f"unknown workload {w!r}")
-    if not 0 < durations[0] < durations[1]:
-        raise ValueError(f"durations {durations}: expected 0 < shorter < longer")
+    check_two_durations(workloads, durations)
     valgrind_path()
     jobs = [(w, d) for w in workloads for d in durations]
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
