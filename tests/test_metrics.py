@@ -100,3 +100,34 @@ def test_a_warmup_as_long_as_the_run_is_refused(examples):
     sc = mediasim.load_scenario(examples / "dumbbell.toml").measure(warmup_s=20.0)
     with pytest.raises(mediasim.ScenarioError, match="measure.warmup_s: 20 s leaves nothing to measure"):
         sc.validate()
+
+
+def test_jitter_under_two_to_the_minus_60_ns_is_zero():
+    """RFC 3550 A.8's estimate on a path whose transit stopped changing
+    decays by 15/16 a packet; below 2^-60 ns the engine sets it to 0
+    (sim/jitter.rs: left alone it would end stuck at a subnormal value,
+    where every step is slow). Above that the flows table's value is the
+    recurrence's (test_summary_matches_packet_table)."""
+    sc = mediasim.Scenario.from_dict({
+        "name": "constant-transit", "duration_s": 5.2,
+        "nodes": [{"name": "a"}, {"name": "b"}],
+        "links": [{"a": "a", "b": "b", "rate_bps": 100e6, "delay_ms": 1.0}],
+        # g's packets queue some of f's during its first 0.2 s.
+        "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b", "payload_bytes": 100,
+                   "rate_bps": 100 * 8 * 1000},
+                  {"name": "g", "type": "cbr", "src": "a", "dst": "b", "payload_bytes": 1400,
+                   "rate_bps": 50e6, "stop_s": 0.2}],
+    }).measure(packets=True)
+    res = mediasim.run(sc, seed=1)
+    p = res.packets[res.packets["flow"] == "f"].sort_values("recv_ns")
+    transit = (p["recv_ns"].astype(np.int64) - p["sent_ns"].astype(np.int64)).to_numpy()
+    d = np.abs(np.diff(transit))
+    # Transit changes while g runs, then holds for the last ~5,000 packets.
+    assert d.any() and 4_000 < len(d) - np.flatnonzero(d)[-1] < 6_000
+    j = 0.0
+    for dd in d:
+        j += (float(dd) - j) / 16
+    # The plain recurrence ends far under a nanosecond, yet above 2^-60 ns
+    # and visible in milliseconds.
+    assert 0 < j * 1e-6 and j < 2.0 ** -60
+    assert res.flows.set_index("flow").loc["f", "jitter_ms"] == 0.0

@@ -384,8 +384,8 @@ impl Recorder {
             // in arrival order.
             let transit = now.as_nanos() as i64 - p.created_at.as_nanos() as i64;
             if g.last_transit != NO_TRANSIT {
-                let d = (transit - g.last_transit).abs() as f64;
-                g.jitter_ns += (d - g.jitter_ns) / 16.0;
+                g.jitter_ns =
+                    crate::sim::jitter::jitter_step(g.jitter_ns, transit.abs_diff(g.last_transit));
             }
             g.last_transit = transit;
         }

@@ -2,6 +2,7 @@
 
 pub mod events;
 pub mod heap;
+pub mod jitter;
 pub mod rng;
 pub mod series;
 pub mod time;

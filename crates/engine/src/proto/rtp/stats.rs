@@ -123,8 +123,7 @@ impl SourceStats {
     pub fn update_jitter(&mut self, arrival_ts: i64, rtp_ts: u32) {
         let transit = arrival_ts - rtp_ts as i64;
         if let Some(prev) = self.transit {
-            let d = (transit - prev).abs() as f64;
-            self.jitter += (d - self.jitter) / 16.0;
+            self.jitter = crate::sim::jitter::jitter_step(self.jitter, transit.abs_diff(prev));
         }
         self.transit = Some(transit);
     }
