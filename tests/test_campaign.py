@@ -201,6 +201,27 @@ def test_damaged_and_partial_runs_are_run_again_with_the_same_results(examples, 
     pd.testing.assert_frame_equal(read_sweep(tmp_path), before)
 
 
+def test_a_campaign_killed_while_writing_its_index_resumes(examples, tmp_path):
+    # A kill between the index's temporary file and its rename (the first
+    # write of a new campaign) leaves that file beside runs/ and failed/,
+    # and no campaign.json; a failure record's write can leave one too.
+    (tmp_path / "runs" / ".partial").mkdir(parents=True)
+    (tmp_path / "failed").mkdir()
+    (tmp_path / ".campaign.json.tmp-12345").write_text('{"runs": [')
+    (tmp_path / ".index.md.tmp-12345").write_text("# ")
+    (tmp_path / "failed" / ".abc.json.tmp-12345").write_text("{")
+    report = run_campaign(jobs(examples, replications=1), tmp_path, workers=1, progress=False)
+    assert (report.ran, report.failed) == (2, [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["campaign.json", "failed", "runs"]
+    assert not any((tmp_path / "failed").iterdir())
+    assert len(read_sweep(tmp_path)) > 0
+    # Anything else of someone else's is still refused.
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / "campaign.json").unlink()
+    with pytest.raises(CampaignError, match="holds files that are not a campaign"):
+        run_campaign(jobs(examples, replications=1), tmp_path, workers=1, progress=False)
+
+
 def test_a_failing_run_is_recorded_and_does_not_stop_the_others(examples, tmp_path):
     good = jobs(examples, replications=1)
     # pcap without an output folder passes validation but fails at run time.
@@ -289,7 +310,8 @@ def test_killed_at_any_moment_a_campaign_resumes_losing_and_duplicating_nothing(
         time.sleep(delay)
         os.killpg(p.pid, signal.SIGKILL)
         p.wait()
-    subprocess.run(args + ["--out", str(killed)], check=True, capture_output=True)
+    r = subprocess.run(args + ["--out", str(killed)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
     done = json.loads((killed / "sweep.json").read_text())
     assert done["failed"] == [] and done["runs"] == 12
     folders = [d.name for d in (killed / "runs").iterdir() if not d.name.startswith(".")]

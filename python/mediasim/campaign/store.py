@@ -35,6 +35,8 @@ from .atomic import read_json, write_json, write_new_files
 from .keys import canonical
 
 MARKER = "run.json"
+#: The files a campaign (or a study campaign) writes in its folder itself.
+ROOT_FILES = ("campaign.json", "index.md")
 
 
 class RunStore:
@@ -51,6 +53,14 @@ class RunStore:
         of another engine build is refused: its results would mix with
         these."""
         store = cls(Path(root), engine)
+        # A process killed while writing the index (or a study campaign's
+        # index.md) leaves its temporary file (atomic.write_bytes) and, in
+        # a new folder, nothing else but runs/ and failed/: the folder is
+        # still this campaign's.
+        if store.root.is_dir():
+            for name in ROOT_FILES:
+                for f in store.root.glob(f".{name}.tmp-*"):
+                    f.unlink(missing_ok=True)
         index = read_json(store.root / "campaign.json")
         if index is None and store.root.is_dir() and any(p.name not in ("runs", "failed") for p in store.root.iterdir()):
             raise CampaignError(
@@ -73,7 +83,7 @@ class RunStore:
         """Removes half-written runs left by a process that was killed."""
         for d in self.partial.iterdir():
             shutil.rmtree(d, ignore_errors=True)
-        for f in self.runs.glob(".*.tmp-*"):
+        for f in (*self.runs.glob(".*.tmp-*"), *self.failed.glob(".*.tmp-*")):
             f.unlink(missing_ok=True)
 
     def status(self, key: str) -> str:

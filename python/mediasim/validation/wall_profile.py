@@ -14,9 +14,10 @@ between the two, divided by the media packets delivered between them, is
 a media packet's time in steady state: Python, set-up and result tables
 drop out.
 
-Sampling has noise: a part's figure moves by about the square root of its
-samples (at the full size, tens of thousands of samples a workload, a
-few percent of the smaller parts).
+Sampling has noise: a part's count moves by about its square root (at the
+full size some 10,000 samples for the calls and 2,000 for the CBR flows,
+a few percent of the smaller parts). It also slows a run by about a
+tenth, the interrupts' own cost.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: chosen: one sample per 250 us of CPU time (4 kHz)
-#: samples a full-size workload, under perf's default rate limit of 100 kHz.
+#: chosen: one sample per 250 us of CPU time (4 kHz): at 20 kHz the
+#: interrupts slowed the calls by more than half, at 4 kHz by about a tenth.
 PERIOD_NS = 250_000
 
 #: The parts, in the order they are tried: a function goes to the first
