@@ -351,7 +351,7 @@ def _positive_ints(option: str, text: str) -> tuple[int, ...]:
 @click.option("--profile", is_flag=True,
               help="With --calls: instead of timing them whole, sample them with Linux perf (a software clock) and "
                    "give a media packet's time in each part: event loop and network, sender, receiver, RTCP, "
-                   "per-packet feedback, libc (the difference between 60 and 300 simulated seconds; needs perf).")
+                   "per-packet feedback, libc (the difference between 60 and 600 simulated seconds; needs perf).")
 @click.option("--memory", is_flag=True,
               help="Engine memory per TCP flow, per packet queued and per packet propagating (slopes of peak RSS).")
 def bench_cmd(quick, as_json, vs_ns2, repeats, sizes, with_ns3, campaign_rate, campaign_runs, rtp_group, rmtp,
