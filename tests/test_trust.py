@@ -57,6 +57,40 @@ def test_a_failed_run_leaves_the_earlier_output_in_place(examples, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == before
 
 
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_what_a_killed_run_left_beside_its_folder_is_put_right_by_the_next(examples, tmp_path):
+    out = tmp_path / "r"
+    mediasim.run(_tcp(examples), seed=1, out=out)
+    before = sorted(p.name for p in out.iterdir())
+    # Killed between the swap's two renames: the earlier output moved aside,
+    # its complete replacement not yet in place; and a live process's
+    # staging folder, which is left alone.
+    dead, live = _dead_pid(), subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        out.rename(tmp_path / f".r.old-{dead}")
+        (tmp_path / f".r.partial-{dead}").mkdir()
+        (tmp_path / f".r.partial-{dead}" / "flows.parquet").write_bytes(b"PAR1")
+        (tmp_path / f".r.partial-{live.pid}").mkdir()
+        # The earlier output is back, so a run without overwrite is refused.
+        with pytest.raises(OutputFolderError, match="already holds an earlier output"):
+            mediasim.run(_tcp(examples), seed=2, out=out)
+        assert sorted(p.name for p in out.iterdir()) == before
+        assert sorted(p.name for p in tmp_path.iterdir()) == [f".r.partial-{live.pid}", "r"]
+        # Killed after the swap, before deleting the earlier output.
+        (tmp_path / f".r.old-{dead}").mkdir()
+        mediasim.run(_tcp(examples), seed=2, out=out, overwrite=True)
+        assert sorted(p.name for p in tmp_path.iterdir()) == [f".r.partial-{live.pid}", "r"]
+        assert mediasim.Results.read_parquet(out).meta["seed"] == 2
+    finally:
+        live.kill()
+        live.wait()
+
+
 def test_a_reader_ignores_a_table_file_the_run_did_not_write(examples, tmp_path):
     out = tmp_path / "r"
     mediasim.run(_tcp(examples), seed=1, out=out)

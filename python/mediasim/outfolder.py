@@ -13,6 +13,12 @@ Everything is written into a staging folder beside the destination
 
 A reader therefore never finds tables of two runs side by side, nor a
 half-written run under the destination's name.
+
+A process killed inside this leaves its folders beside the destination:
+the next output written there puts them right first (`_recover`), touching
+only those of processes that no longer run: a half-written staging folder
+is removed, and an earlier output moved aside for a swap the kill cut
+short goes back in place (then the rules above apply to it).
 """
 
 from __future__ import annotations
@@ -74,6 +80,7 @@ def staged(folder: str | Path, kind: str, overwrite: bool = False, flag: str = F
     is removed and ``folder`` is left as it was. ``kind`` is recorded in
     the marker file (``run``, ``study``, ``demo``)."""
     final = Path(folder)
+    _recover(final)
     check_free(final, overwrite, flag)
     stage = final.parent / f".{final.name}.partial-{os.getpid()}"
     try:
@@ -90,6 +97,47 @@ def staged(folder: str | Path, kind: str, overwrite: bool = False, flag: str = F
         shutil.rmtree(stage, ignore_errors=True)
         raise
     _swap_in(stage, final)
+
+
+def _left_by_dead(final: Path, kind: str) -> list[Path]:
+    """``final``'s ``.NAME.<kind>-PID`` folders whose process no longer runs."""
+    prefix = f".{final.name}.{kind}-"
+    try:
+        entries = list(final.parent.iterdir())
+    except OSError:
+        return []
+    out = []
+    for d in entries:
+        pid = d.name[len(prefix):]
+        if d.name.startswith(prefix) and pid.isdigit() and not _running(int(pid)):
+            out.append(d)
+    return out
+
+
+def _running(pid: int) -> bool:
+    if os.name != "posix":
+        return True  # no way to ask without side effects: leave its folders
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it runs, as another user
+    return True
+
+
+def _recover(final: Path) -> None:
+    """Puts right what processes killed inside `staged` left beside ``final``."""
+    for old in _left_by_dead(final, "old"):
+        if final.exists():
+            # Killed after the swap, before deleting the earlier output.
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            # Killed between the swap's two renames: the earlier output
+            # goes back (its replacement never counted as complete).
+            os.rename(old, final)
+    for stage in _left_by_dead(final, "partial"):
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def _swap_in(stage: Path, final: Path) -> None:
