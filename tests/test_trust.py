@@ -91,6 +91,22 @@ def test_what_a_killed_run_left_beside_its_folder_is_put_right_by_the_next(examp
         live.wait()
 
 
+def test_an_earlier_output_that_cannot_be_put_back_is_named_not_lost(examples, tmp_path, monkeypatch):
+    from mediasim import outfolder
+
+    aside = tmp_path / f".r.old-{_dead_pid()}"
+    aside.mkdir()
+    (aside / "meta.json").write_text("{}")
+
+    def no_rename(src, dst):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(outfolder.os, "rename", no_rename)
+    with pytest.raises(OutputFolderError, match=r"r: the earlier output a killed run moved aside is at .*\.r\.old-"):
+        mediasim.run(_tcp(examples), seed=1, out=tmp_path / "r")
+    assert (aside / "meta.json").exists()
+
+
 def test_a_reader_ignores_a_table_file_the_run_did_not_write(examples, tmp_path):
     out = tmp_path / "r"
     mediasim.run(_tcp(examples), seed=1, out=out)

@@ -135,7 +135,12 @@ def _recover(final: Path) -> None:
         else:
             # Killed between the swap's two renames: the earlier output
             # goes back (its replacement never counted as complete).
-            os.rename(old, final)
+            try:
+                os.rename(old, final)
+            except OSError as e:
+                raise OutputFolderError(
+                    f"{final}: the earlier output a killed run moved aside is at {old} and cannot be put back "
+                    f"({e.strerror or e}); move it back or remove it") from None
     for stage in _left_by_dead(final, "partial"):
         shutil.rmtree(stage, ignore_errors=True)
 
