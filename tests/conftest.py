@@ -68,6 +68,23 @@ def require_tool(name: str) -> None:
         pytest.skip(msg)
 
 
+def bench_calls_quick(option: str) -> tuple[dict, dict, dict]:
+    """`mediasim bench --calls OPTION --quick --json` run to success: its
+    rows for the calls, the RTP session alone and the CBR flows."""
+    import json
+
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    r = CliRunner().invoke(main, ["bench", "--calls", option, "--quick", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = {x["workload"]: x for x in json.loads(r.output)}
+    assert list(rows) == ["calls-8", "calls-rtp-8", "calls-cbr-8"]
+    calls, rtp, cbr = rows.values()
+    return calls, rtp, cbr
+
+
 #: The slowest test files, slowest first (per-file test time, 2026-12-02:
 #: 150 s down to 25 s). pytest-xdist hands whole files to its workers in
 #: collection order, so these start first and the many short files fill

@@ -10,7 +10,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from conftest import require_tool
+from conftest import bench_calls_quick, require_tool
 
 from mediasim.cli import main
 from mediasim.validation.cache_counts import Counts, parse_callgrind_totals, per_media_packet, row_of
@@ -87,11 +87,7 @@ def test_counts_goes_with_calls():
 
 def test_bench_calls_counts_quick_counts_each_workload():
     require_tool("valgrind")
-    r = CliRunner().invoke(main, ["bench", "--calls", "--counts", "--quick", "--json"])
-    assert r.exit_code == 0, r.output
-    rows = {x["workload"]: x for x in json.loads(r.output)}
-    assert list(rows) == ["calls-8", "calls-rtp-8", "calls-cbr-8"]
-    calls, rtp, cbr = rows.values()
+    calls, rtp, cbr = bench_calls_quick("--counts")
     # The RTP session sends the CBR flows' packets, one every interval: the
     # same media packets between 1 and 2 s.
     assert rtp["media_packets"] == cbr["media_packets"] > 8 * 90

@@ -5,11 +5,10 @@ scripts/setup installs perf (Debian's linux-perf) where it can (root with
 apt-get). In CI the end-to-end test requires it; elsewhere, without perf,
 it is reported as not run, with the reason, never passed."""
 
-import json
 
 import pytest
 from click.testing import CliRunner
-from conftest import require_tool
+from conftest import bench_calls_quick, require_tool
 
 from mediasim.cli import main
 from mediasim.validation.wall_profile import (ENGINE_PARTS, PART_NAMES, Profile, parse_perf_report, part_of,
@@ -85,13 +84,9 @@ def test_profile_goes_with_calls_and_not_with_counts():
 
 def test_bench_calls_profile_quick_puts_each_workload_s_time_in_its_parts():
     require_tool("perf")
-    r = CliRunner().invoke(main, ["bench", "--calls", "--profile", "--quick", "--json"])
-    assert r.exit_code == 0, r.output
-    rows = {x["workload"]: x for x in json.loads(r.output)}
-    assert list(rows) == ["calls-8", "calls-rtp-8", "calls-cbr-8"]
-    calls, rtp, cbr = rows.values()
+    calls, rtp, cbr = bench_calls_quick("--profile")
     assert rtp["media_packets"] == cbr["media_packets"] > 8 * 50 * 190
-    for row in rows.values():
+    for row in (calls, rtp, cbr):
         assert row["total_us"] == pytest.approx(sum(row[f"{p}_us"] for p in ENGINE_PARTS), abs=1e-3)
     # CBR flows run no RTCP or feedback code; the RTP session runs RTCP
     # but sends no per-packet feedback; the calls run both.
