@@ -13,7 +13,15 @@ from click.testing import CliRunner
 from conftest import bench_calls_quick, require_tool
 
 from mediasim.cli import main
-from mediasim.validation.cache_counts import Counts, parse_callgrind_totals, per_media_packet, row_of
+from mediasim.validation.cache_counts import (
+    Counts,
+    instructions_by_part,
+    parse_callgrind_self_instructions,
+    parse_callgrind_totals,
+    parts_per_media_packet,
+    per_media_packet,
+    row_of,
+)
 
 CALLGRIND_OUT = """# callgrind format
 version: 1
@@ -35,6 +43,63 @@ def test_the_totals_are_read_by_their_names_and_missing_trailing_counts_are_zero
                  "DLmw": 0}
     with pytest.raises(ValueError, match="not a callgrind output file"):
         parse_callgrind_totals("summary: 1 2 3\n")
+
+
+# Compressed names, code inlined from another file (fi=, fe=), a call whose
+# inclusive cost must not count in its caller, a relative position and a
+# cost line whose trailing counts are left off.
+CALLGRIND_FUNCTIONS = """# callgrind format
+version: 1
+positions: line
+events: Dr Ir I1mr
+summary: 0 1000 15
+ob=(1) /x/mediasim/_engine.abi3.so
+fl=(1) world/mod.rs
+fn=(1) mediasim_engine::world::World::run_until
+10 7 300 5
+fi=(2) sim/heap.rs
+12 0 100
+fe=(1)
+cfl=(3) app/media/playout.rs
+cfn=(2) mediasim_engine::app::media::playout::Playout::on_packet
+calls=4 20
+14 9 500 9
+fl=(3)
+fn=(2)
+20 1 450
++2 0 50 1
+ob=(2) /usr/lib/x86_64-linux-gnu/libc.so.6
+fl=(4) malloc.c
+fn=(3) malloc
+5 2 100
+"""
+
+
+def test_each_function_keeps_its_own_instructions_and_inlined_code_counts_where_it_was_inlined():
+    own = parse_callgrind_self_instructions(CALLGRIND_FUNCTIONS)
+    engine = "/x/mediasim/_engine.abi3.so"
+    assert own == {(engine, "mediasim_engine::world::World::run_until"): 400,
+                   (engine, "mediasim_engine::app::media::playout::Playout::on_packet"): 500,
+                   ("/usr/lib/x86_64-linux-gnu/libc.so.6", "malloc"): 100}
+    # The functions' own counts add up to the total: nothing counted twice.
+    assert sum(own.values()) == parse_callgrind_totals(CALLGRIND_FUNCTIONS)["Ir"]
+    parts = instructions_by_part(own)
+    assert (parts["network"], parts["receiver"], parts["libc"]) == (400, 500, 100)
+    assert parts["sender"] == parts["feedback"] == parts["rtcp"] == parts["outside"] == 0
+    with pytest.raises(ValueError, match=r"name id \(7\) used before"):
+        parse_callgrind_self_instructions("events: Ir\nfn=(7)\n1 5\n")
+    with pytest.raises(ValueError, match="no Ir event"):
+        parse_callgrind_self_instructions("events: Dr\nfn=(1) f\n1 5\n")
+    with pytest.raises(ValueError, match="before the 'events:' line"):
+        parse_callgrind_self_instructions("fn=(1) f\n1 5\n")
+
+
+def test_a_part_costs_the_difference_over_the_packets_between():
+    short = Counts({}, 100, part_instructions={"network": 5_000, "sender": 1_000})
+    long = Counts({}, 300, part_instructions={"network": 45_000, "sender": 21_000, "feedback": 200})
+    assert parts_per_media_packet(short, long) == {"network": 200.0, "sender": 100.0, "feedback": 1.0}
+    with pytest.raises(ValueError, match="no more media packets"):
+        parts_per_media_packet(long, long)
 
 
 def test_a_packet_costs_the_difference_over_the_packets_between():
@@ -103,3 +168,11 @@ def test_bench_calls_counts_quick_counts_each_workload():
     # waits, feedback timing) where a CBR flow's repeat.
     assert calls["mispredicts"] > rtp["mispredicts"] > cbr["mispredicts"] > 0
     assert calls["mispredicts_x_cbr"] == pytest.approx(calls["mispredicts"] / cbr["mispredicts"], abs=0.01)
+    # The parts add up to the instructions (each rounded to 0.1), and a
+    # CBR flow runs no RTCP or feedback code where a call runs both.
+    parts = ("network", "sender", "receiver", "rtcp", "feedback", "libc", "outside")
+    for row in (calls, rtp, cbr):
+        assert sum(row[f"{p}_instructions"] for p in parts) == pytest.approx(row["instructions"], abs=0.5)
+    assert cbr["rtcp_instructions"] == cbr["feedback_instructions"] == 0
+    assert calls["feedback_instructions"] > 0 and calls["rtcp_instructions"] > 0 and rtp["rtcp_instructions"] > 0
+    assert calls["sender_instructions"] > rtp["sender_instructions"] > cbr["sender_instructions"] > 0

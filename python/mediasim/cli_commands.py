@@ -345,9 +345,10 @@ def _positive_ints(option: str, text: str) -> tuple[int, ...]:
               help="With --calls: the calls also with their feedback, playout buffer or pacer off, and with all "
                    "three off and constant frames (what each part costs).")
 @click.option("--counts", "cache_counts", is_flag=True,
-              help="With --calls: instead of timing them, count instructions, cache misses and mispredicted "
-                   "branches per delivered media packet under valgrind's cache and branch simulators (the "
-                   "difference between 10 and 20 simulated seconds; needs valgrind).")
+              help="With --calls: instead of timing them, count instructions (in all and in each part, as --profile "
+                   "splits them), cache misses and mispredicted branches per delivered media packet under "
+                   "valgrind's cache and branch simulators (the difference between 10 and 20 simulated seconds; "
+                   "needs valgrind).")
 @click.option("--profile", is_flag=True,
               help="With --calls: instead of timing them whole, sample them with Linux perf (a software clock) and "
                    "give a media packet's time in each part: event loop and network, sender, receiver, RTCP, "

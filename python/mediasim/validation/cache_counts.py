@@ -9,7 +9,10 @@ time cannot. Each workload runs in a fresh process under
 only inside the engine's event loop (``run_until``: the scenario's set-up and result tables
 drop out), for two durations; the difference between the two runs' counts,
 divided by the media packets delivered between them, is the cost of a
-media packet in steady state (start-up drops out too).
+media packet in steady state (start-up drops out too). The instructions
+are also split into the parts of the wall-time profile (wall_profile.py:
+event loop and network, sender, receiver, RTCP, feedback, libc), each
+function's own instructions in the part its name puts it in.
 
 The simulated caches default to this project's benchmark host's per-core
 sizes (32 KiB first-level instruction and data caches, 512 KiB second
@@ -23,12 +26,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +49,14 @@ EVENTS = ("Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw", "Bcm", "Bim")
 
 @dataclass(frozen=True)
 class Counts:
-    """One run's totals inside the event loop, its workload's name and its
-    media packets."""
+    """One run's totals inside the event loop, its workload's name, its
+    media packets and its instructions in each part of the simulator
+    (`wall_profile.PART_NAMES`)."""
 
     events: dict[str, int]
     media_delivered: int
     workload: str = ""
+    part_instructions: dict[str, int] = field(default_factory=dict)
 
 
 def valgrind_path() -> str:
@@ -76,6 +82,88 @@ def parse_callgrind_totals(text: str) -> dict[str, int]:
     raise ValueError("not a callgrind output file: no 'events:' line followed by 'summary:' or 'totals:'")
 
 
+_NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
+
+
+def _name(table: dict[str, str], value: str) -> str:
+    """A compressed callgrind name: ``(id) name`` defines an id, ``(id)``
+    refers to one defined before; anything else is the name itself."""
+    m = _NAMED.match(value.strip())
+    if m is None:
+        return value.strip()
+    if m.group(2) is not None:
+        table[m.group(1)] = m.group(2)
+    try:
+        return table[m.group(1)]
+    except KeyError:
+        raise ValueError(f"callgrind name id ({m.group(1)}) used before it is defined") from None
+
+
+def parse_callgrind_self_instructions(text: str) -> dict[tuple[str, str], int]:
+    """Each function's own instructions (``Ir``, not those of the functions
+    it calls) in a callgrind output file, by (object file, function). Code
+    inlined into a function counts in it, as in a perf profile: a cost line
+    belongs to the function of the last ``fn=`` whatever file it names
+    (``fi=``, ``fe=``). The cost line after ``calls=`` is the callee's
+    inclusive cost, so it is skipped."""
+    objects: dict[str, str] = {}
+    functions: dict[str, str] = {}
+    files: dict[str, str] = {}
+    n_positions, ir_at = 1, None
+    ob = fn = ""
+    skip_next = False
+    out: dict[tuple[str, str], int] = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        head = line[0]
+        if head.isdigit() or head in "+-*":
+            if skip_next:
+                skip_next = False
+                continue
+            if ir_at is None:
+                raise ValueError("not a callgrind output file: a cost line before the 'events:' line")
+            fields = line.split()
+            values = fields[n_positions:]
+            if ir_at < len(values):
+                key = (ob, fn)
+                out[key] = out.get(key, 0) + int(values[ir_at])
+            continue
+        key, _, value = line.partition("=")
+        if line.startswith("positions:"):
+            n_positions = len(line.split(":", 1)[1].split())
+        elif line.startswith("events:"):
+            names = line.split(":", 1)[1].split()
+            if "Ir" not in names:
+                raise ValueError("callgrind output without instruction counts (no Ir event)")
+            ir_at = names.index("Ir")
+        elif key == "ob":
+            ob = _name(objects, value)
+        elif key == "cob":
+            _name(objects, value)
+        elif key == "fn":
+            fn = _name(functions, value)
+        elif key == "cfn":
+            _name(functions, value)
+        elif key in ("fl", "fi", "fe", "cfi", "cfl"):
+            _name(files, value)
+        elif key == "calls":
+            skip_next = True
+    return out
+
+
+def instructions_by_part(self_counts: dict[tuple[str, str], int]) -> dict[str, int]:
+    """Own instructions summed over the simulator's parts, each function in
+    the part `wall_profile.part_of` gives it (as the wall-time profile's
+    samples), by its object file's name."""
+    from .wall_profile import PART_NAMES, part_of
+
+    parts = dict.fromkeys(PART_NAMES, 0)
+    for (ob, fn), ir in self_counts.items():
+        parts[part_of(Path(ob).name, fn)] += ir
+    return parts
+
+
 def count_run(workload: str, n: int, duration_s: float, l1_bytes: int = L1_BYTES,
               ll_bytes: int = LL_BYTES, i1_bytes: int | None = None) -> Counts:
     """One workload (from ``bench.WORKLOADS``) under callgrind, collecting
@@ -95,9 +183,12 @@ def count_run(workload: str, n: int, duration_s: float, l1_bytes: int = L1_BYTES
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"callgrind run of {workload} with {n} flows for {duration_s} s failed:\n"
                                f"{proc.stderr[-2000:]}")
-        events = parse_callgrind_totals(out.read_text())
+        text = out.read_text()
+        events = parse_callgrind_totals(text)
+        parts = instructions_by_part(parse_callgrind_self_instructions(text))
     row = json.loads(proc.stdout.strip().splitlines()[-1])
-    return Counts(events=events, media_delivered=int(row["media_delivered"]), workload=row["workload"])
+    return Counts(events=events, media_delivered=int(row["media_delivered"]), workload=row["workload"],
+                  part_instructions=parts)
 
 
 def per_media_packet(short: Counts, long: Counts) -> dict[str, float]:
@@ -107,6 +198,16 @@ def per_media_packet(short: Counts, long: Counts) -> dict[str, float]:
     if packets <= 0:
         raise ValueError("the longer run delivered no more media packets than the shorter one")
     return {e: (long.events.get(e, 0) - short.events.get(e, 0)) / packets for e in EVENTS}
+
+
+def parts_per_media_packet(short: Counts, long: Counts) -> dict[str, float]:
+    """Each part's own instructions per media packet delivered between the
+    shorter run's end and the longer one's (as `per_media_packet`)."""
+    packets = long.media_delivered - short.media_delivered
+    if packets <= 0:
+        raise ValueError("the longer run delivered no more media packets than the shorter one")
+    names = dict.fromkeys([*long.part_instructions, *short.part_instructions])
+    return {p: (long.part_instructions.get(p, 0) - short.part_instructions.get(p, 0)) / packets for p in names}
 
 
 def row_of(workload_name: str, n: int, durations: tuple[float, float], per: dict[str, float],
@@ -142,8 +243,10 @@ def run_counts(workloads: list[str], n: int, durations: tuple[float, float],
     rows = []
     for w in workloads:
         short, long = done[(w, durations[0])], done[(w, durations[1])]
-        rows.append(row_of(long.workload, n, durations, per_media_packet(short, long),
-                           long.media_delivered - short.media_delivered))
+        row = row_of(long.workload, n, durations, per_media_packet(short, long),
+                     long.media_delivered - short.media_delivered)
+        row.update({f"{p}_instructions": round(v, 1) for p, v in parts_per_media_packet(short, long).items()})
+        rows.append(row)
     base = rows[-1]
     for r in rows:
         r["instructions_x_cbr"] = round(r["instructions"] / max(base["instructions"], 1e-9), 2)
