@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .wall_profile import PART_NAMES, part_of
+
 # chosen: the benchmark host's per-core caches (lscpu: 2 x 32 KiB L1d and
 # L1i, 2 x 512 KiB L2); 8-way, 64-byte lines.
 L1_BYTES = 32 * 1024
@@ -108,7 +110,6 @@ def parse_callgrind_self_instructions(text: str) -> dict[tuple[str, str], int]:
     inclusive cost, so it is skipped."""
     objects: dict[str, str] = {}
     functions: dict[str, str] = {}
-    files: dict[str, str] = {}
     n_positions, ir_at = 1, None
     ob = fn = ""
     skip_next = False
@@ -145,8 +146,6 @@ def parse_callgrind_self_instructions(text: str) -> dict[tuple[str, str], int]:
             fn = _name(functions, value)
         elif key == "cfn":
             _name(functions, value)
-        elif key in ("fl", "fi", "fe", "cfi", "cfl"):
-            _name(files, value)
         elif key == "calls":
             skip_next = True
     return out
@@ -156,8 +155,6 @@ def instructions_by_part(self_counts: dict[tuple[str, str], int]) -> dict[str, i
     """Own instructions summed over the simulator's parts, each function in
     the part `wall_profile.part_of` gives it (as the wall-time profile's
     samples), by its object file's name."""
-    from .wall_profile import PART_NAMES, part_of
-
     parts = dict.fromkeys(PART_NAMES, 0)
     for (ob, fn), ir in self_counts.items():
         parts[part_of(Path(ob).name, fn)] += ir
@@ -191,21 +188,24 @@ def count_run(workload: str, n: int, duration_s: float, l1_bytes: int = L1_BYTES
                   part_instructions=parts)
 
 
-def per_media_packet(short: Counts, long: Counts) -> dict[str, float]:
-    """Each event's count per media packet delivered between the shorter
-    run's end and the longer one's."""
+def _packets_between(short: Counts, long: Counts) -> int:
     packets = long.media_delivered - short.media_delivered
     if packets <= 0:
         raise ValueError("the longer run delivered no more media packets than the shorter one")
+    return packets
+
+
+def per_media_packet(short: Counts, long: Counts) -> dict[str, float]:
+    """Each event's count per media packet delivered between the shorter
+    run's end and the longer one's."""
+    packets = _packets_between(short, long)
     return {e: (long.events.get(e, 0) - short.events.get(e, 0)) / packets for e in EVENTS}
 
 
 def parts_per_media_packet(short: Counts, long: Counts) -> dict[str, float]:
     """Each part's own instructions per media packet delivered between the
     shorter run's end and the longer one's (as `per_media_packet`)."""
-    packets = long.media_delivered - short.media_delivered
-    if packets <= 0:
-        raise ValueError("the longer run delivered no more media packets than the shorter one")
+    packets = _packets_between(short, long)
     names = dict.fromkeys([*long.part_instructions, *short.part_instructions])
     return {p: (long.part_instructions.get(p, 0) - short.part_instructions.get(p, 0)) / packets for p in names}
 
