@@ -51,7 +51,25 @@ impl ArrivalLog {
     }
 
     /// Packet `seq` (extended) arrived at `now` with ECN bits `ecn`.
+    #[inline]
     pub fn on_packet(&mut self, now: SimTime, seq: u64, ecn: u8) {
+        // The usual case: the packet after the last one logged (the log
+        // holds `next..=highest`), with room below MAX_REPORTS. What the
+        // general path does then comes down to this append.
+        if let Some(next) = self.next {
+            let held = self.arrivals.len();
+            if seq == next + held as u64 && held < MAX_REPORTS {
+                self.arrivals.push_back(Some((now, ecn)));
+                self.highest = Some(seq);
+                return;
+            }
+        }
+        self.on_packet_general(now, seq, ecn);
+    }
+
+    /// Any packet: a gap, a late one, one already reported, the bound.
+    #[inline(never)]
+    pub(super) fn on_packet_general(&mut self, now: SimTime, seq: u64, ecn: u8) {
         if self.next.is_some_and(|n| seq < n) {
             return; // already reported (as lost)
         }

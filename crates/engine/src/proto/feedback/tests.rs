@@ -178,6 +178,52 @@ fn sequence_numbers_extend_to_the_nearest() {
     assert_eq!(extend16(65_535, 65_538), 65_535);
     assert_eq!(extend16(7, 7), 7);
     assert_eq!(extend16(65_535, 0), 65_535); // never below zero
+                                             // A tie (2^15 either way) goes to the lower value.
+    assert_eq!(extend16(0, 0x1_8000), 0x1_0000);
+    assert_eq!(extend16(0x8000, 0), 0x8000);
+}
+
+/// The definition: of the values congruent to `s` in the 2^16 blocks
+/// around `near`'s, the nearest, the lower on a tie, never below zero.
+fn extend16_by_candidates(s: u16, near: u64) -> u64 {
+    let base = near & !0xFFFF;
+    let below = base.checked_sub(0x1_0000).map(|b| b | s as u64);
+    [
+        below,
+        Some(base | s as u64),
+        Some((base + 0x1_0000) | s as u64),
+    ]
+    .into_iter()
+    .flatten()
+    .min_by_key(|&c| c.abs_diff(near))
+    .expect("candidates")
+}
+
+#[test]
+fn sequence_numbers_extend_as_the_nearest_candidate_does() {
+    let mut rng = crate::sim::RngStreams::new(3, 0).stream("extend16");
+    let mut near_values: Vec<u64> = vec![
+        0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0x1_0000, 0x1_7FFF, 0x1_8000, 0x1_8001,
+    ];
+    near_values.extend((0..2000).map(|_| (crate::sim::uniform(&mut rng) * 3e6) as u64));
+    for near in near_values {
+        let s_values = [
+            near as u16,
+            (near as u16).wrapping_add(0x8000),
+            (near as u16).wrapping_add(0x7FFF),
+            (near as u16).wrapping_sub(0x7FFF),
+            0,
+            0xFFFF,
+            (crate::sim::uniform(&mut rng) * 65536.0) as u16,
+        ];
+        for s in s_values {
+            assert_eq!(
+                extend16(s, near),
+                extend16_by_candidates(s, near),
+                "s {s} near {near}"
+            );
+        }
+    }
 }
 
 /// A feedback message in a packet writes its own bytes (pcap): parsed
@@ -299,5 +345,48 @@ fn a_log_longer_than_a_message_keeps_the_newest_in_order() {
         // 1/2048 s from rounding the offset, 1/65536 s from the timestamp.
         let tol = 488_282 + 15_259 + 1;
         assert!(got.as_nanos().abs_diff(at(seq).as_nanos()) <= tol, "{r:?}");
+    }
+}
+
+/// The log's append for the next packet in order leaves it as the general
+/// path would: arrivals in order, with gaps, late and duplicate packets,
+/// jumps past MAX_REPORTS, flushed now and then, give the same messages
+/// either way, in both formats.
+#[test]
+fn the_in_order_append_is_the_general_path() {
+    use crate::wire::rtcp::ccfb::MAX_REPORTS;
+    let mut rng = crate::sim::RngStreams::new(5, 0).stream("log");
+    for format in [Format::Rfc8888, Format::Twcc] {
+        let (mut fast, mut general) =
+            (ArrivalLog::new(format, 1, 2), ArrivalLog::new(format, 1, 2));
+        let (mut seq, mut now, mut messages) = (100u64, SimTime::ZERO, 0);
+        for i in 0..20_000u64 {
+            let u = crate::sim::uniform(&mut rng);
+            seq = if u < 0.8 {
+                seq + 1
+            } else if u < 0.9 {
+                seq + 2 + (crate::sim::uniform(&mut rng) * 5.0) as u64
+            } else if u < 0.98 {
+                seq.saturating_sub((crate::sim::uniform(&mut rng) * 8.0) as u64)
+            } else if u < 0.99 {
+                seq
+            } else {
+                seq + MAX_REPORTS as u64 + (crate::sim::uniform(&mut rng) * 100.0) as u64
+            };
+            now += SimTime::from_micros(200 + (crate::sim::uniform(&mut rng) * 3000.0) as u64);
+            let ecn = (i % 4) as u8;
+            fast.on_packet(now, seq, ecn);
+            general.on_packet_general(now, seq, ecn);
+            assert_eq!(
+                (fast.highest(), fast.held()),
+                (general.highest(), general.held())
+            );
+            if crate::sim::uniform(&mut rng) < 0.05 {
+                let (a, b) = (fast.flush(now), general.flush(now));
+                messages += a.len();
+                assert_eq!(a, b);
+            }
+        }
+        assert!(messages > 500, "{messages}");
     }
 }
