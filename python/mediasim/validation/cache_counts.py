@@ -243,8 +243,7 @@ def run_counts(workloads: list[str], n: int, durations: tuple[float, float],
     rows = []
     for w in workloads:
         short, long = done[(w, durations[0])], done[(w, durations[1])]
-        row = row_of(long.workload, n, durations, per_media_packet(short, long),
-                     long.media_delivered - short.media_delivered)
+        row = row_of(long.workload, n, durations, per_media_packet(short, long), _packets_between(short, long))
         row.update({f"{p}_instructions": round(v, 1) for p, v in parts_per_media_packet(short, long).items()})
         rows.append(row)
     base = rows[-1]
