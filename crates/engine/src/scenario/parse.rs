@@ -26,8 +26,9 @@ fn field_error<E: std::fmt::Display>(e: &serde_path_to_error::Error<E>) -> Field
         Some(i) => msg[..i].to_string(),
         None => msg,
     };
-    let msg = non_finite(&msg).unwrap_or(msg);
+    // After `resolve`: a nested document's message starts with its path.
     let (path, message) = resolve(path, msg);
+    let message = non_finite(&message).unwrap_or(message);
     let path = if path.is_empty() || path == "." {
         "(scenario)".to_string()
     } else {

@@ -479,6 +479,28 @@ fn a_field_set_aside_is_not_quoted_by_the_checks_beside_it() {
     );
 }
 
+/// A non-finite number inside a part parsed as its own document (a media
+/// source, a queue) is said as such too, at its full path.
+#[test]
+fn a_non_finite_number_in_a_nested_part_is_said_as_one() {
+    let mut v = base();
+    v["rtp_sessions"] = json!([{"name": "s", "session_bw_bps": 1e6, "media_payload_bytes": 1000,
+        "members": [{"node": "a", "media": true, "source": {"type": "synthetic", "fps": "nan"}},
+                    {"node": "b"}]}]);
+    v["links"][0]["queue"] = json!({"type": "red", "min_th": 5, "max_th": 15, "w_q": "-inf"});
+    let errs = errors(&v);
+    for (path, word) in [
+        ("rtp_sessions[0].members[0].source.fps", "nan"),
+        ("links[0].queue.w_q", "-inf"),
+    ] {
+        let want = format!("must be a finite number (got {word})");
+        assert!(
+            errs.iter().any(|e| e.path == path && e.message == want),
+            "{path}: {errs:?}"
+        );
+    }
+}
+
 #[test]
 fn changing_links_name_the_field_and_the_problem() {
     let link = |extra: Value| {
