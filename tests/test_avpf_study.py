@@ -192,3 +192,53 @@ def test_sensitivity_link_rate_far_above_the_session_changes_nothing(sensitivity
     for m in ("MWT AVP (s)", "MWT AVPF (s)"):
         row = d.loc[("unicast_link_bps", m)]
         assert abs(row["change_low_pct"]) < 1 and abs(row["change_high_pct"]) < 1, row
+
+
+def test_the_report_checks_each_expected_shape_and_every_one_holds(study):
+    from mediasim.experiments.avpf import tables
+    from mediasim.experiments.avpf_shapes import shape_checks
+
+    c = shape_checks(tables(pd.read_parquet(study / "replications.parquet")))
+    assert len(c) == 6 and c["holds"].all(), c[~c["holds"]]
+    text = (study / "report.md").read_text()
+    assert "## The study's expected shapes" in text
+    for statement in c["expected (study)"]:
+        assert statement in text, statement
+
+
+def _shape_tables(share=5.05, avp_2m_share=0.012, avp_wait=2.5, avpf_wait=0.08, shared_supp=0.6,
+                  draft_failure=0.07) -> dict[str, pd.DataFrame]:
+    """Case tables as a run makes them, at figures like the full run's."""
+    def total(rows):
+        return pd.DataFrame(rows, columns=["session_bw_bps", "senders", "profiles", "rtcp_share_pct_mean"])
+
+    t = {"case1_total": total([(2e6, "A1", "both AVPF", share), (2e6, "A1", "both AVP", avp_2m_share)]),
+         "case2_total": total([(2e5, "A1+A2", "both AVPF", 5.0)]),
+         "case3_total": pd.DataFrame({"topology": ["T-16"], "rtcp_share_pct_mean": [5.1]})}
+    t["case4_feedback"] = pd.DataFrame(
+        [(bw, "plr 0.01", prof, wanted, wait) for bw, wanted in ((2e6, 700.0), (2e4, 50.0))
+         for prof, wait in (("AVP", avp_wait), ("AVPF", avpf_wait))],
+        columns=["session_bw_bps", "loss", "profile", "fb_wanted_mean", "mwt_s_mean"])
+    t["case5_feedback"] = pd.DataFrame(
+        [("shared", m, 70.0, 70.0 * shared_supp) for m in ("A2", "A5")]
+        + [("distributed", m, 75.0, 0.5) for m in ("A5", "A6")],
+        columns=["losses", "member", "fb_wanted_mean", "fb_suppressed_mean"])
+    for case, x, at_default, delay in ((7, "k", draft_failure, 0.09), (8, "l", 0.47, 0.12)):
+        rows = [(sid, v, at_default if v == (1.0 if case == 7 else 0.5) else (0.1 if case == 7 else 0.5), delay)
+                for sid in (1, 2, 3) for v in (0.5, 1.0)]
+        t[f"case{case}_sender"] = pd.DataFrame(
+            rows, columns=["scenario", x, "failure_rate_mean", "loss_report_delay_mean_s_mean"])
+    return t
+
+
+def test_each_shape_check_fails_alone_when_its_figure_says_otherwise():
+    from mediasim.experiments.avpf_shapes import shape_checks
+
+    base = shape_checks(_shape_tables())
+    assert len(base) == 6 and base["holds"].all(), base[~base["holds"]]
+    statements = list(base["expected (study)"])
+    for change, failing in [({"share": 5.4}, 0), ({"avp_2m_share": 0.5}, 1), ({"avp_wait": 4.0}, 2),
+                            ({"avpf_wait": 0.5}, 3), ({"shared_supp": 0.2}, 4), ({"draft_failure": 0.45}, 5)]:
+        c = shape_checks(_shape_tables(**change))
+        assert list(c["expected (study)"]) == statements
+        assert list(c.index[~c["holds"]]) == [failing], (change, c[~c["holds"]])

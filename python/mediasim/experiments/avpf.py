@@ -31,6 +31,7 @@ from ..reporting.tables import md_table
 from ..scenario import Scenario
 from ..stats import summarize
 from ..sweep import Job, run_many
+from .avpf_shapes import shape_checks
 from .params import StudyParams
 
 NAME = "avpf"
@@ -566,6 +567,9 @@ def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool =
           "Study: shared/experiments/avpf-feedback.md. Definition and chosen values: docs/experiments/avpf.md.",
           f"Cases {', '.join(map(str, cases))}; {p.replications} replications, {p.duration_s:g} s each, seed {p.seed}; "
           "95% Student-t confidence intervals.", ""]
+    shapes = shape_checks(t)
+    if len(shapes):
+        md += ["## The study's expected shapes", "", md_table(shapes), ""]
     for name, df in t.items():
         md += [f"## {name}", "", md_table(df, 4), ""]
     md += ["Plots: " + ", ".join(f"`{m}`" for m in made), ""]
