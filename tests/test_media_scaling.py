@@ -199,3 +199,43 @@ def test_media_rates_refuses_options_it_would_ignore_and_impossible_rates(args, 
 def test_bad_study_parameters_are_named(name, value, fragment):
     with pytest.raises(ValueError, match=fragment):
         ms.Params().with_overrides({name: value})
+
+
+def test_quick_study_report_checks_the_expected_shape(quick_study):
+    import pandas as pd
+
+    from mediasim.experiments.media_scaling_shapes import shape_checks
+
+    _, out = quick_study
+    tables = {n: pd.read_csv(out / f"{n}.csv") for n in ("throughput", "throughput_by_kind", "jitter")}
+    c = shape_checks(tables)
+    assert len(c) == 3 and c["holds"].all(), c[~c["holds"]]
+    text = (out / "report.md").read_text()
+    assert "## The study's expected shape" in text
+    for statement in c["expected (study)"]:
+        assert statement in text
+
+
+def _shape_tables(flow_share=1.0, mpeg_share=0.95, ftp_cv=2.0):
+    import pandas as pd
+
+    return {
+        "throughput": pd.DataFrame({"window": ["5-15 s", "15-25 s"], "flow": ["ftp0", "mm0"],
+                                    "share_of_fair": [0.97, flow_share]}),
+        "throughput_by_kind": pd.DataFrame({"window": ["5-15 s"] * 3 + ["15-25 s"] * 3,
+                                            "kind": ["ftp", "mm", "mpeg"] * 2, "n": [5, 1, 1, 6, 2, 2],
+                                            "share_of_fair": [0.97, 1.08, 0.87, 0.86, 1.33, mpeg_share]}),
+        "jitter": pd.DataFrame({"kind": ["ftp", "mm"], "interarrival_cv_mean": [ftp_cv, 0.5]}),
+    }
+
+
+def test_each_shape_check_fails_alone_when_its_figure_says_otherwise():
+    from mediasim.experiments.media_scaling_shapes import shape_checks
+
+    base = shape_checks(_shape_tables())
+    assert base["holds"].all(), base
+    # Heavy congestion is the window with the most flows (15-25 s): mpeg
+    # under ftp there fails the second statement alone.
+    for change, failing in (({"flow_share": 1.7}, 0), ({"mpeg_share": 0.8}, 1), ({"ftp_cv": 1.4}, 2)):
+        c = shape_checks(_shape_tables(**change))
+        assert list(c.index[~c["holds"]]) == [failing], (change, c)

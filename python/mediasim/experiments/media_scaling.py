@@ -29,6 +29,7 @@ from ..reporting.tables import md_table
 from ..scenario import Scenario
 from ..stats import summarize
 from ..sweep import Job, run_many
+from .media_scaling_shapes import shape_checks
 from .params import StudyParams, parameters_section
 
 NAME = "media-scaling"
@@ -342,6 +343,10 @@ def write_report(p: Params, tables: dict[str, pd.DataFrame], out: Path, extra: l
         f"min_th {p.red_min_th:g}, max_th {p.red_max_th:g} packets, w_q {p.red_w_q:g}, max_p {p.red_max_p:g} "
         "(Floyd and Jacobson 1993), "
         f"buffer {p.red_limit_packets} packets.",
+        "",
+        "## The study's expected shape",
+        "",
+        md_table(shape_checks(tables)),
         "",
         "## Throughput per flow (kbit/s, whole packets on the wire) and the fair share",
         "",
