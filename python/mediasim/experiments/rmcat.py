@@ -380,6 +380,20 @@ def settled_ratio(case: Case, rate: pd.DataFrame, share: np.ndarray, leg: Leg) -
     return float(np.mean(rate["value"].to_numpy()[keep] / share[keep])) if keep.any() else float("nan")
 
 
+def settled_cv(case: Case, rate: pd.DataFrame, share: np.ndarray, leg: Leg) -> float:
+    """How much the settled rate swings: the coefficient of variation of
+    the 1 s rate over the share, in the second half of every stretch of
+    constant share (``settled_ratio``'s seconds). A rate that holds its
+    share gives 0, one that oscillates about it the size of its swing."""
+    t = rate["time_s"].to_numpy()
+    keep = np.zeros(len(t), dtype=bool)
+    for m, end in stretches(case, leg):
+        keep |= (t >= (m + end) / 2) & (t < end)
+    keep &= np.isfinite(share) & (share > 0)
+    x = rate["value"].to_numpy()[keep] / share[keep]
+    return float(x.std() / x.mean()) if len(x) > 1 and x.mean() > 0 else float("nan")
+
+
 def jain(x: np.ndarray) -> float:
     x = x[np.isfinite(x)]
     return float(x.sum() ** 2 / (len(x) * (x ** 2).sum())) if len(x) and (x ** 2).sum() > 0 else float("nan")
@@ -417,6 +431,7 @@ def analyse(res, job: Job) -> dict[str, Any]:
             "share_ratio": float(np.mean(send["value"].to_numpy()[valid] / share[valid])) if valid.any()
             else float("nan"),
             "settled_ratio": settled_ratio(case, send, share, leg),
+            "settled_cv": settled_cv(case, send, share, leg),
             "queuing_mean_ms": float(fl["delay_mean_ms"] - fl["delay_min_ms"]),
             "queuing_p95_ms": float(fl["delay_p95_ms"] - fl["delay_min_ms"]),
             "loss_pct": 100 * float(fl["loss_rate"]),

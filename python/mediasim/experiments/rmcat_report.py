@@ -20,10 +20,10 @@ from .params import parameters_section
 from .rmcat import CASE_NAMES, Params, cases, fair_share, legs, scaled
 
 KEYS = ["case", "controller", "one_way_ms", "aqm"]
-FLOW_METRICS = ["share_ratio", "settled_ratio", "queuing_mean_ms", "queuing_p95_ms", "loss_pct", "converge_s", "rate_cv",
+FLOW_METRICS = ["share_ratio", "settled_ratio", "settled_cv", "queuing_mean_ms", "queuing_p95_ms", "loss_pct", "converge_s", "rate_cv",
                 "feedback_pct", "frame_delay_ms", "frames_late_pct", "freezes"]
 RUN_METRICS = ["utilisation", "jain"]
-SHOWN = ["share_ratio", "settled_ratio", "utilisation", "queuing_mean_ms", "queuing_p95_ms", "loss_pct", "jain", "converge_s",
+SHOWN = ["share_ratio", "settled_ratio", "settled_cv", "utilisation", "queuing_mean_ms", "queuing_p95_ms", "loss_pct", "jain", "converge_s",
          "rate_cv", "feedback_pct", "frame_delay_ms", "freezes"]
 
 CRITERIA = [
@@ -31,6 +31,8 @@ CRITERIA = [
                     "the media flows sending then, at most R_max)"),
     ("settled_ratio", "the same over the second half of every stretch of constant share (without the transients "
                       "after a step)"),
+    ("settled_cv", "coefficient of variation of the 1 s rate over the share in those same seconds: how far the "
+                   "settled rate swings about its share (0: it holds it)"),
     ("utilisation", "bytes the forward bottleneck carried over what it could have carried"),
     ("queuing_mean_ms / queuing_p95_ms", "one-way delay over the flow's least (RFC 8868's queuing delay)"),
     ("loss_pct", "media packets lost"),
@@ -98,7 +100,9 @@ def shape_checks(a: pd.DataFrame, p: Params) -> pd.DataFrame:
     """The issue's expected shapes, checked on the runs: on case 5.1
     (drop-tail), each controller within 15% of its share on average,
     queuing under 100 ms (its own target at most: GCC and NADA aim lower,
-    SCReAM at 100 ms), and convergence after the steps; 5.4's Jain index;
+    SCReAM at 100 ms), convergence after the steps, and no oscillation
+    (the settled rate's coefficient of variation within the convergence
+    band, 15%, at every one-way delay); 5.4's Jain index;
     5.8: the resumed flow back at its share; 5.6 reported whatever it is."""
     rows = []
     d = a[a["aqm"] == "droptail"]
@@ -114,6 +118,10 @@ def shape_checks(a: pd.DataFrame, p: Params) -> pd.DataFrame:
             conv = float(c1["converge_s_mean"].max())
             rows.append({"check": f"5.1 {ctl}: converges after the steps (mean s)", "value": f"{conv:.1f} s",
                          "holds": bool(np.isfinite(conv))})
+            cv = float(c1["settled_cv_mean"].max())
+            rows.append({"check": f"5.1 {ctl}: does not oscillate (settled rate's variation within "
+                                  f"{p.converge_band:.0%} of the share)",
+                         "value": f"{cv:.3f}", "holds": bool(cv <= p.converge_band)})
         c4 = d[(d["case"] == 4) & (d["controller"] == ctl)]
         if len(c4):
             j = float(c4["jain_mean"].min())
