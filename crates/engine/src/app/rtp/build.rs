@@ -429,3 +429,46 @@ impl SessionPlan {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::RtpSessionSpec;
+    use crate::sim::SimTime;
+
+    fn spec(extra: serde_json::Value) -> RtpSessionSpec {
+        let mut v = serde_json::json!({
+            "name": "s", "session_bw_bps": 64000, "media_payload_bytes": 160,
+            "members": [{"node": "a", "media": true}, {"node": "b"}],
+        });
+        for (k, x) in extra.as_object().expect("an object") {
+            v[k] = x.clone();
+        }
+        serde_json::from_value(v).expect("a session spec")
+    }
+
+    /// Constant media: a packet of the payload and 40 bytes of RTP, UDP
+    /// and IP headers each time the sender's share of the session
+    /// bandwidth has carried it. 200 bytes at 64 kbit/s: 25 ms; with two
+    /// senders each has half: 50 ms.
+    #[test]
+    fn constant_media_fills_each_senders_share_on_the_wire() {
+        assert_eq!(
+            spec(serde_json::json!({})).media_plan(),
+            (160, SimTime::from_millis(25))
+        );
+        let two = spec(serde_json::json!({"members": [{"node": "a", "media": true},
+                                                      {"node": "b", "media": true}]}));
+        assert_eq!(two.media_plan(), (160, SimTime::from_millis(50)));
+    }
+
+    /// NEWPRED (the AVPF study's case 9): a frame every 1/fps cut into
+    /// segments that fill the bandwidth on the wire: at 128 kbit/s, 10
+    /// frames/s and 6 segments, 128000 / 10 / 8 / 6 = 266.7 bytes a
+    /// segment on the wire, 227 of payload (40 of headers), every 100 ms.
+    #[test]
+    fn newpred_cuts_each_frame_into_segments_that_fill_the_bandwidth() {
+        let np = spec(serde_json::json!({"session_bw_bps": 128000,
+                                          "newpred": {"frames_per_s": 10, "segments_per_frame": 6}}));
+        assert_eq!(np.media_plan(), (227, SimTime::from_millis(100)));
+    }
+}

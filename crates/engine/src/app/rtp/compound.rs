@@ -107,8 +107,113 @@ fn ntp_short_duration(d: SimTime) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{rtp_clock, RTP_CLOCK_HZ};
+    use super::{
+        compound_bytes, compound_packets, merge_nacks, ntp64, ntp_short_duration, rtp_clock,
+        RTP_CLOCK_HZ,
+    };
+    use crate::app::rtp::payload::{RtcpCompound, RtcpReport};
+    use crate::proto::rtp::FbItem;
     use crate::sim::SimTime;
+    use crate::wire::rtcp::RtcpPacket;
+
+    /// RFC 3550 4: the 64-bit NTP timestamp is seconds in its high 32 bits
+    /// and the fraction of a second in units of 2^-32 (truncated) in its
+    /// low 32; the "middle 32 bits" (LSR, DLSR) are 16.16 in the same way.
+    #[test]
+    fn ntp_timestamps_are_32_32_and_16_16_fixed_point() {
+        let at = |s: u64, ns: u64| SimTime::from_nanos(s * 1_000_000_000 + ns);
+        assert_eq!(ntp64(at(1, 500_000_000)), (1 << 32) | 0x8000_0000);
+        assert_eq!(ntp64(at(0, 250_000_000)), 0x4000_0000);
+        // 1 ns is 4.29 units of 2^-32 s: truncated to 4.
+        assert_eq!(ntp64(at(3, 1)), (3 << 32) | 4);
+        assert_eq!(ntp_short_duration(at(2, 500_000_000)), (2 << 16) | 0x8000);
+        // 1 ms is 65.536 units of 2^-16 s.
+        assert_eq!(ntp_short_duration(at(0, 1_000_000)), 65);
+    }
+
+    #[test]
+    fn nacks_merge_per_media_source_in_the_order_first_seen() {
+        let item = |media_ssrc, seqs: &[u16]| FbItem {
+            media_ssrc,
+            seqs: seqs.to_vec(),
+            t0: SimTime::ZERO,
+        };
+        let got = merge_nacks(&[item(7, &[1, 2]), item(9, &[40]), item(7, &[5])]);
+        assert_eq!(got, vec![(7, vec![1, 2, 5]), (9, vec![40])]);
+    }
+
+    fn compound(sender: Option<(u32, u32)>) -> RtcpCompound {
+        RtcpCompound {
+            ssrc: 0x1111,
+            sender,
+            reports: vec![RtcpReport {
+                ssrc: 0x2222,
+                fraction_lost: 3,
+                cumulative_lost: 4,
+                ext_highest_seq: 500,
+                jitter: 6,
+                lsr: Some(SimTime::from_millis(1_500)),
+                dlsr: SimTime::from_millis(250),
+            }],
+            nacks: vec![(0x2222, vec![1, 2, 5])],
+            app_layer_fb: false,
+            bye: true,
+            early: false,
+            cname: "a@b".into(),
+        }
+    }
+
+    /// RFC 3550 6.1: the report first (an SR from a sender, else an RR),
+    /// then SDES, then the feedback (RFC 4585 6.1), BYE last. The SR
+    /// carries the send time as NTP and RTP timestamps and each report
+    /// block LSR and DLSR as 16.16, at the offsets of RFC 3550 6.4.1.
+    #[test]
+    fn a_compound_is_its_report_sdes_feedback_and_bye_in_order() {
+        let now = SimTime::from_secs(2);
+        let v = compound_packets(&compound(Some((10, 1000))), now);
+        let mut sr = Vec::new();
+        v[0].emit(&mut sr);
+        let word = |at: usize| u32::from_be_bytes(sr[at..at + 4].try_into().expect("4 bytes"));
+        assert_eq!(sr[1], 200, "an SR first: {v:?}");
+        // SSRC, NTP (seconds, fraction), RTP timestamp, packets, octets.
+        assert_eq!(
+            [word(4), word(8), word(12), word(16)],
+            [0x1111, 2, 0, 180_000]
+        );
+        assert_eq!([word(20), word(24)], [10, 1000]);
+        // The block: SSRC, loss, highest, jitter, LSR, DLSR.
+        assert_eq!(
+            [word(28), word(32) >> 24, word(32) & 0xFF_FFFF],
+            [0x2222, 3, 4]
+        );
+        assert_eq!(
+            [word(36), word(40), word(44), word(48)],
+            [500, 6, 0x1_8000, 0x4000]
+        );
+        assert!(matches!(v[1], RtcpPacket::Sdes { ssrc: 0x1111, .. }));
+        // Lost 1, 2 and 5: one entry, PID 1 with BLP bits 0 (2) and 3 (5).
+        assert!(
+            matches!(&v[2], RtcpPacket::Nack { media_ssrc: 0x2222, entries, .. }
+            if entries == &vec![(1, 0b1001)])
+        );
+        assert!(matches!(&v[3], RtcpPacket::Bye { ssrcs } if ssrcs == &vec![0x1111]));
+        assert_eq!(v.len(), 4);
+        let rr = compound_packets(&compound(None), now);
+        assert!(matches!(
+            rr[0],
+            RtcpPacket::ReceiverReport { ssrc: 0x1111, .. }
+        ));
+    }
+
+    /// The sizes RFC 3550 6.4-6.6 and RFC 4585 6.1-6.2.1 give: an RR with
+    /// one block 8 + 24 bytes (an SR 20 more), an SDES with a 3-byte CNAME
+    /// 4 + 4 + 2 + 3 + a null, padded to 16, a Generic NACK with one entry
+    /// 12 + 4, a BYE for one source 8.
+    #[test]
+    fn a_compound_has_the_rfc_sizes() {
+        assert_eq!(compound_bytes(&compound(None)), 32 + 16 + 16 + 8);
+        assert_eq!(compound_bytes(&compound(Some((1, 1)))), 52 + 16 + 16 + 8);
+    }
 
     #[test]
     fn the_rtp_clock_is_the_exact_floor_of_90_khz() {
