@@ -433,6 +433,7 @@ impl SessionPlan {
 #[cfg(test)]
 mod tests {
     use super::RtpSessionSpec;
+    use crate::proto::rtp::DitherRule;
     use crate::sim::SimTime;
 
     fn spec(extra: serde_json::Value) -> RtpSessionSpec {
@@ -470,5 +471,61 @@ mod tests {
         let np = spec(serde_json::json!({"session_bw_bps": 128000,
                                           "newpred": {"frames_per_s": 10, "segments_per_frame": 6}}));
         assert_eq!(np.media_plan(), (227, SimTime::from_millis(100)));
+    }
+
+    /// RFC 3550 6.2: 5% of the session bandwidth, a quarter of it for
+    /// senders, a 5 s minimum interval and half of it before the first
+    /// packet; RFC 4585 3.4: AVPF has no minimum, and its first interval
+    /// waits 1 s in a group, nothing point-to-point.
+    #[test]
+    fn rtcp_timing_follows_the_profiles() {
+        let s = spec(serde_json::json!({}));
+        let avp = s.timing_config(false, true, 7);
+        assert_eq!(
+            (avp.session_bw_bps, avp.rtcp_fraction, avp.sender_fraction),
+            (64000.0, 0.05, 0.25)
+        );
+        assert_eq!((avp.min_interval_s, avp.initial_min_interval_s), (5.0, 2.5));
+        assert!(avp.reconsideration);
+        assert_eq!(avp.ssrc_range, (7, 2));
+        let group = s.timing_config(true, false, 0);
+        assert_eq!(
+            (group.min_interval_s, group.initial_min_interval_s),
+            (0.0, 1.0)
+        );
+        let p2p = s.timing_config(true, true, 0);
+        assert_eq!((p2p.min_interval_s, p2p.initial_min_interval_s), (0.0, 0.0));
+        let share = spec(serde_json::json!({"rtcp_fraction": 0.1})).timing_config(true, true, 0);
+        assert_eq!(share.rtcp_fraction, 0.1);
+    }
+
+    /// AVPF's fields in ms become seconds; the defaults are RFC 4585's
+    /// (l = 0.5, T_max_fb_delay 1 s here, T_retention 2 s) and the draft's
+    /// k = 1; point-to-point dithering is zero unless asked otherwise.
+    #[test]
+    fn avpf_settings_become_its_configuration() {
+        let avpf = |v: serde_json::Value| -> super::AvpfSpec {
+            serde_json::from_value(v).expect("an avpf spec")
+        };
+        let c = avpf(serde_json::json!({})).config(true);
+        assert_eq!(
+            (c.trr_interval_s, c.max_feedback_delay_s, c.retention_s),
+            (0.0, 1.0, 2.0)
+        );
+        assert_eq!(c.dither, DitherRule::Rfc { l: 0.5 });
+        assert!(c.point_to_point);
+        let c = avpf(
+            serde_json::json!({"trr_interval_ms": 1500, "max_feedback_delay_ms": 250,
+                                         "retention_ms": 3000, "dither": "rtt", "k": 2,
+                                         "point_to_point_dither": "multiparty"}),
+        )
+        .config(true);
+        assert_eq!(
+            (c.trr_interval_s, c.max_feedback_delay_s, c.retention_s),
+            (1.5, 0.25, 3.0)
+        );
+        assert_eq!(c.dither, DitherRule::RttDraft { k: 2.0, l: 0.5 });
+        assert!(!c.point_to_point, "the dither rule of a group");
+        assert!(!avpf(serde_json::json!({})).config(false).point_to_point);
     }
 }
