@@ -70,6 +70,20 @@ pub struct FrameTag {
 }
 
 /// One frame from the lowest not yet rendered on.
+#[cfg(test)]
+impl FrameTag {
+    /// Frame `index` of a stream captured every 40 ms, in `packets`
+    /// packets (tests).
+    pub(crate) fn test_frame(index: u32, packets: u32) -> FrameTag {
+        FrameTag {
+            index,
+            packets,
+            capture: SimTime::from_millis(40 * index as u64),
+            key: false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Slot {
     /// No packet seen and no later frame either.
@@ -425,12 +439,7 @@ mod tests {
     }
 
     fn tag(index: u32, packets: u32) -> FrameTag {
-        FrameTag {
-            index,
-            packets,
-            capture: ms(40 * index as u64),
-            key: false,
-        }
+        FrameTag::test_frame(index, packets)
     }
 
     /// Frame 0 complete in time, frame 1 complete 10 ms after its playout

@@ -106,10 +106,9 @@ impl FastRx {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn packet(ms: u64, seq: u16, marker: bool, transport_seq: Option<u16>) -> Held {
+impl Held {
+    /// A plain media packet arriving at `ms` (tests).
+    pub(crate) fn test_packet(ms: u64, seq: u16, marker: bool, transport_seq: Option<u16>) -> Held {
         Held {
             now: SimTime::from_millis(ms),
             frame: None,
@@ -119,6 +118,15 @@ mod tests {
             marker,
             ecn: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(ms: u64, seq: u16, marker: bool, transport_seq: Option<u16>) -> Held {
+        Held::test_packet(ms, seq, marker, transport_seq)
     }
 
     fn fast(fb_every: Option<SimTime>) -> FastRx {

@@ -179,3 +179,217 @@ impl Viewer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{FeedbackOut, Held, Viewer};
+    use crate::app::media::audio::CodecName;
+    use crate::app::media::playout::{FrameTag, Playout, PlayoutDelay, PlayoutParams};
+    use crate::app::{Action, PacketTemplate};
+    use crate::measure::emodel::{burst_ratio, mos, EModel};
+    use crate::net::Dest;
+    use crate::proto::feedback::{ArrivalLog, FeedbackMessage, Format};
+    use crate::sim::SimTime;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+
+    fn held(at_ms: u64, seq: u16, transport_seq: Option<u16>, marker: bool) -> Held {
+        Held::test_packet(at_ms, seq, marker, transport_seq)
+    }
+
+    fn feedback(format: Format, per_frame: bool) -> FeedbackOut {
+        let tpl = PacketTemplate::session_udp(5, Dest::Node(0), 7001, 0);
+        FeedbackOut::new(ArrivalLog::new(format, 1, 2), (ms(50), per_frame), tpl, 9)
+    }
+
+    fn sent(out: &[Action]) -> Vec<(u32, usize)> {
+        out.iter()
+            .map(|a| match a {
+                Action::Send(p) => {
+                    let m = p.app.get::<FeedbackMessage>().expect("a feedback message");
+                    (p.size_bytes, m.0.wire_len())
+                }
+                other => panic!("a send: {other:?}"),
+            })
+            .collect()
+    }
+
+    /// A transport-wide log takes only packets with a transport-wide
+    /// number; RFC 8888's takes every packet by its RTP sequence number.
+    /// Per-frame feedback sends the log on a frame's last packet; the
+    /// timer sends it otherwise. Each message is one packet of its wire
+    /// length and 28 bytes of UDP and IPv4, counted in the table.
+    #[test]
+    fn feedback_logs_what_its_format_counts_and_sends_it_as_packets() {
+        let mut out = Vec::new();
+        let mut f = feedback(Format::Twcc, true);
+        assert!(
+            !f.on_rtp(ms(1), &held(1, 10, None, false), &mut out),
+            "no transport-wide number"
+        );
+        assert!(f.on_rtp(ms(2), &held(2, 11, Some(100), false), &mut out));
+        assert!(out.is_empty(), "not a frame's last packet");
+        assert!(f.on_rtp(ms(3), &held(3, 12, Some(101), true), &mut out));
+        let msgs = sent(&out);
+        assert_eq!(msgs.len(), 1);
+        assert_eq!(msgs[0].0 as usize, 28 + msgs[0].1);
+        assert_eq!(f.log.highest(), Some(101));
+        let mut timed = Vec::new();
+        let mut g = feedback(Format::Rfc8888, false);
+        assert!(g.on_rtp(ms(1), &held(1, 40, None, true), &mut timed));
+        assert_eq!(
+            g.log.highest(),
+            Some(40),
+            "RFC 8888 counts by RTP sequence number"
+        );
+        assert!(timed.is_empty(), "no per-frame feedback");
+        g.on_timer(ms(50), &mut timed);
+        let msgs = [msgs, sent(&timed)].concat();
+        let stats = |f: &FeedbackOut| f.stats().values;
+        assert_eq!(
+            stats(&f),
+            vec![
+                ("feedback_sent", 1.0),
+                ("feedback_bytes_sent", msgs[0].0 as f64)
+            ]
+        );
+        assert_eq!(
+            stats(&g),
+            vec![
+                ("feedback_sent", 1.0),
+                ("feedback_bytes_sent", msgs[1].0 as f64)
+            ]
+        );
+        assert_eq!(f.stats().flow, 9);
+    }
+
+    fn tag(index: u32, packets: u32) -> FrameTag {
+        FrameTag::test_frame(index, packets)
+    }
+
+    /// A fixed 100 ms playout buffer fed `arrivals` (ms, frame, packets).
+    fn viewer(voice: Option<CodecName>, arrivals: &[(u64, u32, u32)]) -> Viewer {
+        let mut playout = Playout::new(PlayoutParams {
+            delay: PlayoutDelay::Fixed(ms(100)),
+            video: voice.is_none(),
+            frame_interval: ms(40),
+            hold: ms(1000),
+            freeze_factor: 3.0,
+            freeze_extra: ms(150),
+            pause: ms(5000),
+        });
+        for &(at, frame, packets) in arrivals {
+            playout.on_packet(ms(at), &tag(frame, packets));
+        }
+        Viewer {
+            playout,
+            voice: voice.map(CodecName::codec),
+            stream: 3,
+        }
+    }
+
+    /// Frames 40 ms apart, played 100 ms after capture: 0 in 30 ms
+    /// (played), 1 in 110 ms (late), 2 in 80 ms and 4 in 40 ms (played), 3
+    /// one of its two packets (lost).
+    const FIVE: [(u64, u32, u32); 5] = [
+        (30, 0, 1),
+        (150, 1, 1),
+        (160, 2, 1),
+        (170, 3, 2),
+        (200, 4, 1),
+    ];
+
+    fn value(v: &[(&'static str, f64)], name: &str) -> f64 {
+        v.iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .1
+    }
+
+    /// The frames' outcomes and delays, the loss-period levels (two single
+    /// bad frames: level 1) and the good quality share, and for voice the
+    /// E-model's inputs: the share of frames not played, their burst
+    /// ratio, and mouth to ear as the playout delay plus G.729a's 20 ms
+    /// frame and 5 ms look-ahead.
+    #[test]
+    fn the_table_counts_frames_and_scores_voice_from_them() {
+        let end = ms(2_000);
+        let v = viewer(None, &FIVE).stats(end, &[]).values;
+        let count = |n| value(&v, n);
+        assert_eq!(
+            [
+                count("frames_played"),
+                count("frames_late"),
+                count("frames_lost")
+            ],
+            [3.0, 1.0, 1.0]
+        );
+        // Completed frames: 30, 110, 80 and 40 ms from capture.
+        assert!((count("frame_delay_mean_ms") - 65.0).abs() < 0.1);
+        assert!((count("frame_delay_max_ms") - 110.0).abs() < 0.2);
+        assert!((count("playout_delay_mean_ms") - 100.0).abs() < 1e-9);
+        assert_eq!(
+            [
+                count("frames_level_0"),
+                count("frames_level_1"),
+                count("frames_level_2")
+            ],
+            [3.0, 2.0, 0.0]
+        );
+        assert_eq!(count("good_quality_pct"), 100.0);
+        assert!(
+            v.iter().all(|(n, _)| *n != "mos"),
+            "video has no E-model score"
+        );
+
+        let v = viewer(Some(CodecName::G729a), &FIVE).stats(end, &[]).values;
+        let burst = burst_ratio(2, 2, 5);
+        let r = EModel::call(125.0, 40.0, burst, 11.0, 19.0).r();
+        assert_eq!(value(&v, "voice_loss_pct"), 40.0);
+        assert_eq!(value(&v, "voice_burst_ratio"), burst);
+        assert!((value(&v, "mouth_to_ear_ms") - 125.0).abs() < 1e-9);
+        assert!((value(&v, "r_factor") - r).abs() < 1e-9);
+        assert!((value(&v, "mos") - mos(r)).abs() < 1e-9);
+    }
+
+    /// No frame played: no playout delay to report, and R counts the loss
+    /// and the codec's own 25 ms.
+    #[test]
+    fn with_no_frame_played_voice_scores_the_codec_delay_alone() {
+        let v = viewer(Some(CodecName::G729a), &[(150, 0, 1)])
+            .stats(ms(2_000), &[])
+            .values;
+        assert_eq!(
+            (value(&v, "frames_played"), value(&v, "frames_late")),
+            (0.0, 1.0)
+        );
+        assert!(
+            value(&v, "mouth_to_ear_ms").is_nan() && value(&v, "playout_delay_mean_ms").is_nan()
+        );
+        let r = EModel::call(25.0, 100.0, burst_ratio(1, 1, 1), 11.0, 19.0).r();
+        assert!((value(&v, "r_factor") - r).abs() < 1e-9);
+    }
+
+    /// Packets still held (held.rs) are taken in before the counts: with
+    /// frame 0 played and frame 1 late, frame 2's second packet, held at
+    /// 196 ms (past its 180 ms playout time), completes it late instead of
+    /// lost.
+    #[test]
+    fn held_packets_count_as_arrived() {
+        let mut second = held(196, 3, None, true);
+        second.frame = Some(tag(2, 2));
+        let v = viewer(None, &[(30, 0, 1), (190, 1, 1), (195, 2, 2)])
+            .stats(ms(2_000), &[second])
+            .values;
+        assert_eq!(
+            [
+                value(&v, "frames_played"),
+                value(&v, "frames_late"),
+                value(&v, "frames_lost")
+            ],
+            [1.0, 2.0, 0.0]
+        );
+    }
+}
