@@ -228,6 +228,53 @@ mod tests {
         assert!(s.reported.is_empty());
     }
 
+    /// Sends 10.003 ms apart for 100 s, so that no packet is ever exactly
+    /// 61 s older than the newest: the record still keeps about the last
+    /// 60 s (6,000 packets), trimmed once its oldest is past 61 s.
+    #[test]
+    fn the_record_is_trimmed_by_age_at_any_spacing() {
+        let mut r = SentRecord::default();
+        for i in 0..10_000u64 {
+            r.on_sent(SimTime::from_micros(i * 10_003));
+        }
+        assert!((5_990..=6_100).contains(&r.kept()), "{}", r.kept());
+    }
+
+    /// The first packet kept after a trim keeps its report: another
+    /// member's report of it is a multiple report, not a new one.
+    #[test]
+    fn the_first_packet_kept_keeps_its_report() {
+        // One packet each 10 ms: packet k leaves at 10 k ms.
+        let mut r = SentRecord::default();
+        for k in 0..=101u64 {
+            r.on_sent(ms(10 * k));
+        }
+        r.on_report(ms(1_010), 101, 1);
+        for k in 102..=6_101u64 {
+            r.on_sent(ms(10 * k));
+        }
+        // At 61,010 ms packet 0 is over 61 s old: the trim keeps the
+        // packets of the last 60 s, 101 on.
+        assert_eq!(r.first, 101);
+        r.on_report(ms(61_010), 101, 2);
+        assert_eq!((r.reports(), r.multiply_reported()), (1, 1));
+    }
+
+    /// Right after a trim by count the record holds MAX_PACKETS packets,
+    /// so the oldest of them, MAX_PACKETS - 1 back, is still placed.
+    #[test]
+    fn a_trim_by_count_keeps_every_packet_a_report_can_name() {
+        let mut r = SentRecord::default();
+        let n = (MAX_PACKETS + TRIM_PACKETS + 1) as u64;
+        for i in 0..n {
+            r.on_sent(SimTime::from_micros(10 * i));
+        }
+        assert_eq!(r.kept(), MAX_PACKETS);
+        let oldest = n - MAX_PACKETS as u64;
+        r.on_report(SimTime::from_secs(1), oldest as u16, 1);
+        assert_eq!((r.reports(), r.unplaced()), (1, 0));
+    }
+
     #[test]
     fn a_report_before_anything_was_sent_is_unplaced() {
         let mut r = SentRecord::default();
