@@ -369,28 +369,28 @@ def convergence(case: Case, rate: pd.DataFrame, share: np.ndarray, p: Params, le
     return out
 
 
-def settled_ratio(case: Case, rate: pd.DataFrame, share: np.ndarray, leg: Leg) -> float:
-    """The sending rate over the share in the second half of every stretch
-    of constant share (the settled state, without the transients)."""
+def _settled(case: Case, rate: pd.DataFrame, share: np.ndarray, leg: Leg) -> np.ndarray:
+    """The 1 s rate over the share in the second half of every stretch of
+    constant share (the settled state, without the transients)."""
     t = rate["time_s"].to_numpy()
     keep = np.zeros(len(t), dtype=bool)
     for m, end in stretches(case, leg):
         keep |= (t >= (m + end) / 2) & (t < end)
     keep &= np.isfinite(share) & (share > 0)
-    return float(np.mean(rate["value"].to_numpy()[keep] / share[keep])) if keep.any() else float("nan")
+    return rate["value"].to_numpy()[keep] / share[keep]
+
+
+def settled_ratio(case: Case, rate: pd.DataFrame, share: np.ndarray, leg: Leg) -> float:
+    """The mean settled rate over the share."""
+    x = _settled(case, rate, share, leg)
+    return float(np.mean(x)) if len(x) else float("nan")
 
 
 def settled_cv(case: Case, rate: pd.DataFrame, share: np.ndarray, leg: Leg) -> float:
     """How much the settled rate swings: the coefficient of variation of
-    the 1 s rate over the share, in the second half of every stretch of
-    constant share (``settled_ratio``'s seconds). A rate that holds its
-    share gives 0, one that oscillates about it the size of its swing."""
-    t = rate["time_s"].to_numpy()
-    keep = np.zeros(len(t), dtype=bool)
-    for m, end in stretches(case, leg):
-        keep |= (t >= (m + end) / 2) & (t < end)
-    keep &= np.isfinite(share) & (share > 0)
-    x = rate["value"].to_numpy()[keep] / share[keep]
+    the settled rate over the share. A rate that holds its share gives 0,
+    one that oscillates about it the size of its swing."""
+    x = _settled(case, rate, share, leg)
     return float(x.std() / x.mean()) if len(x) > 1 and x.mean() > 0 else float("nan")
 
 

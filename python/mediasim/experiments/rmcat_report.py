@@ -20,11 +20,11 @@ from .params import parameters_section
 from .rmcat import CASE_NAMES, Params, cases, fair_share, legs, scaled
 
 KEYS = ["case", "controller", "one_way_ms", "aqm"]
-FLOW_METRICS = ["share_ratio", "settled_ratio", "settled_cv", "queuing_mean_ms", "queuing_p95_ms", "loss_pct", "converge_s", "rate_cv",
-                "feedback_pct", "frame_delay_ms", "frames_late_pct", "freezes"]
+FLOW_METRICS = ["share_ratio", "settled_ratio", "settled_cv", "queuing_mean_ms", "queuing_p95_ms", "loss_pct",
+                "converge_s", "rate_cv", "feedback_pct", "frame_delay_ms", "frames_late_pct", "freezes"]
 RUN_METRICS = ["utilisation", "jain"]
-SHOWN = ["share_ratio", "settled_ratio", "settled_cv", "utilisation", "queuing_mean_ms", "queuing_p95_ms", "loss_pct", "jain", "converge_s",
-         "rate_cv", "feedback_pct", "frame_delay_ms", "freezes"]
+SHOWN = ["share_ratio", "settled_ratio", "settled_cv", "utilisation", "queuing_mean_ms", "queuing_p95_ms", "loss_pct",
+         "jain", "converge_s", "rate_cv", "feedback_pct", "frame_delay_ms", "freezes"]
 
 CRITERIA = [
     ("share_ratio", "mean over the run of the flow's 1 s sending rate over its share (the bottleneck capacity over "
