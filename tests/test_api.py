@@ -212,6 +212,78 @@ def test_coded_text_with_hundreds_of_names_converts_as_the_strings_would():
     assert tc.to_arrow("t", by_codes).equals(pa.Table.from_pandas(want, preserve_index=False), check_metadata=True)
 
 
+@pytest.mark.parametrize("rows", [0, 3])
+def test_tables_convert_to_arrow_without_pandas_as_from_pandas_does(rows):
+    """``to_arrow`` writes the schema (pandas' metadata included) and the
+    columns' buffers itself: the very table ``pa.Table.from_pandas`` makes
+    of the DataFrame, for every kind of column, with nulls where pandas
+    has them (NaN, a missing count, code -1), text beyond ASCII, and
+    categoricals on each side of the sizes where pandas widens its codes
+    (an int8 holds codes of fewer than 127 categories, an int16 of fewer
+    than 32,767)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from mediasim import table_columns as tc
+
+    rng = np.random.default_rng(rows)
+    text = ["a", "ö-β", "", "link:r1->r2"]
+    cols = {
+        "f": np.array([1.5, np.nan, -0.0, 2.0, np.inf, np.nan])[:rows],
+        "i": np.arange(rows, dtype=np.int64) - 1,
+        "u": np.arange(rows, dtype=np.uint32),
+        "b": (np.arange(rows) % 2 == 0),
+        "n": tc.Ints(np.arange(rows, dtype=np.int64), np.arange(rows) == 1),
+        "t": tc.Text([text[j % 4] for j in range(rows)], False),
+        "reason": tc.Text([text[(j + 1) % 4] for j in range(rows)], True),
+        "site": tc.Names(np.array([2, 0, 2][:rows], dtype=np.uint32), ["x", "ö", "z"], True),
+        "name": tc.Names(np.array([1, 1, 0][:rows], dtype=np.uint32), ["p", "ü"], False),
+        "link": tc.Coded(np.array([0, -1, 1][:rows]), ["l0", "l1"]),
+    }
+    for n in (1, 126, 127, 128, 32766, 32767):
+        cols[f"coded_{n}"] = tc.Coded(rng.integers(-1, n, rows), [f"c{j}" for j in range(n)])
+    want = pa.Table.from_pandas(tc.to_frame(cols), preserve_index=False)
+    assert tc.to_arrow("t", cols).equals(want, check_metadata=True)
+    types = [want.schema.field(f"coded_{n}").type.index_type for n in (126, 127, 32766, 32767)]
+    assert types == [pa.int8(), pa.int16(), pa.int16(), pa.int32()]
+
+
+def test_a_run_that_writes_its_tables_never_imports_pandas(examples, tmp_path):
+    """``mediasim run --out`` converts and prints its tables without
+    pandas (importing it took more than half the command's time)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from mediasim.cli import main\n"
+            f"main(['-q', 'run', {str(examples / 'calls.toml')!r}, '--out', {str(tmp_path / 'out')!r}],"
+            " standalone_mode=False)\n"
+            "assert 'pandas' not in sys.modules, 'pandas imported'\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (tmp_path / "out" / "media.parquet").is_file()
+    back = Results.read_parquet(tmp_path / "out")
+    assert list(back.media["flow"]) == ["video/alice/rtp", "voice/alice/rtp"]
+
+
+def test_a_run_prints_the_same_tables_whether_or_not_it_writes_them(examples, tmp_path):
+    """With ``--out`` the printout comes from the Results' columns, without
+    it from the engine's lists: the same text."""
+    import re
+
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    lean = CliRunner().invoke(main, ["-q", "run", str(examples / "calls.toml")])
+    full = CliRunner().invoke(main, ["-q", "run", str(examples / "calls.toml"), "--out", str(tmp_path / "o")])
+    assert lean.exit_code == 0 and full.exit_code == 0, full.output
+    wall = re.compile(r"in [0-9.]+ s wall")
+    assert full.output.endswith(f"tables written to {tmp_path / 'o'}/\n")
+    assert "Media:" in lean.output and "| voice/alice/rtp |" in lean.output
+    assert wall.sub("", full.output).startswith(wall.sub("", lean.output))
+
+
 def test_a_drop_log_comes_from_the_engine_as_codes(examples):
     """Reasons and sites of a drop log are codes into the run's names
     (a log can have millions of rows); the frame reads them as text."""

@@ -22,10 +22,10 @@ benchmarks and the output-hash regression check; ``mediasim.reporting``
 the shared table and plot helpers.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._engine import version as _engine_version
+from ._lazy import lazy_exports
 
 __version__ = _engine_version()
 
@@ -64,15 +64,4 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, imported on f
     from .sweep import Job, grid, replications, run_many, run_sweep
 
 
-def __dir__() -> list[str]:
-    """The public API (and the module's own dunders), for tab completion."""
-    return sorted({*(n for n in globals() if n.startswith("__")), *__all__})
-
-
-def __getattr__(name: str) -> Any:
-    mod = _EXPORTS.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'mediasim' has no attribute {name!r}")
-    value = getattr(import_module(f".{mod}", __name__), name)
-    globals()[name] = value
-    return value
+__dir__, __getattr__ = lazy_exports(__name__, _EXPORTS, globals())

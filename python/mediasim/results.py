@@ -22,12 +22,19 @@ import json
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import table_columns
+
+if TYPE_CHECKING:
+    # Imported where a DataFrame is made or read: a run that only writes
+    # its tables (``mediasim run --out``) never imports pandas, which took
+    # more than half of that command's time.
+    import pandas as pd
+
+    from .errors import TableNotFound
 from .table_columns import CATEGORICAL_TEXT  # noqa: F401 - part of this module's interface
 
 # Every table a run can produce, with what it holds (docs/results.md has
@@ -171,6 +178,8 @@ def _with_codes(df: pd.DataFrame, name: str, meta: dict[str, Any]) -> pd.DataFra
     """An integer-coded column read back with every one of the engine's
     names as its categories, as the run gave it: a Parquet file keeps none
     when the table has no rows."""
+    import pandas as pd
+
     for col, kind in meta.get("coded_columns", {}).get(name, {}).items():
         names = meta.get("codes", {}).get(kind)
         if col in df and isinstance(df[col].dtype, pd.CategoricalDtype) and names is not None \
@@ -190,6 +199,8 @@ class _ParquetBytes(_Unbuilt):
     def make(self) -> pd.DataFrame:
         import io
 
+        import pandas as pd
+
         return _with_codes(pd.read_parquet(io.BytesIO(self.data)), self.name, self.meta)
 
 
@@ -202,6 +213,7 @@ class _ParquetFile(_Unbuilt):
         self.path, self.name, self.meta = path, name, meta or {}
 
     def make(self) -> pd.DataFrame:
+        import pandas as pd
         import pyarrow as pa
 
         try:
@@ -249,6 +261,18 @@ class Tables(MutableMapping):
         if isinstance(v, _EngineColumns):
             return _read_only(table_columns.to_numpy(table_columns.columns(v.name, v.cols, v.meta)))
         return _read_only(table_columns.frame_to_numpy(self[name]))
+
+    def plain(self, name: str) -> dict[str, list[Any]]:
+        """Table ``name``'s columns as lists: the engine's values as it
+        gives them to the command line's lean path (text as str, numbers
+        as the engine counted them, NaN for none), or the DataFrame's
+        ``tolist()`` for a table built otherwise. ``mediasim run --out``
+        prints from these, without importing pandas."""
+        v = self._items[name]
+        if isinstance(v, _EngineColumns):
+            return {k: _plain(c) for k, c in v.cols.items()}
+        df = self[name]
+        return {str(k): df[k].tolist() for k in df.columns}
 
     def arrow(self, name: str) -> Any:
         """Table ``name`` as a pyarrow Table (as ``pa.Table.from_pandas``
@@ -434,6 +458,15 @@ def missing_table(name: str, available: list[str], meta: dict[str, Any], what: s
     close = difflib.get_close_matches(name, [*available, *TABLES], n=3)
     hint = f" (did you mean {', '.join(map(repr, dict.fromkeys(close)))}?)" if close else ""
     return TableNotFound(f"{name!r} is not a mediasim table{hint}; {have}")
+
+
+def _plain(c: Any) -> list[Any]:
+    """One of the engine's columns (a list, a numpy array, or codes into
+    names) as a list."""
+    if isinstance(c, tuple):
+        codes, names = c
+        return [names[i] for i in codes.tolist()]
+    return list(c) if isinstance(c, list) else c.tolist()
 
 
 def _read_only(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

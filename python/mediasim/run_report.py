@@ -47,6 +47,7 @@ def run_text(name: str, seed: int, replication: int, tables: dict[str, dict[str,
     return "\n".join(out)
 
 
-def frames_as_lists(frames: dict[str, Any]) -> dict[str, dict[str, list[Any]]]:
-    """Results tables (DataFrames) as plain columns, for ``run_text``."""
-    return {n: {c: df[c].tolist() for c in df.columns} for n, df in frames.items() if n in TABLES}
+def frames_as_lists(tables: Any) -> dict[str, dict[str, list[Any]]]:
+    """The printed tables of a run's ``Results.tables`` as plain columns,
+    as the lean path has them (``Tables.plain``), for ``run_text``."""
+    return {n: tables.plain(n) for n in TABLES if n in tables}

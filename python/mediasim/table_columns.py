@@ -12,17 +12,22 @@ integer-coded columns as ``Coded`` with the engine's names, and the
 derived columns (``*_s`` from ``*_ns``, a packet's ``delay_ms``).
 
 A campaign's runs convert a dozen tables each, and making their
-DataFrames first cost more than a short run's simulation. The arrow
-table's schema (with pandas' metadata) follows from the description's
-signature alone (``signature``), so it is kept per signature, made the
-first time through pandas, and the columns are converted to it
-directly after that."""
+DataFrames first cost more than a short run's simulation; importing
+pandas at all costs a ``mediasim run --out`` more than half its time.
+The arrow table's schema, pandas' metadata included, follows from the
+description's signature alone (``signature``): ``arrow_schema`` writes
+it as pyarrow's ``from_pandas`` would (its type for each kind of column,
+and pandas' metadata in pyarrow's layout, with the installed pandas'
+version), without importing pandas, and the columns are converted to it
+directly. Tests hold the two equal to the byte (tests/test_campaign.py,
+tests/test_api.py)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 import numpy as np
@@ -61,9 +66,9 @@ class Names:
         present = np.flatnonzero(np.bincount(self.codes, minlength=len(self.names)))
         cats = sorted({self.names[i] for i in present})
         at = {v: i for i, v in enumerate(cats)}
-        # The narrowest type pandas would keep the codes in anyway: no
-        # second pass to narrow them (a drop log has millions of rows).
-        lut = np.zeros(len(self.names), np.int8 if len(cats) < 128 else np.int16 if len(cats) < 32768 else np.int32)
+        # The type pandas keeps the codes in: no second pass to narrow
+        # them (a drop log has millions of rows).
+        lut = np.zeros(len(self.names), codes_dtype(len(cats)))
         lut[present] = [at[self.names[i]] for i in present]
         return cats, lut[self.codes]
 
@@ -228,12 +233,89 @@ def _kind(c: Any) -> Any:
 
 def to_arrow(name: str, cols: dict[str, Any]) -> Any:
     """``pa.Table.from_pandas(to_frame(cols), preserve_index=False)``, the
-    same table; through pandas only for a signature not seen before."""
-    return through_kept_schema(signature(name, cols), _rows(cols) == 0, lambda: to_frame(cols),
-                               lambda schema: [_arrow(v, f.type) for v, f in zip(cols.values(), schema)])
+    same table, made without pandas (``arrow_schema``)."""
+    import pyarrow as pa
+
+    kinds = signature(name, cols)[1]
+    schema = _SCHEMAS.get(kinds)
+    if schema is None:
+        schema = arrow_schema(kinds)
+        if len(_SCHEMAS) < _SCHEMAS_MAX:
+            _SCHEMAS[kinds] = schema
+    return pa.Table.from_arrays([_arrow(v, f.type) for v, f in zip(cols.values(), schema)], schema=schema)
 
 
-_SCHEMAS: dict[tuple[Any, ...], Any] = {}
+def codes_dtype(categories: int) -> np.dtype:
+    """The type pandas keeps a categorical's codes in: the narrowest
+    signed integer whose maximum exceeds the number of categories."""
+    for t in (np.int8, np.int16, np.int32):
+        if categories < np.iinfo(t).max:
+            return np.dtype(t)
+    return np.dtype(np.int64)
+
+
+@cache
+def _pandas_version() -> str:
+    from importlib.metadata import version
+
+    return version("pandas")
+
+
+def arrow_schema(kinds: tuple[tuple[str, Any], ...]) -> Any:
+    """The schema ``pa.Table.from_pandas(df, preserve_index=False)`` gives
+    the DataFrame of columns of these kinds (``signature``): text as
+    large_string (pandas' ``str`` dtype), a categorical as a dictionary of
+    large_string (of null with no categories) on its codes' type, counts
+    (``Int64``) as int64, numbers as their numpy type; and pandas'
+    metadata as pyarrow writes it: no index, each column's logical type,
+    its pandas dtype and a categorical's size."""
+    import pyarrow as pa
+
+    fields, described = [], []
+    for name, kind in kinds:
+        extra = None
+        if kind == "text":
+            type_, dtype = pa.large_string(), "str"
+        elif kind == "Int64":
+            type_, dtype = pa.int64(), "Int64"
+        elif isinstance(kind, tuple):
+            n = kind[1] if kind[0] == "category" else len(kind[1])
+            codes = codes_dtype(n)
+            type_ = pa.dictionary(pa.from_numpy_dtype(codes), pa.large_string() if n else pa.null(), ordered=False)
+            dtype, extra = codes.name, {"num_categories": n, "ordered": False}
+        else:
+            numbers = np.dtype(kind)
+            type_, dtype = pa.from_numpy_dtype(numbers), numbers.name
+        fields.append(pa.field(name, type_))
+        described.append({"name": name, "field_name": name, "pandas_type": _logical_type(type_),
+                          "numpy_type": dtype, "metadata": extra})
+    pandas_meta = {"index_columns": [], "column_indexes": [], "columns": described, "attributes": {},
+                   "creator": {"library": "pyarrow", "version": pa.__version__},
+                   "pandas_version": _pandas_version()}
+    return pa.schema(fields, metadata={b"pandas": json.dumps(pandas_meta).encode()})
+
+
+def _logical_type(type_: Any) -> str:
+    """pyarrow's name in pandas' metadata for a column of arrow type
+    ``type_`` (of the types ``arrow_schema`` gives)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(type_):
+        return "categorical"
+    if pa.types.is_large_string(type_):
+        return "object"  # not in pyarrow's table of logical types
+    if pa.types.is_boolean(type_):
+        return "bool"
+    if pa.types.is_floating(type_):
+        return f"float{type_.bit_width}"
+    if pa.types.is_integer(type_):
+        return str(type_)
+    raise TypeError(f"no logical type kept for arrow type {type_}")
+
+
+# Schemas made: ``to_arrow``'s by their columns' kinds, ``through_kept_schema``'s
+# by their frame's key and emptiness.
+_SCHEMAS: dict[Any, Any] = {}
 _SCHEMAS_MAX = 512
 
 
@@ -259,25 +341,55 @@ def through_kept_schema(key: tuple[Any, ...], empty: bool, frame: Callable[[], A
 
 
 def _arrow(c: Any, type_: Any) -> Any:
-    """One column as from_pandas converts it (a float NaN becomes null)."""
+    """One column as from_pandas converts it (a float NaN becomes null),
+    made from its buffers: ``pa.array`` imports pandas whatever it is
+    given."""
     import pyarrow as pa
 
     if isinstance(c, Text) and not c.categorical:
-        return pa.array(c.values, type=type_)
+        return _strings(c.values)
     if isinstance(c, Names) and not c.categorical:
-        return pa.array(c.objects(), type=type_)
+        return pa.DictionaryArray.from_arrays(_fixed(pa.int64(), c.codes.astype(np.int64)),
+                                              _strings(c.names)).dictionary_decode()
     if isinstance(c, Text):
         cats = c.categories()
         at = {v: i for i, v in enumerate(cats)}
-        indices = pa.array([at[v] for v in c.values], type=type_.index_type)
+        indices = _fixed(type_.index_type, np.array([at[v] for v in c.values], type_.index_type.to_pandas_dtype()))
     elif isinstance(c, Names):
         cats, codes = c.categories
-        indices = pa.array(codes, type=type_.index_type)
+        indices = _fixed(type_.index_type, codes.astype(type_.index_type.to_pandas_dtype(), copy=False))
     elif isinstance(c, Coded):
         # -1: none (no link, say), missing in pandas and null in arrow.
-        cats, indices = c.categories, pa.array(c.codes, type=type_.index_type, mask=c.codes < 0)
+        cats = c.categories
+        indices = _fixed(type_.index_type, c.codes.astype(type_.index_type.to_pandas_dtype()), valid=c.codes >= 0)
     elif isinstance(c, Ints):
-        return pa.array(c.values, type=type_, mask=c.missing)
+        return _fixed(type_, c.values, valid=~c.missing)
     else:
-        return pa.array(c, type=type_, from_pandas=True)
-    return pa.DictionaryArray.from_arrays(indices, pa.array(cats, type=type_.value_type), ordered=type_.ordered)
+        a = np.asarray(c)
+        return _fixed(type_, a, valid=~np.isnan(a) if a.dtype.kind == "f" else None)
+    values = _strings(cats) if cats else pa.Array.from_buffers(type_.value_type, 0, [None])
+    return pa.DictionaryArray.from_arrays(indices, values, ordered=type_.ordered)
+
+
+def _fixed(type_: Any, a: np.ndarray, valid: np.ndarray | None = None) -> Any:
+    """An arrow array of fixed-width ``type_`` over numpy's ``a`` (a
+    boolean's bits packed), null where ``valid`` is False."""
+    import pyarrow as pa
+
+    a = np.ascontiguousarray(a)
+    data = pa.py_buffer(np.packbits(a, bitorder="little") if a.dtype == np.bool_ else a)
+    if valid is None or valid.all():
+        return pa.Array.from_buffers(type_, len(a), [None, data], null_count=0)
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(type_, len(a), [bitmap, data], null_count=int(len(a) - valid.sum()))
+
+
+def _strings(values: list[str]) -> Any:
+    """A large_string array of ``values`` (UTF-8, as arrow keeps text)."""
+    import pyarrow as pa
+
+    encoded = [v.encode() for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return pa.Array.from_buffers(pa.large_string(), len(encoded),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))], null_count=0)

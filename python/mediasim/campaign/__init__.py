@@ -11,9 +11,32 @@ so that they can be trusted, resumed and read back.
   parameter (``read``).
 """
 
-from .executors import DaskExecutor, LocalExecutor, available_cpus
-from .read import parameters, read_sweep, summary, to_xarray
-from .run import CampaignReport, run_campaign
+from __future__ import annotations
 
-__all__ = ["CampaignReport", "DaskExecutor", "LocalExecutor", "available_cpus", "parameters", "read_sweep",
-           "run_campaign", "summary", "to_xarray"]
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+# Names are imported on first use, as the package's own: a run that writes
+# its tables uses ``atomic`` alone, and ``read`` imports pandas.
+_EXPORTS = {
+    "CampaignReport": "run",
+    "DaskExecutor": "executors",
+    "LocalExecutor": "executors",
+    "available_cpus": "executors",
+    "parameters": "read",
+    "read_sweep": "read",
+    "run_campaign": "run",
+    "summary": "read",
+    "to_xarray": "read",
+}
+
+__all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:
+    from .executors import DaskExecutor, LocalExecutor, available_cpus
+    from .read import parameters, read_sweep, summary, to_xarray
+    from .run import CampaignReport, run_campaign
+
+
+__dir__, __getattr__ = lazy_exports(__name__, _EXPORTS, globals())
