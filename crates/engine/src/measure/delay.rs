@@ -339,6 +339,60 @@ mod tests {
     }
 
     #[test]
+    fn percentiles_of_a_few_delays_interpolate_between_ranks_as_numpy_does() {
+        // numpy.percentile([100, 5000], [50, 95, 99]) = [2550, 4755, 4951]:
+        // ranks 0 and 1 in buckets far apart (5000 ns rounds to its
+        // bucket's midpoint, 5001.5, kept within the maximum).
+        let mut d = DelayStats::default();
+        d.add(5000);
+        d.add(100);
+        let s = d.summary_ns();
+        let want = [2550.0, 100.0, 2550.0, 4755.0, 4951.0, 5000.0];
+        for (got, want) in s.iter().zip(want) {
+            assert!((got - want).abs() < 1e-9, "{s:?}");
+        }
+        // Three: the median is rank 1 itself.
+        d.add(3000);
+        assert_eq!(d.summary_ns()[2], bucket_mid(3000));
+    }
+
+    fn bucket_mid(v: u64) -> f64 {
+        let (lo, hi) = bucket_range(bucket(v));
+        (lo + hi) as f64 / 2.0
+    }
+
+    #[test]
+    fn a_run_as_long_as_its_counter_holds_is_counted_and_a_new_one_starts() {
+        let b = bucket(7);
+        let mut d = DelayStats {
+            count: u32::MAX as u64,
+            sum_ns: 7 * u32::MAX as u128,
+            min_ns: 7,
+            max_ns: 7,
+            run: (b, u32::MAX),
+            ..DelayStats::default()
+        };
+        d.add(7);
+        assert_eq!(d.run, (b, 1));
+        assert_eq!(d.in_order(), vec![(b, 1 << 32)]);
+        assert_eq!(d.summary_ns()[2], 7.0);
+    }
+
+    #[test]
+    fn the_map_turns_into_pages_once_it_takes_as_much_memory_or_counts_enough() {
+        // 17 bytes a slot: 482 slots (8,194 bytes) reach one 8 KiB page,
+        // 481 (8,177) do not; two octaves need twice as much.
+        assert!(dense_pays(482, 1, 0));
+        assert!(!dense_pays(481, 1, 0));
+        assert!(!dense_pays(963, 2, 0));
+        assert!(dense_pays(964, 2, 0));
+        // Or 1,024 delays counted per page the pages would take.
+        assert!(!dense_pays(16, 2, 2047));
+        assert!(dense_pays(16, 2, 2048));
+        assert!(dense_pays(16, 1, 1024));
+    }
+
+    #[test]
     fn buckets_cover_every_value_once_and_are_at_most_a_thousandth_wide() {
         let mut next = 0;
         for b in 0..(40 * SUB as u32) {
