@@ -687,5 +687,32 @@ mod fr_map_tests {
         assert_eq!(g.jitter_ns, 500.0 / 16.0);
         assert_eq!((r.sent_to(25), r.sent_bytes_to(25)), (1, 100));
         assert_eq!(r.got.iter().map(|g| g.received).sum::<u64>(), 2);
+        // A pooled row counts a copy per receiver.
+        r.on_send(&crate::net::packet::test_packet(1, 0, 100));
+        assert_eq!((r.sent_to(1), r.sent_bytes_to(1)), (3, 300));
+    }
+
+    /// Queue samples stop at their limit, which says the table was cut.
+    #[test]
+    fn queue_samples_stop_at_their_limit() {
+        let opts = RecorderOptions {
+            queue_sample_limit: 2,
+            ..RecorderOptions::default()
+        };
+        let mut r = Recorder::new(vec![meta(Receivers::Each(vec![1]))], 2, opts);
+        assert!(r.sample_queue(SimTime(10), 3, (4, 500), vec![("p", 0.5)]));
+        assert!(!r.queue_samples_truncated);
+        assert!(r.sample_queue(SimTime(20), 1, (0, 0), vec![]));
+        assert!(!r.sample_queue(SimTime(30), 3, (9, 900), vec![]));
+        assert!(r.queue_samples_truncated);
+        assert_eq!(
+            (r.qs_time.as_slice(), r.qs_ld.as_slice()),
+            (&[10, 20][..], &[3, 1][..])
+        );
+        assert_eq!(
+            (r.qs_packets.as_slice(), r.qs_bytes.as_slice()),
+            (&[4, 0][..], &[500, 0][..])
+        );
+        assert_eq!(r.qs_values, vec![vec![("p", 0.5)], vec![]]);
     }
 }
