@@ -72,5 +72,8 @@ mod tests {
         assert_eq!(order::<u8>(&[], &[]), Vec::<bool>::new());
         assert_eq!(order(&[5], &[]), vec![true]);
         assert_eq!(order(&[], &[5]), vec![false]);
+        let mut into = vec![1, 4];
+        weave_into(&mut into, vec![2, 3], &order(&[1, 4], &[2, 3]));
+        assert_eq!(into, [1, 2, 3, 4]);
     }
 }
