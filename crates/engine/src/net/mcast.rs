@@ -239,25 +239,41 @@ mod tests {
                 multicast_tree(&g, root, 0, &members, |ld| from[ld as usize]);
             assert!(unreachable.is_empty());
             let per_sender = Tree::Source(src_tree);
+            // Every other member, and only they, get a copy.
+            let mut others: Vec<NodeId> = members.iter().copied().filter(|&m| m != root).collect();
+            others.sort_unstable();
+            let mut at_root = per_sender.receivers_at(root);
+            at_root.sort_unstable();
+            assert_eq!(
+                at_root, others,
+                "a copy lost at its origin reaches none of them"
+            );
+            assert!(shared.receivers_at(root).is_empty());
+            let mut delivered = Vec::new();
             let (mut a, mut b) = (Vec::new(), Vec::new());
             let mut stack = vec![(root, None)];
             while let Some((node, via)) = stack.pop() {
                 let la = per_sender.targets_into(node, via, root, &mut a);
                 let lb = shared.targets_into(node, via, root, &mut b);
                 assert_eq!((la, &a), (lb, &b), "root {root} node {node}");
+                if la {
+                    delivered.push(node);
+                }
                 for &ld in &a {
                     let to = g.adj[node as usize]
                         .iter()
                         .find(|e| e.0 == ld)
                         .expect("out")
                         .1;
-                    assert_eq!(
-                        per_sender.receivers_via(ld, to),
-                        shared.receivers_via(ld, to)
-                    );
+                    let below = per_sender.receivers_via(ld, to);
+                    assert_eq!(below, shared.receivers_via(ld, to));
+                    // A tree link leads to members only, at least one.
+                    assert!(!below.is_empty() && below.iter().all(|r| others.contains(r)));
                     stack.push((to, Some(ld)));
                 }
             }
+            delivered.sort_unstable();
+            assert_eq!(delivered, others, "root {root}");
         }
     }
 }

@@ -215,6 +215,63 @@ mod tests {
         assert_eq!(t[1][1], None);
     }
 
+    /// A graph of the given undirected edges (a, b, cost), link i being
+    /// link-dirs 2i (a->b) and 2i+1 (b->a).
+    fn weighted(n: usize, edges: &[(u32, u32, f64)]) -> Graph {
+        let mut adj = vec![Vec::new(); n];
+        for (i, &(a, b, c)) in edges.iter().enumerate() {
+            adj[a as usize].push((2 * i as u32, b, c));
+            adj[b as usize].push((2 * i as u32 + 1, a, c));
+        }
+        Graph { adj }
+    }
+
+    /// Of two paths of equal cost, the one of fewer hops, even when the
+    /// longer was found first and enters by a lower link-dir.
+    #[test]
+    fn equal_costs_go_by_fewer_hops_first() {
+        // a=0 c=1 d=2 b=3 e=4: a-c-d-b costs 1 + 0.5 + 2.5 = 4 in three
+        // hops and is found first (d at 1.5 before e at 2); a-e-b costs
+        // 2 + 2 = 4 in two.
+        let g = weighted(
+            5,
+            &[
+                (0, 1, 1.0),
+                (1, 2, 0.5),
+                (2, 3, 2.5),
+                (0, 4, 2.0),
+                (4, 3, 2.0),
+            ],
+        );
+        assert_eq!(shortest_path_tree(&g, 0)[3], Some(8)); // e->b
+                                                           // a-e-b found first (d at 2.5 after e at 2); a-c-d-b, three hops,
+                                                           // enters by the lower link-dir 4 and still loses.
+        let g = weighted(
+            5,
+            &[
+                (0, 1, 1.0),
+                (1, 2, 1.5),
+                (2, 3, 1.5),
+                (0, 4, 2.0),
+                (4, 3, 2.0),
+            ],
+        );
+        assert_eq!(shortest_path_tree(&g, 0)[3], Some(8));
+    }
+
+    /// Of two paths of equal cost and hops, the one entering by the lower
+    /// link-dir, whichever was found first.
+    #[test]
+    fn equal_costs_and_hops_go_by_the_lower_link_dir() {
+        // a=0 c=1 d=2 b=3: c is reached before d (the lower node first),
+        // but d-b is link 2 (link-dir 4 into b) and c-b link 3 (6).
+        let g = weighted(4, &[(0, 1, 1.0), (0, 2, 1.0), (2, 3, 1.0), (1, 3, 1.0)]);
+        assert_eq!(shortest_path_tree(&g, 0)[3], Some(4));
+        // The other way round: c-b is link 2 (4), d-b link 3 (6).
+        let g = weighted(4, &[(0, 1, 1.0), (0, 2, 1.0), (1, 3, 1.0), (2, 3, 1.0)]);
+        assert_eq!(shortest_path_tree(&g, 0)[3], Some(4));
+    }
+
     #[test]
     fn multicast_tree_duplicates_per_branch() {
         let (g, from) = graph();
