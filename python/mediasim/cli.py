@@ -168,7 +168,7 @@ def _run_for_print(sc, seed, replication, out, overwrite, pcap, trace, max_event
     Results, written as Parquet."""
     import json
 
-    from .run_report import TABLES, frames_as_lists
+    from .run_report import TABLES, printed_columns
     from .runner import engine_run, run
 
     budgets = dict(max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
@@ -177,7 +177,7 @@ def _run_for_print(sc, seed, replication, out, overwrite, pcap, trace, max_event
         return raw, json.loads(meta)
     res = run(sc, seed=seed, replication=replication, out=out, overwrite=overwrite, pcap=pcap, trace=trace,
               progress=True, **budgets)
-    return frames_as_lists(res.tables), res.meta
+    return printed_columns(res.tables), res.meta
 
 
 @main.command("validate", short_help="Check a scenario; name every bad field.")

@@ -6,9 +6,12 @@ small run)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .reporting.plain_table import plain_table
+
+if TYPE_CHECKING:
+    from .results import Tables
 
 # The tables the printout reads (the engine converts only these).
 TABLES = ["flows", "tcp", "rtp", "media"]
@@ -47,7 +50,7 @@ def run_text(name: str, seed: int, replication: int, tables: dict[str, dict[str,
     return "\n".join(out)
 
 
-def frames_as_lists(tables: Any) -> dict[str, dict[str, list[Any]]]:
+def printed_columns(tables: Tables) -> dict[str, dict[str, list[Any]]]:
     """The printed tables of a run's ``Results.tables`` as plain columns,
     as the lean path has them (``Tables.plain``), for ``run_text``."""
     return {n: tables.plain(n) for n in TABLES if n in tables}
