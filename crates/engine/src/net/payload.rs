@@ -208,6 +208,48 @@ mod tests {
         assert_eq!(SPARE_A.counts(), (SPARE_MAX / 2 + 5, SPARE_MAX / 2));
     }
 
+    /// Changed in place only while this packet is its sole holder, and
+    /// only as its own type.
+    #[test]
+    fn a_payload_changes_in_place_only_unshared() {
+        let mut p = Payload::new(A(1));
+        assert!(!p.is_none() && Payload::NONE.is_none());
+        p.get_mut::<A>().expect("sole holder").0 = 5;
+        assert_eq!(p.get::<A>(), Some(&A(5)));
+        assert!(p.get_mut::<B>().is_none(), "not a B");
+        let copy = p.clone();
+        assert!(p.get_mut::<A>().is_none(), "a copy shares it");
+        drop(copy);
+        assert!(p.get_mut::<A>().is_some());
+        assert!(Payload::NONE.clone().get_mut::<A>().is_none());
+    }
+
+    #[derive(Debug, PartialEq)]
+    struct Tagged(u8);
+    impl AppPayload for Tagged {
+        crate::payload_eq!();
+        fn emit(&self, p: &Packet, now: SimTime, buf: &mut [u8]) {
+            buf[..3].copy_from_slice(&[self.0, p.seq as u8, now.0 as u8]);
+        }
+    }
+
+    /// pcap's bytes come from the payload's own `emit`; no payload writes
+    /// none.
+    #[test]
+    fn emit_writes_the_payloads_header() {
+        let pkt = crate::net::packet::test_packet(0, 9, 100);
+        let mut buf = [0u8; 4];
+        Payload::new(Tagged(0xab)).emit(&pkt, SimTime(3), &mut buf);
+        assert_eq!(buf, [0xab, 9, 3, 0]);
+        let mut buf = [0u8; 4];
+        Payload::NONE.emit(&pkt, SimTime(3), &mut buf);
+        Payload::new(A(1)).emit(&pkt, SimTime(3), &mut buf);
+        assert_eq!(
+            buf, [0; 4],
+            "nothing, and the trait's default writes nothing"
+        );
+    }
+
     #[test]
     fn a_payload_is_one_pointer_pair() {
         assert_eq!(std::mem::size_of::<Payload>(), 16);

@@ -124,5 +124,14 @@ mod tests {
         assert_eq!(t.listener(2, 5004), Some(1), "the first added answers");
         assert_eq!(t.listener(3, 0), Some(5), "port 0 is a port like another");
         assert_eq!(t.listener(0, 0), None, "no listener on node 0");
+        // The layout the module is for: a node's first pair in the flat
+        // array, only the pairs after it in the node's own list.
+        let rest: Vec<usize> = t.rest.iter().map(Vec::len).collect();
+        assert_eq!(rest, [0, 0, 3, 1, 0]);
+        assert_eq!(
+            (t.first[1].port, t.first[1].app, t.first[1].more),
+            (80, 0, false)
+        );
+        assert!(t.first[2].more && !t.first[4].more);
     }
 }

@@ -329,6 +329,40 @@ mod tests {
         }
     }
 
+    /// `schedule_in` counts from the clock (the time of the last event
+    /// popped) and takes its place among events at the same instant by
+    /// insertion order, as `schedule` does.
+    #[test]
+    fn schedule_in_counts_from_now() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(10), 'a').unwrap();
+        q.schedule(SimTime(15), 'b').unwrap();
+        assert_eq!(q.pop(), Some((SimTime(10), 'a')));
+        q.schedule_in(SimTime(5), 'c');
+        q.schedule_in(SimTime(2), 'd');
+        assert_eq!(q.len(), 3);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![(SimTime(12), 'd'), (SimTime(15), 'b'), (SimTime(15), 'c')]
+        );
+    }
+
+    /// Empty when nothing live waits: a cancelled timer does not count.
+    #[test]
+    fn empty_counts_live_events_only() {
+        let mut q = EventQueue::new();
+        assert!(q.is_empty());
+        q.schedule(SimTime(1), 1).unwrap();
+        assert!(!q.is_empty());
+        let t = q.schedule_cancellable(SimTime(2), 2).unwrap();
+        assert!(q.cancel(t));
+        assert!(!q.is_empty(), "the packet event still waits");
+        assert_eq!(q.pop(), Some((SimTime(1), 1)));
+        assert!(q.is_empty(), "only a cancelled timer is left");
+        assert_eq!(q.pop(), None);
+    }
+
     #[test]
     fn pop_until_respects_horizon() {
         let mut q = EventQueue::new();
@@ -337,5 +371,11 @@ mod tests {
         assert!(q.pop_until(SimTime(5)).is_some());
         assert!(q.pop_until(SimTime(5)).is_none());
         assert_eq!(q.len(), 1);
+        assert_eq!(q.now(), SimTime(1), "the clock stays at the last event");
+        assert_eq!(
+            q.pop_until(SimTime(7)),
+            Some((SimTime(7), 2)),
+            "at the horizon runs"
+        );
     }
 }

@@ -300,6 +300,7 @@ mod tests {
                 assert_eq!(got, want);
             }
             assert_eq!(q.len(), reference.len());
+            assert_eq!(q.is_empty(), reference.is_empty());
         }
         while let Some(std::cmp::Reverse(want)) = reference.pop() {
             assert_eq!(q.pop(), Some(want));
@@ -355,6 +356,13 @@ mod tests {
             }
             assert_eq!(lane.len(), reference.len());
             assert_eq!(lane.peek().map(|e| e.0), reference.peek().map(|r| r.0 .0));
+            // The form follows the length: sorted while short, a heap past
+            // the longest sorted lane, either in between (hysteresis).
+            if lane.len() <= SORTED_MIN {
+                assert!(lane.sorted, "a lane of {} is sorted", lane.len());
+            } else if lane.len() > SORTED_MAX {
+                assert!(!lane.sorted, "a lane of {} is a heap", lane.len());
+            }
             forms[lane.sorted as usize] += 1;
         }
         assert!(

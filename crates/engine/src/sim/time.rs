@@ -53,12 +53,10 @@ impl SimTime {
 /// is an integer.
 #[inline]
 pub fn round_to_u64(x: f64) -> u64 {
-    if x.is_nan() || x < 0.0 {
-        return 0;
-    }
     if x >= 4_503_599_627_370_496.0 {
         return x as u64;
     }
+    // A negative x or NaN casts to 0, and `x - 0 >= 0.5` is false for both.
     let t = x as u64;
     t + (x - t as f64 >= 0.5) as u64
 }
@@ -107,7 +105,8 @@ pub fn tx_time(bits: u64, rate_bps: u64, carry: u64) -> (SimTime, u64) {
     let num = bits as u128 * 1_000_000_000u128 + carry as u128;
     let ns = num / rate_bps as u128;
     let rem = num % rate_bps as u128;
-    (SimTime(ns as u64), rem as u64)
+    // A span beyond u64's nanoseconds is "never", as addition's is.
+    (SimTime(u64::try_from(ns).unwrap_or(u64::MAX)), rem as u64)
 }
 
 #[cfg(test)]
@@ -168,5 +167,49 @@ mod tests {
         assert_eq!(a.0 + b.0 + c.0, 8_000_000);
         assert_eq!(c3, 0);
         assert_eq!(tx_time(12_000, 10_000_000, 0), (SimTime(1_200_000), 0));
+    }
+
+    /// Past 64-bit range (about 1.8e10 bits at once) the 128-bit path
+    /// gives the same division: whole nanoseconds times the rate plus the
+    /// remainder is the bits in nanosecond-bits plus the carry, the
+    /// remainder below the rate, on both sides of the switch.
+    #[test]
+    fn tx_time_is_exact_past_64_bits() {
+        let limit = u64::MAX / 1_000_000_000;
+        for bits in [limit - 1, limit, limit + 1, 1 << 40, u64::MAX / 3] {
+            for (rate, carry) in [(3_000_000u64, 2_999_999u64), (1_000_000_000, 7), (7, 6)] {
+                let (ns, rem) = tx_time(bits, rate, carry);
+                let num = bits as u128 * 1_000_000_000 + carry as u128;
+                assert!(rem < rate);
+                if num / rate as u128 > u64::MAX as u128 {
+                    assert_eq!(ns, SimTime::MAX, "too long a span is never");
+                } else {
+                    let back = ns.0 as u128 * rate as u128 + rem as u128;
+                    assert_eq!(back, num, "{bits} {rate}");
+                }
+            }
+        }
+        // 2^40 bits at 1 Gbit/s: 2^40 ns exactly, carry kept.
+        assert_eq!(tx_time(1 << 40, 1_000_000_000, 7), (SimTime(1 << 40), 7));
+    }
+
+    #[test]
+    fn arithmetic_and_display() {
+        let mut t = SimTime::from_secs(2);
+        t += SimTime::from_millis(250);
+        assert_eq!(t, SimTime(2_250_000_000));
+        assert_eq!(t - SimTime::from_secs(1), SimTime(1_250_000_000));
+        let mut never = SimTime::MAX;
+        never += SimTime(1);
+        assert_eq!(never, SimTime::MAX);
+        assert_eq!(t.to_string(), "2.250000000s");
+        assert_eq!(SimTime(1).to_string(), "0.000000001s");
+    }
+
+    #[test]
+    fn saturating_sub_stops_at_zero() {
+        assert_eq!(SimTime(7).saturating_sub(SimTime(3)), SimTime(4));
+        assert_eq!(SimTime(3).saturating_sub(SimTime(7)), SimTime::ZERO);
+        assert_eq!(SimTime::MAX + SimTime(1), SimTime::MAX);
     }
 }
