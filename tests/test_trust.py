@@ -301,13 +301,18 @@ def test_a_media_scaling_frame_rate_beyond_the_bound_is_refused():
         sc.validate()
 
 
-def test_queue_samples_stop_at_their_row_limit_with_a_flag_and_a_warning(examples):
-    sc = mediasim.load_scenario(examples / "multicast_tree.yaml").with_overrides(
-        {"duration_s": 2, "measure.queue_sample_ms": 0.001, "limits.max_queue_sample_rows": 10_000})
-    with pytest.warns(OutputTruncated, match="queue sampling stopped at limits.max_queue_sample_rows"):
+@pytest.mark.parametrize("example, measure, what, flag, table", [
+    ("multicast_tree.yaml", {"measure.queue_sample_ms": 0.001}, "queue sampling", "queue_samples_truncated",
+     "queue_samples"),
+    ("calls.toml", {"measure.capacity_interval_ms": 1}, "capacity sampling", "capacity_truncated", "link_capacity"),
+])
+def test_samples_stop_at_their_row_limit_with_a_flag_and_a_warning(examples, example, measure, what, flag, table):
+    sc = mediasim.load_scenario(examples / example).with_overrides(
+        {"duration_s": 2, "limits.max_queue_sample_rows": 50, **measure})
+    with pytest.warns(OutputTruncated, match=f"{what} stopped at limits.max_queue_sample_rows"):
         res = mediasim.run(sc, seed=1)
-    assert res.meta["queue_samples_truncated"] is True
-    assert len(res.queue_samples) <= 10_000
+    assert res.meta[flag] is True
+    assert len(getattr(res, table)) == 50
 
 
 # 10. Docs and metadata.

@@ -147,6 +147,7 @@ def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Pat
     for key, what, limit in (("trace_truncated", "trace", "limits.max_trace_rows"),
                              ("pcap_truncated", "pcap", "limits.max_pcap_bytes"),
                              ("queue_samples_truncated", "queue sampling", "limits.max_queue_sample_rows"),
+                             ("capacity_truncated", "capacity sampling", "limits.max_queue_sample_rows"),
                              ("series_truncated", "a time series", "limits.max_series_rows")):
         if m.get(key):
             warnings.warn(f"{sc.name}: {what} stopped at {limit}; raise it in the scenario to keep more",

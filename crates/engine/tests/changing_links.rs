@@ -194,9 +194,13 @@ fn nothing_leaves_a_link_while_it_is_down_and_the_books_balance() {
                 "{sent} sent, {got} received"
             );
         } else {
-            // Sent while down: 50 + 10 packets, plus the packets on the
-            // wire and under way.
-            assert!(down >= 60, "{down}");
+            // Sent while down: 50 + 10 packets (the one at 0.5 s after
+            // the change, the one at 1.0 s after the link is up again);
+            // on the wire at each down: the two sent 10 and 20 ms before
+            // (20 ms of delay); none under way (8 of every 10 ms busy,
+            // the link idle at 0.5 and 1.5 s). Everything else arrives.
+            assert_eq!(down, 50 + 10 + 2 + 2);
+            assert_eq!(sent - got - u64s(table(&t, "flows"), "in_flight")[0], down);
             assert!(u64s(table(&t, "flows"), "dropped_link_down")[0] == down);
         }
     }
@@ -263,4 +267,101 @@ fn a_changing_run_is_repeatable() {
     let s = scenario(link, 972, 2.0, 3.0);
     assert_eq!(run(&s, 5), run(&s, 5));
     assert_ne!(table(&run(&s, 5), "packets"), table(&run(&s, 6), "packets"));
+}
+
+/// A changing link whose schedule holds one rate is the fixed link by
+/// another path: the same packets at the same times, the same drops and
+/// the same RED average. RED ages its average over the transmitter's idle
+/// periods, so this also checks that a changing link's idle period runs
+/// from its last packet's last bit, not from the latest arrival or
+/// capacity sample. Poisson arrivals, so that no arrival falls at the
+/// instant a transmission ends (the two paths order that tie differently:
+/// docs/models/links.md).
+#[test]
+fn a_one_step_schedule_runs_as_the_fixed_link() {
+    let flows = r#"{"name": "f", "type": "poisson", "src": "a", "dst": "b", "payload_bytes": 472, "rate_bps": 7e5},
+                   {"name": "g", "type": "poisson", "src": "a", "dst": "b", "payload_bytes": 972, "rate_bps": 5e5}"#;
+    for queue in [
+        r#"{"type": "red", "limit_packets": 40, "min_th": 3, "max_th": 12}"#,
+        r#"{"type": "droptail", "limit_packets": 40}"#,
+    ] {
+        let runs: Vec<Vec<Table>> = [r#""rate_bps": 1e6"#, r#""rate_bps": [[0, 1e6]]"#]
+            .iter()
+            .map(|rate| {
+                let s = format!(
+                    r#"{{"duration_s": 20, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+                    "links": [{{"a": "a", "b": "b", {rate}, "delay_ms": 10, "queue": {queue}}}],
+                    "flows": [{flows}], "measure": {{"packets": true}}}}"#
+                );
+                run(&s, 3)
+            })
+            .collect();
+        for name in ["packets", "drops", "flows", "queues"] {
+            let same = table(&runs[0], name) == table(&runs[1], name);
+            assert!(same, "{queue}: the {name} tables differ");
+        }
+        let lost = u64s(table(&runs[0], "flows"), "lost");
+        assert!(
+            lost.iter().sum::<u64>() > 100,
+            "the queue at work: {lost:?}"
+        );
+    }
+}
+
+/// Changes at one instant apply before a transmission at it: a packet
+/// whose last bit would leave at 8 ms is lost when the link goes down at
+/// 8 ms, and takes the delay that starts at 8 ms.
+#[test]
+fn a_change_at_a_packets_last_bit_applies_first() {
+    // 1000 bytes at 1 Mbit/s from 0: the last bit at 8 ms.
+    let link = r#""rate_bps": 1e6, "delay_ms": [[0, 10], [0.008, 30]]"#;
+    let t = run(&scenario(link, 972, 1000.0, 0.5), 1);
+    assert_eq!(u64s(table(&t, "packets"), "recv_ns"), [38_000_000]);
+    let link = r#""rate_bps": 1e6, "delay_ms": 10, "outages": {"down_s": [[0.008, 0.1]]}"#;
+    let t = run(&scenario(link, 972, 1000.0, 0.5), 1);
+    let (sent, got, down) = balanced(&t);
+    assert_eq!((sent, got, down), (1, 0, 1));
+}
+
+/// A trace link with nothing to carry does not wake at its
+/// opportunities: a packet a second over 1 ms opportunities for 10 s
+/// costs a few events per packet (and the capacity samples), not 10,000.
+#[test]
+fn an_idle_trace_link_sleeps_through_its_opportunities() {
+    let trace = r#""trace": {"opportunities_ms": [1]}, "delay_ms": 5"#;
+    let out = mediasim_engine::run_json(
+        &scenario(trace, 972, 1000.0, 10.0),
+        &Default::default(),
+        &mut |_, _| true,
+    )
+    .expect("run");
+    let (_, got, _) = balanced(&out.tables);
+    assert_eq!(got, 10);
+    let meta: serde_json::Value = serde_json::from_str(&out.meta_json).expect("json");
+    let events = meta["events"].as_u64().expect("events");
+    // 10 packets, 100 capacity samples of 100 ms.
+    assert!(events < 300, "{events} events");
+}
+
+/// Capacity sampling stops at its row limit (limits.max_queue_sample_rows):
+/// no rows past it, the flag set, and no further sampling events (a full
+/// table does not keep the run waking every interval).
+#[test]
+fn capacity_sampling_stops_at_its_row_limit() {
+    let link = r#""rate_bps": [[0, 1e6], [5, 2e6]], "delay_ms": 5"#;
+    let s = scenario(link, 972, 1000.0, 10.0).replacen(
+        r#""measure": {"packets": true}"#,
+        r#""measure": {"packets": true, "capacity_interval_ms": 1},
+           "limits": {"max_queue_sample_rows": 20}"#,
+        1,
+    );
+    let out = mediasim_engine::run_json(&s, &Default::default(), &mut |_, _| true).expect("run");
+    let (_, got, _) = balanced(&out.tables);
+    assert_eq!(got, 10);
+    assert_eq!(table(&out.tables, "link_capacity").rows(), 20);
+    let meta: serde_json::Value = serde_json::from_str(&out.meta_json).expect("json");
+    assert_eq!(meta["capacity_truncated"], true);
+    // 10 packets and 20 samples of 1 ms (10,000 with sampling left on).
+    let events = meta["events"].as_u64().expect("events");
+    assert!(events < 200, "{events} events");
 }

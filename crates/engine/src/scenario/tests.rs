@@ -830,3 +830,64 @@ fn answering_flows_need_a_route_back() {
         );
     }
 }
+
+/// The limits' defaults are the ones docs/scenario.md gives.
+#[test]
+fn limits_default_to_the_documented_values() {
+    let doc = include_str!("../../../../docs/scenario.md");
+    let value = |field: &str| -> u64 {
+        let row = (doc.lines())
+            .find(|l| l.starts_with(&format!("| `{field}` |")))
+            .unwrap_or_else(|| panic!("no row for {field} in docs/scenario.md"));
+        let cell = row.split('|').nth(2).expect("a default").trim();
+        match cell.strip_suffix(" GiB") {
+            Some(g) => g.parse::<u64>().expect("GiB") << 30,
+            None => cell.replace(',', "").parse().expect("a number"),
+        }
+    };
+    let d = super::limits::LimitsSpec::default();
+    let got = [
+        ("max_nodes", d.max_nodes),
+        ("max_links", d.max_links),
+        ("max_flows", d.max_flows),
+        ("max_rtp_members", d.max_rtp_members),
+        ("max_trace_rows", d.max_trace_rows),
+        ("max_series_rows", d.max_series_rows),
+        ("max_queue_sample_rows", d.max_queue_sample_rows),
+        ("max_pcap_bytes", d.max_pcap_bytes),
+    ];
+    for (field, v) in got {
+        assert_eq!(v, value(field), "{field}");
+    }
+    // A scenario's own limits table keeps the defaults of the fields it leaves out.
+    let s: super::document::Scenario = serde_json::from_value({
+        let mut v = base();
+        v["limits"] = json!({"max_nodes": 7});
+        v
+    })
+    .expect("parses");
+    assert_eq!((s.limits.max_nodes, s.limits.max_pcap_bytes), (7, 10 << 30));
+}
+
+/// At a size limit is allowed, one over is an error at the field that
+/// grew, naming the limit to raise; a limit of 0 is refused.
+#[test]
+fn sizes_at_and_over_their_limits() {
+    let mut v = base();
+    v["limits"] = json!({"max_nodes": 2, "max_links": 1, "max_flows": 1});
+    assert!(errors(&v).is_empty(), "{:?}", errors(&v));
+    v["limits"] = json!({"max_nodes": 1, "max_links": 0, "max_flows": 0});
+    let errs = errors(&v);
+    for (path, fragment) in [
+        ("nodes", "2 nodes, more than limits.max_nodes = 1"),
+        ("links", "1 links, more than limits.max_links = 0"),
+        ("limits.max_links", "at least 1"),
+        ("limits.max_flows", "at least 1"),
+    ] {
+        assert!(
+            errs.iter()
+                .any(|e| e.path == path && e.message.contains(fragment)),
+            "{path}: {fragment}: {errs:?}"
+        );
+    }
+}

@@ -46,7 +46,6 @@ impl World {
         let idle_queue = link.queue.is_empty();
         let d = link.dynamics.as_deref_mut().expect("a changing link");
         if !d.is_up() && d.on_down.drop_queued {
-            d.down_drops += 1;
             return self.drop(p, DropReason::LINK_DOWN, DropSite::Link(ld), now);
         }
         let idle = idle_queue && d.current.is_none();
@@ -127,7 +126,10 @@ impl World {
         match c {
             Change::Rate(r) => link.rate_bps = r,
             Change::Delay(x) => link.delay = x,
-            Change::Up => self.start_next(ld, t),
+            Change::Up => {
+                self.start_next(ld, t);
+                self.note_idle(ld, t);
+            }
             Change::Down => self.go_down(ld, t),
         }
     }
@@ -153,7 +155,6 @@ impl World {
             }
         }
         self.drop_all(ld, drops, t);
-        self.dynamics(ld).down_drops += lost.len() as u64;
         for p in lost {
             self.drop(p, DropReason::LINK_DOWN, DropSite::Link(ld), t);
         }
@@ -168,10 +169,9 @@ impl World {
             d.progress(t);
             let (p, left) = d.current.take().expect("a packet under way");
             debug_assert_eq!(left, 0, "its last bit left");
-            let since = d.current_since;
-            self.links[ld as usize].busy_ns += t.0 - since.0;
             self.put_on_wire(ld, p, t);
-            return self.start_next(ld, t);
+            self.start_next(ld, t);
+            return self.note_idle(ld, t);
         }
         let mut budget = match &d.capacity {
             Capacity::Trace(o) => o.bytes as u128,
@@ -187,7 +187,6 @@ impl World {
                 let size = self.packets[p].size_bytes as u128;
                 let d = self.dynamics(ld);
                 d.current = Some((p, size));
-                d.current_since = t;
             }
             let d = self.dynamics(ld);
             let (p, left) = d.current.as_mut().expect("a packet under way");
@@ -196,17 +195,12 @@ impl World {
             budget -= amount;
             if *left == 0 {
                 d.current = None;
-                let since = d.current_since;
-                self.links[ld as usize].busy_ns += t.0 - since.0;
                 self.put_on_wire(ld, p, t);
             }
         }
-        let link = &mut self.links[ld as usize];
-        let empty = link.queue.is_empty();
-        let d = link.dynamics.as_deref_mut().expect("a changing link");
-        if empty && d.current.is_none() {
-            d.idle_since = t;
-        }
+        // With packets still queued the time is overwritten before an
+        // arrival could read it (an arrival reads it only at an empty queue).
+        self.note_idle(ld, t);
     }
 
     /// Rate mode: starts the next queued packet at `t` if the transmitter
@@ -221,14 +215,24 @@ impl World {
                 let bits = self.packets[p].size_bytes as u128 * 8;
                 let d = self.dynamics(ld);
                 d.current = Some((p, bits * 1_000_000_000));
-                d.current_since = t;
                 d.progress_at = t;
             }
             None => {
                 let d = self.dynamics(ld);
                 d.progress_at = d.progress_at.max(t);
-                d.idle_since = t;
             }
+        }
+    }
+
+    /// The transmitter, just freed at `t` (a packet's last bit left, or
+    /// the link came up), is idle from `t` if nothing followed. Only
+    /// there: `service` also tries to start a packet at every arrival and
+    /// capacity sample, and an idle period RED ages its average over
+    /// would otherwise restart at each of them.
+    fn note_idle(&mut self, ld: LinkDirId, t: SimTime) {
+        let d = self.dynamics(ld);
+        if d.current.is_none() {
+            d.idle_since = t;
         }
     }
 

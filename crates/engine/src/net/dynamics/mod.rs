@@ -66,8 +66,6 @@ pub struct LinkDynamics {
     /// times 1e9 (so that progress over whole nanoseconds is exact), in
     /// trace mode bytes.
     pub current: Option<(PacketRef, u128)>,
-    /// When the current packet started (for the busy time).
-    pub current_since: SimTime,
     /// Rate mode: progress is accounted up to here.
     pub progress_at: SimTime,
     /// Trace mode: the next opportunity (see [`Opportunities`]).
@@ -89,8 +87,6 @@ pub struct LinkDynamics {
     delay_at: SimTime,
     /// Since when the transmitter is idle (for RED's idle-time estimate).
     pub idle_since: SimTime,
-    /// Packets lost at a down transition and while down.
-    pub down_drops: u64,
     /// Bytes whose last bit has left.
     pub carried_bytes: u64,
 }
@@ -119,7 +115,6 @@ impl LinkDynamics {
             rate_bps,
             delay_now,
             current: None,
-            current_since: SimTime::ZERO,
             progress_at: SimTime::ZERO,
             cursor: 0,
             offered_at: SimTime::ZERO,
@@ -131,7 +126,6 @@ impl LinkDynamics {
             rate_at: SimTime::ZERO,
             delay_at: SimTime::ZERO,
             idle_since: SimTime::ZERO,
-            down_drops: 0,
             carried_bytes: 0,
         }
     }
