@@ -251,6 +251,147 @@ mod tests {
     }
 
     #[test]
+    fn a_number_of_exactly_the_longest_length_stays_as_written() {
+        let edge = format!("got {}", "1".repeat(LONG_NUMBER_DIGITS));
+        assert_eq!(FieldError::new("x", edge.clone()).message, edge);
+        let past = format!("got {}", "1".repeat(LONG_NUMBER_DIGITS + 1));
+        assert_eq!(
+            FieldError::new("x", past).message,
+            "got 1.1111111111111111e21"
+        );
+    }
+
+    /// The paths that a checker reported, in order.
+    fn paths(c: &Checker) -> Vec<&str> {
+        c.errs.iter().map(|e| e.path.as_str()).collect()
+    }
+
+    #[test]
+    fn each_check_accepts_its_bounds_and_refuses_what_is_past_them() {
+        let mut c = Checker::default();
+        c.at_most("max", 5.0, 5.0);
+        c.interval_ms("min", MIN_INTERVAL_MS);
+        c.interval_ms("top", MAX_DELAY_MS);
+        c.packet_rate("rate", MAX_RATE_PPS, "1 packet/us");
+        c.window("w", &[0.0, 1e-9]);
+        c.probability("p0", 0.0);
+        c.probability("p1", 1.0);
+        c.wire_bytes("b", 65_535, 28);
+        c.wire_bytes("h", 28, 28);
+        c.at_least_one("one", Some(1));
+        c.at_least_one("none", None);
+        assert_eq!(paths(&c), Vec::<&str>::new());
+
+        let mut c = Checker::default();
+        c.at_most("max", 5.000001, 5.0);
+        c.interval_ms("short", MIN_INTERVAL_MS / 2.0);
+        c.interval_ms("long", MAX_DELAY_MS * 2.0);
+        c.packet_rate("rate", MAX_RATE_PPS * 1.001, "interval_ms");
+        c.probability("p", 1.0000001);
+        c.wire_bytes("b", 65_536, 28);
+        c.wire_bytes("h", 27, 28);
+        c.at_least_one("one", Some(0));
+        assert_eq!(
+            paths(&c),
+            ["max", "short", "long", "rate", "p", "b", "h", "one"]
+        );
+        assert_eq!(
+            c.errs[1].message,
+            "must be at least 0.001 ms (1 us; got 0.0005)"
+        );
+        assert!(c.errs[3]
+            .message
+            .starts_with("interval_ms is 1.001e6 packets/s"));
+    }
+
+    #[test]
+    fn a_non_positive_interval_is_reported_once() {
+        // Zero and negative periods fail "positive", not also the minimum.
+        let mut c = Checker::default();
+        c.interval_ms("zero", 0.0);
+        c.interval_ms("neg", -1.0);
+        c.interval_ms("nan", f64::NAN);
+        assert_eq!(paths(&c), ["zero", "neg", "nan"]);
+        assert!(c
+            .errs
+            .iter()
+            .all(|e| e.message.starts_with("must be a positive number")));
+    }
+
+    #[test]
+    fn a_window_needs_two_finite_ordered_ends_from_zero() {
+        let mut c = Checker::default();
+        for w in [
+            [f64::NAN, 5.0],
+            [0.0, f64::INFINITY],
+            [f64::NEG_INFINITY, 5.0],
+            [-1.0, 5.0],
+            [2.0, 2.0],
+            [3.0, 2.0],
+        ] {
+            c.window(format!("{w:?}"), &w);
+        }
+        c.window("ok", &[2.0, 3.0]);
+        assert_eq!(c.errs.len(), 6, "{:?}", paths(&c));
+        assert_eq!(
+            c.errs[4].message,
+            "must be [start, end] with 0 <= start < end (got [2, 2])"
+        );
+    }
+
+    #[test]
+    fn names_are_non_empty_and_distinct() {
+        let mut c = Checker::default();
+        c.unique("node", "nodes", ["a", "", "b", "a", "a"].into_iter());
+        assert_eq!(
+            paths(&c),
+            ["nodes[1].name", "nodes[3].name", "nodes[4].name"]
+        );
+        assert_eq!(c.errs[0].message, "node name must not be empty");
+        assert_eq!(c.errs[1].message, "duplicate node name \"a\"");
+    }
+
+    #[test]
+    fn a_scope_knows_its_nodes_groups_and_flows() {
+        let s: crate::scenario::Scenario = serde_json::from_str(
+            r#"{"duration_s": 1, "nodes": [{"name": "a"}, {"name": "b"}],
+                "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}],
+                "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b",
+                           "payload_bytes": 100, "interval_ms": 10}]}"#,
+        )
+        .expect("a scenario");
+        let scope = Scope {
+            nodes: ["a", "b"].into_iter().collect(),
+            groups: ["g"].into_iter().collect(),
+            flows: Flows::of(&s),
+            duration_s: 1.0,
+        };
+        let mut c = Checker::default();
+        assert!(scope.node(&mut c, "n", "a"));
+        assert!(scope.group(&mut c, "g", "g"));
+        assert!(scope.flow(&mut c, "f", "f"));
+        assert!(c.errs.is_empty());
+        assert!(!scope.node(&mut c, "n", "g"));
+        assert!(!scope.group(&mut c, "g", "a"));
+        assert!(!scope.flow(&mut c, "f", "a"));
+        let msgs: Vec<String> = c.errs.iter().map(|e| e.to_string()).collect();
+        assert_eq!(
+            msgs,
+            [
+                "n: unknown node \"g\"",
+                "g: unknown group \"a\"",
+                "f: unknown flow \"a\""
+            ]
+        );
+        // Without a scenario there are no flows.
+        let none = Scope {
+            flows: Flows::default(),
+            ..scope
+        };
+        assert!(!none.flow(&mut c, "f", "f"));
+    }
+
+    #[test]
     fn numbers_a_reader_can_read_stay_as_written() {
         for m in [
             "must be 0..=63 (got 64)",
