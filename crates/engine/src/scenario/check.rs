@@ -179,6 +179,10 @@ pub struct Scope<'a> {
     /// "<session>/<node>/rtcp"): named the first time a check asks (few
     /// models refer to flows, and naming hundreds cost more than checking).
     pub flows: Flows<'a>,
+    /// The run's length; NaN when it is itself invalid (not a positive
+    /// number), so that the checks against it stay silent: the length's
+    /// own error is the one said (a start "not before the end of the run
+    /// (duration_s = 0)" would only repeat it).
     pub duration_s: f64,
 }
 

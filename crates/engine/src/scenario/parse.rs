@@ -229,4 +229,48 @@ mod tests {
             ("a".to_string(), "m".to_string())
         );
     }
+
+    /// A scenario of `n` CBR flows, `bad` written into each.
+    fn flows(n: usize, bad: &str) -> String {
+        let f: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    r#"{{"name": "f{i}", "type": "cbr", "src": "a", "dst": "b",
+                        "payload_bytes": 100, "interval_ms": 20, {bad}}}"#
+                )
+            })
+            .collect();
+        format!(
+            r#"{{"duration_s": 5, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+            "links": [{{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 10}}],
+            "flows": [{}]}}"#,
+            f.join(",")
+        )
+    }
+
+    #[test]
+    fn every_required_field_set_aside_gets_its_stand_in() {
+        // Each bad source is set aside, then stood in for ("x" is the
+        // first that parses): two passes a flow, 80 in all.
+        let (rest, errs, aside) =
+            parse_all(&flows(40, r#""src": 5"#).replace(r#""src": "a", "#, ""));
+        assert!(rest.is_some(), "the rest parsed");
+        assert_eq!(errs.len(), 40);
+        assert_eq!(aside.len(), 40);
+        for (i, e) in errs.iter().enumerate() {
+            assert_eq!(e.path, format!("flows[{i}].src"));
+            assert!(!e.message.contains(STOP), "{e}");
+        }
+    }
+
+    #[test]
+    fn structural_errors_stop_after_the_most_a_document_reports() {
+        let (rest, errs, _) = parse_all(&flows(MAX_STRUCTURAL + 10, r#""speling": 1"#));
+        assert!(rest.is_none());
+        assert_eq!(errs.len(), MAX_STRUCTURAL + 1);
+        let (last, first) = errs.split_last().expect("errors");
+        assert_eq!(last.path, format!("flows[{MAX_STRUCTURAL}].speling"));
+        assert!(last.message.ends_with(STOP), "{last}");
+        assert!(first.iter().all(|e| !e.message.contains(STOP)));
+    }
 }

@@ -90,6 +90,8 @@ mod tests {
         assert_eq!(warnings(l(1e6, 0.04), 10.0), ["links[0].delay_ms"]);
         // 11 kbit/s for 1 s is 1375 bytes: not one full packet.
         assert_eq!(warnings(l(11e3, 5.0), 1.0), ["links[0].rate_bps"]);
+        // 12 kbit/s for 1 s is exactly one.
+        assert!(warnings(l(12e3, 5.0), 1.0).is_empty());
         let mut one_way = l(1e6, 10.0);
         one_way["ba"] = serde_json::json!({"rate_bps": 500.0});
         assert_eq!(warnings(one_way, 10.0), ["links[0].ba.rate_bps"]);

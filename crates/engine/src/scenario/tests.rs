@@ -479,6 +479,235 @@ fn a_field_set_aside_is_not_quoted_by_the_checks_beside_it() {
     );
 }
 
+/// What a set-aside field's stand-in causes is not reported, at its own
+/// path (a flow's source "1" is no node; a link without its rate misses
+/// one; RED's max_th of 1 is below min_th), but a check of another item
+/// that quotes the same key still is.
+#[test]
+fn a_stand_in_is_not_reported_but_the_same_check_elsewhere_is() {
+    let paths = |v: &Value| -> Vec<String> { errors(v).into_iter().map(|e| e.path).collect() };
+    let mut v = base();
+    v["flows"][0]["src"] = json!(5);
+    v["links"][0]["rate_bps"] = json!("fast");
+    v["links"][0]["queue"] =
+        json!({"type": "red", "limit_packets": 50, "min_th": 5, "max_th": "x"});
+    v["measure"] = json!({"windows_s": "x"});
+    assert_eq!(
+        paths(&v),
+        [
+            "flows[0].src",
+            "links[0].queue.max_th",
+            "links[0].rate_bps",
+            "measure.windows_s"
+        ]
+    );
+    let mut v = base();
+    v["flows"][0]["start_s"] = json!("soon");
+    let mut g = v["flows"][0].clone();
+    (g["name"], g["start_s"], g["stop_s"]) = (json!("g"), json!(3), json!(0.5));
+    v["flows"].as_array_mut().expect("flows").push(g);
+    let errs = errors(&v);
+    let said: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert_eq!(
+        said[1],
+        "flows[1].stop_s: must be after start_s = 3 (got 0.5)"
+    );
+
+    // A field set aside takes its default: a check beside it that quotes
+    // the default (ws = 32) is left out; the same check on a given ws is
+    // said.
+    let rmtp = |extra: Value| {
+        let mut v = base();
+        let mut m =
+            json!({"name": "m", "sender": "a", "subgroups": [{"dr": "b", "receivers": []}]});
+        m.as_object_mut()
+            .expect("a table")
+            .extend(extra.as_object().expect("a table").clone());
+        v["rmtp_sessions"] = json!([m]);
+        errors(&v)
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+    };
+    let e = rmtp(json!({"ws": "x", "initial_window": 500}));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("rmtp_sessions[0].ws: invalid type"),
+        "{e:?}"
+    );
+    assert_eq!(
+        rmtp(json!({"ws": 4, "initial_window": 500})),
+        ["rmtp_sessions[0].initial_window: must be at most ws = 4 (got 500)"]
+    );
+}
+
+/// Class reservations are checked against the rate a link keeps at
+/// worst: a schedule's lowest step, a trace's mean, the slower direction
+/// for a link-wide queue (none against a trace that is itself invalid).
+#[test]
+fn reservations_are_checked_against_the_rate_a_link_keeps_at_worst() {
+    let drr = |rate_bps: f64| {
+        json!({"type": "drr", "classes": [
+            {"name": "a", "dscp": [10], "rate_bps": rate_bps / 2.0, "queue": {"type": "droptail", "limit_packets": 10}},
+            {"name": "b", "rate_bps": rate_bps / 2.0, "queue": {"type": "droptail", "limit_packets": 10}}]})
+    };
+    let reserve = |link: Value, rate_bps: f64| -> Vec<String> {
+        let mut v = base();
+        v["links"][0] = link;
+        v["links"][0]["queue"] = drr(rate_bps);
+        errors(&v).into_iter().map(|e| e.to_string()).collect()
+    };
+    let link = |fields: Value| {
+        let mut l = json!({"a": "a", "b": "b", "delay_ms": 10});
+        l.as_object_mut()
+            .expect("a table")
+            .extend(fields.as_object().expect("a table").clone());
+        l
+    };
+    let over = "links[0].queue.classes: the classes reserve";
+    // Steps of 1 and 0.5 Mbit/s.
+    let steps = link(json!({"rate_bps": [[0, 1e6], [2, 5e5]]}));
+    assert_eq!(reserve(steps.clone(), 5e5), Vec::<String>::new());
+    let e = reserve(steps, 6e5);
+    assert!(e.len() == 1 && e[0].starts_with(over), "{e:?}");
+    assert!(e[0].ends_with("more than the link's 500000"), "{e:?}");
+    // 1504 bytes (Mahimahi's opportunity) every 10 ms: 1.2032 Mbit/s.
+    let trace = link(json!({"trace": {"opportunities_ms": [10]}}));
+    assert_eq!(reserve(trace.clone(), 1.2032e6), Vec::<String>::new());
+    let e = reserve(trace, 1.21e6);
+    assert!(
+        e.len() == 1 && e[0].ends_with("more than the link's 1203200"),
+        "{e:?}"
+    );
+    // A direction's own, slower rate bounds the link-wide queue.
+    let slow_ab = link(json!({"rate_bps": 1e6, "ab": {"rate_bps": 4e5}}));
+    let e = reserve(slow_ab, 5e5);
+    assert!(
+        e.len() == 1 && e[0].ends_with("more than the link's 400000"),
+        "{e:?}"
+    );
+    // An invalid trace is reported alone.
+    let bad = link(json!({"trace": {"opportunities_ms": []}}));
+    let e = reserve(bad, 1e12);
+    assert!(
+        e.len() == 1 && e[0].starts_with("links[0].trace.opportunities_ms"),
+        "{e:?}"
+    );
+}
+
+/// The run's and the link's fields at their bounds: the longest run, the
+/// slowest rate, a capacity interval of 0 (off), a rate given per
+/// direction only for both directions.
+#[test]
+fn run_and_link_fields_at_their_bounds() {
+    let errs = |edit: &dyn Fn(&mut Value)| -> Vec<String> {
+        let mut v = base();
+        edit(&mut v);
+        errors(&v).into_iter().map(|e| e.to_string()).collect()
+    };
+    let none = Vec::<String>::new();
+    assert_eq!(errs(&|v| v["duration_s"] = json!(1e8)), none);
+    assert_eq!(errs(&|v| v["links"][0]["rate_bps"] = json!(1.0)), none);
+    assert_eq!(
+        errs(&|v| v["measure"] = json!({"capacity_interval_ms": 0})),
+        none
+    );
+    assert_eq!(
+        errs(&|v| v["measure"] = json!({"capacity_interval_ms": -5})),
+        ["measure.capacity_interval_ms: must be a positive number (got -5)"]
+    );
+    let per_direction = |ab: Value, ba: Value| {
+        errs(&|v| {
+            v["links"][0] = json!({"a": "a", "b": "b", "delay_ms": 1, "ab": ab, "ba": ba});
+        })
+    };
+    assert_eq!(
+        per_direction(
+            json!({"rate_bps": 1e6}),
+            json!({"trace": {"opportunities_ms": [1]}})
+        ),
+        none
+    );
+    // A warm-up as long as the run is refused; with a run of no length
+    // only the run's length is said.
+    assert_eq!(
+        errs(&|v| v["measure"] = json!({"warmup_s": 5})),
+        ["measure.warmup_s: 5 s leaves nothing to measure (duration_s = 5)"]
+    );
+    for d in [0, -1] {
+        let e = errs(&|v| {
+            v["duration_s"] = json!(d);
+            v["measure"] = json!({"warmup_s": 0});
+        });
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].starts_with("duration_s: must be a positive number"),
+            "{e:?}"
+        );
+    }
+    let missing = per_direction(json!({"rate_bps": 1e6}), json!({"delay_ms": 5}));
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert!(
+        missing[0].starts_with("links[0].rate_bps: missing"),
+        "{missing:?}"
+    );
+}
+
+/// The document's own derived facts: the flow count `flow_names` gives
+/// (derived flows and sessions' included), the windows in simulated
+/// time, and what a run keeps of the document once the world is built.
+#[test]
+fn a_documents_flow_count_windows_and_run_settings() {
+    let mut v = base();
+    v["flows"]
+        .as_array_mut()
+        .expect("flows")
+        .push(json!({"name": "t", "type": "tcp", "src": "a", "dst": "b"}));
+    v["rtp_sessions"] = json!([{"name": "s", "session_bw_bps": 1e6, "media_payload_bytes": 1000,
+        "members": [{"node": "a", "media": true}, {"node": "b"}]}]);
+    v["measure"] = json!({"windows_s": [[1, 2.5]], "warmup_s": 0.5});
+    let mut s = parse_and_validate(&v.to_string()).expect("valid");
+    let names = s.flow_names();
+    assert!(names.len() > 4, "{names:?}");
+    assert!(names.contains(&"t/ack".to_string()), "{names:?}");
+    assert_eq!(s.flow_count(), names.len());
+    let ns = |w: &[(crate::sim::SimTime, crate::sim::SimTime)]| -> Vec<(u64, u64)> {
+        w.iter()
+            .map(|(a, b)| (a.as_nanos(), b.as_nanos()))
+            .collect()
+    };
+    assert_eq!(ns(&s.measure.windows()), [(1_000_000_000, 2_500_000_000)]);
+    s.keep_only_run_settings();
+    assert!(s.nodes.is_empty() && s.links.is_empty() && s.flows.is_empty());
+    assert!(s.rtp_sessions.is_empty() && s.flow_count() == 0);
+    assert_eq!((s.duration_s, s.measure.warmup_s), (5.0, 0.5));
+}
+
+/// The exported schema gives each model family as one object per model,
+/// with its `"type"` constant, required and first.
+#[test]
+fn the_schema_has_one_variant_per_model_with_its_type() {
+    let schema: Value = serde_json::from_str(&super::json_schema()).expect("json");
+    let queue = &schema["$defs"]["QueueSpec"];
+    assert_eq!(
+        queue["description"],
+        "A queue discipline, chosen by \"type\"."
+    );
+    let tags: Vec<&str> = (queue["oneOf"].as_array().expect("oneOf").iter())
+        .map(|v| {
+            assert_eq!(v["required"][0], "type", "{v}");
+            assert_eq!(v["properties"]["type"]["type"], "string");
+            v["properties"]["type"]["const"].as_str().expect("a tag")
+        })
+        .collect();
+    assert_eq!(tags, crate::queue::QueueSpec::TAGS);
+    assert!(
+        tags.contains(&"droptail") && tags.contains(&"red"),
+        "{tags:?}"
+    );
+}
+
 /// A non-finite number inside a part parsed as its own document (a media
 /// source, a queue) is said as such too, at its full path.
 #[test]

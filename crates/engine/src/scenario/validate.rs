@@ -77,7 +77,11 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
         nodes: s.nodes.iter().map(|n| n.name.as_str()).collect(),
         groups: s.groups.iter().map(|g| g.name.as_str()).collect(),
         flows: super::check::Flows::of(s),
-        duration_s: s.duration_s,
+        duration_s: if s.duration_s > 0.0 {
+            s.duration_s
+        } else {
+            f64::NAN
+        },
     };
     for (i, n) in s.nodes.iter().enumerate() {
         if let Some(l) = &n.receiver_loss {
