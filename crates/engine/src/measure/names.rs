@@ -52,3 +52,30 @@ pub struct Codes<'a> {
     #[serde(rename = "node")]
     pub nodes: Vec<&'a str>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arc(v: &[&str]) -> Arc<[String]> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_codes_name_every_member_and_the_pooled_receiver_is_last() {
+        let names = RunNames {
+            nodes: arc(&["a", "b", "*"]),
+            links: arc(&["a-b"]),
+            link_dirs: arc(&["a-b:a->b", "a-b:b->a"]),
+            flows: arc(&["f", "f/ack"]),
+        };
+        let json = serde_json::to_string(&names.codes()).expect("json");
+        assert_eq!(
+            json,
+            r#"{"flow":["f","f/ack"],"link_dir":["a-b:a->b","a-b:b->a"],"node":["a","b"]}"#
+        );
+        assert_eq!(names.pooled(), 2);
+        let col = name_column(&names.flows, vec![1, 0]);
+        assert_eq!((col.str_at(0), col.str_at(1)), (Some("f/ack"), Some("f")));
+    }
+}

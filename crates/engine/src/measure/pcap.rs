@@ -104,3 +104,73 @@ impl PcapWriter {
         self.out.flush()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::test_packet;
+
+    /// The file a writer with `snaplen` makes of one 200-byte UDP packet
+    /// captured at 2.000000123 s.
+    fn capture(snaplen: u32) -> Vec<u8> {
+        let path = std::env::temp_dir().join(format!(
+            "mediasim-pcap-test-{}-{snaplen}.pcap",
+            std::process::id()
+        ));
+        let mut w = PcapWriter::create(&path, snaplen).expect("create");
+        let p = test_packet(0, 7, 200);
+        let now = SimTime(2_000_000_123);
+        w.write(now, &p, [10, 0, 0, 1], [10, 0, 0, 2])
+            .expect("write");
+        w.flush().expect("flush");
+        let bytes = std::fs::read(&path).expect("read");
+        std::fs::remove_file(&path).expect("remove");
+        bytes
+    }
+
+    fn u32_at(b: &[u8], i: usize) -> u32 {
+        u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"))
+    }
+
+    #[test]
+    fn a_record_has_its_nanosecond_time_lengths_and_ipv4_bytes() {
+        let b = capture(0);
+        // The global header: nanosecond magic, version 2.4, snaplen 65535
+        // for whole packets, LINKTYPE_RAW.
+        assert_eq!(b.len(), 24 + 16 + 200);
+        assert_eq!(u32_at(&b, 0), 0xa1b2_3c4d);
+        assert_eq!((&b[4..6], &b[6..8]), (&[2u8, 0][..], &[4u8, 0][..]));
+        assert_eq!((u32_at(&b, 16), u32_at(&b, 20)), (65_535, 101));
+        // The record header: seconds, nanoseconds, captured, original.
+        let r = &b[24..40];
+        assert_eq!(
+            (u32_at(r, 0), u32_at(r, 4), u32_at(r, 8), u32_at(r, 12)),
+            (2, 123, 200, 200)
+        );
+        // IPv4 (version 4, 20-byte header), its total length, UDP, the
+        // addresses, then the ports and the UDP length.
+        let ip = &b[40..];
+        assert_eq!(
+            (ip[0], u16::from_be_bytes([ip[2], ip[3]]), ip[9]),
+            (0x45, 200, 17)
+        );
+        assert_eq!(
+            (&ip[12..16], &ip[16..20]),
+            (&[10u8, 0, 0, 1][..], &[10u8, 0, 0, 2][..])
+        );
+        let udp: Vec<u16> = (0..3)
+            .map(|k| u16::from_be_bytes([ip[20 + 2 * k], ip[21 + 2 * k]]))
+            .collect();
+        assert_eq!(udp, [1, 2, 180]);
+    }
+
+    #[test]
+    fn a_snaplen_cuts_the_capture_not_the_original_length() {
+        let whole = capture(0);
+        let b = capture(40);
+        assert_eq!(b.len(), 24 + 16 + 40);
+        assert_eq!(u32_at(&b, 16), 40);
+        assert_eq!((u32_at(&b, 32), u32_at(&b, 36)), (40, 200));
+        assert_eq!(b[40..], whole[40..80], "the first 40 bytes");
+    }
+}

@@ -103,4 +103,18 @@ mod tests {
         assert_eq!(codes, &[0, 1, 0, 0, 2]);
         assert_eq!(c.str_at(5), None);
     }
+
+    #[test]
+    fn string_columns_read_by_row_and_others_do_not() {
+        let c = Column::Str(vec!["x".into(), "y".into()]);
+        assert_eq!((c.str_at(1), c.str_at(2)), (Some("y"), None));
+        assert_eq!(Column::U64(vec![1]).str_at(0), None);
+        assert!(!c.is_empty() && Column::F64(vec![]).is_empty());
+        let t = Table::new("t")
+            .col("a", c)
+            .col("b", Column::I64(vec![-1, 2]));
+        assert_eq!(t.rows(), 2);
+        assert_eq!(t.get("b"), Some(&Column::I64(vec![-1, 2])));
+        assert_eq!((t.get("c"), Table::new("e").rows()), (None, 0));
+    }
 }
