@@ -843,6 +843,59 @@ mod invariant_tests {
     }
 }
 
+/// The end-of-run books say which way a row is off: more accounted for
+/// than sent (a copy counted twice) or fewer; and the run-wide ledger is
+/// checked on its own.
+#[cfg(test)]
+mod books_tests {
+    use crate::output::check_books;
+    use crate::sim::RngStreams;
+
+    /// CBR every 10 ms from 0.5 s for 1 s (50 packets), the one with
+    /// sequence 3 lost on the link: the run ends with none in flight.
+    fn ran() -> super::World {
+        let text = r#"{"duration_s": 1, "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1,
+                       "loss": {"type": "explicit", "packets": [{"flow": "f", "seq": 3}]}}],
+            "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b",
+                       "payload_bytes": 100, "interval_ms": 10, "start_s": 0.5}]}"#;
+        let s = crate::scenario::parse_and_validate(text).expect("valid");
+        let mut w = crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds");
+        assert!(w.run(&mut |_, _| true));
+        w
+    }
+
+    #[test]
+    fn a_row_off_by_one_says_which_way() {
+        let mut w = ran();
+        let (ledger, rows) = check_books(&w, 0, vec![0]).expect("balanced");
+        assert_eq!((ledger.originated, ledger.dropped, rows), (50, 1, vec![0]));
+        // One more in flight than there is: counted twice.
+        let err = check_books(&w, 0, vec![1]).expect_err("caught");
+        let want = "packet conservation violated for flow \"f\" at receiver \"b\": \
+                    sent 50 != received 49 + lost 1 + in flight 1 (a packet counted twice)";
+        assert_eq!(err, want);
+        // One fewer received: lost track of.
+        w.rec.got[0].received -= 1;
+        let err = check_books(&w, 0, vec![0]).expect_err("caught");
+        assert!(
+            err.ends_with("sent 50 != received 48 + lost 1 + in flight 0"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_run_wide_ledger_is_checked_beside_the_rows() {
+        let w = ran();
+        let err = check_books(&w, 1, vec![0]).expect_err("caught");
+        assert_eq!(
+            err,
+            "packet conservation violated: originated 50 + multicast copies 0 != \
+             delivered 49 + dropped 1 + in flight 1"
+        );
+    }
+}
+
 /// A packet stored but in no queue and on no wire (neither delivered nor
 /// dropped) fails the end-of-run books.
 #[cfg(test)]
