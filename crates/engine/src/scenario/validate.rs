@@ -77,11 +77,7 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
         nodes: s.nodes.iter().map(|n| n.name.as_str()).collect(),
         groups: s.groups.iter().map(|g| g.name.as_str()).collect(),
         flows: super::check::Flows::of(s),
-        duration_s: if s.duration_s > 0.0 {
-            s.duration_s
-        } else {
-            f64::NAN
-        },
+        duration_s: run_end_s(s),
     };
     for (i, n) in s.nodes.iter().enumerate() {
         if let Some(l) = &n.receiver_loss {
@@ -100,6 +96,16 @@ pub fn validate(s: &Scenario) -> Vec<FieldError> {
     routes(s, &scope, &mut c);
     measure(s, &mut c);
     c.errs
+}
+
+/// The run's length for the checks made against it: NaN when it is
+/// itself invalid, so that those checks stay silent (see [`Scope`]).
+fn run_end_s(s: &Scenario) -> f64 {
+    if s.duration_s > 0.0 {
+        s.duration_s
+    } else {
+        f64::NAN
+    }
 }
 
 fn run_time(s: &Scenario, c: &mut Checker) {
@@ -337,7 +343,7 @@ fn routes(s: &Scenario, scope: &Scope<'_>, c: &mut Checker) {
 fn measure(s: &Scenario, c: &mut Checker) {
     let w = s.measure.warmup_s;
     c.non_negative("measure.warmup_s", w);
-    if w.is_finite() && w >= s.duration_s && s.duration_s > 0.0 {
+    if w.is_finite() && w >= run_end_s(s) {
         let msg = format!(
             "{w} s leaves nothing to measure (duration_s = {})",
             s.duration_s
