@@ -130,3 +130,211 @@ fn the_queues_table_has_a_column_per_reason_a_queue_dropped_for() {
     assert_eq!(red[0].0, "dropped_queue_overflow");
     assert!(red[1..].iter().all(|(_, n)| *n > 0), "{red:?}");
 }
+
+/// The scenario with `field` added to its `measure` table.
+fn measuring(field: &str) -> String {
+    let m = r#""measure": {"packets": true"#;
+    SCENARIO.replacen(m, &format!("{m}, {field}"), 1)
+}
+
+/// Runs `json` and returns its tables and its metadata.
+fn run_with_meta(json: &str) -> (Vec<Table>, serde_json::Value) {
+    let out = mediasim_engine::run_json(
+        json,
+        &mediasim_engine::RunOptions {
+            seed: 1,
+            ..Default::default()
+        },
+        &mut |_, _| true,
+    )
+    .expect("run");
+    let meta = serde_json::from_str(&out.meta_json).expect("JSON");
+    (out.tables, meta)
+}
+
+/// A strict-priority queue on a-b: `ef` (DSCP 46, a packet every 16 ms,
+/// half the link) above `be` (every 4 ms, twice the link): every `ef`
+/// packet goes through, `be` gets what is left and overflows its five
+/// places. One row per class, in the order of the classes.
+#[test]
+fn the_classes_table_counts_each_class_of_a_class_based_queue() {
+    let queue = r#"{"type": "priority", "classes": [
+        {"name": "ef", "dscp": [46], "queue": {"type": "droptail", "limit_packets": 5}},
+        {"name": "be", "queue": {"type": "droptail", "limit_packets": 5}}]}"#;
+    let s = SCENARIO
+        .replacen(r#"{"type": "droptail", "limit_packets": 5}"#, queue, 1)
+        .replacen(
+            r#""payload_bytes": 972, "interval_ms": 400}"#,
+            r#""payload_bytes": 972, "interval_ms": 16, "dscp": 46}"#,
+            1,
+        );
+    let t = run(&s, 1);
+    let c = table(&t, "queue_classes");
+    // The link's queue is each direction's; only a->b carries packets.
+    let dirs = ["a-b:a->b", "a-b:a->b", "a-b:b->a", "a-b:b->a"];
+    assert_eq!(strings(c, "direction"), dirs);
+    assert_eq!(strings(c, "class"), ["ef", "be", "ef", "be"]);
+    let (arr, dep, bytes, drops) = (
+        u64s(c, "arrivals"),
+        u64s(c, "departures"),
+        u64s(c, "departure_bytes"),
+        u64s(c, "drops"),
+    );
+    // g every 16 ms from 0 (63 packets, one lost at b: not the queue's);
+    // f every 4 ms from 1 ms (250).
+    assert_eq!(arr, [63, 250, 0, 0]);
+    assert_eq!(u64s(c, "departures")[2..], [0, 0]);
+    // ef: none dropped; its last packet (992 ms) may still wait or be on
+    // the wire at the end, none more.
+    assert_eq!(drops[0], 0);
+    assert!(dep[0] >= 62 && dep[0] <= 63, "{dep:?}");
+    // The link sends 125 packets a second (8 ms each), and one more
+    // may start before the end; ef takes 62-63 of them.
+    assert!(dep[0] + dep[1] <= 126 && dep[0] + dep[1] >= 124, "{dep:?}");
+    assert!(arr[1] >= dep[1] + drops[1] && arr[1] <= dep[1] + drops[1] + 5);
+    assert_eq!(bytes[..2], [dep[0] * 1000, dep[1] * 1000]);
+    // The classes' drops are the queue's.
+    let q = table(&t, "queues");
+    assert_eq!(u64s(q, "dropped_queue_overflow")[0], drops[1]);
+}
+
+/// Queue samples every 100 ms: one row per direction at 0, 100, ...,
+/// 1000 ms, in direction order; a-b's queue full (5 packets of 1000
+/// bytes) once f has filled it.
+#[test]
+fn the_queue_samples_table_has_a_row_per_direction_and_instant() {
+    let (t, meta) = run_with_meta(&measuring(r#""queue_sample_ms": 100"#));
+    let q = table(&t, "queue_samples");
+    let time = u64s(q, "time_ns");
+    assert_eq!(time.len(), 11 * 8);
+    for (i, &at) in time.iter().enumerate() {
+        assert_eq!(at, (i / 8) as u64 * 100_000_000, "row {i}");
+    }
+    let dirs = decoded(q, "link_dir", &meta);
+    assert_eq!(dirs[..3], ["a-b:a->b", "a-b:b->a", "a-c:a->c"]);
+    assert_eq!(dirs[8..11], dirs[..3]);
+    let (packets, bytes) = (u64s(q, "packets"), u64s(q, "bytes"));
+    for (i, (&p, &b)) in packets.iter().zip(bytes).enumerate() {
+        assert_eq!(b, 1000 * p, "row {i}");
+    }
+    // a-b: empty at 0, then f's queue at 4 or 5 packets (f sends every
+    // 4 ms, the link takes 8: one departure in two arrivals).
+    assert_eq!(packets[0], 0);
+    for k in 1..11 {
+        assert!(packets[8 * k] >= 4 && packets[8 * k] <= 5, "{packets:?}");
+    }
+    // Nothing waits on the reverse directions.
+    assert!((0..88).filter(|i| i % 2 == 1).all(|i| packets[i] == 0));
+    assert_eq!(meta["queue_samples_truncated"], false);
+}
+
+/// The per-hop trace: `+ - r` on a link (no node), `D` and a receiver's
+/// drop at a node (no link; the drop's letter `d`, as at a link).
+#[test]
+fn the_trace_names_each_event_and_where_it_happened() {
+    let (t, meta) = run_with_meta(&measuring(r#""trace": true"#));
+    let tr = table(&t, "trace");
+    let (event, flow) = (strings(tr, "event"), decoded(tr, "flow", &meta));
+    let (Some(Column::I64(link)), Some(Column::I64(node))) = (tr.get("link_dir"), tr.get("node"))
+    else {
+        panic!("integer columns");
+    };
+    let node_names = meta["codes"]["node"].as_array().expect("node names");
+    let name_of = |n: i64| node_names[n as usize].as_str().expect("a name");
+    let mut count = std::collections::BTreeMap::<(&str, &str), u64>::new();
+    for i in 0..event.len() {
+        *count
+            .entry((flow[i].as_str(), event[i].as_str()))
+            .or_default() += 1;
+        match event[i].as_str() {
+            "+" | "-" | "r" => assert!(link[i] >= 0 && node[i] == -1, "row {i}"),
+            "D" => assert!(link[i] == -1 && name_of(node[i]) == flow_dst(&flow[i])),
+            "d" if node[i] >= 0 => {
+                // g's first packet, lost at b's receiver.
+                assert_eq!(
+                    (link[i], name_of(node[i]), flow[i].as_str()),
+                    (-1, "b", "g")
+                );
+            }
+            "d" => assert!(link[i] == 0 && node[i] == -1, "overflow on a-b: row {i}"),
+            other => panic!("event {other:?} in row {i}"),
+        }
+    }
+    // h (a-c, half the link): each of its 63 packets enqueued and sent;
+    // the last (992 ms) reaches c after the end.
+    let n = |f, e| count.get(&(f, e)).copied().unwrap_or(0);
+    assert_eq!(
+        [n("h", "+"), n("h", "-"), n("h", "r"), n("h", "D")],
+        [63, 63, 62, 62]
+    );
+    // g: 3 packets, the first (before f starts) lost at b's receiver,
+    // the others into a-b's queue that f keeps full.
+    assert_eq!([n("g", "+"), n("g", "d"), n("g", "D")], [3, 3, 0]);
+    let at_node = (0..event.len()).filter(|&i| event[i] == "d" && node[i] >= 0);
+    assert_eq!(at_node.count(), 1);
+    let q = table(&t, "queues");
+    assert_eq!(n("f", "d") + 2, u64s(q, "dropped_queue_overflow")[0]);
+    assert_eq!(
+        n("f", "+"),
+        n("f", "-") + n("f", "d") + u64s(q, "final_packets")[0]
+    );
+    assert_eq!(meta["trace_truncated"], false);
+}
+
+/// A coded column's values by their names in the metadata's `codes`.
+fn decoded(t: &Table, col: &str, meta: &serde_json::Value) -> Vec<String> {
+    let names = meta["codes"][col].as_array().expect("codes");
+    (u64s(t, col).iter())
+        .map(|&c| names[c as usize].as_str().expect("a name").to_string())
+        .collect()
+}
+
+fn flow_dst(flow: &str) -> &'static str {
+    match flow {
+        "f" | "g" => "b",
+        "h" => "c",
+        _ => "d",
+    }
+}
+
+/// Applications' series: kept only with `measure.series` (no `*_series`
+/// table without it); a series that reaches `limits.max_series_rows`
+/// sets `series_truncated`, one that stays under it does not.
+#[test]
+fn series_tables_come_with_measure_series_and_say_when_they_filled() {
+    let tcp = |measure: &str, limits: &str| {
+        format!(
+            r#"{{"duration_s": 2, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+              "links": [{{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 10}}],
+              "flows": [{{"name": "t", "type": "tcp", "src": "a", "dst": "b"}}],
+              "measure": {measure}, "limits": {limits}}}"#
+        )
+    };
+    let series = |t: &[Table]| -> Vec<String> {
+        (t.iter())
+            .filter(|t| t.name.ends_with("_series"))
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    let (off, meta) = run_with_meta(&tcp("{}", "{}"));
+    assert_eq!(series(&off), Vec::<String>::new());
+    assert_eq!(meta["series_truncated"], false);
+
+    let (on, meta) = run_with_meta(&tcp(r#"{"series": true}"#, "{}"));
+    assert!(
+        series(&on).contains(&"tcp_series".to_string()),
+        "{:?}",
+        series(&on)
+    );
+    assert_eq!(meta["series_truncated"], false);
+    let rows = table(&on, "tcp_series").get("time_ns").expect("time").len();
+    assert!(rows > 30, "{rows}");
+
+    let (cut, meta) = run_with_meta(&tcp(r#"{"series": true}"#, r#"{"max_series_rows": 10}"#));
+    assert_eq!(meta["series_truncated"], true);
+    let rows = table(&cut, "tcp_series")
+        .get("time_ns")
+        .expect("time")
+        .len();
+    assert!(rows < 10 * 5, "each variable at most 10 rows: {rows}");
+}

@@ -641,7 +641,8 @@ impl World {
     pub(super) fn capture(&mut self, lidx: usize, r: PacketRef, now: SimTime) {
         let p = &self.packets[r];
         if self.pcap[lidx].is_some() && !self.pcap_truncated {
-            // A record: 16 bytes of header and the captured bytes.
+            // A record: 16 bytes of header and the packet, counted whole
+            // whatever the snap length (docs/scenario.md, limits).
             let bytes = 16 + p.size_bytes as u64;
             if bytes > self.pcap_left {
                 self.pcap_truncated = true;
@@ -736,10 +737,25 @@ impl World {
     }
 }
 
+/// a -> b at 1 Mbit/s and 1 ms, for 1 s: a CBR flow `f` of 100-byte
+/// payloads every 10 ms from `start_s` (for tests that replace its
+/// applications).
+#[cfg(test)]
+pub(crate) fn two_node_cbr(start_s: f64) -> World {
+    let text = format!(
+        r#"{{"duration_s": 1, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+        "links": [{{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}}],
+        "flows": [{{"name": "f", "type": "cbr", "src": "a", "dst": "b",
+                    "payload_bytes": 100, "interval_ms": 10, "start_s": {start_s}}}]}}"#
+    );
+    let s = crate::scenario::parse_and_validate(&text).expect("valid");
+    crate::scenario::build::build(&s, &crate::sim::RngStreams::new(1, 0)).expect("builds")
+}
+
 #[cfg(test)]
 pub(crate) mod stall_tests {
     use crate::app::{Action, App};
-    use crate::sim::{RngStreams, SimTime};
+    use crate::sim::SimTime;
 
     /// Asks for its timer again at the same instant, for ever.
     pub(crate) struct Stuck;
@@ -754,12 +770,7 @@ pub(crate) mod stall_tests {
 
     #[test]
     fn a_run_whose_time_stops_ends_with_where_and_what() {
-        let text = r#"{"duration_s": 1, "nodes": [{"name": "a"}, {"name": "b"}],
-            "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}],
-            "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b",
-                       "payload_bytes": 100, "interval_ms": 10, "start_s": 0.25}]}"#;
-        let s = crate::scenario::parse_and_validate(text).expect("valid");
-        let mut w = crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds");
+        let mut w = super::two_node_cbr(0.25);
         let cbr = (w.apps.iter()).position(|a| w.nodes[a.node as usize].name == "a");
         w.apps[cbr.expect("the cbr source")].app = Box::new(Stuck);
         let mut progress = |_, _| true;
@@ -777,17 +788,11 @@ mod invariant_tests {
     use super::{Ev, World};
     use crate::app::{Action, App};
     use crate::net::Packet;
-    use crate::sim::{RngStreams, SimTime};
+    use crate::sim::SimTime;
     use std::sync::{Arc, Mutex};
 
-    const CBR: &str = r#"{"duration_s": 1, "nodes": [{"name": "a"}, {"name": "b"}],
-        "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}],
-        "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b",
-                   "payload_bytes": 100, "interval_ms": 10, "start_s": 0.5}]}"#;
-
     fn world() -> World {
-        let s = crate::scenario::parse_and_validate(CBR).expect("valid");
-        crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds")
+        super::two_node_cbr(0.5)
     }
 
     fn app_at(w: &World, node: &str) -> usize {
@@ -1021,5 +1026,305 @@ mod hop_tests {
         let mut group = to(c);
         group.dst = Dest::Group { group: 0, tree: 0 };
         assert_eq!(hop_of(&mut w.routes, &w.ports, a, &group), HOP_LOOKUP);
+    }
+}
+
+/// The event loop's reports and limits: progress at every
+/// [`PROGRESS_EVERY`] events, counted across calls; a run cut at its
+/// event budget only while events remain; queue sampling that stops
+/// with its table full.
+#[cfg(test)]
+mod loop_tests {
+    use super::*;
+    use crate::sim::RngStreams;
+
+    /// One timer every microsecond, for ever.
+    struct Ticker;
+    impl App for Ticker {
+        fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
+            out.push(Action::Timer { at: now, token: 0 });
+        }
+        fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
+            let at = now + SimTime::from_nanos(1_000);
+            out.push(Action::Timer { at, token: 0 });
+        }
+    }
+
+    /// a -> b, the source replaced by a ticker (one event a microsecond)
+    /// and the sink idle: events up to `until` are the two starts and
+    /// one timer per microsecond from 0.
+    fn ticking() -> World {
+        let text = r#"{"duration_s": 10, "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}],
+            "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b", "rate_bps": 1000,
+                       "payload_bytes": 100}]}"#;
+        let s = crate::scenario::parse_and_validate(text).expect("valid");
+        let mut w = crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds");
+        let src = (w.apps.iter()).position(|a| w.nodes[a.node as usize].name == "a");
+        w.apps[src.expect("the source")].app = Box::new(Ticker);
+        w.schedule_starts();
+        w
+    }
+
+    fn events_by(us: u64) -> u64 {
+        2 + us + 1
+    }
+
+    #[test]
+    fn progress_comes_at_every_multiple_of_the_report_interval_across_calls() {
+        let mut w = ticking();
+        let mut seen = Vec::new();
+        // 1.5 reports' worth, then on to 3.2.
+        let first = (PROGRESS_EVERY * 3 / 2) - 3;
+        assert!(
+            w.run_until(SimTime::from_nanos(first * 1_000), &mut |_, e| {
+                seen.push(e);
+                true
+            })
+        );
+        assert_eq!(w.q.events_executed(), events_by(first));
+        assert_eq!(seen, [PROGRESS_EVERY]);
+        let second = (PROGRESS_EVERY * 16 / 5) - 3;
+        assert!(
+            w.run_until(SimTime::from_nanos(second * 1_000), &mut |t, e| {
+                assert_eq!(
+                    t,
+                    SimTime::from_nanos((e - 3) * 1_000),
+                    "reported at its event's time"
+                );
+                seen.push(e);
+                true
+            })
+        );
+        assert_eq!(seen, [1, 2, 3].map(|k| k * PROGRESS_EVERY));
+        // Asked to stop, the run stops there.
+        let mut calls = 0;
+        let end = SimTime::from_nanos(PROGRESS_EVERY * 5 * 1_000);
+        assert!(!w.run_until(end, &mut |_, _| {
+            calls += 1;
+            false
+        }));
+        assert_eq!((calls, w.q.events_executed()), (1, 4 * PROGRESS_EVERY));
+    }
+
+    #[test]
+    fn the_event_budget_stops_a_run_only_with_events_left() {
+        let until = SimTime::from_nanos(999 * 1_000);
+        let mut w = ticking();
+        w.max_events = 100;
+        assert!(!w.run_until(until, &mut |_, _| true));
+        assert!(w.hit_max_events);
+        assert_eq!(w.q.events_executed(), 100);
+        // A budget of exactly the events up to `until` is no cut.
+        let mut w = ticking();
+        w.max_events = events_by(999);
+        assert!(w.run_until(until, &mut |_, _| true));
+        assert!(!w.hit_max_events);
+        assert_eq!(w.q.events_executed(), events_by(999));
+    }
+
+    /// A row per link direction and sample (here 2, a-b both ways): with
+    /// room for 5 rows, the samples at 0 and 100 ms fill 4, the one at
+    /// 200 ms adds one and finds the table full: no sample after it.
+    #[test]
+    fn queue_sampling_stops_once_its_table_is_full() {
+        let events = |measure: &str| {
+            let text = format!(
+                r#"{{"duration_s": 1, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+                "links": [{{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}}],
+                "flows": [{{"name": "f", "type": "cbr", "src": "a", "dst": "b",
+                            "payload_bytes": 100, "interval_ms": 10}}],
+                "measure": {measure}, "limits": {{"max_queue_sample_rows": 5}}}}"#
+            );
+            let s = crate::scenario::parse_and_validate(&text).expect("valid");
+            let mut w = crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds");
+            assert!(w.run(&mut |_, _| true));
+            (w.q.events_executed(), w.rec.queue_samples_truncated)
+        };
+        let (without, _) = events(r#"{}"#);
+        let (with, truncated) = events(r#"{"queue_sample_ms": 100}"#);
+        assert_eq!(with - without, 3);
+        assert!(truncated);
+        // Every 250 ms: the third sample (500 ms) fills the table too.
+        let (sparser, truncated) = events(r#"{"queue_sample_ms": 250}"#);
+        assert_eq!(sparser - without, 3);
+        assert!(truncated);
+    }
+}
+
+/// A link's serialisation in whole nanoseconds: the remainder carried
+/// across back-to-back packets and dropped after an idle gap, the exact
+/// path for rates that divide a second's nanoseconds, no transmitter
+/// wake-up without a packet waiting; and a packet for its own node.
+#[cfg(test)]
+mod link_tests {
+    use super::*;
+    use crate::sim::RngStreams;
+    use std::sync::{Arc, Mutex};
+
+    /// Records when each packet arrives.
+    struct Times(Arc<Mutex<Vec<SimTime>>>);
+    impl App for Times {
+        fn on_start(&mut self, _now: SimTime, _out: &mut Vec<Action>) {}
+        fn on_packet(&mut self, now: SimTime, _p: &Packet, _out: &mut Vec<Action>) {
+            self.0.lock().expect("one thread").push(now);
+        }
+    }
+
+    /// Two bursts of two 1000-byte packets on a-b (1 ms), 1 ms apart
+    /// (each 8000 bits takes longer than that at `rate_bps`), from 0 and
+    /// from 100 ms. Returns the arrivals at b, the events run and the
+    /// packets a->b sent.
+    fn bursts(rate_bps: f64) -> (Vec<u64>, u64, u64) {
+        let text = format!(
+            r#"{{"duration_s": 1, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+            "links": [{{"a": "a", "b": "b", "rate_bps": {rate_bps}, "delay_ms": 1}}],
+            "flows": [{{"name": "f", "type": "cbr", "src": "a", "dst": "b", "payload_bytes": 972,
+                        "interval_ms": 1, "max_packets": 2}},
+                      {{"name": "g", "type": "cbr", "src": "a", "dst": "b", "payload_bytes": 972,
+                        "interval_ms": 1, "max_packets": 2, "start_s": 0.1}}]}}"#
+        );
+        let s = crate::scenario::parse_and_validate(&text).expect("valid");
+        let mut w = crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds");
+        let got = Arc::new(Mutex::new(Vec::new()));
+        for slot in w
+            .apps
+            .iter_mut()
+            .filter(|a| w.nodes[a.node as usize].name == "b")
+        {
+            slot.app = Box::new(Times(got.clone()));
+        }
+        assert!(w.run(&mut |_, _| true));
+        let times = got
+            .lock()
+            .expect("one thread")
+            .iter()
+            .map(|t| t.as_nanos())
+            .collect();
+        let sent = w
+            .links
+            .iter()
+            .map(|l| l.queue.stats.departures)
+            .sum::<u64>();
+        (times, w.q.events_executed(), sent)
+    }
+
+    #[test]
+    fn a_busy_link_carries_the_sub_nanosecond_remainder_and_an_idle_one_drops_it() {
+        // 8000 bits at 3 Mbit/s: 2,666,666.67 ns. Back to back, the second
+        // packet ends at 5,333,333 (not 2 x 2,666,666); after the idle gap
+        // the burst at 100 ms starts afresh: 2,666,666 again (with the
+        // first burst's remainder carried, 2,666,667).
+        let (times, _, _) = bursts(3e6);
+        let ms = 1_000_000;
+        assert_eq!(
+            times,
+            [
+                ms + 2_666_666,
+                ms + 5_333_333,
+                101 * ms + 2_666_666,
+                101 * ms + 5_333_333
+            ]
+        );
+    }
+
+    #[test]
+    fn a_rate_dividing_a_second_serialises_exactly_and_wakes_only_for_a_packet() {
+        // 4 Mbit/s: 250 ns a bit, 2 ms a packet.
+        let (times, events, sent) = bursts(4e6);
+        let ms = 1_000_000;
+        assert_eq!(times, [3 * ms, 5 * ms, 103 * ms, 105 * ms]);
+        assert_eq!(sent, 4);
+        // Each packet: its sending (a start or a timer), its arrival; the
+        // second of a burst waits, and the transmitter wakes once for it.
+        // The four applications start; a source with its last packet
+        // sent sets no timer.
+        assert_eq!(events, 4 + 4 + 4 + 2);
+    }
+
+    /// Sends one packet to its own node's port `port` at its start.
+    struct ToSelf(NodeId, u16);
+    impl App for ToSelf {
+        fn on_start(&mut self, _now: SimTime, out: &mut Vec<Action>) {
+            let mut p = crate::net::packet::test_packet(0, 0, 100);
+            (p.dst, p.dst_port) = (Dest::Node(self.0), self.1);
+            out.push(Action::Send(p));
+        }
+    }
+
+    #[test]
+    fn a_packet_for_its_own_node_is_delivered_there_without_a_link() {
+        let mut w = super::two_node_cbr(0.5);
+        let b = w.nodes.iter().position(|n| n.name == "b").expect("b") as NodeId;
+        let (port, sink) = w.ports.of(b).next().expect("b's sink");
+        let got = Arc::new(Mutex::new(Vec::new()));
+        w.apps[sink as usize].app = Box::new(Times(got.clone()));
+        let src = (w.apps.iter())
+            .position(|a| a.node != b)
+            .expect("the source");
+        // A second application on b sends to the sink beside it.
+        w.apps[src] = AppSlot {
+            node: b,
+            start: SimTime::from_millis(5),
+            app: Box::new(ToSelf(b, port)),
+        };
+        assert!(w.run(&mut |_, _| true));
+        assert_eq!(*got.lock().expect("one thread"), [SimTime::from_millis(5)]);
+        assert_eq!((w.originated, w.delivered, w.dropped), (1, 1, 0));
+        assert!(w.links.iter().all(|l| l.queue.stats.arrivals == 0));
+    }
+}
+
+/// Whom a multicast drop deprives: a drop on delivery at a member (its
+/// receiver's loss, no listener) that member alone; any other drop at a
+/// node or on a link every receiver below it.
+#[cfg(test)]
+mod drop_tests {
+    use super::*;
+    use crate::sim::RngStreams;
+
+    #[test]
+    fn a_multicast_drop_is_charged_to_the_receivers_it_deprives() {
+        // s - r1 - r2, both members: r2's copies pass through r1.
+        let text = r#"{"duration_s": 1, "nodes": [{"name": "s"}, {"name": "r1"}, {"name": "r2"}],
+            "links": [{"a": "s", "b": "r1", "rate_bps": 1e6, "delay_ms": 1},
+                      {"a": "r1", "b": "r2", "rate_bps": 1e6, "delay_ms": 1}],
+            "groups": [{"name": "g", "members": ["r1", "r2"]}],
+            "flows": [{"name": "m", "type": "cbr", "src": "s", "group": "g",
+                       "payload_bytes": 100, "interval_ms": 10, "start_s": 0.5}]}"#;
+        let s = crate::scenario::parse_and_validate(text).expect("valid");
+        let mut w = crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds");
+        let id = |w: &World, name: &str| {
+            w.nodes.iter().position(|n| n.name == name).expect("a node") as NodeId
+        };
+        let (src, r1, r2) = (id(&w, "s"), id(&w, "r1"), id(&w, "r2"));
+        let tree = w.tree_of[&(src, 0)];
+        let s_to_r1 = w.routes.next_hop(src, r1).expect("a link");
+        let dropped = |w: &World| {
+            [r1, r2].map(|n| {
+                let row = w.rec.fr(0, n).expect("a row per member");
+                w.rec.dropped_by_reason(row).iter().sum::<u64>()
+            })
+        };
+        let cases = [
+            (DropReason::RECEIVER_LOSS, DropSite::Node(r1), [1, 0]),
+            (DropReason::NO_LISTENER, DropSite::Node(r1), [1, 0]),
+            (DropReason::NO_ROUTE, DropSite::Node(r1), [1, 1]),
+            (DropReason::QUEUE_OVERFLOW, DropSite::Link(s_to_r1), [1, 1]),
+        ];
+        for (reason, site, want) in cases {
+            let before = dropped(&w);
+            let mut p = crate::net::packet::test_packet(0, 0, 128);
+            (p.src, p.dst) = (src, Dest::Group { group: 0, tree });
+            let r = w.packets.insert(p);
+            w.drop(r, reason, site, SimTime::ZERO);
+            let after = dropped(&w);
+            assert_eq!(
+                [after[0] - before[0], after[1] - before[1]],
+                want,
+                "{reason:?} at {site:?}"
+            );
+        }
+        assert_eq!(w.dropped, 4);
     }
 }
