@@ -17,6 +17,7 @@ import pytest
 import mediasim
 from mediasim import ImplausibleValue, OutputFolderError, ScenarioError, TableNotFound
 from mediasim.errors import OutputTruncated
+from mediasim.results import HOST_FACTS
 
 
 def _tcp(examples, **over):
@@ -245,16 +246,18 @@ def test_unit_slips_warn_at_their_field_and_can_be_silenced(examples):
 
 
 # 8. Same seed, same bytes.
-def test_the_same_run_writes_the_same_bytes_in_every_table_file(examples, tmp_path):
+def test_the_same_run_writes_the_same_bytes_in_every_file(examples, tmp_path):
     sc = mediasim.load_scenario(examples / "tcp_web_and_voice.toml")
     digests = []
     for d in ("a", "b"):
-        mediasim.run(sc, seed=3, out=tmp_path / d, packets=True, series=True, pcap=True)
-        files = sorted(p for p in (tmp_path / d).rglob("*") if p.is_file() and p.name != "meta.json")
+        res = mediasim.run(sc, seed=3, out=tmp_path / d, packets=True, series=True, pcap=True)
+        assert res.meta["wall_s"] > 0, "the run just made knows its wall time"
+        files = sorted(p for p in (tmp_path / d).rglob("*") if p.is_file())
         digests.append({str(p.relative_to(tmp_path / d)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files})
-    assert digests[0] == digests[1] and len(digests[0]) > 10
+    assert digests[0] == digests[1] and len(digests[0]) > 10 and "meta.json" in digests[0]
     meta = json.loads((tmp_path / "a" / "meta.json").read_text())
-    assert "wall_s" in meta, "the host facts live in the run-description file"
+    assert not set(meta) & set(HOST_FACTS), "no fact of the host is written"
+    assert "wall_s" not in mediasim.Results.read_parquet(tmp_path / "a").meta
 
 
 # 9. Work and memory bounded by the run, never a panic.

@@ -91,14 +91,20 @@ def parquet_tables(res: "Results") -> dict[str, bytes]:
     return {name: _parquet(_arrow_table(df), meta) for name, df in tables.items()}
 
 
-# Facts of the host and the moment rather than of the run: kept in the
-# run-description file (meta.json) only, never embedded in a table's file,
-# so that the same scenario and seed write the same bytes.
+# Facts of the host and the moment rather than of the run: in the
+# metadata of the run just made (``Results.meta``, the printed summary),
+# never written to a file, so that the same scenario and seed write the
+# same bytes in every file, meta.json included.
 HOST_FACTS = ("wall_s",)
 
 
+def without_host_facts(meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` as it is written to files: without ``HOST_FACTS``."""
+    return {k: v for k, v in meta.items() if k not in HOST_FACTS}
+
+
 def _meta_json(meta: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in meta.items() if k not in HOST_FACTS}, sort_keys=True)
+    return json.dumps(without_host_facts(meta), sort_keys=True)
 
 
 def _parquet(t: Any, meta_json: str) -> bytes:
@@ -354,9 +360,10 @@ class Results:
         import html
 
         m = self.meta
+        wall = f" in {m['wall_s']:.3g} s" if "wall_s" in m else ""
         head = html.escape(f"{m.get('scenario')}: seed {m.get('seed')}, replication {m.get('replication')}, "
-                           f"{m.get('duration_s')} s simulated, {m.get('events', 0):,} events in "
-                           f"{m.get('wall_s', 0):.3g} s; {m.get('delivered', 0):,} delivered, "
+                           f"{m.get('duration_s')} s simulated, {m.get('events', 0):,} events{wall}; "
+                           f"{m.get('delivered', 0):,} delivered, "
                            f"{m.get('dropped', 0):,} dropped, {m.get('in_flight', 0):,} in flight")
         tables = ", ".join(f"<code>{n}</code> ({len(df):,} rows)" for n, df in self.tables.items())
         return (f"<div><b>mediasim Results</b> {head}<br>tables: {tables}"
@@ -389,7 +396,7 @@ class Results:
 
         d = Path(d)
         files = {f"{name}.parquet": data for name, data in parquet_tables(self).items()}
-        meta = {**self.meta, "tables": sorted(self.tables)}
+        meta = {**without_host_facts(self.meta), "tables": sorted(self.tables)}
         files["meta.json"] = (json.dumps(meta, indent=2) + "\n").encode()
         write_new_files(d, files)
 

@@ -46,7 +46,7 @@ def run_text(name: str, seed: int, replication: int, tables: dict[str, dict[str,
             out += ["", f"{title}:", plain_table(_pick(tables[table], cols))]
     out += ["", f"packets: originated {m['originated']}, multicast copies {m['multicast_copies']}, "
                 f"delivered {m['delivered']}, dropped {m['dropped']}, in flight {m['in_flight']} (balanced)",
-            f"events: {m['events']} in {m['wall_s']:.3f} s wall"]
+            f"events: {m['events']}" + (f" in {m['wall_s']:.3f} s wall" if "wall_s" in m else "")]
     return "\n".join(out)
 
 

@@ -43,7 +43,7 @@ class RunCache:
         try:
             for i, value, outcome in self.executor.map_unordered(_serve, items):
                 if outcome is not None:
-                    self.store.save(items[i][2], outcome.tables, outcome.meta, outcome.wall_s)
+                    self.store.save(items[i][2], outcome.tables, outcome.meta)
                     self.ran += 1
                 else:
                     self.reused += 1

@@ -92,7 +92,9 @@ def _run_on(ex: Any, jobs: list[Any], out: str | Path, progress: bool, aliases: 
         for o in ex.map_unordered(execute, todo):
             task = by_key[o.key]
             if o.ok:
-                store.save(task, o.tables, o.meta, o.wall_s)
+                store.save(task, o.tables, o.meta)
+                log.debug("run %s (%s, seed %d, replication %d): %.3f s", o.key, task.labels, task.seed,
+                          task.replication, o.wall_s)
                 report.ran += 1
             else:
                 log.warning("run %s (%s, seed %d, replication %d) failed: %s", o.key, task.labels, task.seed,

@@ -8,8 +8,8 @@ Layout::
         meta.json              the engine's run metadata
         <table>.parquet        one file per table (the metadata embedded too)
         run.json               written last: labels, seed, replication,
-                               engine version and build, wall time, and the
-                               size of every file above (the marker)
+                               engine version and build, and the size of
+                               every file above (the marker)
     OUT/runs/.partial/         runs being written (renamed into runs/ whole)
     OUT/failed/<key>.json      a run that failed: its error and traceback
 
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CampaignError
+from ..results import without_host_facts
 from .atomic import read_json, write_json, write_new_files
 from .keys import canonical
 
@@ -115,19 +116,21 @@ class RunStore:
     def info(self, key: str) -> dict[str, Any]:
         return read_json(self.runs / key / MARKER)
 
-    def save(self, task: Any, tables: dict[str, bytes], meta: dict[str, Any], wall_s: float) -> None:
+    def save(self, task: Any, tables: dict[str, bytes], meta: dict[str, Any]) -> None:
         """Writes one finished run: into ``.partial/`` first, the marker
-        last, then renamed into ``runs/`` in one step."""
+        last, then renamed into ``runs/`` in one step. Nothing of the host
+        or the moment goes in (no wall time): the same run writes the same
+        bytes."""
         tmp = self.partial / f"{task.key}-{os.getpid()}-{time.monotonic_ns()}"
         tmp.mkdir(parents=True)
         files = {"scenario.json": (canonical(task.scenario) + "\n").encode()}
-        files["meta.json"] = (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
+        files["meta.json"] = (json.dumps(without_host_facts(meta), indent=2, sort_keys=True) + "\n").encode()
         files.update({f"{name}.parquet": data for name, data in tables.items()})
         write_new_files(tmp, files)
         # The marker last, once everything it lists is on disk.
         write_json(tmp / MARKER, {
             "key": task.key, "labels": task.labels, "seed": task.seed, "replication": task.replication,
-            **self.engine, "wall_s": wall_s, "tables": sorted(tables),
+            **self.engine, "tables": sorted(tables),
             "files": {name: len(data) for name, data in files.items()},
         })
         try:

@@ -81,9 +81,10 @@ def _run_point(spec: StudyCampaign, pt: Point, key: str, options: dict[str, Any]
             "labels": pt.labels, "key": key, **store.engine, "error": error, "traceback": traceback.format_exc()})
         return error
     files = {str(p.relative_to(tmp)): p.stat().st_size for p in sorted(tmp.rglob("*")) if p.is_file()}
+    # No wall time in the marker: the same point writes the same bytes.
     write_json(tmp / MARKER, {"key": key, "study": spec.study, "labels": pt.labels, "options": options,
-                              "params": _params_text(pt.params), **store.engine,
-                              "wall_s": time.perf_counter() - t0, "files": files})
+                              "params": _params_text(pt.params), **store.engine, "files": files})
+    log.info("%s point %s: %.1f s", spec.study, pt.labels, time.perf_counter() - t0)
     dest = root / pt.name
     shutil.rmtree(dest, ignore_errors=True)
     os.rename(tmp, dest)
