@@ -15,6 +15,9 @@ def test_reproduce_all_quick_writes_every_report_and_an_index(tmp_path):
     assert r.exit_code == 0, r.output
     index = (tmp_path / "index.md").read_text()
     assert _engine.build_id() in index and "quick mode" in index
+    # Nothing of the host or the moment: the same command writes the same bytes.
+    assert "wall" not in index and " s in all" not in index
+    assert re.search(r"in \d+ s \(each study's time with -v\)", r.output), r.output
     page = (tmp_path / "index.html").read_text()
     for name in STUDIES:
         assert f"[{name}/report.md]({name}/report.md)" in index

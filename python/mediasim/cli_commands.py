@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import time
 
 import click
 
@@ -559,12 +560,14 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
             _fail("reproduce all takes only --out, --quick and --workers")
         from .experiments.all import reproduce_all
 
+        t0 = time.perf_counter()
         try:
             index = reproduce_all(Path(out or "results"), quick=quick, workers=workers, overwrite=overwrite)
         except OSError as e:
             _fail(str(e))
         click.echo(index.read_text())
-        click.echo(f"written to {index.parent}/ (index.md, index.html, one folder per study)")
+        click.echo(f"written to {index.parent}/ (index.md, index.html, one folder per study) "
+                   f"in {time.perf_counter() - t0:.0f} s (each study's time with -v)")
         return
     try:
         mod = experiments.get(study)
