@@ -164,7 +164,44 @@ fn a_call_reports_every_interval_and_plays_every_frame_on_time() {
     );
     assert_eq!(media("playout_delay_mean_ms"), 100.0);
     assert_eq!(media("good_quality_pct"), 100.0);
+    // The pacer holds a frame's packets a little (2.5 times the rate,
+    // 5 ms ahead of it): a mean wait above 0 and under the longest.
+    let (wait, longest) = (media("pacer_delay_mean_ms"), media("pacer_delay_max_ms"));
+    assert!(
+        wait > 0.0 && wait < longest && longest < 50.0,
+        "{wait} {longest}"
+    );
     // A frame's last packet is a one-way delay (10 ms) and its pacing after capture.
     let delay = media("frame_delay_mean_ms");
     assert!((10.0..30.0).contains(&delay), "{delay}");
+}
+
+/// A media sender under a rate controller: `fixed` at 100 kbit/s sends a
+/// 1000-byte packet every 80 ms from 0, none at or after the session's
+/// stop (30 s: 375 packets); TFRC, fed by the receiver's feedback (about
+/// once a round trip) on a path without loss, climbs far past the
+/// session's rate (RFC 5348 4.3: doubling per round trip, bounded by
+/// twice what the receiver gets).
+#[test]
+fn a_controlled_sender_sends_at_its_controllers_rate() {
+    let run_with = |cc: &str| {
+        let members = format!(r#"[{{"node": "s", "media": true, "cc": {cc}}}, {{"node": "r"}}]"#);
+        let stop = r#""session_bw_bps": 1e5, "media_payload_bytes": 960, "stop_s": 30"#;
+        run(&session(40.0, "", stop, &members), 1)
+    };
+    let fixed = run_with(r#"{"type": "fixed", "rate_bps": 1e5}"#);
+    assert_eq!(
+        value(&fixed, "rtp", "m/s/rtcp", "media_packets_sent"),
+        375.0
+    );
+    let tfrc = run_with(r#"{"type": "tfrc"}"#);
+    let sent = value(&tfrc, "rtp", "m/s/rtcp", "media_packets_sent");
+    let mean_bps = sent * 8000.0 / 30.0;
+    assert!(mean_bps > 1e6 && mean_bps <= 1e7, "{mean_bps}");
+    let fb = table(&tfrc, "flows");
+    let flows = fb.get("flow").expect("flows");
+    let row = (0..flows.len())
+        .find(|&i| flows.str_at(i) == Some("m/r/fb"))
+        .expect("the feedback flow");
+    assert!(common::u64s(fb, "received")[row] > 100);
 }
