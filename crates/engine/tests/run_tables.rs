@@ -3,7 +3,7 @@
 //! overflows, and a drop at a node.
 
 mod common;
-use common::{f64s, run, table, u64s};
+use common::{f64s, run, run_with_meta, table, u64s};
 use mediasim_engine::measure::{Column, Table};
 
 /// 1000-byte packets (8 ms at 1 Mbit/s) for 1 s: `f` every 4 ms into a
@@ -135,21 +135,6 @@ fn the_queues_table_has_a_column_per_reason_a_queue_dropped_for() {
 fn measuring(field: &str) -> String {
     let m = r#""measure": {"packets": true"#;
     SCENARIO.replacen(m, &format!("{m}, {field}"), 1)
-}
-
-/// Runs `json` and returns its tables and its metadata.
-fn run_with_meta(json: &str) -> (Vec<Table>, serde_json::Value) {
-    let out = mediasim_engine::run_json(
-        json,
-        &mediasim_engine::RunOptions {
-            seed: 1,
-            ..Default::default()
-        },
-        &mut |_, _| true,
-    )
-    .expect("run");
-    let meta = serde_json::from_str(&out.meta_json).expect("JSON");
-    (out.tables, meta)
 }
 
 /// A strict-priority queue on a-b: `ef` (DSCP 46, a packet every 16 ms,

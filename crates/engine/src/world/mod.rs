@@ -737,13 +737,13 @@ impl World {
     }
 }
 
-/// a -> b at 1 Mbit/s and 1 ms, for 1 s: a CBR flow `f` of 100-byte
-/// payloads every 10 ms from `start_s` (for tests that replace its
-/// applications).
+/// a -> b at 1 Mbit/s and 1 ms, for `duration_s`: a CBR flow `f` of
+/// 100-byte payloads every 10 ms from `start_s` (for tests that replace
+/// its applications).
 #[cfg(test)]
-pub(crate) fn two_node_cbr(start_s: f64) -> World {
+pub(crate) fn two_node_cbr(duration_s: f64, start_s: f64) -> World {
     let text = format!(
-        r#"{{"duration_s": 1, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+        r#"{{"duration_s": {duration_s}, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
         "links": [{{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}}],
         "flows": [{{"name": "f", "type": "cbr", "src": "a", "dst": "b",
                     "payload_bytes": 100, "interval_ms": 10, "start_s": {start_s}}}]}}"#
@@ -770,7 +770,7 @@ pub(crate) mod stall_tests {
 
     #[test]
     fn a_run_whose_time_stops_ends_with_where_and_what() {
-        let mut w = super::two_node_cbr(0.25);
+        let mut w = super::two_node_cbr(1.0, 0.25);
         let cbr = (w.apps.iter()).position(|a| w.nodes[a.node as usize].name == "a");
         w.apps[cbr.expect("the cbr source")].app = Box::new(Stuck);
         let mut progress = |_, _| true;
@@ -792,7 +792,7 @@ mod invariant_tests {
     use std::sync::{Arc, Mutex};
 
     fn world() -> World {
-        super::two_node_cbr(0.5)
+        super::two_node_cbr(1.0, 0.5)
     }
 
     fn app_at(w: &World, node: &str) -> usize {
@@ -947,13 +947,7 @@ mod tests {
     }
 
     fn world_with_stuck_app(stuck_at: SimTime) -> World {
-        let text = r#"{"duration_s": 10, "nodes": [{"name": "a"}, {"name": "b"}],
-            "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}],
-            "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b", "rate_bps": 1000,
-                       "payload_bytes": 100}]}"#;
-        let s = crate::scenario::parse_and_validate(text).expect("valid");
-        let mut w =
-            crate::scenario::build::build(&s, &crate::sim::RngStreams::new(1, 0)).expect("builds");
+        let mut w = two_node_cbr(10.0, 0.0);
         w.apps[0].app = Box::new(Stuck { stuck_at });
         w
     }
@@ -1054,12 +1048,7 @@ mod loop_tests {
     /// and the sink idle: events up to `until` are the two starts and
     /// one timer per microsecond from 0.
     fn ticking() -> World {
-        let text = r#"{"duration_s": 10, "nodes": [{"name": "a"}, {"name": "b"}],
-            "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}],
-            "flows": [{"name": "f", "type": "cbr", "src": "a", "dst": "b", "rate_bps": 1000,
-                       "payload_bytes": 100}]}"#;
-        let s = crate::scenario::parse_and_validate(text).expect("valid");
-        let mut w = crate::scenario::build::build(&s, &RngStreams::new(1, 0)).expect("builds");
+        let mut w = super::two_node_cbr(10.0, 0.0);
         let src = (w.apps.iter()).position(|a| w.nodes[a.node as usize].name == "a");
         w.apps[src.expect("the source")].app = Box::new(Ticker);
         w.schedule_starts();
@@ -1254,7 +1243,7 @@ mod link_tests {
 
     #[test]
     fn a_packet_for_its_own_node_is_delivered_there_without_a_link() {
-        let mut w = super::two_node_cbr(0.5);
+        let mut w = super::two_node_cbr(1.0, 0.5);
         let b = w.nodes.iter().position(|n| n.name == "b").expect("b") as NodeId;
         let (port, sink) = w.ports.of(b).next().expect("b's sink");
         let got = Arc::new(Mutex::new(Vec::new()));

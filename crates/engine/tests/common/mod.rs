@@ -19,6 +19,21 @@ pub fn run(json: &str, seed: u64) -> Vec<Table> {
     .tables
 }
 
+/// Runs `json` and returns its tables and its metadata.
+pub fn run_with_meta(json: &str) -> (Vec<Table>, serde_json::Value) {
+    let out = run_json(
+        json,
+        &RunOptions {
+            seed: 1,
+            ..Default::default()
+        },
+        &mut |_, _| true,
+    )
+    .expect("run");
+    let meta = serde_json::from_str(&out.meta_json).expect("JSON");
+    (out.tables, meta)
+}
+
 pub fn table<'a>(t: &'a [Table], name: &str) -> &'a Table {
     t.iter().find(|t| t.name == name).expect("table")
 }
