@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -42,11 +43,17 @@ def _fail_in_helper(ms):
     return ms
 
 
-def _die_in_helper(ms):
+def _die_in_helper(marker):
+    """A helper leaves ``marker`` and dies at its first task; this process
+    waits in its task until a helper has (however slowly helpers start
+    under load), so some task is always lost."""
     if os.getpid() != MAIN_PID:
+        Path(marker).touch()
         os._exit(3)
-    time.sleep(ms / 1000)
-    return ms
+    deadline = time.monotonic() + 60
+    while not Path(marker).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return marker
 
 
 MAIN_PID = os.getpid()
@@ -79,12 +86,13 @@ def test_an_error_in_a_helper_is_raised_here_with_its_traceback():
     assert "in a helper process" in str(e.value.__cause__) and "_fail_in_helper" in str(e.value.__cause__)
 
 
-def test_a_helper_that_dies_is_reported_not_waited_for():
+def test_a_helper_that_dies_is_reported_not_waited_for(tmp_path):
     from mediasim.campaign import LocalExecutor
     from mediasim.campaign.executors import WorkerDied
 
+    marker = str(tmp_path / "helper-started")
     with pytest.raises(WorkerDied, match=r"runs lost: .*exit codes 3"):
-        list(LocalExecutor(2).map_unordered(_die_in_helper, [300, 300, 300]))
+        list(LocalExecutor(2).map_unordered(_die_in_helper, [marker] * 3))
 
 
 def test_a_changed_scenario_is_a_new_run_and_an_unchanged_one_is_reused(examples, tmp_path):

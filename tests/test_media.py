@@ -120,16 +120,16 @@ def test_held_media_packets_give_the_per_packet_figures():
     s[3]["members"][0]["playout"] = {"adaptive": True}
     res = mediasim.run(sc, seed=2)
     m, r = res.tables["media"], res.tables["rtp"]
-    assert list(m["frames_played"]) == [515, 522, 516, 527, 469]
-    assert list(m["frames_late"]) == [37, 36, 41, 31, 32]
-    assert list(m["frames_lost"]) == [47, 44, 41, 35, 0]
-    assert list(m["frame_delay_p95_ms"].round(3)) == [50.994, 51.298, 50.938, 47.343, 34.423]
-    assert list(m["feedback_sent"]) == [329, 615, 675, 300, 171]
-    assert list(m["packets_reported_lost"]) == [38, 45, 41, 24, 0]
-    assert list(r["fb_sent"]) == [0, 47, 0, 45, 0, 39, 0, 35]
-    assert list(r["early_packets"]) == [0, 43, 0, 45, 0, 39, 0, 34]
-    assert list(r["regular_packets"]) == [29, 33, 30, 30, 30, 29, 30, 30]
-    assert list(r["loss_reports"]) == [48, 0, 45, 0, 41, 0, 35, 0]
+    assert list(m["frames_played"]) == [520, 514, 519, 530, 469]
+    assert list(m["frames_late"]) == [40, 36, 36, 33, 32]
+    assert list(m["frames_lost"]) == [39, 52, 43, 30, 0]
+    assert list(m["frame_delay_p95_ms"].round(3)) == [51.234, 51.331, 51.285, 47.327, 34.423]
+    assert list(m["feedback_sent"]) == [398, 851, 710, 397, 199]
+    assert list(m["packets_reported_lost"]) == [23, 55, 43, 19, 0]
+    assert list(r["fb_sent"]) == [0, 39, 0, 54, 0, 43, 0, 30]
+    assert list(r["early_packets"]) == [0, 38, 0, 48, 0, 42, 0, 28]
+    assert list(r["regular_packets"]) == [29, 30, 30, 35, 30, 30, 29, 30]
+    assert list(r["loss_reports"]) == [39, 0, 55, 0, 43, 0, 30, 0]
 
 
 @pytest.mark.parametrize("fmt", ["rfc8888", "twcc"])

@@ -3,6 +3,7 @@ with every controller at 50 ms behind drop-tail, times scaled by 0.4, two
 replications; its tables and plots, and the shapes RFC 8867's cases
 expect that show at this length."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -93,18 +94,18 @@ def test_a_long_cubic_flow_in_a_deep_drop_tail_queue_starves_the_delay_based_med
         assert row["share_ratio_mean"] < 0.5 and row["tcp_goodput_bps_mean"] > 1e6, ctl
 
 
-def case58(resume: str, controller: str):
-    """Case 5.8 at full length, 50 ms, drop-tail, one replication: the
-    run's figures and the paused flow's media row."""
+def case58(resume: str, controller: str, replication: int):
+    """Case 5.8 at full length, 50 ms, drop-tail, one replication run as
+    the study runs it (seed 1): the run's figures and the media table."""
     import dataclasses
 
     import mediasim
     from mediasim.sweep import Job
 
     p = dataclasses.replace(rmcat.Params(), case58_resume=resume)
-    sc = rmcat.scenario(p, 8, controller, 50.0, "droptail", 0)
-    res = mediasim.run(sc)
-    job = Job(sc.to_dict(), seed=1, replication=0,
+    sc = rmcat.scenario(p, 8, controller, 50.0, "droptail", replication)
+    res = mediasim.run(sc, seed=1, replication=replication)
+    job = Job(sc.to_dict(), seed=1, replication=replication,
               labels={"case": 8, "controller": controller, "one_way_ms": 50.0, "aqm": "droptail", "_params": p})
     return rmcat.analyse(res, job)["run"], res.tables["media"].set_index("flow")
 
@@ -116,13 +117,25 @@ def test_a_paused_flow_keeps_its_controller_and_comes_back_at_once_into_a_queue(
     rate it had, so the resumed flow is near its share within seconds and
     the bottleneck's queue jumps; with a fresh controller at the resume
     (``restart``) it climbs from R_start for tens of seconds and the queue
-    stays lower. The receiver counts the 20 s as a pause, not a freeze."""
-    held, media = case58("hold", controller)
-    fresh, _ = case58("restart", controller)
-    m0 = media.loc["m0/s0/rtp"]
+    stays lower. The receiver counts the 20 s as a pause, not a freeze.
+    The median of three replications: one run's resume can meet the other
+    flows' cycles badly (a queue that cuts all three for seconds)."""
+    import statistics
+
+    reps = range(3)
+    held = [case58("hold", controller, r) for r in reps]
+    fresh = [case58("restart", controller, r)[0] for r in reps]
+    m0 = held[0][1].loc["m0/s0/rtp"]
     assert m0["paused_s"] == 20.0 and m0["pauses"] == 1 and 20.0 <= m0["pause_total_s"] < 20.5
-    assert held["resume_converge_s"] < 3 and fresh["resume_converge_s"] > 10, (held, fresh)
-    assert held["resume_queue_peak_ms"] > fresh["resume_queue_peak_ms"] + 20, (held, fresh)
+
+    def median(runs, key):  # a resumed flow that never reaches its share: infinitely slow
+        return statistics.median(float("inf") if np.isnan(r[key]) else r[key] for r in runs)
+
+    held_runs = [r for r, _ in held]
+    conv = (median(held_runs, "resume_converge_s"), median(fresh, "resume_converge_s"))
+    assert conv[0] < 3 and conv[1] > 10, conv
+    peaks = (median(held_runs, "resume_queue_peak_ms"), median(fresh, "resume_queue_peak_ms"))
+    assert peaks[0] > peaks[1] + 20, peaks
 
 
 def test_cases_are_checked_before_any_run():

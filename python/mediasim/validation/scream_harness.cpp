@@ -3,9 +3,12 @@
 // mediasim's cross-check (python/mediasim/validation/scream_crosscheck.py).
 // Compiled with the reference's own sources; never part of mediasim.
 //
-// The path: frames of target / fps bytes (the target SCReAM gives, RTP
-// headers included) at a fixed frame rate, cut into RTP packets of at most
-// MAX_RTP bytes, queued in SCReAM's RTP queue and sent when ScreamTx says
+// The path: frames of target / fps bytes less their headers (the target
+// SCReAM gives is the wire rate; as RFC 8298 section 5 asks of the encoder
+// and as mediasim's sources do, a frame's payload is that rate over one
+// plus the share the last frame's RTP, UDP and IP headers took of its
+// payload) at a fixed frame rate, cut into RTP packets of at most MAX_RTP
+// bytes, queued in SCReAM's RTP queue and sent when ScreamTx says
 // so; a bottleneck of the capacity in effect (a step schedule), a drop-tail
 // queue of QUEUE_BYTES, a one-way delay; the receiver's feedback every
 // FB_INTERVAL back over the same delay with no queue. Times in microseconds,
@@ -115,6 +118,7 @@ int main(int argc, char** argv) {
     bool send_armed = false;
     double last_target = start_bps;
     long sent_bytes = 0, lost = 0;
+    double overhead_share = 0.0;
     double sojourn_sum_ms = 0;
     long sojourns = 0;
 
@@ -168,14 +172,17 @@ int main(int argc, char** argv) {
         case FRAME: {
             float t = tx.getTargetBitrate(SSRC);
             if (t > 0) last_target = t;  // -1 flags a loss (a key-frame request)
-            int bytes = (int)(last_target / 8.0 / fps);
-            int frame_rtp = 0;
+            int bytes = (int)(last_target / 8.0 / fps / (1.0 + overhead_share));
+            int frame_rtp = 0, packets = 0;
+            const int frame_payload = bytes;
             while (bytes > 0) {
                 int payload = bytes < MAX_RTP - RTP_HEADER ? bytes : MAX_RTP - RTP_HEADER;
                 bytes -= payload;
                 rtp_queue.push(nullptr, payload + RTP_HEADER, next_seq++, now / 1e6f);
                 frame_rtp += payload + RTP_HEADER;
+                packets++;
             }
+            overhead_share = frame_payload > 0 ? (double)packets * (RTP_HEADER + IP_UDP) / frame_payload : 0.0;
             rtp_queue.setSizeOfLastFrame(frame_rtp);
             tx.newMediaFrame(now, SSRC, frame_rtp);
             try_send(now);

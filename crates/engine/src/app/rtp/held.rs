@@ -16,7 +16,8 @@
 //! cache misses on every packet.
 //!
 //! The feedback timer starts as it would have: the first packet after a
-//! report starts it on arrival, held or not (its only action).
+//! report starts it on arrival, held or not (its only action), for the
+//! next instant of the feedback grid.
 //!
 //! RTCP's quiet slots (`RtcpScheduler::catch_up`) are not run for a held
 //! packet: it changes neither the member count, the sender count nor any
@@ -61,6 +62,8 @@ pub struct FastRx {
     pub ssrc: u32,
     /// The feedback interval, when the member returns per-packet feedback.
     pub fb_every: Option<SimTime>,
+    /// The feedback grid's origin: the first packet the log counted.
+    pub fb_origin: Option<SimTime>,
     pub held: Vec<Held>,
 }
 
@@ -97,8 +100,14 @@ impl FastRx {
     pub fn start_fb_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
         if let Some(every) = self.fb_every.filter(|_| !self.fb_armed) {
             self.fb_armed = true;
+            // Reports fall on a grid from the first packet counted, as a
+            // periodic task's would (libwebrtc's transport feedback sender,
+            // ns3-rmcat's receiver): the next instant of it after `now`.
+            let origin = *self.fb_origin.get_or_insert(now);
+            let every_ns = every.as_nanos();
+            let ticks = (now.as_nanos() - origin.as_nanos()) / every_ns + 1;
             out.push(Action::Timer {
-                at: now + every,
+                at: SimTime::from_nanos(origin.as_nanos() + ticks * every_ns),
                 token,
             });
         }
@@ -196,5 +205,30 @@ mod tests {
             out[..],
             [Action::Timer { at, token: 8 }] if at == SimTime::from_millis(53)
         ));
+    }
+
+    #[test]
+    fn the_feedback_timer_keeps_to_the_grid_of_the_first_packet() {
+        let mut out = Vec::new();
+        let mut f = fast(Some(SimTime::from_millis(50)));
+        let mut start = |f: &mut FastRx, us: u64| {
+            f.fb_armed = false; // the report went
+            out.clear();
+            f.start_fb_timer(SimTime::from_micros(us), 8, &mut out);
+            match out[..] {
+                [Action::Timer { at, token: 8 }] => at.as_nanos() / 1000,
+                _ => panic!("{out:?}"),
+            }
+        };
+        assert_eq!(start(&mut f, 3_000), 53_000);
+        // The next packet after the report at 53 ms, and ones long after.
+        assert_eq!(start(&mut f, 60_000), 103_000);
+        assert_eq!(start(&mut f, 102_999), 103_000);
+        assert_eq!(
+            start(&mut f, 103_000),
+            153_000,
+            "a packet on a tick waits for the next"
+        );
+        assert_eq!(start(&mut f, 1_000_001), 1_003_000);
     }
 }
