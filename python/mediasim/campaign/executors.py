@@ -142,6 +142,11 @@ class _Pool:
             p.join(timeout=0)
 
     def exit_codes(self) -> list[int | None]:
+        """The helpers' exit codes. Each has closed its pipe, so each is
+        ending: wait for it (at most 5 s) so that its code is known, not
+        None, when the pipe's end came before the kernel reaped it."""
+        for p in self.procs:
+            p.join(timeout=5)
         return [p.exitcode for p in self.procs]
 
 
