@@ -104,20 +104,11 @@ impl App for CbrSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::{Dest, Transport};
+    use crate::app::testing::{flow_errors, run_one_flow, udp_template};
 
     #[test]
     fn sends_every_interval_until_stop() {
-        let tpl = PacketTemplate {
-            flow: 3,
-            dst: Dest::Node(1),
-            src_port: 5,
-            dst_port: 6,
-            dscp: 0,
-            ecn: crate::net::packet::ecn::NOT_ECT,
-            payload_bytes: 40,
-            transport: Transport::Udp,
-        };
+        let tpl = udp_template(40);
         let stop = StopRule {
             stop: SimTime::from_millis(60),
             max_packets: None,
@@ -148,6 +139,46 @@ mod tests {
                 (1, SimTime::from_millis(20)),
                 (2, SimTime::from_millis(40))
             ]
+        );
+    }
+
+    /// `rate_bps` gives the interval payload x 8 / rate: 100 bytes at 8
+    /// kbit/s is a packet every 100 ms, so 10 in 1 s (from 0 to 0.9 s).
+    #[test]
+    fn a_rate_gives_the_interval_of_its_payload() {
+        let run =
+            |rate: &str| run_one_flow("cbr", &format!(r#", "payload_bytes": 100, {rate}"#), 1.0);
+        let (sent, bytes) = run(r#""rate_bps": 8000"#);
+        assert_eq!(sent, 10);
+        assert_eq!(bytes, 10 * (100 + 28));
+        assert_eq!(run(r#""interval_ms": 100"#).0, 10);
+        assert_eq!(run(r#""rate_bps": 80000"#).0, 100);
+    }
+
+    #[test]
+    fn a_flow_needs_one_of_rate_and_interval_and_a_payload() {
+        let errs = |fields: &str| flow_errors("cbr", fields);
+        assert_eq!(
+            errs(r#", "payload_bytes": 100"#),
+            ["flows[0]: cbr needs rate_bps or interval_ms"]
+        );
+        assert_eq!(
+            errs(r#", "payload_bytes": 100, "rate_bps": 8000, "interval_ms": 10"#),
+            ["flows[0]: cbr takes rate_bps or interval_ms, not both"]
+        );
+        let no_payload = errs(r#", "interval_ms": 10"#);
+        assert!(
+            no_payload.len() == 1 && no_payload[0].starts_with("flows[0].payload_bytes"),
+            "{no_payload:?}"
+        );
+        let zero = errs(r#", "payload_bytes": 100, "interval_ms": 10, "max_packets": 0"#);
+        assert!(
+            zero.len() == 1 && zero[0].starts_with("flows[0].max_packets"),
+            "{zero:?}"
+        );
+        assert_eq!(
+            errs(r#", "payload_bytes": 100, "interval_ms": 10"#),
+            Vec::<String>::new()
         );
     }
 }

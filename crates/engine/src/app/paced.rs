@@ -383,3 +383,78 @@ impl App for FeedbackSink {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::app::testing::{flow_errors, names, numbers, run_text};
+
+    fn run(fields: &str) -> crate::RunOutput {
+        run_text(&format!(
+            r#"{{"duration_s": 10, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+            "links": [{{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 5}}],
+            "flows": [{{"name": "f", "type": "paced", "src": "a", "dst": "b"{fields}}}]}}"#
+        ))
+    }
+
+    /// A fixed 800 kbit/s controller paces 1000-byte packets 10 ms apart:
+    /// 1000 in 10 s, all received, and no feedback (its receiving half
+    /// sends none); the `paced` row says the same.
+    #[test]
+    fn a_fixed_rate_paces_packets_of_packet_bytes() {
+        let out = run(r#", "cc": {"type": "fixed", "rate_bps": 8e5}"#);
+        assert_eq!(names(&out, "flows", "flow"), ["f", "f/fb"]);
+        assert_eq!(numbers(&out, "flows", "sent"), [1000.0, 0.0]);
+        assert_eq!(numbers(&out, "flows", "sent_bytes"), [1e6, 0.0]);
+        let row = |c: &str| numbers(&out, "paced", c)[0];
+        assert_eq!(
+            [
+                row("packets_sent"),
+                row("final_target_bps"),
+                row("packets_received"),
+                row("feedback_sent")
+            ],
+            [1000.0, 8e5, 1000.0, 0.0]
+        );
+        let small = run(r#", "cc": {"type": "fixed", "rate_bps": 8e5}, "packet_bytes": 500"#);
+        assert_eq!(numbers(&small, "flows", "sent"), [2000.0, 0.0]);
+        assert_eq!(numbers(&small, "flows", "sent_bytes"), [1e6, 0.0]);
+    }
+
+    /// TFRC's receiving half returns feedback in "f/fb", `feedback_bytes`
+    /// each on the wire (44 unless given).
+    #[test]
+    fn feedback_returns_in_packets_of_feedback_bytes() {
+        for (fields, size) in [("", 44.0), (r#", "feedback_bytes": 60"#, 60.0)] {
+            let out = run(&format!(r#", "cc": {{"type": "tfrc"}}{fields}"#));
+            let (sent, bytes) = (
+                numbers(&out, "flows", "sent"),
+                numbers(&out, "flows", "sent_bytes"),
+            );
+            assert!(sent[1] > 50.0, "{sent:?}");
+            assert_eq!(bytes[1], sent[1] * size);
+            assert_eq!(numbers(&out, "paced", "feedback_sent")[0], sent[1]);
+        }
+    }
+
+    #[test]
+    fn sizes_hold_the_headers_and_the_controller_is_checked() {
+        let errs = |fields: &str| flow_errors("paced", fields);
+        assert_eq!(
+            errs(r#", "cc": {"type": "fixed", "rate_bps": 1e5}, "packet_bytes": 27"#),
+            ["flows[0].packet_bytes: must be 28..=65535 bytes on the wire (got 27)"]
+        );
+        assert_eq!(
+            errs(r#", "cc": {"type": "fixed", "rate_bps": 1e5}, "feedback_bytes": 27"#),
+            ["flows[0].feedback_bytes: must be 28..=65535 bytes on the wire (got 27)"]
+        );
+        let cc = errs(r#", "cc": {"type": "fixed", "rate_bps": 0}"#);
+        assert!(
+            cc.len() == 1 && cc[0].starts_with("flows[0].cc.rate_bps"),
+            "{cc:?}"
+        );
+        assert_eq!(
+            errs(r#", "cc": {"type": "fixed", "rate_bps": 1e5}, "packet_bytes": 28"#),
+            Vec::<String>::new()
+        );
+    }
+}

@@ -104,3 +104,83 @@ impl App for PoissonSource {
         out.push(Action::Timer { at, token: 0 });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::testing::{drive, flow_errors, run_one_flow, udp_template};
+
+    fn source(rate_pps: f64, max_packets: Option<u64>) -> PoissonSource {
+        let tpl = udp_template(40);
+        let stop = StopRule {
+            stop: SimTime::from_secs(1000),
+            max_packets,
+        };
+        PoissonSource::new(
+            tpl,
+            rate_pps,
+            stop,
+            crate::sim::RngStreams::new(7, 0).stream("p"),
+        )
+    }
+
+    /// 100 packets a second for 100 s: about 10,000 (a Poisson count's
+    /// standard deviation is 100), the gaps exponential (mean 10 ms, as
+    /// many above the median ln 2 x 10 ms as below, a coefficient of
+    /// variation of 1), numbered in order, the first a gap after the start.
+    #[test]
+    fn gaps_are_exponential_at_the_mean_rate() {
+        let sent = drive(&mut source(100.0, None), SimTime::from_secs(100), |_| {});
+        let n = sent.len() as f64;
+        assert!((9_600.0..10_400.0).contains(&n), "{n}");
+        assert!(sent[0].0 > SimTime::ZERO, "the first packet waits a gap");
+        assert!(sent.iter().enumerate().all(|(i, (_, p))| p.seq == i as u64));
+        let gaps: Vec<f64> = sent
+            .windows(2)
+            .map(|w| (w[1].0.as_nanos() - w[0].0.as_nanos()) as f64 / 1e9)
+            .collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+        assert!((mean - 0.010).abs() < 0.0004, "{mean}");
+        assert!((sd / mean - 1.0).abs() < 0.05, "{}", sd / mean);
+        let below = gaps.iter().filter(|&&g| g < 0.010 * 2f64.ln()).count() as f64;
+        assert!((below / gaps.len() as f64 - 0.5).abs() < 0.02, "{below}");
+    }
+
+    #[test]
+    fn max_packets_stops_the_source() {
+        let sent = drive(&mut source(100.0, Some(5)), SimTime::from_secs(100), |_| {});
+        assert_eq!(sent.len(), 5);
+    }
+
+    /// `rate_bps` is payload bits: 100 bytes at 80 kbit/s is 100 packets
+    /// a second, about 1,000 in 10 s (within four standard deviations).
+    #[test]
+    fn a_bit_rate_gives_the_packet_rate_of_its_payload() {
+        for rate in [r#""rate_bps": 80000"#, r#""rate_pps": 100"#] {
+            let (sent, bytes) = run_one_flow(
+                "poisson",
+                &format!(r#", "payload_bytes": 100, {rate}"#),
+                10.0,
+            );
+            assert!((874..1126).contains(&sent), "{rate}: {sent}");
+            assert_eq!(bytes, sent * (100 + 28));
+        }
+    }
+
+    #[test]
+    fn a_flow_needs_one_of_the_rates() {
+        let errs = |rate: &str| flow_errors("poisson", &format!(r#", "payload_bytes": 100{rate}"#));
+        assert_eq!(errs(""), ["flows[0]: poisson needs rate_bps or rate_pps"]);
+        assert_eq!(
+            errs(r#", "rate_bps": 8000, "rate_pps": 10"#),
+            ["flows[0]: poisson takes rate_bps or rate_pps, not both"]
+        );
+        let zero = errs(r#", "rate_pps": 0"#);
+        assert!(
+            !zero.is_empty() && zero.iter().all(|e| e.starts_with("flows[0].rate_pps")),
+            "{zero:?}"
+        );
+        assert_eq!(errs(r#", "rate_pps": 10"#), Vec::<String>::new());
+    }
+}

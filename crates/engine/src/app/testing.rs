@@ -121,3 +121,76 @@ impl RateController for ScriptCc {
         Vec::new()
     }
 }
+
+/// A two-node scenario (a to b over a 10 Mbit/s, 1 ms link) with one
+/// flow "f" of `kind` from a to b and `fields` (", ..." or "").
+fn one_flow(kind: &str, fields: &str, duration_s: f64) -> String {
+    format!(
+        r#"{{"duration_s": {duration_s}, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+        "links": [{{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 1}}],
+        "flows": [{{"name": "f", "type": "{kind}", "src": "a", "dst": "b"{fields}}}]}}"#
+    )
+}
+
+/// Runs `one_flow` for `duration_s`: the packets the flow sent and their
+/// bytes on the wire (the `flows` table's first row).
+pub fn run_one_flow(kind: &str, fields: &str, duration_s: f64) -> (u64, u64) {
+    let out = run_text(&one_flow(kind, fields, duration_s));
+    let first = |c: &str| numbers(&out, "flows", c)[0] as u64;
+    (first("sent"), first("sent_bytes"))
+}
+
+/// The errors `one_flow` gets, as "path: message" lines.
+pub fn flow_errors(kind: &str, fields: &str) -> Vec<String> {
+    match crate::scenario::parse_and_validate(&one_flow(kind, fields, 1.0)) {
+        Ok(_) => Vec::new(),
+        Err(errs) => errs
+            .iter()
+            .map(|e| format!("{}: {}", e.path, e.message))
+            .collect(),
+    }
+}
+
+/// A UDP packet template of `payload_bytes` from node 0 to node 1.
+pub fn udp_template(payload_bytes: u32) -> crate::app::PacketTemplate {
+    crate::app::PacketTemplate {
+        flow: 0,
+        dst: crate::net::Dest::Node(1),
+        src_port: 5,
+        dst_port: 6,
+        dscp: 0,
+        ecn: crate::net::packet::ecn::NOT_ECT,
+        payload_bytes,
+        transport: crate::net::Transport::Udp,
+    }
+}
+
+/// Runs a scenario given as JSON text with the default options.
+pub fn run_text(text: &str) -> crate::RunOutput {
+    crate::run_json(text, &crate::RunOptions::default(), &mut |_, _| true)
+        .expect("a valid scenario")
+}
+
+/// A table's column as numbers (counts and measures alike).
+pub fn numbers(out: &crate::RunOutput, table: &str, column: &str) -> Vec<f64> {
+    use crate::measure::Column;
+    let t = out.tables.iter().find(|t| t.name == table).expect(table);
+    match t.get(column) {
+        Some(Column::U64(v)) => v.iter().map(|&x| x as f64).collect(),
+        Some(Column::I64(v)) => v.iter().map(|&x| x as f64).collect(),
+        Some(Column::F64(v)) => v.clone(),
+        other => panic!("{table}.{column}: {other:?}"),
+    }
+}
+
+/// A table's column of names (the flows table's `flow`).
+pub fn names(out: &crate::RunOutput, table: &str, column: &str) -> Vec<String> {
+    use crate::measure::Column;
+    let t = out.tables.iter().find(|t| t.name == table).expect(table);
+    match t.get(column) {
+        Some(Column::Names { names, codes }) => {
+            codes.iter().map(|&c| names[c as usize].clone()).collect()
+        }
+        other => panic!("{table}.{column}: {other:?}"),
+    }
+}

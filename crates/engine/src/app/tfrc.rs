@@ -148,3 +148,79 @@ const REPORTING: Reporting = Reporting {
         )
     },
 };
+
+#[cfg(test)]
+mod tests {
+    use crate::app::testing::flow_errors;
+
+    /// A packet carries at least its IP and UDP headers (28 bytes).
+    #[test]
+    fn sizes_hold_at_least_the_headers() {
+        let errs = |sizes: &str| flow_errors("tfrc", sizes);
+        assert_eq!(
+            errs(r#", "packet_bytes": 27, "feedback_bytes": 28"#),
+            ["flows[0].packet_bytes: must be 28..=65535 bytes on the wire (got 27)"]
+        );
+        assert_eq!(
+            errs(r#", "packet_bytes": 28, "feedback_bytes": 27"#),
+            ["flows[0].feedback_bytes: must be 28..=65535 bytes on the wire (got 27)"]
+        );
+        assert_eq!(errs(""), Vec::<String>::new());
+    }
+
+    /// A TFRC flow through a 2 Mbit/s link with a 30-packet queue and 0.5%
+    /// random loss, 20 s: its feedback flow "f/fb" back over the link,
+    /// data packets of `packet_bytes` and feedback of `feedback_bytes` on
+    /// the wire, TFRC's rate under the link's; each of its settings
+    /// (oscillation prevention needs the queue's varying RTT) changes the
+    /// run.
+    #[test]
+    fn a_flow_and_its_feedback_follow_its_settings() {
+        use crate::app::testing::{names, numbers, run_text};
+        let run = |fields: &str| {
+            run_text(&format!(
+                r#"{{"duration_s": 20, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+                "links": [{{"a": "a", "b": "b", "rate_bps": 2e6, "delay_ms": 20,
+                            "queue": {{"type": "droptail", "limit_packets": 30}},
+                            "ab": {{"loss": {{"type": "packet", "rate": 0.005}}}}}}],
+                "flows": [{{"name": "f", "type": "tfrc", "src": "a", "dst": "b"{fields}}}]}}"#
+            ))
+        };
+        let base = run("");
+        assert_eq!(names(&base, "flows", "flow"), ["f", "f/fb"]);
+        let (sent, bytes) = (
+            numbers(&base, "flows", "sent"),
+            numbers(&base, "flows", "sent_bytes"),
+        );
+        assert_eq!(bytes[0], sent[0] * 1000.0, "data packets of 1000 bytes");
+        assert_eq!(bytes[1], sent[1] * 44.0, "feedback of 44 bytes");
+        let row = |out: &crate::RunOutput, c: &str| numbers(out, "tfrc", c)[0];
+        assert_eq!(row(&base, "packets_sent"), sent[0]);
+        assert!(row(&base, "feedbacks_received") > 100.0);
+        let rate = row(&base, "final_rate_bps");
+        assert!(rate > 2e5 && rate < 2.5e6, "{rate}");
+        assert!(row(&base, "loss_events") > 10.0);
+        for fields in [
+            r#", "packet_bytes": 500"#,
+            r#", "feedback_bytes": 100"#,
+            r#", "b": 2"#,
+            r#", "history_discounting": false"#,
+            r#", "oscillation_prevention": false"#,
+        ] {
+            let other = run(fields);
+            let differ = ["packets_sent", "final_rate_bps", "p", "feedbacks_received"]
+                .iter()
+                .any(|c| row(&other, c) != row(&base, c))
+                || numbers(&other, "flows", "sent_bytes") != bytes;
+            assert!(differ, "{fields} changed nothing");
+        }
+    }
+
+    #[test]
+    fn b_is_at_least_one() {
+        let errs = |b: &str| flow_errors("tfrc", &format!(r#", "b": {b}"#));
+        assert_eq!(errs("0.5"), ["flows[0].b: must be at least 1 (got 0.5)"]);
+        assert_eq!(errs("1"), Vec::<String>::new());
+        assert_eq!(errs("3"), Vec::<String>::new());
+    }
+}
