@@ -457,4 +457,47 @@ mod tests {
             Vec::<String>::new()
         );
     }
+
+    /// With `measure.series`, the target rate over time (a fixed
+    /// controller's one point); the feedback flow "f/fb" is a name the
+    /// scenario can use (an explicit loss).
+    #[test]
+    fn the_target_rate_is_a_series() {
+        let out = run_text(
+            r#"{"duration_s": 1, "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 5,
+                       "ba": {"loss": {"type": "explicit", "packets": [{"flow": "f/fb", "seq": 0}]}}}],
+            "flows": [{"name": "f", "type": "paced", "src": "a", "dst": "b",
+                       "cc": {"type": "fixed", "rate_bps": 8e5}}],
+            "measure": {"series": true}}"#,
+        );
+        assert_eq!(names(&out, "paced_series", "var"), ["rate_bps"]);
+        assert_eq!(numbers(&out, "paced_series", "value"), [8e5]);
+    }
+
+    /// A flow's run does not depend on when it starts: a media-scaling
+    /// controller (whose receiver counts its control interval from the
+    /// flow's start) started at 5 s does in its first 3 s what one
+    /// started at 0 does.
+    #[test]
+    fn a_later_start_shifts_the_run() {
+        let run = |start: f64| {
+            let out = run_text(&format!(
+                r#"{{"duration_s": {}, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+                "links": [{{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 5}}],
+                "flows": [{{"name": "f", "type": "paced", "src": "a", "dst": "b", "start_s": {start},
+                           "cc": {{"type": "scale", "levels_bps": [1e5, 2e5, 4e5, 8e5]}}}}]}}"#,
+                start + 3.0
+            ));
+            let row = |c: &str| numbers(&out, "paced", c)[0];
+            [
+                row("packets_sent"),
+                row("final_target_bps"),
+                row("feedback_sent"),
+            ]
+        };
+        let first = run(0.0);
+        assert!(first[2] > 0.0, "{first:?}");
+        assert_eq!(run(5.0), first);
+    }
 }

@@ -151,7 +151,18 @@ const REPORTING: Reporting = Reporting {
 
 #[cfg(test)]
 mod tests {
-    use crate::app::testing::flow_errors;
+    use crate::app::testing::{flow_errors, names, numbers, run_text};
+
+    /// A TFRC flow "f" from a to b for `duration_s` over one link from a to
+    /// b (`link`: its fields after a and b), with the flow's `fields` and
+    /// the document's `rest` (", ..." or "").
+    fn run(duration_s: f64, link: &str, fields: &str, rest: &str) -> crate::RunOutput {
+        run_text(&format!(
+            r#"{{"duration_s": {duration_s}, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+            "links": [{{"a": "a", "b": "b", {link}}}],
+            "flows": [{{"name": "f", "type": "tfrc", "src": "a", "dst": "b"{fields}}}]{rest}}}"#
+        ))
+    }
 
     /// A packet carries at least its IP and UDP headers (28 bytes).
     #[test]
@@ -176,16 +187,10 @@ mod tests {
     /// run.
     #[test]
     fn a_flow_and_its_feedback_follow_its_settings() {
-        use crate::app::testing::{names, numbers, run_text};
-        let run = |fields: &str| {
-            run_text(&format!(
-                r#"{{"duration_s": 20, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
-                "links": [{{"a": "a", "b": "b", "rate_bps": 2e6, "delay_ms": 20,
-                            "queue": {{"type": "droptail", "limit_packets": 30}},
-                            "ab": {{"loss": {{"type": "packet", "rate": 0.005}}}}}}],
-                "flows": [{{"name": "f", "type": "tfrc", "src": "a", "dst": "b"{fields}}}]}}"#
-            ))
-        };
+        let link = r#""rate_bps": 2e6, "delay_ms": 20,
+            "queue": {"type": "droptail", "limit_packets": 30},
+            "ab": {"loss": {"type": "packet", "rate": 0.005}}"#;
+        let run = |fields: &str| run(20.0, link, fields, "");
         let base = run("");
         assert_eq!(names(&base, "flows", "flow"), ["f", "f/fb"]);
         let (sent, bytes) = (
@@ -222,5 +227,55 @@ mod tests {
         assert_eq!(errs("0.5"), ["flows[0].b: must be at least 1 (got 0.5)"]);
         assert_eq!(errs("1"), Vec::<String>::new());
         assert_eq!(errs("3"), Vec::<String>::new());
+    }
+
+    /// TFRC's s starts at `packet_bytes` (RFC 5348 4.2): 500-byte packets
+    /// start at one a second (4 kbit/s), and the first feedback sets the
+    /// rate to W_init / R with W_init = min(4s, max(2s, 4380)) = 2000
+    /// bytes, R the first RTT sample: 2 x 20 ms, 0.4 ms of data and
+    /// 0.0352 ms of feedback on the 10 Mbit/s link.
+    #[test]
+    fn the_first_rates_use_packet_bytes_for_s() {
+        let out = run(
+            0.2,
+            r#""rate_bps": 1e7, "delay_ms": 20"#,
+            r#", "packet_bytes": 500"#,
+            r#", "measure": {"series": true}"#,
+        );
+        let vars = names(&out, "tfrc_series", "var");
+        let values = numbers(&out, "tfrc_series", "value");
+        let rate: Vec<f64> = (vars.iter().zip(values))
+            .filter(|(v, _)| *v == "rate_bps")
+            .map(|(_, x)| x)
+            .collect();
+        assert_eq!(rate[0], 4000.0);
+        let expected = 2000.0 * 8.0 / 0.0404352;
+        assert!((rate[1] / expected - 1.0).abs() < 1e-9, "{rate:?}");
+    }
+
+    /// Its feedback flow "f/fb" is a flow the scenario can name (here in
+    /// an explicit loss), and both ends keep their series (the allowed
+    /// rate, the receiver's loss event rate) to `limits.max_series_rows`.
+    #[test]
+    fn the_feedback_flow_is_named_and_both_ends_keep_series() {
+        let link = r#""rate_bps": 1e7, "delay_ms": 20,
+            "ab": {"loss": {"type": "packet", "rate": 0.02}},
+            "ba": {"loss": {"type": "explicit", "packets": [{"flow": "f/fb", "seq": 3}]}}"#;
+        let run = |limits: &str| {
+            run(
+                5.0,
+                link,
+                "",
+                &format!(r#", "measure": {{"series": true}}, "limits": {{{limits}}}"#),
+            )
+        };
+        let rows = |out: &crate::RunOutput, var: &str| {
+            let vars = names(out, "tfrc_series", "var");
+            vars.iter().filter(|v| *v == var).count()
+        };
+        let all = run("");
+        assert!(rows(&all, "p") > 3 && rows(&all, "rate_bps") > 3);
+        let cut = run(r#""max_series_rows": 3"#);
+        assert_eq!((rows(&cut, "p"), rows(&cut, "rate_bps")), (3, 3));
     }
 }

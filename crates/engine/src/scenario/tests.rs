@@ -1050,6 +1050,8 @@ fn answering_flows_need_a_route_back() {
         json!({"type": "media_scaling", "app": "mm"}),
         json!({"type": "svc", "cc": {"type": "fixed", "rate_bps": 1e5}}),
         json!({"type": "tcp"}),
+        json!({"type": "tfrc"}),
+        json!({"type": "paced", "cc": {"type": "fixed", "rate_bps": 1e5}}),
     ] {
         let e = run(with(extra.clone()));
         assert!(
