@@ -80,7 +80,12 @@ fn production_code(src: &str) -> (String, Vec<String>) {
             let Some(first) = lines.get(i) else { break };
             let first = first.split("//").next().unwrap_or("");
             if first.trim_end().ends_with(';') {
-                if let Some(name) = first.trim().strip_prefix("mod ") {
+                let decl = first.trim();
+                let decl = ["pub ", "pub(crate) "]
+                    .iter()
+                    .find_map(|v| decl.strip_prefix(v))
+                    .unwrap_or(decl);
+                if let Some(name) = decl.strip_prefix("mod ") {
                     test_mods.push(name.trim_end_matches(';').trim().to_string());
                 }
                 i += 1;
@@ -271,6 +276,9 @@ fn an_edge_up_the_layers_is_found() {
                 #[cfg(test)]\nmod tests {\n    use crate::world::World;\n}\n";
     let (prod, _) = production_code(code);
     let bad = violations(&m, &[(PathBuf::from("net/x.rs"), prod)]);
+    // A test-only module declared public is a test-only module too.
+    let decls = "#[cfg(test)]\npub mod testing;\n#[cfg(test)]\nmod tests;\npub mod spec;\n";
+    assert_eq!(production_code(decls).1, ["testing", "tests"]);
     assert_eq!(bad, vec!["net/x.rs:2: net -> app".to_string()]);
     // Helpers and a layer's own modules are allowed; `$crate` is a macro's.
     let ok =
