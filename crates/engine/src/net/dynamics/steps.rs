@@ -33,10 +33,6 @@ impl<T: Copy> Steps<T> {
         self.points.len() == 1
     }
 
-    pub fn points(&self) -> &[(SimTime, T)] {
-        &self.points
-    }
-
     /// `t` within the current period, and the period's start.
     fn fold(&self, t: SimTime) -> (SimTime, SimTime) {
         match self.period {
@@ -99,5 +95,15 @@ mod tests {
         assert_eq!(st.next_change(s(2)), Some((s(3), 1)));
         assert_eq!(st.next_change(s(3)), Some((s(5), 5)));
         assert_eq!(st.next_change(SimTime(s(6).0 - 1)), Some((s(6), 1)));
+    }
+
+    /// One step that repeats is a constant: no change to wake for, ever.
+    #[test]
+    fn one_repeating_step_never_changes() {
+        let st = Steps::new(vec![(s(0), 9)], Some(s(3)));
+        assert!(st.is_constant());
+        assert_eq!(st.next_change(s(0)), None);
+        assert_eq!(st.next_change(s(7)), None);
+        assert_eq!(st.value_at(s(7)), 9);
     }
 }
