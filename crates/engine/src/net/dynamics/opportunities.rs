@@ -37,18 +37,6 @@ impl Opportunities {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.at.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.at.is_empty()
-    }
-
-    pub fn period(&self) -> SimTime {
-        self.period
-    }
-
     /// The mean capacity over one pass, in bit/s.
     pub fn mean_rate_bps(&self) -> f64 {
         self.at.len() as f64 * self.bytes as f64 * 8.0 / self.period.as_secs_f64()
@@ -65,7 +53,9 @@ impl Opportunities {
     }
 
     /// The first opportunity falling strictly after `t`; every opportunity
-    /// before it falls at or before `t` (times never decrease with g).
+    /// before it falls at or before `t` (times never decrease with g). Past
+    /// the end of a trace that does not repeat: the number of its
+    /// opportunities, one past the last.
     pub fn first_after(&self, t: SimTime) -> u64 {
         let n = self.at.len() as u64;
         let pass = t.0 / self.period.0;
@@ -141,5 +131,6 @@ mod tests {
         assert_eq!(o.first_after(ms(7)), 1);
         assert_eq!(o.time_of(o.first_after(ms(10))), None);
         assert_eq!(o.time_of(o.first_after(ms(500))), None);
+        assert_eq!((o.first_after(ms(10)), o.first_after(ms(500))), (2, 2));
     }
 }
