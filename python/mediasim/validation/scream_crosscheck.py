@@ -151,9 +151,10 @@ def mediasim_figures(pacing_factor: float = PACING_HEADROOM, **cc: float) -> dic
     return mean_figures([mediasim_samples(pacing_factor, fb, **cc) for fb in FEEDBACK_MS])
 
 
-def reference_samples(src: Path, feedback_ms: float) -> tuple[list[dict[str, float]], int]:
-    """Builds the harness with the reference's sources in ``src`` (a
-    checkout of ``REF_REPO``) and runs it with feedback every ``feedback_ms``."""
+def reference_runs(src: Path) -> dict[str, tuple[list[dict[str, float]], int]]:
+    """Builds the harness once with the reference's sources in ``src`` (a
+    checkout of ``REF_REPO``) and runs it at each of ``FEEDBACK_MS``:
+    (samples, lost) by interval."""
     code = src / "code"
     parts = [code / f for f in ("ScreamTx.cpp", "ScreamRx.cpp", "RtpQueue.cpp")]
     if not all(p.exists() for p in parts):
@@ -162,9 +163,14 @@ def reference_samples(src: Path, feedback_ms: float) -> tuple[list[dict[str, flo
         exe = Path(tmp) / "scream_harness"
         subprocess.run(["g++", "-O2", "-std=c++14", f"-I{code}", "-o", str(exe), str(HARNESS), *map(str, parts)],
                        check=True, capture_output=True, text=True)
-        args = [DURATION_S, FPS, feedback_ms, ONE_WAY_MS, QUEUE_BYTES, MIN_BPS, START_BPS, MAX_BPS]
-        steps = [f"{t}:{c}" for t, c in CAPS]
-        out = subprocess.run([str(exe), *map(str, args), *steps], check=True, capture_output=True, text=True).stdout
+        return {str(fb): _run_harness(exe, fb) for fb in FEEDBACK_MS}
+
+
+def _run_harness(exe: Path, feedback_ms: float) -> tuple[list[dict[str, float]], int]:
+    """One run of the built harness with feedback every ``feedback_ms``."""
+    args = [DURATION_S, FPS, feedback_ms, ONE_WAY_MS, QUEUE_BYTES, MIN_BPS, START_BPS, MAX_BPS]
+    steps = [f"{t}:{c}" for t, c in CAPS]
+    out = subprocess.run([str(exe), *map(str, args), *steps], check=True, capture_output=True, text=True).stdout
     samples, lost = [], 0
     for line in out.splitlines():
         t, target, sent, soj, lost_so_far = line.split()
@@ -192,7 +198,7 @@ def main(argv: list[str]) -> int:
                   file=sys.stderr)
             return 2
         src = Path(argv[argv.index("--scream-src") + 1])
-        runs = {str(fb): reference_samples(src, fb) for fb in FEEDBACK_MS}
+        runs = reference_runs(src)
         ref = mean_figures(list(runs.values()))
         doc = {"about": "Ericsson's SCReAM (ScreamTx/ScreamRx) in mediasim's harness on the cross-check's path "
                         "(mediasim.validation.scream_crosscheck), one run per feedback interval (ms); "
