@@ -199,8 +199,29 @@ fn tcp_options() {
         tcp(json!({"mss_bytes": 1000, "rwnd_bytes": 1000, "min_rto_ms": 200, "max_rto_ms": 200})),
         vec![]
     );
+    // The bounds themselves are allowed; the minimum RTO alone is held to
+    // the default maximum (60 s), the maximum alone to the default minimum
+    // (1 s).
+    for ok in [
+        json!({"mss_bytes": 65495}),
+        json!({"min_rto_ms": 60000}),
+        json!({"max_rto_ms": 1000}),
+    ] {
+        assert_eq!(tcp(ok.clone()), vec![], "{ok}");
+    }
     for (opts, path, frag) in [
         (json!({"mss_bytes": 0}), "mss_bytes", "1..=65495"),
+        (json!({"mss_bytes": 65496}), "mss_bytes", "1..=65495"),
+        (
+            json!({"min_rto_ms": 60001}),
+            "min_rto_ms",
+            "at most max_rto_ms (60000, the default",
+        ),
+        (
+            json!({"max_rto_ms": 999}),
+            "max_rto_ms",
+            "at least min_rto_ms (1000)",
+        ),
         (
             json!({"initial_window": 0}),
             "initial_window",

@@ -276,3 +276,248 @@ impl App for TcpSink {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::testing::{names, numbers, run_text, udp_template};
+    use crate::net::TcpHeader;
+
+    /// A 10 Mbit/s, 1 ms link from a to b with the `queue` given, one TCP
+    /// flow "t" from a to b with `fields`, for `duration_s`.
+    fn tcp_run(fields: &str, queue: &str, series: bool, duration_s: f64) -> crate::RunOutput {
+        run_text(&format!(
+            r#"{{"duration_s": {duration_s}, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+            "links": [{{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 1, "queue": {queue}}}],
+            "flows": [{{"name": "t", "type": "tcp", "src": "a", "dst": "b"{fields}}}],
+            "measure": {{"series": {series}}}}}"#
+        ))
+    }
+
+    fn one(out: &crate::RunOutput, column: &str) -> f64 {
+        let v = numbers(out, "tcp", column);
+        assert_eq!(v.len(), 1, "{column}: one row per TCP flow");
+        v[0]
+    }
+
+    const DROPTAIL_100: &str = r#"{"type": "droptail", "limit_packets": 100}"#;
+
+    #[test]
+    fn a_finite_transfer_reports_its_times_and_bytes() {
+        let out = tcp_run(
+            r#", "start_s": 0.5, "bytes": 200000"#,
+            DROPTAIL_100,
+            false,
+            3.0,
+        );
+        assert_eq!(one(&out, "bytes"), 200_000.0);
+        assert_eq!(one(&out, "start_s"), 0.5);
+        // The handshake takes one round trip: 2 ms of propagation and the
+        // SYN and SYN-ACK's serialisation (tens of microseconds each).
+        let est = one(&out, "established_s") - 0.5;
+        assert!((0.002..0.0022).contains(&est), "{est}");
+        let done = one(&out, "sender_done_s");
+        assert!(done > 0.5 + est && done < 1.0, "{done}");
+        assert_eq!(one(&out, "bytes_acked"), 200_000.0);
+        let goodput = 200_000.0 * 8.0 / (done - 0.5);
+        assert!((one(&out, "goodput_bps") - goodput).abs() < 1e-6 * goodput);
+        // 137 full or partial segments of data, with nothing lost.
+        assert_eq!(one(&out, "data_bytes_sent"), 200_000.0);
+        assert!(one(&out, "segments_sent") >= 137.0);
+        for c in [
+            "retransmissions",
+            "timeouts",
+            "fast_recoveries",
+            "ecn_reductions",
+        ] {
+            assert_eq!(one(&out, c), 0.0, "{c}");
+        }
+        // One timed segment a round trip (RFC 6298 3, no timestamps): a
+        // round trip each of slow start's windows.
+        assert!(one(&out, "rtt_samples") >= 5.0);
+        let srtt = one(&out, "srtt_ms");
+        assert!(srtt > 2.0 && srtt < 2.0 + 100.0 * 1.2, "{srtt}");
+        assert!(one(&out, "final_cwnd_bytes") > 4380.0);
+        // The sink's columns of the same row.
+        assert_eq!(one(&out, "bytes_delivered"), 200_000.0);
+        let rdone = one(&out, "receiver_done_s");
+        assert!(rdone > 0.5 && rdone <= done, "{rdone} {done}");
+        assert!((one(&out, "completion_time_s") - (rdone - 0.5)).abs() < 1e-12);
+        let acks = one(&out, "acks_sent");
+        let delayed = one(&out, "delayed_acks");
+        // Every second segment is acknowledged at once (RFC 5681 4.2).
+        assert!((137.0 / 2.0..137.0).contains(&acks), "{acks}");
+        // Segments come in bursts a round trip apart, so the timer never
+        // runs out: every ACK goes with a second segment or with the FIN.
+        assert_eq!(delayed, 0.0);
+        for c in ["out_of_order_segments", "duplicate_segments", "ce_received"] {
+            assert_eq!(one(&out, c), 0.0, "{c}");
+        }
+        // The data packets on the wire: IPv4 and TCP headers on the
+        // payload; the last one holds what is left of 200,000 bytes.
+        let sent_bytes = numbers(&out, "flows", "sent_bytes")[0];
+        let sent = numbers(&out, "flows", "sent")[0];
+        assert_eq!(sent, one(&out, "segments_sent"));
+        let headers = sent_bytes - 200_000.0;
+        assert!(
+            headers >= 40.0 * sent && headers <= 80.0 * sent,
+            "{headers}"
+        );
+    }
+
+    #[test]
+    fn a_lone_segment_is_acknowledged_when_the_delayed_ack_timer_runs_out() {
+        // Without the handshake nothing comes after the one segment: its
+        // ACK waits for the timer (200 ms by default), then takes the
+        // 1 ms path back; the data took 1 ms and at least 1,040 bytes'
+        // serialisation.
+        let rtt_s = 0.002 + 1040.0 * 8.0 / 1e7;
+        for (timeout_ms, extra) in [(200.0, ""), (50.0, r#", "delack_timeout_ms": 50"#)] {
+            let f = format!(r#", "bytes": 1000, "tcp": {{"handshake": false{extra}}}"#);
+            let out = tcp_run(&f, DROPTAIL_100, false, 1.0);
+            assert_eq!(one(&out, "acks_sent"), 1.0);
+            assert_eq!(one(&out, "delayed_acks"), 1.0);
+            let done = one(&out, "sender_done_s");
+            // What is left: the ACK's own serialisation, and the data's
+            // options if any (tens of microseconds).
+            let ack_s = done - timeout_ms / 1e3 - rtt_s;
+            assert!((0.0..0.0001).contains(&ack_s), "{timeout_ms}: {done}");
+            // No FIN: the sink never sees the end.
+            assert!(one(&out, "receiver_done_s").is_nan());
+        }
+    }
+
+    #[test]
+    fn a_bulk_source_has_no_end_and_recovers_its_losses() {
+        let queue = r#"{"type": "droptail", "limit_packets": 8}"#;
+        let out = tcp_run("", queue, true, 4.0);
+        for c in [
+            "bytes",
+            "sender_done_s",
+            "receiver_done_s",
+            "completion_time_s",
+        ] {
+            assert!(one(&out, c).is_nan(), "{c}");
+        }
+        assert_eq!(one(&out, "start_s"), 0.0);
+        assert!(one(&out, "retransmissions") > 0.0);
+        assert!(one(&out, "fast_recoveries") > 0.0);
+        assert!(one(&out, "out_of_order_segments") > 0.0);
+        // Goodput over the whole run, start to end: near the link's rate
+        // less the headers (1460 of 1500 bytes; 1448 with timestamps).
+        let goodput = one(&out, "goodput_bps");
+        let acked = one(&out, "bytes_acked");
+        assert!((goodput - acked * 8.0 / 4.0).abs() < 1e-6 * goodput);
+        assert!(
+            goodput > 0.85 * 1e7 * 1448.0 / 1500.0 && goodput < 1e7,
+            "{goodput}"
+        );
+        let delivered = one(&out, "bytes_delivered");
+        assert!(delivered >= acked && delivered < acked + 200_000.0);
+        // The window's series: cwnd and ssthresh change, RTT samples
+        // come in.
+        let vars = names(&out, "tcp_series", "var");
+        for v in [
+            "cwnd_bytes",
+            "ssthresh_bytes",
+            "rtt_s",
+            "srtt_s",
+            "rto_s",
+            "recovery",
+        ] {
+            let n = vars.iter().filter(|x| *x == v).count();
+            assert!(n > 0, "{v}");
+        }
+        let rtts = vars.iter().filter(|x| *x == "rtt_s").count();
+        assert_eq!(rtts as f64, one(&out, "rtt_samples"));
+    }
+
+    #[test]
+    fn series_are_kept_only_when_asked() {
+        let out = tcp_run("", DROPTAIL_100, false, 0.5);
+        assert!(out.tables.iter().all(|t| t.name != "tcp_series"));
+        assert!(one(&out, "rtt_samples") > 0.0);
+    }
+
+    #[test]
+    fn ecn_marks_reach_the_sink_and_reduce_the_window() {
+        let red = r#"{"type": "red", "min_th": 2, "max_th": 6, "max_p": 0.5, "w_q": 0.2,
+            "limit_packets": 50, "ecn": true}"#;
+        let with = tcp_run(r#", "tcp": {"ecn": true}"#, red, false, 2.0);
+        let ce = one(&with, "ce_received");
+        assert!(ce > 0.0);
+        let reductions = one(&with, "ecn_reductions");
+        // At most one reduction per window of data (RFC 3168 6.1.2).
+        assert!(reductions > 0.0 && reductions <= ce, "{reductions} {ce}");
+        // Without ECN the same queue drops instead: nothing is marked.
+        let without = tcp_run("", red, false, 2.0);
+        assert_eq!(one(&without, "ce_received"), 0.0);
+        assert_eq!(one(&without, "ecn_reductions"), 0.0);
+        // Marks replace most early drops (above max_th RED still drops).
+        let retx = |o: &crate::RunOutput| one(o, "retransmissions");
+        assert!(
+            retx(&without) > 5.0 * retx(&with),
+            "{} {}",
+            retx(&without),
+            retx(&with)
+        );
+    }
+
+    #[test]
+    fn an_endpoint_sizes_its_packets_and_keeps_one_timer_for_the_earliest_deadline() {
+        let mut ep = Endpoint::new(udp_template(0));
+        let t = SimTime::from_millis;
+        let seg = |payload, ect| Segment {
+            hdr: Box::new(TcpHeader::default()),
+            payload,
+            ect,
+        };
+        let mut out = Vec::new();
+        let mut segs = vec![seg(1000, false), seg(0, true)];
+        ep.flush(&mut segs, Some(t(5)), &mut out);
+        assert!(segs.is_empty());
+        let hdr = TcpHeader::default().header_bytes();
+        let sent: Vec<(u64, u32, u8)> = out
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send(p) => Some((p.seq, p.size_bytes, p.ecn)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            sent,
+            vec![
+                (0, IPV4_HEADER_BYTES + hdr + 1000, ecn::NOT_ECT),
+                (1, IPV4_HEADER_BYTES + hdr, ecn::ECT0)
+            ]
+        );
+        let timers = |out: &mut Vec<Action>| -> Vec<SimTime> {
+            out.drain(..)
+                .filter_map(|a| match a {
+                    Action::Timer { at, .. } => Some(at),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(timers(&mut out), vec![t(5)]);
+        // A later or equal deadline waits for the pending timer; an earlier
+        // one asks for its own.
+        for (d, want) in [(7, vec![]), (5, vec![]), (3, vec![t(3)]), (3, vec![])] {
+            ep.flush(&mut Vec::new(), Some(t(d)), &mut out);
+            assert_eq!(timers(&mut out), want, "deadline {d} ms");
+        }
+        ep.flush(&mut Vec::new(), None, &mut out);
+        assert!(out.is_empty());
+        // A timer firing before the pending one's time leaves it pending.
+        ep.timer_fired(t(2));
+        ep.flush(&mut Vec::new(), Some(t(4)), &mut out);
+        assert!(timers(&mut out).is_empty());
+        // Once it has fired, the next deadline arms a new one.
+        ep.timer_fired(t(3));
+        ep.flush(&mut Vec::new(), Some(t(9)), &mut out);
+        assert_eq!(timers(&mut out), vec![t(9)]);
+        let mut segs = vec![seg(10, false)];
+        ep.flush(&mut segs, None, &mut out);
+        assert!(matches!(&out[0], Action::Send(p) if p.seq == 2));
+    }
+}

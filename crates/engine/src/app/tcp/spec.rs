@@ -210,8 +210,11 @@ impl TcpSpec {
         // Compared with the defaults of the one not given: RTO clamping
         // needs min <= max (RFC 6298 2.4, 2.5).
         let d = crate::proto::tcp::TcpConfig::default();
-        let min = (self.min_rto_ms).unwrap_or(d.min_rto.as_secs_f64() * 1e3);
-        let max = (self.max_rto_ms).unwrap_or(d.max_rto.as_secs_f64() * 1e3);
+        // In ms from whole nanoseconds: exact, where seconds times 1e3 is
+        // not (60 s gave 60000.00000000001 ms).
+        let ms = |t: SimTime| t.as_nanos() as f64 / 1e6;
+        let min = (self.min_rto_ms).unwrap_or(ms(d.min_rto));
+        let max = (self.max_rto_ms).unwrap_or(ms(d.max_rto));
         if min > max {
             if self.max_rto_ms.is_some() {
                 let msg = format!("must be at least min_rto_ms ({min})");
@@ -264,5 +267,95 @@ pub fn tcp_config(t: Option<&TcpSpec>, finite: bool) -> TcpConfig {
         delayed_ack: t.delayed_ack.unwrap_or(d.delayed_ack),
         delack_timeout: ms(t.delack_timeout_ms, d.delack_timeout),
         ecn: t.ecn,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(json: &str) -> TcpSpec {
+        serde_json::from_str(json).expect("a valid TcpSpec")
+    }
+
+    #[test]
+    fn without_options_a_flow_has_the_defaults_and_a_handshake_if_finite() {
+        let d = TcpConfig::default();
+        for finite in [false, true] {
+            for c in [
+                tcp_config(None, finite),
+                tcp_config(Some(&spec("{}")), finite),
+            ] {
+                assert_eq!(c.handshake, finite);
+                assert_eq!(c.flavor, d.flavor);
+                assert_eq!(c.mss, d.mss);
+                assert_eq!(c.initial_window, InitialWindow::Rfc3390);
+                assert_eq!(c.max_window_packets, None);
+                assert_eq!(c.rwnd_bytes, d.rwnd_bytes);
+                assert_eq!(
+                    (c.initial_rto, c.min_rto, c.max_rto),
+                    (d.initial_rto, d.min_rto, d.max_rto)
+                );
+                assert_eq!(c.dupthresh, d.dupthresh);
+                assert_eq!(c.limited_transmit, d.limited_transmit);
+                assert!(c.newreno_impatient);
+                assert_eq!(c.newreno_recovery, NewRenoRecovery::Rfc6582);
+                assert_eq!(c.delayed_ack, d.delayed_ack);
+                assert_eq!(c.delack_timeout, d.delack_timeout);
+                assert!(!c.ecn);
+            }
+        }
+        // RFC 6298's timers, RFC 5681's dupthresh and delayed ACKs.
+        assert_eq!(d.min_rto, SimTime::from_millis(1000));
+        assert_eq!(d.initial_rto, SimTime::from_millis(1000));
+        assert_eq!(d.max_rto, SimTime::from_millis(60_000));
+        assert_eq!(d.dupthresh, 3);
+        assert!(d.delayed_ack && d.limited_transmit);
+        assert_eq!(d.delack_timeout, SimTime::from_millis(200));
+        assert_eq!((d.mss, d.rwnd_bytes), (1460, 1 << 20));
+    }
+
+    #[test]
+    fn every_option_reaches_the_configuration() {
+        let t = spec(
+            r#"{"flavor": "newreno", "mss_bytes": 1000, "initial_window": 10,
+            "max_window_packets": 20, "rwnd_bytes": 50000, "min_rto_ms": 200,
+            "initial_rto_ms": 3000, "max_rto_ms": 10000, "delayed_ack": false,
+            "delack_timeout_ms": 40, "limited_transmit": false,
+            "newreno_timer": "slow_but_steady", "newreno_recovery": "ns2",
+            "handshake": false, "dupthresh": 5, "ecn": true}"#,
+        );
+        let c = tcp_config(Some(&t), true);
+        assert_eq!(c.flavor, Flavor::NewReno);
+        assert_eq!(c.mss, 1000);
+        assert_eq!(c.initial_window, InitialWindow::Segments(10));
+        assert_eq!(c.max_window_packets, Some(20));
+        assert_eq!(c.rwnd_bytes, 50_000);
+        assert_eq!(c.min_rto, SimTime::from_millis(200));
+        assert_eq!(c.initial_rto, SimTime::from_millis(3000));
+        assert_eq!(c.max_rto, SimTime::from_millis(10_000));
+        assert!(!c.delayed_ack);
+        assert_eq!(c.delack_timeout, SimTime::from_millis(40));
+        assert!(!c.limited_transmit);
+        assert!(!c.newreno_impatient);
+        assert_eq!(c.newreno_recovery, NewRenoRecovery::Ns2);
+        assert!(!c.handshake);
+        assert_eq!(c.dupthresh, 5);
+        assert!(c.ecn);
+        // The other flavours and the named initial window; a bulk flow
+        // asking for the handshake gets it.
+        for (name, flavor) in [("reno", Flavor::Reno), ("sack", Flavor::Sack)] {
+            let t = spec(&format!(
+                r#"{{"flavor": "{name}", "initial_window": "rfc3390", "handshake": true}}"#
+            ));
+            let c = tcp_config(Some(&t), false);
+            assert_eq!(c.flavor, flavor);
+            assert_eq!(c.initial_window, InitialWindow::Rfc3390);
+            assert!(c.handshake);
+        }
+        let t = spec(r#"{"newreno_timer": "impatient", "newreno_recovery": "rfc6582"}"#);
+        let c = tcp_config(Some(&t), false);
+        assert!(c.newreno_impatient && !c.handshake);
+        assert_eq!(c.newreno_recovery, NewRenoRecovery::Rfc6582);
     }
 }
