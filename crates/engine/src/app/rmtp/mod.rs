@@ -5,6 +5,8 @@
 pub mod apps;
 pub mod build;
 pub mod spec;
+#[cfg(test)]
+mod tests;
 
 pub use spec::RmtpSessionSpec;
 

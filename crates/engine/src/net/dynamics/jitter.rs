@@ -91,6 +91,46 @@ mod tests {
     }
 
     #[test]
+    fn the_bound_is_around_the_mean_and_a_delay_never_goes_below_zero() {
+        // Mean 20 ms, sigma 10, bound 5: draws within 15-25 ms of the base.
+        let mut j = Jitter::new(20.0, 10.0, 5.0, RngStreams::new(1, 0).stream("j"));
+        let base = SimTime::from_millis(100);
+        let xs: Vec<f64> = (0..5_000)
+            .map(|_| (j.delay(base).0 - base.0) as f64 / 1e6)
+            .collect();
+        assert!(xs.iter().all(|x| (15.0..=25.0).contains(x)), "{xs:?}");
+        // Half a sigma each side: the draws spread over the whole interval.
+        let (lo, hi) = xs
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        assert!(lo < 15.1 && hi > 24.9, "{lo} {hi}");
+        // Without spread every delay is the base plus the mean, rounded to
+        // the nanosecond; a negative mean larger than the base gives zero.
+        let mut fixed = Jitter::new(0.000_000_6, 0.0, 0.0, RngStreams::new(1, 0).stream("j"));
+        assert_eq!(fixed.delay(base), SimTime(base.0 + 1));
+        let mut back = Jitter::new(-150.0, 0.0, 0.0, RngStreams::new(1, 0).stream("j"));
+        assert_eq!(back.delay(base), SimTime::ZERO);
+        let mut early = Jitter::new(-30.0, 0.0, 0.0, RngStreams::new(1, 0).stream("j"));
+        assert_eq!(early.delay(base), SimTime::from_millis(70));
+    }
+
+    #[test]
+    fn erf_matches_tabulated_values() {
+        // Abramowitz and Stegun's table 7.1, to the approximation's 1.5e-7.
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_877_8),
+            (1.0, 0.842_700_792_9),
+            (2.0, 0.995_322_265_0),
+            (-1.0, -0.842_700_792_9),
+            (-0.25, -0.276_326_390_2),
+        ] {
+            let got = libm_erf(x);
+            assert!((got - want).abs() < 1.5e-7, "erf({x}) = {got}, not {want}");
+        }
+    }
+
+    #[test]
     fn the_truncated_spread_matches_known_values() {
         assert!((truncated_std(1.0, 8.0) - 1.0).abs() < 1e-6);
         // At one sigma: 1 - 2 phi(1) / (2 Phi(1) - 1) = 0.29113.
