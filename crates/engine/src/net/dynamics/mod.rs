@@ -271,3 +271,166 @@ impl LinkDynamics {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::outage::Outages;
+    use super::*;
+
+    const MS: fn(u64) -> SimTime = SimTime::from_millis;
+    const US: fn(u64) -> SimTime = SimTime::from_micros;
+
+    fn rate_link(
+        rate: Steps<u64>,
+        delay: Steps<SimTime>,
+        down: &[(SimTime, SimTime)],
+    ) -> LinkDynamics {
+        let outages = (!down.is_empty()).then(|| UpDown::new(Outages::Windows(down.to_vec())));
+        let policy = DownPolicy {
+            drop_queued: false,
+            lose_wire: false,
+        };
+        LinkDynamics::new(Capacity::Rate(rate), delay, outages, policy, None, false)
+    }
+
+    /// Applies every change due up to `until`, in order.
+    fn apply_until(l: &mut LinkDynamics, until: SimTime) -> Vec<(SimTime, Change)> {
+        let mut seen = Vec::new();
+        while let Some((t, c)) = l.next_change().filter(|(t, _)| *t <= until) {
+            l.apply(t, c);
+            seen.push((t, c));
+        }
+        seen
+    }
+
+    #[test]
+    fn changes_at_one_instant_apply_state_then_rate_then_delay() {
+        let rate = Steps::new(
+            vec![(SimTime::ZERO, 1_000_000), (MS(1000), 2_000_000)],
+            None,
+        );
+        let delay = Steps::new(vec![(SimTime::ZERO, MS(10)), (MS(1000), MS(50))], None);
+        let mut l = rate_link(rate, delay, &[(MS(1000), MS(2000))]);
+        assert_eq!((l.rate_bps, l.delay_now), (1_000_000, MS(10)));
+        assert!(l.is_up() && !l.is_trace());
+        let seen = apply_until(&mut l, MS(5000));
+        assert_eq!(
+            seen,
+            vec![
+                (MS(1000), Change::Down),
+                (MS(1000), Change::Rate(2_000_000)),
+                (MS(1000), Change::Delay(MS(50))),
+                (MS(2000), Change::Up),
+            ]
+        );
+        assert_eq!((l.rate_bps, l.delay_now), (2_000_000, MS(50)));
+        assert!(l.is_up());
+        assert_eq!(l.next_change(), None);
+        // The same changes in the other order of sources: the delay's step
+        // first, then the rate's, when they do not coincide.
+        let rate = Steps::new(vec![(SimTime::ZERO, 1), (MS(30), 2)], None);
+        let delay = Steps::new(vec![(SimTime::ZERO, MS(1)), (MS(20), MS(2))], None);
+        let mut l = rate_link(rate, delay, &[]);
+        assert!(l.is_up());
+        let seen = apply_until(&mut l, MS(100));
+        assert_eq!(
+            seen,
+            vec![(MS(20), Change::Delay(MS(2))), (MS(30), Change::Rate(2))]
+        );
+    }
+
+    #[test]
+    fn a_packet_progresses_at_the_rate_in_force_and_not_while_down() {
+        // 8 Mbit/s: a byte a microsecond. 1,000 bytes, in bits times 1e9.
+        let rate = Steps::new(vec![(SimTime::ZERO, 8_000_000), (US(500), 4_000_000)], None);
+        let mut l = rate_link(rate, Steps::constant(MS(1)), &[(US(600), US(800))]);
+        assert_eq!(l.finish_time(), SimTime::MAX, "nothing being sent");
+        l.current = Some((PacketRef::NONE, 8_000 * 1_000_000_000));
+        assert_eq!(l.finish_time(), US(1000));
+        l.progress(US(400));
+        assert_eq!(l.current.unwrap().1, 4_800 * 1_000_000_000);
+        assert_eq!(l.finish_time(), US(1000));
+        // Progress to a time already accounted changes nothing.
+        l.progress(US(300));
+        assert_eq!(
+            (l.progress_at, l.current.unwrap().1),
+            (US(400), 4_800 * 1_000_000_000)
+        );
+        // Half the rate from 500 us: 400 bytes left take 800 us.
+        apply_until(&mut l, US(500));
+        assert_eq!(l.current.unwrap().1, 4_000 * 1_000_000_000);
+        assert_eq!(l.finish_time(), US(1500));
+        // Down over 600-800 us: 50 bytes sent before, none during.
+        apply_until(&mut l, US(600));
+        assert!(!l.is_up());
+        assert_eq!(l.current.unwrap().1, 3_600 * 1_000_000_000);
+        assert_eq!(l.finish_time(), SimTime::MAX);
+        l.progress(US(700));
+        assert_eq!(l.current.unwrap().1, 3_600 * 1_000_000_000);
+        apply_until(&mut l, US(800));
+        assert!(l.is_up());
+        assert_eq!(l.finish_time(), US(800 + 900));
+        // A rate of zero never finishes.
+        let mut z = rate_link(Steps::constant(0), Steps::constant(MS(1)), &[]);
+        z.current = Some((PacketRef::NONE, 1));
+        assert_eq!(z.finish_time(), SimTime::MAX);
+        // A finish beyond representable time is "never", not a wrap.
+        let mut slow = rate_link(Steps::constant(1), Steps::constant(MS(1)), &[]);
+        slow.current = Some((PacketRef::NONE, u128::MAX / 2));
+        assert_eq!(slow.finish_time(), SimTime::MAX);
+    }
+
+    #[test]
+    fn offered_capacity_counts_time_up_at_each_rate() {
+        // 8 Mbit/s (1 MB/s) to 1 s, then 16 Mbit/s; down over [2 s, 3 s).
+        let rate = Steps::new(
+            vec![(SimTime::ZERO, 8_000_000), (MS(1000), 16_000_000)],
+            None,
+        );
+        let mut l = rate_link(rate, Steps::constant(MS(1)), &[(MS(2000), MS(3000))]);
+        assert_eq!(l.offered_bytes(MS(500)), 500_000.0);
+        apply_until(&mut l, MS(1000));
+        assert_eq!(l.offered_bytes(MS(1000)), 1_000_000.0);
+        assert_eq!(l.offered_bytes(MS(1500)), 2_000_000.0);
+        apply_until(&mut l, MS(2500));
+        assert_eq!(l.offered_bytes(MS(2500)), 3_000_000.0, "nothing while down");
+        apply_until(&mut l, MS(3000));
+        assert_eq!(l.offered_bytes(MS(4000)), 5_000_000.0);
+        // Accounting up to an earlier time than already counted adds nothing.
+        l.account_offered(MS(3500));
+        l.account_offered(MS(3200));
+        assert_eq!(l.offered_at, MS(3500));
+        assert_eq!(l.offered_bytes(MS(4000)), 5_000_000.0);
+    }
+
+    #[test]
+    fn a_trace_offers_the_opportunities_of_its_up_periods() {
+        // An opportunity of 1,500 bytes every 10 ms; down over [30, 60) ms:
+        // those at 30, 40 and 50 ms are not offered.
+        let ops = Opportunities::new(&[10], true, 1500);
+        let outages = Some(UpDown::new(Outages::Windows(vec![(MS(30), MS(60))])));
+        let policy = DownPolicy {
+            drop_queued: true,
+            lose_wire: true,
+        };
+        let mut l = LinkDynamics::new(
+            Capacity::Trace(ops),
+            Steps::constant(MS(5)),
+            outages,
+            policy,
+            None,
+            false,
+        );
+        assert!(l.is_trace());
+        assert_eq!(l.rate_bps, 0);
+        assert_eq!(l.offered_bytes(MS(25)), 2.0 * 1500.0);
+        assert_eq!(
+            apply_until(&mut l, MS(100)),
+            vec![(MS(30), Change::Down), (MS(60), Change::Up)]
+        );
+        // Coming up at 60 ms, the opportunity at 60 ms is the next one.
+        assert_eq!(l.cursor, 5);
+        assert_eq!(l.offered_bytes(MS(100)), 7.0 * 1500.0);
+        assert_eq!(l.offered_bytes(MS(60)), 3.0 * 1500.0);
+    }
+}
