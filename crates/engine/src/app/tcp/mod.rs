@@ -433,6 +433,38 @@ mod tests {
     }
 
     #[test]
+    fn a_transfer_through_heavy_loss_completes_by_its_retransmission_timer() {
+        // A third of the data arriving at b lost (the ACKs arrive at a,
+        // which loses nothing): tails of windows go missing, and only the
+        // RTO brings them back.
+        let text = r#"{"duration_s": 60, "nodes": [{"name": "a"},
+            {"name": "b", "receiver_loss": {"type": "packet", "rate": 0.33}}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 1}],
+            "flows": [{"name": "t", "type": "tcp", "src": "a", "dst": "b", "bytes": 100000,
+                "tcp": {"min_rto_ms": 200}}]}"#;
+        let out = run_text(text);
+        assert!(one(&out, "timeouts") > 0.0);
+        assert_eq!(one(&out, "bytes_acked"), 100_000.0);
+        assert_eq!(one(&out, "bytes_delivered"), 100_000.0);
+        assert!(one(&out, "retransmissions") >= one(&out, "timeouts"));
+    }
+
+    #[test]
+    fn series_are_bounded_by_the_runs_limit() {
+        let text = r#"{"duration_s": 2, "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 1,
+                "queue": {"type": "droptail", "limit_packets": 8}}],
+            "flows": [{"name": "t", "type": "tcp", "src": "a", "dst": "b"}],
+            "measure": {"series": true}, "limits": {"max_series_rows": 5}}"#;
+        let out = run_text(text);
+        let vars = names(&out, "tcp_series", "var");
+        for v in ["cwnd_bytes", "rtt_s"] {
+            assert_eq!(vars.iter().filter(|x| *x == v).count(), 5, "{v}");
+        }
+        assert!(one(&out, "rtt_samples") > 5.0);
+    }
+
+    #[test]
     fn series_are_kept_only_when_asked() {
         let out = tcp_run("", DROPTAIL_100, false, 0.5);
         assert!(out.tables.iter().all(|t| t.name != "tcp_series"));
