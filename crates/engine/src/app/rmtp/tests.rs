@@ -450,3 +450,163 @@ fn members_the_channels_cannot_reach_are_named() {
         "{e:?}"
     );
 }
+
+#[test]
+fn a_member_that_has_received_nothing_sends_no_hack() {
+    // r2 and then the DR lose every packet: nothing to acknowledge, so no
+    // HACK, while the others report every period.
+    let all = r#", "receiver_loss": {"type": "packet", "rate": 1.0}"#;
+    let out = tree(r#", "stop_s": 10"#, &[("r2", all)], 20.0);
+    assert_eq!(at(&out, "m/r2/hack", "hacks_sent"), 0.0);
+    assert_eq!(at(&out, "m/r2/hack", "highest_received"), 0.0);
+    assert!(at(&out, "m/r1/hack", "hacks_sent") >= 20.0 / 0.3 - 1.0);
+    let out = tree(r#", "stop_s": 10"#, &[("d", all)], 20.0);
+    assert_eq!(at(&out, "m/d/hack", "hacks_sent"), 0.0);
+    assert_eq!(flow_sum(&out, "m/d/hack", "sent").0, 0.0);
+    assert!(at(&out, "m/r1/hack", "hacks_sent") >= 20.0 / 0.3 - 1.0);
+}
+
+#[test]
+fn a_drs_hacks_and_repairs_keep_their_own_periods() {
+    // HACKs every 100 ms from within the first 100 ms; repair rounds
+    // every 10 s.
+    let session = r#", "stop_s": 20, "dr_hack_interval_ms": 100, "repair_interval_ms": 10000"#;
+    let out = tree(session, &[("r1", LOSS_20)], 30.0);
+    let hacks = at(&out, "m/d/hack", "hacks_sent");
+    assert!((hacks - 300.0).abs() <= 1.0, "{hacks}");
+    // At most three rounds in 30 s, each repairing at most what r1 has
+    // lost since the last (a fifth of 55 packets, and the sender's
+    // retransmissions as well): r1 gets them back all the same.
+    let local = at(&out, "m/d/hack", "local_retx");
+    assert!(local > 0.0 && local <= 30.0, "{local}");
+}
+
+#[test]
+fn at_the_end_a_receiver_holds_what_it_got_past_its_gaps() {
+    // The run ends 50 ms after the last window (20 s), before the repair
+    // of r1's latest losses: r1 has gaps, and packets past them waiting.
+    let out = tree("", &[("r1", LOSS_20)], 20.05);
+    let v = |c: &str| at(&out, "m/r1/hack", c);
+    let (delivered, waiting, gaps) = (v("delivered"), v("waiting_at_end"), v("gaps_at_end"));
+    assert!(waiting > 0.0 && gaps > 0.0, "{waiting} {gaps}");
+    assert_eq!(delivered + waiting + gaps, v("highest_received"));
+    assert_eq!(v("highest_received"), at(&out, "m/data", "new_sent"));
+    // r2 lost nothing: everything it got is delivered.
+    assert_eq!(
+        at(&out, "m/r2/hack", "delivered"),
+        at(&out, "m/data", "new_sent")
+    );
+}
+
+#[test]
+fn the_window_series_is_bounded_by_the_runs_limit() {
+    let text = r#"{"duration_s": 30, "nodes": [{"name": "s"}, {"name": "d"}],
+        "links": [{"a": "s", "b": "d", "rate_bps": 1e7, "delay_ms": 5}],
+        "rmtp_sessions": [{"name": "m", "sender": "s", "subgroups": [{"dr": "d"}]}],
+        "measure": {"series": true}, "limits": {"max_series_rows": 4}}"#;
+    let out = run_text(text);
+    assert_eq!(numbers(&out, "rmtp_series", "value"), [1.0, 2.0, 3.0, 4.0]);
+}
+
+#[test]
+fn a_lost_tail_is_repaired_once_the_stream_has_been_quiet_two_intervals_and_the_holdoff() {
+    // r1 loses the last packet (54, sent at 18 s): nothing after it shows
+    // the gap, so the DR, which holds it (custody: the sender does not
+    // resend it), repairs it once no new data has come for 2 x 2 s + 1 s,
+    // at r1's first HACK after about 23 s.
+    let lose =
+        r#", "receiver_loss": {"type": "explicit", "packets": [{"flow": "m/data", "seq": 54}]}"#;
+    let session = r#", "stop_s": 20, "dr_acknowledges": "custody", "dr_repair_holdoff_ms": 1000"#;
+    for (end_s, delivered) in [(22.9, 54.0), (24.0, 55.0)] {
+        let out = tree(session, &[("r1", lose)], end_s);
+        assert_eq!(at(&out, "m/data", "new_sent"), 55.0);
+        assert_eq!(at(&out, "m/data", "retx_sent"), 0.0);
+        assert_eq!(at(&out, "m/r1/hack", "delivered"), delivered, "{end_s}");
+        assert_eq!(at(&out, "m/r2/hack", "delivered"), 55.0);
+    }
+}
+
+/// A sender with DRs d and e and receivers r1 (d's) and r2 (e's) as in
+/// `LINKS`, and `subgroups`; `nodes` extra node fields by name.
+fn two_groups(subgroups: &str, nodes: &[(&str, &str)]) -> crate::RunOutput {
+    let node = |n: &str| {
+        let extra = nodes.iter().find(|x| x.0 == n).map_or("", |x| x.1);
+        format!(r#"{{"name": "{n}"{extra}}}"#)
+    };
+    let links = LINKS.replace("1e6", "1e7");
+    run_text(&format!(
+        r#"{{"duration_s": 30,
+        "nodes": [{}, {}, {}, {}, {}],
+        "links": [{links}],
+        "rmtp_sessions": [{{"name": "m", "sender": "s", "stop_s": 20,
+            "dr_acknowledges": "custody", "subgroups": {subgroups}}}]}}"#,
+        node("s"),
+        node("d"),
+        node("e"),
+        node("r1"),
+        node("r2"),
+    ))
+}
+
+#[test]
+fn each_child_of_the_sender_or_of_a_dr_reports_in_its_own_place() {
+    // A fifth of e's packets lost: the sender keeps e's report apart from
+    // d's (d has everything) and resends what e lacks, until e's subgroup
+    // has it all. Two children reporting in one place would leave the
+    // other place empty: nothing acknowledged by all, buffers never
+    // emptied.
+    let loss = [("e", LOSS_20)];
+    let side_by_side = r#"[{"dr": "d", "receivers": ["r1"]}, {"dr": "e", "receivers": ["r2"]}]"#;
+    // e under d: d's children are r1 (0) and e (1).
+    let nested =
+        r#"[{"dr": "d", "receivers": ["r1"]}, {"dr": "e", "receivers": ["r2"], "parent": "d"}]"#;
+    for groups in [side_by_side, nested] {
+        let out = two_groups(groups, &loss);
+        let new = at(&out, "m/data", "new_sent");
+        assert!(at(&out, "m/e/hack", "recovered") > 0.0, "{groups}");
+        for r in ["m/d/hack", "m/e/hack", "m/r1/hack", "m/r2/hack"] {
+            assert_eq!(at(&out, r, "delivered"), new, "{groups} {r}");
+        }
+        // Every child's reports reached their own place: in the end the
+        // sender and the DRs hold nothing, as every child has everything.
+        for c in ["final_buffer_at_end", "retx_queued_at_end"] {
+            assert_eq!(at(&out, "m/data", c), 0.0, "{groups} {c}");
+        }
+        for dr in ["m/d/hack", "m/e/hack"] {
+            assert_eq!(at(&out, dr, "dr_buffer_at_end"), 0.0, "{groups} {dr}");
+        }
+    }
+    // Nested, e's repairs come from d's buffer, not from the sender.
+    let out = two_groups(nested, &loss);
+    assert_eq!(at(&out, "m/data", "retx_sent"), 0.0);
+    assert!(at(&out, "m/d/hack", "local_retx") > 0.0);
+}
+
+#[test]
+fn sessions_on_the_same_nodes_use_their_own_ports() {
+    let session = |name: &str| {
+        format!(
+            r#"{{"name": "{name}", "sender": "s", "stop_s": 5, "subgroups": [{{"dr": "d", "receivers": ["r1"]}}]}}"#
+        )
+    };
+    let text = format!(
+        r#"{{"duration_s": 10, "nodes": [{{"name": "s"}}, {{"name": "d"}}, {{"name": "r1"}}],
+        "links": [{{"a": "s", "b": "d", "rate_bps": 1e7, "delay_ms": 5}},
+                  {{"a": "d", "b": "r1", "rate_bps": 1e7, "delay_ms": 5}}],
+        "rmtp_sessions": [{}, {}, {}]}}"#,
+        session("a"),
+        session("b"),
+        session("c")
+    );
+    let out = run_text(&text);
+    // Three windows each (1 + 2 + 3), every one delivered to its own
+    // session's members only.
+    for s in ["a", "b", "c"] {
+        assert_eq!(at(&out, &format!("{s}/data"), "new_sent"), 6.0);
+        for m in ["d", "r1"] {
+            let flow = format!("{s}/{m}/hack");
+            assert_eq!(at(&out, &flow, "delivered"), 6.0, "{flow}");
+            assert_eq!(at(&out, &flow, "duplicates"), 0.0, "{flow}");
+        }
+    }
+}
