@@ -312,6 +312,13 @@ fn a_sessions_values_are_checked_at_their_bounds() {
         assert_eq!(check(ok), Vec::<String>::new(), "{ok}");
     }
     let p = "rmtp_sessions[0]";
+    // Zero is not positive, and that is all that is said of it.
+    assert_eq!(
+        check(r#", "send_interval_ms": 0"#),
+        [format!(
+            "{p}.send_interval_ms: must be a positive number (got 0)"
+        )]
+    );
     for (fields, path, says) in [
         (
             r#", "data_packet_bytes": 43"#,
