@@ -85,9 +85,18 @@ mod tests {
             capped.push(t(k), k as f64);
         }
         assert_eq!(capped.points(), &[(t(0), 0.0), (t(1), 1.0)]);
+        // The cap holds for changes too.
+        capped.push_change(t(6), 9.0);
+        assert_eq!(capped.points().len(), 2);
         s.set_on(false);
         s.push(t(4), 5.0);
         s.push_change(t(5), 6.0);
         assert!(s.points().is_empty());
+        // On again, without a cap.
+        s.set_on(true);
+        for k in 0..3 {
+            s.push_change(t(10 + k), k as f64);
+        }
+        assert_eq!(s.points().len(), 3);
     }
 }
