@@ -461,3 +461,244 @@ impl DirDynamics<'_> {
         LinkDynamics::new(capacity, delay, outages, on_down, jitter, reorder)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `check` says, as "path: message" lines.
+    fn said(check: impl FnOnce(&mut Checker)) -> Vec<String> {
+        let mut c = Checker::default();
+        check(&mut c);
+        c.errs
+            .iter()
+            .map(|e| format!("{}: {}", e.path, e.message))
+            .collect()
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(json: &str) -> T {
+        serde_json::from_str(json).expect("valid JSON for the spec")
+    }
+
+    fn schedule(s: &Schedule) -> Vec<String> {
+        said(|c| s.validate("x", c, &|_, _, _| {}))
+    }
+
+    #[test]
+    fn a_schedules_steps_and_period_are_checked_at_their_bounds() {
+        for ok in [
+            "3",
+            "[[0, 1], [1, 2]]",
+            r#"{"steps": [[0, 1], [1, 2]], "repeat_s": 1.000001}"#,
+            r#"{"steps": [[0, 1]], "repeat_s": 1e8}"#,
+        ] {
+            assert_eq!(schedule(&parse(ok)), Vec::<String>::new(), "{ok}");
+        }
+        let starts = "a step's start must be a time in seconds from 0 to 100000000";
+        for (bad, path, says) in [
+            ("[]", "x", "needs at least one [time_s, value] step"),
+            (
+                r#"{"steps": [], "repeat_s": 1}"#,
+                "x.steps",
+                "needs at least one",
+            ),
+            (
+                "[[1, 5]]",
+                "x[0][0]",
+                "the first step starts at 0 s (got 1)",
+            ),
+            (
+                "[[0, 1], [2, 2], [2, 3]]",
+                "x[2][0]",
+                "increasing order (got 2 s",
+            ),
+            ("[[0, 1], [-1, 2]]", "x[1][0]", starts),
+            ("[[0, 1], [1e9, 2]]", "x[1][0]", starts),
+            (
+                r#"{"steps": [[0, 1], [1, 2]], "repeat_s": 1}"#,
+                "x.repeat_s",
+                "longer than the last step's start (1 s)",
+            ),
+            (
+                r#"{"steps": [[0, 1]], "repeat_s": 1.00001e8}"#,
+                "x.repeat_s",
+                "at most 100000000 s",
+            ),
+            (
+                r#"{"steps": [[0, 1], [1, 2]], "repeat_s": 0.5}"#,
+                "x.repeat_s",
+                "longer than",
+            ),
+        ] {
+            let e = schedule(&parse(bad));
+            assert_eq!(e.len(), 1, "{bad}: {e:?}");
+            assert!(
+                e[0].starts_with(&format!("{path}: ")) && e[0].contains(says),
+                "{bad}: {e:?}"
+            );
+        }
+        let endless = Schedule::Repeating(RepeatingSteps {
+            steps: vec![[0.0, 1.0]],
+            repeat_s: f64::INFINITY,
+        });
+        assert_eq!(schedule(&endless).len(), 1);
+        // Each value goes to the value check, at its own path.
+        let s: Schedule = parse("[[0, 1], [1, 2]]");
+        let seen = said(|c| s.validate("x", c, &|p, v, c| c.err(p, format!("{v}"))));
+        assert_eq!(seen, ["x[0][1]: 1", "x[1][1]: 2"]);
+    }
+
+    #[test]
+    fn a_trace_is_checked_as_it_is_built() {
+        let trace = |json: &str| -> TraceSpec { parse(json) };
+        let t = trace(r#"{"opportunities_ms": [10]}"#);
+        // Mahimahi's defaults: the trace repeats, 1504 bytes an opportunity.
+        assert!(t.repeat);
+        assert_eq!(t.bytes_per_opportunity, 1504);
+        for (json, errors) in [
+            (r#"{"opportunities_ms": [10, 10, 20]}"#, vec![]),
+            (r#"{"opportunities_ms": [100000000000]}"#, vec![]),
+            (
+                r#"{"opportunities_ms": [10, 5]}"#,
+                vec!["t.opportunities_ms[1]: the trace's times go back (5 ms after 10 ms): they must not decrease"],
+            ),
+            (
+                r#"{"opportunities_ms": [0]}"#,
+                vec!["t.opportunities_ms: the trace must last a positive time (its last entry is 0 ms)"],
+            ),
+            (
+                r#"{"opportunities_ms": [100000000001]}"#,
+                vec!["t.opportunities_ms: the trace lasts 100000000001 ms, beyond the longest run"],
+            ),
+            (
+                r#"{"opportunities_ms": [10], "bytes_per_opportunity": 0}"#,
+                vec!["t.bytes_per_opportunity: must be at least 1 byte"],
+            ),
+            (r#"{"opportunities_ms": []}"#, vec!["t.opportunities_ms: an empty trace: give opportunities_ms (or file / builtin through the mediasim package)"]),
+        ] {
+            let t = trace(json);
+            let e = said(|c| t.validate("t", c));
+            assert_eq!(e, errors, "{json}");
+            // `validated` agrees, but for the length, which only the
+            // whole run's limit bounds.
+            let too_long = json.contains("100000000001");
+            assert_eq!(t.validated(), errors.is_empty() || too_long, "{json}");
+        }
+        let named = trace(r#"{"file": "x.trace"}"#);
+        let e = said(|c| named.validate("t", c));
+        assert!(
+            e.len() == 1 && e[0].contains("read by the mediasim package"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn outages_are_windows_or_an_on_off_process_checked_at_their_bounds() {
+        let outage = |json: &str| -> Vec<String> {
+            let o: OutageSpec = parse(json);
+            said(|c| o.validate("o", c))
+        };
+        for ok in [
+            r#"{"down_s": [[1, 2], [2, 3]]}"#,
+            r#"{"mean_up_s": 1e-6, "mean_down_s": 1e8}"#,
+        ] {
+            assert_eq!(outage(ok), Vec::<String>::new(), "{ok}");
+        }
+        for (json, errors) in [
+            (
+                r#"{"down_s": [[1, 2.5], [2, 3]]}"#,
+                vec!["o.down_s[1]: windows must be sorted and must not overlap"],
+            ),
+            (
+                r#"{"mean_up_s": 5e-7, "mean_down_s": 1}"#,
+                vec!["o.mean_up_s: must be at least 1 us (got 0.0000005 s)"],
+            ),
+            (
+                r#"{"mean_up_s": 0, "mean_down_s": 1}"#,
+                vec!["o.mean_up_s: must be a positive number (got 0)"],
+            ),
+            (
+                r#"{"mean_up_s": 1}"#,
+                vec!["o.mean_down_s: the on/off process needs both mean_up_s and mean_down_s"],
+            ),
+            (
+                r#"{}"#,
+                vec!["o: give either down_s windows or an on/off process (mean_up_s and mean_down_s)"],
+            ),
+            (
+                r#"{"down_s": [[1, 2]], "mean_up_s": 1, "mean_down_s": 1}"#,
+                vec!["o: give either down_s windows or an on/off process (mean_up_s and mean_down_s)"],
+            ),
+        ] {
+            assert_eq!(outage(json), errors, "{json}");
+        }
+        let e = outage(r#"{"mean_up_s": 1, "mean_down_s": 2e8}"#);
+        assert!(
+            e.len() == 1 && e[0].starts_with("o.mean_down_s: must be at most"),
+            "{e:?}"
+        );
+        // The plan follows the spec: a process, or the windows.
+        let rng = RngStreams::new(1, 0);
+        let o: OutageSpec = parse(r#"{"mean_up_s": 1, "mean_down_s": 2}"#);
+        let Outages::OnOff {
+            mean_up, mean_down, ..
+        } = o.plan(&rng, "s")
+        else {
+            panic!("an on/off process")
+        };
+        assert_eq!((mean_up, mean_down), (1.0, 2.0));
+        let o: OutageSpec = parse(r#"{"down_s": [[1, 2]]}"#);
+        let Outages::Windows(w) = o.plan(&rng, "s") else {
+            panic!("windows")
+        };
+        assert_eq!(w, [(SimTime::from_secs(1), SimTime::from_secs(2))]);
+    }
+
+    #[test]
+    fn jitter_bounds_and_defaults() {
+        let j: JitterSpec = parse(r#"{"std_ms": 10}"#);
+        // RFC 8867's bounded PDV: two standard deviations by default,
+        // around a mean of zero, in order.
+        assert_eq!((j.max(), j.mean_ms, j.reorder), (20.0, 0.0, false));
+        let j: JitterSpec = parse(r#"{"std_ms": 10, "max_ms": 3}"#);
+        assert_eq!(j.max(), 3.0);
+        let jitter = |std_ms: f64, max_ms: Option<f64>, mean_ms: f64| -> Vec<String> {
+            let j = JitterSpec {
+                std_ms,
+                max_ms,
+                mean_ms,
+                reorder: false,
+            };
+            said(|c| j.validate("j", c))
+        };
+        for (std, max, mean) in [
+            (10.0, Some(1.0), 0.0),
+            (0.0, Some(0.0), 0.0),
+            (10.0, None, -1e9),
+            (10.0, None, 1e9),
+        ] {
+            assert_eq!(
+                jitter(std, max, mean),
+                Vec::<String>::new(),
+                "{std} {max:?} {mean}"
+            );
+        }
+        assert_eq!(
+            jitter(10.0, Some(0.99), 0.0),
+            ["j.max_ms: must be at least a tenth of std_ms (got 0.99 ms for std_ms 10)"]
+        );
+        // A bad std_ms or max_ms is said once, for itself.
+        let e = jitter(f64::INFINITY, Some(5.0), 0.0);
+        assert!(e.len() == 1 && e[0].starts_with("j.std_ms: "), "{e:?}");
+        let e = jitter(10.0, Some(f64::INFINITY), 0.0);
+        assert!(e.len() == 1 && e[0].starts_with("j.max_ms: "), "{e:?}");
+        for mean in [1.1e9, -1.1e9, f64::NAN] {
+            let e = jitter(10.0, None, mean);
+            assert_eq!(e.len(), 1, "{mean}: {e:?}");
+            assert!(
+                e[0].starts_with("j.mean_ms: must be a finite number of ms"),
+                "{e:?}"
+            );
+        }
+    }
+}
