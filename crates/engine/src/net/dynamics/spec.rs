@@ -701,4 +701,71 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn a_direction_changes_when_any_of_its_properties_does() {
+        let fixed: Schedule = parse("10");
+        let steps: Schedule = parse("[[0, 10], [1, 20]]");
+        let trace: TraceSpec = parse(r#"{"opportunities_ms": [10]}"#);
+        let outage: OutageSpec = parse(r#"{"down_s": [[1, 2]]}"#);
+        let jitter: JitterSpec = parse(r#"{"std_ms": 1}"#);
+        let dir = |rate, trace, delay, outages, jitter| DirDynamics {
+            rate_bps: rate,
+            trace,
+            delay_ms: delay,
+            outages,
+            jitter,
+        };
+        assert!(!dir(Some(&fixed), None, &fixed, None, None).changes());
+        for (k, d) in [
+            dir(Some(&steps), None, &fixed, None, None),
+            dir(None, Some(&trace), &fixed, None, None),
+            dir(Some(&fixed), None, &steps, None, None),
+            dir(Some(&fixed), None, &fixed, Some(&outage), None),
+            dir(Some(&fixed), None, &fixed, None, Some(&jitter)),
+        ]
+        .iter()
+        .enumerate()
+        {
+            assert!(d.changes(), "case {k}");
+        }
+    }
+
+    #[test]
+    fn an_outages_policy_reaches_the_direction() {
+        let rate: Schedule = parse("1e6");
+        let rng = RngStreams::new(1, 0);
+        for (json, drop_queued, lose_wire) in [
+            (r#"{"down_s": [[1, 2]]}"#, false, false),
+            (r#"{"down_s": [[1, 2]], "queued": "drop"}"#, true, false),
+            (r#"{"down_s": [[1, 2]], "wire": "lose"}"#, false, true),
+            (
+                r#"{"down_s": [[1, 2]], "queued": "keep", "wire": "deliver"}"#,
+                false,
+                false,
+            ),
+        ] {
+            let o: OutageSpec = parse(json);
+            let d = DirDynamics {
+                rate_bps: Some(&rate),
+                trace: None,
+                delay_ms: &rate,
+                outages: Some(&o),
+                jitter: None,
+            };
+            let l = d.build(&rng, "l");
+            assert_eq!(
+                l.on_down,
+                DownPolicy {
+                    drop_queued,
+                    lose_wire
+                },
+                "{json}"
+            );
+            assert_eq!(
+                l.next_change().map(|c| c.1),
+                Some(super::super::Change::Down)
+            );
+        }
+    }
 }
