@@ -107,5 +107,14 @@ mod tests {
         let mut out = Vec::new();
         rx.on_data(SimTime::from_millis(20), &s1, 1000, &mut out);
         assert!(out.is_empty() && rx.deadline().is_none());
+        // Whatever comes back changes nothing, and the controller does
+        // not return feedback of its own (a session's per-packet feedback
+        // may go with it).
+        let fb = Payload::NONE;
+        assert_eq!(
+            tx.on_feedback(SimTime::from_millis(30), &fb, SimTime::from_millis(40)),
+            None
+        );
+        assert!(!FixedSpec { rate_bps: 1e6 }.own_feedback());
     }
 }

@@ -190,3 +190,51 @@ impl FeedbackReceiver for TfrcFeedback {
         (name == "p").then(|| self.p_series.points().to_vec())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(json: &str) -> TfrcCcSpec {
+        serde_json::from_str(json).expect("a valid TFRC spec")
+    }
+
+    #[test]
+    fn the_spec_reaches_the_configuration_with_the_flows_packet_size() {
+        // RFC 5348's defaults: b = 1, history discounting (5.5) and
+        // oscillation prevention (4.5) on.
+        let c = spec("{}").config(1200);
+        let d = TfrcConfig::default();
+        assert_eq!((c.s, c.b), (1200, 1.0));
+        assert!(c.history_discounting && c.oscillation_prevention);
+        assert_eq!((c.t_mbi, c.n_intervals), (d.t_mbi, d.n_intervals));
+        let c = spec(r#"{"b": 2, "history_discounting": false, "oscillation_prevention": false}"#)
+            .config(500);
+        assert_eq!((c.s, c.b), (500, 2.0));
+        assert!(!c.history_discounting && !c.oscillation_prevention);
+        let c = spec(r#"{"history_discounting": false}"#).config(500);
+        assert!(!c.history_discounting && c.oscillation_prevention);
+    }
+
+    #[test]
+    fn b_is_at_least_one_packet_per_ack() {
+        let said = |b: f64| {
+            let mut c = Checker::default();
+            let s = TfrcCcSpec {
+                b,
+                history_discounting: true,
+                oscillation_prevention: true,
+            };
+            s.validate("cc", CcMedia::default(), &mut c);
+            c.errs
+                .iter()
+                .map(|e| format!("{}: {}", e.path, e.message))
+                .collect::<Vec<_>>()
+        };
+        assert!(said(1.0).is_empty() && said(2.5).is_empty());
+        assert_eq!(said(0.99), ["cc.b: must be at least 1 (got 0.99)"]);
+        for b in [f64::INFINITY, f64::NAN] {
+            assert_eq!(said(b).len(), 1, "{b}");
+        }
+    }
+}
