@@ -219,3 +219,139 @@ impl FeedbackReceiver for PpaccFeedback {
         (name == "available_bps").then(|| self.a_series.points().to_vec())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::RngStreams;
+
+    fn spec(json: &str) -> PpaccSpec {
+        serde_json::from_str(json).expect("a valid PPACC spec")
+    }
+
+    #[test]
+    fn the_spec_reaches_the_configuration() {
+        let s = spec(r#"{"capacity_bps": 3e6}"#);
+        assert_eq!((s.feedback_ms, s.initial_bps), (100.0, 300e3));
+        let (c, d) = (s.config(), PpaccConfig::default());
+        assert_eq!(
+            (c.eps_bps, c.kappa_bps, c.a_weight, c.bias_weight),
+            (d.eps_bps, d.kappa_bps, d.a_weight, d.bias_weight)
+        );
+        assert_eq!(
+            (c.short_timer, c.long_timer_max_gops, c.min_rate_bps),
+            (d.short_timer, d.long_timer_max_gops, d.min_rate_bps)
+        );
+        assert_eq!(
+            (c.shaping, c.capacity_spacing, c.event_window),
+            (d.shaping, d.capacity_spacing, d.event_window)
+        );
+        let s = spec(
+            r#"{"capacity_bps": 3e6, "eps_bps": 1, "kappa_bps": 2, "a_weight": 0.5,
+            "bias_weight": 0.75, "short_timer_ms": 10, "long_timer_max_gops": 9,
+            "min_rate_bps": 3, "shaping": false, "capacity_spacing": true}"#,
+        );
+        let c = s.config();
+        assert_eq!(
+            (c.eps_bps, c.kappa_bps, c.a_weight, c.bias_weight),
+            (1.0, 2.0, 0.5, 0.75)
+        );
+        assert_eq!(
+            (c.short_timer, c.long_timer_max_gops, c.min_rate_bps),
+            (SimTime::from_millis(10), 9, 3.0)
+        );
+        assert!(!c.shaping && c.capacity_spacing);
+    }
+
+    #[test]
+    fn each_value_is_checked_at_its_bounds() {
+        let said = |json: &str| {
+            let mut c = Checker::default();
+            spec(json).validate("cc", CcMedia::default(), &mut c);
+            c.errs
+                .iter()
+                .map(|e| format!("{}: {}", e.path, e.message))
+                .collect::<Vec<_>>()
+        };
+        let ok =
+            r#"{"capacity_bps": 1, "a_weight": 1, "bias_weight": 1e-9, "long_timer_max_gops": 1}"#;
+        assert_eq!(said(ok), Vec::<String>::new());
+        for (field, value) in [
+            ("feedback_ms", "0"),
+            ("initial_bps", "-1"),
+            ("eps_bps", "0"),
+            ("kappa_bps", "0"),
+            ("short_timer_ms", "0"),
+            ("min_rate_bps", "0"),
+            ("a_weight", "0"),
+            ("a_weight", "1.01"),
+            ("bias_weight", "-0.5"),
+            ("long_timer_max_gops", "0"),
+        ] {
+            let e = said(&format!(r#"{{"capacity_bps": 1e6, "{field}": {value}}}"#));
+            assert_eq!(e.len(), 1, "{field} {value}: {e:?}");
+            assert!(e[0].starts_with(&format!("cc.{field}: ")), "{e:?}");
+        }
+        assert_eq!(said(r#"{"capacity_bps": 0}"#).len(), 1);
+        assert_eq!(
+            said(r#"{"capacity_bps": 1e6, "a_weight": 2}"#),
+            ["cc.a_weight: must be in (0, 1] (got 2)"]
+        );
+    }
+
+    #[test]
+    fn pairs_leave_s_over_cb_apart_and_their_dispersion_comes_back_as_the_estimate() {
+        let rng = RngStreams::new(1, 0);
+        let site = CcSite {
+            rng: &rng,
+            flow: "f",
+            packet_bytes: 1000,
+            levels_bps: &[],
+            longest_interval: None,
+        };
+        let (mut tx, mut rx) = spec(r#"{"capacity_bps": 1e6}"#).build(&site);
+        tx.start(SimTime::ZERO, 100);
+        rx.set_series_rows(100);
+        assert_eq!((tx.target_bps(), tx.packets()), (300e3, 0));
+        let d = |due, next_same_size| Departure {
+            bytes: 1000,
+            due,
+            next_same_size,
+        };
+        // Two equal packets ready: a pair, the second s / Cb = 8 ms after.
+        let (s0, next) = tx.on_send(SimTime::ZERO, d(SimTime::ZERO, true));
+        assert_eq!((s0.seq, s0.pair, next), (0, 1, SimTime::from_millis(8)));
+        let (s1, _) = tx.on_send(next, d(next, false));
+        assert_eq!((s1.seq, s1.pair, s1.sent_at), (1, 2, next));
+        assert_eq!(tx.packets(), 2);
+        // Arriving as they left, 8 ms apart: A = 2 Cb - d Cb^2 / s = Cb.
+        let mut out = Vec::new();
+        let t = SimTime::from_millis;
+        rx.on_data(t(20), &s0, 1000, &mut out);
+        rx.on_data(t(28), &s1, 1000, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(rx.value("available_bps"), Some(1e6));
+        assert_eq!(rx.value("other"), None);
+        let at = rx.deadline().expect("a report due");
+        rx.on_timer(at, &mut out);
+        assert!(
+            matches!(out[..], [ref p] if p.get::<Report>().is_some_and(|r| matches!(r, Report::Estimate { a_bps, .. } if *a_bps == 1e6)))
+        );
+        assert_eq!(rx.series("available_bps"), Some(vec![(at, 1e6)]));
+        assert_eq!(rx.series("other"), None);
+        // The sender takes the report; at the next group of frames its
+        // target climbs towards the estimate, by at least eps.
+        assert_eq!(tx.on_feedback(at, &out[0], t(50)), Some(t(50)));
+        tx.on_frame_group(t(100), t(267));
+        assert!(tx.target_bps() >= 300e3 + 10e3, "{}", tx.target_bps());
+        assert_eq!(tx.rate_series().last().map(|x| x.1), Some(tx.target_bps()));
+        // A gap in the sequence is reported at once.
+        let (_lost, _) = tx.on_send(t(200), d(t(200), false));
+        let (s3, _) = tx.on_send(t(210), d(t(210), false));
+        out.clear();
+        rx.on_data(t(230), &s3, 1000, &mut out);
+        assert!(out
+            .iter()
+            .any(|p| matches!(p.get::<Report>(), Some(Report::Loss { .. }))));
+    }
+}

@@ -214,6 +214,9 @@ mod tests {
         assert!(!c.history_discounting && !c.oscillation_prevention);
         let c = spec(r#"{"history_discounting": false}"#).config(500);
         assert!(!c.history_discounting && c.oscillation_prevention);
+        // TFRC returns its own feedback (RFC 5348 6.2), not a session's
+        // per-packet reports.
+        assert!(spec("{}").own_feedback());
     }
 
     #[test]
