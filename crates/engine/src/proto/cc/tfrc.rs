@@ -240,4 +240,58 @@ mod tests {
             assert_eq!(said(b).len(), 1, "{b}");
         }
     }
+
+    #[test]
+    fn the_two_halves_report_their_state_by_name() {
+        use crate::sim::RngStreams;
+        let rng = RngStreams::new(1, 0);
+        let site = CcSite {
+            rng: &rng,
+            flow: "f",
+            packet_bytes: 1000,
+            levels_bps: &[],
+            longest_interval: None,
+        };
+        let (mut tx, mut rx) = spec("{}").build(&site);
+        tx.start(SimTime::ZERO, 10);
+        // RFC 5348 4.2: one packet a second before feedback, in bit/s.
+        assert_eq!(tx.target_bps(), 8000.0);
+        assert!(tx.deadline().is_some());
+        let t = SimTime::from_millis;
+        let d = |due| Departure {
+            bytes: 1000,
+            due,
+            next_same_size: false,
+        };
+        let mut stamps = Vec::new();
+        for k in 0..6 {
+            stamps.push(tx.on_send(t(k * 10), d(t(k * 10))).0);
+        }
+        // Packet 2 lost; three later arrivals reveal it (RFC 5348 5.1).
+        let mut out = Vec::new();
+        for (k, s) in stamps.iter().enumerate().filter(|(k, _)| *k != 2) {
+            rx.on_data(t(k as u64 * 10 + 40), s, 1000, &mut out);
+        }
+        let v = |name: &str| rx.value(name).expect(name);
+        assert_eq!(
+            (v("packets"), v("lost_packets"), v("loss_events")),
+            (5.0, 1.0, 1.0)
+        );
+        assert!(v("p") > 0.0 && v("feedbacks") >= 1.0);
+        assert_eq!(v("feedbacks"), out.len() as f64);
+        assert_eq!(rx.value("other"), None);
+        // The first feedback gives the sender its RTT: 40 ms less the
+        // receiver's hold (t_delay).
+        assert!(tx.on_feedback(t(100), &out[0], t(100)).is_some());
+        let rtt_ms = tx.value("rtt_ms").expect("rtt_ms");
+        assert!(rtt_ms > 40.0 && rtt_ms <= 100.0, "{rtt_ms}");
+        assert_eq!(tx.value("feedbacks"), Some(1.0));
+        assert_eq!(tx.value("nofeedback_expiries"), Some(0.0));
+        assert!(tx.value("p").is_some_and(|p| p >= 0.0));
+        assert_eq!(tx.value("other"), None);
+        // Silence: the no-feedback timer runs out, and is counted.
+        let at = tx.deadline().expect("a no-feedback timer");
+        tx.on_timer(at);
+        assert_eq!(tx.value("nofeedback_expiries"), Some(1.0));
+    }
 }
