@@ -84,13 +84,7 @@ mod tests {
     #[test]
     fn packets_leave_their_serialisation_time_at_the_rate_apart() {
         let rng = RngStreams::new(1, 0);
-        let site = CcSite {
-            rng: &rng,
-            flow: "f",
-            packet_bytes: 1000,
-            levels_bps: &[],
-            longest_interval: None,
-        };
+        let site = CcSite::alone(&rng, 1000);
         let (mut tx, mut rx) = FixedSpec { rate_bps: 1e6 }.build(&site);
         tx.start(SimTime::ZERO, 10);
         let d = |due| Departure {

@@ -302,13 +302,7 @@ mod tests {
     #[test]
     fn pairs_leave_s_over_cb_apart_and_their_dispersion_comes_back_as_the_estimate() {
         let rng = RngStreams::new(1, 0);
-        let site = CcSite {
-            rng: &rng,
-            flow: "f",
-            packet_bytes: 1000,
-            levels_bps: &[],
-            longest_interval: None,
-        };
+        let site = CcSite::alone(&rng, 1000);
         let (mut tx, mut rx) = spec(r#"{"capacity_bps": 1e6}"#).build(&site);
         tx.start(SimTime::ZERO, 100);
         rx.set_series_rows(100);

@@ -21,6 +21,21 @@ pub struct CcSite<'a> {
     pub longest_interval: Option<SimTime>,
 }
 
+#[cfg(test)]
+impl<'a> CcSite<'a> {
+    /// The site of a controller driven alone in a unit test: flow "f",
+    /// media without levels or frames.
+    pub fn alone(rng: &'a RngStreams, packet_bytes: u32) -> Self {
+        CcSite {
+            rng,
+            flow: "f",
+            packet_bytes,
+            levels_bps: &[],
+            longest_interval: None,
+        }
+    }
+}
+
 /// What a controller may check its spec against before the run: the shape
 /// of the media it will drive.
 #[derive(Clone, Copy, Debug, Default)]

@@ -245,13 +245,7 @@ mod tests {
     fn the_two_halves_report_their_state_by_name() {
         use crate::sim::RngStreams;
         let rng = RngStreams::new(1, 0);
-        let site = CcSite {
-            rng: &rng,
-            flow: "f",
-            packet_bytes: 1000,
-            levels_bps: &[],
-            longest_interval: None,
-        };
+        let site = CcSite::alone(&rng, 1000);
         let (mut tx, mut rx) = spec("{}").build(&site);
         tx.start(SimTime::ZERO, 10);
         // RFC 5348 4.2: one packet a second before feedback, in bit/s.
