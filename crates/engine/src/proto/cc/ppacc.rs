@@ -333,6 +333,9 @@ mod tests {
         );
         assert_eq!(rx.series("available_bps"), Some(vec![(at, 1e6)]));
         assert_eq!(rx.series("other"), None);
+        // Series off (the scenario's `measure.series`): nothing kept.
+        rx.set_series_rows(0);
+        assert_eq!(rx.series("available_bps"), Some(vec![]));
         // The sender takes the report; at the next group of frames its
         // target climbs towards the estimate, by at least eps.
         assert_eq!(tx.on_feedback(at, &out[0], t(50)), Some(t(50)));
