@@ -140,14 +140,18 @@ pub fn run_one_flow(kind: &str, fields: &str, duration_s: f64) -> (u64, u64) {
     (first("sent"), first("sent_bytes"))
 }
 
+/// What `check` says, as "path: message" lines.
+pub fn said(check: impl FnOnce(&mut crate::scenario::check::Checker)) -> Vec<String> {
+    let mut c = crate::scenario::check::Checker::default();
+    check(&mut c);
+    c.errs.iter().map(ToString::to_string).collect()
+}
+
 /// The errors `one_flow` gets, as "path: message" lines.
 pub fn flow_errors(kind: &str, fields: &str) -> Vec<String> {
     match crate::scenario::parse_and_validate(&one_flow(kind, fields, 1.0)) {
         Ok(_) => Vec::new(),
-        Err(errs) => errs
-            .iter()
-            .map(|e| format!("{}: {}", e.path, e.message))
-            .collect(),
+        Err(errs) => errs.iter().map(ToString::to_string).collect(),
     }
 }
 

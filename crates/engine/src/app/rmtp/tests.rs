@@ -4,7 +4,7 @@
 use crate::app::testing::{names, numbers, run_text};
 
 /// Sender s, DR d, receivers r1 and r2 (links of 10 Mbit/s and 5 ms),
-/// `loss` the nodes' extra fields by name, `session` extra session fields.
+/// `nodes` extra fields of nodes by name, `session` extra session fields.
 fn tree(session: &str, nodes: &[(&str, &str)], duration_s: f64) -> crate::RunOutput {
     let node = |n: &str| {
         let extra = nodes.iter().find(|x| x.0 == n).map_or("", |x| x.1);
@@ -280,10 +280,7 @@ fn errors_of(session: &str, links: &str) -> Vec<String> {
     );
     match crate::scenario::validate::check_all(&text) {
         Ok(_) => Vec::new(),
-        Err(errs) => errs
-            .iter()
-            .map(|e| format!("{}: {}", e.path, e.message))
-            .collect(),
+        Err(errs) => errs.iter().map(ToString::to_string).collect(),
     }
 }
 

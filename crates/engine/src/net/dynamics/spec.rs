@@ -465,16 +465,7 @@ impl DirDynamics<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// What `check` says, as "path: message" lines.
-    fn said(check: impl FnOnce(&mut Checker)) -> Vec<String> {
-        let mut c = Checker::default();
-        check(&mut c);
-        c.errs
-            .iter()
-            .map(|e| format!("{}: {}", e.path, e.message))
-            .collect()
-    }
+    use crate::app::testing::said;
 
     fn parse<T: serde::de::DeserializeOwned>(json: &str) -> T {
         serde_json::from_str(json).expect("valid JSON for the spec")

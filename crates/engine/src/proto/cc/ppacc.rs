@@ -223,6 +223,7 @@ impl FeedbackReceiver for PpaccFeedback {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::testing::said;
     use crate::sim::RngStreams;
 
     fn spec(json: &str) -> PpaccSpec {
@@ -265,14 +266,7 @@ mod tests {
 
     #[test]
     fn each_value_is_checked_at_its_bounds() {
-        let said = |json: &str| {
-            let mut c = Checker::default();
-            spec(json).validate("cc", CcMedia::default(), &mut c);
-            c.errs
-                .iter()
-                .map(|e| format!("{}: {}", e.path, e.message))
-                .collect::<Vec<_>>()
-        };
+        let said = |json: &str| said(|c| spec(json).validate("cc", CcMedia::default(), c));
         let ok =
             r#"{"capacity_bps": 1, "a_weight": 1, "bias_weight": 1e-9, "long_timer_max_gops": 1}"#;
         assert_eq!(said(ok), Vec::<String>::new());

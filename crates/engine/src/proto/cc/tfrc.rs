@@ -194,6 +194,7 @@ impl FeedbackReceiver for TfrcFeedback {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::testing::said;
 
     fn spec(json: &str) -> TfrcCcSpec {
         serde_json::from_str(json).expect("a valid TFRC spec")
@@ -222,17 +223,12 @@ mod tests {
     #[test]
     fn b_is_at_least_one_packet_per_ack() {
         let said = |b: f64| {
-            let mut c = Checker::default();
             let s = TfrcCcSpec {
                 b,
                 history_discounting: true,
                 oscillation_prevention: true,
             };
-            s.validate("cc", CcMedia::default(), &mut c);
-            c.errs
-                .iter()
-                .map(|e| format!("{}: {}", e.path, e.message))
-                .collect::<Vec<_>>()
+            said(|c| s.validate("cc", CcMedia::default(), c))
         };
         assert!(said(1.0).is_empty() && said(2.5).is_empty());
         assert_eq!(said(0.99), ["cc.b: must be at least 1 (got 0.99)"]);
