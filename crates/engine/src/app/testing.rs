@@ -59,6 +59,8 @@ pub struct Script {
     pub deadline: Option<SimTime>,
     /// The next-send time feedback gives (default: the caller's).
     pub release_at: Option<SimTime>,
+    /// The send window it says (a window-based controller's), if any.
+    pub window: Option<u64>,
     /// Frame groups announced, feedback and timers seen: their times.
     pub groups: Vec<(SimTime, SimTime)>,
     pub feedback: Vec<SimTime>,
@@ -68,7 +70,10 @@ pub struct Script {
 
 /// Paces at the scripted rate (a packet of b bytes holds the next back by
 /// b * 8 / rate), stamps packets 0, 1, ..., and answers every feedback
-/// with `release_at`, or else the caller's next-send time.
+/// with `release_at`, or else the caller's next-send time. Its timer,
+/// once fired, is not due again until the test sets a new deadline. It
+/// leaves the trait's defaults of what it does not script (its pacing
+/// rate is its target).
 pub struct ScriptCc(pub Arc<Mutex<Script>>);
 
 impl ScriptCc {
@@ -103,7 +108,12 @@ impl RateController for ScriptCc {
         self.0.lock().unwrap().deadline
     }
     fn on_timer(&mut self, now: SimTime) {
-        self.0.lock().unwrap().timers.push(now);
+        let mut s = self.0.lock().unwrap();
+        s.timers.push(now);
+        s.deadline = None;
+    }
+    fn send_window(&self) -> Option<u64> {
+        self.0.lock().unwrap().window
     }
     fn target_bps(&self) -> f64 {
         self.0.lock().unwrap().rate_bps

@@ -218,3 +218,50 @@ mod size_tests {
         assert_eq!(std::mem::size_of::<super::Packet>(), 80);
     }
 }
+
+#[cfg(test)]
+mod reason_tests {
+    use super::*;
+
+    /// The network's six reasons come first in their order, then the
+    /// models' in the order declared, each once; a reason's position is
+    /// its code, found by name as well as by address.
+    #[test]
+    fn a_reasons_code_is_its_position_in_the_runs_list() {
+        let red = DropReason::new("red_early");
+        let codel = DropReason::new("codel_drop");
+        let r = DropReasons::new([red, codel, red, DropReason::LINK_LOSS]);
+        let names: Vec<&str> = r.iter().map(DropReason::as_str).collect();
+        let net: Vec<&str> = DropReason::NET.iter().map(|x| x.as_str()).collect();
+        assert_eq!(
+            (&names[..6], &names[6..]),
+            (&net[..], &["red_early", "codel_drop"][..])
+        );
+        assert_eq!((r.len(), r.is_empty()), (8, false));
+        let codes: Vec<usize> = r.iter().map(|x| r.index(x)).collect();
+        assert_eq!(codes, (0..8).collect::<Vec<_>>());
+        let elsewhere: &'static str = Box::leak(String::from("red_early").into_boxed_str());
+        assert_eq!(r.index(DropReason::new(elsewhere)), 6);
+        assert_eq!(DropReasons::default().len(), 6);
+    }
+
+    #[test]
+    #[should_panic(expected = "is not declared by any model")]
+    fn a_drop_with_an_undeclared_reason_is_a_bug() {
+        DropReasons::default().index(DropReason::new("made_up"));
+    }
+
+    /// A packet's payload is what its size leaves after the IPv4 header
+    /// and its transport's: UDP 8 bytes; TCP 20, and its options.
+    #[test]
+    fn the_payload_is_the_size_less_the_headers() {
+        let mut p = test_packet(0, 0, 1028);
+        assert_eq!(p.payload_bytes(), 1000);
+        p.transport = Transport::Tcp(Box::new(TcpHeader {
+            flags: super::super::header::tcp_flags::SYN,
+            ..TcpHeader::default()
+        }));
+        assert_eq!(p.payload_bytes(), 1028 - 20 - 32);
+        assert!(ecn::capable(ecn::ECT0) && ecn::capable(ecn::CE) && !ecn::capable(ecn::NOT_ECT));
+    }
+}

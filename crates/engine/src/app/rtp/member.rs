@@ -1069,3 +1069,6 @@ impl App for RtpMember {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -234,3 +234,167 @@ pub trait FeedbackReceiver: Send {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::feedback::PacketResult;
+
+    /// A controller of only what every controller must say, at 1 Mbit/s,
+    /// and its receiver half of only what every receiver must do.
+    struct Plain;
+    impl RateController for Plain {
+        fn start(&mut self, _now: SimTime, _rows: usize) {}
+        fn on_send(&mut self, now: SimTime, d: Departure) -> (Stamp, SimTime) {
+            d.at_rate(now, 0, self.target_bps())
+        }
+        fn on_feedback(&mut self, _: SimTime, _: &Payload, next: SimTime) -> Option<SimTime> {
+            Some(next)
+        }
+        fn target_bps(&self) -> f64 {
+            1e6
+        }
+        fn packets(&self) -> u64 {
+            0
+        }
+        fn rate_series(&self) -> Vec<(SimTime, f64)> {
+            Vec::new()
+        }
+    }
+    impl FeedbackReceiver for Plain {
+        fn on_data(&mut self, _: SimTime, _: &Stamp, _: u32, _: &mut Vec<Payload>) {}
+        fn deadline(&self) -> Option<SimTime> {
+            None
+        }
+        fn on_timer(&mut self, _: SimTime, _: &mut Vec<Payload>) {}
+    }
+
+    /// What a controller that only paces says by default, as the trait
+    /// documents it: it paces at its target, has no window, no level, no
+    /// timer, keeps the pacer's queue and has no values or series of its
+    /// own (the tables then show NaN and no rows).
+    #[test]
+    fn a_controller_that_only_paces_says_what_the_trait_documents() {
+        let mut c = Plain;
+        assert_eq!(RateController::deadline(&c), None);
+        assert_eq!(c.pacing_bps(), 1e6);
+        assert_eq!(c.send_window(), None);
+        assert_eq!(c.level(), None);
+        assert!(!c.discard_send_queue(SimTime::from_secs(9), SimTime::from_secs(9)));
+        assert_eq!(RateController::value(&c, "rtt_ms"), None);
+        RateController::on_timer(&mut c, SimTime::ZERO);
+        c.on_frame_group(SimTime::ZERO, SimTime::from_secs(1));
+        c.on_send_queue(1);
+        c.on_packet_feedback(SimTime::ZERO, &[] as &[PacketResult]);
+        assert_eq!(c.target_bps(), 1e6, "the hooks it ignores change nothing");
+        let mut rx = Plain;
+        FeedbackReceiver::start(&mut rx, SimTime::ZERO);
+        rx.set_series_rows(3);
+        assert_eq!(FeedbackReceiver::value(&rx, "p"), None);
+        assert_eq!(rx.series("p"), None);
+    }
+
+    /// A packet of a controller pacing by itself: stamped with its
+    /// sequence number and time, and the next one due a serialisation
+    /// time at the rate after it left or after it was due (1250 bytes at
+    /// 1 Mbit/s: 10 ms).
+    #[test]
+    fn a_self_paced_packet_holds_the_next_back_by_its_serialisation_time() {
+        let ms = SimTime::from_millis;
+        let d = |due| Departure {
+            bytes: 1250,
+            due,
+            next_same_size: false,
+        };
+        let (stamp, next) = d(ms(3)).at_rate(ms(5), 7, 1e6);
+        assert_eq!((stamp.seq, stamp.sent_at, stamp.pair), (7, ms(5), 0));
+        assert_eq!((stamp.rtt, stamp.echo), (SimTime::ZERO, None));
+        assert_eq!(next, ms(15));
+        assert_eq!(d(ms(8)).at_rate(ms(5), 0, 1e6).1, ms(18), "not before due");
+        assert_eq!(d(ms(0)).at_rate(ms(0), 0, 2e6).1, ms(5));
+    }
+
+    /// The rate bounds: the least above the greatest is one error at the
+    /// least; a start outside them, one at the start; equal bounds and a
+    /// start on either bound pass; a bound not given (infinite) checks
+    /// nothing it takes part in.
+    #[test]
+    fn rate_bounds_are_checked_at_their_fields() {
+        let said = |min: f64, start: f64, max: f64| {
+            crate::app::testing::said(|c| {
+                check_rate_range(
+                    "cc",
+                    ("min_bps", min),
+                    ("start_bps", start),
+                    ("max_bps", max),
+                    c,
+                )
+            })
+        };
+        assert_eq!(
+            said(2e6, 1e6, 1e6),
+            ["cc.min_bps: must be at most max_bps (1000000)"]
+        );
+        assert_eq!(
+            said(1e5, 3e6, 2e6),
+            ["cc.start_bps: must be within [min_bps, max_bps] = [100000, 2000000] (got 3000000)"]
+        );
+        assert_eq!(
+            said(1e5, 5e4, 2e6),
+            ["cc.start_bps: must be within [min_bps, max_bps] = [100000, 2000000] (got 50000)"]
+        );
+        assert!(said(1e6, 1e6, 1e6).is_empty());
+        assert!(said(1e5, 1e5, 2e6).is_empty() && said(1e5, 2e6, 2e6).is_empty());
+        assert!(said(1e5, f64::INFINITY, 2e6).is_empty());
+        assert!(
+            said(f64::INFINITY, 5e6, 2e6).len() == 1,
+            "the start is still checked"
+        );
+    }
+
+    /// Only an RTP member's frame media with `feedback` gets per-packet
+    /// feedback; a controller that reads it says so elsewhere.
+    #[test]
+    fn packet_feedback_is_required_where_it_is_read() {
+        let media = |packet_feedback| CcMedia {
+            packet_feedback,
+            ..CcMedia::default()
+        };
+        let said = |m| crate::app::testing::said(|c| require_packet_feedback("gcc", "cc", m, c));
+        assert!(said(media(true)).is_empty());
+        let e = said(media(false));
+        assert_eq!(e.len(), 1);
+        assert!(
+            e[0].starts_with("cc: gcc reads per-packet feedback"),
+            "{e:?}"
+        );
+    }
+
+    /// The RTT on per-packet feedback: the first sample as it is, then
+    /// 7/8 of the last plus 1/8 of the new (RFC 6298 2.3); a sample is
+    /// now less the newest packet reported received, lost ones left out.
+    #[test]
+    fn the_feedback_rtt_is_smoothed_by_an_eighth() {
+        let ms = SimTime::from_millis;
+        let r = |seq, sent_ms, received| PacketResult {
+            seq,
+            sent_at: ms(sent_ms),
+            bytes: 1000,
+            received,
+            arrival: None,
+            ecn: 0,
+        };
+        let mut rtt = FeedbackRtt::default();
+        assert_eq!(rtt.get(), None);
+        rtt.update(ms(100), &[r(3, 90, false)]);
+        assert_eq!(rtt.get(), None, "nothing received");
+        rtt.update(ms(100), &[r(1, 60, true), r(2, 20, true), r(3, 90, false)]);
+        let ms_of = |rtt: FeedbackRtt| rtt.get().expect("an RTT").as_secs_f64() * 1e3;
+        assert!(
+            (ms_of(rtt) - 80.0).abs() < 1e-6,
+            "the newest received: seq 2"
+        );
+        rtt.update(ms(200), &[r(4, 184, true)]);
+        assert!((ms_of(rtt) - 72.0).abs() < 1e-6, "7/8 of 80 + 1/8 of 16");
+    }
+}

@@ -1,0 +1,369 @@
+//! The member driven alone, or two of them joined by a lossless path of
+//! fixed delay: media under a scripted controller (the pacer's rate, the
+//! controller's timer and window), NEWPRED's repairs, sequence gaps across
+//! the 16-bit wrap, and round trips from the reports of several sources.
+
+use super::*;
+use crate::app::media::pacer::Pacer;
+use crate::app::media::spec::{ConstantSpec, SourceModel, SourceSite};
+use crate::app::testing::{drive, value, Script, ScriptCc};
+use crate::net::Dest;
+use crate::proto::rtp::{AvpfConfig, RtcpTiming, TimingConfig};
+use crate::sim::RngStreams;
+use std::sync::{Arc, Mutex};
+
+const MEDIA_FLOW: u32 = 0;
+const RTCP_FLOW: u32 = 1;
+
+fn ms(x: f64) -> SimTime {
+    SimTime::from_millis_f64(x)
+}
+
+/// Member `ssrc` (1 or 2) of a point-to-point AVPF session of 1 Mbit/s,
+/// sending to the other until `stop`; a media sender (1000-byte payloads
+/// every 8 ms unless a controller paces them) if `media`.
+fn member(ssrc: u32, media: bool, stop: SimTime) -> RtpMember {
+    let mut rng = RngStreams::new(1, 0).stream(&format!("member {ssrc}"));
+    let cfg = TimingConfig {
+        session_bw_bps: 1e6,
+        rtcp_fraction: 0.05,
+        sender_fraction: 0.25,
+        min_interval_s: 0.0,
+        initial_min_interval_s: 0.0,
+        reconsideration: true,
+        ssrc_range: (1, 2),
+    };
+    let timing = RtcpTiming::new(cfg, ssrc, 100.0, SimTime::ZERO, &mut rng);
+    let avpf = AvpfConfig {
+        point_to_point: true,
+        ..AvpfConfig::default()
+    };
+    let tpl =
+        |flow, payload| PacketTemplate::session_udp(flow, Dest::Node(3 - ssrc), 5004, payload);
+    let media = media.then(|| MediaConfig {
+        template: tpl(MEDIA_FLOW, 1012),
+        interval: ms(8.0),
+    });
+    let sched = RtcpScheduler::new(timing, Some(avpf));
+    let cname = format!("member {ssrc}");
+    let rtcp = tpl(RTCP_FLOW, 0);
+    RtpMember::new(
+        ssrc,
+        cname,
+        media,
+        false,
+        rtcp,
+        sched,
+        rng,
+        SimTime::ZERO,
+        stop,
+        1e6,
+    )
+}
+
+/// Frames of `frame_bytes` every 40 ms from a constant source, in packets
+/// of at most 1200 bytes on the wire (1160 of payload), through a pacer
+/// at 2.5 times the rate with no burst.
+fn frames(frame_bytes: u32) -> FrameSender {
+    let site = SourceSite {
+        start_bps: 0.0,
+        plan: (frame_bytes, ms(40.0)),
+    };
+    let rng = RngStreams::new(1, 0).stream("frames");
+    let pacer = Pacer::new(2.5, SimTime::ZERO);
+    FrameSender::new(
+        ConstantSpec {}.build(&site),
+        rng,
+        Some(pacer),
+        1200,
+        1e6,
+        None,
+    )
+}
+
+/// A frame media sender under a scripted controller at `rate_bps`.
+fn paced_frames(frame_bytes: u32, rate_bps: f64) -> (RtpMember, Arc<Mutex<Script>>) {
+    let (cc, script) = ScriptCc::boxed(rate_bps);
+    let m = member(1, true, SimTime::from_secs(10))
+        .with_cc(Some(PacedMedia::new(cc)), None)
+        .with_frames(Some(frames(frame_bytes)), None, None);
+    (m, script)
+}
+
+/// The media packets among `sent`: (time, RTP sequence number, the
+/// controller's stamp number).
+fn media(sent: &[(SimTime, Packet)]) -> Vec<(SimTime, u16, Option<u64>)> {
+    (sent.iter())
+        .filter(|(_, p)| p.flow == MEDIA_FLOW)
+        .map(|(t, p)| {
+            let d = p.app.get::<RtpData>().expect("RTP data");
+            (*t, d.seq, d.stamp.map(|s| s.seq))
+        })
+        .collect()
+}
+
+/// 1200-byte packets paced at 2.5 times a controller's 1 Mbit/s target
+/// leave 3.84 ms apart (a controller that says no pacing rate paces at
+/// its target). Frames of 12 packets every 40 ms need 46.08 ms each, so
+/// the pacer never empties: packets leave every 3.84 ms from the start,
+/// none discarded by a frame coming in behind them, each stamped by the
+/// controller in turn: 53 in the first 200 ms.
+#[test]
+fn frame_packets_leave_at_the_pacing_factor_times_the_controllers_target() {
+    let (mut m, script) = paced_frames(12 * 1160, 1e6);
+    let sent = media(&drive(&mut m, ms(200.0), |_| {}));
+    let expected: Vec<(SimTime, u16, Option<u64>)> = (0..53u16)
+        .map(|i| (SimTime::from_nanos(3_840_000 * i as u64), i, Some(i as u64)))
+        .collect();
+    assert_eq!(sent, expected);
+    assert_eq!(script.lock().unwrap().sent, 53);
+    let st = &m.more_stats(ms(200.0))[0];
+    assert_eq!(value(st, "frames_sent"), 6.0);
+    assert_eq!(value(st, "pacer_discarded_packets"), 0.0);
+    // The wait grows by 6.08 ms a frame: the longest is frame 3's last
+    // packet's (the 48th), queued at 120 ms.
+    assert!((value(st, "pacer_delay_max_ms") - (47.0 * 3.84 - 120.0)).abs() < 1e-6);
+}
+
+/// A window-based controller's window holds the pacer: with no room
+/// nothing leaves; the controller's timer, asked for at its deadline
+/// (20 ms), reaches the controller, and the window it has opened by then
+/// lets the pacer go on at once. The timer is not asked for again once
+/// the controller has no deadline.
+#[test]
+fn the_controllers_timer_lets_the_pacer_go_on_when_its_window_opens() {
+    let (mut m, script) = paced_frames(3 * 1160, 1e6);
+    {
+        let mut s = script.lock().unwrap();
+        s.window = Some(0);
+        s.deadline = Some(ms(20.0));
+    }
+    let sent = media(&drive(&mut m, ms(50.0), |at| {
+        if at >= ms(20.0) {
+            script.lock().unwrap().window = Some(u64::MAX);
+        }
+    }));
+    let times: Vec<SimTime> = sent.iter().map(|s| s.0).collect();
+    // Frame 0's three packets from 20 ms, 3.84 ms apart; frame 1's at 40 ms.
+    let expected: Vec<SimTime> = [20.0, 23.84, 27.68, 40.0, 43.84, 47.68].map(ms).to_vec();
+    assert_eq!(times, expected);
+    assert_eq!(script.lock().unwrap().timers, vec![ms(20.0)]);
+}
+
+/// One packet per interval under a controller: each leaves when the
+/// controller's last answer allows (1040 bytes at 1 Mbit/s: 8.32 ms, not
+/// the session's 8 ms), and a controller's timer, passed on at its
+/// deadline, does not send a packet before its time.
+#[test]
+fn constant_media_leaves_when_its_controller_allows() {
+    let (cc, script) = ScriptCc::boxed(1e6);
+    script.lock().unwrap().deadline = Some(ms(10.0));
+    let mut m = member(1, true, SimTime::from_secs(10)).with_cc(Some(PacedMedia::new(cc)), None);
+    let sent = media(&drive(&mut m, ms(50.0), |_| {}));
+    let expected: Vec<(SimTime, u16, Option<u64>)> = (0..7u16)
+        .map(|i| (SimTime::from_nanos(8_320_000 * i as u64), i, Some(i as u64)))
+        .collect();
+    assert_eq!(sent, expected);
+    assert_eq!(script.lock().unwrap().timers, vec![ms(10.0)]);
+    assert_eq!(
+        value(&m.stats(ms(50.0)).unwrap(), "media_packets_sent"),
+        7.0
+    );
+}
+
+/// Without a controller a media sender sends one packet per interval (8
+/// ms), and none at or after its stop.
+#[test]
+fn constant_media_keeps_its_interval_until_the_stop() {
+    let mut m = member(1, true, ms(40.0));
+    let sent = media(&drive(&mut m, ms(100.0), |_| {}));
+    let times: Vec<SimTime> = sent.iter().map(|s| s.0).collect();
+    assert_eq!(times, [0.0, 8.0, 16.0, 24.0, 32.0].map(ms).to_vec());
+}
+
+/// What the pair of members sent and when.
+type Log = Vec<(SimTime, usize, Packet)>;
+
+/// Two members joined both ways by a path of 10 ms without a rate; media
+/// packets whose first sending `lose` names are lost (their repairs are
+/// not). Runs until `until`; returns what each sent.
+fn pair(mut m: [RtpMember; 2], lose: &[u16], until: SimTime) -> ([RtpMember; 2], Log) {
+    enum Ev {
+        Timer(u64),
+        Packet(Packet),
+    }
+    let delay = ms(10.0);
+    let mut queue: Vec<(SimTime, u64, usize, Ev)> = Vec::new();
+    let mut order = 0;
+    let mut log = Vec::new();
+    let mut take = |now: SimTime, from: usize, out: &mut Vec<Action>, queue: &mut Vec<_>| {
+        for a in out.drain(..) {
+            order += 1;
+            match a {
+                Action::Timer { at, token } => queue.push((at, order, from, Ev::Timer(token))),
+                Action::Send(mut p) => {
+                    p.created_at = now;
+                    log.push((now, from, p.clone()));
+                    let first = p.app.get::<RtpData>().is_some_and(|d| d.repair.is_none());
+                    let d = p.app.get::<RtpData>().map(|d| d.seq);
+                    if !(first && d.is_some_and(|s| lose.contains(&s))) {
+                        queue.push((now + delay, order, 1 - from, Ev::Packet(p)));
+                    }
+                }
+            }
+        }
+    };
+    let mut out = Vec::new();
+    for (i, x) in m.iter_mut().enumerate() {
+        x.on_start(SimTime::ZERO, &mut out);
+        take(SimTime::ZERO, i, &mut out, &mut queue);
+    }
+    while let Some(i) = (0..queue.len()).min_by_key(|&i| (queue[i].0, queue[i].1)) {
+        let (at, _, to, ev) = queue.swap_remove(i);
+        if at > until {
+            break;
+        }
+        match ev {
+            Ev::Timer(token) => m[to].on_timer(at, token, &mut out),
+            Ev::Packet(p) => m[to].on_packet(at, &p, &mut out),
+        }
+        take(at, to, &mut out, &mut queue);
+    }
+    (m, log)
+}
+
+/// NEWPRED (the AVPF study's case 9): frames of six segments every
+/// 100 ms. Segments 8 and 9 (frame 1) are lost, then 17 and 18 (the end
+/// of frame 2 and the start of frame 3): the receiver asks for each frame
+/// with lost segments in its own feedback message (three), the sender
+/// answers each lost segment with a repair, and each repair arrives one
+/// round trip (20 ms) after the loss was detected: feedback leaves at
+/// once point-to-point (RFC 4585 3.5.2: no dither), so none waited.
+#[test]
+fn newpred_repairs_each_lost_segment_one_round_trip_after_its_detection() {
+    let np = NewpredConfig { segments: 6 };
+    let mut sender = member(1, true, SimTime::from_secs(10)).with_newpred(np);
+    if let Some(m) = sender.media.as_mut() {
+        m.interval = ms(100.0);
+    }
+    let receiver = member(2, false, SimTime::from_secs(10)).with_newpred(np);
+    let ([s, r], log) = pair([sender, receiver], &[8, 9, 17, 18], ms(600.0));
+    let repairs: Vec<(SimTime, u16, Option<SimTime>)> = (log.iter())
+        .filter_map(|(t, _, p)| p.app.get::<RtpData>().map(|d| (*t, d.seq, d.repair)))
+        .filter(|x| x.2.is_some())
+        .collect();
+    // Losses seen when the next segment arrived (110 and 310 ms); the
+    // feedback leaves then and arrives 10 ms later.
+    let repaired_at = |t: f64| (ms(t + 10.0), ms(t));
+    let expected: Vec<(SimTime, u16, Option<SimTime>)> =
+        [(110.0, 8), (110.0, 9), (310.0, 17), (310.0, 18)]
+            .iter()
+            .map(|&(t, seq)| (repaired_at(t).0, seq, Some(repaired_at(t).1)))
+            .collect();
+    assert_eq!(repairs, expected);
+    let at = |m: &RtpMember, col| value(&m.stats(ms(600.0)).unwrap(), col);
+    assert_eq!(at(&s, "repairs_sent"), 4.0);
+    assert_eq!(
+        at(&s, "media_packets_sent"),
+        42.0,
+        "7 frames of 6, 0 to 600 ms"
+    );
+    assert_eq!(at(&r, "fb_wanted"), 3.0, "frame 1; frames 2 and 3");
+    assert_eq!(at(&r, "recoveries"), 4.0);
+    assert!((at(&r, "recovery_time_mean_s") - 0.020).abs() < 1e-9);
+    assert!(at(&r, "waiting_time_mean_s").abs() < 1e-9);
+    // Each loss reported once, and placed in the sender's record.
+    assert_eq!(at(&s, "loss_reports"), 4.0);
+    assert_eq!(at(&s, "loss_reports_unplaced"), 0.0);
+}
+
+/// A plain media packet (no stamp, no repair) from `ssrc`.
+fn media_packet(ssrc: u32, seq: u16) -> Packet {
+    let mut p = PacketTemplate::session_udp(MEDIA_FLOW, Dest::Node(3 - ssrc), 5004, 1012).make(0);
+    p.app = RtpData::payload(RtpData {
+        ssrc,
+        seq,
+        timestamp: 0,
+        repair: None,
+        stamp: None,
+        frame: None,
+        marker: false,
+        transport_seq: None,
+    });
+    p
+}
+
+/// A NEWPRED receiver numbers frames by the extended sequence number, so
+/// the frames keep their bounds across the 16-bit wrap: segments 65534,
+/// 65535, 0 and 1 (extended 65534 to 65537) are all of frame 10922 (six
+/// segments a frame): one feedback message, not two.
+#[test]
+fn newpred_frames_keep_their_bounds_across_the_wrap() {
+    let np = NewpredConfig { segments: 6 };
+    let mut r = member(2, false, SimTime::from_secs(100)).with_newpred(np);
+    let mut out = Vec::new();
+    let mut deliver = |r: &mut RtpMember, i: u64, seq: u16| {
+        r.on_packet(
+            SimTime::from_micros(i * 100),
+            &media_packet(1, seq),
+            &mut out,
+        );
+        out.clear();
+    };
+    for seq in 0..=65533u16 {
+        deliver(&mut r, seq as u64, seq);
+    }
+    deliver(&mut r, 65540, 2);
+    assert_eq!(
+        value(&r.stats(SimTime::from_secs(7)).unwrap(), "fb_wanted"),
+        1.0
+    );
+}
+
+/// A compound from `ssrc` with a report block about member 1 whose LSR
+/// says member 1's SR left at `lsr_ms` and was held `dlsr_ms`.
+fn report_about_1(ssrc: u32, sender: bool, lsr_ms: f64, dlsr_ms: f64) -> Packet {
+    let mut p = PacketTemplate::session_udp(RTCP_FLOW, Dest::Node(1), 5004, 60).make(0);
+    p.app = Payload::new(RtcpCompound {
+        ssrc,
+        sender: sender.then_some((0, 0)),
+        reports: vec![RtcpReport {
+            ssrc: 1,
+            fraction_lost: 0,
+            cumulative_lost: 0,
+            ext_highest_seq: 0,
+            jitter: 0,
+            lsr: Some(ms(lsr_ms)),
+            dlsr: ms(dlsr_ms),
+        }],
+        nacks: Vec::new(),
+        app_layer_fb: false,
+        bye: false,
+        early: false,
+        cname: String::new(),
+    });
+    p
+}
+
+/// The round trip (RFC 3550 6.4.1: A - LSR - DLSR) from a report block
+/// about this member: the first from anyone is taken; after that only
+/// those from a source that sends media replace it, so a member that
+/// sends none (here 9, unknown until it reports) does not.
+#[test]
+fn the_round_trip_comes_from_media_sources_once_there_is_one() {
+    let mut m = member(1, true, SimTime::from_secs(10));
+    let mut out = Vec::new();
+    let rtt = |m: &RtpMember| value(&m.stats(ms(500.0)).unwrap(), "rtt_s");
+    assert!(rtt(&m).is_nan());
+    m.on_packet(ms(100.0), &report_about_1(9, false, 40.0, 20.0), &mut out);
+    assert!((rtt(&m) - 0.040).abs() < 1e-12, "the first: {}", rtt(&m));
+    // Member 2 sends media, then reports.
+    m.on_packet(ms(150.0), &media_packet(2, 0), &mut out);
+    m.on_packet(ms(200.0), &report_about_1(2, false, 170.0, 5.0), &mut out);
+    assert!((rtt(&m) - 0.025).abs() < 1e-12, "from the media source");
+    m.on_packet(ms(300.0), &report_about_1(9, true, 290.0, 0.0), &mut out);
+    assert!(
+        (rtt(&m) - 0.025).abs() < 1e-12,
+        "not from a member without media"
+    );
+}
