@@ -43,9 +43,9 @@ pub trait App: Send {
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>);
     fn on_timer(&mut self, _now: SimTime, _token: u64, _out: &mut Vec<Action>) {}
     fn on_packet(&mut self, _now: SimTime, _pkt: &Packet, _out: &mut Vec<Action>) {}
-    /// Keep (or not) the time series this application records for its
-    /// `<table>_series` table (`measure.series`).
-    /// Keep time series of at most `rows` rows each (0: none).
+    /// Keep the time series this application records for its
+    /// `<table>_series` table (`measure.series`): at most `rows` rows
+    /// each (0: none).
     fn set_series(&mut self, _rows: usize) {}
     /// Measurements to report at the end of a run (`end`), if any.
     fn stats(&self, _end: SimTime) -> Option<AppStats> {
@@ -212,5 +212,104 @@ pub struct StopRule {
 impl StopRule {
     pub fn allows(&self, now: SimTime, sent: u64) -> bool {
         now < self.stop && self.max_packets.is_none_or(|m| sent < m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::{Dest, Transport};
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+
+    /// A lazy timer is asked for only when nothing earlier is pending: a
+    /// later time waits for the pending one (which fires early and is
+    /// re-armed); an earlier one is asked for. A pending timer is done
+    /// when its time has come, not before.
+    #[test]
+    fn a_lazy_timer_is_asked_for_only_when_nothing_earlier_is_pending() {
+        let mut slot = None;
+        let mut out = Vec::new();
+        arm_timer(&mut slot, ms(10), 7, &mut out);
+        arm_timer(&mut slot, ms(10), 7, &mut out);
+        arm_timer(&mut slot, ms(20), 7, &mut out);
+        arm_timer(&mut slot, ms(5), 7, &mut out);
+        let asked: Vec<Action> = [10, 5]
+            .map(|t| Action::Timer {
+                at: ms(t),
+                token: 7,
+            })
+            .to_vec();
+        assert_eq!(out, asked);
+        assert_eq!(slot, Some(ms(5)));
+        timer_fired(&mut slot, ms(4));
+        assert_eq!(slot, Some(ms(5)), "not yet due");
+        timer_fired(&mut slot, ms(5));
+        assert_eq!(slot, None);
+        out.clear();
+        arm_timer(&mut slot, ms(10), 7, &mut out);
+        assert_eq!(out.len(), 1, "asked again once the last one fired");
+    }
+
+    /// A source sends before its stop time and below its packet limit.
+    #[test]
+    fn a_stop_rule_allows_before_the_stop_and_below_the_limit() {
+        let rule = |max_packets| StopRule {
+            stop: ms(100),
+            max_packets,
+        };
+        assert!(rule(None).allows(ms(99), u64::MAX));
+        assert!(!rule(None).allows(ms(100), 0));
+        assert!(rule(Some(3)).allows(ms(0), 2));
+        assert!(!rule(Some(3)).allows(ms(0), 3));
+        assert!(!rule(Some(3)).allows(ms(100), 0));
+    }
+
+    /// A template's packet: the fixed fields as given, the size of its
+    /// payload and headers, the send time left for the engine to stamp.
+    #[test]
+    fn a_templates_packet_carries_its_fields_and_headers() {
+        let tpl = PacketTemplate::session_udp(4, Dest::Node(9), 5004, 172);
+        let p = tpl.make(11);
+        assert_eq!(
+            (p.flow, p.seq, p.dst, p.src_port, p.dst_port),
+            (4, 11, Dest::Node(9), 5004, 5004)
+        );
+        assert_eq!(
+            (p.dscp, p.ecn, p.transport.clone()),
+            (0, crate::net::packet::ecn::NOT_ECT, Transport::Udp)
+        );
+        assert_eq!((p.size_bytes, p.payload_bytes()), (200, 172));
+        assert_eq!(p.created_at, SimTime::MAX);
+    }
+
+    /// Every application table is declared once, with its counts among
+    /// its columns and no column named twice.
+    #[test]
+    fn application_tables_declare_distinct_columns() {
+        let mut names: Vec<&str> = APP_TABLES.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), APP_TABLES.len());
+        for t in APP_TABLES {
+            let cols = t.names();
+            assert_eq!(cols.len(), t.columns.len(), "{}", t.name);
+            let mut unique = cols.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), cols.len(), "{}", t.name);
+            assert!(t.counts().iter().all(|c| cols.contains(c)), "{}", t.name);
+        }
+        let t = AppTable {
+            name: "t",
+            columns: &[Col::Count("a"), Col::Measure("b_s"), Col::Count("c")],
+            series: false,
+        };
+        assert_eq!(
+            (t.names(), t.counts()),
+            (vec!["a", "b_s", "c"], vec!["a", "c"])
+        );
     }
 }

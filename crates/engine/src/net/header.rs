@@ -108,7 +108,9 @@ mod spare_tests {
             ..Default::default()
         });
         let addr: *const TcpHeader = &*first;
+        let kept = SPARE.counts().0;
         recycle(first);
+        assert_eq!(SPARE.counts().0, kept + 1, "kept, not freed");
         let h = TcpHeader {
             seq: 7,
             ack: 3,
@@ -121,6 +123,32 @@ mod spare_tests {
         // Fresh boxes once the spares run out.
         let third = boxed(h);
         assert!(!std::ptr::eq(&*second, &*third));
+    }
+
+    /// RFC 9293 3.4: SYN and FIN each take one sequence number; options:
+    /// a SYN's 12 bytes (MSS, SACK-permitted, window scale, NOPs), a
+    /// segment with n SACK blocks 4 + 8n (RFC 2018 3).
+    #[test]
+    fn sequence_space_and_header_length_follow_the_flags() {
+        use tcp_flags::*;
+        let h = |flags, n_sack| TcpHeader {
+            flags,
+            n_sack,
+            ..Default::default()
+        };
+        assert_eq!(h(SYN, 0).seq_len(0), 1);
+        assert_eq!(h(SYN | ACK, 0).seq_len(0), 1);
+        assert_eq!(h(FIN | ACK, 0).seq_len(500), 501);
+        assert_eq!(h(ACK, 0).seq_len(1460), 1460);
+        assert_eq!(h(SYN | FIN, 0).seq_len(10), 12);
+        assert_eq!(h(SYN, 2).header_bytes(), 32, "a SYN carries no SACK blocks");
+        assert_eq!(h(ACK, 0).header_bytes(), 20);
+        assert_eq!(h(ACK, 1).header_bytes(), 32);
+        assert_eq!(h(ACK, 3).header_bytes(), 48);
+        let mut with = h(ACK | ECE, 2);
+        with.sack[..2].copy_from_slice(&[(1, 2), (5, 9)]);
+        assert_eq!(with.sack_blocks(), [(1, 2), (5, 9)]);
+        assert!(with.has(ECE) && with.has(ACK) && !with.has(CWR));
     }
 
     #[test]
