@@ -329,6 +329,7 @@ impl RtpSessionSpec {
             plan.stop,
             self.session_bw_bps,
         );
+        let app = if plan.leaves { app.with_bye() } else { app };
         match &self.newpred {
             Some(np) => app.with_newpred(NewpredConfig {
                 segments: np.segments_per_frame,
@@ -372,6 +373,9 @@ struct SessionPlan {
     rtcp_port: u16,
     start: SimTime,
     stop: SimTime,
+    /// The members leave with a BYE at `stop` (`stop_s` before the end of
+    /// the run).
+    leaves: bool,
     payload: u32,
     interval: SimTime,
 }
@@ -382,6 +386,7 @@ impl SessionPlan {
         let group = multicast.then(|| ctx.new_group(nodes));
         let rtp_port = 5004u16.wrapping_add(2 * k as u16);
         let (payload, interval) = s.media_plan();
+        let stop = s.stop_s.map_or(ctx.horizon, SimTime::from_secs_f64);
         SessionPlan {
             nodes: nodes.to_vec(),
             group,
@@ -390,7 +395,8 @@ impl SessionPlan {
             rtp_port,
             rtcp_port: rtp_port.wrapping_add(1),
             start: SimTime::from_secs_f64(s.start_s),
-            stop: s.stop_s.map_or(ctx.horizon, SimTime::from_secs_f64),
+            stop,
+            leaves: stop < ctx.horizon,
             payload,
             interval,
         }

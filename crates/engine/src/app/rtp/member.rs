@@ -156,6 +156,9 @@ pub struct RtpMember {
     rtcp_bytes: u64,
     rtcp_packets: u64,
     data_flow: FlowId,
+    /// When the member leaves the session with a BYE (`stop_s` before the
+    /// end of the run), if it does.
+    bye_at: Option<SimTime>,
     byes_sent: bool,
     /// Receiver: when each lost segment was detected.
     detected: HashMap<u16, SimTime>,
@@ -202,6 +205,7 @@ impl RtpMember {
             rtcp_packets: 0,
             rtcp_timer_at: None,
             data_flow,
+            bye_at: None,
             byes_sent: false,
             newpred: None,
             detected: HashMap::default(),
@@ -417,6 +421,14 @@ impl RtpMember {
     pub fn with_cc(mut self, paced: Option<PacedMedia>, feedback: Option<FeedbackEnd>) -> Self {
         self.paced = paced;
         self.feedback = feedback;
+        self
+    }
+
+    /// The member leaves at its stop with a BYE (RFC 3550 6.3.7), sent at
+    /// once: the BYE reconsideration a member of a session of 50 or more
+    /// applies first is left out.
+    pub fn with_bye(mut self) -> Self {
+        self.bye_at = Some(self.stop);
         self
     }
 
@@ -863,6 +875,14 @@ impl App for RtpMember {
             self.send_media(now, out);
         }
         self.arm_rtcp(out);
+        if let Some(at) = self.bye_at.filter(|&at| at > now) {
+            // RTCP's own timer never runs to the stop (`arm_rtcp`): this one
+            // does, for the BYE.
+            out.push(Action::Timer {
+                at,
+                token: TOKEN_RTCP,
+            });
+        }
         out.push(Action::Timer {
             at: now + SimTime::from_secs(1),
             token: TOKEN_TIMEOUTS,

@@ -367,3 +367,55 @@ fn the_round_trip_comes_from_media_sources_once_there_is_one() {
         "not from a member without media"
     );
 }
+
+/// A paused sender captures no frame from the pause's start until its
+/// end, and resumes on the frame clock's next beat from there: with
+/// frames every 40 ms and a pause over [40, 100) ms, frames at 0, 100,
+/// 140 and 180 ms in the first 200. The media rate counts the active
+/// time only (140 ms).
+#[test]
+fn a_paused_sender_resumes_when_the_pause_ends() {
+    let pauses = vec![(ms(40.0), ms(100.0))];
+    let fs = frames(1160).with_pauses(pauses);
+    let mut m = member(1, true, SimTime::from_secs(10)).with_frames(Some(fs), None, None);
+    let sent = media(&drive(&mut m, ms(200.0), |_| {}));
+    let times: Vec<SimTime> = sent.iter().map(|s| s.0).collect();
+    assert_eq!(times, [0.0, 100.0, 140.0, 180.0].map(ms).to_vec());
+    let st = &m.more_stats(ms(200.0))[0];
+    assert!((value(st, "paused_s") - 0.06).abs() < 1e-12);
+    let rate = value(st, "media_rate_bps");
+    assert!((rate - 4.0 * 1160.0 * 8.0 / 0.14).abs() < 1e-6, "{rate}");
+}
+
+/// Members that leave at their stop (100 ms) each send one BYE then
+/// (RFC 3550 6.3.7) and no RTCP after it; each takes the other's BYE
+/// off its member table (6.3.4). Members staying to the end of the run
+/// send none.
+#[test]
+fn members_leave_with_a_bye_at_their_stop() {
+    let byes = |leave: bool| {
+        let m = |ssrc, media| {
+            let m = member(ssrc, media, ms(100.0));
+            if leave {
+                m.with_bye()
+            } else {
+                m
+            }
+        };
+        let (m, log) = pair([m(1, true), m(2, false)], &[], ms(2000.0));
+        let rtcp: Vec<(SimTime, usize, bool)> = (log.iter())
+            .filter_map(|(t, from, p)| p.app.get::<RtcpCompound>().map(|c| (*t, *from, c.bye)))
+            .collect();
+        assert!(rtcp.len() > 4, "{rtcp:?}");
+        let members = m.map(|x| value(&x.stats(ms(2000.0)).unwrap(), "members"));
+        (rtcp, members)
+    };
+    let (rtcp, members) = byes(true);
+    let at_stop: Vec<&(SimTime, usize, bool)> = rtcp.iter().filter(|x| x.0 >= ms(100.0)).collect();
+    assert_eq!(at_stop, [&(ms(100.0), 0, true), &(ms(100.0), 1, true)]);
+    assert!(rtcp.iter().filter(|x| x.2).count() == 2);
+    assert_eq!(members, [1.0, 1.0]);
+    let (rtcp, members) = byes(false);
+    assert!(rtcp.iter().all(|x| !x.2 && x.0 < ms(100.0)));
+    assert_eq!(members, [2.0, 2.0]);
+}
