@@ -419,3 +419,109 @@ fn members_leave_with_a_bye_at_their_stop() {
     assert!(rtcp.iter().all(|x| !x.2 && x.0 < ms(100.0)));
     assert_eq!(members, [2.0, 2.0]);
 }
+
+/// What a member's RTCP says (RFC 3550 6.4): a receiver reports on a
+/// source once it is valid (two packets in sequence, A.1), before it has
+/// heard an SR from it (no LSR then, and DLSR 0), and with the LSR and the
+/// time since it arrived after; the sender's info counts its media
+/// packets and their payload octets (1000 each, RTP's header not
+/// counted). Every compound is its bytes plus UDP and IPv4 headers.
+#[test]
+fn reports_and_sender_info_say_what_was_received_and_sent() {
+    let (_, log) = pair(
+        [member(1, true, ms(500.0)), member(2, false, ms(500.0))],
+        &[],
+        ms(500.0),
+    );
+    let compounds: Vec<(SimTime, usize, &RtcpCompound, u32)> = (log.iter())
+        .filter_map(|(t, from, p)| {
+            p.app
+                .get::<RtcpCompound>()
+                .map(|c| (*t, *from, c, p.size_bytes))
+        })
+        .collect();
+    for (_, _, c, size) in &compounds {
+        assert_eq!(
+            *size as usize,
+            28 + super::super::compound::compound_bytes(c)
+        );
+    }
+    let first_sr = (compounds.iter())
+        .find(|x| x.1 == 0)
+        .map(|x| x.0)
+        .expect("the sender's first compound");
+    let heard_at = first_sr + ms(10.0);
+    let mut before = 0;
+    let mut after = 0;
+    for (t, from, c, _) in &compounds {
+        if *from == 0 {
+            // The media packets sent by then: one every 8 ms from 0.
+            let n = (t.as_nanos() / 8_000_000 + 1) as u32;
+            assert_eq!(c.sender, Some((n, 1000 * n)), "at {t:?}");
+            assert!(c.reports.is_empty(), "the receiver sends no media");
+            continue;
+        }
+        let [rb] = c.reports[..] else {
+            panic!("one block about the sender: {c:?}");
+        };
+        assert_eq!(rb.ssrc, 1);
+        // The newest packet arrived 10 ms after it left.
+        let newest = ((t.as_nanos() - 10_000_000) / 8_000_000) as u32;
+        assert_eq!((rb.ext_highest_seq, rb.cumulative_lost), (newest, 0));
+        if *t < heard_at {
+            assert_eq!((rb.lsr, rb.dlsr), (None, SimTime::ZERO));
+            before += 1;
+        } else {
+            assert!(rb.lsr.is_some_and(|lsr| lsr >= first_sr));
+            assert!(rb.dlsr < *t - first_sr);
+            after += 1;
+        }
+    }
+    assert!(before >= 1 && after >= 5, "{before} {after}");
+}
+
+/// Feedback for the controller moves the next packet: later (the timer
+/// already asked for fires early, sends nothing and waits), or earlier
+/// (asked for anew). At 1 Mbit/s, 1040-byte packets are 8.32 ms apart.
+#[test]
+fn controller_feedback_moves_the_next_media_packet() {
+    let feedback = PacketTemplate::session_udp(RTCP_FLOW, Dest::Node(1), 5005, 16).make(0);
+    let sent_with = |release_ms: f64| {
+        let (cc, script) = ScriptCc::boxed(1e6);
+        let mut m =
+            member(1, true, SimTime::from_secs(10)).with_cc(Some(PacedMedia::new(cc)), None);
+        let mut out = Vec::new();
+        m.on_start(SimTime::ZERO, &mut out);
+        let mut timers: Vec<(SimTime, u64)> = Vec::new();
+        let mut sent = Vec::new();
+        let mut take = |now: SimTime, out: &mut Vec<Action>, timers: &mut Vec<(SimTime, u64)>| {
+            for a in out.drain(..) {
+                match a {
+                    Action::Send(p) if p.flow == MEDIA_FLOW => sent.push(now),
+                    Action::Timer { at, token } => timers.push((at, token)),
+                    _ => {}
+                }
+            }
+        };
+        take(SimTime::ZERO, &mut out, &mut timers);
+        script.lock().unwrap().release_at = Some(ms(release_ms));
+        m.on_packet(ms(1.0), &feedback, &mut out);
+        take(ms(1.0), &mut out, &mut timers);
+        script.lock().unwrap().release_at = None;
+        while let Some(i) = (0..timers.len()).min_by_key(|&i| timers[i]) {
+            let (at, token) = timers.remove(i);
+            if at > ms(30.0) {
+                break;
+            }
+            m.on_timer(at, token, &mut out);
+            take(at, &mut out, &mut timers);
+        }
+        assert_eq!(script.lock().unwrap().feedback, vec![ms(1.0)]);
+        sent
+    };
+    assert_eq!(sent_with(20.0), [0.0, 20.0, 28.32].map(ms).to_vec());
+    assert_eq!(
+        sent_with(2.0),
+        [0.0, 2.0, 10.32, 18.64, 26.96].map(ms).to_vec()
+    );
+}
