@@ -525,3 +525,77 @@ fn controller_feedback_moves_the_next_media_packet() {
         [0.0, 2.0, 10.32, 18.64, 26.96].map(ms).to_vec()
     );
 }
+
+/// A lost media packet under AVPF without NEWPRED: the receiver sees the
+/// gap when the next packet arrives and sends a Generic NACK at once
+/// (point-to-point: no dither, RFC 4585 3.5.2); the sender places the
+/// report and measures its delay from the lost packet's sending (packet
+/// 5 left at 40 ms, 6 arrived at 58 ms, the NACK at 68 ms: 28 ms). It
+/// repairs nothing: repairs are NEWPRED's.
+#[test]
+fn a_loss_is_reported_at_once_and_not_repaired_without_newpred() {
+    let (m, log) = pair(
+        [member(1, true, ms(500.0)), member(2, false, ms(500.0))],
+        &[5],
+        ms(500.0),
+    );
+    let nacks: Vec<_> = (log.iter())
+        .filter_map(|(t, _, p)| {
+            p.app
+                .get::<RtcpCompound>()
+                .map(|c| (*t, c.nacks.clone(), c.early))
+        })
+        .filter(|x| !x.1.is_empty())
+        .collect();
+    assert_eq!(nacks, vec![(ms(58.0), vec![(1, vec![5])], true)]);
+    let at = |i: usize, col| value(&m[i].stats(ms(500.0)).unwrap(), col);
+    assert_eq!((at(0, "loss_reports"), at(0, "repairs_sent")), (1.0, 0.0));
+    assert!((at(0, "loss_report_delay_mean_s") - 0.028).abs() < 1e-9);
+    assert_eq!((at(1, "fb_wanted"), at(1, "fb_sent_early")), (1.0, 1.0));
+}
+
+/// The number of receivers' losses in `seqs` (one per gap).
+fn gaps_seen(seqs: &[u16]) -> f64 {
+    let mut r = member(2, false, SimTime::from_secs(10));
+    let mut out = Vec::new();
+    for (i, &seq) in seqs.iter().enumerate() {
+        r.on_packet(
+            SimTime::from_millis(i as u64),
+            &media_packet(1, seq),
+            &mut out,
+        );
+    }
+    value(&r.stats(SimTime::from_secs(1)).unwrap(), "fb_wanted")
+}
+
+/// A jump of fewer than 3000 sequence numbers is a gap of lost packets;
+/// one of 3000 or more is taken for a packet out of its place (late, or
+/// a restarted source) and moves nothing: the next packet in order after
+/// it is checked against the sequence before it.
+#[test]
+fn only_a_jump_under_3000_is_a_loss() {
+    assert_eq!(gaps_seen(&[0, 1, 3001, 3002]), 1.0, "2999 lost");
+    assert_eq!(
+        gaps_seen(&[0, 1, 3002, 2, 3]),
+        0.0,
+        "3000 ahead: not a loss"
+    );
+    assert_eq!(gaps_seen(&[0, 1, 3002, 2, 4]), 1.0, "3 lost");
+}
+
+/// Series are kept as `measure.series` asks: none at 0 rows.
+#[test]
+fn series_follow_the_rows_asked_for() {
+    let series = |rows: Option<usize>| {
+        let (mut m, _) = paced_frames(3 * 1160, 1e6);
+        if let Some(r) = rows {
+            m.set_series(r);
+        }
+        drive(&mut m, ms(200.0), |_| {});
+        let st = &m.more_stats(ms(200.0))[0];
+        st.series.iter().map(|(_, s)| s.len()).sum::<usize>()
+    };
+    assert_eq!(series(Some(0)), 0);
+    assert!(series(Some(1)) <= 5 && series(Some(1)) > 0);
+    assert!(series(None) > 10);
+}
