@@ -599,3 +599,19 @@ fn series_follow_the_rows_asked_for() {
     assert!(series(Some(1)) <= 5 && series(Some(1)) > 0);
     assert!(series(None) > 10);
 }
+
+/// A member that falls silent without a BYE (here the sender, stopped at
+/// 100 ms) is timed out by the other after five deterministic intervals
+/// (RFC 3550 6.3.5, Tmin 5 s for time-outs: about 25 s), checked once a
+/// second; before that it still counts.
+#[test]
+fn a_silent_member_is_timed_out() {
+    let members_at = |until_s: u64| {
+        let quiet = member(1, true, ms(100.0));
+        let stays = member(2, false, SimTime::from_secs(60));
+        let (m, _) = pair([quiet, stays], &[], SimTime::from_secs(until_s));
+        value(&m[1].stats(SimTime::from_secs(until_s)).unwrap(), "members")
+    };
+    assert_eq!(members_at(20), 2.0);
+    assert_eq!(members_at(40), 1.0);
+}
