@@ -123,6 +123,10 @@ fn frame_packets_leave_at_the_pacing_factor_times_the_controllers_target() {
     // The wait grows by 6.08 ms a frame: the longest is frame 3's last
     // packet's (the 48th), queued at 120 ms.
     assert!((value(st, "pacer_delay_max_ms") - (47.0 * 3.84 - 120.0)).abs() < 1e-6);
+    // Packet i left at 3.84 i ms, queued with its frame at 40 (i / 12).
+    let waits = (0..53).map(|i| 3.84 * i as f64 - 40.0 * (i / 12) as f64);
+    let mean = waits.sum::<f64>() / 53.0;
+    assert!((value(st, "pacer_delay_mean_ms") - mean).abs() < 1e-6);
 }
 
 /// A window-based controller's window holds the pacer: with no room
