@@ -1143,3 +1143,123 @@ fn sizes_at_and_over_their_limits() {
         );
     }
 }
+
+/// The fields every flow has, each problem said at its field: the
+/// destination (a node or a group, exactly one), the name (no '/'), the
+/// start, its jitter and the stop against the run's end, a field of
+/// another kind, a UDP source without its payload, a unicast kind sent to
+/// a group.
+#[test]
+fn a_flows_common_fields_are_checked_at_their_paths() {
+    let said = |flow: Value| {
+        let mut v = base();
+        v["groups"] = json!([{"name": "g", "members": ["a", "b"]}]);
+        let mut f = v["flows"][0].clone();
+        for (k, x) in flow.as_object().expect("fields") {
+            match x {
+                Value::Null => f.as_object_mut().expect("a flow").remove(k),
+                _ => f
+                    .as_object_mut()
+                    .expect("a flow")
+                    .insert(k.clone(), x.clone()),
+            };
+        }
+        v["flows"] = json!([f]);
+        errors(&v)
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        said(json!({"group": "g"})),
+        ["flows[0]: give either dst or group, not both"]
+    );
+    assert_eq!(
+        said(json!({"dst": null})),
+        ["flows[0]: give a destination: dst (a node) or group (a multicast group)"]
+    );
+    assert_eq!(
+        said(json!({"dst": null, "group": "g"})),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        said(json!({"name": "f/x"})),
+        ["flows[0].name: must not contain '/' (reserved for derived flows such as \"<tcp flow>/ack\")"]
+    );
+    assert_eq!(
+        said(json!({"start_s": 1, "stop_s": 1})),
+        ["flows[0].stop_s: must be after start_s = 1 (got 1)"]
+    );
+    assert_eq!(
+        said(json!({"start_s": 1, "stop_s": 1.5})),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        said(json!({"start_s": 1, "start_jitter_s": 4})),
+        ["flows[0].start_jitter_s: the latest start (5 s) is not before the end of the run"]
+    );
+    assert_eq!(
+        said(json!({"start_s": 1, "start_jitter_s": 3.5})),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        said(json!({"start_s": 5})),
+        ["flows[0].start_s: starts at 5 s, not before the end of the run (duration_s = 5)"]
+    );
+    assert_eq!(said(json!({"dscp": 63})), Vec::<String>::new());
+    assert_eq!(
+        said(json!({"bytes": 1000})),
+        ["flows[0].bytes: not used by cbr flows (a field of tcp flows)"]
+    );
+    assert_eq!(
+        said(json!({"payload_bytes": null})),
+        ["flows[0].payload_bytes: required for cbr and poisson flows"]
+    );
+    let tcp = json!({"type": "tcp", "payload_bytes": null, "interval_ms": null,
+                     "dst": null, "group": "g"});
+    assert_eq!(said(tcp), ["flows[0].group: tcp is unicast: give dst"]);
+}
+
+/// What only the built network shows, at the flow's field: a group member
+/// the sender cannot reach, no route to the destination, a port another
+/// flow holds (UDP sinks of two flows share a port; a TCP sink does not
+/// share its port).
+#[test]
+fn a_flows_place_in_the_network_is_checked_as_it_is_built() {
+    let built = |v: &Value| -> Vec<String> {
+        super::validate::check_all(&v.to_string())
+            .err()
+            .unwrap_or_default()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    let mut v = base();
+    v["nodes"] = json!([{"name": "a"}, {"name": "b"}, {"name": "c"}]);
+    v["groups"] = json!([{"name": "g", "members": ["b", "c"]}]);
+    v["flows"][0]["dst"] = json!(null);
+    v["flows"][0]["group"] = json!("g");
+    assert_eq!(
+        built(&v),
+        ["flows[0].group: member \"c\" of group \"g\" is unreachable from \"a\""]
+    );
+    v["flows"][0]["group"] = json!(null);
+    v["flows"][0]["dst"] = json!("c");
+    assert_eq!(built(&v), ["flows[0].dst: no route from \"a\" to \"c\""]);
+    let mut v = base();
+    let mut second = base()["flows"][0].clone();
+    second["name"] = json!("h");
+    second["dst_port"] = json!(20000);
+    v["flows"] = json!([base()["flows"][0].clone(), second]);
+    assert_eq!(
+        built(&v),
+        Vec::<String>::new(),
+        "two UDP sinks share a port"
+    );
+    let tcp = json!({"name": "h", "type": "tcp", "src": "a", "dst": "b", "dst_port": 20000});
+    v["flows"] = json!([base()["flows"][0].clone(), tcp]);
+    assert_eq!(
+        built(&v),
+        ["flows[1].dst_port: port 20000 on node \"b\" is already used by flow \"f\""]
+    );
+}
