@@ -474,3 +474,6 @@ pub fn add_flow_pair_meta(
     ctx.add_flow_meta(f.id, data);
     ctx.add_flow_meta(f.id + 1, back);
 }
+
+#[cfg(test)]
+mod tests;

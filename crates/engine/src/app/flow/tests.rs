@@ -1,0 +1,103 @@
+//! A flow placed in the built network: its default ports, its random
+//! start, its stop within the run.
+
+use crate::app::Action;
+use crate::net::Packet;
+use crate::scenario::{build::build, parse_and_validate};
+use crate::sim::{RngStreams, SimTime};
+use crate::world::World;
+
+/// Flows from a to b over one link for 10 s, with `flows` (JSON objects).
+fn scenario(flows: &str) -> String {
+    format!(
+        r#"{{"duration_s": 10, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+        "links": [{{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 1}}],
+        "flows": [{flows}]}}"#
+    )
+}
+
+/// `scenario(flows)` built for `seed`.
+fn world(flows: &str, seed: u64) -> World {
+    let s = parse_and_validate(&scenario(flows)).expect("a valid scenario");
+    build(&s, &RngStreams::new(seed, 0)).unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+fn cbr(name: &str, more: &str) -> String {
+    format!(
+        r#"{{"name": "{name}", "type": "cbr", "src": "a", "dst": "b",
+            "payload_bytes": 100, "interval_ms": 10{more}}}"#
+    )
+}
+
+/// The first packet the application `i` sends.
+fn first_packet(w: &mut World, i: usize) -> Packet {
+    let mut out = Vec::new();
+    w.apps[i].app.on_start(SimTime::ZERO, &mut out);
+    out.into_iter()
+        .find_map(|a| match a {
+            Action::Send(p) => Some(p),
+            Action::Timer { .. } => None,
+        })
+        .expect("a packet")
+}
+
+/// Flow i without ports sends from port 10000 + i to port 20000 + i,
+/// where its sink listens; given ports are kept.
+#[test]
+fn flows_default_to_ports_by_their_index() {
+    let flows = [
+        cbr("f", ""),
+        cbr("g", ""),
+        cbr("h", r#", "src_port": 7, "dst_port": 9"#),
+    ];
+    let mut w = world(&flows.join(","), 1);
+    // Each flow adds its source, then its sink on b (node 1).
+    for (i, (src, dst)) in [(10_000, 20_000), (10_001, 20_001), (7, 9)]
+        .into_iter()
+        .enumerate()
+    {
+        let p = first_packet(&mut w, 2 * i);
+        assert_eq!((p.src_port, p.dst_port), (src, dst), "flow {i}");
+        assert_eq!(w.ports.listener(1, dst), Some(2 * i as u32 + 1));
+    }
+}
+
+/// A random start falls in [start_s, start_s + start_jitter_s], drawn
+/// from the flow's own stream: the same for a seed, another for another
+/// seed; without jitter the flow starts at start_s.
+#[test]
+fn a_jittered_start_is_drawn_within_its_window() {
+    let flows = |j: &str| [cbr("f", &format!(r#", "start_s": 1{j}"#))].join(",");
+    let start = |j: &str, seed| world(&flows(j), seed).apps[0].start;
+    assert_eq!(start("", 1), SimTime::from_secs(1));
+    assert_eq!(start(r#", "start_jitter_s": 0"#, 1), SimTime::from_secs(1));
+    let drawn: Vec<SimTime> = (1..=20)
+        .map(|seed| start(r#", "start_jitter_s": 2"#, seed))
+        .collect();
+    assert!(drawn
+        .iter()
+        .all(|t| (SimTime::from_secs(1)..=SimTime::from_secs(3)).contains(t)));
+    assert!(drawn.windows(2).any(|w| w[0] != w[1]), "{drawn:?}");
+    assert_eq!(
+        start(r#", "start_jitter_s": 2"#, 5),
+        drawn[4],
+        "one draw per seed"
+    );
+}
+
+/// A flow's stop is its `stop_s`, the end of the run if that is later or
+/// not given: the flows table says when each could send.
+#[test]
+fn a_flow_stops_at_its_stop_or_the_runs_end() {
+    let flows = [
+        cbr("f", r#", "stop_s": 4"#),
+        cbr("g", r#", "stop_s": 50"#),
+        cbr("h", ""),
+    ];
+    let text = scenario(&flows.join(","));
+    let out = crate::app::testing::run_text(&text);
+    let stops = crate::app::testing::numbers(&out, "flows", "stop_s");
+    assert_eq!(stops, [4.0, 10.0, 10.0]);
+    let sent = crate::app::testing::numbers(&out, "flows", "sent");
+    assert_eq!(sent, [400.0, 1000.0, 1000.0], "every 10 ms before the stop");
+}
