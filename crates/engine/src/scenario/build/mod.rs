@@ -130,3 +130,44 @@ fn capacity_probe(s: &Scenario, links: &[LinkDir]) -> Option<CapacityProbe> {
 
 /// The capacity sampling interval of changing links unless one is given.
 pub const DEFAULT_CAPACITY_INTERVAL_MS: f64 = 100.0;
+
+#[cfg(test)]
+mod tests {
+    use crate::app::testing::{numbers, run_text};
+
+    /// The link_capacity table's (direction, time in ms) rows of a 1 s run
+    /// of a static link and one whose rate changes at 0.5 s, with `measure`
+    /// (fields of the measure object).
+    fn capacity_rows(measure: &str) -> Vec<(u64, u64)> {
+        let text = format!(
+            r#"{{"duration_s": 1, "nodes": [{{"name": "a"}}, {{"name": "b"}}, {{"name": "c"}}],
+            "links": [{{"a": "a", "b": "b", "rate_bps": [[0, 2e6], [0.5, 1e6]], "delay_ms": 1}},
+                      {{"a": "b", "b": "c", "rate_bps": 1e6, "delay_ms": 1}}],
+            "measure": {{{measure}}}}}"#
+        );
+        let out = run_text(&text);
+        let dir = numbers(&out, "link_capacity", "link_dir");
+        let t = numbers(&out, "link_capacity", "time_ns");
+        (dir.iter().zip(&t))
+            .map(|(&d, &t)| (d as u64, (t / 1e6).round() as u64))
+            .collect()
+    }
+
+    /// Capacity is sampled every 100 ms on the directions that change
+    /// unless `capacity_interval_ms` is given: then on every direction at
+    /// that interval, or on none at 0.
+    #[test]
+    fn capacity_is_sampled_where_and_as_often_as_asked() {
+        // The changing link's two directions (0 and 1) at the end of each
+        // interval; the static link's (2 and 3) only when asked.
+        let every = |ms: u64, dirs: u64| -> Vec<(u64, u64)> {
+            (1..=1000 / ms)
+                .flat_map(|i| (0..dirs).map(move |d| (d, i * ms)))
+                .collect()
+        };
+        assert_eq!(capacity_rows(""), every(100, 2));
+        let rows = capacity_rows(r#""capacity_interval_ms": 250"#);
+        assert_eq!(rows, every(250, 4));
+        assert!(capacity_rows(r#""capacity_interval_ms": 0"#).is_empty());
+    }
+}
