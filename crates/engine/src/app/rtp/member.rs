@@ -961,7 +961,8 @@ impl App for RtpMember {
                     self.rtcp_timer_at = None;
                 }
                 if now >= self.stop {
-                    if self.bye_at.is_some() && !self.byes_sent {
+                    // Only the BYE timer runs to the stop (`on_start`).
+                    if !self.byes_sent {
                         self.byes_sent = true;
                         self.send_rtcp(now, Transmit::Regular(vec![]), true, out);
                     }
