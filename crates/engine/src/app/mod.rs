@@ -253,6 +253,20 @@ mod tests {
         assert_eq!(out.len(), 1, "asked again once the last one fired");
     }
 
+    /// An application that reports nothing (a UDP sink) adds no row to
+    /// any table and records no series.
+    #[test]
+    fn an_application_that_reports_nothing_adds_no_row() {
+        let mut sink = Sink;
+        sink.set_series(10);
+        let mut out = Vec::new();
+        sink.on_start(SimTime::ZERO, &mut out);
+        sink.on_timer(ms(1), 0, &mut out);
+        assert!(out.is_empty());
+        assert!(sink.stats(ms(5)).is_none());
+        assert!(sink.more_stats(ms(5)).is_empty());
+    }
+
     /// A source sends before its stop time and below its packet limit.
     #[test]
     fn a_stop_rule_allows_before_the_stop_and_below_the_limit() {
