@@ -101,3 +101,65 @@ fn a_flow_stops_at_its_stop_or_the_runs_end() {
     let sent = crate::app::testing::numbers(&out, "flows", "sent");
     assert_eq!(sent, [400.0, 1000.0, 1000.0], "every 10 ms before the stop");
 }
+
+/// The schema's flow is one variant per kind: the kind's own fields and
+/// every common one, "type" and the common required fields required
+/// once each.
+#[test]
+fn each_flow_kinds_schema_has_the_common_fields() {
+    use super::{FlowCommon, FlowKind};
+    use serde_json::Value;
+    let schema: Value = serde_json::from_str(&crate::scenario::json_schema()).expect("json");
+    let variants = schema["$defs"]["FlowSpec"]["oneOf"]
+        .as_array()
+        .expect("oneOf")
+        .clone();
+    let kinds = FlowKind::schema_fields_by_tag();
+    assert_eq!(variants.len(), kinds.len());
+    let common = crate::scenario::tagged::field_names::<FlowCommon>();
+    for (v, (tag, own)) in variants.iter().zip(kinds) {
+        assert_eq!(v["properties"]["type"]["const"], tag);
+        let mut props: Vec<String> = v["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+            .cloned()
+            .collect();
+        let mut want: Vec<String> = common.iter().chain(&own).cloned().collect();
+        want.push("type".into());
+        props.sort();
+        want.sort();
+        want.dedup();
+        assert_eq!(props, want, "{tag}");
+        let required: Vec<&str> = (v["required"].as_array().expect("required").iter())
+            .map(|x| x.as_str().expect("a name"))
+            .collect();
+        assert_eq!(required[0], "type", "{tag}");
+        for name in ["name", "src"] {
+            assert_eq!(
+                required.iter().filter(|r| **r == name).count(),
+                1,
+                "{tag}: {required:?}"
+            );
+        }
+    }
+}
+
+/// A UDP source's rate is positive, and with its payload at most 10^6
+/// packets a second (packets under 1 us apart are refused).
+#[test]
+fn a_udp_sources_packet_rate_is_bounded() {
+    let said = |rate_bps: f64, payload: Option<u32>| {
+        crate::app::testing::said(|c| super::check_udp_rate("f", rate_bps, payload, c))
+    };
+    assert!(said(8e8, Some(100)).is_empty(), "exactly 10^6 packets/s");
+    assert_eq!(
+        said(8.8e8, Some(100)),
+        ["f.rate_bps: the packet rate is 1.100e6 packets/s, more than 1e6 (packets under 1 us apart)"]
+    );
+    assert!(said(8.8e8, None).is_empty(), "no payload: its own error");
+    assert_eq!(
+        said(0.0, Some(100)),
+        ["f.rate_bps: must be a positive number (got 0)"]
+    );
+}
