@@ -163,3 +163,19 @@ fn a_udp_sources_packet_rate_is_bounded() {
         ["f.rate_bps: must be a positive number (got 0)"]
     );
 }
+
+/// A UDP source's payload: 1 to 65507 bytes (an IPv4 packet's 65535 less
+/// 28 of headers), and required.
+#[test]
+fn a_udp_sources_payload_fits_an_ipv4_packet() {
+    let said = |payload| crate::app::testing::said(|c| super::check_udp_payload("f", payload, c));
+    assert!(said(Some(1)).is_empty() && said(Some(65_507)).is_empty());
+    for bad in [0, 65_508] {
+        let want = format!("f.payload_bytes: must be 1..=65507 bytes (got {bad})");
+        assert_eq!(said(Some(bad)), [want]);
+    }
+    assert_eq!(
+        said(None),
+        ["f.payload_bytes: required for cbr and poisson flows"]
+    );
+}
