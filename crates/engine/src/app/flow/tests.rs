@@ -179,3 +179,51 @@ fn a_udp_sources_payload_fits_an_ipv4_packet() {
         ["f.payload_bytes: required for cbr and poisson flows"]
     );
 }
+
+/// The packets going back from a unicast flow's receiver (ACKs): the
+/// flow after the data's, to the data's source, the two ports swapped,
+/// the rest as the data's.
+#[test]
+fn return_packets_swap_the_ports_and_go_back_to_the_source() {
+    use crate::net::Dest;
+    let common: super::FlowCommon =
+        serde_json::from_str(r#"{"name": "f", "src": "a", "dst": "b"}"#).expect("common fields");
+    let f = super::ResolvedFlow {
+        spec: &common,
+        index: 0,
+        path: "flows[0]".into(),
+        id: 4,
+        src: 0,
+        dst: Dest::Node(1),
+        receivers: vec![1],
+        src_port: 10,
+        dst_port: 20,
+        start: SimTime::ZERO,
+        stop: SimTime::from_secs(1),
+    };
+    let data = crate::app::PacketTemplate {
+        dscp: 46,
+        ecn: crate::net::packet::ecn::ECT0,
+        ..f.udp_template(100)
+    };
+    assert_eq!(
+        (data.flow, data.dst, data.src_port, data.dst_port),
+        (4, Dest::Node(1), 10, 20)
+    );
+    let back = super::return_template(&f, &data);
+    assert_eq!(
+        (back.flow, back.dst, back.src_port, back.dst_port),
+        (5, Dest::Node(0), 20, 10)
+    );
+    assert_eq!(
+        (back.dscp, back.ecn, back.payload_bytes),
+        (46, data.ecn, 100)
+    );
+}
+
+/// A flow that is not an object says what it should be.
+#[test]
+fn a_flow_that_is_not_an_object_is_refused_as_such() {
+    let e = serde_json::from_str::<super::FlowSpec>("5").expect_err("not a flow");
+    assert!(e.to_string().contains("expected a map"), "{e}");
+}
