@@ -170,4 +170,43 @@ mod tests {
         assert_eq!(rows, every(250, 4));
         assert!(capacity_rows(r#""capacity_interval_ms": 0"#).is_empty());
     }
+
+    /// Each group, the scenario's and those its multicast sessions make,
+    /// is its own: from a (the hub of a star to b, c and d), flows to
+    /// groups {b} and {c} reach only their members, and multicast RTP
+    /// sessions of {a, b} and {a, c, d} only theirs.
+    #[test]
+    fn each_group_reaches_only_its_members() {
+        let text = r#"{"duration_s": 1,
+            "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 1},
+                      {"a": "a", "b": "c", "rate_bps": 1e7, "delay_ms": 1},
+                      {"a": "a", "b": "d", "rate_bps": 1e7, "delay_ms": 1}],
+            "groups": [{"name": "g1", "members": ["b"]}, {"name": "g2", "members": ["c"]}],
+            "flows": [
+                {"name": "f1", "type": "cbr", "src": "a", "group": "g1", "payload_bytes": 100, "interval_ms": 10},
+                {"name": "f2", "type": "cbr", "src": "a", "group": "g2", "payload_bytes": 100, "interval_ms": 10}],
+            "rtp_sessions": [
+                {"name": "s1", "session_bw_bps": 1e5, "media_payload_bytes": 100,
+                 "members": [{"node": "a", "media": true}, {"node": "b"}]},
+                {"name": "s2", "session_bw_bps": 1e5, "media_payload_bytes": 100,
+                 "members": [{"node": "a", "media": true}, {"node": "c"}, {"node": "d"}]}]}"#;
+        let out = run_text(text);
+        let flows = crate::app::testing::names(&out, "flows", "flow");
+        let receivers = crate::app::testing::names(&out, "flows", "receiver");
+        let received = numbers(&out, "flows", "received");
+        let got = |flow: &str| -> Vec<(String, bool)> {
+            (0..flows.len())
+                .filter(|&i| flows[i] == flow)
+                .map(|i| (receivers[i].clone(), received[i] > 0.0))
+                .collect()
+        };
+        let yes = |n: &[&str]| -> Vec<(String, bool)> {
+            n.iter().map(|x| (x.to_string(), true)).collect()
+        };
+        assert_eq!(got("f1"), yes(&["b"]));
+        assert_eq!(got("f2"), yes(&["c"]));
+        assert_eq!(got("s1/a/rtp"), yes(&["b"]));
+        assert_eq!(got("s2/a/rtp"), yes(&["c", "d"]));
+    }
 }
