@@ -196,10 +196,10 @@ impl<'a> BuildCtx<'a> {
     pub fn next_app(&self) -> u32 {
         self.apps.len() as u32
     }
-    /// Adds an application on `node`, started at `start`; returns its index.
-    pub fn add_app(&mut self, node: NodeId, start: SimTime, app: Box<dyn App>) -> u32 {
+    /// Adds an application on `node`, started at `start` (its index is
+    /// the `next_app` before).
+    pub fn add_app(&mut self, node: NodeId, start: SimTime, app: Box<dyn App>) {
         self.apps.push(AppSlot { node, start, app });
-        (self.apps.len() - 1) as u32
     }
 
     /// Claims `port` on `node` for application `app`, on behalf of `owner`.
