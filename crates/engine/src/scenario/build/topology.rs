@@ -172,3 +172,30 @@ fn routes(
     }
     routes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::exact_ns_per_bit;
+    use crate::sim::time::tx_time;
+
+    /// The one-multiplication serialisation: only for rates that divide
+    /// 10^9 (then the same times as the general rule, carry-free), 0 for
+    /// the others and for a zero rate.
+    #[test]
+    fn whole_nanoseconds_per_bit_only_for_rates_dividing_a_second() {
+        for (rate, ns) in [
+            (1_000_000_000, 1),
+            (1_000_000, 1000),
+            (8_000_000, 125),
+            (1, 1_000_000_000),
+        ] {
+            assert_eq!(exact_ns_per_bit(rate), ns, "{rate}");
+            for bits in [1u64, 8 * 40, 8 * 1500, 8 * 65_535] {
+                assert_eq!(tx_time(bits, rate, 0), (crate::sim::SimTime(bits * ns), 0));
+            }
+        }
+        for rate in [0, 3_000_000, 2_000_000_000, 999_999_999] {
+            assert_eq!(exact_ns_per_bit(rate), 0, "{rate}");
+        }
+    }
+}
