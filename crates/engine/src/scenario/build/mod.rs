@@ -209,4 +209,31 @@ mod tests {
         assert_eq!(got("s1/a/rtp"), yes(&["b"]));
         assert_eq!(got("s2/a/rtp"), yes(&["c", "d"]));
     }
+
+    /// Groups are numbered in order: the scenario's first, then each new
+    /// one (a multicast session's) the next number, with its members.
+    #[test]
+    fn a_new_group_takes_the_next_number() {
+        let text = r#"{"duration_s": 1, "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 1}],
+            "groups": [{"name": "g1", "members": ["b", "a", "b"]}, {"name": "g2", "members": ["b"]}]}"#;
+        let s = crate::scenario::parse_and_validate(text).expect("a valid scenario");
+        let rng = crate::sim::RngStreams::new(1, 0);
+        let topo = super::topology::build(&s, &rng, &|_| 0);
+        let groups = super::scenario_groups(&s, &topo.nodes);
+        assert_eq!(
+            groups[0],
+            ("g1".to_string(), vec![0, 1]),
+            "sorted, each once"
+        );
+        let horizon = crate::sim::SimTime::from_secs(1);
+        let mut ctx = super::BuildCtx::new(&rng, horizon, topo, groups, Default::default());
+        assert_eq!((ctx.group("g1"), ctx.group("g2")), (0, 1));
+        assert_eq!(ctx.new_group(&[0, 1]), 2);
+        assert_eq!(ctx.new_group(&[1]), 3);
+        assert_eq!(
+            ctx.group_members,
+            [vec![0, 1], vec![1], vec![0, 1], vec![1]]
+        );
+    }
 }
