@@ -210,6 +210,82 @@ mod tests {
         assert_eq!(got("s2/a/rtp"), yes(&["c", "d"]));
     }
 
+    /// A BuildCtx of nodes a..e with `links` ([a, b] pairs) and the group
+    /// g of `members`.
+    fn ctx_of<'a>(
+        rng: &'a crate::sim::RngStreams,
+        links: &[(&str, &str)],
+        members: &[&str],
+    ) -> super::BuildCtx<'a> {
+        let links: Vec<String> = (links.iter())
+            .map(|(a, b)| format!(r#"{{"a": "{a}", "b": "{b}", "rate_bps": 1e7, "delay_ms": 1}}"#))
+            .collect();
+        let members: Vec<String> = members.iter().map(|m| format!("\"{m}\"")).collect();
+        let text = format!(
+            r#"{{"duration_s": 1,
+            "nodes": [{{"name": "a"}}, {{"name": "b"}}, {{"name": "c"}}, {{"name": "d"}}, {{"name": "e"}}],
+            "links": [{}], "groups": [{{"name": "g", "members": [{}]}}]}}"#,
+            links.join(", "),
+            members.join(", ")
+        );
+        let s = crate::scenario::parse_and_validate(&text).expect("a valid scenario");
+        let topo = super::topology::build(&s, rng, &|_| 0);
+        let groups = super::scenario_groups(&s, &topo.nodes);
+        let horizon = crate::sim::SimTime::from_secs(1);
+        super::BuildCtx::new(rng, horizon, topo, groups, Default::default())
+    }
+
+    /// Per sender (node), whether its tree is the group's shared one, the
+    /// index it got, and how many members it was told it cannot reach.
+    fn trees_of(ctx: &mut super::BuildCtx<'_>, senders: &[u32]) -> Vec<(bool, u32, usize)> {
+        let members = ctx.group_members[0].clone();
+        (senders.iter())
+            .map(|&n| {
+                let (i, unreachable) = ctx.tree(n, 0, &members);
+                let shared = matches!(ctx.trees[i as usize], crate::net::mcast::Tree::Shared(_));
+                (shared, i, unreachable.len())
+            })
+            .collect()
+    }
+
+    /// A group's senders share one tree only on a forest, when the sender
+    /// is a member and every member is in one component; otherwise each
+    /// sender gets its own, once (net/mcast.rs).
+    #[test]
+    fn senders_share_a_tree_only_where_it_takes_their_own_links() {
+        let rng = crate::sim::RngStreams::new(1, 0);
+        // A star a-{b, c, d} and e alone: the members a, b and c share
+        // one tree, asked twice by a; d, not a member, gets its own.
+        let star = [("a", "b"), ("a", "c"), ("a", "d")];
+        let mut ctx = ctx_of(&rng, &star, &["a", "b", "c"]);
+        let got = trees_of(&mut ctx, &[0, 1, 0, 3, 2]);
+        let want = [
+            (true, 0, 0),
+            (true, 0, 0),
+            (true, 0, 0),
+            (false, 1, 0),
+            (true, 0, 0),
+        ];
+        assert_eq!(got, want);
+        assert_eq!(ctx.trees.len(), 2);
+        // The first sender not a member: its own tree, and the members
+        // still share the next one.
+        let mut ctx = ctx_of(&rng, &star, &["a", "b", "c"]);
+        let got = trees_of(&mut ctx, &[3, 1, 2]);
+        assert_eq!(got, [(false, 0, 0), (true, 1, 0), (true, 1, 0)]);
+        // Members in two components: a tree per sender, which tells the
+        // members it cannot reach once, when built.
+        let two = [("a", "b"), ("a", "c"), ("d", "e")];
+        let mut ctx = ctx_of(&rng, &two, &["a", "b", "d", "e"]);
+        let got = trees_of(&mut ctx, &[0, 1, 1]);
+        assert_eq!(got, [(false, 0, 2), (false, 1, 2), (false, 1, 0)]);
+        // A cycle a-b-c: a tree per sender.
+        let ring = [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")];
+        let mut ctx = ctx_of(&rng, &ring, &["a", "b", "c"]);
+        let got = trees_of(&mut ctx, &[0, 1, 2]);
+        assert_eq!(got, [(false, 0, 0), (false, 1, 0), (false, 2, 0)]);
+    }
+
     /// Groups are numbered in order: the scenario's first, then each new
     /// one (a multicast session's) the next number, with its members.
     #[test]
