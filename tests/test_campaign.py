@@ -250,8 +250,14 @@ def test_a_failing_run_is_recorded_and_does_not_stop_the_others(examples, tmp_pa
     report = run_campaign(good + bad, tmp_path, workers=2, progress=False)
     assert (report.ran, len(report.failed)) == (2, 1)
     assert "measure.pcap" in report.failed[0]["error"]
-    failed = json.loads(next((tmp_path / "failed").iterdir()).read_text())
+    record = next((tmp_path / "failed").iterdir())
+    failed = json.loads(record.read_text())
     assert failed["labels"] == {"interval": 40} and "Traceback" in failed["traceback"]
+    # The record names the run as the campaign's index does, and its error.
+    assert record.name == failed["key"] + ".json"
+    assert (failed["seed"], failed["replication"]) == (1, 0)
+    assert failed["error"] == report.failed[0]["error"]
+    assert failed["engine_build"] == mediasim._engine.build_id()
     with pytest.warns(UserWarning, match="1 of 3 runs are not finished"):
         flows = read_sweep(tmp_path)
     assert set(flows["interval"]) == {10, 20}
@@ -312,6 +318,46 @@ def test_a_run_whose_listed_file_is_missing_or_not_a_file_is_damaged(examples, t
     (tmp_path / "runs" / keys[1] / "flows.parquet").unlink()
     (tmp_path / "runs" / keys[1] / "flows.parquet").mkdir()
     assert [store.status(k) for k in keys] == ["damaged", "damaged"]
+
+
+def test_a_file_or_link_in_a_runs_place_is_replaced_by_the_run(examples, tmp_path):
+    # Damage of another kind than a folder: the run is run again and
+    # stored in its place, not lost behind a rename that cannot land.
+    run_campaign(jobs(examples, replications=1), tmp_path, workers=1, progress=False)
+    before = read_sweep(tmp_path)
+    keys = sorted(d.name for d in (tmp_path / "runs").iterdir() if not d.name.startswith("."))
+    for k in keys:
+        shutil.rmtree(tmp_path / "runs" / k)
+    (tmp_path / "runs" / keys[0]).write_text("junk")
+    (tmp_path / "runs" / keys[1]).symlink_to(tmp_path / "nowhere")
+    report = run_campaign(jobs(examples, replications=1), tmp_path, workers=1, progress=False)
+    assert (report.reused, report.ran, report.repaired) == (0, 2, 2)
+    store = RunStore(tmp_path, {})
+    assert [store.status(k) for k in keys] == ["done", "done"]
+    assert all((tmp_path / "runs" / k).is_dir() and not (tmp_path / "runs" / k).is_symlink() for k in keys)
+    pd.testing.assert_frame_equal(read_sweep(tmp_path), before)
+
+
+def test_a_run_stored_twice_keeps_the_first_and_one_in_a_damaged_runs_place_replaces_it(examples, tmp_path):
+    # Two processes storing the same run: the second finds it done and
+    # leaves it (identical by determinism). A damaged folder in its place
+    # (found by a reader after the campaign checked it) is replaced.
+    from mediasim.campaign.run import tasks_of
+    from mediasim.campaign.worker import execute
+
+    store = RunStore.open(tmp_path, {"engine_version": "v", "engine_build": "b"})
+    task = tasks_of(jobs(examples, replications=1, intervals=(10,)), "b")[0]
+    out = execute(task)
+    store.save(task, out.tables, out.meta)
+    marker = tmp_path / "runs" / task.key / "run.json"
+    first = marker.stat().st_mtime_ns
+    store.save(task, out.tables, out.meta)
+    assert marker.stat().st_mtime_ns == first and store.status(task.key) == "done"
+    (tmp_path / "runs" / task.key / "flows.parquet").unlink()
+    assert store.status(task.key) == "damaged"
+    store.save(task, out.tables, out.meta)
+    assert store.status(task.key) == "done"
+    assert not any(store.partial.iterdir())
 
 
 def test_killed_at_any_moment_a_campaign_resumes_losing_and_duplicating_nothing(examples, tmp_path):

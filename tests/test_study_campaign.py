@@ -147,3 +147,54 @@ def test_the_example_study_campaign_reads(examples):
     assert [pt.labels for pt in spec.points()] == [{"rate": 1e6}, {"rate": 2e6}, {"rate": 4e6}]
     assert spec.points()[2].params.bottleneck_rate_bps == 4e6
     assert spec.points()[0].params.jitter_buffers_ms == (40.0, 80.0)
+
+
+def _labels_and_flows(res, job):
+    return res.meta["labels"], job.seed, res.tables["flows"], res.tables["link_capacity"]
+
+
+def test_the_run_cache_keys_stores_and_serves_runs_as_a_campaign_would(examples, tmp_path):
+    # run_many through the folder: each job stored under the key a
+    # campaign gives it, with its labels less the private ones; served
+    # again from the folder as the same tables (coded columns of empty
+    # tables included); a failing run named by its labels and seed.
+    import json
+
+    import mediasim
+    from mediasim import Results
+    from mediasim.campaign.cache import RunCache
+    from mediasim.campaign.executors import LocalExecutor
+    from mediasim.campaign.keys import engine_identity, run_key
+    from mediasim.campaign.store import RunStore
+    from mediasim.sweep import grid
+
+    sc = mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": 3})
+    jobs = grid(sc, {"interval": [10, 20]}, replications=1, seed=4,
+                aliases={"interval": "flows[name=voice].interval_ms"})
+    for j in jobs:
+        j.labels["_note"] = "private"
+    store = RunStore.open(tmp_path, engine_identity())
+    served = RunCache(store, LocalExecutor(1))
+    first = served.run_many(jobs, _labels_and_flows, False, "runs")
+    assert (served.ran, served.reused) == (2, 0)
+    build = store.engine["engine_build"]
+    for j, (labels, seed, flows, capacity) in zip(jobs, first):
+        key = run_key(j.scenario, j.seed, j.replication, build)
+        assert store.status(key) == "done"
+        assert json.loads((tmp_path / "runs" / key / "run.json").read_text())["labels"] == labels
+        assert labels == {"interval": j.labels["interval"]} and seed == 4 and len(flows) > 0
+        # No link changes rate: no rows, and every direction's name kept.
+        assert len(capacity) == 0 and len(capacity["link_dir"].cat.categories) > 0
+    again = served.run_many(jobs, _labels_and_flows, False, "runs")
+    assert (served.ran, served.reused) == (2, 2)
+    for (l1, _, f1, d1), (l2, _, f2, d2) in zip(first, again):
+        assert l1 == l2
+        pd.testing.assert_frame_equal(f1, f2)
+        pd.testing.assert_frame_equal(d1, d2)
+    plain = served.run_many(jobs, None, False, "runs")
+    assert all(isinstance(r, Results) for r in plain)
+    assert [r.meta["labels"] for r in plain] == [l for l, *_ in first]
+    bad = grid(sc.with_overrides({"duration_s": -1}), {"interval": [30]}, replications=1, seed=4,
+               aliases={"interval": "flows[name=voice].interval_ms"})
+    with pytest.raises(RuntimeError, match=r"run \{'interval': 30\} seed 4 replication 0: ScenarioError"):
+        served.run_many(bad, None, False, "runs")

@@ -87,9 +87,46 @@ def test_what_a_killed_run_left_beside_its_folder_is_put_right_by_the_next(examp
         mediasim.run(_tcp(examples), seed=2, out=out, overwrite=True)
         assert sorted(p.name for p in tmp_path.iterdir()) == [f".r.partial-{live.pid}", "r"]
         assert mediasim.Results.read_parquet(out).meta["seed"] == 2
+        assert live.poll() is None, "the live process is asked whether it runs, not signalled"
     finally:
         live.kill()
         live.wait()
+
+
+def test_a_process_that_cannot_be_asked_counts_as_running(monkeypatch):
+    # Another user's process (kill answers EPERM), or a system where
+    # asking has side effects: its folders are left alone.
+    import os
+
+    from mediasim import outfolder
+
+    def denied(pid, sig):
+        raise PermissionError(1, "Operation not permitted")
+
+    assert outfolder._running(_dead_pid()) is False
+    monkeypatch.setattr(outfolder.os, "kill", denied)
+    assert outfolder._running(_dead_pid()) is True
+    monkeypatch.undo()
+    dead = _dead_pid()
+    monkeypatch.setattr(os, "name", "nt")
+    running = outfolder._running(dead)
+    monkeypatch.undo()  # before any assertion: pytest's report needs the real os.name
+    assert running is True
+
+
+def test_a_run_folder_without_the_marker_counts_as_mediasims(examples, tmp_path):
+    # A folder holding a run's meta.json (Results.write_tables writes no
+    # marker) is mediasim's: overwrite replaces it; one without is refused.
+    out = tmp_path / "r"
+    out.mkdir()
+    mediasim.run(_tcp(examples), seed=1).write_tables(out)
+    assert (out / "meta.json").is_file() and not (out / ".mediasim-output.json").exists()
+    mediasim.run(_tcp(examples), seed=2, out=out, overwrite=True)
+    assert mediasim.Results.read_parquet(out).meta["seed"] == 2
+    (out / "meta.json").unlink()
+    (out / ".mediasim-output.json").unlink()
+    with pytest.raises(OutputFolderError, match="not a mediasim output"):
+        mediasim.run(_tcp(examples), seed=3, out=out, overwrite=True)
 
 
 def test_an_earlier_output_that_cannot_be_put_back_is_named_not_lost(examples, tmp_path, monkeypatch):

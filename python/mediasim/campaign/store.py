@@ -111,7 +111,14 @@ class RunStore:
         return "done"
 
     def discard(self, key: str) -> None:
-        shutil.rmtree(self.runs / key, ignore_errors=True)
+        """Removes whatever is at a run's place: its folder, or a file or
+        link where its folder should be (a damaged run of either kind
+        must go, or the new run could not be renamed into place)."""
+        path = self.runs / key
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
     def info(self, key: str) -> dict[str, Any]:
         return read_json(self.runs / key / MARKER)
@@ -136,9 +143,19 @@ class RunStore:
         try:
             os.rename(tmp, self.runs / task.key)
         except OSError:
-            # Another process stored the same run first: identical by
-            # determinism, so ours is not needed.
-            shutil.rmtree(tmp, ignore_errors=True)
+            if self.status(task.key) == "done":
+                # Another process stored the same run first: identical by
+                # determinism, so ours is not needed.
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                # Something damaged holds the run's place: ours replaces it.
+                self.discard(task.key)
+                try:
+                    os.rename(tmp, self.runs / task.key)
+                except OSError as e:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    raise CampaignError(f"{self.runs / task.key}: cannot store the run there "
+                                        f"({e.strerror or e})") from None
         (self.failed / f"{task.key}.json").unlink(missing_ok=True)
 
     def save_failure(self, task: Any, error: str, traceback: str) -> None:
@@ -146,7 +163,3 @@ class RunStore:
             "key": task.key, "labels": task.labels, "seed": task.seed, "replication": task.replication,
             **self.engine, "error": error, "traceback": traceback,
         })
-
-    def failures(self) -> list[dict[str, Any]]:
-        out = [read_json(p) for p in sorted(self.failed.glob("*.json"))]
-        return [f for f in out if isinstance(f, dict)]
