@@ -79,6 +79,15 @@ def test_a_resumed_study_campaign_redoes_only_unfinished_points_from_stored_runs
     resumed = run_study_campaign(spec, progress=False)
     assert (resumed.reused, resumed.ran, resumed.runs_ran, resumed.runs_reused) == (1, 1, 0, 4)
     assert not (spec.out / "points" / ".partial" / "x").exists()
+    # A file where a point's folder should be is replaced by the point.
+    point = spec.out / "points" / "bottleneck_rate_bps=2000000.0"
+    import shutil
+
+    shutil.rmtree(point)
+    point.write_text("junk")
+    resumed = run_study_campaign(spec, progress=False)
+    assert (resumed.reused, resumed.ran, resumed.failed) == (1, 1, [])
+    assert (point / "point.json").is_file()
     # A changed parameter is a new point with new runs.
     changed = load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n", extra="buffer_packets = 20\n"))
     r = run_study_campaign(changed, progress=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +55,13 @@ def read_json(path: Path) -> Any | None:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+
+
+def remove(path: Path) -> None:
+    """Removes whatever is at ``path``: a folder with its contents, or a
+    file or link (a folder's place taken by either must be cleared before
+    a new folder can be renamed there)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import CampaignError
 from ..results import without_host_facts
-from .atomic import read_json, write_json, write_new_files
+from .atomic import read_json, remove, write_json, write_new_files
 from .keys import canonical
 
 MARKER = "run.json"
@@ -114,11 +114,7 @@ class RunStore:
         """Removes whatever is at a run's place: its folder, or a file or
         link where its folder should be (a damaged run of either kind
         must go, or the new run could not be renamed into place)."""
-        path = self.runs / key
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
+        remove(self.runs / key)
 
     def info(self, key: str) -> dict[str, Any]:
         return read_json(self.runs / key / MARKER)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..log import get as _logger
 from . import cache
-from .atomic import write_bytes, write_json
+from .atomic import remove, write_bytes, write_json
 from .executors import make_executor
 from .keys import engine_identity
 from .store import RunStore
@@ -86,7 +86,7 @@ def _run_point(spec: StudyCampaign, pt: Point, key: str, options: dict[str, Any]
                               "params": _params_text(pt.params), **store.engine, "files": files})
     log.info("%s point %s: %.1f s", spec.study, pt.labels, time.perf_counter() - t0)
     dest = root / pt.name
-    shutil.rmtree(dest, ignore_errors=True)
+    remove(dest)
     os.rename(tmp, dest)
     (store.failed / f"point-{pt.name}.json").unlink(missing_ok=True)
     return ""
