@@ -216,6 +216,7 @@ def test_damaged_and_partial_runs_are_run_again_with_the_same_results(examples, 
     half = tmp_path / "runs" / ".partial" / "abc-1-2"
     half.mkdir()
     (half / "flows.parquet").write_bytes(b"PAR1")
+    (tmp_path / "runs" / ".partial" / "stray").write_bytes(b"x")
     report = run_campaign(jobs(examples), tmp_path, workers=1, progress=False)
     assert (report.reused, report.ran, report.repaired) == (1, 3, 3)
     assert not any((tmp_path / "runs" / ".partial").iterdir())

@@ -81,10 +81,11 @@ class RunStore:
         return store
 
     def clean_partials(self) -> None:
-        """Removes half-written runs left by a process that was killed."""
+        """Removes what a killed process left half-written: runs under
+        ``.partial/`` and failure records' temporary files."""
         for d in self.partial.iterdir():
-            shutil.rmtree(d, ignore_errors=True)
-        for f in (*self.runs.glob(".*.tmp-*"), *self.failed.glob(".*.tmp-*")):
+            remove(d)
+        for f in self.failed.glob(".*.tmp-*"):
             f.unlink(missing_ok=True)
 
     def status(self, key: str) -> str:

@@ -271,6 +271,16 @@ mod tests {
         r.enqueue(p, &mut tc.at(now));
     }
 
+    /// Left out, the weight and max_p are Floyd and Jacobson's (0.002,
+    /// 1/50) and the mean packet size ns-2's (500 bytes).
+    #[test]
+    fn the_defaults_are_the_papers_and_ns2s() {
+        let s: RedSpec = serde_json::from_str(r#"{"min_th": 5, "max_th": 15}"#).unwrap();
+        assert_eq!((s.w_q, s.max_p, s.mean_packet_bytes), (0.002, 0.02, 500));
+        assert!(!(s.gentle || s.wait || s.byte_mode || s.queue_in_bytes || s.ecn));
+        assert_eq!((s.limit_packets, s.limit_bytes), (None, None));
+    }
+
     #[test]
     fn the_average_is_an_ewma_of_the_length_seen_by_arrivals() {
         let mut r = red(RedSpec {

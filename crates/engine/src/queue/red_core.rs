@@ -168,3 +168,118 @@ impl Dropper {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::test_packet;
+    use crate::sim::RngStreams;
+
+    fn profile(wait: bool, gentle: bool, byte_mode: bool) -> Profile {
+        Profile {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            gentle,
+            wait,
+            byte_mode,
+            mean_packet_bytes: 1000,
+        }
+    }
+
+    fn dropper(count: u64, count_bytes: u64) -> Dropper {
+        Dropper {
+            count,
+            count_bytes,
+            above_min: true,
+        }
+    }
+
+    /// Floyd and Jacobson's p_a = p_b / (1 - count p_b); with `wait` (ns-2)
+    /// no drop before count p_b reaches 1, then p_b / (2 - count p_b), and
+    /// 1 from 2 on. At the boundaries exactly: count p_b = 1 is past the
+    /// wait, and every rule gives 1 from its pole on.
+    #[test]
+    fn the_arrival_probability_spaces_drops_by_the_count() {
+        let p_b = 0.25;
+        let at = |wait: bool, count: u64| {
+            dropper(count, 0).arrival_probability(&profile(wait, false, false), p_b, 1000)
+        };
+        assert_eq!(at(false, 0), 0.25);
+        assert_eq!(at(false, 2), 0.25 / 0.5);
+        assert_eq!(at(false, 4), 1.0);
+        assert_eq!(at(false, 9), 1.0);
+        assert_eq!(at(true, 3), 0.0);
+        assert_eq!(at(true, 4), 0.25, "count p_b = 1: the wait is over");
+        assert_eq!(at(true, 6), 0.25 / 0.5);
+        assert_eq!(at(true, 8), 1.0);
+        assert_eq!(at(true, 10), 1.0, "count p_b past 2");
+    }
+
+    /// In byte mode the count is in mean-sized packets and the
+    /// probability scales with the arrival's size, except once it is 1.
+    #[test]
+    fn byte_mode_counts_bytes_and_scales_by_size() {
+        let pr = profile(false, false, true);
+        let d = dropper(99, 2500); // two mean-sized packets counted
+        assert_eq!(d.arrival_probability(&pr, 0.25, 500), 0.25 / 0.5 * 0.5);
+        assert_eq!(d.arrival_probability(&pr, 0.25, 1500), 0.25 / 0.5 * 1.5);
+        let full = dropper(0, 4000); // count p_b = 1: certain, whatever the size
+        assert_eq!(full.arrival_probability(&pr, 0.25, 100), 1.0);
+    }
+
+    /// p_b rises linearly to max_p between the thresholds; above max_th
+    /// it is 1, or in gentle mode rises on to 1 at twice max_th, where
+    /// forced drops begin.
+    #[test]
+    fn the_base_probability_and_the_forced_threshold() {
+        let (plain, gentle) = (profile(false, false, false), profile(false, true, false));
+        assert_eq!(plain.base_probability(10.0), 0.05);
+        assert_eq!(plain.base_probability(15.0), 1.0);
+        assert_eq!(gentle.base_probability(15.0), 0.1);
+        assert!((gentle.base_probability(22.5) - 0.55).abs() < 1e-12);
+        assert_eq!(gentle.base_probability(40.0), 1.0);
+        assert_eq!((plain.forced_at(), gentle.forced_at()), (15.0, 30.0));
+    }
+
+    /// An arrival below min_th (or with at most one packet waiting) is
+    /// accepted and stops the count; at min_th exactly counting starts,
+    /// with no drop; at the forced threshold every arrival is dropped.
+    #[test]
+    fn judging_an_arrival_by_the_average() {
+        let rng_streams = RngStreams::new(1, 0);
+        let mut rng = rng_streams.stream("red");
+        let pr = profile(false, true, false);
+        let pkt = test_packet(0, 1, 1000);
+        let mut d = dropper(7, 7000);
+        assert_eq!(
+            d.judge(&pr, 4.9, 3.0, &pkt, false, &mut rng),
+            Verdict::Accept
+        );
+        assert!(!d.above_min, "below min_th with a queue: not counting");
+        d.above_min = true;
+        assert_eq!(
+            d.judge(&pr, 10.0, 1.0, &pkt, false, &mut rng),
+            Verdict::Accept
+        );
+        assert!(!d.above_min, "one packet waiting: not counting");
+        assert_eq!(
+            d.judge(&pr, 5.0, 3.0, &pkt, false, &mut rng),
+            Verdict::Accept
+        );
+        assert!(
+            d.above_min && d.count == 1 && d.count_bytes == 1000,
+            "min_th exactly: counting from 1"
+        );
+        assert_eq!(
+            d.judge(&pr, 29.9, 3.0, &pkt, false, &mut rng),
+            Verdict::Drop(EARLY),
+            "gentle: p_b near 1 short of twice max_th"
+        );
+        assert_eq!(
+            d.judge(&pr, 30.0, 3.0, &pkt, false, &mut rng),
+            Verdict::Drop(FORCED)
+        );
+        assert_eq!((d.count, d.count_bytes), (0, 0));
+    }
+}

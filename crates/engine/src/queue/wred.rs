@@ -312,4 +312,42 @@ mod tests {
         empty.validate("q", 1e6, &mut c);
         assert!(c.errs.iter().any(|e| e.path == "q.profiles"));
     }
+
+    /// At the bounds: 8 profiles, DSCP 63 and one default are valid; a
+    /// ninth profile is not.
+    #[test]
+    fn a_spec_at_its_bounds_is_valid() {
+        let mut spec = af1();
+        spec.profiles = (0..MAX_PROFILES as u8)
+            .map(|i| WredProfile {
+                dscp: if i == 0 { vec![] } else { vec![56 + i] },
+                min_th: 1.0,
+                max_th: 2.0,
+                max_p: 0.1,
+                gentle: false,
+            })
+            .collect();
+        assert_eq!(spec.profiles[7].dscp, [63]);
+        let errors = |s: &WredSpec| {
+            let mut c = Checker::default();
+            s.validate("q", 1e6, &mut c);
+            c.errs.iter().map(|e| e.to_string()).collect::<Vec<_>>()
+        };
+        assert_eq!(errors(&spec), Vec::<String>::new());
+        spec.profiles.push(spec.profiles[1].clone());
+        spec.profiles[8].dscp = vec![1];
+        assert_eq!(errors(&spec), ["q.profiles: give 1 to 8 profiles (got 9)"]);
+    }
+
+    /// The queue names itself and samples its average over time; its
+    /// final figures add each profile's drops.
+    #[test]
+    fn the_queue_reports_its_kind_and_average() {
+        let mut w = Wred::new(&af1(), 8_000_000, RngStreams::new(1, 0).stream("w"));
+        w.ewma.value = 12.5;
+        assert_eq!(w.kind(), "wred");
+        assert_eq!(w.sample(), [("red_avg", 12.5)]);
+        assert_eq!(w.stats()[0], ("red_avg", 12.5));
+        assert_eq!(w.stats().len(), 1 + 3 * 3);
+    }
 }
