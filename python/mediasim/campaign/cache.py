@@ -77,5 +77,4 @@ def _serve(item: tuple[int, Any, Task, Callable | None, str]) -> tuple[int, Any,
             raise RuntimeError(f"run {task.labels} seed {task.seed} replication {task.replication}: "
                                f"{outcome.error}")
         res = _results_of(outcome.tables, outcome.meta)
-    res.meta["labels"] = task.labels
     return i, (res if analyse is None else analyse(res, job)), outcome
