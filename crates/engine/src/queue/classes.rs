@@ -623,15 +623,18 @@ mod tests {
     }
 
     /// A class's own discipline may drop when asked for a packet (CoDel
-    /// here): those drops are the class's too.
+    /// here): those drops are the class's too, as are its overflows.
     #[test]
     fn drops_at_a_class_dequeue_are_the_classes() {
         let codel = serde_json::json!({"type": "codel", "target_ms": 5, "interval_ms": 100});
         let spec = PrioritySpec {
-            classes: vec![ClassSpec {
-                queue: Box::new(serde_json::from_value(codel).expect("valid queue")),
-                ..class("a", &[], None, 5)
-            }],
+            classes: vec![
+                ClassSpec {
+                    queue: Box::new(serde_json::from_value(codel).expect("valid queue")),
+                    ..class("a", &[], None, 5)
+                },
+                class("b", &[10], None, 5),
+            ],
         };
         let rng = RngStreams::new(1, 0);
         let site = QueueSite {
@@ -658,5 +661,15 @@ mod tests {
         let (dropped, stats) = (tc.dropped.len() as u64, q.classes()[0].1.clone());
         assert!(dropped > 1 && dropped + sent == 1000, "{dropped} dropped");
         assert_eq!((stats.drops, stats.departures), (dropped, sent));
+        // Overflows at enqueue, with those drops still in the list: class
+        // b holds 5 of 8.
+        for s in 0..8 {
+            let mut p = pkt(2000 + s, 100);
+            p.dscp = 10;
+            let p = tc.packets.insert(p);
+            q.enqueue(p, &mut tc.at(SimTime::from_secs(3)));
+        }
+        assert_eq!(q.classes()[1].1.drops, 3);
+        assert_eq!(tc.dropped.len() as u64, dropped + 3);
     }
 }

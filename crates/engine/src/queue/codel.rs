@@ -440,6 +440,65 @@ mod tests {
         assert_eq!(marks, 3, "at 110, 210 and 290 ms");
     }
 
+    /// A sojourn of exactly target is not below it (RFC 8289 5.5's
+    /// `sojourn_time < TARGET`): with a standing queue of five packets,
+    /// each leaving after exactly 5 ms, the first drop comes an interval
+    /// after the first such departure.
+    #[test]
+    fn a_sojourn_of_exactly_target_counts_as_above() {
+        let mut st = state();
+        let (mut q, mut tc) = (TimedQueue::default(), TestCtx::default());
+        let mut first_drop = None;
+        for t in 0..300u64 {
+            push(&mut q, &mut tc, ms(t), pkt(t, 1000));
+            if t >= 5 {
+                st.dequeue(&mut q, &mut tc.at(ms(t)));
+                if first_drop.is_none() && !tc.dropped.is_empty() {
+                    first_drop = Some(t);
+                }
+            }
+        }
+        assert_eq!(first_drop, Some(105));
+    }
+
+    /// An empty queue says so; a packet held makes it non-empty until it
+    /// leaves.
+    #[test]
+    fn the_timed_queue_counts_its_packets_and_bytes() {
+        let (mut q, mut tc) = (TimedQueue::default(), TestCtx::default());
+        assert!(q.is_empty() && q.head_time().is_none());
+        push(&mut q, &mut tc, ms(3), pkt(0, 700));
+        push(&mut q, &mut tc, ms(4), pkt(1, 300));
+        assert!(!q.is_empty());
+        assert_eq!((q.len(), q.bytes(), q.head_time()), (2, 1000, Some(ms(3))));
+        assert_eq!(q.head_sojourn(ms(10)), Some(ms(7)));
+        assert_eq!(q.pop().map(|(t, _)| t), Some(ms(3)));
+        assert_eq!((q.len(), q.bytes()), (1, 300));
+        q.pop();
+        assert!(q.is_empty() && q.bytes() == 0 && q.pop().is_none());
+    }
+
+    /// Left out, every parameter is RFC 8289's (5 and 100 ms), with a
+    /// 1000-packet limit and a 1500-byte MTU; a zero limit is refused.
+    #[test]
+    fn the_defaults_are_the_rfcs_and_the_limit_is_checked() {
+        let spec: CodelSpec = serde_json::from_str("{}").unwrap();
+        assert_eq!((spec.target_ms, spec.interval_ms), (5.0, 100.0));
+        assert_eq!(
+            (spec.limit_packets, spec.mtu_bytes, spec.ecn),
+            (1000, 1500, false)
+        );
+        let mut c = Checker::default();
+        spec.validate("q", 1e6, &mut c);
+        assert!(c.errs.is_empty());
+        let zero = CodelSpec {
+            limit_packets: 0,
+            ..spec
+        };
+        zero.validate("q", 1e6, &mut c);
+        assert_eq!(c.errs[0].path, "q.limit_packets");
+    }
+
     #[test]
     fn bad_parameters_are_named() {
         let mut c = Checker::default();
