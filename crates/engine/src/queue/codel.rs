@@ -411,6 +411,21 @@ mod tests {
         st.dropping = false;
         st.enter_dropping(st.drop_next + ms(1700));
         assert_eq!(st.count, 1, "more than 16 intervals later: start again");
+        // At the bounds (RFC 8289 5.4: delta > 1, now - drop_next < 16
+        // intervals): exactly 16 intervals later starts again, and so
+        // does a delta of 1.
+        (st.count, st.lastcount, st.dropping) = (9, 2, false);
+        st.enter_dropping(st.drop_next + ms(1600) - SimTime(1));
+        assert_eq!(st.count, 7, "just under 16 intervals");
+        (st.count, st.lastcount, st.dropping) = (9, 2, false);
+        st.enter_dropping(st.drop_next + ms(1600));
+        assert_eq!(st.count, 1, "16 intervals exactly");
+        (st.count, st.lastcount, st.dropping) = (3, 2, false);
+        st.enter_dropping(st.drop_next);
+        assert_eq!(st.count, 1, "a delta of 1");
+        (st.count, st.lastcount, st.dropping) = (4, 2, false);
+        st.enter_dropping(st.drop_next);
+        assert_eq!(st.count, 2, "a delta of 2");
     }
 
     #[test]
@@ -429,8 +444,15 @@ mod tests {
         }
         let mut marks = 0;
         for t in (10..=300).step_by(10) {
-            if let Some(p) = st.dequeue(&mut q, &mut tc.at(ms(t))) {
-                marks += (tc.packets[p].ecn == ecn::CE) as u32;
+            let mut ctx = tc.at(ms(t));
+            if let Some(p) = st.dequeue(&mut q, &mut ctx) {
+                let marked = ctx.marked;
+                assert_eq!(
+                    marked,
+                    (tc.packets[p].ecn == ecn::CE) as u64,
+                    "counted once"
+                );
+                marks += marked;
             }
             assert!(tc.dropped.is_empty(), "marked, not dropped");
             let mut p = pkt(100 + t, 1000);
@@ -438,6 +460,48 @@ mod tests {
             push(&mut q, &mut tc, ms(t), p);
         }
         assert_eq!(marks, 3, "at 110, 210 and 290 ms");
+    }
+
+    /// Without `ecn`, ECN-capable packets are dropped like any other.
+    #[test]
+    fn without_ecn_capable_packets_are_dropped() {
+        let (mut q, mut tc) = (TimedQueue::default(), TestCtx::default());
+        for s in 0..20 {
+            let mut p = pkt(s, 1000);
+            p.ecn = ecn::ECT0;
+            push(&mut q, &mut tc, ms(0), p);
+        }
+        let mut st = state();
+        for t in (10..=120).step_by(10) {
+            let mut ctx = tc.at(ms(t));
+            st.dequeue(&mut q, &mut ctx);
+            assert_eq!(ctx.marked, 0);
+        }
+        assert_eq!(tc.take_dropped().len(), 1, "at 110 ms");
+    }
+
+    /// The discipline: arrivals over its limit overflow, packets leave
+    /// as the state machine says, and it samples the last sojourn.
+    #[test]
+    fn the_discipline_holds_its_limit_and_reports_sojourns() {
+        let spec: CodelSpec = serde_json::from_str(r#"{"limit_packets": 3}"#).unwrap();
+        let rng = crate::sim::RngStreams::new(1, 0);
+        let site = QueueSite {
+            rng: &rng,
+            name: "l",
+            rate_bps: 1_000_000,
+        };
+        let mut q = crate::queue::tests::TestQueue::new(spec.build(&site));
+        let mut d = Vec::new();
+        for s in 0..5 {
+            q.enqueue(pkt(s, 100), ms(0), &mut d);
+        }
+        assert_eq!(d.len(), 2);
+        assert!(d.iter().all(|(_, why)| *why == DropReason::QUEUE_OVERFLOW));
+        assert_eq!(q.dequeue(ms(2), &mut d).map(|p| p.seq), Some(0));
+        assert_eq!(q.kind(), "codel");
+        assert_eq!(q.discipline_sample(), [("sojourn_ms", 2.0)]);
+        assert!(q.balanced());
     }
 
     /// A sojourn of exactly target is not below it (RFC 8289 5.5's
