@@ -76,30 +76,17 @@ impl QueueModel for FqCodelSpec {
         );
     }
     fn build(&self, site: &QueueSite<'_>) -> Box<dyn QueueDiscipline> {
-        let params = CodelParams {
-            target: SimTime::from_millis_f64(self.target_ms),
-            interval: SimTime::from_millis_f64(self.interval_ms),
-            mtu: self.quantum_bytes as u64,
-            ecn: self.ecn,
-        };
-        Box::new(FqCodel {
-            queues: (0..self.flows)
-                .map(|_| FlowQueue {
-                    q: TimedQueue::default(),
-                    codel: CodelState::new(params),
-                    deficit: 0,
-                    listed: false,
-                })
-                .collect(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
-            quantum: self.quantum_bytes as i64,
-            limit: self.limit_packets as usize,
-            salt: site.stream().random::<u64>(),
-            packets: 0,
-            bytes: 0,
-        })
+        Box::new(FqCodel::new(self, site.stream().random::<u64>()))
     }
+}
+
+/// One SplitMix64 step with `x` mixed into the state `h`: a fixed,
+/// well-mixed function of the tuple, folded over its fields.
+fn splitmix_step(h: u64, x: u64) -> u64 {
+    let mut z = (h ^ x).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 struct FlowQueue {
@@ -122,6 +109,33 @@ pub struct FqCodel {
 }
 
 impl FqCodel {
+    /// `spec`'s queues, hashing with `salt`.
+    fn new(spec: &FqCodelSpec, salt: u64) -> Self {
+        let params = CodelParams {
+            target: SimTime::from_millis_f64(spec.target_ms),
+            interval: SimTime::from_millis_f64(spec.interval_ms),
+            mtu: spec.quantum_bytes as u64,
+            ecn: spec.ecn,
+        };
+        FqCodel {
+            queues: (0..spec.flows)
+                .map(|_| FlowQueue {
+                    q: TimedQueue::default(),
+                    codel: CodelState::new(params),
+                    deficit: 0,
+                    listed: false,
+                })
+                .collect(),
+            new_flows: VecDeque::new(),
+            old_flows: VecDeque::new(),
+            quantum: spec.quantum_bytes as i64,
+            limit: spec.limit_packets as usize,
+            salt,
+            packets: 0,
+            bytes: 0,
+        }
+    }
+
     /// The queue of a packet's five-tuple.
     fn queue_of(&self, p: &Packet) -> usize {
         let proto = match p.transport {
@@ -132,20 +146,14 @@ impl FqCodel {
             crate::net::Dest::Node(n) => n as u64,
             crate::net::Dest::Group { group, .. } => (1 << 32) | group as u64,
         };
-        let mut h = self.salt;
-        for x in [
+        let tuple = [
             p.src as u64,
             dst,
             p.src_port as u64,
             p.dst_port as u64,
             proto,
-        ] {
-            // SplitMix64 steps: a fixed, well-mixed function of the tuple.
-            h = (h ^ x).wrapping_add(0x9e37_79b9_7f4a_7c15);
-            h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            h ^= h >> 31;
-        }
+        ];
+        let h = tuple.into_iter().fold(self.salt, splitmix_step);
         (h % self.queues.len() as u64) as usize
     }
 
@@ -273,6 +281,93 @@ mod tests {
             rate_bps: 1_000_000,
         };
         TestQueue::new(spec.build(&site))
+    }
+
+    /// SplitMix64's own outputs from state 0 (Vigna's splitmix64.c: the
+    /// state advances by the golden gamma, then is mixed): x = 0 from
+    /// state 0 gives the first, from state gamma the second, and x folds
+    /// into the state before it advances.
+    #[test]
+    fn the_hash_step_is_splitmix64() {
+        const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+        assert_eq!(splitmix_step(0, 0), 0xe220_a839_7b1d_cdaf);
+        assert_eq!(splitmix_step(GAMMA, 0), 0x6e78_9e6a_a1b9_65f4);
+        assert_eq!(splitmix_step(0, GAMMA), 0x6e78_9e6a_a1b9_65f4);
+        assert_eq!(
+            splitmix_step(0, GAMMA.wrapping_mul(3)),
+            0xf88b_b8a8_724c_81ec
+        );
+    }
+
+    /// Every field of the five-tuple picks the queue: a group and the node
+    /// of the same number, TCP and UDP, either port, the source.
+    #[test]
+    fn each_field_of_the_five_tuple_counts() {
+        let spec: FqCodelSpec = serde_json::from_str("{}").unwrap();
+        let fq = FqCodel::new(&spec, 0x5eed);
+        let base = pkt(0, 100);
+        let queue = |f: &dyn Fn(&mut Packet)| {
+            let mut p = base.clone();
+            f(&mut p);
+            fq.queue_of(&p)
+        };
+        let q0 = queue(&|_| {});
+        let mut groups = Vec::new();
+        for n in 1..6u32 {
+            let node = queue(&|p| p.dst = crate::net::Dest::Node(n));
+            let group = queue(&|p| p.dst = crate::net::Dest::Group { group: n, tree: 0 });
+            assert_ne!(node, group, "node and group {n}");
+            groups.push(group);
+        }
+        groups.sort();
+        groups.dedup();
+        assert_eq!(groups.len(), 5, "each group its own queue");
+        assert_ne!(queue(&|p| p.src = 7), q0);
+        assert_ne!(queue(&|p| p.src_port = 7), q0);
+        assert_ne!(queue(&|p| p.dst_port = 7), q0);
+        assert_ne!(
+            queue(&|p| p.transport = Transport::Tcp(Default::default())),
+            q0
+        );
+        // The tuple alone: the same tuple, the same queue.
+        assert_eq!(queue(&|p| p.seq = 99), q0);
+    }
+
+    /// Left out, the limit, queues and quantum are RFC 8290's (Linux's);
+    /// the number of queues must be 1 to 65,536.
+    #[test]
+    fn the_defaults_are_the_rfcs_and_the_queues_are_bounded() {
+        let spec: FqCodelSpec = serde_json::from_str("{}").unwrap();
+        assert_eq!(
+            (spec.limit_packets, spec.flows, spec.quantum_bytes),
+            (10_240, 1024, 1514)
+        );
+        assert_eq!(
+            (spec.target_ms, spec.interval_ms, spec.ecn),
+            (5.0, 100.0, false)
+        );
+        let errors = |flows: u32| {
+            let mut c = Checker::default();
+            FqCodelSpec {
+                flows,
+                ..spec.clone()
+            }
+            .validate("q", 1e6, &mut c);
+            c.errs.iter().map(|e| e.to_string()).collect::<Vec<_>>()
+        };
+        assert!(errors(1).is_empty() && errors(65_536).is_empty());
+        assert_eq!(errors(0), ["q.flows: must be 1..=65536 (got 0)"]);
+        assert_eq!(errors(65_537), ["q.flows: must be 1..=65536 (got 65537)"]);
+        let mut c = Checker::default();
+        FqCodelSpec {
+            limit_packets: 0,
+            quantum_bytes: 0,
+            ..spec.clone()
+        }
+        .validate("q", 1e6, &mut c);
+        let paths: Vec<&str> = c.errs.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["q.limit_packets", "q.quantum_bytes"]);
+        assert_eq!(FqCodel::new(&spec, 0).limit_packets(), Some(10_240));
     }
 
     fn from(src_port: u16, seq: u64, size: u32) -> Packet {
