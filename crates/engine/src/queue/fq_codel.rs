@@ -370,6 +370,46 @@ mod tests {
         assert_eq!(FqCodel::new(&spec, 0).limit_packets(), Some(10_240));
     }
 
+    /// RFC 8290 4.2: a new flow's queue that empties while old flows wait
+    /// goes to the back of the old list (it does not jump them again at
+    /// once); one that empties with no old flow, or an old flow's, leaves
+    /// the lists. The sparse flow's second packet arrives while it is
+    /// still on the old list, so it waits for the bulk flow's turn; its
+    /// third, after it left the lists, goes first again.
+    #[test]
+    fn an_emptied_new_queue_joins_the_old_list_behind_waiting_flows() {
+        let mut q = build(1024, 10_240);
+        let mut d = Vec::new();
+        let mut order = Vec::new();
+        for s in 0..20 {
+            q.enqueue(from(1, s, 500), SimTime(0), &mut d);
+        }
+        let out = |q: &mut TestQueue, order: &mut Vec<u16>| {
+            let p = q.dequeue(SimTime(0), &mut Vec::new()).expect("backlogged");
+            order.push(p.src_port);
+        };
+        for _ in 0..5 {
+            out(&mut q, &mut order); // the bulk flow's quantum, then to the old list
+        }
+        q.enqueue(from(2, 100, 100), SimTime(0), &mut d);
+        out(&mut q, &mut order); // the sparse packet, from the new list
+        out(&mut q, &mut order); // its queue empty: behind the bulk flow
+        q.enqueue(from(2, 101, 100), SimTime(0), &mut d);
+        for _ in 0..4 {
+            out(&mut q, &mut order);
+        }
+        // Emptied on the old list, it left the lists: new again.
+        q.enqueue(from(2, 102, 100), SimTime(0), &mut d);
+        out(&mut q, &mut order);
+        assert_eq!(order, [1, 1, 1, 1, 1, 2, 1, 1, 2, 1, 1, 2]);
+        assert!(d.is_empty());
+        assert_eq!(
+            (q.held().len(), q.len_packets()),
+            (11, 11),
+            "the bulk flow's 20 less 9"
+        );
+    }
+
     fn from(src_port: u16, seq: u64, size: u32) -> Packet {
         let mut p = pkt(seq, size);
         p.src_port = src_port;
