@@ -255,6 +255,61 @@ mod tests {
         SimTime::from_millis(x)
     }
 
+    /// RFC 8033 5.2's table, band by band and at each band's lower edge:
+    /// a steady delay 10 ms over target gives p = 0.125 x 0.010 =
+    /// 0.00125, divided by 2048 below 1e-6, 512 below 1e-5, 128 below
+    /// 1e-4, 32 below 1e-3, 8 below 1e-2, 2 below 0.1, and taken whole
+    /// from 0.1 on.
+    #[test]
+    fn auto_tuning_scales_the_step_by_the_probability_band() {
+        for (from, divisor) in [
+            (0.0, 2048.0),
+            (0.9e-6, 2048.0),
+            (1e-6, 512.0),
+            (5e-6, 512.0),
+            (1e-5, 128.0),
+            (1e-4, 32.0),
+            (1e-3, 8.0),
+            (1e-2, 2.0),
+            (0.05, 2.0),
+            (0.1, 1.0),
+        ] {
+            let mut p = pie();
+            (p.drop_prob, p.qdelay, p.qdelay_old) = (from, ms(25), ms(25));
+            p.update();
+            let step = p.drop_prob() - from;
+            assert!(
+                (step * divisor / 0.00125 - 1.0).abs() < 1e-9,
+                "from {from}: step {step}, want 0.00125 / {divisor}"
+            );
+        }
+    }
+
+    /// Left out, every parameter is RFC 8033's, with a 1000-packet limit
+    /// and a 1500-byte MTU; a non-positive target is refused.
+    #[test]
+    fn the_defaults_are_the_rfcs_and_are_checked() {
+        let spec: PieSpec = serde_json::from_str("{}").unwrap();
+        assert_eq!(
+            (spec.target_ms, spec.t_update_ms, spec.max_burst_ms),
+            (15.0, 15.0, 150.0)
+        );
+        assert_eq!((spec.alpha, spec.beta), (0.125, 1.25));
+        assert_eq!(
+            (spec.limit_packets, spec.mtu_bytes, spec.ecn),
+            (1000, 1500, false)
+        );
+        let mut c = Checker::default();
+        spec.validate("q", 1e6, &mut c);
+        assert!(c.errs.is_empty());
+        PieSpec {
+            target_ms: 0.0,
+            ..spec
+        }
+        .validate("q", 1e6, &mut c);
+        assert_eq!(c.errs[0].path, "q.target_ms");
+    }
+
     /// One update by hand: delay 25 ms (target 15), 20 ms before: p =
     /// 0.125 x 0.010 + 1.25 x 0.005 = 0.0075, scaled by 1/2048 from 0.
     #[test]
