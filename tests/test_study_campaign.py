@@ -189,7 +189,7 @@ def test_the_run_cache_keys_stores_and_serves_runs_as_a_campaign_would(examples,
     build = store.engine["engine_build"]
     for j, (labels, seed, flows, capacity) in zip(jobs, first):
         key = run_key(j.scenario, j.seed, j.replication, build)
-        assert store.status(key) == "done"
+        assert len(key) == 20 and store.status(key) == "done"  # 80 bits of SHA-256: the folder names stored runs
         assert json.loads((tmp_path / "runs" / key / "run.json").read_text())["labels"] == labels
         assert labels == {"interval": j.labels["interval"]} and seed == 4 and len(flows) > 0
         # No link changes rate: no rows, and every direction's name kept.

@@ -29,7 +29,9 @@ def test_a_folder_holding_a_run_is_refused_and_overwrite_replaces_it_whole(examp
     out = tmp_path / "run1"
     first = mediasim.run(_tcp(examples), seed=1, out=out, packets=True, series=True, pcap=True)
     assert (out / "packets.parquet").exists() and (out / "pcap").is_dir()
-    with pytest.raises(OutputFolderError, match=r"run1: the folder already holds an earlier output.*--overwrite"):
+    with pytest.raises(OutputFolderError, match=r"run1: the folder already holds an earlier output.*--overwrite.* to "
+                                                r"replace it whole \(the old folder stays until the new output is "
+                                                r"complete\)$"):
         mediasim.run(_tcp(examples, duration_s=12), seed=5, out=out)
     assert (out / "packets.parquet").exists(), "a refused run leaves the old folder as it was"
     mediasim.run(_tcp(examples, duration_s=12), seed=5, out=out, overwrite=True)
@@ -441,9 +443,14 @@ def test_time_series_stop_at_their_row_limit_with_a_flag_and_a_warning(examples)
 def test_the_current_folder_is_never_an_output_folder(examples, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for target in (".", str(tmp_path), ".."):
-        with pytest.raises(OutputFolderError, match="the current folder"):
+        with pytest.raises(OutputFolderError, match="the current folder.*; name a new folder inside it$"):
             mediasim.run(_tcp(examples), seed=1, out=target, overwrite=True)
     assert list(tmp_path.iterdir()) == []
+    # A file where the folder should be is named as such, and left alone.
+    (tmp_path / "f").write_text("mine")
+    with pytest.raises(OutputFolderError, match=r"^f: exists and is not a folder$"):
+        mediasim.run(_tcp(examples), seed=1, out="f", overwrite=True)
+    assert (tmp_path / "f").read_text() == "mine"
 
 
 @pytest.mark.parametrize("field", ["max_queue_sample_rows", "max_series_rows"])
