@@ -285,6 +285,93 @@ mod tests {
         }
     }
 
+    /// Section 4.2's decay: with no delay now and last time the
+    /// probability falls by 2% after the step; one delay left keeps it.
+    #[test]
+    fn the_probability_decays_only_with_no_delay_twice() {
+        let mut p = pie();
+        (p.drop_prob, p.qdelay, p.qdelay_old) = (0.5, ms(0), ms(0));
+        p.update();
+        assert!((p.drop_prob - (0.5 - 0.125 * 0.015) * 0.98).abs() < 1e-12);
+        (p.drop_prob, p.qdelay, p.qdelay_old) = (0.5, ms(0), ms(10));
+        p.update();
+        assert!((p.drop_prob - (0.5 - 0.125 * 0.015 - 1.25 * 0.010)).abs() < 1e-12);
+    }
+
+    /// Section 4.2's burst allowance: it shrinks by t_update each period
+    /// and is re-armed only when the probability is 0 and both delays are
+    /// under half the target (7.5 ms).
+    #[test]
+    fn the_burst_allowance_is_rearmed_only_when_calm() {
+        let rearmed = |drop_prob: f64, now_ms: f64, old_ms: f64| {
+            let mut p = pie();
+            p.burst_allowance = SimTime::ZERO;
+            p.drop_prob = drop_prob;
+            p.qdelay = SimTime::from_millis_f64(now_ms);
+            p.qdelay_old = SimTime::from_millis_f64(old_ms);
+            p.update();
+            p.burst_allowance
+        };
+        assert_eq!(rearmed(0.0, 5.0, 5.0), ms(150));
+        assert_eq!(
+            rearmed(0.0, 7.5, 7.0),
+            SimTime::ZERO,
+            "now at half the target"
+        );
+        assert_eq!(
+            rearmed(0.0, 5.0, 7.5),
+            SimTime::ZERO,
+            "last at half the target"
+        );
+        assert_eq!(rearmed(0.3, 5.0, 5.0), SimTime::ZERO, "a probability left");
+        let mut p = pie();
+        (p.qdelay, p.qdelay_old) = (ms(20), ms(20));
+        p.update();
+        assert_eq!(p.burst_allowance, ms(135));
+    }
+
+    /// Section 4.1: an arrival is spared the random drop during the
+    /// burst allowance, while the last delay is under half the target
+    /// with a probability under 0.2, or with at most two MTUs queued.
+    #[test]
+    fn arrivals_are_spared_as_section_4_1_says() {
+        let mut tc = crate::queue::tests::TestCtx::default();
+        let spared = |burst_ms: u64,
+                      old_ms: f64,
+                      drop_prob: f64,
+                      queued: &[u32],
+                      tc: &mut crate::queue::tests::TestCtx| {
+            let mut p = pie();
+            p.burst_allowance = ms(burst_ms);
+            p.qdelay_old = SimTime::from_millis_f64(old_ms);
+            p.drop_prob = drop_prob;
+            for (i, &size) in queued.iter().enumerate() {
+                let r = tc.packets.insert(crate::queue::tests::pkt(i as u64, size));
+                p.q.push(SimTime::ZERO, r, size);
+            }
+            p.spared()
+        };
+        let big = [1500, 1500, 1]; // one byte over two MTUs
+        assert!(
+            spared(10, 20.0, 0.5, &big, &mut tc),
+            "in the burst allowance"
+        );
+        assert!(!spared(0, 20.0, 0.5, &big, &mut tc));
+        assert!(
+            spared(0, 7.4, 0.19, &big, &mut tc),
+            "calm: delay and probability low"
+        );
+        assert!(
+            !spared(0, 7.5, 0.19, &big, &mut tc),
+            "delay at half the target"
+        );
+        assert!(!spared(0, 7.4, 0.2, &big, &mut tc), "probability at 0.2");
+        assert!(
+            spared(0, 20.0, 0.5, &[1500, 1500], &mut tc),
+            "two MTUs queued"
+        );
+    }
+
     /// Left out, every parameter is RFC 8033's, with a 1000-packet limit
     /// and a 1500-byte MTU; a non-positive target is refused.
     #[test]
