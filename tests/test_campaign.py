@@ -508,3 +508,31 @@ def test_helpers_end_on_their_own_once_every_result_is_in():
     while multiprocessing.active_children() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not multiprocessing.active_children()
+
+
+def test_the_canonical_scenario_is_sorted_compact_and_finite():
+    # The run key covers the scenario as this text: the same scenario with
+    # its fields in another order is the same run; NaN has no JSON text.
+    from mediasim.campaign.keys import canonical, run_key
+
+    a = {"duration_s": 5, "links": [{"a": "x", "b": "y", "delay_ms": 1.5}]}
+    b = {"links": [{"delay_ms": 1.5, "b": "y", "a": "x"}], "duration_s": 5}
+    assert canonical(a) == canonical(b) == '{"duration_s":5,"links":[{"a":"x","b":"y","delay_ms":1.5}]}'
+    assert run_key(a, 1, 0, "build") == run_key(b, 1, 0, "build")
+    assert len({run_key(a, 1, 0, "build"), run_key(a, 2, 0, "build"), run_key(a, 1, 1, "build"),
+                run_key(a, 1, 0, "other")}) == 4
+    with pytest.raises(ValueError):
+        canonical({"duration_s": float("nan")})
+
+
+def test_stored_run_files_are_plain_readable_files(examples, tmp_path):
+    # Written with mode 0644 (less the umask): readable by all, executable
+    # by none.
+    old = os.umask(0o022)
+    try:
+        run_campaign(jobs(examples, replications=1, intervals=(10,)), tmp_path, workers=1, progress=False)
+    finally:
+        os.umask(old)
+    run = next(d for d in (tmp_path / "runs").iterdir() if not d.name.startswith("."))
+    modes = {p.name: p.stat().st_mode & 0o777 for p in run.iterdir()}
+    assert modes and set(modes.values()) == {0o644}, modes
