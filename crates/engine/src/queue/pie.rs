@@ -372,6 +372,98 @@ mod tests {
         );
     }
 
+    /// A PIE queue at `drop_prob`, its burst allowance spent and its last
+    /// delay over target (no arrival spared but for the first two MTUs),
+    /// offered `n` packets of 1500 bytes at 0 (before any update), ECT(0)
+    /// if `ect`; returns the queue and its drops.
+    fn offered(
+        drop_prob: f64,
+        ecn_on: bool,
+        ect: bool,
+        n: u64,
+    ) -> (
+        crate::queue::tests::TestQueue,
+        Vec<(crate::net::Packet, DropReason)>,
+    ) {
+        let spec: PieSpec = serde_json::from_value(serde_json::json!({"ecn": ecn_on})).unwrap();
+        let mut p = Pie::new(&spec, RngStreams::new(1, 0).stream("pie"));
+        (p.drop_prob, p.burst_allowance, p.qdelay_old) = (drop_prob, SimTime::ZERO, ms(20));
+        let mut q = crate::queue::tests::TestQueue::new(Box::new(p));
+        let mut d = Vec::new();
+        for s in 0..n {
+            let mut pkt = crate::queue::tests::pkt(s, 1500);
+            if ect {
+                pkt.ecn = ecn::ECT0;
+            }
+            q.enqueue(pkt, SimTime::ZERO, &mut d);
+        }
+        (q, d)
+    }
+
+    /// Arrivals past the first two MTUs are dropped (`pie`) with the
+    /// probability: 1,000 at 0.5 lose about half (binomial sd 16).
+    #[test]
+    fn arrivals_are_dropped_with_the_probability() {
+        let (q, d) = offered(0.5, false, false, 1000);
+        assert!(d.iter().all(|(_, why)| *why == DROP));
+        assert!((430..=570).contains(&d.len()), "{} dropped", d.len());
+        assert_eq!(q.len_packets() + d.len(), 1000);
+        let (_, none) = offered(0.0, false, false, 1000);
+        assert!(none.is_empty());
+    }
+
+    /// With `ecn`, ECN-capable arrivals are marked instead while the
+    /// probability is at most 0.1 (section 5.1); above it, or for packets
+    /// that are not ECN-capable, they are dropped.
+    #[test]
+    fn ecn_marks_up_to_a_tenth_and_drops_above() {
+        let (q, d) = offered(0.1, true, true, 1000);
+        assert!(d.is_empty());
+        assert!(
+            (60..=140).contains(&q.stats.ecn_marks),
+            "{} marked",
+            q.stats.ecn_marks
+        );
+        let (q, d) = offered(0.3, true, true, 1000);
+        assert!(
+            q.stats.ecn_marks == 0 && (240..=360).contains(&d.len()),
+            "{}",
+            d.len()
+        );
+        let (q, d) = offered(0.1, true, false, 1000);
+        assert!(
+            q.stats.ecn_marks == 0 && (60..=140).contains(&d.len()),
+            "{}",
+            d.len()
+        );
+    }
+
+    /// The hard limit overflows, packets leave in order with their
+    /// sojourn as the queue's delay, and the queue reports itself.
+    #[test]
+    fn the_discipline_limits_serves_and_reports() {
+        let spec: PieSpec =
+            serde_json::from_value(serde_json::json!({"limit_packets": 3})).unwrap();
+        let mut q = crate::queue::tests::TestQueue::new(Box::new(Pie::new(
+            &spec,
+            RngStreams::new(1, 0).stream("pie"),
+        )));
+        let mut d = Vec::new();
+        for s in 0..5 {
+            q.enqueue(crate::queue::tests::pkt(s, 100), SimTime::ZERO, &mut d);
+        }
+        assert_eq!(d.len(), 2);
+        assert!(d.iter().all(|(_, why)| *why == DropReason::QUEUE_OVERFLOW));
+        assert_eq!(q.dequeue(ms(4), &mut d).map(|p| p.seq), Some(0));
+        assert_eq!(q.kind(), "pie");
+        assert_eq!(q.discipline_stats(), [("pie_drop_prob", 0.0)]);
+        assert_eq!(
+            q.discipline_sample(),
+            [("pie_drop_prob", 0.0), ("sojourn_ms", 4.0)]
+        );
+        assert!(q.balanced());
+    }
+
     /// Left out, every parameter is RFC 8033's, with a 1000-packet limit
     /// and a 1500-byte MTU; a non-positive target is refused.
     #[test]
