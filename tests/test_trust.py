@@ -142,7 +142,9 @@ def test_an_earlier_output_that_cannot_be_put_back_is_named_not_lost(examples, t
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(outfolder.os, "rename", no_rename)
-    with pytest.raises(OutputFolderError, match=r"r: the earlier output a killed run moved aside is at .*\.r\.old-"):
+    with pytest.raises(OutputFolderError, match=r"r: the earlier output a killed run moved aside is at .*\.r\.old-\d+ "
+                                                r"and cannot be put back \(Permission denied\); move it back or "
+                                                r"remove it$"):
         mediasim.run(_tcp(examples), seed=1, out=tmp_path / "r")
     assert (aside / "meta.json").exists()
 
