@@ -368,6 +368,7 @@ mod tests {
         let paths: Vec<&str> = c.errs.iter().map(|e| e.path.as_str()).collect();
         assert_eq!(paths, ["q.limit_packets", "q.quantum_bytes"]);
         assert_eq!(FqCodel::new(&spec, 0).limit_packets(), Some(10_240));
+        assert_eq!(FqCodel::new(&spec, 0).kind(), "fq_codel");
     }
 
     /// RFC 8290 4.2: a new flow's queue that empties while old flows wait
