@@ -385,7 +385,7 @@ impl QueueDiscipline for Classes {
 mod tests {
     use super::*;
     use crate::queue::tests::pkt;
-    use crate::queue::tests::TestQueue;
+    use crate::queue::tests::{discipline, TestQueue};
     use crate::sim::{uniform, RngStreams, SimTime};
 
     fn class(name: &str, dscp: &[u8], weight: Option<f64>, limit: u64) -> ClassSpec {
@@ -400,13 +400,7 @@ mod tests {
     }
 
     fn build(m: &dyn QueueModel) -> TestQueue {
-        let rng = RngStreams::new(1, 0);
-        let site = QueueSite {
-            rng: &rng,
-            name: "l:a->b",
-            rate_bps: 10_000_000,
-        };
-        TestQueue::new(m.build(&site))
+        TestQueue::new(discipline(m, "l:a->b", 10_000_000))
     }
 
     /// Three always-backlogged classes with weights 1, 2, 3 and different
@@ -636,13 +630,7 @@ mod tests {
                 class("b", &[10], None, 5),
             ],
         };
-        let rng = RngStreams::new(1, 0);
-        let site = QueueSite {
-            rng: &rng,
-            name: "l:a->b",
-            rate_bps: 10_000_000,
-        };
-        let mut q = spec.build(&site);
+        let mut q = discipline(&spec, "l:a->b", 10_000_000);
         // The drops stay in the context's list from call to call, as
         // earlier drops of the same event do in the engine.
         let mut tc = crate::queue::tests::TestCtx::default();

@@ -485,13 +485,9 @@ mod tests {
     #[test]
     fn the_discipline_holds_its_limit_and_reports_sojourns() {
         let spec: CodelSpec = serde_json::from_str(r#"{"limit_packets": 3}"#).unwrap();
-        let rng = crate::sim::RngStreams::new(1, 0);
-        let site = QueueSite {
-            rng: &rng,
-            name: "l",
-            rate_bps: 1_000_000,
-        };
-        let mut q = crate::queue::tests::TestQueue::new(spec.build(&site));
+        let mut q = crate::queue::tests::TestQueue::new(crate::queue::tests::discipline(
+            &spec, "l", 1_000_000,
+        ));
         let mut d = Vec::new();
         for s in 0..5 {
             q.enqueue(pkt(s, 100), ms(0), &mut d);

@@ -397,13 +397,7 @@ mod tests {
 
     fn built(rate_bps: u64, fields: serde_json::Value) -> TestQueue {
         let spec: DualPi2Spec = serde_json::from_value(fields).expect("spec");
-        let rng = RngStreams::new(1, 0);
-        let site = QueueSite {
-            rng: &rng,
-            name: "l",
-            rate_bps,
-        };
-        TestQueue::new(spec.build(&site))
+        TestQueue::new(crate::queue::tests::discipline(&spec, "l", rate_bps))
     }
 
     fn with_ecn(seq: u64, bits: u8) -> Packet {

@@ -263,7 +263,6 @@ mod tests {
     use super::*;
     use crate::queue::tests::pkt;
     use crate::queue::tests::TestQueue;
-    use crate::sim::RngStreams;
 
     fn build(flows: u32, limit: u64) -> TestQueue {
         let spec = FqCodelSpec {
@@ -274,13 +273,7 @@ mod tests {
             quantum_bytes: 1514,
             ecn: false,
         };
-        let rng = RngStreams::new(1, 0);
-        let site = QueueSite {
-            rng: &rng,
-            name: "l",
-            rate_bps: 1_000_000,
-        };
-        TestQueue::new(spec.build(&site))
+        TestQueue::new(crate::queue::tests::discipline(&spec, "l", 1_000_000))
     }
 
     /// SplitMix64's own outputs from state 0 (Vigna's splitmix64.c: the

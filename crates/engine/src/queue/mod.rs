@@ -384,6 +384,21 @@ mod tests {
         crate::net::packet::test_packet(0, seq, size)
     }
 
+    /// `m`'s discipline at the queue of link `name` of `rate_bps`, with
+    /// seed 1's streams (a discipline's random stream follows the name).
+    pub fn discipline(
+        m: &dyn spec::QueueModel,
+        name: &str,
+        rate_bps: u64,
+    ) -> Box<dyn QueueDiscipline> {
+        let rng = crate::sim::RngStreams::new(1, 0);
+        m.build(&spec::QueueSite {
+            rng: &rng,
+            name,
+            rate_bps,
+        })
+    }
+
     /// A queue with a packet store of its own, for tests: packets go in
     /// and come out (dequeued, dropped, held) by value.
     pub struct TestQueue {
