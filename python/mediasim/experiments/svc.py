@@ -70,15 +70,17 @@ class Params(StudyParams):
     svc_layer_scale: float = 1.0  # chosen: 1.12 Mbit/s per flow at full quality
     svc_size_cv: float = 0.3  # chosen
     # PPACC's constants (docs/models/ppacc.md gives each one's reason).
-    ppacc_eps_bps: float = 10e3  # chosen
-    ppacc_kappa_bps: float = 100e3  # chosen
-    ppacc_a_weight: float = 0.125  # chosen
-    ppacc_short_timer_ms: float = 533.0  # chosen: two GOPs
-    ppacc_long_timer_max_gops: int = 4  # chosen
+    # Gentle steps, a smooth estimate and long quiet times after a congestion
+    # event: PPACC finds the available bandwidth without probing into loss.
+    ppacc_eps_bps: float = 5e3  # chosen: 1% of the 500 kbit/s share per GOP
+    ppacc_kappa_bps: float = 30e3  # chosen: 6% of the share per GOP
+    ppacc_a_weight: float = 1 / 32  # chosen: one pair sample is noisy behind DRR
+    ppacc_short_timer_ms: float = 2000.0  # chosen: 7.5 GOPs
+    ppacc_long_timer_max_gops: int = 16  # chosen: FLAT 1-16 GOPs
     ppacc_feedback_ms: float = 100.0  # chosen
-    # The original's PPACC fills the router queue, not a send buffer (its
-    # delay tail follows the buffer): packets leave as the media makes them,
-    # pairs spaced. True: paced at the target rate through a send buffer.
+    # The original's PPACC delay grows with the buffer "as it would if router
+    # queueing were the only source of delay": packets leave as the media
+    # makes them, pairs spaced. True: paced at the target through a send buffer.
     ppacc_shaping: bool = False
     # Unshaped, no two packets leave closer than s / Cb (the study: the
     # first of a pair "must not leave too close to the previous packet");

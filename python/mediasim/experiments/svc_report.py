@@ -165,6 +165,9 @@ def shape_checks(t: pd.DataFrame, delays: dict[tuple[str, int], np.ndarray] | No
          f"TFRC / PPACC byte loss {', '.join(f'{a / b:.1f}x' if b > 0 else 'inf' for a, b in zip(loss['tfrc'], loss['ppacc']))}"
          f" (buffers {', '.join(map(str, bs))})",
          bool(np.all(loss["tfrc"] > 2 * loss["ppacc"]))),
+        ("... never more than TFRC, at any buffer (a PPACC that does is not the original's)",
+         f"PPACC's byte loss below TFRC's at {int(np.sum(loss['ppacc'] < loss['tfrc']))} of {len(bs)} buffers",
+         bool(np.all(loss["ppacc"] < loss["tfrc"]))),
         ("TFRC gets somewhat more throughput",
          f"TFRC / PPACC video throughput {min(thr):.2f}-{max(thr):.2f} across buffers (mean {np.mean(thr):.2f}; "
          f"TFRC ahead at {sum(x > 1 for x in thr)} of {len(thr)})", float(np.mean(thr)) > 1.0),

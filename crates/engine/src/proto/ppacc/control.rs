@@ -146,12 +146,20 @@ mod tests {
     }
     const GOP: u64 = 267;
 
+    /// Round steps and timers for the arithmetic below: eps 10 kbit/s,
+    /// kappa 100 kbit/s, short timer 533 ms (two GOPs), FLAT 1-4 GOPs.
+    fn cfg() -> PpaccConfig {
+        PpaccConfig {
+            eps_bps: 10e3,
+            kappa_bps: 100e3,
+            short_timer: ms(533),
+            long_timer_max_gops: 4,
+            ..PpaccConfig::default()
+        }
+    }
+
     fn ctl(initial: f64) -> PpaccControl {
-        PpaccControl::new(
-            PpaccConfig::default(),
-            initial,
-            RngStreams::new(1, 0).stream("p"),
-        )
+        PpaccControl::new(cfg(), initial, RngStreams::new(1, 0).stream("p"))
     }
 
     #[test]
@@ -211,11 +219,7 @@ mod tests {
     fn flat_holds_for_a_drawn_number_of_gops_from_one_to_the_maximum() {
         let mut seen = Vec::new();
         for seed in 0..60 {
-            let mut c = PpaccControl::new(
-                PpaccConfig::default(),
-                400e3,
-                RngStreams::new(seed, 0).stream("p"),
-            );
+            let mut c = PpaccControl::new(cfg(), 400e3, RngStreams::new(seed, 0).stream("p"));
             c.on_feedback(500e3);
             c.on_loss(ms(0), 400e3, None);
             let mut k = 2;

@@ -86,7 +86,10 @@ mod tests {
 
     #[test]
     fn samples_are_clamped_and_smoothed() {
-        let cfg = PpaccConfig::default();
+        let cfg = PpaccConfig {
+            a_weight: 0.125,
+            ..PpaccConfig::default()
+        };
         let mut e = PairEstimator::new(&cfg, 1e6);
         assert_eq!(e.on_pair(1e4, 0.015), 0.5e6);
         assert_eq!(e.available_bps(), Some(0.5e6));

@@ -16,21 +16,29 @@ use crate::sim::SimTime;
 /// PPACC's parameters. Rates in bit/s.
 #[derive(Clone, Debug)]
 pub struct PpaccConfig {
-    /// Smallest rate step per GOP (eps). Chosen: 10 kbit/s, 2% of the
+    /// Smallest rate step per GOP (eps). Chosen: 5 kbit/s, 1% of the SVC
     /// study's 500 kbit/s per-flow share.
     pub eps_bps: f64,
-    /// Largest rate step per GOP (kappa). Chosen: 100 kbit/s, one fifth of
-    /// the share.
+    /// Largest rate step per GOP (kappa). Chosen: 30 kbit/s, 6% of the
+    /// share: PPACC's point is to find the available bandwidth without
+    /// probing into loss, and the available-bandwidth slope it follows is
+    /// noisy (docs/models/ppacc.md).
     pub kappa_bps: f64,
     /// EWMA weight of each new available-bandwidth sample at the receiver.
-    /// Chosen: 1/8, as RTT estimators smooth.
+    /// Chosen: 1/32: one pair sample swings between the whole link and
+    /// nothing behind a class scheduler, and the sender steps on the
+    /// estimate's slope.
     pub a_weight: f64,
     /// EWMA weight of each new bias sample (A - sending rate, at a loss
     /// notice). Chosen: 1/4.
     pub bias_weight: f64,
-    /// No-loss short timer of the DECREASE state. Chosen: 2 GOPs' worth.
+    /// No-loss short timer of the DECREASE state. Chosen: 2 s (7.5 GOPs of
+    /// 8 frames at 30 frames/s), so that one congestion event holds the
+    /// rate down for several RTTs and GOPs.
     pub short_timer: SimTime,
-    /// FLAT holds for a random whole number of GOPs in 1..=this. Chosen: 4.
+    /// FLAT holds for a random whole number of GOPs in 1..=this. Chosen:
+    /// 16 (4.3 s at most), so that flows that left DECREASE together start
+    /// probing again apart.
     pub long_timer_max_gops: u32,
     /// Loss notices within this time of the first one are one congestion
     /// event. Chosen: one RTT, given by the transport (this is the value
@@ -53,12 +61,12 @@ pub struct PpaccConfig {
 impl Default for PpaccConfig {
     fn default() -> Self {
         PpaccConfig {
-            eps_bps: 10e3,
-            kappa_bps: 100e3,
-            a_weight: 0.125,
+            eps_bps: 5e3,
+            kappa_bps: 30e3,
+            a_weight: 1.0 / 32.0,
             bias_weight: 0.25,
-            short_timer: SimTime::from_millis(533),
-            long_timer_max_gops: 4,
+            short_timer: SimTime::from_millis(2000),
+            long_timer_max_gops: 16,
             event_window: SimTime::from_millis(100),
             min_rate_bps: 64e3,
             shaping: true,
