@@ -358,3 +358,109 @@ def test_a_scenario_of_the_wrong_kind_says_what_a_scenario_is(examples):
             mediasim.run(bad)
     with pytest.raises(TypeError, match="a field path is text"):
         mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({5: 1})
+
+
+def test_to_parquet_writes_one_run_and_replaces_an_earlier_one_only_when_asked(examples, tmp_path):
+    from mediasim import OutputFolderError
+
+    sc = mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": 3})
+    res = mediasim.run(sc, seed=1)
+    d = tmp_path / "r"
+    assert res.to_parquet(d) == d
+    assert sorted(p.name for p in d.iterdir() if not p.name.startswith(".")) == sorted(
+        [*(f"{n}.parquet" for n in res.tables), "meta.json"])
+    assert Results.read_parquet(d).flows.equals(res.flows)
+    other = mediasim.run(sc, seed=2)
+    with pytest.raises(OutputFolderError):
+        other.to_parquet(d)
+    assert Results.read_parquet(d).meta["seed"] == 1
+    (d / "stale.parquet").write_bytes(b"")
+    other.to_parquet(d, overwrite=True)
+    back = Results.read_parquet(d)
+    assert back.meta["seed"] == 2 and not (d / "stale.parquet").exists()
+
+
+def test_a_run_folder_holds_what_meta_json_lists_and_nothing_else(examples, tmp_path):
+    import shutil
+
+    sc = mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": 3})
+    res = mediasim.run(sc, seed=1, out=tmp_path / "r")
+    d = tmp_path / "r"
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["tables"] == sorted(res.tables) and "packets" not in meta["tables"]
+    # meta.json is indented two spaces and ends in a newline (diff-friendly,
+    # the same bytes each time).
+    text = (d / "meta.json").read_text()
+    assert text == json.dumps(meta, indent=2) + "\n"
+    # A file meta.json does not list is not this run's.
+    shutil.copy(d / "flows.parquet", d / "packets.parquet")
+    assert set(Results.read_parquet(d).tables) == set(res.tables)
+    # A folder written before runs listed their tables: its files, less
+    # those the metadata says were not recorded.
+    (d / "meta.json").write_text(json.dumps({k: v for k, v in meta.items() if k != "tables"}))
+    assert set(Results.read_parquet(d).tables) == set(res.tables)
+    (d / "meta.json").write_text(json.dumps({**{k: v for k, v in meta.items() if k != "tables"}, "packet_log": True}))
+    assert set(Results.read_parquet(d).tables) == set(res.tables) | {"packets"}
+    # A listed table's file missing, or no meta.json: the error names them.
+    (d / "meta.json").write_text(json.dumps(meta))
+    (d / "links.parquet").unlink()
+    with pytest.raises(FileNotFoundError, match=r"table file\(s\) links\.parquet listed in meta\.json are missing; "
+                                                r"the folder is damaged"):
+        Results.read_parquet(d)
+    (d / "meta.json").unlink()
+    with pytest.raises(FileNotFoundError, match=r"r: not a run folder \(no meta\.json\)"):
+        Results.read_parquet(d)
+
+
+def test_table_files_are_the_same_bytes_whatever_the_order_of_the_metadata(examples):
+    from mediasim.results import parquet_tables
+
+    res = mediasim.run(mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": 3}), seed=1)
+    shuffled = Results(meta=dict(reversed(list(res.meta.items()))), tables=res.tables)
+    assert parquet_tables(shuffled) == parquet_tables(res)
+    # Tables given as DataFrames (a Results built by hand) write the same.
+    by_hand = Results(meta=res.meta, tables={n: res.table(n) for n in res.tables})
+    assert parquet_tables(by_hand) == parquet_tables(res)
+
+
+def test_asking_for_a_table_a_run_lacks_says_which_kind_of_lack(examples):
+    from mediasim import TableNotFound
+
+    empty = Results(meta={}, tables={})
+    with pytest.raises(TableNotFound) as e:
+        empty.table("xyzzy")
+    assert str(e.value) == "'xyzzy' is not a mediasim table; the run has: no tables"
+    res = mediasim.run(mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": 3}), seed=1)
+    have = ", ".join(res.tables)
+    with pytest.raises(TableNotFound) as e:
+        Results(meta=res.meta, tables={n: res.table(n) for n in res.tables if n != "tcp"}).table("tcp")
+    assert str(e.value) == f"tcp: the run has no such table; the run has: {have.replace('tcp, ', '')}"
+    with pytest.raises(TableNotFound) as e:
+        res.table("rtp_serie")
+    assert "is not a mediasim table (did you mean 'rtp_series', 'rmtp_series', 'tcp_series'?); the run has" in str(e.value)
+    with pytest.raises(TableNotFound, match=r"tcp_series: not recorded \(measure.series was off; set it to true in "
+                                            r"the scenario, or run with --series\)"):
+        Results(meta={"series_log": False}, tables={}).table("tcp_series")
+
+
+def test_every_time_in_nanoseconds_has_its_seconds_and_a_packet_its_delay(examples):
+    import numpy as np
+
+    sc = mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": 3})
+    res = mediasim.run(sc.measure(packets=True, series=True, queue_sample_ms=100), seed=1)
+    seen = 0
+    for name in res.tables:
+        cols = res.columns(name)
+        for k in [k for k in cols if k.endswith("_ns")]:
+            if len(cols[k]):
+                seen += 1
+                ns = cols[k].astype(np.float64)
+                assert np.array_equal(np.isnan(cols[k[:-3] + "_s"]), np.isnan(ns)), (name, k)
+                ok = ~np.isnan(ns)
+                assert np.array_equal(cols[k[:-3] + "_s"][ok], ns[ok] * 1e-9), (name, k)
+    assert seen == 3  # the packet log's two and the queue samples'
+    p = res.columns("packets")
+    got = ~np.isnan(p["recv_ns"].astype(np.float64))
+    assert got.any()
+    want = (p["recv_ns"][got].astype(np.int64) - p["sent_ns"][got].astype(np.int64)) / 1e6
+    assert np.allclose(p["delay_ms"][got], want, rtol=0, atol=1e-9)

@@ -146,3 +146,68 @@ def test_a_grid_that_repeats_itself_is_refused(examples):
                           (["--alias", "d=duration_s", "--alias", "d=name", "--vary", "d=5"], "--alias d: given twice")):
         r = CliRunner().invoke(main, ["sweep", str(sc), *args, "--out", "never-made"])
         assert r.exit_code == 2 and problem in r.output
+
+
+def test_jobs_start_from_seed_zero_and_label_what_is_not_a_plain_value_as_text(examples):
+    from mediasim import replications
+
+    sc = examples / "dumbbell.toml"
+    assert [(j.seed, j.replication) for j in replications(sc, 2)] == [(0, 0), (0, 1)]
+    jobs = grid(sc, {"measure.windows_s": [[[0, 1]], [[0, 2]]], "duration_s": [5]})
+    assert [j.seed for j in jobs] == [0, 0]
+    assert [j.labels for j in jobs] == [{"measure.windows_s": "[[0, 1]]", "duration_s": 5},
+                                        {"measure.windows_s": "[[0, 2]]", "duration_s": 5}]
+    assert [j.scenario["measure"]["windows_s"] for j in jobs] == [[[0, 1]], [[0, 2]]]
+
+
+def test_grid_errors_name_the_field_an_alias_stands_for(examples):
+    from mediasim import ScenarioError
+
+    sc, aliases = examples / "dumbbell.toml", {"rate": "links[0].rate_bps"}
+    with pytest.raises(ScenarioError) as e:
+        grid(sc, {"rate": 5e6}, aliases=aliases)
+    assert e.value.errors == [("links[0].rate_bps", "give a list of values (got 5000000.0)")]
+    with pytest.raises(ScenarioError) as e:
+        grid(sc, {"rate": [5e6, 5e6]}, aliases=aliases)
+    assert e.value.errors == [("links[0].rate_bps", "the value 5000000.0 is given twice")]
+
+
+def test_a_job_with_an_out_folder_writes_its_run_there_and_keeps_private_labels_out(examples, tmp_path):
+    from mediasim import Job, Results, run_many
+    from mediasim.scenario import load_scenario
+
+    data = load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": 3}).to_dict()
+    job = Job(data, seed=3, labels={"case": "a", "_params": object()}, out=str(tmp_path / "r"))
+    (res,) = run_many([job], workers=1, progress=False)
+    assert res.meta["labels"] == {"case": "a"}
+    back = Results.read_parquet(tmp_path / "r")
+    assert back.meta["seed"] == 3 and back.flows.equals(res.flows)
+
+
+def test_combine_numbers_the_rows_afresh_and_takes_runs_without_labels(examples):
+    from mediasim import replications, run, run_many
+    from mediasim.scenario import load_scenario
+    from mediasim.sweep import combine
+
+    sc = load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": 3})
+    runs = run_many(replications(sc, 2, case="a"), workers=1, progress=False)
+    flows = combine(runs, "flows")
+    n = len(runs[0].flows)
+    assert list(flows.index) == list(range(2 * n))
+    assert list(flows.columns[:3]) == ["case", "seed", "replication"]
+    assert list(flows["replication"]) == [0] * n + [1] * n
+    plain = combine([run(sc, seed=1)], "flows")
+    assert list(plain.columns[:2]) == ["seed", "replication"] and "case" not in plain
+    assert combine([], "flows").empty
+
+
+def test_a_sweep_s_combined_tables_name_their_campaign(examples, tmp_path):
+    import pyarrow.parquet as pq
+
+    from mediasim import run_sweep
+
+    jobs = grid(examples / "dumbbell.toml", {"duration_s": [3]})
+    run_sweep(jobs, tmp_path / "s", workers=1, progress=False)
+    for name in ("flows", "media"):
+        meta = json.loads(pq.read_schema(tmp_path / "s" / f"{name}.parquet").metadata[b"mediasim"])
+        assert meta == {"campaign": str(tmp_path / "s")}
