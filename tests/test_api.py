@@ -464,3 +464,48 @@ def test_every_time_in_nanoseconds_has_its_seconds_and_a_packet_its_delay(exampl
     assert got.any()
     want = (p["recv_ns"][got].astype(np.int64) - p["sent_ns"][got].astype(np.int64)) / 1e6
     assert np.allclose(p["delay_ms"][got], want, rtol=0, atol=1e-9)
+
+
+def test_a_coded_column_read_back_gets_every_one_of_the_engine_s_names():
+    from mediasim.results import _with_codes
+
+    meta = {"coded_columns": {"t": {"c": "k", "other": "k"}}, "codes": {"k": ["a", "b", "c"]}}
+    df = pd.DataFrame({"c": pd.Categorical(["b", "a", "b"]), "x": [1, 2, 3]})
+    got = _with_codes(df, "t", meta)
+    assert list(got["c"].cat.categories) == ["a", "b", "c"]
+    assert list(got["c"]) == ["b", "a", "b"] and list(got["c"].cat.codes) == [1, 0, 1]
+    assert got["c"].cat.categories.dtype == pd.Index(["a"], dtype=str).dtype
+    # No rows: a Parquet file keeps no categories.
+    empty = _with_codes(pd.DataFrame({"c": pd.Categorical([])}), "t", meta)
+    assert list(empty["c"].cat.categories) == ["a", "b", "c"] and len(empty) == 0
+    # Left alone: all the names there already, another table, names not
+    # given, a column not coded as categories.
+    full = pd.DataFrame({"c": pd.Categorical(["c"], categories=["a", "b", "c"])})
+    assert _with_codes(full.copy(), "t", meta)["c"].equals(full["c"])
+    for table, m in (("u", meta), ("t", {"coded_columns": meta["coded_columns"]})):
+        assert list(_with_codes(pd.DataFrame({"c": pd.Categorical(["b"])}), table, m)["c"].cat.categories) == ["b"]
+    assert list(_with_codes(pd.DataFrame({"c": ["b"]}), "t", meta)["c"]) == ["b"]
+
+
+def test_a_data_frame_converts_to_arrow_as_from_pandas_does():
+    import numpy as np
+    import pyarrow as pa
+
+    from mediasim.results import _arrow_table
+
+    frames = [
+        pd.DataFrame({"i": np.array([1, 2], dtype=np.int8), "f": [0.5, np.nan], "b": [True, False],
+                      "n": pd.array([1, None], dtype="Int64"), "c": pd.Categorical(["x", "y"]),
+                      "s": pd.Series(["p", None], dtype="str")}),
+        pd.DataFrame({"f": np.array([], dtype=np.float32), "c": pd.Categorical([])}),
+        pd.DataFrame({"o": [None, "a"]}),  # Python objects: typed by their values
+    ]
+    for df in frames * 2:  # the second time through the kept schema
+        want = pa.Table.from_pandas(df, preserve_index=False)
+        got = _arrow_table(df)
+        assert got.equals(want, check_metadata=True), (df.dtypes, got.schema, want.schema)
+        # NaN among the floats becomes null, as from_pandas makes it.
+        assert [c.null_count for c in got.columns] == [c.null_count for c in want.columns]
+    # Names repeated: refused as from_pandas refuses them.
+    with pytest.raises(ValueError, match="Duplicate column names"):
+        _arrow_table(pd.DataFrame([[1, 2]], columns=["a", "a"]))
