@@ -59,8 +59,8 @@ OPEN_VALUES: tuple[oat.OpenValue, ...] = (
     ("ppacc_feedback_ms", 30.0, 300.0),
     ("ppacc_capacity_spacing", False, True),
 )
-HEADLINES = ("tfrc_loss_pct", "ppacc_loss_pct", "loss_ratio_largest", "af12_minus_af11_pct", "throughput_ratio", "p99_ratio",
-             "fec_cut_pct")
+HEADLINES = ("tfrc_loss_pct", "ppacc_loss_pct", "loss_ratio_largest", "af12_minus_af11_pct", "throughput_ratio",
+             "p99_ratio", "fec_cut_pct")
 
 
 def reduced(p: svc.Params) -> svc.Params:
@@ -106,9 +106,9 @@ def section(d: pd.DataFrame) -> list[str]:
             "Each chosen value set low and high in turn (everything else at its default) on a reduced grid: the "
             "smallest, a middle and the largest buffer for both transports, and FEC for no flow and for every flow "
             "at the smallest buffer. Headlines (svc_sensitivity.py): video byte loss of TFRC and of PPACC at the "
-            "smallest buffer (%), PPACC's loss over TFRC's at the largest buffer, AF12's loss "
-            "less AF11's (points), TFRC's throughput over PPACC's, PPACC's 99th-percentile delay over TFRC's, and the cut in media loss FEC brings at the smallest buffer "
-            "(points); each with its 95% half-width over the replications. Plot: `sensitivity.png`.",
+            "smallest buffer (%), PPACC's loss over TFRC's at the largest buffer, AF12's loss less AF11's "
+            "(points), TFRC's throughput over PPACC's, PPACC's 99th-percentile delay over TFRC's, and the cut in "
+            "media loss FEC brings at the smallest buffer (points); each with its 95% half-width over the replications. Plot: `sensitivity.png`.",
             d, HEADLINES),
         "Each conclusion of the study across the settings (in the mean over replications):",
         "",
