@@ -104,10 +104,21 @@ def test_fec_figures_of_a_run_match_the_model_for_independent_losses():
     ("tcp_flavor", "vegas", "tcp_flavor must be"),
     ("drain_s", "-1", "drain_s"),
     ("svc_layer_scale", "0", "svc_layer_scale"),
+    ("ppacc_pacing_factor", "0.5", "ppacc_pacing_factor must be at least 1"),
 ])
 def test_bad_study_parameters_are_named(name, value, fragment):
     with pytest.raises(ValueError, match=fragment):
         svc.Params().with_overrides({name: value})
+
+
+def test_the_pacing_factor_reaches_a_shaped_ppacc_only():
+    shaped = svc.Params(ppacc_shaping=True, ppacc_pacing_factor=2.5)
+    assert svc.ppacc_fields(shaped)["pacing_factor"] == 2.5
+    assert "pacing_factor" not in svc.ppacc_fields(svc.Params(ppacc_pacing_factor=2.5))
+    # The shaped variant the report runs beside the default takes it too.
+    sc = svc.scenario(svc.Params(ppacc_pacing_factor=2.5), "ppacc-shaped", 5)
+    ccs = [f["cc"] for f in sc.to_dict()["flows"] if "cc" in f]
+    assert ccs and all(cc["shaping"] and cc["pacing_factor"] == 2.5 for cc in ccs)
 
 
 def test_sensitivity_shows_a_lighter_source_losing_less(monkeypatch):

@@ -82,6 +82,8 @@ class Params(StudyParams):
     # queueing were the only source of delay": packets leave as the media
     # makes them, pairs spaced. True: paced at the target through a send buffer.
     ppacc_shaping: bool = False
+    # With shaping: pace at this times the target (1: at the target).
+    ppacc_pacing_factor: float = 1.0  # chosen
     # Unshaped, no two packets leave closer than s / Cb (the study: the
     # first of a pair "must not leave too close to the previous packet");
     # False: back to back between pairs.
@@ -117,6 +119,8 @@ class Params(StudyParams):
             problems.append(f"fec_shares must be 0..video_flows ({self.video_flows})")
         if self.tcp_flavor not in ("reno", "newreno", "sack"):
             problems.append(f"tcp_flavor must be reno, newreno or sack (got {self.tcp_flavor!r})")
+        if not self.ppacc_pacing_factor >= 1:
+            problems.append(f"ppacc_pacing_factor must be at least 1 (got {self.ppacc_pacing_factor})")
         if self.svc_layer_scale <= 0 or self.svc_size_cv < 0:
             problems.append("svc_layer_scale must be above 0 and svc_size_cv at least 0")
         if len(self.wred_profiles) != 3 or any(not (0 <= lo < hi <= 1.0 and 0 < p <= 1)
@@ -136,7 +140,8 @@ def ppacc_fields(p: Params) -> dict[str, Any]:
     return {"capacity_bps": p.bottleneck_rate_bps, "eps_bps": p.ppacc_eps_bps, "kappa_bps": p.ppacc_kappa_bps,
             "a_weight": p.ppacc_a_weight, "short_timer_ms": p.ppacc_short_timer_ms,
             "long_timer_max_gops": p.ppacc_long_timer_max_gops, "feedback_ms": p.ppacc_feedback_ms,
-            "shaping": p.ppacc_shaping, "capacity_spacing": p.ppacc_capacity_spacing}
+            "shaping": p.ppacc_shaping, "capacity_spacing": p.ppacc_capacity_spacing,
+            **({"pacing_factor": p.ppacc_pacing_factor} if p.ppacc_shaping else {})}
 
 
 def af1_queue(p: Params, buffer: int) -> dict[str, Any]:

@@ -55,6 +55,9 @@ pub struct PpaccSpec {
     /// false: back to back between pairs).
     #[serde(default)]
     pub capacity_spacing: Option<bool>,
+    /// With shaping: pace at this times the target (default 1).
+    #[serde(default)]
+    pub pacing_factor: Option<f64>,
 }
 
 impl PpaccSpec {
@@ -72,6 +75,7 @@ impl PpaccSpec {
             event_window: d.event_window,
             min_rate_bps: self.min_rate_bps.unwrap_or(d.min_rate_bps),
             shaping: self.shaping.unwrap_or(d.shaping),
+            pacing_factor: self.pacing_factor.unwrap_or(d.pacing_factor),
             capacity_spacing: self.capacity_spacing.unwrap_or(d.capacity_spacing),
         }
     }
@@ -102,6 +106,16 @@ impl PpaccSpec {
             format_args!("{p}.long_timer_max_gops"),
             self.long_timer_max_gops.map(u64::from),
         );
+        if let Some(f) = self.pacing_factor {
+            if self.shaping == Some(false) {
+                c.err(format!("{p}.pacing_factor"), "not used without shaping");
+            } else if !(f >= 1.0 && f.is_finite()) {
+                c.err(
+                    format!("{p}.pacing_factor"),
+                    format!("must be a finite number of at least 1 (got {f})"),
+                );
+            }
+        }
     }
 }
 
@@ -247,6 +261,13 @@ mod tests {
             (c.shaping, c.capacity_spacing, c.event_window),
             (d.shaping, d.capacity_spacing, d.event_window)
         );
+        assert_eq!((c.pacing_factor, d.pacing_factor), (1.0, 1.0));
+        assert_eq!(
+            spec(r#"{"capacity_bps": 3e6, "pacing_factor": 2.5}"#)
+                .config()
+                .pacing_factor,
+            2.5
+        );
         let s = spec(
             r#"{"capacity_bps": 3e6, "eps_bps": 1, "kappa_bps": 2, "a_weight": 0.5,
             "bias_weight": 0.75, "short_timer_ms": 10, "long_timer_max_gops": 9,
@@ -290,6 +311,17 @@ mod tests {
         assert_eq!(
             said(r#"{"capacity_bps": 1e6, "a_weight": 2}"#),
             ["cc.a_weight: must be in (0, 1] (got 2)"]
+        );
+        // The pacing factor: at least 1, and only with shaping.
+        assert!(said(r#"{"capacity_bps": 1e6, "pacing_factor": 1}"#).is_empty());
+        assert!(said(r#"{"capacity_bps": 1e6, "shaping": true, "pacing_factor": 3}"#).is_empty());
+        assert_eq!(
+            said(r#"{"capacity_bps": 1e6, "pacing_factor": 0.99}"#),
+            ["cc.pacing_factor: must be a finite number of at least 1 (got 0.99)"]
+        );
+        assert_eq!(
+            said(r#"{"capacity_bps": 1e6, "shaping": false, "pacing_factor": 2}"#),
+            ["cc.pacing_factor: not used without shaping"]
         );
     }
 

@@ -45,6 +45,8 @@ impl crate::net::AppPayload for Report {
 pub struct PpaccSender {
     /// Pace at the target rate (`PpaccConfig::shaping`).
     shaping: bool,
+    /// Pace at this times the target (`PpaccConfig::pacing_factor`).
+    pacing_factor: f64,
     /// Unshaped, keep s / Cb between packets (`PpaccConfig::capacity_spacing`).
     capacity_spacing: bool,
     pub control: PpaccControl,
@@ -64,6 +66,7 @@ impl PpaccSender {
     pub fn new(cfg: PpaccConfig, cb_bps: f64, initial_bps: f64, rng: SimRng) -> Self {
         PpaccSender {
             shaping: cfg.shaping,
+            pacing_factor: cfg.pacing_factor,
             capacity_spacing: cfg.capacity_spacing,
             control: PpaccControl::new(cfg, initial_bps, rng),
             cb_bps,
@@ -81,8 +84,8 @@ impl PpaccSender {
         self.control.target_bps()
     }
 
-    /// Time between packets of `bytes` at the target rate (unshaped: s /
-    /// Cb with capacity spacing, else none).
+    /// Time between packets of `bytes` at the pacing factor times the
+    /// target rate (unshaped: s / Cb with capacity spacing, else none).
     pub fn interval(&self, bytes: u32) -> SimTime {
         if !self.shaping {
             return if self.capacity_spacing {
@@ -91,7 +94,9 @@ impl PpaccSender {
                 SimTime::ZERO
             };
         }
-        SimTime::from_secs_f64(bytes as f64 * 8.0 / self.control.target_bps())
+        SimTime::from_secs_f64(
+            bytes as f64 * 8.0 / (self.pacing_factor * self.control.target_bps()),
+        )
     }
 
     /// The packet of `bytes` leaves now; `next_equal` says whether the
@@ -265,6 +270,26 @@ mod tests {
         let (c, _) = s.on_send(after, 900, false);
         assert_eq!((c.pair, c.seq), (0, 2));
         assert_eq!(s.pairs_sent, 1);
+    }
+
+    #[test]
+    fn a_pacing_factor_shortens_the_paced_interval_not_the_pair_gap() {
+        // At 2 x 400 kbit/s a 1250-byte packet is paced 12.5 ms after the
+        // one before; the pair's second still waits s / Cb (5 ms), and the
+        // pair costs two paced intervals (25 ms from its first).
+        let rng = RngStreams::new(1, 0).stream("p");
+        let cfg = PpaccConfig {
+            pacing_factor: 2.0,
+            ..PpaccConfig::default()
+        };
+        let mut s = PpaccSender::new(cfg, 2e6, 400e3, rng);
+        let us = SimTime::from_micros;
+        let (_, next) = s.on_send(SimTime::ZERO, 1250, false);
+        assert_eq!(next, us(12_500));
+        let (_, second) = s.on_send(next, 1250, true);
+        assert_eq!(second, us(17_500));
+        let (_, after) = s.on_send(second, 1250, false);
+        assert_eq!(after, us(37_500));
     }
 
     #[test]

@@ -50,6 +50,10 @@ pub struct PpaccConfig {
     /// else packets leave as the media makes them, only the pairs spaced,
     /// and the target acts through the layer choice alone.
     pub shaping: bool,
+    /// With shaping, pace at this times the target (at least 1). Chosen:
+    /// 1, the target itself; above it a frame leaves sooner, in a burst at
+    /// most this much faster than the target, as media pacers do.
+    pub pacing_factor: f64,
     /// Without shaping: a packet (a lone one, or the first of a pair)
     /// leaves no sooner than s / Cb after the one before it, so no two
     /// packets leave closer than the bottleneck could carry them (the
@@ -70,6 +74,7 @@ impl Default for PpaccConfig {
             event_window: SimTime::from_millis(100),
             min_rate_bps: 64e3,
             shaping: true,
+            pacing_factor: 1.0,
             capacity_spacing: false,
         }
     }
