@@ -361,6 +361,62 @@ def test_a_run_stored_twice_keeps_the_first_and_one_in_a_damaged_runs_place_repl
     assert not any(store.partial.iterdir())
 
 
+def test_a_stored_run_s_files_are_canonical_and_one_that_cannot_be_stored_is_named(examples, tmp_path, monkeypatch):
+    import errno
+
+    from mediasim.campaign import store as store_module
+    from mediasim.campaign.run import tasks_of
+    from mediasim.campaign.worker import execute
+
+    store = RunStore.open(tmp_path, {"engine_version": "v", "engine_build": "b"})
+    task = tasks_of(jobs(examples, replications=1, intervals=(10,)), "b")[0]
+    out = execute(task)
+    store.save(task, out.tables, out.meta)
+    d = tmp_path / "runs" / task.key
+    # meta.json sorted and indented (the same run writes the same bytes);
+    # the marker names its run.
+    text = (d / "meta.json").read_text()
+    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
+    assert list(json.loads(text)) == sorted(json.loads(text))
+    marker = json.loads((d / "run.json").read_text())
+    assert (marker["key"], marker["seed"], marker["replication"]) == (task.key, task.seed, task.replication)
+    # A marker that is JSON but not a run's record: damaged, not a crash.
+    kept = (d / "run.json").read_bytes()
+    for bad in ("[1, 2]", '{"files": [1]}', "{}"):
+        (d / "run.json").write_text(bad)
+        assert store.status(task.key) == "damaged", bad
+    (d / "run.json").write_bytes(kept)
+    assert store.status(task.key) == "done"
+    # A place that cannot take the run even once cleared: the error names
+    # it and its cause, and nothing is left half-written.
+    shutil.rmtree(d)
+
+    def refuse(src, dst):
+        raise OSError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(store_module.os, "rename", refuse)
+    with pytest.raises(CampaignError) as e:
+        store.save(task, out.tables, out.meta)
+    assert str(e.value) == f"{d}: cannot store the run there (Permission denied)"
+    assert not any(store.partial.iterdir())
+
+
+def test_a_folder_that_is_not_a_campaign_or_of_another_engine_is_refused_whole(tmp_path):
+    engine = {"engine_version": "1.2", "engine_build": "b2"}
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(CampaignError) as e:
+        RunStore.open(tmp_path, engine)
+    assert str(e.value) == (f"{tmp_path} holds files that are not a campaign (no campaign.json): a campaign's "
+                            "folder holds its runs only. Use a new or empty folder.")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "campaign.json").write_text(json.dumps({"engine_version": "1.1", "engine_build": "b1"}))
+    with pytest.raises(CampaignError) as e:
+        RunStore.open(other, engine)
+    assert str(e.value) == (f"{other} holds runs of another engine (version 1.1, build b1); this is version 1.2, "
+                            "build b2. Use a new folder, or remove the old runs to replace them.")
+
+
 def test_killed_at_any_moment_a_campaign_resumes_losing_and_duplicating_nothing(examples, tmp_path):
     # The CLI is killed (SIGKILL) at several points while runs are being
     # executed and stored; then it runs to the end. The result must equal
