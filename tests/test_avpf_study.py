@@ -235,6 +235,7 @@ def test_each_shape_check_fails_alone_when_its_figure_says_otherwise():
     from mediasim.experiments.avpf_shapes import shape_checks
 
     base = shape_checks(_shape_tables())
+    assert list(base.columns) == ["expected (study)", "measured", "holds"]
     assert len(base) == 6 and base["holds"].all(), base[~base["holds"]]
     statements = list(base["expected (study)"])
     for change, failing in [({"share": 5.4}, 0), ({"avp_2m_share": 0.5}, 1), ({"avp_wait": 4.0}, 2),

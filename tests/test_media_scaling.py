@@ -239,3 +239,22 @@ def test_each_shape_check_fails_alone_when_its_figure_says_otherwise():
     for change, failing in (({"flow_share": 1.7}, 0), ({"mpeg_share": 0.8}, 1), ({"ftp_cv": 1.4}, 2)):
         c = shape_checks(_shape_tables(**change))
         assert list(c.index[~c["holds"]]) == [failing], (change, c)
+
+
+def test_the_shape_checks_quote_their_figures_and_fail_at_their_thresholds():
+    from mediasim.experiments.media_scaling_shapes import shape_checks
+
+    c = shape_checks(_shape_tables())
+    assert list(c.columns) == ["expected (study)", "measured", "holds"]
+    assert list(zip(c["expected (study)"], c["measured"])) == [
+        ("Roughly fair shares for all", "every flow 0.97-1.00 of its fair share in every window (roughly: 0.5-1.6)"),
+        ("Media somewhat greedier than TCP under heavy congestion",
+         "15-25 s: mm 1.33, mpeg 0.95 of the fair share, ftp 0.86"),
+        ("TCP's inter-arrival jitter far higher than the media flows'",
+         "coefficient of variation of inter-arrival times: ftp 2.00, mm 0.50 (4.0 times; far: at least 3)"),
+    ]
+    # At the edges of the fair range a share is roughly fair; MPEG level
+    # with FTP is not greedier; jitter exactly three times is not "far".
+    for change, holds in [({"flow_share": 1.6}, [True, True, True]), ({"flow_share": 0.5}, [True, True, True]),
+                          ({"mpeg_share": 0.86}, [True, False, True]), ({"ftp_cv": 1.5}, [True, True, False])]:
+        assert list(shape_checks(_shape_tables(**change))["holds"]) == holds, change

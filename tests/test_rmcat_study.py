@@ -174,3 +174,89 @@ def test_the_command_runs_the_cases_asked_for(tmp_path):
     assert sorted(set(a["case"])) == [1, 9] and set(a["controller"]) == {"scream"}
     bad = CliRunner().invoke(main, ["reproduce", "rmcat", "--quick", "--case", "11", "--out", str(tmp_path / "x")])
     assert bad.exit_code != 0 and "--case" in bad.output and "11" in bad.output
+
+
+def _summary(changes=None) -> pd.DataFrame:
+    """An aggregated table as the report makes it (drop-tail, two one-way
+    delays on 5.1, one on the other cases), every controller meeting every
+    check, with ``changes`` {(case, controller, one_way_ms, metric): value}
+    applied; a CoDel row on 5.1 that would fail every check, which the
+    checks must leave out."""
+    changes = changes or {}
+    base = {"settled_ratio_mean": 0.95, "queuing_mean_ms_mean": 40.0, "converge_s_mean": 6.0,
+            "settled_cv_mean": 0.08, "jain_mean": 0.97, "resume_converge_s_mean": 3.0,
+            "resume_queue_peak_ms_mean": 120.0}
+    rows = []
+    for ctl in rmcat.CONTROLLERS:
+        for case, delays in ((1, (50, 100)), (4, (50,)), (6, (50,)), (8, (50,))):
+            for d in delays:
+                # A share ratio of its own per case and controller.
+                own = {"share_ratio_mean": 0.1 * case + 0.01 * list(rmcat.CONTROLLERS).index(ctl) ** 2}
+                rows.append({"case": case, "controller": ctl, "one_way_ms": d, "aqm": "droptail"}
+                            | {m: changes.get((case, ctl, d, m), v) for m, v in (base | own).items()})
+        rows.append({"case": 1, "controller": ctl, "one_way_ms": 50, "aqm": "codel", "settled_ratio_mean": 0.1,
+                     "queuing_mean_ms_mean": 500.0, "converge_s_mean": np.nan, "settled_cv_mean": 0.9,
+                     "jain_mean": 0.1, "resume_converge_s_mean": np.nan, "resume_queue_peak_ms_mean": 0.0,
+                     "share_ratio_mean": 0.1})
+    return pd.DataFrame(rows)
+
+
+def _checks(changes=None, p=None) -> pd.Series:
+    from mediasim.experiments.rmcat_report import shape_checks
+
+    return shape_checks(_summary(changes), p or rmcat.Params()).set_index("check")["holds"]
+
+
+def test_shape_checks_fail_alone_at_their_thresholds():
+    base = _checks()
+    # Per controller: 5.1's four checks, 5.4's, 5.8's, and 5.6 reported.
+    assert len(base) == 7 * len(rmcat.CONTROLLERS)
+    assert (base == "-").sum() == len(rmcat.CONTROLLERS)
+    assert all(v is True for v in base[base != "-"])
+    # The settled ratio is averaged over 5.1's delays, the queue, the
+    # convergence time and the swing are the worst of them.
+    for change, failing in [
+        ({(1, "gcc", 100, "settled_ratio_mean"): 0.65}, "5.1 gcc: settled rate within 15% of the share"),
+        ({(1, "nada", 50, "settled_ratio_mean"): 1.36}, "5.1 nada: settled rate within 15% of the share"),
+        ({(1, "scream", 100, "queuing_mean_ms_mean"): 100.0}, "5.1 scream: mean queuing delay under 100 ms"),
+        ({(1, "gcc", 50, "converge_s_mean"): np.inf}, "5.1 gcc: converges after the steps (mean s)"),
+        ({(1, "nada", 100, "settled_cv_mean"): 0.151},
+         "5.1 nada: does not oscillate (settled rate's variation within 15% of the share)"),
+        ({(4, "scream", 50, "jain_mean"): 0.9}, "5.4 scream: self-fairness (Jain)"),
+        ({(8, "gcc", 50, "resume_converge_s_mean"): np.nan},
+         "5.8 gcc: the resumed flow reaches its share (mean s; queue peak after)"),
+    ]:
+        c = _checks(change)
+        assert list(c.index) == list(base.index)
+        assert [k for k, v in c.items() if v is False] == [failing], change
+    # Just inside: a mean ratio of 0.855 or 1.145, a queue under 100 ms, a
+    # swing at the band, a Jain index over 0.9.
+    for change in [{(1, "gcc", 50, "settled_ratio_mean"): 0.76, (1, "gcc", 100, "settled_ratio_mean"): 0.95},
+                   {(1, "gcc", 50, "settled_ratio_mean"): 1.34, (1, "gcc", 100, "settled_ratio_mean"): 0.95},
+                   {(1, "scream", 100, "queuing_mean_ms_mean"): 99.9},
+                   {(1, "nada", 100, "settled_cv_mean"): 0.15},
+                   {(4, "scream", 50, "jain_mean"): 0.901}]:
+        c = _checks(change)
+        assert all(v is True for v in c[c != "-"]), change
+
+
+def test_shape_checks_take_the_band_from_the_parameters_and_cover_the_controllers_run():
+    p = rmcat.Params(controllers=("nada",), converge_band=0.1)
+    c = _checks({(1, "nada", 50, "settled_cv_mean"): 0.12}, p)
+    assert [k for k in c.index if "gcc" in k or "scream" in k] == []
+    assert c["5.1 nada: does not oscillate (settled rate's variation within 10% of the share)"] is False
+    assert c["5.6 nada: share against one long TCP flow (reported)"] == "-"
+
+
+def test_shape_checks_quote_the_figures_they_judge():
+    from mediasim.experiments.rmcat_report import shape_checks
+
+    c = shape_checks(_summary({(1, "nada", 100, "settled_ratio_mean"): 0.85,
+                               (1, "nada", 100, "queuing_mean_ms_mean"): 55.5,
+                               (1, "nada", 50, "converge_s_mean"): 7.25, (1, "nada", 50, "settled_cv_mean"): 0.1}),
+                     rmcat.Params(controllers=("nada",)))
+    assert list(c.columns) == ["check", "value", "holds"]
+    i = list(rmcat.CONTROLLERS).index("nada")
+    # The 5.1 figures: the settled ratio's mean over the delays, the worst
+    # queue, convergence and swing of them.
+    assert list(c["value"]) == ["0.900", "55.5 ms", "7.2 s", "0.100", "0.970", "3.0 s; 120 ms", f"{0.6 + 0.01 * i ** 2:.3f}"]

@@ -131,3 +131,271 @@ def test_sensitivity_shows_custodial_drs_free_the_session_from_its_slow_subgroup
     noise = oat.noise(d, sens.HEADLINES)["worst_subgroup_ratio"]
     assert high["worst_subgroup_ratio"] > base["worst_subgroup_ratio"] + noise
     assert "dr_acknowledges" in "\n".join(sens.section(d))
+
+
+# The full run's figures (docs/experiments/rmtp.md), per scenario and
+# length: sender retransmissions, the DR's own losses, retransmissions per
+# DR loss, DR repairs, the DR share of repairs, new packets per second.
+_SENDER = ["sender_retx", "dr_lost_total", "sender_retx_per_dr_loss", "dr_retx_total", "dr_share", "throughput_pps"]
+_NAN = float("nan")
+_ORIGINAL_SENDER = {
+    (1, 500): (44, 0, _NAN, 375, 0.91, 4.82), (2, 500): (163, 0, _NAN, 1440, 0.90, 4.58),
+    (3, 500): (317, 116, 2.8, 1230, 0.80, 4.28), (4, 500): (218, 118, 1.8, 873, 0.80, 4.48),
+    (5, 500): (1670, 65, 26, 1690, 0.45, 1.58), (6, 500): (886, 117, 7.7, 890, 0.50, 3.15),
+    (7, 250): (736, 99, 7.5, 822, 0.51, 1.90), (7, 500): (1580, 108, 15, 2420, 0.54, 1.77),
+    (8, 250): (176, 132, 1.3, 801, 0.82, 4.12), (8, 500): (361, 220, 1.6, 1630, 0.82, 4.19),
+}
+# Per scenario, length and subgroup: DR repairs per distinct loss, the
+# receivers' throughput and delay, and P' simulated (with its interval)
+# beside the model.
+_SUB = ["dr_retx_per_loss", "rcv_throughput_pps", "rcv_delay_s", "p_prime_sim", "p_prime_model"]
+_ORIGINAL_SUB = {
+    (1, 500, 0): (8.5, 4.82, 0.41, 0.100, 0.100), (2, 500, 0): (1.59, 4.58, 0.44, 0.3951, 0.3950),
+    (3, 500, 0): (1.35, 4.28, 0.46, 0.4253, 0.4252), (4, 500, 0): (1.4, 4.48, 0.118, 0.4252, 0.4252),
+    (5, 500, 0): (1.9, 1.58, 4.0, 0.43, 0.4252), (6, 500, 0): (1.5, 3.15, 0.67, 0.4252, 0.4252),
+    (7, 250, 0): (1.3, 1.90, 0.115, 0.4252, 0.4252), (7, 250, 1): (2.0, 1.85, 2.8, 0.43, 0.4252),
+    (7, 500, 0): (1.3, 1.77, 0.13, 0.4252, 0.4252), (7, 500, 1): (2.0, 1.74, 3.7, 0.43, 0.4252),
+    (8, 250, 0): (1.2, 4.12, 0.121, 0.4252, 0.4252), (8, 250, 1): (1.2, 4.10, 0.135, 0.4252, 0.4252),
+    (8, 500, 0): (1.2, 4.19, 0.12, 0.4252, 0.4252), (8, 500, 1): (1.2, 4.17, 0.12, 0.4252, 0.4252),
+}
+_CUSTODIAL_SENDER = {
+    (1, 500): (0, 0, _NAN, 268, 1.00, 4.91), (2, 500): (0, 0, _NAN, 979, 1.00, 4.91),
+    (3, 500): (123, 116, 1.2, 921, 0.882, 4.66), (4, 500): (125, 118, 1.1, 906, 0.88, 4.66),
+    (5, 500): (1190, 65, 18, 145000, 0.99, 2.54), (6, 500): (123, 117, 1.1, 917, 0.881, 4.67),
+    (7, 250): (223, 99, 2.3, 38300, 0.99, 3.96), (8, 250): (108, 132, 0.8, 857, 0.89, 4.39),
+}
+_CUSTODIAL_SUB = {
+    (1, 500, 0): (1.0, 4.91, 0.41, 0.100, 0.100), (2, 500, 0): (1.01, 4.91, 0.43, 0.3951, 0.3950),
+    (3, 500, 0): (0.93, 4.66, 0.44, 0.4253, 0.4252), (4, 500, 0): (1.0, 4.66, 0.118, 0.4252, 0.4252),
+    (5, 500, 0): (60, 2.54, 94, 0.43, 0.4252), (6, 500, 0): (1.0, 4.67, 0.62, 0.4252, 0.4252),
+    (7, 250, 0): (1.0, 3.96, 0.13, 0.4252, 0.4252), (7, 250, 1): (40, 2.54, 27, 0.43, 0.4252),
+    (8, 250, 0): (1.0, 4.39, 0.121, 0.4252, 0.4252), (8, 250, 1): (1.0, 4.39, 0.121, 0.4252, 0.4252),
+}
+# Where the full run misses two statements, figures that meet them.
+_ALL_HOLD = {("sender", 5, 500, "sender_retx"): 3500, ("sender", 3, 500, "throughput_pps"): 4.10}
+
+
+def _rmtp_tables(sender=_ORIGINAL_SENDER, sub=_ORIGINAL_SUB, changes=None, scenarios=range(1, 9)):
+    """The sender and subgroup tables as the report aggregates them (one DR
+    variant), with ``changes`` {(table, scenario, duration_s[, subgroup],
+    metric): value} applied."""
+    changes = changes or {}
+    s = pd.DataFrame([{"scenario": k, "duration_s": float(d),
+                       **{f"{m}_mean": changes.get(("sender", k, d, m), v) for m, v in zip(_SENDER, vals)}}
+                      for (k, d), vals in sender.items() if k in scenarios])
+    rows = []
+    for (k, d, i), vals in sub.items():
+        if k not in scenarios:
+            continue
+        r = {"agents": "original", "scenario": k, "duration_s": float(d), "subgroup": i, "n": 50}
+        r |= {f"{m}_mean": changes.get(("sub", k, d, i, m), v) for m, v in zip(_SUB, vals)}
+        half = 0.003  # the replications' 95% half-width of P'
+        r |= {"p_prime_sim_ci_low": r["p_prime_sim_mean"] - half, "p_prime_sim_ci_high": r["p_prime_sim_mean"] + half,
+              "p_prime_any_mean": r["p_prime_sim_mean"]}
+        r |= {c: v for (t, *key, c), v in changes.items() if t == "sub" and tuple(key) == (k, d, i) and "_ci_" in c}
+        rows.append(r)
+    # Last row first: the checks find their rows by scenario, length and
+    # subgroup, not by order.
+    return s, pd.DataFrame(rows[::-1])
+
+
+def _verdicts(**kw) -> pd.Series:
+    from mediasim.experiments.rmtp_report import shape_checks
+
+    c = shape_checks(*_rmtp_tables(**kw), ceiling_pps=5.0)
+    return c.set_index("expected (study)")["holds"]
+
+
+def test_the_documented_figures_give_the_documented_verdicts():
+    # docs/experiments/rmtp.md: 17 of 19 hold with the original agents
+    # (not the slow tree's "sender carries the repairs", not "3 clearly
+    # below 4"), 9 of 19 with custodial DRs.
+    original = _verdicts()
+    assert len(original) == 19 and original.sum() == 17
+    assert [s for s, ok in original.items() if not ok] == [
+        "on the slow tree (5) the sender carries the repairs: it retransmits far more than the DR",
+        "... clearly lower with 5% loss at the DR (3), back near the ceiling on the fast tree (4)"]
+    custodial = _verdicts(sender=_CUSTODIAL_SENDER, sub=_CUSTODIAL_SUB)
+    assert list(custodial.index) == list(original.index)
+    holding = [s for s, ok in custodial.items() if ok]
+    assert len(holding) == 9
+    assert holding == [
+        "DR local recovery carries most repairs in good conditions", "... and loses its grip as loss grows",
+        "... worst on the slow tree (5)", "a session's throughput is set by its worst subgroup (7)",
+        "two like subgroups (8) stay close to a single one (4)", "delay grows with loss",
+        "delay is worst on the slowest tree (5)", "... and lowest in 4 and 8",
+        "P' matches 1 - (1-q)(1-r)^n (scenarios 2 and 3, the study's)"]
+
+
+# Each change makes exactly one statement fail (its position in the report).
+_ONE_FAILS = [
+    ({("sender", 1, 500, "dr_share"): 0.45}, 0),
+    ({("sender", 1, 500, "dr_share"): 0.5}, 0),
+    ({("sender", 3, 500, "dr_share"): 0.95}, 1),
+    ({("sender", 3, 500, "dr_share"): 0.90}, 1),
+    ({("sender", 6, 500, "dr_share"): 0.795}, 2),
+    ({("sender", 6, 500, "dr_share"): 0.80 - 0.01}, 2),
+    ({("sender", 7, 250, "dr_share"): 0.815}, 3),
+    ({("sender", 7, 250, "dr_share"): 0.82 - 0.01}, 3),
+    ({("sender", 2, 500, "sender_retx"): 0}, 4),
+    ({("sender", 3, 500, "sender_retx_per_dr_loss"): 1.95}, 5),
+    ({("sender", 6, 500, "sender_retx"): 317}, 6),
+    ({("sender", 4, 500, "sender_retx"): 320}, 7),
+    ({("sub", 3, 500, 0, "dr_retx_per_loss"): 1.2}, 8),
+    ({("sender", 5, 500, "sender_retx"): 3379}, 9),
+    ({("sender", 2, 500, "throughput_pps"): 4.09}, 10),
+    ({("sender", 2, 500, "throughput_pps"): 4.82}, 10),
+    ({("sender", 2, 500, "throughput_pps"): 4.83}, 10),
+    ({("sender", 6, 500, "throughput_pps"): 4.9}, 10),  # 1 not the best
+    ({("sender", 3, 500, "throughput_pps"): 4.17}, 11),
+    ({("sender", 3, 500, "throughput_pps"): 0.93 * 4.48}, 11),
+    ({("sender", 4, 500, "throughput_pps"): 4.24}, 11),
+    ({("sender", 4, 500, "throughput_pps"): 4.2, ("sender", 3, 500, "throughput_pps"): 3.9}, 11),
+    ({("sender", 5, 500, "throughput_pps"): 3.2}, 12),
+    ({("sub", 7, 250, 0, "rcv_throughput_pps"): 3.92}, 13),
+    ({("sub", 7, 500, 0, "rcv_throughput_pps"): 3.99}, 13),
+    ({("sub", 7, 250, 0, "rcv_throughput_pps"): 0.95 * 4.12}, 13),
+    ({("sub", 8, 250, 0, "rcv_throughput_pps"): 4.03}, 14),
+    ({("sub", 3, 500, 0, "rcv_delay_s"): 0.44}, 15),
+    ({("sub", 6, 500, 0, "rcv_delay_s"): 4.1}, 16),
+    ({("sub", 1, 500, 0, "rcv_delay_s"): 0.119}, 17),
+    ({("sub", 3, 500, 0, "p_prime_sim"): 0.4285}, 18),
+    ({("sub", 2, 500, 0, "p_prime_sim"): 0.3915}, 18),
+]
+
+
+@pytest.mark.parametrize("change,failing", _ONE_FAILS)
+def test_each_statement_fails_alone_when_its_figure_says_otherwise(change, failing):
+    base = _verdicts(changes=_ALL_HOLD)
+    assert len(base) == 19 and base.all(), base[~base]
+    v = _verdicts(changes=_ALL_HOLD | change)
+    assert list(v.index) == list(base.index)
+    assert [i for i, ok in enumerate(v) if not ok] == [failing], v[~v]
+
+
+# Figures at or just inside each statement's threshold, which still hold.
+_STILL_HOLDS = [
+    {("sender", 1, 500, "dr_share"): 0.501},
+    {("sender", 3, 500, "dr_share"): 0.899},
+    {("sender", 6, 500, "dr_share"): 0.789},
+    {("sender", 7, 250, "dr_share"): 0.809},
+    {("sender", 2, 500, "sender_retx"): 1},
+    {("sender", 3, 500, "sender_retx_per_dr_loss"): 2.0},
+    {("sender", 6, 500, "sender_retx"): 318},
+    {("sub", 3, 500, 0, "dr_retx_per_loss"): 1.201},
+    {("sender", 5, 500, "sender_retx"): 3380},
+    {("sender", 2, 500, "throughput_pps"): 4.097},
+    {("sender", 2, 500, "throughput_pps"): 4.819},
+    {("sender", 3, 500, "throughput_pps"): 4.16},
+    {("sender", 4, 500, "throughput_pps"): 4.25, ("sender", 3, 500, "throughput_pps"): 3.95},
+    {("sub", 7, 250, 0, "rcv_throughput_pps"): 3.91},  # beside 8's subgroup 0 (4.12), not 1 (4.10)
+    {("sub", 8, 250, 0, "rcv_throughput_pps"): 0.9 * 4.48},
+    {("sub", 3, 500, 0, "rcv_delay_s"): 0.441},
+    {("sub", 3, 500, 0, "p_prime_sim"): 0.4281},
+    # The model exactly at either end of the simulated interval.
+    {("sub", 2, 500, 0, "p_prime_sim_ci_low"): 0.3950},
+    {("sub", 2, 500, 0, "p_prime_sim_ci_high"): 0.3950, ("sub", 2, 500, 0, "p_prime_sim_ci_low"): 0.39},
+]
+
+
+@pytest.mark.parametrize("change", _STILL_HOLDS)
+def test_figures_just_inside_a_threshold_still_hold(change):
+    v = _verdicts(changes=_ALL_HOLD | change)
+    assert v.all(), v[~v]
+
+
+def test_statements_need_the_scenarios_they_compare():
+    # A run of some scenarios checks only the statements those scenarios
+    # decide.
+    v = _verdicts(changes=_ALL_HOLD, scenarios=(2, 3))
+    assert list(v.index) == [
+        "... and loses its grip as loss grows", "the sender retransmits even when only receivers lose packets (2)",
+        "with 5% loss at the DR (3) the sender retransmits several times what the DR lost",
+        "a DR repairs many more packets than there were distinct losses", "delay grows with loss",
+        "P' matches 1 - (1-q)(1-r)^n (scenarios 2 and 3, the study's)"]
+    assert v.all()
+    v = _verdicts(changes=_ALL_HOLD, scenarios=(4, 5, 7, 8))
+    assert list(v.index) == [
+        "... and as heterogeneity grows", "on the slow tree (5) the sender carries the repairs: it retransmits far "
+        "more than the DR", "a session's throughput is set by its worst subgroup (7)",
+        "two like subgroups (8) stay close to a single one (4)", "delay is worst on the slowest tree (5)",
+        "... and lowest in 4 and 8"]
+    assert v.all()
+
+
+_STATEMENTS = [  # each with the scenarios it compares
+    ("DR local recovery carries most repairs in good conditions", {1, 2},
+     "DR share of repairs: scenario 1 0.91, 2 0.90"),
+    ("... and loses its grip as loss grows", {2, 3},
+     "DR share: scenario 2 (1% at receivers) 0.900, 3 (and 5% at the DR) 0.800"),
+    ("... and as delay grows", {3, 6}, "DR share: scenario 3 0.800, 6 (same losses, longer delays) 0.500"),
+    ("... and as heterogeneity grows", {7, 8},
+     "DR share: scenario 8 (two subgroups as 4) 0.820, 7 (one as 4, one as 5) 0.510"),
+    ("the sender retransmits even when only receivers lose packets (2)", {2}, "sender retransmissions in 2: 163"),
+    ("with 5% loss at the DR (3) the sender retransmits several times what the DR lost", {3},
+     "317 retransmissions for 116 packets lost at the DR: 2.8 times (at least 2)"),
+    ("more again with the longer delays of 6", {3, 6}, "sender retransmissions: 3 317, 6 886"),
+    ("least on the fast tree (4)", {3, 4, 5, 6}, "3: 317, 4: 218, 5: 1670, 6: 886"),
+    ("a DR repairs many more packets than there were distinct losses", {2, 3},
+     "DR repairs per packet lost in the subgroup: 2 1.59, 3 1.35 (many: above 1.2)"),
+    ("on the slow tree (5) the sender carries the repairs: it retransmits far more than the DR", {5},
+     "sender 1670, DR 1690 (far more: at least twice)"),
+    ("throughput: best in 1, a little lower in 2 (within 15%)", {1, 2, 3, 4, 5}, "1: 4.82, 2: 4.58 packets/s"),
+    ("... clearly lower with 5% loss at the DR (3), back near the ceiling on the fast tree (4)", {1, 2, 3, 4, 5},
+     "3: 4.28, 4: 4.48 (ceiling 5.0; clearly: 3 below 93% of 4; near: 4 above 85% of the ceiling)"),
+    ("... worst on the slow tree (5)", {1, 2, 3, 4, 5}, "1: 4.82, 2: 4.58, 3: 4.28, 4: 4.48, 5: 1.58, 6: 3.15"),
+    ("a session's throughput is set by its worst subgroup (7)", {7, 8},
+     "250 s: the subgroup as 4 gets 1.90 packets/s beside one as 5 (which gets 1.85), 4.12 beside one as 4; "
+     "500 s: the subgroup as 4 gets 1.77 packets/s beside one as 5 (which gets 1.74), 4.19 beside one as 4"),
+    ("two like subgroups (8) stay close to a single one (4)", {4, 7, 8},
+     "receivers: 4 4.48, 8 4.12 packets/s (close: within 10%)"),
+    ("delay grows with loss", {2, 3}, "receivers' mean delay: scenario 2 0.44 s, 3 0.46 s"),
+    # Scenario 5 and at least one other of the single trees (1 here).
+    ("delay is worst on the slowest tree (5)", {1, 5},
+     "1: 0.41 s, 2: 0.44 s, 3: 0.46 s, 4: 0.12 s, 5: 4.00 s, 6: 0.67 s, 8: 0.12 s"),  # 8's subgroup 0
+    ("... and lowest in 4 and 8", {4, 5, 8}, "lowest: 4 and 8"),
+    ("P' matches 1 - (1-q)(1-r)^n (scenarios 2 and 3, the study's)", {2},
+     "2: 0.3951 vs 0.3950, 3: 0.4253 vs 0.4252"),
+]
+
+
+def test_the_report_quotes_the_figures_each_statement_compares():
+    from mediasim.experiments.rmtp_report import shape_checks
+
+    c = shape_checks(*_rmtp_tables(), ceiling_pps=5.0)
+    assert list(c.columns) == ["expected (study)", "measured", "holds"]
+    assert list(zip(c["expected (study)"], c["measured"])) == [(s, m) for s, _, m in _STATEMENTS]
+
+
+def test_the_subgroups_pace_compares_the_lengths_both_scenarios_ran():
+    from mediasim.experiments.rmtp_report import shape_checks
+
+    s, g = _rmtp_tables()
+    for left_out in (8, 7):
+        c = shape_checks(s, g[~((g["scenario"] == left_out) & (g["duration_s"] == 500))], ceiling_pps=5.0)
+        assert c.set_index("expected (study)")["measured"]["a session's throughput is set by its worst subgroup (7)"] == (
+            "250 s: the subgroup as 4 gets 1.90 packets/s beside one as 5 (which gets 1.85), 4.12 beside one as 4")
+
+
+def _present(have: set[int]) -> list[str]:
+    """The statements a run of these scenarios can decide."""
+    out = []
+    for statement, needs, _ in _STATEMENTS:
+        if statement.startswith("delay is worst"):
+            ok = 5 in have and len(have & set(range(1, 7))) > 1
+        elif statement.startswith("P'"):
+            ok = bool(have & {2, 3})
+        else:
+            ok = needs <= have
+        out.append(statement) if ok else None
+    return out
+
+
+@pytest.mark.parametrize("have", [set(range(1, 9)) - {k} for k in range(1, 9)]
+                         + [needs for _, needs, _ in _STATEMENTS] + [{5, 8}, {5, 6}, {3}, {7, 8, 4, 5}])
+def test_a_run_checks_the_statements_its_scenarios_decide(have):
+    from mediasim.experiments.rmtp_report import shape_checks
+
+    c = shape_checks(*_rmtp_tables(changes=_ALL_HOLD, scenarios=have), ceiling_pps=5.0)
+    assert list(c["expected (study)"]) == _present(have)
+    assert c["holds"].all()

@@ -139,13 +139,19 @@ def test_sensitivity_shows_a_lighter_source_losing_less(monkeypatch):
     assert "svc_layer_scale" in text and "holds in" in text
 
 
-def _table(loss: dict, af11: dict, kbps: dict, p99: dict) -> pd.DataFrame:
+def _table(loss: dict, af11: dict, kbps: dict, p99: dict, af12: dict | None = None,
+           p50: dict | None = None) -> pd.DataFrame:
+    """The transports' summary at buffers 5, 40 and 80 packets (AF12's
+    loss 1.3 times the whole's and the median half the 99th percentile
+    unless given)."""
+    af12 = af12 or {x: [1.3 * v for v in loss[x]] for x in loss}
+    p50 = p50 or {x: [v / 2 for v in p99[x]] for x in p99}
     rows = []
     for x in ("tfrc", "ppacc"):
         for i, b in enumerate((5, 40, 80)):
             rows.append({"transport": x, "buffer": b, "byte_loss_mean": loss[x][i], "byte_loss_af11_mean": af11[x][i],
-                         "byte_loss_af12_mean": 1.3 * loss[x][i], "video_kbps_mean": kbps[x][i],
-                         "delay_p50_ms_mean": p99[x][i] / 2, "delay_p99_ms_mean": p99[x][i]})
+                         "byte_loss_af12_mean": af12[x][i], "video_kbps_mean": kbps[x][i],
+                         "delay_p50_ms_mean": p50[x][i], "delay_p99_ms_mean": p99[x][i]})
     return pd.DataFrame(rows)
 
 
@@ -227,3 +233,207 @@ def test_sensitivity_headlines_compare_the_transports_at_the_largest_buffer():
     assert h["loss_ratio_largest"] == pytest.approx(0.5)
     assert h["throughput_ratio"] == pytest.approx((2 + 500 / 450) / 2)
     assert np.isnan(sens.headline(rows(0.0))["loss_ratio_largest"])
+
+
+def _fec_table(changes=None, flows=(0, 1, 2, 4)) -> pd.DataFrame:
+    """The FEC part's summary as the report makes it: per number of flows
+    with FEC (of 4) and buffer, the flows' residual loss with and without
+    FEC (with the replications' interval) and TCP's throughput; FEC
+    halving the loss or better, most at the smallest buffer, the flows
+    without FEC a tenth of a point worse beside it (within noise), TCP
+    within 2%; the simulated residual loss 1.5 (one flow with FEC) or 2
+    times the independent-loss model's. ``changes``: {(fec_flows, buffer,
+    column): value}."""
+    changes = changes or {}
+    plain = {5: 0.04, 20: 0.02, 80: 0.01}
+    fec = {5: 0.01, 20: 0.008, 80: 0.005}
+    rows = []
+    for k in flows:
+        for b in (5, 20, 80):
+            r = {"fec_flows": k, "buffer": b,
+                 "residual_loss_plain_flows_mean": plain[b] + 0.0005 * k if k < 4 else np.nan,
+                 "residual_loss_fec_flows_mean": fec[b] if k > 0 else np.nan,
+                 "residual_model_fec_flows_mean": fec[b] / (1.5 if k == 1 else 2) if k > 0 else np.nan,
+                 "tcp_kbps_mean": 500.0 - 10 * (k == 4)}
+            r |= {c: v for (kk, bb, c), v in changes.items() if (kk, bb) == (k, b)}
+            m, half = r["residual_loss_plain_flows_mean"], 0.003 + 0.0005 * k
+            r["residual_loss_plain_flows_ci_low"], r["residual_loss_plain_flows_ci_high"] = m - half, m + half
+            rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def test_fec_claims_each_fail_alone_when_their_figure_says_otherwise():
+    from mediasim.experiments.svc_report import fec_checks
+
+    base = fec_checks(_fec_table())
+    assert len(base) == 4 and base["holds"].all(), base[~base["holds"]]
+    assert "5: 4.00% -> 1.00%" in base["measured"][0]
+    for change, failing in [
+        ({(4, 80, "residual_loss_fec_flows_mean"): 0.011}, 0),
+        ({(4, 5, "residual_loss_fec_flows_mean"): 0.035}, 1),
+        # A rise beyond the interval of the difference (0.50 points).
+        ({(2, 20, "residual_loss_plain_flows_mean"): 0.0255}, 2),
+        ({(4, 80, "tcp_kbps_mean"): 475.0}, 3),
+    ]:
+        c = fec_checks(_fec_table(change))
+        assert list(c["claim"]) == list(base["claim"])
+        assert list(c.index[~c["holds"]]) == [failing], (change, c[~c["holds"]])
+    # Just inside: a rise within the noise, TCP at 96%.
+    for change in [{(2, 20, "residual_loss_plain_flows_mean"): 0.0245}, {(4, 80, "tcp_kbps_mean"): 480.5}]:
+        assert fec_checks(_fec_table(change))["holds"].all(), change
+
+
+def test_fec_claims_need_a_run_without_and_with_fec():
+    from mediasim.experiments.svc_report import fec_checks, model_gap
+
+    assert fec_checks(_fec_table(flows=(2, 4))).empty
+    assert fec_checks(_fec_table(flows=(0,))).empty
+    # Without a mixed configuration the overhead claim is not shown to hold.
+    c = fec_checks(_fec_table(flows=(0, 4))).set_index("claim")["holds"]
+    assert not c["the overhead does not raise the loss of flows without FEC"] and c.drop(
+        "the overhead does not raise the loss of flows without FEC").all()
+    assert model_gap(_fec_table()) == (
+        "Simulated over analytic residual loss: 1.50-2.00x (median 2.00). The model takes each packet's loss as "
+        "independent, with the measured media and repair loss rates; a WRED queue drops in bursts when it "
+        "overflows, so losses within a block are correlated and a ratio above 1 measures that correlation.")
+    # A configuration whose model predicts no loss gives no ratio.
+    assert model_gap(_fec_table({(1, 5, "residual_model_fec_flows_mean"): 0.0})).startswith(
+        "Simulated over analytic residual loss: 1.50-2.00x")
+    assert model_gap(_fec_table(flows=(0,))) == ""
+    assert model_gap(_fec_table({(k, b, "residual_model_fec_flows_mean"): 0.0 for k in (1, 2, 4)
+                                 for b in (5, 20, 80)})) == ""
+
+
+def test_the_fec_claims_quote_the_figures_they_compare():
+    from mediasim.experiments.svc_report import fec_checks
+
+    c = fec_checks(_fec_table())
+    assert list(c.columns) == ["claim", "measured", "holds"]
+    assert list(zip(c["claim"], c["measured"])) == [
+        ("FEC lowers the media loss after decoding", "5: 4.00% -> 1.00%, 20: 2.00% -> 0.80%, 80: 1.00% -> 0.50%"),
+        ("the benefit is largest with small router buffers",
+         "reduction (percentage points) per buffer: 5: 3.00, 20: 1.20, 80: 0.50"),
+        ("the overhead does not raise the loss of flows without FEC",
+         "1 flows with FEC: change +0.05 (±0.46), +0.05 (±0.46), +0.05 (±0.46) points; "
+         "2 flows with FEC: change +0.10 (±0.50), +0.10 (±0.50), +0.10 (±0.50) points"),
+        ("TCP (another class) is not harmed", "TCP throughput with 4 FEC flows / without: 0.98-0.98"),
+    ]
+    assert fec_checks(_fec_table(flows=(0, 4)))["measured"][2] == "no mixed configuration run"
+    assert fec_checks(_fec_table({(1, 5, "residual_loss_plain_flows_mean"): 0.0499}))["measured"][2].startswith(
+        "1 flows with FEC: change +0.99 (±0.46), +0.05")
+    # No gain at one buffer is no gain.
+    assert list(fec_checks(_fec_table({(4, 80, "residual_loss_fec_flows_mean"): 0.01}))["holds"]) == [
+        False, True, True, True]
+    # One flow with FEC (of four) is a mixed configuration too.
+    c = fec_checks(_fec_table({(1, 20, "residual_loss_plain_flows_mean"): 0.0250}, flows=(0, 1, 4)))
+    assert list(c["holds"]) == [True, True, False, True]
+
+
+_SVC_BASE = {"loss": {"tfrc": [0.12, 0.06, 0.03], "ppacc": [0.02, 0.01, 0.0]},
+             "af11": {"tfrc": [0.008, 0.002, 0.0], "ppacc": [0.004, 0.0, 0.0]},
+             "kbps": {"tfrc": [400, 430, 420], "ppacc": [350, 400, 420]},
+             "p99": {"tfrc": [600, 650, 620], "ppacc": [60, 250, 420]},
+             "p50": {"tfrc": [100, 100, 100], "ppacc": [50, 40, 80]}}
+_SVC_DELAYS = ({("ppacc", b): np.array([20.0, 30 + 5 * b]) for b in (5, 40, 80)}
+               | {("tfrc", b): np.array([25.0, m]) for b, m in ((5, 900), (40, 700), (80, 800))})
+
+
+def _svc_checks(delays=_SVC_DELAYS, **change) -> pd.DataFrame:
+    from mediasim.experiments.svc_report import shape_checks
+
+    return shape_checks(_table(**(_SVC_BASE | change)), delays)
+
+
+def test_the_svc_report_quotes_the_figures_each_statement_compares():
+    c = _svc_checks()
+    assert list(c.columns) == ["expected (study)", "measured", "holds"]
+    assert c["holds"].all(), c[~c["holds"]]
+    assert list(c["expected (study)"]) == [
+        "With small AF1 buffers TFRC loses more than 10% of the video bytes", "... more in AF12",
+        "Larger buffers lower TFRC's loss",
+        "DiffServ keeps the base layer's (AF11) byte loss under 1% for both, at every buffer",
+        "... PPACC slightly better", "PPACC loses much less than TFRC at every buffer",
+        "... never more than TFRC, at any buffer (a PPACC that does is not the original's)",
+        "TFRC gets somewhat more throughput", "... both at roughly 300-450 kbit/s per video flow (within 10%)",
+        "PPACC has lower delay with a lighter tail, TFRC the higher 99th percentile",
+        "PPACC's maximum delay grows about linearly with the buffer (router queueing only); TFRC's does not"]
+    assert list(c["measured"]) == [
+        "12.00% at 5 packets",
+        "AF12 15.60% against 12.00% over both",
+        "12.00% > 6.00% > 3.00% (buffers 5, 40, 80)",
+        "AF11 at most 0.80% (TFRC), 0.40% (PPACC)",
+        "PPACC's AF11 loss at most TFRC's at 3 of 3 buffers",
+        "TFRC / PPACC byte loss 6.0x, 6.0x, inf (buffers 5, 40, 80)",
+        "PPACC's byte loss below TFRC's at 3 of 3 buffers",
+        "TFRC / PPACC video throughput 1.00-1.14 across buffers (mean 1.07; TFRC ahead at 2 of 3)",
+        "350-430 kbit/s",
+        "PPACC / TFRC: median 0.40-0.80, 99th percentile 0.10-0.68",
+        "PPACC max 55 -> 430 ms from 5 to 80 packets (+375 ms; a full buffer adds 375 ms), correlation with the "
+        "buffer 1.00; TFRC -0.47",
+    ]
+    # Without the delay samples, or with fewer than three buffers, the
+    # maximum delay's growth is not checked.
+    assert len(_svc_checks(delays=None)) == 10
+    from mediasim.experiments.svc_report import shape_checks
+
+    two = _table(**_SVC_BASE)
+    assert len(shape_checks(two[two["buffer"] != 40], _SVC_DELAYS)) == 10
+    assert shape_checks(two[two["transport"] == "tfrc"], _SVC_DELAYS).empty
+
+
+def _fails(c: pd.DataFrame) -> list[int]:
+    return [i for i, ok in enumerate(c["holds"]) if not ok]
+
+
+@pytest.mark.parametrize("change,failing", [
+    # Figures exactly at a threshold the statement's "more", "below" or
+    # "under" leaves out.
+    ({"loss": {"tfrc": [0.10, 0.06, 0.03], "ppacc": [0.02, 0.01, 0.0]}}, [0]),
+    ({"af12": {"tfrc": [0.12, 0.0, 0.0], "ppacc": [0.0, 0.0, 0.0]}}, [1]),
+    ({"loss": {"tfrc": [0.12, 0.06, 0.06], "ppacc": [0.02, 0.01, 0.0]}}, [2]),
+    ({"af11": {"tfrc": [0.01, 0.002, 0.0], "ppacc": [0.004, 0.0, 0.0]}}, [3]),
+    ({"loss": {"tfrc": [0.12, 0.06, 0.03], "ppacc": [0.02, 0.03, 0.0]}}, [5]),
+    ({"loss": {"tfrc": [0.12, 0.06, 0.03], "ppacc": [0.02, 0.01, 0.03]}}, [5, 6]),
+    ({"kbps": {"tfrc": [350, 400, 420], "ppacc": [350, 400, 420]}}, [7]),
+    ({"kbps": {"tfrc": [400, 430, 420], "ppacc": [269.5, 400, 420]}}, [8]),
+    ({"kbps": {"tfrc": [400, 430, 495.5], "ppacc": [350, 400, 420]}}, [8]),
+    ({"p99": {"tfrc": [600, 650, 420], "ppacc": [60, 250, 420]}}, [9]),
+    ({"p99": {"tfrc": [600, 650, 280], "ppacc": [60, 250, 420]}}, [9]),
+    ({"p50": {"tfrc": [100, 100, 80], "ppacc": [50, 40, 80]}}, [9]),
+    ({"p50": {"tfrc": [100, 100, 50], "ppacc": [50, 40, 80]}}, [9]),
+])
+def test_each_svc_statement_fails_at_its_threshold(change, failing):
+    assert _fails(_svc_checks(**change)) == failing
+
+
+def test_a_tie_in_loss_is_not_below():
+    c = _svc_checks(loss={"tfrc": [0.12, 0.06, 0.03], "ppacc": [0.02, 0.01, 0.03]})
+    assert c["measured"][6] == "PPACC's byte loss below TFRC's at 2 of 3 buffers"
+
+
+@pytest.mark.parametrize("change", [
+    {"kbps": {"tfrc": [400, 430, 420], "ppacc": [270, 400, 420]}},
+    {"kbps": {"tfrc": [400, 430, 495], "ppacc": [350, 400, 420]}},
+    {"kbps": {"tfrc": [400, 430, 420], "ppacc": [270.5, 400, 420]}},
+    # 2.5 times TFRC's loss is "much less".
+    {"loss": {"tfrc": [0.12, 0.06, 0.025], "ppacc": [0.02, 0.01, 0.01]}},
+])
+def test_svc_figures_just_inside_a_threshold_still_hold(change):
+    assert _fails(_svc_checks(**change)) == []
+
+
+def test_ppaccs_maximum_delay_must_grow_with_the_buffer_and_tfrcs_not():
+    def maxima(ppacc, tfrc):
+        return ({("ppacc", b): np.array([20.0, m]) for b, m in zip((5, 40, 80), ppacc)}
+                | {("tfrc", b): np.array([20.0, m]) for b, m in zip((5, 40, 80), tfrc)})
+
+    last = -1
+    # A growth of 1 ms in line with the buffer counts; TFRC's flat maximum
+    # has no correlation.
+    assert _fails(_svc_checks(delays=maxima((30.0, 30.5, 31.0), (800.0, 800.0, 800.0)))) == []
+    # Flat for PPACC too: no growth.
+    assert _fails(_svc_checks(delays=maxima((300.0, 300.0, 300.0), (800.0, 800.0, 800.0))))[last:] == [10]
+    # TFRC's growing as linearly as PPACC's.
+    assert _fails(_svc_checks(delays=maxima((30.0, 30.5, 31.0), (700.0, 700.5, 701.0))))[last:] == [10]
+    # Falling.
+    assert _fails(_svc_checks(delays=maxima((430.0, 250.0, 55.0), (800.0, 800.0, 800.0))))[last:] == [10]

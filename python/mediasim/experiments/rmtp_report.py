@@ -235,7 +235,7 @@ def shape_checks(s: pd.DataFrame, g: pd.DataFrame, ceiling_pps: float) -> pd.Dat
         if {4, 8} <= set(delays):
             rows.append(("... and lowest in 4 and 8", f"lowest: {lowest[0]} and {lowest[1]}", set(lowest) == {4, 8}))
     inside = p_prime_table(g)
-    inside = inside[inside["scenario"].isin([2, 3])]
+    inside = inside[inside["scenario"].isin([2, 3])].sort_values(["scenario", "duration_s", "subgroup"])
     if len(inside):
         rows.append(("P' matches 1 - (1-q)(1-r)^n (scenarios 2 and 3, the study's)",
                      ", ".join(f"{int(r.scenario)}: {r.p_prime_sim_mean:.4f} vs {r.p_prime_model_mean:.4f}"

@@ -142,7 +142,7 @@ def shape_checks(t: pd.DataFrame, delays: dict[tuple[str, int], np.ndarray] | No
     b0, b1 = bs[0], bs[-1]
     loss = {x: np.array([_at(t, x, b, "byte_loss") for b in bs]) for x in ("tfrc", "ppacc")}
     af11 = {x: np.array([_at(t, x, b, "byte_loss_af11") for b in bs]) for x in ("tfrc", "ppacc")}
-    lt, lp = loss["tfrc"][0], loss["ppacc"][0]
+    lt = loss["tfrc"][0]
     l12 = _at(t, "tfrc", b0, "byte_loss_af12")
     thr = [_at(t, "tfrc", b, "video_kbps") / _at(t, "ppacc", b, "video_kbps") for b in bs]
     kbps = t["video_kbps_mean"]
