@@ -225,3 +225,80 @@ def test_reproduce_refuses_a_seed_or_replications_given_twice(tmp_path):
         r = CliRunner().invoke(main, ["reproduce", "iw10", "--quick", "--out", str(tmp_path / "x"), *args])
         assert r.exit_code == 2 and f"--{name} and --set {name}=...: give one of them" in r.output
     assert not (tmp_path / "x").exists()
+
+
+def _summary(gq, access="wired", flows=(1, 6), iws=(3, 10), jbs=(40, 100)) -> pd.DataFrame:
+    """A summary with good quality ``gq(flows, iw, jitter_buffer_ms)``."""
+    return pd.DataFrame([{"access": access, "flows": f, "iw": iw, "jitter_buffer_ms": jb,
+                          "good_quality_mean": gq(f, iw, jb)} for f in flows for iw in iws for jb in jbs])
+
+
+def _base_gq(f, iw, jb):
+    return 0.99 - 0.02 * (iw == 10) - 0.01 * (f == 6) + 0.005 * (jb == 100)
+
+
+def test_conclusions_quote_their_figures_per_access_in_the_summarys_order():
+    s = pd.concat([_summary(lambda f, iw, jb: _base_gq(f, iw, jb) - 0.1), _summary(_base_gq, "cellular")])
+    c = iw10.conclusions(s)
+    assert list(c.columns) == ["access", "statement", "holds", "figures"]
+    assert list(c["access"]) == ["wired"] * 3 + ["cellular"] * 3
+    assert list(c["statement"][:3]) == ["IW10 is more harmful than IW3",
+                                        "many parallel flows are harmful even with IW3 (6 vs 1)",
+                                        "larger jitter buffers reduce the harm"]
+    assert list(c["figures"][:3]) == [
+        "good quality 0.8875 (IW3) vs 0.8675 (IW10) on average; IW10 lower in 4 of 4 (flows, jitter buffer) pairs",
+        "good quality 0.8925 (1 flow(s)) vs 0.8825 (6 flows) with IW3 on average; lower at 2 of 2 jitter buffers",
+        "good quality up by 0.0050 on average from 40 to 100 ms (smallest change 0.0050)"]
+
+
+def test_each_conclusion_needs_a_majority_and_compares_the_extremes():
+    # IW10 far worse in two pairs, a little better in the other two: lower
+    # on average but not in most pairs.
+    def iw_half(f, iw, jb):
+        return 0.99 + (iw == 10) * (-0.05 if f == 1 else 0.001)
+
+    assert list(iw10.conclusions(_summary(iw_half))["holds"])[0] == "no"
+    # A tie is not lower: IW10 lower in two pairs, level in two.
+    assert iw10.conclusions(_summary(lambda f, iw, jb: 0.99 - 0.05 * (iw == 10) * (f == 1)))["holds"][0] == "no"
+    # Lower in three pairs but level on average (exact in binary).
+    level = {(1, 40): 0.25, (1, 100): 0.25, (6, 40): 0.25, (6, 100): 1.25}
+    c = iw10.conclusions(_summary(lambda f, iw, jb: level[(f, jb)] if iw == 10 else 0.5))
+    assert c["holds"][0] == "no" and "IW10 lower in 3 of 4" in c["figures"][0]
+    # ... in three of four: it holds.
+    assert list(iw10.conclusions(_summary(
+        lambda f, iw, jb: 0.99 + (iw == 10) * (0.001 if (f, jb) == (6, 100) else -0.05)))["holds"])[0] == "yes"
+    # With 1, 2 and 6 flows the most (6) are compared with the fewest (1):
+    # 2 flows being the worst does not make 6 harmful.
+    c = iw10.conclusions(_summary(lambda f, iw, jb: 0.99 - 0.1 * (f == 2) + 0.001 * (f == 6), flows=(1, 2, 6)))
+    assert c["holds"][1] == "no" and c["statement"][1].endswith("(6 vs 1)")
+    # Six flows worse at one of two buffers (and on average) is not "at
+    # most jitter buffers".
+    assert iw10.conclusions(_summary(lambda f, iw, jb: 0.99 - (f == 6) * (0.05 if jb == 40 else -0.001)))[
+        "holds"][1] == "no"
+    # ... nor is being level at one of two, or on average.
+    assert iw10.conclusions(_summary(lambda f, iw, jb: 0.99 - 0.05 * (f == 6) * (jb == 40)))["holds"][1] == "no"
+    level = {40: 0.25, 60: 0.25, 100: 1.0}  # lower at two of three buffers, level on average
+    c = iw10.conclusions(_summary(lambda f, iw, jb: level[jb] if f == 6 else 0.5, jbs=(40, 60, 100)))
+    assert c["holds"][1] == "no" and "lower at 2 of 3" in c["figures"][1]
+    # Larger buffers: no change for one (flows, IW) and a gain elsewhere
+    # holds; a loss anywhere, or no gain at all, does not; only the
+    # smallest and largest buffers count.
+    for gq, holds in [(lambda f, iw, jb: 0.9 + 0.01 * (jb == 100) * (f == 6), "yes"),
+                      (lambda f, iw, jb: 0.9 + 0.01 * (jb == 100) * (f == 6) - 0.001 * (jb == 100) * (f == 1), "no"),
+                      (lambda f, iw, jb: 0.9, "no"),
+                      (lambda f, iw, jb: 0.9 + 0.01 * (jb == 100) - 0.1 * (jb == 60), "yes")]:
+        assert iw10.conclusions(_summary(gq, jbs=(40, 60, 100)))["holds"][2] == holds
+
+
+def test_a_summary_checks_only_the_conclusions_its_configurations_decide():
+    def statements(**kw):
+        return list(iw10.conclusions(_summary(_base_gq, **kw))["statement"])
+
+    assert statements(iws=(3,)) == ["many parallel flows are harmful even with IW3 (6 vs 1)",
+                                    "larger jitter buffers reduce the harm"]
+    assert statements(iws=(10,)) == ["larger jitter buffers reduce the harm"]
+    assert statements(flows=(6,)) == ["IW10 is more harmful than IW3", "larger jitter buffers reduce the harm"]
+    assert statements(jbs=(60,)) == ["IW10 is more harmful than IW3",
+                                     "many parallel flows are harmful even with IW3 (6 vs 1)"]
+    none = iw10.conclusions(_summary(_base_gq, flows=(1,), iws=(10,), jbs=(60,)))
+    assert none.empty and list(none.columns) == ["access", "statement", "holds", "figures"]
