@@ -220,7 +220,7 @@ def test_sensitivity_headlines_compare_the_transports_at_the_largest_buffer():
     from mediasim.experiments import svc_sensitivity as sens
 
     def rows(tfrc_largest: float) -> pd.DataFrame:
-        r = [{"part": "transports", "transport": t, "buffer": b, "byte_loss": loss, "byte_loss_af11": 0.0,
+        r = [{"part": "transports", "transport": t, "buffer": b, "byte_loss": loss, "byte_loss_af11": loss / 2,
               "byte_loss_af12": 2 * loss, "video_kbps": kbps, "delay_p99_ms": p99}
              for t, b, loss, kbps, p99 in (("tfrc", 5, 0.04, 400, 300), ("tfrc", 80, tfrc_largest, 500, 320),
                                            ("ppacc", 5, 0.03, 200, 60), ("ppacc", 80, 0.01, 450, 140))]
@@ -229,9 +229,16 @@ def test_sensitivity_headlines_compare_the_transports_at_the_largest_buffer():
         return pd.DataFrame(r)
 
     h = sens.headline(rows(0.02))
+    assert list(h) == list(sens.HEADLINES)
     assert h["tfrc_loss_pct"] == pytest.approx(4) and h["ppacc_loss_pct"] == pytest.approx(3)
     assert h["loss_ratio_largest"] == pytest.approx(0.5)
+    # AF12 loses twice the whole, AF11 half: the mean over the four runs
+    # of AF12's loss less AF11's, in points.
+    assert h["af12_minus_af11_pct"] == pytest.approx(100 * 1.5 * (0.04 + 0.02 + 0.03 + 0.01) / 4)
     assert h["throughput_ratio"] == pytest.approx((2 + 500 / 450) / 2)
+    assert h["p99_ratio"] == pytest.approx((60 / 300 + 140 / 320) / 2)
+    # FEC on every flow (the most) against none: 3% to 0.1%.
+    assert h["fec_cut_pct"] == pytest.approx(2.9)
     assert np.isnan(sens.headline(rows(0.0))["loss_ratio_largest"])
 
 
