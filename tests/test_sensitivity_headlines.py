@@ -3,6 +3,7 @@ rows made up by hand: which rows, scenarios, subgroups and windows each
 headline reads, and how it averages them (the SVC study's are in
 tests/test_svc_study.py)."""
 
+import dataclasses
 import math
 
 import pandas as pd
@@ -108,3 +109,115 @@ def test_svc_conclusions_name_the_settings_under_which_each_fails():
     assert list(c["holds in"]) == ["6 of 8 settings"] + ["7 of 8 settings"] * 5
     assert list(c["fails under"]) == ["ppacc_loss_pct low: x; buffers high: y"] + [f"{h} low: x" for h, _ in edges[1:]]
     assert list(sens.conclusions(d.iloc[:1])["fails under"]) == ["-"] * 6
+
+
+def test_avpf_settings_run_each_open_value_on_the_cases_that_use_it_and_two_other_seeds():
+    from mediasim.experiments import avpf
+    from mediasim.experiments import avpf_sensitivity as sens
+
+    p = avpf.Params()
+    s = sens.settings(p, (3, 4))
+    assert (s[0].name, s[0].which, s[0].params, s[0].cases) == ("(base)", "base", sens.reduced(p), (3, 4))
+    using = [v for v in sens.OPEN_VALUES if {3, 4} & set(v.cases)]
+    assert [(x.name, x.which, x.value) for x in s[1:-2]] == [
+        (v.name, which, x) for v in using for which, x in (("low", v.low), ("high", v.high))]
+    for x in s[1:-2]:
+        v = next(v for v in sens.OPEN_VALUES if v.name == x.name)
+        assert x.cases == tuple(c for c in v.cases if c in (3, 4))
+        assert x.params == dataclasses.replace(sens.reduced(p), **{x.name: x.value})
+    assert [(x.name, x.which, x.value, x.cases) for x in s[-2:]] == [
+        ("seed", "low", p.seed + 1000, (3, 4)), ("seed", "high", p.seed + 2000, (3, 4))]
+    assert s[-1].params == dataclasses.replace(sens.reduced(p), seed=p.seed + 2000)
+
+
+def test_avpf_headlines_read_each_cases_table():
+    from mediasim.experiments import avpf_sensitivity as sens
+
+    def total(rows):
+        return pd.DataFrame(rows, columns=["profiles", "rtcp_share_pct_mean"])
+
+    t = {"case1_total": total([("both AVPF", 5.0), ("both AVPF", 4.0), ("both AVP", 50.0)]),
+         "case2_total": total([("both AVPF", 6.0), ("mixed", 60.0)]),
+         "case3_total": pd.DataFrame({"rtcp_share_pct_mean": [5.0, 6.0]}),
+         "case4_feedback": pd.DataFrame({"profile": ["AVPF", "AVPF", "AVP"], "mwt_s_mean": [0.1, 0.3, 2.0]}),
+         "case5_feedback": pd.DataFrame({"losses": ["shared", "shared", "distributed"],
+                                         "fb_wanted_mean": [10.0, 30.0, 100.0], "fb_suppressed_mean": [5.0, 5.0, 99.0]}),
+         "case6_feedback": pd.DataFrame({"losses": ["shared"], "fb_wanted_mean": [8.0], "fb_suppressed_mean": [6.0]}),
+         "case7_sender": pd.DataFrame({"failure_rate_mean": [0.1, 0.3], "loss_report_delay_mean_s_mean": [1.0, 2.0]}),
+         "case8_sender": pd.DataFrame({"failure_rate_mean": [0.5], "loss_report_delay_mean_s_mean": [3.0]}),
+         "case9_newpred": pd.DataFrame({"waiting_time_mean_s_mean": [0.5, 1.5]}),
+         "case10_newpred": pd.DataFrame({"waiting_time_mean_s_mean": [4.0]})}
+    h = sens.headline(t)
+    assert h == {(1, "RTCP share, all AVPF (%)"): 4.5, (2, "RTCP share, all AVPF (%)"): 6.0,
+                 (3, "RTCP share (%)"): 5.5, (4, "MWT AVPF (s)"): pytest.approx(0.2), (4, "MWT AVP (s)"): 2.0,
+                 (5, "suppression rate, shared losses"): 0.25, (6, "suppression rate, shared losses"): 0.75,
+                 (7, "failure rate"): pytest.approx(0.2), (7, "loss report delay (s)"): 1.5,
+                 (8, "failure rate"): 0.5, (8, "loss report delay (s)"): 3.0,
+                 (9, "NEWPRED waiting time (s)"): 1.0, (10, "NEWPRED waiting time (s)"): 4.0}
+    # A case without rows of a profile: no figure (NaN), not an error.
+    h = sens.headline({"case4_feedback": pd.DataFrame({"profile": ["AVP"], "mwt_s_mean": [2.0]})})
+    assert math.isnan(h[4, "MWT AVPF (s)"]) and h[4, "MWT AVP (s)"] == 2.0
+
+
+def _avpf_compare():
+    from mediasim.experiments import avpf
+    from mediasim.experiments import avpf_sensitivity as sens
+
+    p = avpf.Params()
+    todo = [sens.Setting("(base)", "base", None, p, (1,)),
+            sens.Setting("duration_s", "low", 150.0, dataclasses.replace(p, duration_s=150.0), (1,)),
+            sens.Setting("duration_s", "high", 600.0, dataclasses.replace(p, duration_s=600.0), (1,)),
+            sens.Setting("seed", "low", 1001, p, (1,)), sens.Setting("seed", "high", 2001, p, (1,))]
+    a, b, z = (1, "RTCP share, all AVPF (%)"), (4, "MWT AVPF (s)"), (7, "failure rate")
+    metrics = [{b: 0.2, a: 5.0, z: 0.0}, {a: 4.0, b: 0.3, z: 0.1}, {a: 6.0, b: 0.2, z: 0.2},
+               {a: 5.1, b: 0.21, z: 0.0}, {a: 4.9, b: 0.19}]
+    return p, sens.compare(todo, metrics)
+
+
+def test_avpf_compare_gives_each_values_changes_from_the_default_in_percent():
+    p, d = _avpf_compare()
+    assert list(d.columns) == ["value", "default", "low", "high", "case", "metric", "at_default", "at_low",
+                               "at_high", "change_low_pct", "change_high_pct"]
+    # Sorted by case; a metric a setting lacks (case 7 with the second
+    # seed) is left out; a base of 0 has no relative change.
+    assert list(zip(d["value"], d["case"])) == [("duration_s", 1), ("duration_s", 4), ("duration_s", 7),
+                                                ("seed", 1), ("seed", 4)]
+    r = d.iloc[0]
+    assert (r["default"], r["low"], r["high"], r["at_default"], r["at_low"], r["at_high"]) == (
+        p.duration_s, 150.0, 600.0, 5.0, 4.0, 6.0)
+    assert (r["change_low_pct"], r["change_high_pct"]) == (pytest.approx(-20.0), pytest.approx(20.0))
+    assert d.iloc[1]["change_low_pct"] == pytest.approx(50.0) and d.iloc[1]["change_high_pct"] == pytest.approx(0.0)
+    assert math.isnan(d.iloc[2]["change_low_pct"]) and math.isnan(d.iloc[2]["change_high_pct"])
+    # A negative base: the change keeps the direction of the move.
+    from mediasim.experiments.avpf_sensitivity import _pct
+    assert _pct(-1.5, -2.0) == pytest.approx(25.0)
+
+
+def test_avpf_section_names_what_moves_beyond_the_seeds_change_and_5_percent():
+    from mediasim.experiments import avpf
+    from mediasim.experiments import avpf_sensitivity as sens
+    from mediasim.reporting.tables import md_table
+
+    share, mwt, wait = "RTCP share, all AVPF (%)", "MWT AVPF (s)", "NEWPRED waiting time (s)"
+    d = pd.DataFrame([  # (value, case, metric, at the default, change low, change high), in this order
+        ("seed", 9, wait, 1.0, 3.0, -2.0),  # seeds alone: no line
+        ("seed", 4, mwt, 0.2, 5.0, -5.0),
+        ("duration_s", 4, mwt, 0.2, 50.0, 0.0),
+        ("duration_s", 1, share, 5.12345, -5.0, 5.5),  # no seeds: the 5% floor
+        ("payload_200k", 1, share, 5.12345, -5.0, 5.0),  # exactly 5%: not beyond
+        ("unicast_link_bps", 1, share, 5.12345, 5.5, 0.0),
+    ], columns=["value", "case", "metric", "at_default", "change_low_pct", "change_high_pct"])
+    lines = sens.section(d, avpf.Params(replications=5))
+    assert lines[:4] == ["## Sensitivity to the values the study leaves open", "", lines[2], ""]
+    assert "(5 replications," in lines[2] and lines[2].endswith("changes within its size are noise.")
+    # In the table's order, each (case, metric) once.
+    assert lines[4:] == [
+        "- Case 4, MWT AVPF (s) = 0.2 at the defaults (seed-to-seed 5%): moved beyond that and 5% by "
+        "duration_s (+50% / +0%).",
+        "- Case 1, RTCP share, all AVPF (%) = 5.123 at the defaults (seed-to-seed 0%): moved beyond that and 5% by "
+        "duration_s (-5% / +6%), unicast_link_bps (+6% / +0%).",
+        "", md_table(d, 4), "", "Plot: `sensitivity.png`", ""]
+    assert "|        5.123 |" in lines[7] and "5.1235" not in lines[7]
+    # Nothing beyond: "none".
+    quiet = d[d["value"].isin(["seed", "payload_200k"])]
+    assert sens.section(quiet, avpf.Params())[4].endswith("moved beyond that and 5% by none.")
