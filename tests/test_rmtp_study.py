@@ -1,6 +1,8 @@
 """The RMTP study in quick mode (100 s, 2 replications): its tables and
 plots, and the study's expected shapes that show at this length."""
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -140,10 +142,10 @@ _SENDER = ["sender_retx", "dr_lost_total", "sender_retx_per_dr_loss", "dr_retx_t
 _NAN = float("nan")
 _ORIGINAL_SENDER = {
     (1, 500): (44, 0, _NAN, 375, 0.91, 4.82), (2, 500): (163, 0, _NAN, 1440, 0.90, 4.58),
-    (3, 500): (317, 116, 2.8, 1230, 0.80, 4.28), (4, 500): (218, 118, 1.8, 873, 0.80, 4.48),
-    (5, 500): (1670, 65, 26, 1690, 0.45, 1.58), (6, 500): (886, 117, 7.7, 890, 0.50, 3.15),
-    (7, 250): (736, 99, 7.5, 822, 0.51, 1.90), (7, 500): (1580, 108, 15, 2420, 0.54, 1.77),
-    (8, 250): (176, 132, 1.3, 801, 0.82, 4.12), (8, 500): (361, 220, 1.6, 1630, 0.82, 4.19),
+    (3, 500): (317, 107, 3.0, 1230, 0.80, 4.28), (4, 500): (218, 114, 1.9, 873, 0.80, 4.48),
+    (5, 500): (1670, 40, 45, 1690, 0.45, 1.58), (6, 500): (886, 78, 12, 890, 0.50, 3.15),
+    (7, 250): (736, 46, 17, 822, 0.51, 1.90), (7, 500): (1580, 88, 20, 2420, 0.54, 1.77),
+    (8, 250): (176, 101, 1.8, 801, 0.82, 4.12), (8, 500): (361, 208, 1.7, 1630, 0.82, 4.19),
 }
 # Per scenario, length and subgroup: DR repairs per distinct loss, the
 # receivers' throughput and delay, and P' simulated (with its interval)
@@ -160,9 +162,9 @@ _ORIGINAL_SUB = {
 }
 _CUSTODIAL_SENDER = {
     (1, 500): (0, 0, _NAN, 268, 1.00, 4.91), (2, 500): (0, 0, _NAN, 979, 1.00, 4.91),
-    (3, 500): (123, 116, 1.2, 921, 0.882, 4.66), (4, 500): (125, 118, 1.1, 906, 0.88, 4.66),
+    (3, 500): (123, 116, 1.1, 921, 0.882, 4.66), (4, 500): (125, 118, 1.1, 906, 0.88, 4.66),
     (5, 500): (1190, 65, 18, 145000, 0.99, 2.54), (6, 500): (123, 117, 1.1, 917, 0.881, 4.67),
-    (7, 250): (223, 99, 2.3, 38300, 0.99, 3.96), (8, 250): (108, 132, 0.8, 857, 0.89, 4.39),
+    (7, 250): (223, 99, 2.3, 38300, 0.99, 3.96), (8, 250): (108, 108, 1.0, 857, 0.89, 4.39),
 }
 _CUSTODIAL_SUB = {
     (1, 500, 0): (1.0, 4.91, 0.41, 0.100, 0.100), (2, 500, 0): (1.01, 4.91, 0.43, 0.3951, 0.3950),
@@ -333,7 +335,7 @@ _STATEMENTS = [  # each with the scenarios it compares
      "DR share: scenario 8 (two subgroups as 4) 0.820, 7 (one as 4, one as 5) 0.510"),
     ("the sender retransmits even when only receivers lose packets (2)", {2}, "sender retransmissions in 2: 163"),
     ("with 5% loss at the DR (3) the sender retransmits several times what the DR lost", {3},
-     "317 retransmissions for 116 packets lost at the DR: 2.8 times (at least 2)"),
+     "317 retransmissions for 107 packets lost at the DR: 3.0 times (at least 2)"),
     ("more again with the longer delays of 6", {3, 6}, "sender retransmissions: 3 317, 6 886"),
     ("least on the fast tree (4)", {3, 4, 5, 6}, "3: 317, 4: 218, 5: 1670, 6: 886"),
     ("a DR repairs many more packets than there were distinct losses", {2, 3},
@@ -399,3 +401,58 @@ def test_a_run_checks_the_statements_its_scenarios_decide(have):
     c = shape_checks(*_rmtp_tables(changes=_ALL_HOLD, scenarios=have), ceiling_pps=5.0)
     assert list(c["expected (study)"]) == _present(have)
     assert c["holds"].all()
+
+
+def _member_rows(agents: str, duration_s: float, replication: int, sender_retx: int, dr_lost: tuple[int, int]):
+    """One run of scenario 7 as the study's analysis gives it: the sender,
+    and per subgroup its DR, two receivers and the subgroup's own row."""
+    base = {"agents": agents, "scenario": 7, "duration_s": duration_s, "replication": replication}
+    rows = [base | {"role": "sender", "subgroup": -1, "member": "s", "retx": sender_retx, "premature_retx": 6,
+                    "new_sent": 500}]
+    for i in (0, 1):
+        rows.append(base | {"role": "dr", "subgroup": i, "member": f"dr{i}", "retx": 40 - 20 * i,
+                            "throughput_pps": 2.0 - i, "delay_s": 0.1 + i})
+        rows += [base | {"role": "receiver", "subgroup": i, "member": f"r{i}{j}", "retx": 0,
+                         "throughput_pps": 1.9 + 0.2 * j - 0.8 * i, "delay_s": 0.1 + 0.2 * j + 2 * i} for j in (0, 1)]
+        rows.append(base | {"role": "subgroup", "subgroup": i, "p_prime_sim": 0.2 - 0.1 * i,
+                            "p_prime_any": 0.25 - 0.1 * i, "p_prime_model": 0.21 - 0.1 * i, "dr_lost": dr_lost[i]})
+    return rows
+
+
+def test_per_run_figures_follow_the_study_formulas_whatever_the_runs_order():
+    from mediasim.experiments.rmtp_report import aggregate, per_replication
+
+    # The order the study runs them in: the original agents first, 250 s
+    # before 500 s; custodial DRs' runs lose ten times as much at the DR.
+    rows = pd.DataFrame(_member_rows("original", 250.0, 0, 30, (10, 5)) + _member_rows("original", 250.0, 1, 50, (10, 5))
+                        + _member_rows("original", 500.0, 0, 30, (20, 10))
+                        + _member_rows("custodial", 250.0, 0, 30, (100, 50)))
+    s, g = per_replication(rows)
+    s = s.set_index(["agents", "duration_s", "replication"])
+    g = g.set_index(["agents", "duration_s", "replication", "subgroup"])
+    r = s.loc[("original", 250.0, 0)]
+    assert (r["sender_retx"], r["premature_retx"], r["dr_retx_total"], r["dr_lost_total"]) == (30, 6, 60, 15)
+    assert r["dr_share"] == pytest.approx(60 / 90) and r["sender_retx_per_dr_loss"] == pytest.approx(2.0)
+    assert r["throughput_pps"] == pytest.approx(2.0)
+    assert s.loc[("original", 500.0, 0), "dr_lost_total"] == 30
+    assert s.loc[("custodial", 250.0, 0), "dr_lost_total"] == 150
+    sub = g.loc[("original", 250.0, 0, 1)]
+    assert (sub["dr_retx"], sub["dr_lost"], sub["dr_throughput_pps"], sub["dr_delay_s"]) == (20, 5, 1.0, 1.1)
+    assert sub["rcv_throughput_pps"] == pytest.approx(1.2) and sub["rcv_throughput_min_pps"] == pytest.approx(1.1)
+    assert sub["rcv_delay_s"] == pytest.approx(2.2) and sub["rcv_delay_max_s"] == pytest.approx(2.3)
+    assert (sub["p_prime_sim"], sub["p_prime_any"], sub["p_prime_model"]) == pytest.approx((0.1, 0.15, 0.11))
+    # Distinct losses: P' of the new packets sent (0.1 x 500); repairs per loss.
+    assert sub["lost_distinct"] == pytest.approx(50.0) and sub["dr_retx_per_loss"] == pytest.approx(0.4)
+    assert g.loc[("custodial", 250.0, 0, 0), "dr_lost"] == 100
+    # Over replications: means with their intervals, per variant and length.
+    t = aggregate(rows)
+    a = t["sender"].set_index(["agents", "scenario", "duration_s"]).loc[("original", 7, 250.0)]
+    assert a["n"] == 2 and a["sender_retx_mean"] == 40 and a["dr_share_mean"] == pytest.approx((60 / 90 + 60 / 110) / 2)
+    assert a["dr_share_ci_high"] <= 1.0
+    m = t["members"]
+    assert len(m) == 3 * 2 * 3 and set(m["role"]) == {"dr", "receiver"}
+    # No retransmissions at all: no share, not a division by zero.
+    quiet = pd.DataFrame(_member_rows("original", 250.0, 0, 0, (0, 0)))
+    quiet.loc[quiet["role"] == "dr", "retx"] = 0
+    s, _ = per_replication(quiet)
+    assert math.isnan(s["dr_share"][0]) and math.isnan(s["sender_retx_per_dr_loss"][0])

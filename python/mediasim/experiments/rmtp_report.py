@@ -41,8 +41,10 @@ def per_replication(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         "rcv_throughput_pps": rc["throughput_pps"].mean(), "rcv_throughput_min_pps": rc["throughput_pps"].min(),
         "rcv_delay_s": rc["delay_s"].mean(), "rcv_delay_max_s": rc["delay_s"].max(),
         "p_prime_sim": sub["p_prime_sim"], "p_prime_any": sub["p_prime_any"], "p_prime_model": sub["p_prime_model"],
+        # By run and subgroup, as every column here: the rows come in the
+        # order the runs were given, not sorted.
+        "dr_lost": sub["dr_lost"],
     }).reset_index()
-    g["dr_lost"] = sub["dr_lost"].to_numpy()
     dr_total = g.groupby(by)[["dr_retx", "dr_lost"]].sum().rename(
         columns={"dr_retx": "dr_retx_total", "dr_lost": "dr_lost_total"})
     s = s.merge(dr_total.reset_index(), on=by)
