@@ -403,7 +403,8 @@ def test_a_run_checks_the_statements_its_scenarios_decide(have):
     assert c["holds"].all()
 
 
-def _member_rows(agents: str, duration_s: float, replication: int, sender_retx: int, dr_lost: tuple[int, int]):
+def _member_rows(agents: str, duration_s: float, replication: int, sender_retx: int, dr_lost: tuple[int, int],
+                 p_prime: float = 0.2):
     """One run of scenario 7 as the study's analysis gives it: the sender,
     and per subgroup its DR, two receivers and the subgroup's own row."""
     base = {"agents": agents, "scenario": 7, "duration_s": duration_s, "replication": replication}
@@ -414,8 +415,9 @@ def _member_rows(agents: str, duration_s: float, replication: int, sender_retx: 
                             "throughput_pps": 2.0 - i, "delay_s": 0.1 + i})
         rows += [base | {"role": "receiver", "subgroup": i, "member": f"r{i}{j}", "retx": 0,
                          "throughput_pps": 1.9 + 0.2 * j - 0.8 * i, "delay_s": 0.1 + 0.2 * j + 2 * i} for j in (0, 1)]
-        rows.append(base | {"role": "subgroup", "subgroup": i, "p_prime_sim": 0.2 - 0.1 * i,
-                            "p_prime_any": 0.25 - 0.1 * i, "p_prime_model": 0.21 - 0.1 * i, "dr_lost": dr_lost[i]})
+        rows.append(base | {"role": "subgroup", "subgroup": i, "p_prime_sim": p_prime - 0.1 * i,
+                            "p_prime_any": p_prime + 0.05 - 0.1 * i, "p_prime_model": 0.21 - 0.1 * i,
+                            "dr_lost": dr_lost[i]})
     return rows
 
 
@@ -424,7 +426,8 @@ def test_per_run_figures_follow_the_study_formulas_whatever_the_runs_order():
 
     # The order the study runs them in: the original agents first, 250 s
     # before 500 s; custodial DRs' runs lose ten times as much at the DR.
-    rows = pd.DataFrame(_member_rows("original", 250.0, 0, 30, (10, 5)) + _member_rows("original", 250.0, 1, 50, (10, 5))
+    rows = pd.DataFrame(_member_rows("original", 250.0, 0, 30, (10, 5))
+                        + _member_rows("original", 250.0, 1, 50, (10, 5), p_prime=0.9)
                         + _member_rows("original", 500.0, 0, 30, (20, 10))
                         + _member_rows("custodial", 250.0, 0, 30, (100, 50)))
     s, g = per_replication(rows)
@@ -448,9 +451,22 @@ def test_per_run_figures_follow_the_study_formulas_whatever_the_runs_order():
     t = aggregate(rows)
     a = t["sender"].set_index(["agents", "scenario", "duration_s"]).loc[("original", 7, 250.0)]
     assert a["n"] == 2 and a["sender_retx_mean"] == 40 and a["dr_share_mean"] == pytest.approx((60 / 90 + 60 / 110) / 2)
-    assert a["dr_share_ci_high"] <= 1.0
+    # Two replications far apart: intervals wider than a share or a
+    # probability can be, clipped to [0, 1].
+    assert (a["dr_share_ci_low"], a["dr_share_ci_high"]) == (0.0, 1.0)
+    assert set(t) == {"sender", "subgroups", "members"}
+    b = t["subgroups"].set_index(["agents", "scenario", "duration_s", "subgroup"]).loc[("original", 7, 250.0, 0)]
+    assert b["p_prime_sim_mean"] == pytest.approx(0.55)
+    for m in ("p_prime_sim", "p_prime_any"):
+        assert (b[f"{m}_ci_low"], b[f"{m}_ci_high"]) == (0.0, 1.0), m
     m = t["members"]
     assert len(m) == 3 * 2 * 3 and set(m["role"]) == {"dr", "receiver"}
+    # One repair, one DR loss, one distinct loss: ratios of 1 and 0.
+    one = pd.DataFrame(_member_rows("original", 250.0, 0, 0, (1, 0), p_prime=0.002))
+    one.loc[one["role"] == "dr", "retx"] = [1, 0]
+    s1, g1 = per_replication(one)
+    assert (s1["dr_share"][0], s1["sender_retx_per_dr_loss"][0]) == (1.0, 0.0)
+    assert g1["lost_distinct"][0] == pytest.approx(1.0) and g1["dr_retx_per_loss"][0] == pytest.approx(1.0)
     # No retransmissions at all: no share, not a division by zero.
     quiet = pd.DataFrame(_member_rows("original", 250.0, 0, 0, (0, 0)))
     quiet.loc[quiet["role"] == "dr", "retx"] = 0
