@@ -444,3 +444,56 @@ def test_ppaccs_maximum_delay_must_grow_with_the_buffer_and_tfrcs_not():
     assert _fails(_svc_checks(delays=maxima((30.0, 30.5, 31.0), (700.0, 700.5, 701.0))))[last:] == [10]
     # Falling.
     assert _fails(_svc_checks(delays=maxima((430.0, 250.0, 55.0), (800.0, 800.0, 800.0))))[last:] == [10]
+
+
+def test_class_losses_read_the_af1_class_at_the_bottleneck():
+    """Video byte loss is AF11 and AF12 together (the base and enhancement
+    layers); each class alone, and AF13, beside it; a class nothing
+    reached has no ratio. Other queues and classes are not read."""
+
+    class Run:
+        def __init__(self, af13):
+            self.af13 = af13
+
+        def columns(self, table):
+            assert table == "queue_classes"
+            rows = [("bottleneck:r2->r1", "af1", (9, 9, 9), (9, 9, 9)),
+                    ("bottleneck:r1->r2", "ef", (9, 9, 9), (9, 9, 9)),
+                    ("bottleneck:r1->r2", "af1", (1000, 3000, self.af13), (10, 90, self.af13))]
+            out = {"direction": np.array([r[0] for r in rows], dtype=object),
+                   "class": np.array([r[1] for r in rows], dtype=object)}
+            for i in range(3):
+                out[f"wred_arrival_bytes_{i}"] = np.array([r[2][i] for r in rows])
+                out[f"wred_drop_bytes_{i}"] = np.array([r[3][i] for r in rows])
+            return out
+
+    got = svc.class_losses(Run(af13=0))
+    assert list(got) == ["byte_loss", "byte_loss_af11", "byte_loss_af12", "byte_loss_af13"]
+    assert got["byte_loss"] == pytest.approx(100 / 4000) and got["byte_loss_af11"] == pytest.approx(0.01)
+    assert got["byte_loss_af12"] == pytest.approx(0.03) and np.isnan(got["byte_loss_af13"])
+    # One byte arrived and was dropped: all of it lost.
+    assert svc.class_losses(Run(af13=1))["byte_loss_af13"] == 1.0
+
+
+def test_fec_figures_without_repairs_or_flows():
+    p = svc.Params()
+    nan_keys = ["media_loss_x", "repair_loss_x", "residual_loss_x", "residual_model_x", "goodput_kbps_x"]
+    got = svc.fec_figures({}, [], p, "x")
+    assert list(got) == nan_keys and all(np.isnan(v) for v in got.values())
+    # Two flows without FEC: no repair loss, the model is the media loss
+    # itself; goodput is per flow.
+    s = {"flow": np.array(["a", "b"], dtype=object), "media_packets": np.array([1000, 1000]),
+         "fec_repair_packets": np.array([0, 0]), "media_packets_received": np.array([900, 1000]),
+         "fec_repair_received": np.array([0, 0]), "media_packets_kept": np.array([900, 1000]),
+         **{f"decodable_bytes_{x}": np.array([1000, 3000]) for x in svc.LAYERS}}
+    got = svc.fec_figures(s, ["a", "b"], p, "x")
+    assert list(got) == nan_keys
+    assert got["media_loss_x"] == pytest.approx(0.05) and np.isnan(got["repair_loss_x"])
+    assert got["residual_model_x"] == got["media_loss_x"] == pytest.approx(got["residual_loss_x"])
+    assert got["goodput_kbps_x"] == pytest.approx(4 * 4000 * 8 / p.duration_s / 2 / 1e3)
+    # One repair packet, received: no repair loss.
+    s1 = s | {"fec_repair_packets": np.array([1, 0]), "fec_repair_received": np.array([1, 0])}
+    got = svc.fec_figures(s1, ["a", "b"], p, "x")
+    assert got["repair_loss_x"] == 0.0
+    from mediasim.media import fec_residual_loss
+    assert got["residual_model_x"] == pytest.approx(fec_residual_loss("rs", p.fec_k, p.fec_n, 0.05, 0.0))
