@@ -58,15 +58,20 @@ def test_stretches_of_constant_share_split_at_every_change_and_skip_own_pauses(p
     assert rmcat.stretches(rmcat.cases(r)[8], legs[1]) == [(60.0, 120.0)]
 
 
+def _case51(p):
+    """5.1, its one flow, 1 s rates' times and the flow's share at them."""
+    c = rmcat.cases(p)[1]
+    (leg,) = rmcat.legs(c)
+    t = np.arange(100) + 0.5
+    return c, leg, t, rmcat.fair_share(c, t, p)
+
+
 def _rate(values) -> pd.DataFrame:
     return pd.DataFrame({"time_s": np.arange(len(values)) + 0.5, "value": np.asarray(values, dtype=float)})
 
 
 def test_convergence_is_the_first_second_within_the_band_of_the_new_share(p):
-    c = rmcat.cases(p)[1]
-    (leg,) = rmcat.legs(c)
-    t = np.arange(100) + 0.5
-    share = rmcat.fair_share(c, t, p)
+    c, leg, t, share = _case51(p)
     v = share.copy()
     v[0:5] = 0.5 * share[0:5]  # 5 s to reach the first share
     v[40:43] = 0.86e6  # 1.5 Mbit/s from 40 s: 0.86 is outside 15%, 1.3 inside from 43 s
@@ -79,10 +84,7 @@ def test_convergence_is_the_first_second_within_the_band_of_the_new_share(p):
 
 
 def test_the_settled_rate_is_the_second_half_of_each_stretch(p):
-    c = rmcat.cases(p)[1]
-    (leg,) = rmcat.legs(c)
-    t = np.arange(100) + 0.5
-    share = rmcat.fair_share(c, t, p)
+    c, leg, t, share = _case51(p)
     v = share.copy()
     for m, end in rmcat.stretches(c, leg):
         first = (t >= m) & (t < (m + end) / 2)
@@ -129,10 +131,8 @@ def test_legs_carry_each_flows_direction_delay_and_pauses(p):
 
 
 def test_settled_figures_take_every_stretch_and_only_known_shares(p):
-    c = rmcat.cases(p)[1]
-    (leg,) = rmcat.legs(c)
-    t = np.arange(100) + 0.5
-    share = rmcat.fair_share(c, t, p) / 1e6  # Mbit/s: the first share is exactly 1
+    c, leg, t, share = _case51(p)
+    share = share / 1e6  # Mbit/s: the first share is exactly 1
     v = share.copy()
     v[20:40] = 0.5  # the first stretch's settled half at half its share
     # Stretches' second halves: 20 s at 0.5, 10 s at 1, 10 s at 1, 10 s at 1.
