@@ -243,3 +243,85 @@ def test_each_shape_check_fails_alone_when_its_figure_says_otherwise():
         c = shape_checks(_shape_tables(**change))
         assert list(c["expected (study)"]) == statements
         assert list(c.index[~c["holds"]]) == [failing], (change, c[~c["holds"]])
+
+
+def test_case_tables_follow_the_studys_definitions_by_hand():
+    from mediasim.experiments.avpf import tables
+
+    rows = []
+    # Case 1: two members' RTCP shares per replication; the session's is
+    # their sum.
+    for rep, (a1, a2) in enumerate(((2.0, 3.0), (2.5, 2.5))):
+        for m, v in (("A1", a1), ("A2", a2)):
+            rows.append({"case": 1, "session_bw_bps": 2e6, "senders": "A1", "profiles": "both AVPF", "member": m,
+                         "replication": rep, "rtcp_share_pct": v})
+    # Cases 2 and 3: a share far apart in two replications, its interval
+    # clipped to 0-100%.
+    for rep, v in enumerate((1.0, 99.0)):
+        rows.append({"case": 2, "session_bw_bps": 2e5, "senders": "A1+A2", "profiles": "both AVPF", "member": "A1",
+                     "replication": rep, "rtcp_share_pct": v})
+        for cond, w in (("errors", v), ("congested", 5.0)):
+            rows.append({"case": 3, "topology": "T-16", "condition": cond, "member": "A1", "replication": rep,
+                         "rtcp_share_pct": w})
+    # Case 4: the receiver A2's feedback only (A1 has no waiting time).
+    for m, wanted in (("A1", 99.0), ("A2", 10.0)):
+        rows.append({"case": 4, "session_bw_bps": 2e6, "loss": "plr 0.01", "profile": "AVPF", "member": m,
+                     "replication": 0, "media_loss_rate": 0.01, "fb_wanted": wanted, "fb_sent": 4.0,
+                     "fb_discarded": 1.0, "mwt_s": 0.5 if m == "A2" else float("nan")})
+    # Case 5: members that wanted no feedback are left out.
+    for m, wanted in (("A2", 10.0), ("A3", 0.0), ("A4", 1.0)):
+        rows.append({"case": 5, "losses": "shared", "member": m, "replication": 0, "fb_wanted": wanted,
+                     "fb_sent": 2.0, "fb_suppressed": 8.0, "fb_discarded": 0.0, "mwt_s": 0.1})
+    # Case 7: suppression per role (members without a role left out), and
+    # the sender A1's failure rate: losses reported more than once over
+    # loss reports.
+    for m, role, wanted, supp in (("A1", "", 0.0, 0.0), ("A2", "lossy", 10.0, 4.0), ("A3", "lossy", 10.0, 6.0),
+                                  ("A4", "", 50.0, 50.0)):
+        rows.append({"case": 7, "scenario": 1.0, "k": 1.0, "role": role, "member": m, "replication": 0,
+                     "fb_wanted": wanted, "fb_suppressed": supp, "losses_multiply_reported": 3.0 if m == "A1" else 0.0,
+                     "loss_reports": 12.0 if m == "A1" else 0.0, "loss_report_delay_mean_s": 0.2})
+    # Case 8 sweeps l; two replications far apart: rates clipped to 0-1.
+    for rep, (supp, multi) in enumerate(((0.0, 0.0), (10.0, 12.0))):
+        for m, role in (("A1", ""), ("A2", "lossy")):
+            rows.append({"case": 8, "scenario": 2.0, "l": 0.5, "role": role, "member": m, "replication": rep,
+                         "fb_wanted": 10.0, "fb_suppressed": supp, "losses_multiply_reported": multi,
+                         "loss_reports": 12.0, "loss_report_delay_mean_s": 0.2})
+    # Cases 9 and 10: the receiver C's NEWPRED figures (10 has no loss rate).
+    for case in (9, 10):
+        for m, wait in (("B", 9.0), ("C", 0.3)):
+            rows.append({"case": case, "session": "32:4:3", "session_kbps": 32.0, "link2_delay_ms": 10.0,
+                         "p2p_dither": 0.1, "member": m, "replication": 0, "fb_wanted": 1.0, "recoveries": 1.0,
+                         "recovery_time_mean_s": 0.2, "waiting_time_mean_s": wait, "fb_discarded": 0.0}
+                        | ({"loss_rate": 0.01} if case == 9 else {}))
+    t = tables(pd.DataFrame(rows))
+    assert sorted(t) == ["case10_newpred", "case1_members", "case1_total", "case2_members", "case2_total",
+                         "case3_members", "case3_total", "case4_feedback", "case5_feedback", "case7_sender",
+                         "case7_suppression", "case8_sender", "case8_suppression", "case9_newpred"]
+    total = t["case1_total"].iloc[0]
+    assert (total["n"], total["rtcp_share_pct_mean"]) == (2, 5.0)
+    assert list(t["case1_total"].columns[:3]) == ["session_bw_bps", "senders", "profiles"]
+    assert list(t["case3_total"].columns[:2]) == ["topology", "condition"]
+    assert t["case3_total"].set_index("condition")["rtcp_share_pct_mean"].to_dict() == {"congested": 5.0,
+                                                                                       "errors": 50.0}
+    for case in (2, 3):
+        for name in (f"case{case}_total", f"case{case}_members"):
+            r = t[name].iloc[-1]  # case 3: the errors' row
+            assert (r["rtcp_share_pct_ci_low"], r["rtcp_share_pct_ci_high"]) == (0.0, 100.0), name
+    assert list(t["case4_feedback"].columns[:3]) == ["session_bw_bps", "loss", "profile"]
+    assert list(t["case9_newpred"].columns[:5]) == ["session", "session_kbps", "link2_delay_ms", "loss_rate",
+                                                    "p2p_dither"]
+    assert "loss_rate" not in t["case10_newpred"].columns
+    assert t["case10_newpred"]["waiting_time_mean_s_mean"].tolist() == [0.3]
+    s8, r8 = t["case8_suppression"].iloc[0], t["case8_sender"].iloc[0]
+    assert (s8["scenario"], s8["l"], s8["suppression_rate_mean"]) == (2, 0.5, 0.5)
+    assert (s8["suppression_rate_ci_low"], s8["suppression_rate_ci_high"]) == (0.0, 1.0)
+    assert (r8["failure_rate_mean"], r8["failure_rate_ci_low"], r8["failure_rate_ci_high"]) == (0.5, 0.0, 1.0)
+    members = t["case1_members"].set_index("member")["rtcp_share_pct_mean"]
+    assert members.to_dict() == {"A1": 2.25, "A2": 2.75}
+    assert t["case4_feedback"]["fb_wanted_mean"].tolist() == [10.0]
+    assert t["case5_feedback"]["member"].tolist() == ["A2", "A4"]
+    supp = t["case7_suppression"].set_index("role")["suppression_rate_mean"]
+    assert supp.to_dict() == {"lossy": 0.5}
+    sender = t["case7_sender"].iloc[0]
+    assert (sender["scenario"], sender["k"], sender["failure_rate_mean"]) == (1, 1.0, 0.25)
+    assert t["case9_newpred"]["waiting_time_mean_s_mean"].tolist() == [0.3]

@@ -258,3 +258,29 @@ def test_the_shape_checks_quote_their_figures_and_fail_at_their_thresholds():
     for change, holds in [({"flow_share": 1.6}, [True, True, True]), ({"flow_share": 0.5}, [True, True, True]),
                           ({"mpeg_share": 0.86}, [True, False, True]), ({"ftp_cv": 1.5}, [True, True, False])]:
         assert list(shape_checks(_shape_tables(**change))["holds"]) == holds, change
+
+
+def test_flows_fair_shares_and_mean_scales_by_hand():
+    import numpy as np
+    import pandas as pd
+
+    p = ms.Params()
+    # 6 FTP (the last joining at 15 s), 2 MM and 2 MPEG (the second of
+    # each joining at 15 s).
+    f = ms.flows(p)
+    assert [(n, k) for n, k, _ in f] == [(f"ftp{i}", "ftp") for i in range(6)] + [
+        ("mm0", "mm"), ("mm1", "mm"), ("mpeg0", "mpeg"), ("mpeg1", "mpeg")]
+    assert [s for _, _, s in f] == [0.0] * 5 + [15.0, 0.0, 15.0, 0.0, 15.0]
+    # 6 Mbit/s over the flows under way: 7 before 15 s, all 10 from then on.
+    assert ms.fair_share_kbps(p, 5.0) == pytest.approx(6000 / 7)
+    assert ms.fair_share_kbps(p, 15.0) == pytest.approx(600.0)
+    # A step series' time-weighted mean over [a, b): the value in force at
+    # a counts from a; a change after b does not count; nothing before b: NaN.
+    s = pd.DataFrame({"time_s": [0.0, 10.0, 14.0, 30.0], "value": [1.0, 3.0, 5.0, 9.0]})
+    assert ms.mean_scale(s, 5.0, 15.0) == pytest.approx((5 * 1 + 4 * 3 + 1 * 5) / 10)
+    assert ms.mean_scale(s, 14.0, 20.0) == pytest.approx(5.0)
+    assert np.isnan(ms.mean_scale(s.iloc[:0], 0.0, 5.0))
+    assert np.isnan(ms.mean_scale(s.iloc[3:], 5.0, 15.0))
+    assert np.isnan(ms.mean_scale(s.iloc[2:], 5.0, 14.0))  # starting at the window's end
+    # A series starting inside the window: the time before it counts as 0.
+    assert ms.mean_scale(s.iloc[1:], 5.0, 15.0) == pytest.approx((4 * 3 + 1 * 5) / 10)
