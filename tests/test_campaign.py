@@ -248,7 +248,8 @@ def test_a_failing_run_is_recorded_and_does_not_stop_the_others(examples, tmp_pa
     good = jobs(examples, replications=1)
     # pcap without an output folder passes validation but fails at run time.
     bad = jobs(examples, replications=1, intervals=(40,), **{"measure.pcap": True})
-    report = run_campaign(good + bad, tmp_path, workers=2, progress=False)
+    # The failing run first: the runs after it are still read.
+    report = run_campaign(bad + good, tmp_path, workers=2, progress=False)
     assert (report.ran, len(report.failed)) == (2, 1)
     assert "measure.pcap" in report.failed[0]["error"]
     record = next((tmp_path / "failed").iterdir())
@@ -259,8 +260,10 @@ def test_a_failing_run_is_recorded_and_does_not_stop_the_others(examples, tmp_pa
     assert (failed["seed"], failed["replication"]) == (1, 0)
     assert failed["error"] == report.failed[0]["error"]
     assert failed["engine_build"] == mediasim._engine.build_id()
-    with pytest.warns(UserWarning, match="1 of 3 runs are not finished"):
+    with pytest.warns(UserWarning) as w:
         flows = read_sweep(tmp_path)
+    assert [str(x.message) for x in w] == [
+        f"{tmp_path}: 1 of 3 runs are not finished (failed or not run); they are left out"]
     assert set(flows["interval"]) == {10, 20}
     assert "failed" in str(report)
 
@@ -592,3 +595,115 @@ def test_stored_run_files_are_plain_readable_files(examples, tmp_path):
     run = next(d for d in (tmp_path / "runs").iterdir() if not d.name.startswith("."))
     modes = {p.name: p.stat().st_mode & 0o777 for p in run.iterdir()}
     assert modes and set(modes.values()) == {0o644}, modes
+
+
+_SCENARIO_FIELDS = "aliases, grid, out, replications, scenario, scheduler, seed, set, workers"
+_STUDY_FIELDS = "aliases, cases, grid, out, quick, replications, scheduler, seed, sensitivity, set, study, workers"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('scenario = "x.toml"\nstudy = "iw10"\nout = "o"\n[grid]\na = [1]',
+     "give exactly one of scenario (a file) and study (a reference study's name)"),
+    ('scenario = "x.toml"\nout = "o"\nfoo = 1\n[grid]\na = [1]',
+     f"foo: unknown field (expected one of {_SCENARIO_FIELDS})"),
+    ('study = "iw10"\nout = "o"\nbar = 1\n[grid]\na = [1]', f"bar: unknown field (expected one of {_STUDY_FIELDS})"),
+    ('scenario = "x.toml"\nout = ""\n[grid]\na = [1]', "out: required, a path (in the file, or --out on the command line)"),
+    ('scenario = "x.toml"\nout = "o"\naliases = 5\n[grid]\na = [1]', "aliases: must be a table (got int)"),
+    ('scenario = "x.toml"\nout = "o"\n[aliases]\nx = 5\n[grid]\na = [1]', "aliases.x: must be a field path (text)"),
+    ('scenario = "x.toml"\nout = "o"\n[grid]', "grid: required, at least one parameter with its values"),
+    ('scenario = "x.toml"\nout = "o"\ngrid = 5', "grid: must be a table (got int)"),
+    ('scenario = "x.toml"\nout = "o"\nreplications = 0\n[grid]\na = [1]', "replications: must be an integer >= 1 (got 0)"),
+    ('scenario = "x.toml"\nout = "o"\n[grid]\na = 5', "grid.a: must be a non-empty list of values"),
+    ('scenario = "x.toml"\nout = "o"\nscheduler = 5\n[grid]\na = [1]',
+     "scheduler: must be an address such as tcp://host:8786"),
+    ('scenario = "x.toml"\nout = "o"\nworkers = 0\n[grid]\na = [1]', "workers: must be an integer >= 1 (got 0)"),
+    ('scenario = "x.toml"\nout = "o"\nworkers = true\n[grid]\na = [1]', "workers: must be an integer >= 1 (got True)"),
+    ('scenario = "x.toml"\nout = "o"\nworkers = 1.5\n[grid]\na = [1]', "workers: must be an integer >= 1 (got 1.5)"),
+    ('scenario = "x.toml"\nout = "o"\nseed = -1\n[grid]\na = [1]', "seed: must be an integer >= 0 (got -1)"),
+    ('scenario = "x.toml"\nout = "o"\nset = 3\n[grid]\na = [1]', "set: must be a table (got int)"),
+    ('scenario = 5\nout = "o"\n[grid]\na = [1]', "scenario: required, a path"),
+    ('scenario = ""\nout = "o"\n[grid]\na = [1]', "scenario: required, a path"),
+    ('study = "iw10"\nout = "o"\nquick = 1\n[grid]\na = [1]', "quick: must be true or false"),
+    ('study = "iw10"\nout = "o"\nsensitivity = "yes"\n[grid]\na = [1]', "sensitivity: must be true or false"),
+    ('study = "iw10"\nout = "o"\ncases = 3\n[grid]\na = [1]', "cases: must be a list of case numbers"),
+    ('study = "iw10"\nout = "o"\ncases = [1, "a"]\n[grid]\na = [1]', "cases: must be a list of case numbers"),
+    ('study = 5\nout = "o"\n[grid]\na = [1]', "study: must be a study's name"),
+    ('study = "iw10"\nout = "o"\nseed = -1\n[grid]\na = [1]', "seed: must be an integer >= 0 (got -1)"),
+    ('study = "iw10"\nout = "o"\nreplications = 0\n[grid]\na = [1]', "replications: must be an integer >= 1 (got 0)"),
+])
+def test_campaign_file_errors_are_the_file_the_field_and_the_problem(examples, tmp_path, text, message):
+    from mediasim.campaign.spec import load_campaign
+
+    shutil.copy(examples / "dumbbell.toml", tmp_path / "x.toml")
+    f = tmp_path / "c.toml"
+    f.write_text(text)
+    with pytest.raises(CampaignError) as e:
+        load_campaign(f)
+    assert str(e.value) == f"{f}: {message}"
+
+
+def test_campaign_files_defaults_and_paths(examples, tmp_path):
+    from mediasim.campaign.spec import CampaignSpec, load_campaign
+
+    shutil.copy(examples / "dumbbell.toml", tmp_path / "x.toml")
+    f = tmp_path / "c.toml"
+    f.write_text('scenario = "x.toml"\nout = "o"\n[grid]\n"links[0].delay_ms" = [5]\n')
+    c = load_campaign(f)
+    assert isinstance(c, CampaignSpec)
+    assert (c.scenario, c.out) == ((tmp_path / "x.toml").resolve(), (tmp_path / "o").resolve())
+    assert (c.replications, c.seed, c.workers, c.scheduler, c.aliases, c.overrides) == (1, 0, None, None, {}, {})
+    f.write_text('scenario = "x.toml"\nout = "o"\nreplications = 3\nseed = 7\nworkers = 2\nscheduler = "tcp://h:1"\n'
+                 '[aliases]\nd = "links[0].delay_ms"\n[set]\nduration_s = 2\n[grid]\nd = [5, 10]\n')
+    c = load_campaign(f, tmp_path / "elsewhere")
+    assert (c.replications, c.seed, c.workers, c.scheduler) == (3, 7, 2, "tcp://h:1")
+    assert (c.aliases, c.overrides, c.grid, c.out) == ({"d": "links[0].delay_ms"}, {"duration_s": 2}, {"d": [5, 10]},
+                                                       (tmp_path / "elsewhere").resolve())
+    jobs = c.jobs()
+    assert len(jobs) == 6
+    assert [(j.labels, j.seed, j.replication) for j in jobs[:4]] == [
+        ({"d": 5}, 7, 0), ({"d": 5}, 7, 1), ({"d": 5}, 7, 2), ({"d": 10}, 7, 0)]
+    assert jobs[3].scenario["links"][0]["delay_ms"] == 10 and jobs[3].scenario["duration_s"] == 2
+    # A file that does not parse: the reader's message, as a campaign error.
+    f.write_text('scenario = "x.toml\n')
+    with pytest.raises(CampaignError) as e:
+        load_campaign(f)
+    assert str(e.value).startswith("invalid scenario:") and str(f) in str(e.value)
+    # A missing scenario file is named with its full path.
+    f.write_text('scenario = "gone.toml"\nout = "o"\n[grid]\na = [1]\n')
+    with pytest.raises(CampaignError) as e:
+        load_campaign(f)
+    assert str(e.value) == f"{f}: scenario: no such file: {(tmp_path / 'gone.toml').resolve()}"
+
+
+def test_reading_back_names_the_folder_the_parameters_and_refuses_what_is_not_a_campaign(examples, tmp_path):
+    from mediasim.campaign.read import parameters
+
+    for name, text in (("none", None), ("list", "[1]"), ("neither", '{"kind": "grid"}')):
+        folder = tmp_path / name
+        folder.mkdir()
+        if text is not None:
+            (folder / "campaign.json").write_text(text)
+        with pytest.raises(CampaignError) as e:
+            read_sweep(folder)
+        assert str(e.value) == f"{folder}: not a campaign folder (no readable campaign.json)"
+    out = tmp_path / "c"
+    run_campaign(jobs(examples, replications=1), out, workers=1, progress=False)
+    assert parameters(out) == ["interval"]
+    flows = read_sweep(out, columns=["flow", "loss_rate"])
+    assert list(flows.columns) == ["interval", "seed", "replication", "flow", "loss_rate"]
+
+
+def test_summary_and_xarray_of_a_campaigns_table():
+    df = pd.DataFrame({"rate": [1, 1, 1, 2, 2, 2], "replication": [0, 1, 2] * 2, "flow": ["a"] * 6,
+                       "loss": [0.1, 0.2, 0.3, 0.5, 0.5, 0.5]})
+    wide, narrow = summary(df, ["rate"], ["loss"]), summary(df, ["rate"], ["loss"], level=0.5)
+    assert wide["loss_mean"].tolist() == pytest.approx([0.2, 0.5])
+    # 1, 2, 3 tenths: half-width t(q, 2) x 0.1 / sqrt(3) at each level.
+    assert wide["loss_ci_high"][0] - 0.2 == pytest.approx(4.302653 * 0.1 / 3 ** 0.5, rel=1e-5)
+    assert narrow["loss_ci_high"][0] - 0.2 == pytest.approx(0.816497 * 0.1 / 3 ** 0.5, rel=1e-5)
+    x = to_xarray(df, ["rate", "replication"])
+    assert set(x.data_vars) == {"loss"} and dict(x.sizes) == {"rate": 2, "replication": 3}
+    assert set(to_xarray(df.assign(other=1.0), ["rate", "replication"], ["loss"]).data_vars) == {"loss"}
+    with pytest.raises(ValueError) as e:
+        to_xarray(df, ["rate"])
+    assert str(e.value) == "['rate'] do not identify the rows: add the columns that do (e.g. flow, receiver)"

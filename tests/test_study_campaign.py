@@ -109,8 +109,10 @@ def test_a_failing_point_is_recorded_and_the_others_go_on(tmp_path, monkeypatch)
     assert "disk on fire" in r.failed[0]["error"]
     assert (spec.out / "failed" / "point-bottleneck_rate_bps=1000000.0.json").is_file()
     assert "| 1000000.0 | failed |" in (spec.out / "index.md").read_text()
-    with pytest.warns(UserWarning, match="1 of 2 points are not finished"):
+    with pytest.warns(UserWarning) as w:
         assert set(read_sweep(spec.out, "summary")["bottleneck_rate_bps"]) == {2e6}
+    assert [str(x.message) for x in w] == [
+        f"{spec.out}: 1 of 2 points are not finished (failed or not run); they are left out"]
 
 
 def test_a_killed_study_campaign_resumes_to_the_same_tables(tmp_path):
@@ -147,8 +149,21 @@ def test_a_killed_study_campaign_resumes_to_the_same_tables(tmp_path):
 def test_study_campaign_files_are_checked_before_any_run(tmp_path, text, message):
     f = tmp_path / "c.toml"
     f.write_text(text)
-    with pytest.raises(CampaignError, match=message):
+    with pytest.raises(CampaignError, match=message) as e:
         load_campaign(f)
+    assert str(e.value).startswith(f"{f}: ")  # the file first
+
+
+def test_a_study_campaign_file_gives_its_flags_and_counts(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('study = "iw10"\nout = "o"\n[grid]\nseed = [1]\n')
+    spec = load_campaign(f)
+    assert (spec.study, spec.quick, spec.sensitivity, spec.cases, spec.replications, spec.seed, spec.where) == (
+        "iw10", False, False, None, None, None, str(f))
+    f.write_text('study = "rmtp"\nout = "o"\nquick = true\nsensitivity = true\nreplications = 3\nseed = 5\n'
+                 '[grid]\nseed = [1]\n')
+    spec = load_campaign(f)
+    assert (spec.quick, spec.sensitivity, spec.replications, spec.seed) == (True, True, 3, 5)
 
 
 def test_the_example_study_campaign_reads(examples):
