@@ -707,3 +707,22 @@ def test_summary_and_xarray_of_a_campaigns_table():
     with pytest.raises(ValueError) as e:
         to_xarray(df, ["rate"])
     assert str(e.value) == "['rate'] do not identify the rows: add the columns that do (e.g. flow, receiver)"
+
+
+def test_reading_a_table_the_runs_did_not_record_says_how_to_record_it(examples, tmp_path):
+    run_campaign(jobs(examples, replications=1), tmp_path, workers=1, progress=False)
+    with pytest.raises(mediasim.TableNotFound) as e:
+        read_sweep(tmp_path, "packets")
+    have = mediasim.run(jobs(examples, replications=1)[0].scenario, seed=1).tables
+    assert str(e.value) == (f"packets: not recorded (measure.packets was off; set it to true in the scenario, or run "
+                            f"with --packets); {tmp_path}'s runs has: {', '.join(sorted(have))}")
+
+
+def test_the_not_finished_warning_counts_every_run_left_out(examples, tmp_path):
+    bad = jobs(examples, replications=1, intervals=(40, 80), **{"measure.pcap": True})
+    run_campaign(bad + jobs(examples, replications=1, intervals=(10,)), tmp_path, workers=1, progress=False)
+    with pytest.warns(UserWarning) as w:
+        flows = read_sweep(tmp_path)
+    assert [str(x.message) for x in w] == [
+        f"{tmp_path}: 2 of 3 runs are not finished (failed or not run); they are left out"]
+    assert set(flows["interval"]) == {10}

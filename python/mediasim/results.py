@@ -329,7 +329,7 @@ class Results:
         tables = self.__dict__.get("tables", {})
         if name in tables:
             return tables[name]
-        raise missing_table(name, list(tables), self.__dict__.get("meta", {}))
+        raise missing_table(name, list(tables))
 
     def columns(self, name: str) -> dict[str, np.ndarray]:
         """Table ``name``'s columns as read-only numpy arrays (numbers as
@@ -447,7 +447,7 @@ def _recorded(name: str, meta: dict[str, Any]) -> bool:
     return how is None or how[0] is None or meta.get(how[0]) is not False
 
 
-def missing_table(name: str, available: list[str], meta: dict[str, Any], what: str = "the run") -> "TableNotFound":
+def missing_table(name: str, available: list[str], what: str = "the run") -> "TableNotFound":
     """The error for asking ``what`` (a run, a campaign) for a table it
     does not have: not recorded (and how to record it), or no such table
     (with the closest names), listing the tables it has."""

@@ -74,8 +74,7 @@ def _check_table(store: RunStore, key: str, table: str, folder: str | Path) -> N
     info = store.info(key) or {}
     recorded = info.get("tables")
     if recorded is not None and table not in recorded:
-        meta = read_json(store.runs / key / "meta.json") or {}
-        raise missing_table(table, list(recorded), meta, what=f"{folder}'s runs")
+        raise missing_table(table, list(recorded), what=f"{folder}'s runs")
 
 
 def _read_columns(f: Any, table: str, columns: list[str] | None) -> Any:
