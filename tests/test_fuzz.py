@@ -33,3 +33,18 @@ def test_every_input_that_once_failed_is_now_a_clear_error(path):
     with pytest.raises(mediasim.ScenarioError) as e:
         mediasim.run(path, seed=1)
     assert e.value.errors, str(e.value)  # named: (field or file, message)
+    assert fuzz._rejected(e.value) == ("rejected", ""), str(e.value)
+
+
+def test_a_refusal_in_the_readers_jargon_or_without_a_field_counts_as_a_failure():
+    def outcome(*errors):
+        return fuzz._rejected(mediasim.ScenarioError("invalid scenario", list(errors)))[0]
+
+    assert outcome(("flows[0].payload_bytes", "must be a whole number from 0 to 4294967295 (got -1)")) == "rejected"
+    # The list of names an unknown field or kind could be is not jargon.
+    assert outcome(("links[0].queue.type", "unknown variant `x`, expected one of `red`, `map`")) == "rejected"
+    for jargon in ["invalid type: sequence, expected u32", "must be f64", "expected struct NodeSpec",
+                   "expected a sequence", "invalid length 3, expected fewer elements in array", "expected usize"]:
+        assert outcome(("nodes[0]", "fine"), ("nodes[1]", jargon)) == "jargon", jargon
+    assert outcome(("", "must be a number (got true)")) == "jargon"  # no field named
+    assert "jargon" in fuzz.FAILURES

@@ -248,7 +248,8 @@ def test_a_paused_source_sends_no_frames_while_rtcp_and_the_sequence_carry_on():
     ([[5, 4]], "members[0].pauses[0]", "must end after it begins"),
     ([[1, 3], [2, 4]], "members[0].pauses[1]", "previous pause's end 3"),
     ([[-1, 2]], "members[0].pauses[0]", "start_s"),
-    ([[1, 2, 3]], "members[0].pauses[0]", "invalid length 3"),
+    ([[1, 2, 3]], "members[0].pauses[0]", "must be a list of fewer values (got 3)"),
+    ([[1]], "members[0].pauses[0]", "must be a list of 2 values (got 1)"),
 ])
 def test_bad_pauses_are_named(pauses, field, words):
     sc = call(source={"type": "synthetic"}, pauses=pauses)

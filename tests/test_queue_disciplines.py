@@ -41,10 +41,11 @@ def test_drophead_byte_limit():
 @pytest.mark.parametrize("queue,field,fragment", [
     ({"type": "drophead"}, "links[0].queue", "drophead needs limit_packets or limit_bytes"),
     ({"type": "drophead", "limit_bytes": 0}, "links[0].queue.limit_bytes", "at least 1"),
-    ({"type": "drophead", "limit_packets": "x"}, "links[0].queue.limit_packets", "invalid type"),
+    ({"type": "drophead", "limit_packets": "x"}, "links[0].queue.limit_packets",
+     'must be a whole number, 0 or more (got "x")'),
     ({"type": "droptail", "limit_packetz": 3}, "links[0].queue.limit_packetz", "unknown field"),
     ({"limit_packets": 3}, "links[0].queue", "missing field `type`"),
-    ({"type": 3}, "links[0].queue.type", "expected a string"),
+    ({"type": 3}, "links[0].queue.type", "must be a string (got 3)"),
 ])
 def test_queue_errors_name_the_field_inside_the_discipline(queue, field, fragment):
     sc = line(1, rate_bps=1e6, delay_ms=1, queue=queue)

@@ -28,7 +28,15 @@ def errors_of(data) -> list[tuple[str, str]]:
     ("links[0].delay_ms", -1, "links[0].delay_ms", "non-negative"),
     ("links[0].b", "zz", "links[0].b", 'unknown node "zz"'),
     ("links[0].b", "a", "links[0].b", "to itself"),
-    ("links[0].rate_bps", "fast", "links[0].rate_bps", "invalid type: string \"fast\", expected a number, a list of [time_s, value] steps"),
+    ("links[0].rate_bps", "fast", "links[0].rate_bps", "must be a number, a list of [time_s, value] steps, or a "
+     'table {steps = [[time_s, value], ...], repeat_s = period} (got "fast")'),
+    # serde's wrong types in words, and a list where a table of fields
+    # belongs refused (not read field by field in order).
+    ("links[0].delay_ms", None, "links[0].delay_ms", "must be a number, a list of [time_s, value] steps"),
+    ("flows[0].payload_bytes", -1, "flows[0].payload_bytes", "must be a whole number from 0 to 4294967295 (got -1)"),
+    ("flows[0].start_s", [1], "flows[0].start_s", "must be a number (got a list)"),
+    ("measure", [True], "measure", "must be a table of fields (got a list)"),
+    ("links[0].ab", [1e6, 5], "links[0].ab", "must be a table of fields (got a list)"),
     ("links[0].queue", {"type": "droptail", "limit_packets": 0}, "links[0].queue.limit_packets", "at least 1"),
     ("links[0].queue", {"type": "droptail"}, "links[0].queue", "needs limit_packets or limit_bytes"),
     ("links[0].queue", {"type": "blue"}, "links[0].queue.type", "unknown variant `blue`"),

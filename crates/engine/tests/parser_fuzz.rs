@@ -191,6 +191,7 @@ fn check(text: &str) -> Result<(), TestCaseError> {
             prop_assert!(!errs.is_empty());
             for e in &errs {
                 prop_assert!(!e.message.is_empty(), "an error without a message: {e:?}");
+                prop_assert!(!jargon(&e.message), "the reader's words: {e:?}");
             }
             // Validation alone may accept what building refuses only if
             // the refusal is itself a field error (never a panic).
@@ -220,6 +221,60 @@ fn check(text: &str) -> Result<(), TestCaseError> {
                 Err(e) => Err(TestCaseError::fail(format!("unexpected: {e}\n{text}"))),
             }
         }
+    }
+}
+
+/// Whether `msg` says a wrong type in the reader's words ("invalid
+/// type: sequence, expected u32") rather than the scenario's ("must be a
+/// whole number ... (got a list)"); the list of names an unknown field or
+/// kind could be is not looked at.
+fn jargon(msg: &str) -> bool {
+    let msg = msg.split(", expected one of ").next().unwrap_or(msg);
+    let rust = |rest: &str| {
+        let word = rest.split([' ', ',', ')']).next().unwrap_or("");
+        matches!(
+            word,
+            "f32"
+                | "f64"
+                | "u8"
+                | "u16"
+                | "u32"
+                | "u64"
+                | "usize"
+                | "i8"
+                | "i16"
+                | "i32"
+                | "i64"
+                | "struct"
+        ) || rest.starts_with("a sequence")
+            || rest.starts_with("a map")
+    };
+    ["invalid type", "invalid value", "invalid length"]
+        .iter()
+        .any(|w| msg.contains(w))
+        || msg
+            .match_indices("expected ")
+            .any(|(i, _)| rust(&msg[i + 9..]))
+}
+
+#[test]
+fn the_readers_words_are_told_apart_from_the_scenarios() {
+    for said in [
+        "invalid type: sequence, expected u32",
+        "expected struct NodeSpec",
+        "expected f64",
+        "expected a sequence",
+        "invalid length 3, expected fewer elements in array",
+    ] {
+        assert!(jargon(said), "{said}");
+    }
+    for plain in [
+        "must be a whole number from 0 to 4294967295 (got a list)",
+        "unknown field `x`, expected one of `a`, `b`",
+        "unknown variant `x`, expected `rfc8888` or `twcc`",
+        "expected `,` or `}`",
+    ] {
+        assert!(!jargon(plain), "{plain}");
     }
 }
 

@@ -22,6 +22,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import tempfile
 import time
 from collections import Counter
@@ -201,14 +202,14 @@ def probe(case: tuple, base_list: list[dict[str, Any]]) -> tuple[str, str]:
                 fh.write(raw)
             try:
                 sc = mediasim.load_scenario(fh.name)
-            except ScenarioError:
-                return "rejected", ""
+            except ScenarioError as e:
+                return _rejected(e)
             finally:
                 os.unlink(fh.name)
         try:
             sc.validate()
-        except ScenarioError:
-            return "rejected", ""
+        except ScenarioError as e:
+            return _rejected(e)
         t0 = time.monotonic()
         try:
             res = mediasim.run(sc, seed=1, max_events=MAX_EVENTS, max_wall_s=MAX_WALL_S, max_memory_mb=MAX_MEMORY_MB)
@@ -225,7 +226,22 @@ def probe(case: tuple, base_list: list[dict[str, Any]]) -> tuple[str, str]:
         return kind, f"{type(e).__name__}: {str(e)[:300]}"
 
 
-FAILURES = ("panic", "traceback", "memory", "hang", "unbuildable")
+#: The reader's own words for a wrong type, which a message must not show
+#: (the engine says what the field must be in the scenario's words).
+JARGON = re.compile(r"\b(?:invalid type|invalid value|invalid length|f32|f64|[iu](?:8|16|32|64|128|size)|"
+                    r"struct [A-Z]\w*|a sequence|a map)\b")
+
+
+def _rejected(e: Any) -> tuple[str, str]:
+    """A refusal is an outcome only if each problem names its field and
+    says what is wrong without the reader's jargon."""
+    for path, msg in e.errors:
+        if not path or JARGON.search(msg.split(", expected one of ")[0]):
+            return "jargon", f"{path}: {msg}"[:300]
+    return "rejected", ""
+
+
+FAILURES = ("panic", "traceback", "memory", "hang", "unbuildable", "jargon")
 
 
 def _chunk(args: tuple[int, int, int]) -> tuple[Counter, list]:

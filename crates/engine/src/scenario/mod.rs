@@ -10,6 +10,7 @@ pub mod document;
 pub mod limits;
 pub mod parse;
 pub mod plausible;
+pub mod strict;
 #[macro_use]
 pub mod tagged;
 pub mod units;

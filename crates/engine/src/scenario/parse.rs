@@ -3,19 +3,25 @@
 
 use super::check::FieldError;
 use super::document::Scenario;
+use super::strict::Strict;
 use super::tagged::{join_path, PATH_MARK};
+use serde::Deserialize;
 
 /// Parses a scenario from JSON text. A valid document is parsed once,
 /// without tracking paths (that tracking was a sixth of a large
 /// scenario's set-up); a faulty one is parsed again with it, so that its
 /// error names the field.
 pub fn parse_json(text: &str) -> Result<Scenario, Vec<FieldError>> {
-    serde_json::from_str(text).or_else(|_| parse_tracked(text))
+    let de = &mut serde_json::Deserializer::from_str(text);
+    match Scenario::deserialize(Strict(&mut *de)).and_then(|s| de.end().map(|()| s)) {
+        Ok(s) => Ok(s),
+        Err(_) => parse_tracked(text),
+    }
 }
 
 fn parse_tracked(text: &str) -> Result<Scenario, Vec<FieldError>> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de).map_err(|e| vec![field_error(&e)])
+    serde_path_to_error::deserialize(Strict(de)).map_err(|e| vec![field_error(&e)])
 }
 
 fn field_error<E: std::fmt::Display>(e: &serde_path_to_error::Error<E>) -> FieldError {
@@ -28,7 +34,9 @@ fn field_error<E: std::fmt::Display>(e: &serde_path_to_error::Error<E>) -> Field
     };
     // After `resolve`: a nested document's message starts with its path.
     let (path, message) = resolve(path, msg);
-    let message = non_finite(&message).unwrap_or(message);
+    let message = non_finite(&message)
+        .or_else(|| plain_words(&message))
+        .unwrap_or(message);
     let path = if path.is_empty() || path == "." {
         "(scenario)".to_string()
     } else {
@@ -44,6 +52,73 @@ fn non_finite(msg: &str) -> Option<String> {
     let rest = msg.strip_prefix("invalid type: string \"")?;
     let (word, _expected) = rest.split_once("\", expected ")?;
     matches!(word, "inf" | "-inf" | "nan").then(|| format!("must be a finite number (got {word})"))
+}
+
+/// serde's wrong-type and wrong-value messages ("invalid type: sequence,
+/// expected u32") in the scenario's own words: what the field must be and
+/// what it got ("must be a whole number from 0 to 4294967295 (got a
+/// list)"). None for any other message.
+fn plain_words(msg: &str) -> Option<String> {
+    if let Some(rest) = msg.strip_prefix("invalid length ") {
+        let (got, expected) = rest.split_once(", expected ")?;
+        let want = match expected.strip_prefix("an array of length ") {
+            Some(n) => format!("a list of {n} values"),
+            // serde_json's word for a fixed-length list given more.
+            None if expected == "fewer elements in array" => "a list of fewer values".into(),
+            None => return None,
+        };
+        return Some(format!("must be {want} (got {got})"));
+    }
+    let rest =
+        (msg.strip_prefix("invalid type: ")).or_else(|| msg.strip_prefix("invalid value: "))?;
+    // A text value may hold ", expected "; the expected kinds never do.
+    let (got, expected) = rest.rsplit_once(", expected ")?;
+    Some(format!(
+        "must be {} (got {})",
+        expected_in_words(expected),
+        got_in_words(got)
+    ))
+}
+
+/// What serde says a field expects, in words.
+fn expected_in_words(expected: &str) -> String {
+    let whole = |max: u64| format!("a whole number from 0 to {max}");
+    match expected {
+        "f64" | "f32" => "a number".into(),
+        "u8" => whole(u8::MAX.into()),
+        "u16" => whole(u16::MAX.into()),
+        "u32" => whole(u32::MAX.into()),
+        "u64" | "usize" => "a whole number, 0 or more".into(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".into(),
+        "a boolean" => "true or false".into(),
+        "a sequence" => "a list".into(),
+        "a map" | "map" => "a table of fields".into(),
+        "string or map" => "a string or a table of fields".into(),
+        e if e.starts_with("struct ") => "a table of fields".into(),
+        e => match e.strip_prefix("an array of length ") {
+            Some(n) => format!("a list of {n} values"),
+            None => e.into(),
+        },
+    }
+}
+
+/// The value serde says it got ("integer `5`", "sequence"), in words.
+fn got_in_words(got: &str) -> String {
+    let quoted = |prefix: &str| {
+        (got.strip_prefix(prefix))
+            .and_then(|r| r.strip_prefix('`'))
+            .and_then(|r| r.strip_suffix('`'))
+            .map(str::to_string)
+    };
+    match got {
+        "sequence" => "a list".into(),
+        "map" => "a table".into(),
+        g => (g.strip_prefix("string ").map(str::to_string))
+            .or_else(|| quoted("integer "))
+            .or_else(|| quoted("floating point "))
+            .or_else(|| quoted("boolean "))
+            .unwrap_or_else(|| g.into()),
+    }
 }
 
 const STOP: &str = " (the checks stop here: fix this first to see what else is wrong)";
@@ -67,7 +142,7 @@ pub fn parse_all(text: &str) -> (Option<Scenario>, Vec<FieldError>, Vec<String>)
     };
     let (mut errs, mut aside) = (Vec::new(), Vec::new());
     for _ in 0..4 * MAX_STRUCTURAL {
-        let e = match serde_path_to_error::deserialize::<_, Scenario>(&doc) {
+        let e = match serde_path_to_error::deserialize::<_, Scenario>(Strict(&doc)) {
             Ok(s) => return (Some(s), errs, aside),
             Err(e) => field_error(&e),
         };
@@ -152,7 +227,7 @@ fn stand_in(doc: &mut serde_json::Value, e: &FieldError, field: &str) -> bool {
             Some(obj) => obj.insert(key.clone(), v),
             None => return false,
         };
-        let next = serde_path_to_error::deserialize::<_, Scenario>(&*doc).err();
+        let next = serde_path_to_error::deserialize::<_, Scenario>(Strict(&*doc)).err();
         let same = next.is_some_and(|n| {
             let n = field_error(&n);
             n == *e || n.path == field || n.path.starts_with(&format!("{field}."))
@@ -228,6 +303,107 @@ mod tests {
             resolve(".".into(), format!("{PATH_MARK}a{PATH_MARK}m")),
             ("a".to_string(), "m".to_string())
         );
+    }
+
+    /// serde's messages of a wrong type, value or length, in words; any
+    /// other message is left as it is.
+    #[test]
+    fn serde_type_messages_are_said_in_words() {
+        let cases = [
+            (
+                "invalid type: sequence, expected u32",
+                "must be a whole number from 0 to 4294967295 (got a list)",
+            ),
+            (
+                "invalid value: integer `-1`, expected u8",
+                "must be a whole number from 0 to 255 (got -1)",
+            ),
+            (
+                "invalid value: integer `-1`, expected u16",
+                "must be a whole number from 0 to 65535 (got -1)",
+            ),
+            (
+                "invalid type: floating point `1.5`, expected u64",
+                "must be a whole number, 0 or more (got 1.5)",
+            ),
+            (
+                "invalid type: floating point `1.5`, expected usize",
+                "must be a whole number, 0 or more (got 1.5)",
+            ),
+            (
+                "invalid type: boolean `true`, expected i64",
+                "must be a whole number (got true)",
+            ),
+            (
+                "invalid type: map, expected f64",
+                "must be a number (got a table)",
+            ),
+            (
+                "invalid type: null, expected f32",
+                "must be a number (got null)",
+            ),
+            (
+                "invalid type: integer `5`, expected a boolean",
+                "must be true or false (got 5)",
+            ),
+            (
+                "invalid type: string \"x\", expected a sequence",
+                "must be a list (got \"x\")",
+            ),
+            (
+                "invalid type: integer `5`, expected a map",
+                "must be a table of fields (got 5)",
+            ),
+            (
+                "invalid type: integer `5`, expected map",
+                "must be a table of fields (got 5)",
+            ),
+            (
+                "invalid type: sequence, expected struct NodeSpec",
+                "must be a table of fields (got a list)",
+            ),
+            (
+                "invalid type: sequence, expected string or map",
+                "must be a string or a table of fields (got a list)",
+            ),
+            (
+                "invalid type: integer `5`, expected an array of length 2",
+                "must be a list of 2 values (got 5)",
+            ),
+            (
+                "invalid length 1, expected an array of length 2",
+                "must be a list of 2 values (got 1)",
+            ),
+            (
+                "invalid length 3, expected fewer elements in array",
+                "must be a list of fewer values (got 3)",
+            ),
+            (
+                "invalid type: integer `5`, expected a string",
+                "must be a string (got 5)",
+            ),
+            // A text value holding the separator: the expected kind is after the last.
+            (
+                "invalid type: string \"a, expected b\", expected f64",
+                "must be a number (got \"a, expected b\")",
+            ),
+            (
+                "invalid type: unit value, expected a number, a list of steps",
+                "must be a number, a list of steps (got unit value)",
+            ),
+        ];
+        for (serde, words) in cases {
+            assert_eq!(plain_words(serde).as_deref(), Some(words), "{serde}");
+        }
+        for other in [
+            "missing field `name`",
+            "unknown field `x`, expected `a` or `b`",
+            "invalid length 3, expected struct X with 2 elements",
+            "invalid type: no separator",
+            "must be positive (got -1)",
+        ] {
+            assert_eq!(plain_words(other), None, "{other}");
+        }
     }
 
     /// A scenario of `n` CBR flows, `bad` written into each.

@@ -11,6 +11,8 @@ use serde::de::{DeserializeOwned, Error};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
+use super::strict::Strict;
+
 /// Brackets a path inside a tagged value at the start of an error message;
 /// [`super::parse::parse_json`] joins it to the outer path.
 pub const PATH_MARK: char = '\u{1}';
@@ -45,8 +47,12 @@ pub fn take_tag<E: Error>(
         None => return Err(E::missing_field("type")),
         Some(Value::String(s)) => s,
         Some(other) => {
-            let msg = format!("invalid type: {other}, expected a string");
-            return Err(nested("type", &msg));
+            let got = match other {
+                Value::Array(_) => "a list".to_string(),
+                Value::Object(_) => "a table".to_string(),
+                v => v.to_string(), // null, true, 5: as written
+            };
+            return Err(nested("type", &format!("must be a string (got {got})")));
         }
     };
     if !tags.contains(&tag.as_str()) {
@@ -61,10 +67,10 @@ pub fn parse<T: DeserializeOwned, E: Error>(map: Map<String, Value>) -> Result<T
     let v = Value::Object(map);
     // A valid object is read without tracking paths (a sixth of the
     // parse); a faulty one again with it, for its error's path.
-    if let Ok(t) = T::deserialize(&v) {
+    if let Ok(t) = T::deserialize(Strict(&v)) {
         return Ok(t);
     }
-    serde_path_to_error::deserialize(v).map_err(|e| {
+    serde_path_to_error::deserialize(Strict(&v)).map_err(|e| {
         let path = e.path().to_string();
         let msg = e.inner().to_string();
         if path == "." {
