@@ -3,11 +3,13 @@ study's whole pipeline, identical to running the study directly; runs go
 through the campaign folder (shared between points, reused on resume); a
 kill loses nothing; a failing point is recorded and the others go on."""
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -113,6 +115,50 @@ def test_a_failing_point_is_recorded_and_the_others_go_on(tmp_path, monkeypatch)
         assert set(read_sweep(spec.out, "summary")["bottleneck_rate_bps"]) == {2e6}
     assert [str(x.message) for x in w] == [
         f"{spec.out}: 1 of 2 points are not finished (failed or not run); they are left out"]
+
+
+def test_a_table_some_points_lack_is_read_from_the_points_that_have_it(tmp_path):
+    from mediasim.campaign.read import parameters
+    from mediasim.campaign.study import MARKER
+
+    spec = load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n", extra="buffer_packets = 20\n"))
+    run_study_campaign(spec, progress=False)
+    # The grid's parameters, not the ones set for every point.
+    assert parameters(spec.out) == ["bottleneck_rate_bps"]
+    points = spec.out / "points"
+
+    def without_tcp(point: Path) -> None:
+        """The point as if its study had written no tcp table: the file
+        gone and the marker listing the files it has."""
+        (point / "tcp.parquet").unlink()
+        marker = json.loads((point / MARKER).read_text())
+        del marker["files"]["tcp.parquet"]
+        (point / MARKER).write_text(json.dumps(marker))
+
+    without_tcp(points / "bottleneck_rate_bps=1000000.0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # both points are finished: nothing is said
+        t = read_sweep(spec.out, "tcp")
+    kept = pd.read_parquet(points / "bottleneck_rate_bps=2000000.0" / "tcp.parquet")
+    assert len(t) == len(kept) > 0 and set(t["bottleneck_rate_bps"]) == {2e6}
+    pd.testing.assert_frame_equal(t.drop(columns="bottleneck_rate_bps"), kept)
+    # The other tables are read from both points.
+    assert set(read_sweep(spec.out, "summary")["bottleneck_rate_bps"]) == {1e6, 2e6}
+    # No point has it: named, with the tables the points do have.
+    without_tcp(points / "bottleneck_rate_bps=2000000.0")
+    tables = sorted(p.stem for p in (points / "bottleneck_rate_bps=2000000.0").glob("*.parquet"))
+    assert "summary" in tables and "tcp" not in tables
+    with pytest.raises(TableNotFound) as e:
+        read_sweep(spec.out, "tcp")
+    assert str(e.value) == f"{spec.out}: the study wrote no table 'tcp' (its tables: {', '.join(tables)})"
+
+
+def test_a_study_campaign_without_points_has_no_parameters_and_reads_empty(tmp_path):
+    from mediasim.campaign.read import parameters
+
+    (tmp_path / "campaign.json").write_text(json.dumps({"kind": "study", "points": []}))
+    assert parameters(tmp_path) == []
+    assert read_sweep(tmp_path, "summary").empty
 
 
 def test_a_killed_study_campaign_resumes_to_the_same_tables(tmp_path):

@@ -142,7 +142,7 @@ def _read_points(folder: Path, index: dict[str, Any], table: str, columns: list[
 def parameters(folder: str | Path) -> list[str]:
     """The swept parameters of a campaign (their aliases), in order."""
     _, index = _store(folder)
-    runs = index.get("points") or index["runs"]
+    runs = index["points"] if index.get("kind") == "study" else index["runs"]
     return list(runs[0]["labels"]) if runs else []
 
 
