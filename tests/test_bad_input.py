@@ -72,8 +72,14 @@ def test_an_override_value_nested_too_deeply_is_named(examples, tmp_path):
                   str(tmp_path / "never")]):
         r = CliRunner().invoke(main, args)
         assert r.exit_code == 2 and "Traceback" not in r.output
-        assert f"nested too deeply (at most {MAX_DEPTH} levels)" in r.output
+        assert f"duration_s: nested too deeply (at most {MAX_DEPTH} levels)" in r.output
     assert not (tmp_path / "never").exists()
+    # A number of thousands of digits: Python will not read it, and says so
+    # with advice about its own settings.
+    r = CliRunner().invoke(main, ["validate", str(examples / "dumbbell.toml"), "--set", "duration_s=" + "9" * 5000])
+    assert r.exit_code == 2 and "Traceback" not in r.output and "set_int_max_str_digits" not in r.output, r.output
+    assert "duration_s: a number of more than 4300 digits (whole numbers in a scenario stop below 2^64)" \
+        in r.output, r.output
 
 
 def test_a_yaml_date_stays_text_and_the_engine_names_the_field(tmp_path):
@@ -159,6 +165,31 @@ def test_the_cli_reports_bad_files_without_a_traceback(tmp_path):
             assert r.exit_code != 0, (cmd, r.output)
             assert "Traceback" not in r.output and r.exception is None or isinstance(r.exception, SystemExit), \
                 (cmd, r.output, r.exception)
+
+
+@pytest.mark.parametrize("value,said", [
+    (2 ** 64, "18446744073709551616 is too large (whole numbers stop below 2^64)"),
+    (-(2 ** 64), "-18446744073709551616 is too large (whole numbers stop below 2^64)"),
+    # Python will not write out 5,000 digits: their count is said.
+    (10 ** 4999, "a number of about 5000 digits is too large (whole numbers stop below 2^64)"),
+], ids=["2^64", "-2^64", "5000 digits"])
+def test_a_whole_number_past_64_bits_is_named_with_its_field(value, said):
+    sc = mediasim.Scenario("x", duration_s=1)
+    sc.node("a", weight=value)
+    e = fails(sc, said, "nodes[0].weight")
+    assert e.errors == [("nodes[0].weight", said)]
+
+
+@pytest.mark.parametrize("name,text", [
+    ("big.json", '{"name": "x", "duration_s": 1%s}'),
+    ("big.toml", 'name = "x"\nduration_s = 1%s\n'),
+    ("big.yaml", "name: x\nduration_s: 1%s\n"),
+])
+def test_a_number_of_thousands_of_digits_in_a_file_is_named_without_pythons_advice(tmp_path, name, text):
+    p = write(tmp_path, name, text % ("0" * 5000))
+    e = fails(p, "cannot parse: a number of more than 4300 digits (whole numbers in a scenario stop below 2^64)",
+              str(p))
+    assert "sys.set_int_max_str_digits" not in str(e)
 
 
 def test_a_number_past_a_float_is_named_alone_without_its_stand_in(examples):

@@ -653,7 +653,12 @@ def test_campaign_files_defaults_and_paths(examples, tmp_path):
     f.write_text('scenario = "x.toml\n')
     with pytest.raises(CampaignError) as e:
         load_campaign(f)
-    assert str(e.value).startswith("invalid scenario:") and str(f) in str(e.value)
+    assert str(e.value).startswith(f"{f}: cannot parse: "), str(e.value)
+    # A value the reader refuses: named with the file and the field.
+    f.write_text('scenario = "x.toml"\nreplications = 99999999999999999999\n')
+    with pytest.raises(CampaignError) as e:
+        load_campaign(f)
+    assert str(e.value) == f"{f}: replications: 99999999999999999999 is too large (whole numbers stop below 2^64)"
     # A missing scenario file is named with its full path.
     f.write_text('scenario = "gone.toml"\nout = "o"\n[grid]\na = [1]\n')
     with pytest.raises(CampaignError) as e:

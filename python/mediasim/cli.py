@@ -46,7 +46,7 @@ def _load(path: str, overrides: tuple[str, ...]):
         sc = load_scenario(path)
         for o in overrides:
             k, v = split_override(o)
-            sc.set(k, parse_value(v))
+            sc.set(k, parse_value(v, k))
         return sc
     except FileNotFoundError as e:
         _fail(str(e))

@@ -42,7 +42,7 @@ def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out
     failed or was cut short."""
     aliases = _unique_pairs("--alias", alias)
     try:
-        axes = {k: [parse_value(x) for x in _split_values(vals)]
+        axes = {k: [parse_value(x, k) for x in _split_values(vals)]
                 for k, vals in _unique_pairs("--vary", vary).items()}
     except ScenarioError as e:
         _fail(str(e))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .errors import ScenarioError
@@ -51,13 +52,32 @@ def read_file(path: str | Path) -> Any:
     try:
         data = _parse(suffix, text)
     except ValueError as e:  # each format's parse error (YAML's is made one below)
-        raise _error(str(p), f"cannot parse: {e}") from None
+        raise _error(str(p), f"cannot parse: {parse_problem(e)}") from None
     except RecursionError:
         raise _error(str(p), f"nested too deeply (at most {MAX_DEPTH} levels)") from None
     if not isinstance(data, dict):
         raise _error(str(p), "a scenario must be a table/mapping")
     check(data, str(p))
     return data
+
+
+def parse_problem(e: ValueError) -> str:
+    """A parse error in words. Python refuses to read a whole number of
+    thousands of digits, with advice about a Python setting that a
+    scenario's author has no use for: said as the number's problem."""
+    if "integer string conversion" in str(e):
+        return (f"a number of more than {sys.get_int_max_str_digits()} digits "
+                f"(whole numbers in a scenario stop below 2^64)")
+    return str(e)
+
+
+def _big(x: int) -> str:
+    """A whole number too large for a scenario, as the message shows it:
+    its digits, or how many there are (Python refuses to write out more
+    than a few thousand)."""
+    if x.bit_length() <= 256:
+        return str(x)
+    return f"a number of about {math.floor(math.log10(abs(x))) + 1} digits"
 
 
 def _parse(suffix: str, text: str) -> Any:
@@ -123,7 +143,7 @@ def check(data: Any, where: str = "scenario") -> None:
             continue
         elif isinstance(x, int):
             if abs(x) >= 2 ** 64:
-                raise _error(path or where, f"integer {x} is too large")
+                raise _error(path or where, f"{_big(x)} is too large (whole numbers stop below 2^64)")
         elif isinstance(x, float):
             if math.isnan(x) or math.isinf(x):
                 continue  # sent as text, so that the engine names the field

@@ -236,16 +236,21 @@ def split_override(text: str) -> tuple[str, str]:
     raise ScenarioError(f"override {text!r}: expected PATH=VALUE", [(text, "expected PATH=VALUE")])
 
 
-def parse_value(text: str) -> Any:
+def parse_value(text: str, field: str | None = None) -> Any:
     """Parses a command-line override value: JSON if it parses, else a
-    string; JSON nested deeper than a scenario may be is a ScenarioError."""
+    string; JSON nested deeper than a scenario may be, or a number Python
+    will not read, is a ScenarioError at ``field`` (at the value's start
+    if no field is given)."""
+    shown = field or text[:40] + ("..." if len(text) > 40 else "")
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
     except RecursionError:
-        shown = text[:40] + ("..." if len(text) > 40 else "")
         msg = f"nested too deeply (at most {plain.MAX_DEPTH} levels)"
+        raise ScenarioError(f"{shown}: {msg}", [(shown, msg)]) from None
+    except ValueError as e:  # a whole number of thousands of digits
+        msg = plain.parse_problem(e)
         raise ScenarioError(f"{shown}: {msg}", [(shown, msg)]) from None
 
 
