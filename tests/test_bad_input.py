@@ -167,6 +167,11 @@ def test_the_cli_reports_bad_files_without_a_traceback(tmp_path):
                 (cmd, r.output, r.exception)
 
 
+def test_the_campaign_command_names_a_missing_campaign_file_without_a_traceback(tmp_path):
+    r = CliRunner().invoke(main, ["campaign", str(tmp_path / "gone.toml")])
+    assert r.exit_code == 2 and r.output == f"error: {tmp_path / 'gone.toml'}: no such campaign file\n", r.output
+
+
 @pytest.mark.parametrize("value,said", [
     (2 ** 64, "18446744073709551616 is too large (whole numbers stop below 2^64)"),
     (-(2 ** 64), "-18446744073709551616 is too large (whole numbers stop below 2^64)"),

@@ -649,6 +649,10 @@ def test_campaign_files_defaults_and_paths(examples, tmp_path):
     assert [(j.labels, j.seed, j.replication) for j in jobs[:4]] == [
         ({"d": 5}, 7, 0), ({"d": 5}, 7, 1), ({"d": 5}, 7, 2), ({"d": 10}, 7, 0)]
     assert jobs[3].scenario["links"][0]["delay_ms"] == 10 and jobs[3].scenario["duration_s"] == 2
+    # No such file: named as the campaign file (not a scenario file).
+    with pytest.raises(CampaignError) as e:
+        load_campaign(tmp_path / "gone.toml")
+    assert str(e.value) == f"{tmp_path / 'gone.toml'}: no such campaign file"
     # A file that does not parse: the reader's message, as a campaign error.
     f.write_text('scenario = "x.toml\n')
     with pytest.raises(CampaignError) as e:

@@ -185,6 +185,11 @@ def test_the_trace_command(tmp_path: Path):
     assert "per 1 s from 0.000 to 0.012 Mbit/s" in out.output
     out = r.invoke(main, ["trace", "stats", "nope"])
     assert out.exit_code == 2 and "nope: no such trace file, nor a builtin trace (builtin: constant-12mbps" in out.output
+    # A file that is not a trace: its problem, said of the file alone.
+    (tmp_path / "junk.trace").write_text("10\njunk\n")
+    out = r.invoke(main, ["trace", "stats", str(tmp_path / "junk.trace")])
+    assert out.exit_code == 2 and out.output == (
+        f"error: {tmp_path / 'junk.trace'}, line 2: 'junk' is not a whole number of milliseconds\n"), out.output
     # Writing: a builtin's name, into a folder that exists; each mistake named.
     out = r.invoke(main, ["trace", "write", str(f), str(tmp_path / "x")])
     assert out.exit_code == 2 and "no builtin trace of that name" in out.output

@@ -129,7 +129,8 @@ def test_file_level_errors(tmp_path):
         mediasim.load_scenario(bad_yaml)
     other = tmp_path / "x.ini"
     other.write_text("")
-    with pytest.raises(ScenarioError, match="unknown scenario format"):
+    with pytest.raises(ScenarioError, match=r"unknown file format .\.ini. \(scenario and campaign files are "
+                                            r"\.json, \.toml, \.yaml or \.yml\)"):
         mediasim.load_scenario(other)
     with pytest.raises(FileNotFoundError):
         mediasim.load_scenario(tmp_path / "missing.toml")

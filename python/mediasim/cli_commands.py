@@ -652,8 +652,8 @@ def _trace_ms(name_or_file: str) -> list[int]:
         if name_or_file in traces.BUILTIN:
             return traces.builtin(name_or_file, "trace")
         return traces.read(name_or_file, "trace")
-    except ScenarioError as e:
-        _fail(str(e))
+    except ScenarioError as e:  # said of the trace file (each message names it), not as an invalid scenario
+        _fail("\n".join(m for _, m in e.errors) or str(e))
         raise  # unreachable: _fail exits
 
 

@@ -48,7 +48,7 @@ def read_file(path: str | Path) -> Any:
         raise _error(p, f"not UTF-8 text (byte {e.start}: {e.object[e.start:e.start + 1]!r})") from None
     suffix = os.path.splitext(p)[1].lower()
     if suffix not in (".json", ".toml", ".yaml", ".yml"):
-        raise _error(str(p), f"unknown scenario format {suffix!r} (use .json, .toml, .yaml or .yml)")
+        raise _error(str(p), f"unknown file format {suffix!r} (scenario and campaign files are .json, .toml, .yaml or .yml)")
     try:
         data = _parse(suffix, text)
     except ValueError as e:  # each format's parse error (YAML's is made one below)

@@ -92,6 +92,8 @@ def load_campaign(path: str | Path, out: str | Path | None = None) -> "CampaignS
     where = str(path)
     try:
         d = read_file(path)
+    except FileNotFoundError:
+        raise CampaignError(f"{where}: no such campaign file") from None
     except ScenarioError as e:  # the reader's problems, said of the campaign file (not "invalid scenario")
         raise CampaignError("\n".join(f"{where}: {m}" if p == where else f"{where}: {p}: {m}"
                                       for p, m in e.errors) or f"{where}: {e}") from e
