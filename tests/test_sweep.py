@@ -128,6 +128,19 @@ def test_run_many_names_what_is_not_a_job(examples):
         run_many([*jobs, 5], workers=1, progress=False)
 
 
+def test_a_campaign_names_what_is_not_a_job_before_making_its_folder(examples, tmp_path):
+    import pytest
+
+    from mediasim import replications, run_campaign, run_sweep
+
+    jobs = replications(examples / "dumbbell.toml", 1)
+    for run in (run_sweep, run_campaign):
+        with pytest.raises(TypeError) as e:
+            run([*jobs, 5], tmp_path / "out", workers=1, progress=False)
+        assert str(e.value) == "jobs[1] is not a Job (got 5): make jobs with replications() or grid()"
+        assert not (tmp_path / "out").exists()
+
+
 def test_a_grid_that_repeats_itself_is_refused(examples):
     import pytest
     from click.testing import CliRunner

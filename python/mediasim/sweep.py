@@ -94,10 +94,7 @@ def run_many(
     from .log import bar as progress_bar
     from .campaign.executors import LocalExecutor
 
-    jobs = list(jobs)
-    for i, j in enumerate(jobs):
-        if not isinstance(j, Job):
-            raise TypeError(f"jobs[{i}] is not a Job (got {j!r}): make jobs with replications() or grid()")
+    jobs = checked_jobs(jobs)
     if cache is not None:
         return cache.run_many(jobs, analyse, progress, desc)
     ex = LocalExecutor(workers)
@@ -177,6 +174,16 @@ def grid(scenario: Scenario | dict | str | Path, vary: dict[str, list[Any]], rep
         sc = base.with_overrides({aliases.get(k, k): v for k, v in zip(keys, combo)})
         labels = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in zip(keys, combo)}
         jobs += [Job(sc.to_dict(), seed=seed, replication=r, labels=dict(labels)) for r in range(replications)]
+    return jobs
+
+
+def checked_jobs(jobs: Any) -> list[Job]:
+    """``jobs`` as a list, each a Job; anything else is a TypeError naming
+    the item, before any run or folder is made."""
+    jobs = list(jobs)
+    for i, j in enumerate(jobs):
+        if not isinstance(j, Job):
+            raise TypeError(f"jobs[{i}] is not a Job (got {j!r}): make jobs with replications() or grid()")
     return jobs
 
 

@@ -57,6 +57,9 @@ def run_campaign(jobs: list[Any], out: str | Path, executor: Any = None, workers
     """Runs ``jobs`` (``mediasim.Job``) into the campaign folder ``out``;
     see ``mediasim.campaign.store`` for the layout. Stored runs with the
     same key are reused; damaged ones are run again."""
+    from ..sweep import checked_jobs
+
+    jobs = checked_jobs(jobs)
     # The executor first: a cluster that cannot be reached is named before
     # the folder is made.
     ex = executor or make_executor(workers, scheduler)
