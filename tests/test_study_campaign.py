@@ -186,7 +186,8 @@ def test_a_killed_study_campaign_resumes_to_the_same_tables(tmp_path):
     ('study = "iw10"\nscenario = "x.toml"\nout = "o"\n[grid]\nseed = [1]\n', "exactly one of scenario"),
     ('study = "nope"\nout = "o"\n[grid]\nseed = [1]\n', "study: unknown study 'nope'"),
     ('study = "iw10"\nout = "o"\n[grid]\nnot_a_field = [1]\n', "grid: iw10: unknown parameter 'not_a_field'"),
-    ('study = "iw10"\nout = "o"\n[grid]\nflows = ["x"]\n', "grid: iw10: flows='x' is not a valid tuple"),
+    ('study = "iw10"\nout = "o"\n[grid]\nflows = ["x"]\n',
+     "grid: iw10: flows='x': expected a comma-separated list, each a whole number"),
     ('study = "iw10"\nout = "o"\ncases = [1]\n[grid]\nseed = [1]\n', "cases: study 'iw10' has no cases"),
     ('study = "avpf"\nout = "o"\ncases = [99]\n[grid]\nseed = [1]\n', r"cases: \[99\] not among"),
     ('study = "iw10"\nout = "o"\nquick = "yes"\n[grid]\nseed = [1]\n', "quick: must be true or false"),
@@ -210,6 +211,23 @@ def test_a_study_campaign_file_gives_its_flags_and_counts(tmp_path):
                  '[grid]\nseed = [1]\n')
     spec = load_campaign(f)
     assert (spec.quick, spec.sensitivity, spec.replications, spec.seed) == (True, True, 3, 5)
+
+
+def test_grid_values_of_every_kind_reach_the_study_parameters(tmp_path):
+    """A list of lists (a parameter of tuples), a list, a boolean and a
+    number in a study campaign's grid and set are the values the study's
+    parameters take, as --set would give them."""
+    f = tmp_path / "c.toml"
+    f.write_text('study = "svc"\nout = "o"\nquick = true\n[set]\nbuffers = [5, 20]\n[grid]\n'
+                 'wred_profiles = [[[0.5, 1, 0.1], [0.2, 0.6, 0.2], [0.05, 0.3, 0.5]]]\n'
+                 'ppacc_shaping = [true, false]\nbottleneck_rate_bps = [4e6]\n')
+    points = load_campaign(f).points()
+    assert [pt.params.ppacc_shaping for pt in points] == [True, False]
+    for pt in points:
+        assert pt.params.wred_profiles == ((0.5, 1.0, 0.1), (0.2, 0.6, 0.2), (0.05, 0.3, 0.5))
+        assert (pt.params.buffers, pt.params.bottleneck_rate_bps) == ((5, 20), 4e6)
+    assert points[0].name == ("wred_profiles=0.5,1,0.1_0.2,0.6,0.2_0.05,0.3,0.5,ppacc_shaping=True,"
+                              "bottleneck_rate_bps=4000000.0")
 
 
 def test_the_example_study_campaign_reads(examples):

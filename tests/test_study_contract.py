@@ -48,3 +48,49 @@ def test_the_driver_writes_the_report_and_its_html(tmp_path):
     assert report == tmp_path / "iw10" / "report.md"
     html = (tmp_path / "iw10" / "report.html").read_text()
     assert "test stamp" in html
+
+
+def _as_typed(value) -> str:
+    """A study parameter's value as a user types it after --set NAME=."""
+    if isinstance(value, tuple):
+        if value and isinstance(value[0], tuple):
+            return ";".join(",".join(repr(x) for x in g) for g in value)
+        return ",".join(_as_typed(x) for x in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+@pytest.mark.parametrize("name", list(experiments.STUDIES))
+def test_every_study_parameter_reads_back_from_its_typed_form(name):
+    import dataclasses
+
+    p = experiments.get(name).Params()
+    for f in dataclasses.fields(p):
+        value = getattr(p, f.name)
+        back = getattr(p.with_overrides({f.name: _as_typed(value)}), f.name)
+        assert back == value and type(back) is type(value), (f.name, value, back)
+
+
+def test_overrides_take_each_kind_of_parameter_and_name_what_it_takes():
+    from mediasim.experiments import iw10, rmtp, svc
+
+    p = svc.Params()
+    for word, truth in [("true", True), ("Yes", True), ("on", True), ("1", True),
+                        ("false", False), ("NO", False), ("off", False), ("0", False)]:
+        assert p.with_overrides({"ppacc_shaping": word}).ppacc_shaping is truth
+    assert p.with_overrides({"wred_profiles": "0.5,1,0.1; 0.2,0.6,0.2;0.05,0.3,0.5"}).wred_profiles == (
+        (0.5, 1.0, 0.1), (0.2, 0.6, 0.2), (0.05, 0.3, 0.5))
+    assert p.with_overrides({"buffers": "[5, 20]"}).buffers == (5, 20)
+    assert p.with_overrides({"transports": " ppacc "}).transports == ("ppacc",)
+    assert iw10.Params().with_overrides({"jitter_buffers_ms": "(40,1e2)"}).jitter_buffers_ms == (40.0, 100.0)
+    for params, field, value, takes in [
+        (p, "ppacc_shaping", "ture", "true or false"),  # a typo is not quietly false
+        (p, "wred_profiles", "0.5,1,x", "groups of numbers separated by ';' (e.g. 0.6,1,0.05;0.2,0.6,0.2)"),
+        (p, "buffers", "5,x", "a comma-separated list, each a whole number (e.g. 5,20,35)"),
+        (p, "bottleneck_rate_bps", "fast", "a number"),
+        (rmtp.Params(), "scenarios", "one", "a comma-separated list, each a whole number (e.g. 1,2,3)"),
+    ]:
+        with pytest.raises(ValueError) as e:
+            params.with_overrides({field: value})
+        assert str(e.value) == f"{params.study}: {field}='{value}': expected {takes}"

@@ -531,7 +531,8 @@ def _red_crosscheck(save_references: bool) -> None:
 @click.option("--quick", is_flag=True, help="Small version (few replications), for a fast look.")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: all cores).")
 @click.option("--set", "overrides", multiple=True, metavar="NAME=VALUE",
-              help="Override a study parameter, e.g. --set bottleneck_rate_bps=4e6 --set flows=1,6.")
+              help="Override a study parameter, e.g. --set bottleneck_rate_bps=4e6 --set flows=1,6 (lists "
+                   "comma-separated, true/false, groups of numbers separated by ';').")
 @click.option("--case", "cases", multiple=True, type=int, help="Only these cases (studies with cases, e.g. avpf).")
 @click.option("--sensitivity", is_flag=True,
               help="Also vary each value the study leaves open, one at a time (studies that support it, e.g. avpf).")

@@ -122,9 +122,10 @@ class StudyCampaign(CampaignBase):
 
 def _text(v: Any) -> str:
     """A grid or set value as the study's ``--set`` text (lists joined
-    by commas, as tuple parameters take them)."""
+    by commas, as tuple parameters take them; a list of lists as groups
+    separated by ``;``, as a parameter of tuples takes them)."""
     if isinstance(v, (list, tuple)):
-        return ",".join(str(x) for x in v)
+        return (";" if any(isinstance(x, (list, tuple)) for x in v) else ",").join(_text(x) for x in v)
     return str(v)
 
 

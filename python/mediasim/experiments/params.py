@@ -19,8 +19,11 @@ MAX_REPLICATIONS = 10_000
 
 def apply_overrides(params: P, overrides: dict[str, str], study: str) -> P:
     """Returns a copy of ``params`` with NAME=VALUE strings converted to
-    each field's type (tuples from comma-separated lists); raises
-    ValueError naming the study, the field and the problem."""
+    each field's type: true/false (also yes/no, on/off, 1/0), a whole
+    number, a number, text, a comma-separated list of one of these (in
+    brackets or not), or groups of numbers separated by ``;`` for a field
+    that holds tuples (``0.6,1,0.05;0.2,0.6,0.2``); raises ValueError naming
+    the study, the field and what it takes."""
     fields = {f.name for f in dataclasses.fields(params)}  # type: ignore[arg-type]
     out = params
     for k, v in overrides.items():
@@ -28,21 +31,54 @@ def apply_overrides(params: P, overrides: dict[str, str], study: str) -> P:
             raise ValueError(f"{study}: unknown parameter {k!r} (known: {', '.join(sorted(fields))})")
         cur = getattr(params, k)
         try:
-            val: Any
-            if isinstance(cur, tuple):
-                items = [x for x in str(v).strip("()[] ").split(",") if x.strip()]
-                val = tuple(_whole(x) if isinstance(cur[0], int) else type(cur[0])(x) for x in items)
-            elif isinstance(cur, bool):
-                val = str(v).lower() in ("1", "true", "yes")
-            elif isinstance(cur, int):
-                val = _whole(v)
-            else:
-                val = type(cur)(v)
+            val = _convert(str(v), cur)
         except (TypeError, ValueError, OverflowError):
-            raise ValueError(f"{study}: {k}={v!r} is not a valid {type(cur).__name__}") from None
+            raise ValueError(f"{study}: {k}={v!r}: expected {_takes(cur)}") from None
         out = dataclasses.replace(out, **{k: val})  # type: ignore[type-var]
     out.check()  # type: ignore[attr-defined]
     return out
+
+
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+def _convert(text: str, like: Any) -> Any:
+    """``text`` as a value of ``like``'s type (its items' for a tuple)."""
+    if isinstance(like, tuple):
+        items = [x.strip() for x in text.strip("()[] ").split(";" if _nested(like) else ",") if x.strip()]
+        return tuple(_convert(x, like[0] if like else "") for x in items)
+    if isinstance(like, bool):
+        word = text.strip().lower()
+        if word not in _TRUE + _FALSE:  # a typo is not quietly false
+            raise ValueError(text)
+        return word in _TRUE
+    if isinstance(like, int):
+        return _whole(text)
+    if isinstance(like, float):
+        return float(text)
+    return type(like)(text.strip())
+
+
+def _nested(like: tuple) -> bool:
+    return bool(like) and isinstance(like[0], tuple)
+
+
+def _takes(like: Any) -> str:
+    """What a field of ``like``'s type takes, in words, with an example
+    from its value."""
+    if isinstance(like, tuple):
+        if _nested(like):
+            groups = ";".join(",".join(f"{x:g}" for x in g) for g in like[:2])
+            return f"groups of numbers separated by ';' (e.g. {groups})"
+        kind = _takes(like[0] if like else "").split(" (")[0]
+        return f"a comma-separated list, each {kind} (e.g. {','.join(str(x) for x in like[:3])})"
+    if isinstance(like, bool):
+        return "true or false"
+    if isinstance(like, int):
+        return "a whole number"
+    if isinstance(like, float):
+        return "a number"
+    return "text"
 
 
 def _whole(text: Any) -> int:
