@@ -410,6 +410,14 @@ def test_a_run_folder_holds_what_meta_json_lists_and_nothing_else(examples, tmp_
     (d / "meta.json").unlink()
     with pytest.raises(FileNotFoundError, match=r"r: not a run folder \(no meta\.json\)"):
         Results.read_parquet(d)
+    # A file where the folder should be, a folder where meta.json should be.
+    with pytest.raises(FileNotFoundError) as e:
+        Results.read_parquet(d / "flows.parquet")
+    assert str(e.value) == f"{d / 'flows.parquet'}: not a run folder (a file)"
+    (d / "meta.json").mkdir()
+    with pytest.raises(ValueError) as e:
+        Results.read_parquet(d)
+    assert str(e.value) == f"{d / 'meta.json'}: a folder, not a run's metadata; the run folder is damaged"
 
 
 def test_table_files_are_the_same_bytes_whatever_the_order_of_the_metadata(examples):

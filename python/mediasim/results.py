@@ -410,8 +410,10 @@ class Results:
         d = Path(directory)
         try:
             meta = json.loads((d / "meta.json").read_text())
-        except FileNotFoundError:
-            raise FileNotFoundError(f"{d}: not a run folder (no meta.json)") from None
+        except (FileNotFoundError, NotADirectoryError):
+            raise FileNotFoundError(f"{d}: not a run folder ({'a file' if d.is_file() else 'no meta.json'})") from None
+        except IsADirectoryError:
+            raise ValueError(f"{d / 'meta.json'}: a folder, not a run's metadata; the run folder is damaged") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ValueError(f"{d / 'meta.json'}: not JSON ({e}); the run folder is damaged") from None
         if not isinstance(meta, dict) or not isinstance(meta.get("tables", []), list):
