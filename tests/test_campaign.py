@@ -721,3 +721,18 @@ def test_the_not_finished_warning_counts_every_run_left_out(examples, tmp_path):
     assert [str(x.message) for x in w] == [
         f"{tmp_path}: 2 of 3 runs are not finished (failed or not run); they are left out"]
     assert set(flows["interval"]) == {10}
+
+
+def test_a_table_some_runs_lack_is_read_from_every_run_that_has_it(examples, tmp_path):
+    """Series are recorded only where measure.series is on: a run without
+    the table between runs with it is passed over, not the end of the
+    reading."""
+    sc = mediasim.load_scenario(examples / "calls.toml")
+    js = mediasim.grid(sc, {"duration_s": [3, 4], "measure.series": [True, False]}, replications=1, seed=1)
+    assert [tuple(j.labels.values()) for j in js] == [(3, True), (3, False), (4, True), (4, False)]
+    run_campaign(js, tmp_path, workers=1, progress=False)
+    series = read_sweep(tmp_path, "media_series")
+    direct = [mediasim.run(j.scenario, seed=1).tables["media_series"] for j in (js[0], js[2])]
+    assert len(series) == sum(len(d) for d in direct) > 0
+    assert series.groupby("duration_s").size().to_dict() == {3: len(direct[0]), 4: len(direct[1])}
+    assert set(series["measure.series"]) == {True}

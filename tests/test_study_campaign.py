@@ -153,6 +153,60 @@ def test_a_table_some_points_lack_is_read_from_the_points_that_have_it(tmp_path)
     assert str(e.value) == f"{spec.out}: the study wrote no table 'tcp' (its tables: {', '.join(tables)})"
 
 
+def _point(folder: Path, name: str, key: str, tables: dict[str, pd.DataFrame] | None) -> dict:
+    """A study campaign's point made by hand: its tables and marker
+    (``tables`` None: a point not finished, no marker)."""
+    from mediasim.campaign.study import MARKER
+
+    d = folder / "points" / name
+    d.mkdir(parents=True)
+    files = {}
+    for t, df in (tables or {}).items():
+        df.to_parquet(d / f"{t}.parquet")
+        files[f"{t}.parquet"] = (d / f"{t}.parquet").stat().st_size
+    if tables is not None:
+        (d / MARKER).write_text(json.dumps({"key": key, "files": files}))
+    return {"name": name, "key": key, "labels": {"rate": float(name), "iw": 10}}
+
+
+def test_reading_a_study_campaign_made_by_hand(tmp_path):
+    """Points whose tables differ: a table is read from the points that
+    have it, a column one point adds is null in the others' rows, the
+    unfinished points are counted, and a table no point has is named
+    with every table of every point."""
+    from mediasim.campaign.read import parameters
+
+    s1 = pd.DataFrame({"flow": ["a", "b"], "x": [1.0, 2.0]})
+    s2 = pd.DataFrame({"flow": ["a"], "x": [3.0], "extra": [7]})
+    points = [_point(tmp_path, "1", "k1", {"summary": s1, "tcp": pd.DataFrame({"cwnd": [5]})}),
+              _point(tmp_path, "2", "k2", None),
+              _point(tmp_path, "3", "k3", {"summary": s2}),
+              _point(tmp_path, "4", "k4", None)]
+    (tmp_path / "campaign.json").write_text(json.dumps({"kind": "study", "points": points}))
+    assert parameters(tmp_path) == ["rate", "iw"]
+    with pytest.warns(UserWarning) as w:
+        s = read_sweep(tmp_path, "summary")
+    assert [str(x.message) for x in w] == [
+        f"{tmp_path}: 2 of 4 points are not finished (failed or not run); they are left out"]
+    assert list(s.columns) == ["rate", "iw", "flow", "x", "extra"]
+    assert s[["rate", "flow", "x"]].values.tolist() == [[1.0, "a", 1.0], [1.0, "b", 2.0], [3.0, "a", 3.0]]
+    assert s["extra"].isna().tolist() == [True, True, False] and s["extra"].iloc[2] == 7
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert list(read_sweep(tmp_path, "summary", columns=["x"]).columns) == ["rate", "iw", "x"]
+        assert read_sweep(tmp_path, "tcp")["cwnd"].tolist() == [5]
+        with pytest.raises(CampaignError) as e:
+            read_sweep(tmp_path, "summary", columns=["x", "nope", "zz"])
+        assert str(e.value) == "table 'summary' has no column 'nope', 'zz' (its columns: flow, x)"
+        # The last finished point has no tcp table; the first one does.
+        with pytest.raises(TableNotFound) as e:
+            read_sweep(tmp_path, "queues")
+    assert str(e.value) == f"{tmp_path}: the study wrote no table 'queues' (its tables: summary, tcp)"
+    # One point: its labels.
+    (tmp_path / "campaign.json").write_text(json.dumps({"kind": "study", "points": points[:1]}))
+    assert parameters(tmp_path) == ["rate", "iw"]
+
+
 def test_a_study_campaign_without_points_has_no_parameters_and_reads_empty(tmp_path):
     from mediasim.campaign.read import parameters
 
