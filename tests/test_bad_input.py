@@ -63,6 +63,9 @@ def test_a_yaml_merge_key_may_still_be_overridden(tmp_path):
 
     p = write(tmp_path, "merge.yaml", "base: &b {rate_bps: 1, delay_ms: 2}\nlink:\n  <<: *b\n  rate_bps: 3\n")
     assert read_file(p)["link"] == {"rate_bps": 3, "delay_ms": 2}
+    # A key written twice after the merge key is still refused.
+    p = write(tmp_path, "merge2.yaml", "base: &b {rate_bps: 1}\nlink:\n  <<: *b\n  delay_ms: 2\n  delay_ms: 3\n")
+    fails(p, "the key 'delay_ms' appears twice (the later would silently replace the earlier)", str(p))
 
 
 def test_an_override_value_nested_too_deeply_is_named(examples, tmp_path):
@@ -177,7 +180,10 @@ def test_the_campaign_command_names_a_missing_campaign_file_without_a_traceback(
     (-(2 ** 64), "-18446744073709551616 is too large (whole numbers stop below 2^64)"),
     # Python will not write out 5,000 digits: their count is said.
     (10 ** 4999, "a number of about 5000 digits is too large (whole numbers stop below 2^64)"),
-], ids=["2^64", "-2^64", "5000 digits"])
+    # Written out up to 256 bits, counted beyond.
+    (2 ** 256 - 1, f"{2 ** 256 - 1} is too large (whole numbers stop below 2^64)"),
+    (2 ** 256, "a number of about 78 digits is too large (whole numbers stop below 2^64)"),
+], ids=["2^64", "-2^64", "5000 digits", "2^256-1", "2^256"])
 def test_a_whole_number_past_64_bits_is_named_with_its_field(value, said):
     sc = mediasim.Scenario("x", duration_s=1)
     sc.node("a", weight=value)

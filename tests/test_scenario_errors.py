@@ -163,3 +163,58 @@ def test_override_paths():
         sc.set("links[" + "9" * 5000 + "].rate_bps", 1)
     with pytest.raises(ScenarioError, match="cannot parse this path"):
         sc.set("links[\u0663].rate_bps", 1)
+
+
+@pytest.mark.parametrize("path,problem", [
+    ("flows[name=g].start_s", "no item named 'g'"),
+    ("links[4]", "no such list item"),
+    ("links[-1]", "cannot parse this path"),  # indices count from the start
+    ("links[1]", "no such list item"),
+    ("links[4].rate_bps", "no list item 4"),
+    ("nodes[0].name.x", "not a table"),
+    ("links[0].rate_bps[0]", "no such list item"),  # a number, not a list
+    ("links[0].rate_bps[0].x", "no list item 0"),
+    ("duration_s.x", "not a table"),
+    ("flows[name=f]", "cannot replace a selected item"),
+    ("links[x].rate_bps", "cannot parse this path"),
+    ("", "empty path"),
+    ("nodes[0].name[name=a].x", "no item named 'a'"),
+])
+def test_an_override_path_that_leads_nowhere_is_named_as_one_problem(path, problem):
+    sc = mediasim.Scenario.from_dict(base())
+    with pytest.raises(ScenarioError) as e:
+        sc.set(path, 1)
+    assert e.value.errors == [(path, problem)]
+    assert sc.data == base()  # nothing was set
+
+
+def test_an_override_path_sets_list_items_from_either_end_and_creates_tables():
+    sc = mediasim.Scenario.from_dict(base())
+    sc.set("links[0].delay_ms", 7).set("nodes[1]", {"name": "z"}).set("measure.series", True)
+    assert sc.data["links"][0]["delay_ms"] == 7 and sc.data["nodes"] == [{"name": "a"}, {"name": "z"}]
+    assert sc.data["measure"] == {"series": True}
+    # An index of thousands of digits is named by its first 60 characters.
+    path = "links[" + "9" * 5000 + "].rate_bps"
+    with pytest.raises(ScenarioError) as e:
+        sc.set(path, 1)
+    assert e.value.errors == [(path[:60] + "...", "an index of more than 18 digits")]
+    with pytest.raises(ScenarioError) as e:
+        sc.set("links[" + "9" * 18 + "].rate_bps", 1)
+    assert e.value.errors == [("links[" + "9" * 18 + "].rate_bps", f"no list item {'9' * 18}")]
+
+
+def test_override_text_is_split_at_the_first_equals_outside_brackets_and_read_as_json():
+    from mediasim.scenario import parse_value, split_override
+
+    assert split_override("flows[name=a=b].start_s=2") == ("flows[name=a=b].start_s", "2")
+    assert split_override("a[[x=1]]=3") == ("a[[x=1]]", "3")
+    for text in ("flows[name=a].start_s", "a[x=1"):
+        with pytest.raises(ScenarioError) as e:
+            split_override(text)
+        assert e.value.errors == [(text, "expected PATH=VALUE")]
+    assert parse_value("[1, 2]") == [1, 2] and parse_value("fast") == "fast"
+    deep = "[" * 100_000
+    for field, shown in ((None, "[" * 40 + "..."), ("d", "d")):
+        with pytest.raises(ScenarioError) as e:
+            parse_value(deep, field)
+        assert e.value.errors == [(shown, "nested too deeply (at most 64 levels)")]

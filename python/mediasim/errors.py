@@ -11,6 +11,11 @@ class ScenarioError(ValueError):
         super().__init__(message)
         self.errors: list[tuple[str, str]] = [tuple(e) for e in (errors or [])]
 
+    @classmethod
+    def at(cls, path: str, msg: str) -> "ScenarioError":
+        """One problem, ``msg``, at the field (or file) ``path``."""
+        return cls(f"{path}: {msg}", [(path, msg)])
+
     def __str__(self) -> str:  # one problem per line, paths first
         if not self.errors:
             return super().__str__()

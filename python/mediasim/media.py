@@ -31,7 +31,7 @@ STUDY_SIZES = {"I": 11000, "P": 8000, "B": 2000}
 
 
 def _error(where: str, msg: str) -> ScenarioError:
-    return ScenarioError(f"{where}: {msg}", [(where, msg)])
+    return ScenarioError.at(where, msg)
 
 
 def study_trace(gop: str = "IBBPBBPBB", sizes: dict[str, int] | None = None, gops: int = 1) -> Trace:

@@ -27,7 +27,7 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
 def _error(where: str, msg: str) -> ScenarioError:
-    return ScenarioError(f"{where}: {msg}", [(where, msg)])
+    return ScenarioError.at(where, msg)
 
 
 def read_file(path: str | Path) -> Any:

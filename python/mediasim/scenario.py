@@ -140,14 +140,14 @@ class Scenario:
             cur = _step(cur, k, path, create=not isinstance(keys[i + 1], int))
         last = keys[-1]
         if isinstance(last, int):
-            if not isinstance(cur, list) or not -len(cur) <= last < len(cur):
-                raise ScenarioError(f"{path}: no such list item", [(path, "no such list item")])
+            if not isinstance(cur, list) or last >= len(cur):  # indices are never negative (_parse_path)
+                raise ScenarioError.at(path, "no such list item")
             cur[last] = value
         elif isinstance(last, tuple):
-            raise ScenarioError(f"{path}: cannot replace a selected item", [(path, "cannot replace a selected item")])
+            raise ScenarioError.at(path, "cannot replace a selected item")
         else:
             if not isinstance(cur, dict):
-                raise ScenarioError(f"{path}: not a table", [(path, "not a table")])
+                raise ScenarioError.at(path, "not a table")
             cur[last] = value
         return self
 
@@ -185,39 +185,38 @@ def _parse_path(path: str) -> list[Any]:
             continue
         m = _TOKEN.match(path, pos)
         if not m:
-            raise ScenarioError(f"{path}: cannot parse this path", [(path, "cannot parse this path")])
+            raise ScenarioError.at(path, "cannot parse this path")
         if m.group(1) is not None:
             keys.append(m.group(1))
         elif m.group(2) is not None:
             if len(m.group(2).lstrip("0")) > _MAX_INDEX_DIGITS:
                 shown = path[:60] + "..."
-                raise ScenarioError(f"{shown}: no such list item", [(shown, "an index of more than "
-                                                                          f"{_MAX_INDEX_DIGITS} digits")])
+                raise ScenarioError.at(shown, f"an index of more than {_MAX_INDEX_DIGITS} digits")
             keys.append(int(m.group(2)))
         else:
             keys.append(("name", m.group(3)))
         pos = m.end()
     if not keys:
-        raise ScenarioError("empty override path", [(path, "empty path")])
+        raise ScenarioError.at(path, "empty path")
     return keys
 
 
 def _step(cur: Any, key: Any, path: str, create: bool) -> Any:
     if isinstance(key, int):
         if not isinstance(cur, list) or key >= len(cur):
-            raise ScenarioError(f"{path}: no such list item", [(path, f"no list item {key}")])
+            raise ScenarioError.at(path, f"no list item {key}")
         return cur[key]
     if isinstance(key, tuple):
         if isinstance(cur, list):
             for item in cur:
                 if isinstance(item, dict) and item.get("name") == key[1]:
                     return item
-        raise ScenarioError(f"{path}: no item named {key[1]!r}", [(path, f"no item named {key[1]!r}")])
+        raise ScenarioError.at(path, f"no item named {key[1]!r}")
     if not isinstance(cur, dict):
-        raise ScenarioError(f"{path}: not a table", [(path, "not a table")])
+        raise ScenarioError.at(path, "not a table")
     if key not in cur or cur[key] is None:
         if not create:
-            raise ScenarioError(f"{path}: no field {key!r}", [(path, f"no field {key!r}")])
+            raise ScenarioError.at(path, f"no field {key!r}")
         cur[key] = {}
     return cur[key]
 
@@ -233,7 +232,7 @@ def split_override(text: str) -> tuple[str, str]:
             depth -= 1
         elif ch == "=" and depth == 0:
             return text[:i].strip(), text[i + 1 :].strip()
-    raise ScenarioError(f"override {text!r}: expected PATH=VALUE", [(text, "expected PATH=VALUE")])
+    raise ScenarioError.at(text, "expected PATH=VALUE")
 
 
 def parse_value(text: str, field: str | None = None) -> Any:
@@ -248,10 +247,10 @@ def parse_value(text: str, field: str | None = None) -> Any:
         return text
     except RecursionError:
         msg = f"nested too deeply (at most {plain.MAX_DEPTH} levels)"
-        raise ScenarioError(f"{shown}: {msg}", [(shown, msg)]) from None
+        raise ScenarioError.at(shown, msg) from None
     except ValueError as e:  # a whole number of thousands of digits
         msg = plain.parse_problem(e)
-        raise ScenarioError(f"{shown}: {msg}", [(shown, msg)]) from None
+        raise ScenarioError.at(shown, msg) from None
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -41,7 +41,7 @@ __all__ = ["BUILTIN", "OPPORTUNITY_BYTES", "Builtin", "builtin", "constant", "ma
 
 
 def _error(path: str, msg: str) -> ScenarioError:
-    return ScenarioError(f"{path}: {msg}", [(path, msg)])
+    return ScenarioError.at(path, msg)
 
 
 def whole_number(word: str, max_digits: int = 18) -> int | None:

@@ -1,0 +1,170 @@
+"""The trace files and generators of mediasim.traces, alone: each reader's
+whole message for each problem (the field, the file, the line, what is
+wrong), and the generators against their models (a chain whose levels
+are whole opportunities per millisecond shows its level in every
+millisecond, so dwell times and the starting level can be read off)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mediasim import ScenarioError, traces
+
+ONE_PER_MS = traces.OPPORTUNITY_BYTES * 8 * 1000  # bit/s of one opportunity a millisecond
+
+
+def said(f, *args) -> tuple[str, str]:
+    with pytest.raises(ScenarioError) as e:
+        f(*args)
+    [(field, msg)] = e.value.errors
+    assert str(e.value) == f"invalid scenario:\n  {field}: {msg}"
+    return field, msg
+
+
+def write(tmp_path: Path, text: str | bytes, name: str = "t.txt") -> Path:
+    p = tmp_path / name
+    p.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return p
+
+
+def test_a_mahimahi_trace_is_read_or_each_problem_named(tmp_path):
+    assert traces.read(write(tmp_path, "1\n1\n5\n")) == [1, 1, 5]
+    assert traces.read(write(tmp_path, "1\n5")) == [1, 5]  # no newline at the end
+    p = write(tmp_path, "1\n\n5\n")
+    assert said(traces.read, p) == ("trace.file", f"{p}, line 2: an empty line")
+    p = write(tmp_path, "1\n" + "x" * 40 + "\n")
+    assert said(traces.read, p, "links[0].trace.file") == (
+        "links[0].trace.file", f"{p}, line 2: {'x' * 30!r} is not a whole number of milliseconds")
+    p = write(tmp_path, "0\n0\n")
+    assert said(traces.read, p) == ("trace.file", f"{p}: the trace must last a positive time (its last line is 0)")
+    # Only the last line decides: an opportunity at 0 ms before others is fine.
+    assert traces.read(write(tmp_path, "0\n3\n")) == [0, 3]
+    p = write(tmp_path, "3\n2\n")
+    assert said(traces.read, p)[1] == f"{p}, line 2: the trace's times go back (2 ms after 3 ms)"
+    p = write(tmp_path, "")
+    assert said(traces.read, p)[1] == f"{p}: an empty trace (no opportunities)"
+    assert said(traces.read, tmp_path / "gone")[1] == f"no such trace file: {tmp_path / 'gone'}"
+    p = write(tmp_path, b"1\n\xff\n")
+    field, msg = said(traces.read, p)
+    assert field == "trace.file" and msg.startswith(f"cannot read the trace file {p}: 'utf-8' codec can't decode")
+    field, msg = said(traces.read, tmp_path)  # a folder
+    assert field == "trace.file" and msg.startswith(f"cannot read the trace file {tmp_path}: ")
+
+
+def test_whole_numbers_have_at_most_eighteen_digits_unless_told():
+    assert traces.whole_number("9" * 18) == int("9" * 18)
+    assert traces.whole_number("0" * 5 + "9" * 18) == int("9" * 18)  # leading zeros are not digits that count
+    assert traces.whole_number("9" * 19) is None
+    assert traces.whole_number("9" * 19, max_digits=19) == int("9" * 19)
+    assert traces.whole_number("\u00b2") is None and traces.whole_number("-1") is None
+
+
+def test_builtin_traces_are_named_made_once_and_handed_out_as_copies():
+    field, msg = said(traces.builtin, "nope")
+    assert (field, msg) == ("trace.builtin", f"no builtin trace 'nope' (known: {', '.join(sorted(traces.BUILTIN))})")
+    a = traces.builtin("constant-2mbps")
+    a.append(-1)
+    assert traces.builtin("constant-2mbps") == traces.BUILTIN["constant-2mbps"].make()
+    # Each one is what its description says: made by its generator.
+    for b in traces.BUILTIN.values():
+        ms = b.make()
+        expect = (traces.constant(b.levels_bps[0], round(b.duration_s * 1000)) if len(b.levels_bps) == 1
+                  else traces.markov(list(b.levels_bps), b.dwell_s, b.duration_s, b.seed))
+        assert ms == expect and abs(ms[-1] - b.duration_s * 1000) <= 1, b.name  # constant: within 1 ms
+
+
+def test_a_frame_size_trace_is_read_or_each_problem_named(tmp_path):
+    p = write(tmp_path, "# size type\n1200 I # a key frame # with a second mark\n\n300 P\n  250\n")
+    assert traces.read_frames(p) == ([1200, 300, 250], [0])
+    bad = "1 P x " + "y" * 60
+    p = write(tmp_path, f"10\n{bad}\n")
+    assert said(traces.read_frames, p) == ("source.file", f"{p}, line 2: expected a positive frame size in bytes and "
+                                                          f"an optional frame type, got {bad[:40]!r}")
+    p = write(tmp_path, "0 I\n")
+    assert said(traces.read_frames, p, "m.file")[0] == "m.file"
+    p = write(tmp_path, "# nothing\n")
+    assert said(traces.read_frames, p) == ("source.file", f"{p}: no frames")
+    assert said(traces.read_frames, tmp_path / "gone") == ("source.file", f"no such frame trace: {tmp_path / 'gone'}")
+
+
+def test_an_svc_nal_unit_trace_is_read_or_each_problem_named(tmp_path):
+    p = write(tmp_path, "# t bytes s t q\n0.0 500 0 0 0 # base # again\n\n0.04 200 1 2 3\n")
+    assert traces.read_nal_units(p) == [[0.0, 500, 0, 0, 0], [0.04, 200, 1, 2, 3]]
+    bad = "0.0 500 0 0 x " + "z" * 80
+    p = write(tmp_path, f"{bad}\n")
+    assert said(traces.read_nal_units, p) == (
+        "source.file", f"{p}, line 1: expected 'time_s bytes spatial temporal quality', got {bad[:60]!r}")
+    p = write(tmp_path, "0.0 500 0 0\n")
+    assert said(traces.read_nal_units, p, "m.file")[0] == "m.file"
+    p = write(tmp_path, "\n# only comments\n")
+    assert said(traces.read_nal_units, p) == ("source.file", f"{p}: the trace holds no NAL units")
+    assert said(traces.read_nal_units, tmp_path / "gone") == (
+        "source.file", f"no such NAL-unit trace: {tmp_path / 'gone'}")
+
+
+def test_relative_trace_files_are_anchored_to_the_scenarios_folder(tmp_path):
+    data = {"links": [{"trace": {"file": "a.txt"}}, {"trace": {"file": "/abs/b.txt"}}, {"trace": {"file": 5}}],
+            "rtp_sessions": [{"members": [{"source": {"type": "trace", "file": "f.txt"}}]}]}
+    traces.anchor_files(data, tmp_path)
+    assert data["links"][0]["trace"]["file"] == str((tmp_path / "a.txt").resolve())
+    assert data["links"][1]["trace"]["file"] == "/abs/b.txt"
+    assert data["links"][2]["trace"]["file"] == 5  # not text: left for validation to name
+    assert data["rtp_sessions"][0]["members"][0]["source"]["file"] == str((tmp_path / "f.txt").resolve())
+
+
+def test_a_constant_trace_spreads_its_opportunities_evenly():
+    assert traces.constant(2e6) == traces.constant(2e6, 1000)
+    ms = traces.constant(ONE_PER_MS / 2, 10)  # one opportunity every 2 ms
+    assert ms == [2, 4, 6, 8, 10]
+    assert traces.constant(ONE_PER_MS, 1) == [1]
+    # Too slow for one opportunity in the time given: one, when it is due.
+    assert traces.constant(ONE_PER_MS / 5000, 1000) == [5000]
+    for rate, duration in ((0, 10), (-1, 10), (1e6, 0)):
+        with pytest.raises(ValueError, match=r"^constant\(\): rate_bps and duration_ms must be positive$"):
+            traces.constant(rate, duration)
+
+
+def level_runs(ms: list[int], n_ms: int) -> tuple[np.ndarray, list[int]]:
+    """Opportunities in each millisecond 1..n_ms, and how long each stretch
+    at one count lasted (the chain's sojourns, the last one cut short)."""
+    per_ms = np.bincount(ms, minlength=n_ms + 1)[1:]
+    change = np.flatnonzero(np.diff(per_ms)) + 1
+    edges = [0, *change.tolist(), n_ms]
+    return per_ms, [b - a for a, b in zip(edges, edges[1:])]
+
+
+def test_the_markov_chain_keeps_each_level_for_its_dwell_time_and_starts_in_the_middle():
+    levels = [k * ONE_PER_MS for k in (1, 2, 3, 4, 5)]
+    ms = traces.markov(levels, dwell_s=0.05, duration_s=200, seed=4)
+    per_ms, runs = level_runs(ms, 200_000)
+    assert ms[0] == 1 and ms[-1] == 200_000 and ms == sorted(ms)
+    assert set(per_ms) <= {1, 2, 3, 4, 5} and per_ms.min() == 1 and per_ms.max() == 5
+    assert per_ms[0] == 3  # the middle level first
+    # Geometric sojourns of mean dwell_s: 50 ms (about 4,000 of them).
+    assert len(runs) > 3000 and np.mean(runs[:-1]) == pytest.approx(50, rel=0.05)
+    # Each step is to a neighbouring level.
+    assert set(np.abs(np.diff(per_ms[np.flatnonzero(np.diff(per_ms)) + np.array([[0], [1]])], axis=0)).ravel()) == {1}
+    # Two levels: the chain leaves each end for the other.
+    ms = traces.markov(levels[:2], dwell_s=0.02, duration_s=100, seed=1)
+    per_ms, runs = level_runs(ms, 100_000)
+    assert per_ms[0] == 2 and np.mean(runs[:-1]) == pytest.approx(20, rel=0.05)
+
+
+def test_a_fractional_level_draws_its_extra_opportunity_at_its_fraction():
+    ms = traces.markov([1.5 * ONE_PER_MS], dwell_s=1.0, duration_s=100, seed=2)  # one level: it never moves
+    per_ms = np.bincount(ms, minlength=100_001)[1:]
+    assert set(per_ms[:-1]) == {1, 2} and per_ms.mean() == pytest.approx(1.5, abs=0.01)
+    assert traces.mean_rate_bps(ms) == pytest.approx(1.5 * ONE_PER_MS, rel=0.01)
+
+
+def test_a_pass_lasts_its_duration_even_when_its_last_millisecond_is_empty():
+    ms = traces.markov([0.0, 1e3], dwell_s=10, duration_s=0.5, seed=1)
+    assert ms[-1] == 500 and len(ms) <= 2
+    assert traces.markov([0.0], dwell_s=1, duration_s=1, seed=1) == [1000]  # a level of zero is allowed
+    for args in (([], 1, 1), ([-1.0], 1, 1), ([1e6], 0, 1), ([1e6], 1, 0)):
+        with pytest.raises(ValueError, match=r"^markov\(\): levels must be non-negative, dwell_s and duration_s "
+                                             r"positive$"):
+            traces.markov(*args, seed=1)
