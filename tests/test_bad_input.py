@@ -40,6 +40,38 @@ def test_text_that_is_not_utf8_names_the_file(tmp_path):
     fails(p, "not UTF-8", str(p))
 
 
+def read_file_says(p) -> tuple[str, str]:
+    from mediasim.plain import read_file
+
+    with pytest.raises(mediasim.ScenarioError) as e:
+        read_file(p)
+    [said] = e.value.errors
+    return said
+
+
+def test_each_problem_of_a_scenario_file_is_said_whole(tmp_path, monkeypatch):
+    from mediasim import plain
+
+    n = len(BASE_YAML.encode()) + len("description: caf")
+    p = write(tmp_path, "latin.yml", BASE_YAML.encode() + b"description: caf\xe9s\n")
+    assert read_file_says(p) == (str(p), f"not UTF-8 text (byte {n}: b'\\xe9')")
+    assert read_file_says(tmp_path) == (str(tmp_path), "is a folder, not a scenario file")
+    assert read_file_says(write(tmp_path, "list.json", "[1, 2]")) == (
+        str(tmp_path / "list.json"), "a scenario must be a table/mapping")
+    path, msg = read_file_says(write(tmp_path, "bad.json", '{"name": }'))
+    assert (path, msg) == (str(tmp_path / "bad.json"), "cannot parse: Expecting value: line 1 column 10 (char 9)")
+    with pytest.raises(FileNotFoundError) as e:
+        plain.read_file(tmp_path / "gone.yml")
+    assert str(e.value) == f"scenario file not found: {tmp_path / 'gone.yml'}"
+    # .yml is YAML; the size limit counts bytes, a file at the limit is read.
+    assert plain.read_file(write(tmp_path, "s.yml", BASE_YAML))["name"] == "x"
+    monkeypatch.setattr(plain, "MAX_FILE_BYTES", 3 << 20)
+    at_limit = write(tmp_path, "big.json", b'{"description": "' + b"x" * ((3 << 20) - 19) + b'"}')
+    assert at_limit.stat().st_size == 3 << 20 and plain.read_file(at_limit)["description"][0] == "x"
+    over = write(tmp_path, "bigger.json", at_limit.read_bytes() + b" ")
+    assert read_file_says(over) == (str(over), "larger than 3 MiB")
+
+
 @pytest.mark.parametrize("name,content,fragment", [
     ("binary.yaml", BASE_YAML + "description: !!binary aGVsbG8=\n", "no JSON equivalent"),
     ("set.yaml", BASE_YAML + "description: !!set {a: null}\n", "no JSON equivalent"),

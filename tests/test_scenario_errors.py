@@ -171,6 +171,9 @@ def test_override_paths():
     ("links[-1]", "cannot parse this path"),  # indices count from the start
     ("links[1]", "no such list item"),
     ("links[4].rate_bps", "no list item 4"),
+    ("links[1].rate_bps", "no list item 1"),  # one past the end
+    ("duration_s.x.y", "not a table"),
+    ("links[0].nope[0]", "no field 'nope'"),
     ("nodes[0].name.x", "not a table"),
     ("links[0].rate_bps[0]", "no such list item"),  # a number, not a list
     ("links[0].rate_bps[0].x", "no list item 0"),

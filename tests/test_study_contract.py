@@ -94,3 +94,27 @@ def test_overrides_take_each_kind_of_parameter_and_name_what_it_takes():
         with pytest.raises(ValueError) as e:
             params.with_overrides({field: value})
         assert str(e.value) == f"{params.study}: {field}='{value}': expected {takes}"
+
+
+def test_the_shared_checks_of_study_parameters_at_their_bounds():
+    import dataclasses
+
+    from mediasim.experiments import iw10
+
+    p = iw10.Params()
+
+    def problems(**changes) -> str:
+        with pytest.raises(ValueError) as e:
+            dataclasses.replace(p, **changes).check()
+        return str(e.value)
+
+    for ok in ({"replications": 1}, {"replications": 10_000}, {"seed": 0}, {"seed": 2 ** 64 - 1},
+               {"flows": (200_000,)}):
+        dataclasses.replace(p, **ok).check()
+    assert problems(replications=10_001) == "iw10: replications must be from 1 to 10,000 (got 10001)"
+    assert problems(seed=2 ** 64) == f"iw10: seed must be from 0 to 2**64 - 1 (got {2 ** 64})"
+    assert problems(seed=-1) == "iw10: seed must be from 0 to 2**64 - 1 (got -1)"
+    # Every shared problem at once, before the study's own checks.
+    assert problems(replications=0, seed=-1, flows=(1, 200_001)) == (
+        "iw10: replications must be from 1 to 10,000 (got 0); seed must be from 0 to 2**64 - 1 (got -1); "
+        "flows must be at most 200,000 (the engine's limit on flows and nodes)")

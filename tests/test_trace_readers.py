@@ -40,8 +40,8 @@ def test_a_mahimahi_trace_is_read_or_each_problem_named(tmp_path):
         "links[0].trace.file", f"{p}, line 2: {'x' * 30!r} is not a whole number of milliseconds")
     p = write(tmp_path, "0\n0\n")
     assert said(traces.read, p) == ("trace.file", f"{p}: the trace must last a positive time (its last line is 0)")
-    # Only the last line decides: an opportunity at 0 ms before others is fine.
-    assert traces.read(write(tmp_path, "0\n3\n")) == [0, 3]
+    # Only the last line decides: opportunities at 0 ms before others are fine.
+    assert traces.read(write(tmp_path, "0\n0\n3\n")) == [0, 0, 3]
     p = write(tmp_path, "3\n2\n")
     assert said(traces.read, p)[1] == f"{p}, line 2: the trace's times go back (2 ms after 3 ms)"
     p = write(tmp_path, "")
@@ -62,12 +62,14 @@ def test_whole_numbers_have_at_most_eighteen_digits_unless_told():
     assert traces.whole_number("\u00b2") is None and traces.whole_number("-1") is None
 
 
-def test_builtin_traces_are_named_made_once_and_handed_out_as_copies():
+def test_builtin_traces_are_named_made_once_and_handed_out_as_copies(monkeypatch):
+    monkeypatch.setattr(traces, "_made", {})  # made here, not by an earlier test
     field, msg = said(traces.builtin, "nope")
     assert (field, msg) == ("trace.builtin", f"no builtin trace 'nope' (known: {', '.join(sorted(traces.BUILTIN))})")
     a = traces.builtin("constant-2mbps")
     a.append(-1)
     assert traces.builtin("constant-2mbps") == traces.BUILTIN["constant-2mbps"].make()
+    assert list(traces._made) == ["constant-2mbps"]
     # Each one is what its description says: made by its generator.
     for b in traces.BUILTIN.values():
         ms = b.make()
@@ -116,7 +118,8 @@ def test_relative_trace_files_are_anchored_to_the_scenarios_folder(tmp_path):
 
 
 def test_a_constant_trace_spreads_its_opportunities_evenly():
-    assert traces.constant(2e6) == traces.constant(2e6, 1000)
+    assert traces.constant(ONE_PER_MS) == list(range(1, 1001))  # 1 s unless told
+    assert traces.constant(1.0, 1) == [ONE_PER_MS]  # 1 bit/s: one opportunity, due after 12,032 s
     ms = traces.constant(ONE_PER_MS / 2, 10)  # one opportunity every 2 ms
     assert ms == [2, 4, 6, 8, 10]
     assert traces.constant(ONE_PER_MS, 1) == [1]
@@ -164,7 +167,44 @@ def test_a_pass_lasts_its_duration_even_when_its_last_millisecond_is_empty():
     ms = traces.markov([0.0, 1e3], dwell_s=10, duration_s=0.5, seed=1)
     assert ms[-1] == 500 and len(ms) <= 2
     assert traces.markov([0.0], dwell_s=1, duration_s=1, seed=1) == [1000]  # a level of zero is allowed
+    # A last millisecond with its own opportunities gets no extra one.
+    assert traces.markov([ONE_PER_MS], dwell_s=1, duration_s=0.01, seed=1) == list(range(1, 11))
     for args in (([], 1, 1), ([-1.0], 1, 1), ([1e6], 0, 1), ([1e6], 1, 0)):
         with pytest.raises(ValueError, match=r"^markov\(\): levels must be non-negative, dwell_s and duration_s "
                                              r"positive$"):
             traces.markov(*args, seed=1)
+
+
+def test_resolving_fills_every_trace_given_by_name_or_file_and_only_those(tmp_path):
+    frames = write(tmp_path, "1000 I\n500\n", "frames.txt")
+    nal = write(tmp_path, "0.0 500 0 0 0\n", "nal.txt")
+    trace = write(tmp_path, "1\n2\n", "link.txt")
+    data = {"links": [5, {"trace": {"builtin": "constant-2mbps"}},
+                      {"ab": {"trace": {"file": str(trace)}}, "ba": {"trace": {"opportunities_ms": [7]}}}],
+            "rtp_sessions": [5, {"members": [5, {"source": {"type": "trace", "file": str(frames)}},
+                                             {"source": {"type": "svc_trace", "file": str(nal)}},
+                                             {"source": {"type": "synthetic"}}]}]}
+    assert traces.needs_resolving(data)
+    out = traces.resolve(data)
+    assert "opportunities_ms" not in data["links"][1]["trace"]  # the input is left as it was
+    assert out["links"][1]["trace"]["opportunities_ms"] == traces.builtin("constant-2mbps")
+    assert out["links"][2]["ab"]["trace"]["opportunities_ms"] == [1, 2]
+    assert out["links"][2]["ba"]["trace"] == {"opportunities_ms": [7]}  # given: kept
+    members = out["rtp_sessions"][1]["members"]
+    assert (members[1]["source"]["frames_bytes"], members[1]["source"]["key_frames"]) == ([1000, 500], [0])
+    assert members[2]["source"]["nal_units"] == [[0.0, 500, 0, 0, 0]]
+    assert members[3]["source"] == {"type": "synthetic"}
+    assert not traces.needs_resolving(out) and traces.resolve(out) is out
+    for filled in ({"links": [{"trace": {"file": "x", "opportunities_ms": [1]}}]},
+                   {"rtp_sessions": [{"members": [{"source": {"type": "trace", "file": "x", "frames_bytes": [1]}}]}]},
+                   {"rtp_sessions": [{"members": [{"source": {"type": "svc_trace", "file": "x",
+                                                              "nal_units": [[0.0, 1, 0, 0, 0]]}}]}]},
+                   {"links": [{"trace": {"rate": 1}}]}):
+        assert not traces.needs_resolving(filled) and traces.resolve(filled) is filled
+    both = {"links": [{}, {"ba": {"trace": {"file": str(trace), "builtin": "constant-2mbps"}}}]}
+    assert said(traces.resolve, both) == ("links[1].ba.trace", "give file or builtin, not both")
+    keyed = {"rtp_sessions": [{"members": [{}, {"source": {"type": "trace", "file": str(frames), "key_frames": [0]}}]}]}
+    assert said(traces.resolve, keyed) == ("rtp_sessions[0].members[1].source.key_frames",
+                                           "with `file`, key frames come from the trace (type I)")
+    gone = {"links": [{"trace": {"file": str(tmp_path / "gone")}}]}
+    assert said(traces.resolve, gone) == ("links[0].trace.file", f"no such trace file: {tmp_path / 'gone'}")
