@@ -30,9 +30,6 @@ Trace = list[list[Any]]  # [[type, bytes], ...], as a flow's "frames" field
 STUDY_SIZES = {"I": 11000, "P": 8000, "B": 2000}
 
 
-def _error(where: str, msg: str) -> ScenarioError:
-    return ScenarioError.at(where, msg)
-
 
 def study_trace(gop: str = "IBBPBBPBB", sizes: dict[str, int] | None = None, gops: int = 1) -> Trace:
     """The media-scaling study's trace: every frame of a type has that
@@ -49,7 +46,7 @@ def read_trace(path: str | Path) -> Trace:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise _error(str(path), f"cannot read the trace: {e}") from None
+        raise ScenarioError.at(str(path), f"cannot read the trace: {e}") from None
     for no, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -57,12 +54,12 @@ def read_trace(path: str | Path) -> Trace:
         parts = line.split()
         size = whole_number(parts[1]) if len(parts) == 2 and parts[0] in ("I", "P", "B") else None
         if size is None:
-            raise _error(f"{path}:{no}", f"expected '<I|P|B> <bytes>', got {line[:60]!r}")
+            raise ScenarioError.at(f"{path}:{no}", f"expected '<I|P|B> <bytes>', got {line[:60]!r}")
         frames.append([parts[0], size])
     if not frames:
-        raise _error(str(path), "the trace holds no frames")
+        raise ScenarioError.at(str(path), "the trace holds no frames")
     if frames[0][0] != "I":
-        raise _error(f"{path}:1", "the first frame must be an I frame")
+        raise ScenarioError.at(f"{path}:1", "the first frame must be an I frame")
     return frames
 
 
@@ -83,7 +80,7 @@ def scale_rates(**fields: Any) -> list[dict[str, float]]:
         rates = _engine.media_scaling_rates(json.dumps(fields))
     except ValueError as e:
         where, _, msg = str(e).partition(": ")
-        raise _error(where, msg) from None
+        raise ScenarioError.at(where, msg) from None
     return [{"scale": s, "payload_kbps": p / 1e3, "wire_kbps": w / 1e3} for s, (p, w) in enumerate(rates)]
 
 
@@ -116,4 +113,4 @@ def fec_residual_loss(code: str, k: int, n: int, p_media: float, p_repair: float
         return _engine.fec_residual_loss(code, int(k), int(n), float(p_media), float(p_repair))
     except ValueError as e:
         where, _, msg = str(e).partition(": ")
-        raise _error(where, msg) from None
+        raise ScenarioError.at(where, msg) from None

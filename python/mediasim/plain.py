@@ -26,9 +26,6 @@ MAX_NODES = 2_000_000
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
-def _error(where: str, msg: str) -> ScenarioError:
-    return ScenarioError.at(where, msg)
-
 
 def read_file(path: str | Path) -> Any:
     """Reads a .json, .toml, .yaml or .yml scenario file into plain data."""
@@ -38,25 +35,26 @@ def read_file(path: str | Path) -> Any:
     if not os.path.exists(p):
         raise FileNotFoundError(f"scenario file not found: {p}")
     if os.path.isdir(p):
-        raise _error(p, "is a folder, not a scenario file")
+        raise ScenarioError.at(p, "is a folder, not a scenario file")
     if os.path.getsize(p) > MAX_FILE_BYTES:
-        raise _error(p, f"larger than {MAX_FILE_BYTES >> 20} MiB")
+        raise ScenarioError.at(p, f"larger than {MAX_FILE_BYTES >> 20} MiB")
     try:
         with open(p, "rb") as fh:
             text = fh.read().decode("utf-8")
     except UnicodeDecodeError as e:
-        raise _error(p, f"not UTF-8 text (byte {e.start}: {e.object[e.start:e.start + 1]!r})") from None
+        raise ScenarioError.at(p, f"not UTF-8 text (byte {e.start}: {e.object[e.start:e.start + 1]!r})") from None
     suffix = os.path.splitext(p)[1].lower()
     if suffix not in (".json", ".toml", ".yaml", ".yml"):
-        raise _error(str(p), f"unknown file format {suffix!r} (scenario and campaign files are .json, .toml, .yaml or .yml)")
+        raise ScenarioError.at(str(p), f"unknown file format {suffix!r} "
+                                       "(scenario and campaign files are .json, .toml, .yaml or .yml)")
     try:
         data = _parse(suffix, text)
     except ValueError as e:  # each format's parse error (YAML's is made one below)
-        raise _error(str(p), f"cannot parse: {parse_problem(e)}") from None
+        raise ScenarioError.at(str(p), f"cannot parse: {parse_problem(e)}") from None
     except RecursionError:
-        raise _error(str(p), f"nested too deeply (at most {MAX_DEPTH} levels)") from None
+        raise ScenarioError.at(str(p), f"nested too deeply (at most {MAX_DEPTH} levels)") from None
     if not isinstance(data, dict):
-        raise _error(str(p), "a scenario must be a table/mapping")
+        raise ScenarioError.at(str(p), "a scenario must be a table/mapping")
     check(data, str(p))
     return data
 
@@ -128,13 +126,13 @@ def check(data: Any, where: str = "scenario") -> None:
         x, path, depth = stack.pop()
         seen += 1
         if seen > MAX_NODES:
-            raise _error(where, f"more than {MAX_NODES:,} values once expanded (YAML aliases?)")
+            raise ScenarioError.at(where, f"more than {MAX_NODES:,} values once expanded (YAML aliases?)")
         if depth > MAX_DEPTH:
-            raise _error(path or where, f"nested too deeply (at most {MAX_DEPTH} levels)")
+            raise ScenarioError.at(path or where, f"nested too deeply (at most {MAX_DEPTH} levels)")
         if isinstance(x, dict):
             for k, v in x.items():
                 if not isinstance(k, str):
-                    raise _error(path or where, f"key {k!r} is not text")
+                    raise ScenarioError.at(path or where, f"key {k!r} is not text")
                 stack.append((v, f"{path}.{k}" if path else k, depth + 1))
         elif isinstance(x, list | tuple):
             for i, v in enumerate(x):
@@ -143,10 +141,10 @@ def check(data: Any, where: str = "scenario") -> None:
             continue
         elif isinstance(x, int):
             if abs(x) >= 2 ** 64:
-                raise _error(path or where, f"{_big(x)} is too large (whole numbers stop below 2^64)")
+                raise ScenarioError.at(path or where, f"{_big(x)} is too large (whole numbers stop below 2^64)")
         elif isinstance(x, float):
             if math.isnan(x) or math.isinf(x):
                 continue  # sent as text, so that the engine names the field
         else:
-            raise _error(path or where, f"a {type(x).__name__} is not a scenario value "
+            raise ScenarioError.at(path or where, f"a {type(x).__name__} is not a scenario value "
                                         "(numbers, text, lists and tables only)")

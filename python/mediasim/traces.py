@@ -40,9 +40,6 @@ __all__ = ["BUILTIN", "OPPORTUNITY_BYTES", "Builtin", "builtin", "constant", "ma
            "resolve", "write"]
 
 
-def _error(path: str, msg: str) -> ScenarioError:
-    return ScenarioError.at(path, msg)
-
 
 def whole_number(word: str, max_digits: int = 18) -> int | None:
     """``word`` as a whole number written in ASCII digits, at most
@@ -60,9 +57,9 @@ def _read_text(path: str | Path, field: str, what: str) -> str:
     try:
         return Path(path).read_text()
     except FileNotFoundError:
-        raise _error(field, f"no such {what}: {path}") from None
+        raise ScenarioError.at(field, f"no such {what}: {path}") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise _error(field, f"cannot read the {what} {path}: {e}") from None
+        raise ScenarioError.at(field, f"cannot read the {what} {path}: {e}") from None
 
 
 def read(path: str | Path, field: str = "trace.file") -> list[int]:
@@ -79,17 +76,18 @@ def read(path: str | Path, field: str = "trace.file") -> list[int]:
         # isdigit() alone takes other scripts' digits and superscripts.
         if not (s.isascii() and s.isdigit()):
             what = "an empty line" if not s else f"{s[:30]!r} is not a whole number of milliseconds"
-            raise _error(field, f"{path}, line {i}: {what}")
+            raise ScenarioError.at(field, f"{path}, line {i}: {what}")
         v = whole_number(s)  # None for a line of thousands of digits
         if v is None or v > MAX_TRACE_MS:
-            raise _error(field, f"{path}, line {i}: {s[:30]} ms is beyond the longest run ({MAX_TRACE_MS:.0e} ms)")
+            raise ScenarioError.at(field, f"{path}, line {i}: {s[:30]} ms is beyond the longest run "
+                                          f"({MAX_TRACE_MS:.0e} ms)")
         if ms and v < ms[-1]:
-            raise _error(field, f"{path}, line {i}: the trace's times go back ({v} ms after {ms[-1]} ms)")
+            raise ScenarioError.at(field, f"{path}, line {i}: the trace's times go back ({v} ms after {ms[-1]} ms)")
         ms.append(v)
     if not ms:
-        raise _error(field, f"{path}: an empty trace (no opportunities)")
+        raise ScenarioError.at(field, f"{path}: an empty trace (no opportunities)")
     if ms[-1] == 0:
-        raise _error(field, f"{path}: the trace must last a positive time (its last line is 0)")
+        raise ScenarioError.at(field, f"{path}: the trace must last a positive time (its last line is 0)")
     return ms
 
 
@@ -190,7 +188,7 @@ _made: dict[str, list[int]] = {}
 def builtin(name: str, field: str = "trace.builtin") -> list[int]:
     """The opportunities of builtin trace ``name``."""
     if name not in BUILTIN:
-        raise _error(field, f"no builtin trace {name!r} (known: {', '.join(sorted(BUILTIN))})")
+        raise ScenarioError.at(field, f"no builtin trace {name!r} (known: {', '.join(sorted(BUILTIN))})")
     if name not in _made:
         _made[name] = BUILTIN[name].make()
     return list(_made[name])
@@ -243,13 +241,13 @@ def read_frames(path: str | Path, field: str = "source.file") -> tuple[list[int]
             continue
         size = whole_number(words[0])
         if not size or len(words) > 2:
-            raise _error(field, f"{path}, line {i}: expected a positive frame size in bytes and an optional "
+            raise ScenarioError.at(field, f"{path}, line {i}: expected a positive frame size in bytes and an optional "
                                 f"frame type, got {line.strip()[:40]!r}")
         if len(words) == 2 and words[1].upper() == "I":
             keys.append(len(sizes))
         sizes.append(size)
     if not sizes:
-        raise _error(field, f"{path}: no frames")
+        raise ScenarioError.at(field, f"{path}: no frames")
     return sizes, keys
 
 
@@ -270,10 +268,10 @@ def read_nal_units(path: str | Path, field: str = "source.file") -> list[list[An
                 raise ValueError
             units.append([float(words[0]), int(words[1]), int(words[2]), int(words[3]), int(words[4])])
         except ValueError:
-            raise _error(field, f"{path}, line {i}: expected 'time_s bytes spatial temporal quality', "
+            raise ScenarioError.at(field, f"{path}, line {i}: expected 'time_s bytes spatial temporal quality', "
                                 f"got {line.strip()[:60]!r}") from None
     if not units:
-        raise _error(field, f"{path}: the trace holds no NAL units")
+        raise ScenarioError.at(field, f"{path}: the trace holds no NAL units")
     return units
 
 
@@ -309,7 +307,7 @@ def resolve(data: dict[str, Any]) -> dict[str, Any]:
         if t.get("opportunities_ms"):
             continue
         if "file" in t and "builtin" in t:
-            raise _error(path, "give file or builtin, not both")
+            raise ScenarioError.at(path, "give file or builtin, not both")
         if "file" in t:
             t["opportunities_ms"] = _read_cached(str(t["file"]), f"{path}.file")
         elif "builtin" in t:
@@ -320,7 +318,7 @@ def resolve(data: dict[str, Any]) -> dict[str, Any]:
                 src["nal_units"] = read_nal_units(str(src["file"]), f"{path}.file")
         elif "file" in src and not src.get("frames_bytes"):
             if src.get("key_frames"):
-                raise _error(f"{path}.key_frames", "with `file`, key frames come from the trace (type I)")
+                raise ScenarioError.at(f"{path}.key_frames", "with `file`, key frames come from the trace (type I)")
             src["frames_bytes"], src["key_frames"] = read_frames(str(src["file"]), f"{path}.file")
     return out
 
