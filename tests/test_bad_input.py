@@ -90,6 +90,29 @@ def test_a_key_written_twice_is_refused_not_silently_replaced(tmp_path, name, co
     fails(write(tmp_path, name, content), "appears twice")
 
 
+@pytest.mark.parametrize("text,said", [
+    ("a: 1\nb: !!binary aGVsbG8=\n", "line 2, column 4: the tag tag:yaml.org,2002:binary has no JSON equivalent "
+                                     "(scenarios hold numbers, text, lists and tables)"),
+    ("nodes: [{name: a, name: c}]\n", "line 1, column 19: the key 'name' appears twice (the later would silently "
+                                      "replace the earlier)"),
+    ("a: [1, 2\n", "line 2, column 1: expected ',' or ']', but got '<stream end>' (while parsing a flow sequence "
+                   "from line 1, column 4)"),
+    ("a: b: c\n", "line 1, column 5: mapping values are not allowed here"),
+    ('a: "\x01"\n', "the character at position 5 cannot be read: special characters are not allowed"),
+])
+def test_a_yaml_problem_is_said_on_one_line_at_its_line_and_column(tmp_path, text, said):
+    p = write(tmp_path, "s.yaml", text)
+    assert read_file_says(p) == (str(p), f"cannot parse: {said}")
+
+
+def test_a_yaml_error_without_a_place_is_said_as_pyyaml_says_it():
+    import yaml
+
+    from mediasim.plain_yaml import problem
+
+    assert problem(yaml.YAMLError("no document")) == "no document"
+
+
 def test_a_yaml_merge_key_may_still_be_overridden(tmp_path):
     from mediasim.plain import read_file
 
@@ -148,6 +171,48 @@ def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path):
     p = write(tmp_path, "bomb.yaml", BASE_YAML + "description:\n  " + "\n  ".join(lines) + "\n")
     assert p.stat().st_size < 2000  # 10^10 strings once expanded
     fails(p, f"more than {MAX_NODES:,} values", str(p))
+
+
+def test_the_limits_on_plain_data_hold_exactly_at_their_bounds(monkeypatch):
+    """Counted as the docs say: every value, tables and lists included, and
+    nesting from 0 at the top; each problem at its field's path, or at the
+    scenario's name at the top."""
+    from mediasim import plain
+
+    def says(data, *where) -> str:
+        with pytest.raises(mediasim.ScenarioError) as e:
+            plain.check(data, *where)
+        [(path, msg)] = e.value.errors
+        return f"{path}: {msg}"
+
+    monkeypatch.setattr(plain, "MAX_NODES", 5)
+    plain.check({"a": [1, 2, 3]})  # 5 values: the table, the list and its three items
+    assert says({"a": [1, 2, 3, 4]}) == "scenario: more than 5 values once expanded (YAML aliases?)"
+    assert says({"a": [1, 2, 3, 4]}, "calls.yaml") == "calls.yaml: more than 5 values once expanded (YAML aliases?)"
+    monkeypatch.setattr(plain, "MAX_NODES", 1000)
+    monkeypatch.setattr(plain, "MAX_DEPTH", 3)
+    plain.check({"a": {"b": {"c": 1}}})
+    plain.check([[[1]]])
+    assert says({"a": {"b": {"c": {"d": 1}}}}) == "a.b.c.d: nested too deeply (at most 3 levels)"
+    assert says({"a": [[[1]]]}) == "a[0][0][0]: nested too deeply (at most 3 levels)"
+    assert says([[[[1]]]]) == "[0][0][0][0]: nested too deeply (at most 3 levels)"
+    assert says({1: "x"}) == "scenario: key 1 is not text"
+    assert says({"a": {2: "x"}}, "s.toml") == "a: key 2 is not text"
+    assert says({"a": 2 ** 64}) == f"a: {2 ** 64} is too large (whole numbers stop below 2^64)"
+    assert says(b"x", "s") == "s: a bytes is not a scenario value (numbers, text, lists and tables only)"
+    plain.check({"a": [True, None, "x", 1.5, float("nan"), -float("inf"), 2 ** 64 - 1, -(2 ** 64) + 1]})
+    # Checking goes on past a value that passes, a NaN included.
+    assert says({"b": {3: "x"}, "a": float("nan")}) == "b: key 3 is not text"
+    assert says({"b": {4: "x"}, "a": True}) == "b: key 4 is not text"
+
+
+def test_a_file_of_an_unknown_format_or_an_escape_beyond_unicode_is_named(tmp_path):
+    p = write(tmp_path, "s.ini", "[x]\n")
+    assert read_file_says(p) == (
+        str(p), "unknown file format '.ini' (scenario and campaign files are .json, .toml, .yaml or .yml)")
+    for escape in ("\\U00110000", "\\U7fffffff", "\\Uffffffff"):  # chr()'s ValueError, then its OverflowError
+        p = write(tmp_path, "s.yaml", f'name: "{escape}"\n')
+        assert read_file_says(p) == (str(p), "cannot parse: a character escape beyond U+10FFFF, the last in Unicode")
 
 
 def test_python_values_json_cannot_hold_name_their_field():

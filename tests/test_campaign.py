@@ -500,22 +500,33 @@ def test_ctrl_c_stops_the_campaign_and_its_workers_at_once(examples, tmp_path):
     args = [sys.executable, "-m", "mediasim", "sweep", str(examples / "dumbbell.toml"),
             "--vary", "flows[name=voice].interval_ms=5,10,20,40", "--set", "duration_s=60000",
             "--workers", "2", "--out", str(tmp_path)]
-    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    time.sleep(3)
-    t0 = time.monotonic()
-    os.killpg(p.pid, signal.SIGINT)
-    p.wait(timeout=10)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
+    # As from a terminal: Ctrl-C at its default action, even where this test
+    # runs in the background of a script (which starts its commands with
+    # SIGINT ignored, and an ignored signal stays ignored across exec).
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        time.sleep(3)
+        t0 = time.monotonic()
+        os.killpg(p.pid, signal.SIGINT)
+        p.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(p.pid, 0)  # any process of the group left?
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("workers still running 5 s after Ctrl-C")
+        assert time.monotonic() - t0 < 5
+        assert p.returncode != 0
+    finally:  # a failure leaves no process behind for later tests
         try:
-            os.killpg(p.pid, 0)  # any process of the group left?
+            os.killpg(p.pid, signal.SIGKILL)
         except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        pytest.fail("workers still running 5 s after Ctrl-C")
-    assert time.monotonic() - t0 < 5
-    assert p.returncode != 0
+            pass
+        p.wait()
     assert not [d for d in (tmp_path / "runs").iterdir() if not d.name.startswith(".")]
 
 

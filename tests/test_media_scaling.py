@@ -22,27 +22,48 @@ def test_the_studys_mpeg_trace_gives_the_rates_its_arithmetic_does():
     assert rows[4]["wire_kbps"] == pytest.approx((39000 + 32 * 28) * 8 / 0.3 / 1e3, rel=1e-6)
     mm = media.scale_rates(app="mm")
     assert [r["wire_kbps"] for r in mm] == pytest.approx([300, 500, 700, 900, 1100])
+    # Fields that are wrong are named as a scenario's flow's would be.
+    for fields, said in [({"app": "mm", "rates_bps": [1e5, "x"]}, ("flow.rates_bps[1]", 'must be a number (got "x")')),
+                         ({"app": "mpeg", "gop": "XYZ"},
+                          ("flow.gop", 'must be I, P and B frames starting with I (got "XYZ")')),
+                         ({"app": "mm", "rates_bps": [1e5]},
+                          ("flow.rates_bps", "give one rate per scale 0-4 (got 1)"))]:
+        with pytest.raises(ScenarioError) as e:
+            media.scale_rates(**fields)
+        assert e.value.errors == [said]
 
 
 def test_trace_files_round_trip_and_bad_lines_name_the_line(tmp_path):
     frames = media.study_trace("IBBPBBPBBPBB", gops=2)
     path = media.write_trace(tmp_path / "t.txt", frames)
     assert media.read_trace(path) == frames
+    assert path.read_text().splitlines()[0] == (
+        "# mediasim MPEG frame trace: <type> <payload bytes>, one frame per line")  # the format, skipped on reading
     assert media.scale_rates(app="mpeg", frames=frames) == media.scale_rates(app="mpeg", gop="IBBPBBPBBPBB")
+    assert media.study_trace() == [[t, media.STUDY_SIZES[t]] for t in "IBBPBBPBB"]  # one GOP of the study's
     bad = tmp_path / "bad.txt"
-    bad.write_text("# trace\nI 11000\nX 12\n")
-    with pytest.raises(ScenarioError) as e:
-        media.read_trace(bad)
-    assert e.value.errors[0][0] == f"{bad}:3"
-    bad.write_text("B 2000\n")
-    with pytest.raises(ScenarioError, match="first frame must be an I"):
-        media.read_trace(bad)
+    long = "P 12 " + "x" * 70
+    for text, said in [("# trace\nI 11000 # a key frame # of 11 kB\nX 12\n", (f"{bad}:3", "expected '<I|P|B> <bytes>', "
+                                                                               "got 'X 12'")),
+                       (f"I 11000\n{long}\n", (f"{bad}:2", f"expected '<I|P|B> <bytes>', got {long[:60]!r}")),
+                       ("# only a comment\n\n", (str(bad), "the trace holds no frames")),
+                       ("B 2000\nI 11000\n", (f"{bad}:1", "the first frame must be an I frame"))]:
+        bad.write_text(text)
+        with pytest.raises(ScenarioError) as e:
+            media.read_trace(bad)
+        assert e.value.errors == [said]
     # Other scripts' digits and thousands of digits, which int() refuses.
     for size in ("\u00b2", "9" * 5000):
         bad.write_text(f"I {size}\n")
         with pytest.raises(ScenarioError) as e:
             media.read_trace(bad)
         assert e.value.errors[0][0] == f"{bad}:1"
+    bad.write_bytes(b"I 11000\nP \xe9\n")
+    for path, said in ((bad, "not UTF-8 text (byte 10: b'\\xe9')"), (tmp_path / "gone", "no such trace file"),
+                       (tmp_path, "cannot read the trace: Is a directory")):
+        with pytest.raises(ScenarioError) as e:
+            media.read_trace(path)
+        assert e.value.errors == [(str(path), said)]
 
 
 def one_flow(rate_bps: float, duration_s: float = 10.0, **fields):

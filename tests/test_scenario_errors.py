@@ -221,3 +221,52 @@ def test_override_text_is_split_at_the_first_equals_outside_brackets_and_read_as
         with pytest.raises(ScenarioError) as e:
             parse_value(deep, field)
         assert e.value.errors == [(shown, "nested too deeply (at most 64 levels)")]
+
+
+def test_the_builder_starts_from_its_defaults_and_owns_its_data():
+    assert mediasim.Scenario().data == {"name": "", "duration_s": 10.0, "nodes": [], "links": []}
+    assert mediasim.Scenario().name == "scenario"  # what errors and outputs call an unnamed one
+    given = base()
+    sc = mediasim.Scenario.from_dict(given)
+    given["links"][0]["rate_bps"] = 5
+    out = sc.to_dict()
+    out["flows"][0]["start_s"] = 3
+    assert sc.data == base()  # neither the dict handed in nor the one handed out is the scenario's own
+    bare = mediasim.Scenario.from_dict({"duration_s": 1})  # no nodes or links yet
+    bare.node("a").node("b").link("a", "b", 1e6, 1)
+    assert [n["name"] for n in bare.data["nodes"]] == ["a", "b"] and len(bare.data["links"]) == 1
+    bare.validate()
+
+
+def test_the_wrong_kind_of_scenario_or_path_is_named():
+    from mediasim.scenario import as_scenario
+
+    for call, said in [(lambda: mediasim.Scenario.from_dict([1]), "a scenario is a table of fields (a dict), not list"),
+                       (lambda: as_scenario(5), "a scenario is a Scenario, a dict or a file's path (got int)"),
+                       (lambda: mediasim.Scenario().set(5, 1),
+                        "a field path is text, such as 'links[0].rate_bps' (got 5)")]:
+        with pytest.raises(TypeError) as e:
+            call()
+        assert str(e.value) == said
+    assert errors_of({**base(), 1: "x"}) == [("scenario", "key 1 is not text")]  # unnamed: the default name
+    sc = mediasim.Scenario("calls", duration_s=1)
+    sc.data[1] = "x"
+    assert errors_of(sc.data) == [("calls", "key 1 is not text")]
+
+
+@pytest.mark.parametrize("change", [
+    {"rtp_sessions": [5]}, {"rtp_sessions": [{"members": [5]}]}, {"rtp_sessions": [{"members": 5}]},
+    {"links": [5]}, {"links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1, "ab": 5}]},
+    {"links": {"a": "a"}},
+])
+def test_a_part_of_the_wrong_kind_where_traces_are_looked_for_is_named_by_the_engine(change):
+    with pytest.raises(ScenarioError) as e:
+        mediasim.Scenario.from_dict({**base(), **change}).validate()
+    assert e.value.errors and all(path for path, _ in e.value.errors)
+
+
+def test_an_unlikely_value_warns_at_the_line_that_validates_it():
+    sc = mediasim.Scenario.from_dict(base()).set("links[0].rate_bps", 2000)
+    with pytest.warns(mediasim.ImplausibleValue) as w:
+        sc.validate()
+    assert [x.filename for x in w] == [__file__]

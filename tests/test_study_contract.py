@@ -5,11 +5,15 @@ its declarations, not by probing it."""
 
 from __future__ import annotations
 
+import dataclasses
+from typing import ClassVar
+
 import pytest
 from click.testing import CliRunner
 
 from mediasim import experiments
 from mediasim.cli import main
+from mediasim.experiments.params import StudyParams
 
 
 @pytest.mark.parametrize("name", list(experiments.STUDIES))
@@ -118,3 +122,100 @@ def test_the_shared_checks_of_study_parameters_at_their_bounds():
     assert problems(replications=0, seed=-1, flows=(1, 200_001)) == (
         "iw10: replications must be from 1 to 10,000 (got 0); seed must be from 0 to 2**64 - 1 (got -1); "
         "flows must be at most 200,000 (the engine's limit on flows and nodes)")
+
+
+def test_params_overrides_are_typed_and_checked():
+    from mediasim.experiments import iw10
+
+    p = iw10.Params().with_overrides({"flows": "1,6", "bottleneck_rate_bps": "4e6", "replications": "3"})
+    assert p.flows == (1, 6) and p.bottleneck_rate_bps == 4e6 and p.replications == 3
+    with pytest.raises(ValueError, match="replications must be from 1 to 10,000"):
+        iw10.Params().with_overrides({"replications": "0"})
+    with pytest.raises(ValueError, match="buffer_packets=.many.: expected a whole number"):
+        iw10.Params().with_overrides({"buffer_packets": "many"})
+
+
+def test_every_study_refuses_counts_no_run_can_use_before_building_anything():
+    """A mistyped count (1e300 flows, receivers or replications) is an error
+    naming it, not a loop over it; the bound on flows and nodes is the
+    engine's own default limit."""
+    import json
+
+    from mediasim import _engine
+    from mediasim.experiments import STUDIES, get
+    from mediasim.experiments.params import MAX_ITEMS
+
+    limits = json.loads(_engine.schema())["$defs"]["LimitsSpec"]["properties"]
+    assert MAX_ITEMS == limits["max_flows"]["default"] == limits["max_nodes"]["default"]
+    counted = set()
+    for name in STUDIES:
+        params = get(name).Params()
+        for field in ("replications", *type(params).count_fields):
+            counted.add((name, field))
+            with pytest.raises(ValueError, match=f"{field} must be"):
+                params.with_overrides({field: "1e300"})
+        with pytest.raises(ValueError, match="seed must be from 0 to 2\\*\\*64 - 1"):
+            params.with_overrides({"seed": str(2 ** 64)})
+    assert {("iw10", "flows"), ("rmtp", "receivers_per_dr"), ("svc", "video_flows"),
+            ("media-scaling", "mpeg_flows"), ("avpf", "ftp_flows_per_side")} <= counted
+
+
+def test_whole_number_parameters_are_taken_exactly_or_refused():
+    """``--set`` of an integer field: as written (a 20-digit seed stays that
+    seed), or a float that is whole (1e1); a fraction or an infinity is
+    named, where int(float(...)) cut the one, overflowed on the other and
+    rounded large seeds to other seeds."""
+    from mediasim.experiments import iw10
+
+    p = iw10.Params()
+    assert p.with_overrides({"seed": str(2 ** 64 - 1)}).seed == 2 ** 64 - 1
+    assert p.with_overrides({"seed": "12345678901234567891"}).seed == 12345678901234567891
+    assert p.with_overrides({"flows": "1e1,2"}).flows == (10, 2)
+    for field, value, takes in (("replications", "2.7", "a whole number"), ("replications", "1e400", "a whole number"),
+                                ("replications", "nan", "a whole number"),
+                                ("flows", "1,2.5", "a comma-separated list, each a whole number (e.g. 1,2,6)")):
+        with pytest.raises(ValueError) as e:
+            p.with_overrides({field: value})
+        assert str(e.value) == f"iw10: {field}='{value}': expected {takes}"
+
+
+
+@dataclasses.dataclass(frozen=True)
+class _Toy(StudyParams):
+    """A study's parameters at their plainest: no seed, lists of no value
+    and of one by default, and checks of its own."""
+
+    study: ClassVar[str] = "toy"
+    replications: int = 1
+    names: tuple[str, ...] = ()
+    counts: tuple[int, ...] = (5,)
+    width: float = 1.0
+
+    def check_more(self) -> list[str]:
+        return [p for bad, p in ((self.width < 0, "width must be at least 0"),
+                                 (self.width > 10, "width must be at most 10"),
+                                 ("bad" in self.names, "names must not hold 'bad'")) if bad]
+
+
+def test_an_unknown_parameter_is_named_with_every_known_one():
+    with pytest.raises(ValueError) as e:
+        _Toy().with_overrides({"wdith": "2"})
+    assert str(e.value) == "toy: unknown parameter 'wdith' (known: counts, names, replications, width)"
+
+
+def test_parameters_without_a_seed_or_with_an_empty_list_take_overrides():
+    p = _Toy().with_overrides({"names": "a, b", "replications": "2", "counts": "1,2"})
+    assert p == _Toy(replications=2, names=("a", "b"), counts=(1, 2))
+    assert _Toy().with_overrides({"names": ""}).names == ()
+    with pytest.raises(ValueError) as e:
+        _Toy().with_overrides({"counts": "1,x"})
+    assert str(e.value) == "toy: counts='1,x': expected a comma-separated list, each a whole number (e.g. 5)"
+
+
+def test_a_studys_own_problems_are_said_together_after_the_shared_ones():
+    with pytest.raises(ValueError) as e:
+        _Toy().with_overrides({"width": "-1", "names": "bad"})
+    assert str(e.value) == "toy: width must be at least 0; names must not hold 'bad'"
+    with pytest.raises(ValueError) as e:
+        _Toy().with_overrides({"width": "-1", "replications": "0"})
+    assert str(e.value) == "toy: replications must be from 1 to 10,000 (got 0)"  # the shared ones first, alone

@@ -48,10 +48,8 @@ def test_a_mahimahi_trace_is_read_or_each_problem_named(tmp_path):
     assert said(traces.read, p)[1] == f"{p}: an empty trace (no opportunities)"
     assert said(traces.read, tmp_path / "gone")[1] == f"no such trace file: {tmp_path / 'gone'}"
     p = write(tmp_path, b"1\n\xff\n")
-    field, msg = said(traces.read, p)
-    assert field == "trace.file" and msg.startswith(f"cannot read the trace file {p}: 'utf-8' codec can't decode")
-    field, msg = said(traces.read, tmp_path)  # a folder
-    assert field == "trace.file" and msg.startswith(f"cannot read the trace file {tmp_path}: ")
+    assert said(traces.read, p) == ("trace.file", f"the trace file {p} is not UTF-8 text (byte 2: b'\\xff')")
+    assert said(traces.read, tmp_path) == ("trace.file", f"cannot read the trace file {tmp_path}: Is a directory")
 
 
 def test_whole_numbers_have_at_most_eighteen_digits_unless_told():
@@ -76,6 +74,8 @@ def test_builtin_traces_are_named_made_once_and_handed_out_as_copies(monkeypatch
         expect = (traces.constant(b.levels_bps[0], round(b.duration_s * 1000)) if len(b.levels_bps) == 1
                   else traces.markov(list(b.levels_bps), b.dwell_s, b.duration_s, b.seed))
         assert ms == expect and abs(ms[-1] - b.duration_s * 1000) <= 1, b.name  # constant: within 1 ms
+    steady = traces.Builtin("steady", "", (ONE_PER_MS,), 0.0, 2.5, 0).make()  # one level: its whole duration
+    assert steady == list(range(1, 2501))
 
 
 def test_a_frame_size_trace_is_read_or_each_problem_named(tmp_path):
@@ -85,8 +85,10 @@ def test_a_frame_size_trace_is_read_or_each_problem_named(tmp_path):
     p = write(tmp_path, f"10\n{bad}\n")
     assert said(traces.read_frames, p) == ("source.file", f"{p}, line 2: expected a positive frame size in bytes and "
                                                           f"an optional frame type, got {bad[:40]!r}")
-    p = write(tmp_path, "0 I\n")
-    assert said(traces.read_frames, p, "m.file")[0] == "m.file"
+    for line in ("0 I", "1200 I extra"):  # no bytes; a word past the type
+        p = write(tmp_path, f"{line}\n")
+        assert said(traces.read_frames, p, "m.file") == (
+            "m.file", f"{p}, line 1: expected a positive frame size in bytes and an optional frame type, got {line!r}")
     p = write(tmp_path, "# nothing\n")
     assert said(traces.read_frames, p) == ("source.file", f"{p}: no frames")
     assert said(traces.read_frames, tmp_path / "gone") == ("source.file", f"no such frame trace: {tmp_path / 'gone'}")
@@ -208,3 +210,22 @@ def test_resolving_fills_every_trace_given_by_name_or_file_and_only_those(tmp_pa
                                            "with `file`, key frames come from the trace (type I)")
     gone = {"links": [{"trace": {"file": str(tmp_path / "gone")}}]}
     assert said(traces.resolve, gone) == ("links[0].trace.file", f"no such trace file: {tmp_path / 'gone'}")
+
+
+def test_a_trace_already_filled_in_is_kept_and_its_file_not_read_again(tmp_path):
+    """A resolved scenario (as a run's folder keeps it) runs again as it
+    was, even once its files are gone; a source with neither file nor data
+    is left for the engine to name."""
+    gone = str(tmp_path / "gone")
+    data = {"links": [{"trace": {"builtin": "constant-2mbps", "opportunities_ms": [5, 9]}},
+                      {"trace": {"file": gone, "opportunities_ms": [3]}},
+                      {"trace": {"builtin": "constant-12mbps"}}],
+            "rtp_sessions": [{"members": [{"source": {"type": "trace", "file": gone, "frames_bytes": [9],
+                                                      "key_frames": [0]}},
+                                          {"source": {"type": "svc_trace", "file": gone,
+                                                      "nal_units": [[0.0, 1, 0, 0, 0]]}},
+                                          {"source": {"type": "trace"}}, {"source": {"type": "svc_trace"}}]}]}
+    out = traces.resolve(data)
+    assert [t["trace"].get("opportunities_ms") for t in out["links"]] == [[5, 9], [3], traces.builtin("constant-12mbps")]
+    assert out["rtp_sessions"] == data["rtp_sessions"]
+

@@ -18,11 +18,14 @@ made for the highest scale's frame rate and is read as a loop.
 from __future__ import annotations
 
 import json
+import operator
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
 from . import _engine
 from .errors import ScenarioError
+from .plain import not_utf8
 from .traces import read_nal_units, whole_number
 
 Trace = list[list[Any]]  # [[type, bytes], ...], as a flow's "frames" field
@@ -45,8 +48,12 @@ def read_trace(path: str | Path) -> Trace:
     frames: Trace = []
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError.at(str(path), f"cannot read the trace: {e}") from None
+    except FileNotFoundError:
+        raise ScenarioError.at(str(path), "no such trace file") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError.at(str(path), not_utf8(e)) from None
+    except OSError as e:
+        raise ScenarioError.at(str(path), f"cannot read the trace: {e.strerror or e}") from None
     for no, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -109,8 +116,20 @@ def fec_residual_loss(code: str, k: int, n: int, p_media: float, p_repair: float
     per block), media packets lost independently with ``p_media`` and
     repair packets with ``p_repair`` (they travel at another precedence).
     docs/models/svc.md, "Residual loss model"."""
+    for name, v in (("k", k), ("n", n)):
+        try:
+            ok = 0 <= operator.index(v) < 2 ** 32 and not isinstance(v, bool)
+        except TypeError:
+            ok = False
+        if not ok:
+            raise ScenarioError.at(name, f"must be a whole number from 0 to 4294967295 (got {v!r})")
+    for name, v in (("p_media", p_media), ("p_repair", p_repair)):
+        if not isinstance(v, Real) or isinstance(v, bool):
+            raise ScenarioError.at(name, f"must be a number (got {v!r})")
+    if not isinstance(code, str):
+        raise ScenarioError.at("code", f"must be text, rs or xor (got {code!r})")
     try:
-        return _engine.fec_residual_loss(code, int(k), int(n), float(p_media), float(p_repair))
+        return _engine.fec_residual_loss(code, operator.index(k), operator.index(n), float(p_media), float(p_repair))
     except ValueError as e:
         where, _, msg = str(e).partition(": ")
         raise ScenarioError.at(where, msg) from None

@@ -42,7 +42,7 @@ def read_file(path: str | Path) -> Any:
         with open(p, "rb") as fh:
             text = fh.read().decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ScenarioError.at(p, f"not UTF-8 text (byte {e.start}: {e.object[e.start:e.start + 1]!r})") from None
+        raise ScenarioError.at(p, not_utf8(e)) from None
     suffix = os.path.splitext(p)[1].lower()
     if suffix not in (".json", ".toml", ".yaml", ".yml"):
         raise ScenarioError.at(str(p), f"unknown file format {suffix!r} "
@@ -57,6 +57,12 @@ def read_file(path: str | Path) -> Any:
         raise ScenarioError.at(str(p), "a scenario must be a table/mapping")
     check(data, str(p))
     return data
+
+
+def not_utf8(e: UnicodeDecodeError) -> str:
+    """A file's bytes that are not UTF-8, in words: where the first bad byte
+    is and what it is."""
+    return f"not UTF-8 text (byte {e.start}: {e.object[e.start:e.start + 1]!r})"
 
 
 def parse_problem(e: ValueError) -> str:
@@ -90,16 +96,18 @@ def _parse(suffix: str, text: str) -> Any:
         return tomllib.loads(text)  # so is TOMLDecodeError
     import yaml
 
-    from .plain_yaml import Yaml12Loader
+    from .plain_yaml import Yaml12Loader, problem
 
     try:
         return yaml.load(text, Loader=Yaml12Loader)
     except yaml.YAMLError as e:
-        raise ValueError(str(e)) from None
-    except OverflowError as e:
+        raise ValueError(problem(e)) from None
+    except (OverflowError, ValueError) as e:
         # PyYAML's scanner lets a "\U" escape beyond Unicode escape as
-        # chr()'s OverflowError instead of a YAMLError.
-        raise ValueError(f"a character escape out of range ({e})") from None
+        # chr()'s ValueError or OverflowError instead of a YAMLError.
+        if isinstance(e, OverflowError) or str(e).startswith("chr()"):
+            raise ValueError("a character escape beyond U+10FFFF, the last in Unicode") from None
+        raise
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -137,14 +145,11 @@ def check(data: Any, where: str = "scenario") -> None:
         elif isinstance(x, list | tuple):
             for i, v in enumerate(x):
                 stack.append((v, f"{path}[{i}]", depth + 1))
-        elif isinstance(x, bool) or x is None or isinstance(x, str):
-            continue
-        elif isinstance(x, int):
+        elif isinstance(x, int):  # booleans too: never too large
             if abs(x) >= 2 ** 64:
                 raise ScenarioError.at(path or where, f"{_big(x)} is too large (whole numbers stop below 2^64)")
-        elif isinstance(x, float):
-            if math.isnan(x) or math.isinf(x):
-                continue  # sent as text, so that the engine names the field
-        else:
+        # Text, numbers and null pass; a NaN or an infinity goes as text, for
+        # the engine to name its field.
+        elif not (x is None or isinstance(x, str | float)):
             raise ScenarioError.at(path or where, f"a {type(x).__name__} is not a scenario value "
                                         "(numbers, text, lists and tables only)")

@@ -30,8 +30,7 @@ class Yaml12Loader(yaml.SafeLoader):
                     continue
                 if again:
                     raise yaml.constructor.ConstructorError(
-                        "while reading a mapping", node.start_mark,
-                        f"the key {key!r} appears twice (the later would silently replace the earlier)",
+                        None, None, f"the key {key!r} appears twice (the later would silently replace the earlier)",
                         key_node.start_mark)
                 seen.add(key)
         return super().construct_mapping(node, deep)
@@ -64,3 +63,17 @@ def _refuse(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
 
 for _tag in ("timestamp", "binary", "set", "omap", "pairs"):
     Yaml12Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse)
+
+
+def problem(e: yaml.YAMLError) -> str:
+    """A YAML error on one line, placed by line and column first (PyYAML's
+    own spans several lines, quotes the text and calls the file "<unicode
+    string>")."""
+    if isinstance(e, yaml.MarkedYAMLError) and e.problem and e.problem_mark is not None:
+        said = f"line {e.problem_mark.line + 1}, column {e.problem_mark.column + 1}: {e.problem}"
+        if e.context and e.context_mark is not None:
+            said += f" ({e.context} from line {e.context_mark.line + 1}, column {e.context_mark.column + 1})"
+        return said
+    if isinstance(e, yaml.reader.ReaderError):
+        return f"the character at position {e.position + 1} cannot be read: {e.reason}"
+    return str(e)

@@ -54,12 +54,16 @@ def whole_number(word: str, max_digits: int = 18) -> int | None:
 def _read_text(path: str | Path, field: str, what: str) -> str:
     """The text of the file at ``path``; a missing or unreadable file is a
     ScenarioError naming ``field``."""
+    from .plain import not_utf8
+
     try:
-        return Path(path).read_text()
+        return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ScenarioError.at(field, f"no such {what}: {path}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError.at(field, f"cannot read the {what} {path}: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError.at(field, f"the {what} {path} is {not_utf8(e)}") from None
+    except OSError as e:
+        raise ScenarioError.at(field, f"cannot read the {what} {path}: {e.strerror or e}") from None
 
 
 def read(path: str | Path, field: str = "trace.file") -> list[int]:

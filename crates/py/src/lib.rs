@@ -268,10 +268,15 @@ fn fec_residual_loss(code: &str, k: u32, n: u32, p_media: f64, p_repair: f64) ->
     let c = match code {
         "rs" if k >= 1 && k < n && n <= 255 => FecCode::Rs { k, n },
         "xor" if k >= 1 && n == k + 1 => FecCode::Xor { k },
-        "rs" | "xor" => {
+        "rs" => {
             return err(format!(
-            "{code}: k = {k}, n = {n} is not a valid block (rs: 1 <= k < n <= 255; xor: n = k + 1)"
-        ))
+                "k, n: ({k}, {n}) is not an rs block (1 <= k < n <= 255)"
+            ))
+        }
+        "xor" => {
+            return err(format!(
+                "k, n: ({k}, {n}) is not an xor block (k >= 1, n = k + 1)"
+            ))
         }
         _ => return err(format!("code: unknown {code:?} (rs or xor)")),
     };

@@ -19,6 +19,24 @@ pub fn parse_json(text: &str) -> Result<Scenario, Vec<FieldError>> {
     }
 }
 
+/// Parses one part of a scenario (a flow's own fields, say) from JSON
+/// text; a structural error is named as in a whole scenario, under
+/// `prefix`.
+pub fn parse_part<T: serde::de::DeserializeOwned>(
+    text: &str,
+    prefix: &str,
+) -> Result<T, FieldError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(Strict(de)).map_err(|e| {
+        let FieldError { path, message } = field_error(&e);
+        let path = match path.as_str() {
+            "(scenario)" => prefix.to_string(),
+            _ => format!("{prefix}.{path}"),
+        };
+        FieldError { path, message }
+    })
+}
+
 fn parse_tracked(text: &str) -> Result<Scenario, Vec<FieldError>> {
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(Strict(de)).map_err(|e| vec![field_error(&e)])

@@ -304,7 +304,8 @@ impl MediaScalingSpec {
 /// given as JSON (the flow's own fields: app, gop, frames...), after the
 /// flow's checks.
 pub fn scale_rates_json(text: &str) -> Result<Vec<(f64, f64)>, String> {
-    let spec: MediaScalingSpec = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let spec: MediaScalingSpec =
+        crate::scenario::parse::parse_part(text, "flow").map_err(|e| e.to_string())?;
     let mut c = Checker::default();
     let common: FlowCommon =
         serde_json::from_value(serde_json::json!({"name": "f", "src": "a", "dst": "b"}))

@@ -172,6 +172,21 @@ fn the_specs_rates_and_their_json_entry_point() {
         "{err}"
     );
     assert!(super::scale_rates_json(r#"{"app": "vp9"}"#).is_err());
+    // A value of the wrong type is named at its field, in the scenario's
+    // words, as in a whole scenario.
+    for (json, said) in [
+        (
+            r#"{"app": "mm", "rates_bps": [1e5, "x"]}"#,
+            r#"flow.rates_bps[1]: must be a number (got "x")"#,
+        ),
+        (
+            r#"{"app": "mpeg", "gop": 5}"#,
+            "flow.gop: must be a string (got 5)",
+        ),
+        (r#"[1]"#, "flow: must be a table of fields (got a list)"),
+    ] {
+        assert_eq!(super::scale_rates_json(json).unwrap_err(), said);
+    }
 }
 
 /// The stop rule: no packet at or after the stop time, and at most
