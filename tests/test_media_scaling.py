@@ -24,8 +24,8 @@ def test_the_studys_mpeg_trace_gives_the_rates_its_arithmetic_does():
     assert [r["wire_kbps"] for r in mm] == pytest.approx([300, 500, 700, 900, 1100])
     # Fields that are wrong are named as a scenario's flow's would be.
     for fields, said in [({"app": "mm", "rates_bps": [1e5, "x"]}, ("flow.rates_bps[1]", 'must be a number (got "x")')),
-                         ({"app": "mpeg", "gop": "XYZ"},
-                          ("flow.gop", 'must be I, P and B frames starting with I (got "XYZ")')),
+                         ({"app": "mpeg", "gop": "I: P"},
+                          ("flow.gop", 'must be I, P and B frames starting with I (got "I: P")')),
                          ({"app": "mm", "rates_bps": [1e5]},
                           ("flow.rates_bps", "give one rate per scale 0-4 (got 1)"))]:
         with pytest.raises(ScenarioError) as e:

@@ -270,3 +270,19 @@ def test_an_unlikely_value_warns_at_the_line_that_validates_it():
     with pytest.warns(mediasim.ImplausibleValue) as w:
         sc.validate()
     assert [x.filename for x in w] == [__file__]
+
+
+def test_the_builder_adds_groups_and_sessions_as_the_schema_names_them_and_says_what_it_holds():
+    sc = mediasim.Scenario("tree", duration_s=2).node("s").node("r1").node("r2")
+    sc.link("s", "r1", 1e6, 5).link("s", "r2", 1e6, 5)
+    assert repr(sc) == "Scenario('tree', 2 s, 3 nodes, 2 links, 0 flows)"
+    receivers = ["r1", "r2"]
+    sc.group("g", receivers).rmtp_session("m", "s", [{"dr": "r1", "receivers": ["r2"]}], data_bytes=2000)
+    receivers.append("s")  # the scenario keeps its own copy of the group's members
+    assert sc.data["groups"] == [{"name": "g", "members": ["r1", "r2"]}]
+    assert sc.data["rmtp_sessions"] == [{"name": "m", "sender": "s", "subgroups": [{"dr": "r1", "receivers": ["r2"]}],
+                                         "data_bytes": 2000}]
+    assert repr(sc) == "Scenario('tree', 2 s, 3 nodes, 2 links, 0 flows, 1 rmtp sessions)"
+    sc.rtp_session("call", [{"node": "s"}, {"node": "r1"}], 64e3, 160)
+    assert repr(sc) == "Scenario('tree', 2 s, 3 nodes, 2 links, 0 flows, 1 rtp sessions, 1 rmtp sessions)"
+    assert repr(mediasim.Scenario.from_dict({"nodes": None})) == "Scenario('scenario', None s, 0 nodes, 0 links, 0 flows)"

@@ -219,3 +219,17 @@ def test_a_studys_own_problems_are_said_together_after_the_shared_ones():
     with pytest.raises(ValueError) as e:
         _Toy().with_overrides({"width": "-1", "replications": "0"})
     assert str(e.value) == "toy: replications must be from 1 to 10,000 (got 0)"  # the shared ones first, alone
+
+
+def test_the_reports_parameter_section_lists_every_field_and_its_value():
+    from mediasim.experiments.params import parameters_section
+
+    assert parameters_section(_Toy(names=("a", "b"))) == [
+        "## Parameters", "",
+        "| parameter    | value      |\n"
+        "|:-------------|:-----------|\n"
+        "| replications | 1          |\n"
+        "| names        | ('a', 'b') |\n"
+        "| counts       | (5,)       |\n"
+        "| width        | 1.0        |", ""]
+

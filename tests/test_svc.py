@@ -146,6 +146,7 @@ def test_residual_model_matches_the_binomials(code, k, n, p_m, p_r):
 
 @pytest.mark.parametrize("args,field,problem", [
     (("ldpc", 4, 6, 0.1, 0.1), "code", 'unknown "ldpc" (rs or xor)'),
+    (("rs: 1", 4, 6, 0.1, 0.1), "code", 'unknown "rs: 1" (rs or xor)'),
     ((None, 4, 6, 0.1, 0.1), "code", "must be text, rs or xor (got None)"),
     (("rs", 6, 6, 0.1, 0.1), "k, n", "(6, 6) is not an rs block (1 <= k < n <= 255)"),
     (("rs", 4, 256, 0.1, 0.1), "k, n", "(4, 256) is not an rs block (1 <= k < n <= 255)"),
@@ -157,6 +158,7 @@ def test_residual_model_matches_the_binomials(code, k, n, p_m, p_r):
     (("rs", 4, 6, 1.5, 0.1), "p_media", "1.5 is not a probability"),
     (("rs", 4, 6, 0.1, float("nan")), "p_repair", "NaN is not a probability"),
     (("rs", 4, 6, "0.1", 0.1), "p_media", "must be a number (got '0.1')"),
+    (("rs", 4, 6, 0.1, None), "p_repair", "must be a number (got None)"),
 ])
 def test_residual_model_names_the_argument_and_its_problem(args, field, problem):
     with pytest.raises(mediasim.ScenarioError) as e:
