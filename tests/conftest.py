@@ -45,6 +45,31 @@ def examples() -> Path:
     return EXAMPLES
 
 
+@pytest.fixture(autouse=True)
+def _command_line_configuration_stays_in_its_test():
+    """The command line configures logging, warnings and tqdm for its whole
+    process (``mediasim.log.configure``). Run in this process by click's
+    CliRunner, it must not reach the tests after it: a test's outcome does
+    not depend on which ran before."""
+    import logging
+    import warnings
+
+    from mediasim import log
+
+    ours, captured = logging.getLogger(log.LOGGER), logging.getLogger("py.warnings")
+    saved = (ours.handlers[:], ours.level, ours.propagate, captured.handlers[:], captured.level, log._pending,
+             warnings.showwarning, warnings.formatwarning, os.environ.get("TQDM_DISABLE"))
+    yield
+    if logging._warnings_showwarning is not None:  # type: ignore[attr-defined]
+        logging.captureWarnings(False)
+    (ours.handlers[:], ours.level, ours.propagate, captured.handlers[:], captured.level, log._pending,
+     warnings.showwarning, warnings.formatwarning, tqdm_disable) = saved
+    if tqdm_disable is None:
+        os.environ.pop("TQDM_DISABLE", None)
+    else:
+        os.environ["TQDM_DISABLE"] = tqdm_disable
+
+
 def assert_field_error(sc, path: str, fragment: str) -> None:
     """Validation of ``sc`` fails with a message containing ``fragment``
     at field ``path``."""

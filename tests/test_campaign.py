@@ -747,3 +747,98 @@ def test_a_table_some_runs_lack_is_read_from_every_run_that_has_it(examples, tmp
     assert len(series) == sum(len(d) for d in direct) > 0
     assert series.groupby("duration_s").size().to_dict() == {3: len(direct[0]), 4: len(direct[1])}
     assert set(series["measure.series"]) == {True}
+
+
+def test_each_stored_run_is_its_jobs_seed_and_replication(examples, tmp_path):
+    """The dumbbell's Poisson flow draws from the run's random streams: a
+    stored run equals the same job run alone, and replications differ."""
+    js = jobs(examples, intervals=(10,), replications=2)
+    run_campaign(js, tmp_path, workers=1, progress=False)
+    store = RunStore(tmp_path, {})
+    stored = {json.loads((d / "run.json").read_text())["replication"]: d
+              for d in store.runs.iterdir() if not d.name.startswith(".")}
+    assert sorted(stored) == [0, 1]
+    received = {}
+    for j in js:
+        alone = mediasim.run(j.scenario, seed=j.seed, replication=j.replication).flows
+        table = pd.read_parquet(stored[j.replication] / "flows.parquet")
+        assert mediasim.results.parquet_meta(stored[j.replication] / "flows.parquet")["replication"] == j.replication
+        assert list(table["received"]) == list(alone["received"])
+        received[j.replication] = list(table["received"])
+    assert received[0] != received[1]
+
+
+def test_a_run_key_covers_the_engine_build_and_labels_starting_with_an_underscore_stay_out(examples, tmp_path):
+    from mediasim.campaign.keys import engine_identity, run_key
+    from mediasim.campaign.run import tasks_of
+    from mediasim.sweep import Job
+
+    js = jobs(examples, replications=1)
+    assert {t.key for t in tasks_of(js, "a")}.isdisjoint(t.key for t in tasks_of(js, "b"))
+    report = run_campaign(js, tmp_path, workers=1, progress=False)
+    assert report.folder == RunStore(tmp_path, {}).root
+    build = engine_identity()["engine_build"]
+    assert {d.name for d in RunStore(tmp_path, {}).runs.iterdir() if not d.name.startswith(".")} == {
+        run_key(j.scenario, j.seed, j.replication, build) for j in js}
+    [task] = tasks_of([Job(js[0].scenario, 1, 0, {"_out": "x", "rate": 5}), Job(js[0].scenario, 1, 0, {"rate": 5})],
+                      "a")
+    assert task.labels == {"rate": 5}  # identical jobs are one task
+
+
+def test_a_campaign_closes_the_executor_it_made_and_only_that_one(examples, tmp_path, monkeypatch):
+    from mediasim.campaign import executors, run as campaign_run
+
+    class Counting(executors.LocalExecutor):
+        closed = 0
+
+        def close(self) -> None:  # as a Dask cluster's client has
+            Counting.closed += 1
+
+    given = Counting(1)
+    run_campaign(jobs(examples, replications=1), tmp_path, executor=given, progress=False)
+    assert Counting.closed == 0
+    given.close()
+    made = []
+    monkeypatch.setattr(campaign_run, "make_executor", lambda workers, scheduler: made.append(
+        (workers, scheduler)) or Counting(1))
+    run_campaign(jobs(examples, replications=1), tmp_path, workers=3, progress=False)
+    run_campaign(jobs(examples, replications=1), tmp_path, scheduler="tcp://127.0.0.1:8786", progress=False)
+    assert Counting.closed == 3 and made == [(3, None), (None, "tcp://127.0.0.1:8786")]
+
+
+def test_a_campaigns_index_keeps_its_aliases(examples, tmp_path):
+    run_campaign(jobs(examples, replications=1), tmp_path, workers=1, progress=False, aliases=ALIASES)
+    assert json.loads((tmp_path / "campaign.json").read_text())["aliases"] == ALIASES
+
+
+def test_a_campaign_says_what_it_does_in_its_log_and_its_bar(examples, tmp_path, caplog, capsys):
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="mediasim.campaign")
+    bad = jobs(examples, replications=1, intervals=(40,), **{"measure.pcap": True})
+    js = jobs(examples, replications=1, intervals=(10,))
+    report = run_campaign(bad + js, tmp_path, workers=1)
+    [failed], [ran] = report.failed, [t for t in (tmp_path / "runs").iterdir() if not t.name.startswith(".")]
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "mediasim.campaign"]
+    assert said[0] == ("INFO", f"{report.folder}: 2 runs, 0 stored, 2 to run (0 damaged)")
+    bad_key = next((tmp_path / "failed").iterdir()).stem
+    assert ("WARNING", f"run {bad_key} ({{'interval': 40}}, seed 1, replication 0) failed: {failed['error']}") in said
+    assert failed["error"].startswith("ScenarioError: ")
+    [(level, msg)] = [s for s in said if s[1].startswith(f"run {ran.name} ")]
+    assert level == "DEBUG" and msg.startswith(f"run {ran.name} ({{'interval': 10}}, seed 1, replication 0): ")
+    assert float(msg.split(": ")[-1].removesuffix(" s")) > 0  # its wall time
+    err = capsys.readouterr().err
+    assert "campaign runs: 100%" in err and "| 2/2 [" in err
+
+
+def test_a_campaigns_report_in_words():
+    from mediasim.campaign.run import CampaignReport
+
+    assert str(CampaignReport(Path("/c"), 4, reused=1, ran=3)) == "4 runs: 1 already stored, 3 run now, 0 failed"
+    failed = [{"labels": {"rate": i}, "seed": 1, "replication": 0, "error": f"E{i}"} for i in range(12)]
+    lines = str(CampaignReport(Path("/c"), 13, ran=1, repaired=2, failed=failed[:10])).split("\n")
+    assert lines[0] == "13 runs: 0 already stored, 1 run now, 10 failed (2 damaged folders run again)"
+    assert lines[1:] == [f"  failed {{'rate': {i}}} seed 1 replication 0: E{i}" for i in range(10)]
+    lines = str(CampaignReport(Path("/c"), 13, ran=1, failed=failed[:11])).split("\n")
+    assert len(lines) == 12 and lines[-1] == "  ... and 1 more (see /c/failed/)"
+    assert str(CampaignReport(Path("/c"), 13, failed=failed)).endswith("\n  ... and 2 more (see /c/failed/)")
