@@ -762,7 +762,8 @@ def test_each_stored_run_is_its_jobs_seed_and_replication(examples, tmp_path):
     for j in js:
         alone = mediasim.run(j.scenario, seed=j.seed, replication=j.replication).flows
         table = pd.read_parquet(stored[j.replication] / "flows.parquet")
-        assert mediasim.results.parquet_meta(stored[j.replication] / "flows.parquet")["replication"] == j.replication
+        meta = mediasim.results.parquet_meta(stored[j.replication] / "flows.parquet")
+        assert (meta["replication"], meta["run_key"]) == (j.replication, stored[j.replication].name)
         assert list(table["received"]) == list(alone["received"])
         received[j.replication] = list(table["received"])
     assert received[0] != received[1]
