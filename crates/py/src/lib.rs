@@ -249,7 +249,7 @@ fn schema() -> String {
 /// flow's fields given as JSON.
 #[pyfunction]
 fn media_scaling_rates(flow_json: &str) -> PyResult<Vec<(f64, f64)>> {
-    mediasim_engine::app::scaling::scale_rates_json(flow_json)
+    mediasim_engine::scenario::parse::scale_rates_json(flow_json)
         .map_err(pyo3::exceptions::PyValueError::new_err)
 }
 

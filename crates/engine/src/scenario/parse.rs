@@ -37,6 +37,15 @@ pub fn parse_part<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// Each scale's (payload, wire) rate of a media-scaling flow's own fields
+/// given as JSON (`app::scaling::checked_scale_rates`); a field of the
+/// wrong type is named at `flow.<path>` as in a scenario.
+pub fn scale_rates_json(text: &str) -> Result<Vec<(f64, f64)>, String> {
+    let spec: crate::app::scaling::MediaScalingSpec =
+        parse_part(text, "flow").map_err(|e| e.to_string())?;
+    crate::app::scaling::checked_scale_rates(&spec)
+}
+
 fn parse_tracked(text: &str) -> Result<Scenario, Vec<FieldError>> {
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(Strict(de)).map_err(|e| vec![field_error(&e)])
@@ -308,6 +317,33 @@ fn resolve(mut path: String, mut msg: String) -> (String, String) {
 
 #[cfg(test)]
 mod tests {
+    /// The media-scaling rates' JSON entry point: the flow's checks, and
+    /// a value of the wrong type named at its field in the scenario's
+    /// words, as in a whole scenario.
+    #[test]
+    fn scale_rates_json_names_each_field_as_a_scenario_does() {
+        let rates = super::scale_rates_json(r#"{"app": "mm"}"#).unwrap();
+        assert_eq!(rates.len(), 5);
+        for (json, said) in [
+            (
+                r#"{"app": "mm", "rates_bps": [1e5, "x"]}"#,
+                r#"flow.rates_bps[1]: must be a number (got "x")"#,
+            ),
+            (
+                r#"{"app": "mpeg", "gop": 5}"#,
+                "flow.gop: must be a string (got 5)",
+            ),
+            (r#"[1]"#, "flow: must be a table of fields (got a list)"),
+            (
+                r#"{"app": "mm", "rates_bps": [1e5]}"#,
+                "flow.rates_bps: give one rate per scale 0-4 (got 1)",
+            ),
+        ] {
+            assert_eq!(super::scale_rates_json(json).unwrap_err(), said);
+        }
+        assert!(super::scale_rates_json(r#"{"app": "vp9"}"#).is_err());
+    }
+
     use super::*;
 
     #[test]

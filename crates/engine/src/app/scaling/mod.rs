@@ -300,12 +300,10 @@ impl MediaScalingSpec {
     }
 }
 
-/// Each scale's (payload, wire) rate of a media-scaling flow's fields
-/// given as JSON (the flow's own fields: app, gop, frames...), after the
-/// flow's checks.
-pub fn scale_rates_json(text: &str) -> Result<Vec<(f64, f64)>, String> {
-    let spec: MediaScalingSpec =
-        crate::scenario::parse::parse_part(text, "flow").map_err(|e| e.to_string())?;
+/// Each scale's (payload, wire) rate of a media-scaling flow's own
+/// fields (app, gop, frames...), after the flow's checks; the first
+/// problem otherwise, as `path: message`.
+pub fn checked_scale_rates(spec: &MediaScalingSpec) -> Result<Vec<(f64, f64)>, String> {
     let mut c = Checker::default();
     let common: FlowCommon =
         serde_json::from_value(serde_json::json!({"name": "f", "src": "a", "dst": "b"}))

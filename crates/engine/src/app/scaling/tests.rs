@@ -143,10 +143,10 @@ fn the_mean_scale_is_weighted_by_time() {
 }
 
 /// A spec's own five MM rates are used (four are refused by the checks
-/// and never reach here); `scale_rates_json` gives each scale's payload
+/// and never reach here); `checked_scale_rates` gives each scale's payload
 /// and wire rate, or the first problem with the fields.
 #[test]
-fn the_specs_rates_and_their_json_entry_point() {
+fn the_specs_rates_and_their_checked_entry_point() {
     let spec: MediaScalingSpec = serde_json::from_str(
         r#"{"app": "mm", "rates_bps": [1e5, 2e5, 3e5, 4e5, 5e5], "packet_bytes": 1028}"#,
     )
@@ -157,36 +157,19 @@ fn the_specs_rates_and_their_json_entry_point() {
     assert_eq!(rates_bps, RATES);
     assert_eq!(longest, SimTime::from_secs_f64(1028.0 * 8.0 / 1e5));
     assert_eq!(spec.feedback_bytes, 40);
-    let rates = super::scale_rates_json(
-        r#"{"app": "mm", "rates_bps": [1e5, 2e5, 3e5, 4e5, 5e5], "packet_bytes": 1028}"#,
-    )
-    .unwrap();
+    let rates = super::checked_scale_rates(&spec).unwrap();
     let want: Vec<(f64, f64)> = RATES.iter().map(|&r| (r * 1000.0 / 1028.0, r)).collect();
     assert_eq!(rates.len(), 5);
     for (g, w) in rates.iter().zip(&want) {
         assert!((g.0 - w.0).abs() < 1e-6 && g.1 == w.1, "{rates:?}");
     }
-    let err = super::scale_rates_json(r#"{"app": "mm", "rates_bps": [1e5]}"#).unwrap_err();
+    let short: MediaScalingSpec =
+        serde_json::from_str(r#"{"app": "mm", "rates_bps": [1e5]}"#).unwrap();
+    let err = super::checked_scale_rates(&short).unwrap_err();
     assert!(
         err.contains("flow.rates_bps") && err.contains("one rate per scale"),
         "{err}"
     );
-    assert!(super::scale_rates_json(r#"{"app": "vp9"}"#).is_err());
-    // A value of the wrong type is named at its field, in the scenario's
-    // words, as in a whole scenario.
-    for (json, said) in [
-        (
-            r#"{"app": "mm", "rates_bps": [1e5, "x"]}"#,
-            r#"flow.rates_bps[1]: must be a number (got "x")"#,
-        ),
-        (
-            r#"{"app": "mpeg", "gop": 5}"#,
-            "flow.gop: must be a string (got 5)",
-        ),
-        (r#"[1]"#, "flow: must be a table of fields (got a list)"),
-    ] {
-        assert_eq!(super::scale_rates_json(json).unwrap_err(), said);
-    }
 }
 
 /// The stop rule: no packet at or after the stop time, and at most
