@@ -33,7 +33,6 @@ Trace = list[list[Any]]  # [[type, bytes], ...], as a flow's "frames" field
 STUDY_SIZES = {"I": 11000, "P": 8000, "B": 2000}
 
 
-
 def study_trace(gop: str = "IBBPBBPBB", sizes: dict[str, int] | None = None, gops: int = 1) -> Trace:
     """The media-scaling study's trace: every frame of a type has that
     type's mean size (I 11000, P 8000, B 2000 bytes)."""

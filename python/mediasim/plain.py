@@ -26,7 +26,6 @@ MAX_NODES = 2_000_000
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
-
 def read_file(path: str | Path) -> Any:
     """Reads a .json, .toml, .yaml or .yml scenario file into plain data."""
     # os.path rather than pathlib: `mediasim run` reads its file here, and

@@ -40,7 +40,6 @@ __all__ = ["BUILTIN", "OPPORTUNITY_BYTES", "Builtin", "builtin", "constant", "ma
            "resolve", "write"]
 
 
-
 def whole_number(word: str, max_digits: int = 18) -> int | None:
     """``word`` as a whole number written in ASCII digits, at most
     ``max_digits`` of them (18 fit any 64-bit field); None otherwise.
