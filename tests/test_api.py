@@ -1,6 +1,7 @@
 """The Python API: building, loading, results, Parquet."""
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -160,8 +161,19 @@ def test_long_runs_report_progress_in_simulated_time(examples):
     assert [e for _, e in seen] == [(k + 1) << 20 for k in range(len(seen))]
     assert len(seen) == json.loads(meta)["events"] >> 20
     assert all(0 < a < b < 3000 for (a, _), (b, _) in zip(seen, seen[1:]))
-    # A failing display does not end the run.
-    _engine.run(sc.to_json(), progress=lambda t, e: 1 / 0)
+    # A failing display does not end the run...
+    _, failing = _engine.run(sc.to_json(), progress=lambda t, e: 1 / 0)
+    assert json.loads(failing)["events"] == json.loads(meta)["events"]
+
+    # ... but a Ctrl-C raised inside it (the interpreter delivers a signal
+    # that arrives while it draws there) ends the run at that report.
+    def ctrl_c_at_the_second(t, e):
+        if e == 2 << 20:
+            raise KeyboardInterrupt
+
+    at = re.escape(f"{seen[1][0]:.3f}")
+    with pytest.raises(KeyboardInterrupt, match=rf"^run interrupted at simulated time {at} s$"):
+        _engine.run(sc.to_json(), progress=ctrl_c_at_the_second)
 
 
 @pytest.mark.parametrize("rows", [0, 1, 7, 5000])

@@ -1,6 +1,12 @@
 """The mediasim command line."""
 
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -323,3 +329,34 @@ def test_the_side_by_side_gives_cost_growth_per_bottleneck_and_per_delivered_pac
     _cost_growth(rows)
     assert [r["engine_cost_per_pkt_vs_smallest"] for r in rows] == pytest.approx([1.2, 1.0, 2.0])
     assert [r["engine_cost_per_delivered_vs_smallest"] for r in rows] == pytest.approx([1.6, 1.0, 2.0])
+
+
+@pytest.mark.parametrize("out", [False, True])
+def test_ctrl_c_ends_a_run_at_once_says_where_and_writes_nothing(tmp_path, out):
+    """Every so many events a run lets the interpreter take a Ctrl-C, also
+    when that lands while its progress bar draws (it is raised inside the
+    bar's update, not left pending). The command ends with the shell's
+    status for SIGINT and leaves no output folder."""
+    args = [sys.executable, "-m", "mediasim", "run", DUMBBELL, "--set", "duration_s=1e6"]
+    if out:
+        args += ["--out", str(tmp_path / "run")]
+    # As from a terminal: SIGINT at its default action (see the campaign's
+    # Ctrl-C test).
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) as p:
+        try:
+            time.sleep(2)  # past start-up, into the run
+            t0 = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            stdout, stderr = p.communicate(timeout=20)
+            waited_s = time.monotonic() - t0
+        finally:  # a failure leaves no process behind for later tests
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert p.returncode == 130, stderr[-500:]
+    assert waited_s < 5
+    assert re.search(r"\nrun interrupted at simulated time \d+\.\d{3} s\n$", stderr), stderr[-500:]
+    assert stdout == "" and "Traceback" not in stderr
+    assert not (tmp_path / "run").exists()

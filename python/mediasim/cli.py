@@ -78,6 +78,16 @@ class _LazyGroup(click.Group):
             return getattr(cli_commands, self.LAZY[cmd_name])
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: click.Context):
+        """Runs the command; Ctrl-C ends it with the shell's status for
+        SIGINT (128 + 2) and says where a run was stopped, where click
+        alone would say "Aborted!" and exit with 1, as for any failure."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as e:
+            click.echo(f"\n{e or 'interrupted'}", err=True)  # on its own line below a progress bar
+            ctx.exit(130)
+
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120})
 @click.version_option(_engine.version(), prog_name="mediasim")

@@ -51,7 +51,8 @@ fn to_py_err(py: Python<'_>, e: EngineError) -> PyErr {
             engine_failure(py, what, at.map(|t| t.as_secs_f64()), None)
         }
         EngineError::Interrupted(t) => {
-            PyKeyboardInterrupt::new_err(format!("run interrupted at {t}"))
+            let at_s = t.as_secs_f64();
+            PyKeyboardInterrupt::new_err(format!("run interrupted at simulated time {at_s:.3} s"))
         }
         EngineError::Stalled(t, what) => {
             let msg = EngineError::Stalled(t, what.clone()).to_string();
@@ -185,8 +186,16 @@ fn run<'py>(
                 last = now;
                 Python::attach(|py| {
                     if let Some(cb) = &progress {
-                        // A progress display; its errors must not end the run.
-                        let _ = cb.call1(py, (now.as_secs_f64(), events));
+                        // A progress display; its own errors must not end
+                        // the run. But a Ctrl-C that arrives before it is
+                        // called is raised inside it (the interpreter runs
+                        // signal handlers between bytecodes), and is then
+                        // no longer pending for check_signals below.
+                        if let Err(e) = cb.call1(py, (now.as_secs_f64(), events)) {
+                            if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                                return false;
+                            }
+                        }
                     }
                     py.check_signals().is_ok()
                 })
