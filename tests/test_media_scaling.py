@@ -193,12 +193,12 @@ def test_media_rates_command_prints_each_scale():
     assert out.exit_code == 0, out.output
     assert "293.3" in out.output and "1040" in out.output
     bad = CliRunner().invoke(main, ["media-rates", "--gop", "PBB"])
-    assert bad.exit_code != 0 and "flow.gop" in bad.output
+    assert bad.exit_code == 2 and bad.output.startswith("error: --gop: must be I, P and B frames starting with I")
 
 
 @pytest.mark.parametrize("args, problem", [
     (("--frame-rate", "nan"), "'nan' is not a finite number"),
-    (("--frame-rate", "1e300"), "flow.frame_rate: the frame rate is 1.000e300 packets/s, more than 1e6"),
+    (("--frame-rate", "1e300"), "error: --frame-rate: the frame rate is 1.000e300 packets/s, more than 1e6"),
     (("--mm", "--gop", "IBP"), "--gop: MM_APP (--mm) has fixed rates, no frames"),
     (("--mm", "--frame-rate", "25"), "--frame-rate: MM_APP (--mm) has fixed rates, no frames"),
     (("--trace", "frames.txt", "--gop", "IBP"), "--gop: the trace (--trace) gives the frames"),
@@ -210,6 +210,20 @@ def test_media_rates_refuses_options_it_would_ignore_and_impossible_rates(args, 
 
     out = CliRunner().invoke(main, ["media-rates", *args])
     assert out.exit_code == 2 and problem in out.output and "Traceback" not in out.output
+    assert "invalid scenario" not in out.output
+
+
+def test_media_rates_names_a_bad_trace_file_and_line_without_calling_it_a_scenario(tmp_path):
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    bad = tmp_path / "frames.txt"
+    bad.write_text("I 1000\nP x\n")
+    for path, said in ((bad, f"error: {bad}:2: expected '<I|P|B> <bytes>', got 'P x'\n"),
+                       (tmp_path / "none.txt", f"error: {tmp_path / 'none.txt'}: no such trace file\n")):
+        out = CliRunner().invoke(main, ["media-rates", "--trace", str(path)])
+        assert (out.exit_code, out.output) == (2, said)
 
 
 @pytest.mark.parametrize("name,value,fragment", [

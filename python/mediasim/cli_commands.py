@@ -489,19 +489,19 @@ def media_rates_cmd(trace_path, gop, frame_rate, mm) -> None:
 
     from . import media
 
-    if mm:
-        fields = {"app": "mm"}
-    elif trace_path:
-        try:
-            fields = {"app": "mpeg", "frames": media.read_trace(trace_path), "frame_rate": frame_rate}
-        except ScenarioError as e:
-            _fail(str(e))
-    else:
-        fields = {"app": "mpeg", "gop": gop, "frame_rate": frame_rate}
+    # The problems name the options they came from (the flow's fields are
+    # the options here; a trace file's problems name the file and line).
+    options = {"flow.gop": "--gop", "flow.frame_rate": "--frame-rate"}
     try:
+        if mm:
+            fields = {"app": "mm"}
+        elif trace_path:
+            fields = {"app": "mpeg", "frames": media.read_trace(trace_path), "frame_rate": frame_rate}
+        else:
+            fields = {"app": "mpeg", "gop": gop, "frame_rate": frame_rate}
         rows = media.scale_rates(**fields)
     except ScenarioError as e:
-        _fail(str(e))
+        _fail("; ".join(f"{options.get(p, p)}: {m}" for p, m in e.errors))
     click.echo(_fmt_table(pd.DataFrame(rows).round(1)))
 
 
