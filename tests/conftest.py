@@ -57,13 +57,13 @@ def _command_line_configuration_stays_in_its_test():
     from mediasim import log
 
     ours, captured = logging.getLogger(log.LOGGER), logging.getLogger("py.warnings")
-    saved = (ours.handlers[:], ours.level, ours.propagate, captured.handlers[:], captured.level, log._pending,
-             warnings.showwarning, warnings.formatwarning, os.environ.get("TQDM_DISABLE"))
+    saved = (ours.handlers[:], ours.level, ours.propagate, captured.handlers[:], captured.level, captured.propagate,
+             log._pending, warnings.showwarning, warnings.formatwarning, os.environ.get("TQDM_DISABLE"))
     yield
     if logging._warnings_showwarning is not None:  # type: ignore[attr-defined]
         logging.captureWarnings(False)
-    (ours.handlers[:], ours.level, ours.propagate, captured.handlers[:], captured.level, log._pending,
-     warnings.showwarning, warnings.formatwarning, tqdm_disable) = saved
+    (ours.handlers[:], ours.level, ours.propagate, captured.handlers[:], captured.level, captured.propagate,
+     log._pending, warnings.showwarning, warnings.formatwarning, tqdm_disable) = saved
     if tqdm_disable is None:
         os.environ.pop("TQDM_DISABLE", None)
     else:

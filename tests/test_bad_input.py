@@ -5,6 +5,8 @@ without a folder, rates that round to nothing, and build-time problems
 that `validate` used to miss."""
 
 import datetime
+import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -375,8 +377,21 @@ def test_budgets_from_the_command_line(tmp_path):
     p = write(tmp_path, "busy.json", busy(10_000.0).to_json())
     r = CliRunner().invoke(main, ["run", str(p), "--max-events", "20000", "--out", str(tmp_path / "o")])
     assert r.exit_code == 0, r.output
-    assert "stopped early: max_events 20000 reached" in r.output
+    meta = json.loads((tmp_path / "o" / "meta.json").read_text())
+    reached_s = meta["end_ns"] / 1e9
+    assert 0 < reached_s < 10_000
+    assert r.stderr == (f"warning: run stopped early: max_events 20000 reached at simulated {reached_s} s; "
+                        "the tables cover the time up to there\n")
+    assert r.stdout.startswith(f"# busy: {reached_s:g} of 10000.0 s (stopped early) simulated, seed 0, replication 0\n")
     assert (tmp_path / "o" / "flows.parquet").exists()
+    # Wall time and memory are looked at every 2^20 events.
+    for option, value, why in (("--max-wall", "1e-9", r"max_wall_s 0\.000000001 reached"),
+                               ("--max-memory", "1", r"max_memory_mb 1 reached \(\d+ MiB resident\)")):
+        r = CliRunner().invoke(main, ["run", str(p), option, value])
+        assert r.exit_code == 0, r.output
+        assert re.fullmatch(f"warning: run stopped early: {why} at simulated [0-9.]+ s; the tables cover the time "
+                            "up to there\n", r.stderr), r.stderr
+        assert "(stopped early) simulated" in r.stdout.split("\n")[0]
     r = CliRunner().invoke(main, ["run", str(p), "--max-wall", "0"])
     assert r.exit_code != 0 and "Traceback" not in r.output
 

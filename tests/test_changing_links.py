@@ -184,7 +184,9 @@ def test_the_trace_command(tmp_path: Path):
     assert out.exit_code == 0 and "1e+08 s, 3 opportunities" in out.output
     assert "per 1 s from 0.000 to 0.012 Mbit/s" in out.output
     out = r.invoke(main, ["trace", "stats", "nope"])
-    assert out.exit_code == 2 and "nope: no such trace file, nor a builtin trace (builtin: constant-12mbps" in out.output
+    assert (out.exit_code, out.output) == (2, "error: nope: no such trace file, nor a builtin trace (builtin: "
+                                              "constant-12mbps, constant-2mbps, lte-2mbps, lte-drive, lte-edge, "
+                                              "lte-walk)\n")
     # A file that is not a trace: its problem, said of the file alone.
     (tmp_path / "junk.trace").write_text("10\njunk\n")
     out = r.invoke(main, ["trace", "stats", str(tmp_path / "junk.trace")])

@@ -31,6 +31,38 @@ def test_run_prints_per_flow_table(examples, tmp_path):
     assert (tmp_path / "o" / "pcap" / "bottleneck.pcap").exists()
 
 
+def test_run_prints_the_runs_own_tables_and_books_section_by_section(examples):
+    """The printout of `mediasim run --seed S --replication R` is that run's:
+    its heading, the flows table, a section per kind of flow it has, each
+    after a blank line, and the packet and event books; errors go to
+    stderr alone."""
+    import mediasim
+    from mediasim.run_report import printed_columns
+    from mediasim.runner import run
+
+    r = invoke("run", examples / "calls.toml", "--seed", 3, "--replication", 2)
+    assert r.exit_code == 0 and r.stderr == "", r.output
+    res = run(mediasim.load_scenario(examples / "calls.toml"), seed=3, replication=2)
+    m, plain = res.meta, printed_columns(res.tables)
+    assert r.stdout.startswith("# calls: 20.0 s simulated, seed 3, replication 2\n| flow ")
+    sections = r.stdout.split("\n\n")
+    assert [s.split("\n", 1)[0] for s in sections[1:]] == ["RTP members:", "Media:", f"packets: originated {m['originated']}, "
+                                                          f"multicast copies 0, delivered {m['delivered']}, dropped "
+                                                          f"{m['dropped']}, in flight {m['in_flight']} (balanced)"]
+    assert re.fullmatch(rf"events: {m['events']} in \d+\.\d{{3}} s wall\n", sections[-1].split("\n", 1)[1])
+    # The tables are this seed's and replication's, not another's.
+    from mediasim.reporting.plain_table import plain_table
+    from mediasim.run_report import MEDIA, RTP, SUMMARY
+
+    assert sections[0].split("\n", 1)[1] == plain_table({c: plain["flows"][c] for c in SUMMARY})
+    assert sections[1].split("\n", 1)[1] == plain_table({c: plain["rtp"][c] for c in RTP})
+    assert sections[2].split("\n", 1)[1] == plain_table({c: plain["media"][c] for c in MEDIA})
+    other = invoke("run", examples / "calls.toml", "--seed", 3)
+    assert other.stdout.split("\n\n")[2] != sections[2]
+    bad = invoke("run", examples / "calls.toml", "--set", "duration_s=-1")
+    assert (bad.exit_code, bad.stdout) == (2, "") and bad.stderr.startswith("error: invalid scenario:\n  duration_s")
+
+
 def test_run_shows_tcp_and_rtp_tables(examples):
     r = invoke("run", examples / "tcp_web_and_voice.toml")
     assert r.exit_code == 0 and "TCP:" in r.output and "| web0" in r.output
@@ -59,7 +91,7 @@ def test_run_with_override_and_error(examples):
     assert r.exit_code == 2
     assert "links[3].rate_bps: must be a positive number (got -5)" in r.output
     r = invoke("run", examples / "dumbbell.toml", "--set", "nonsense")
-    assert r.exit_code == 2 and "expected PATH=VALUE" in r.output
+    assert (r.exit_code, r.stderr) == (2, "error: --set nonsense: expected PATH=VALUE\n")
     r = invoke("run", "no/such/file.toml")
     assert r.exit_code == 2 and "not found" in r.output
 
@@ -219,11 +251,18 @@ def test_bench_campaign_runs_rejects_bad_sizes_by_name(value, problem):
     (("--vs-ns2", "--sizes", "8,8"), "--sizes '8,8': a size is given twice"),
     (("--vs-ns2", "--sizes", "1,x"), "--sizes '1,x': expected comma-separated integers"),
     (("--campaign", "--campaign-runs", "10,999999"), "each must be from 1 to 200,000"),
+    (("--campaign", "--campaign-runs", "1,200001"), "--campaign-runs '1,200001': each must be from 1 to 200,000"),
 ])
 def test_bench_refuses_options_it_would_ignore_and_bad_sizes(args, problem):
     # Checked before any workload runs (nothing here needs ns-2).
     r = invoke("bench", *args)
     assert r.exit_code == 2 and problem in r.output and "Traceback" not in r.output
+
+
+def test_bench_sizes_take_each_whole_number_from_one_to_the_bound():
+    from mediasim.cli_commands import BENCH_MAX_SIZE, _positive_ints
+
+    assert _positive_ints("--sizes", f"1,{BENCH_MAX_SIZE},7") == (1, BENCH_MAX_SIZE, 7)
 
 
 @pytest.mark.parametrize("args", [("run", DUMBBELL, "--max-wall", "nan"),
@@ -232,7 +271,8 @@ def test_bench_refuses_options_it_would_ignore_and_bad_sizes(args, problem):
 def test_float_options_take_finite_numbers_only(args):
     # click's ranges let nan through (no comparison with it holds).
     r = invoke(*args)
-    assert r.exit_code == 2 and "is not a finite number" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert f"Invalid value for '{args[-2]}': {args[-1]!r} is not a finite number." in r.output
 
 
 def test_a_huge_value_is_named_in_exponent_form():

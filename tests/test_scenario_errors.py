@@ -286,3 +286,19 @@ def test_the_builder_adds_groups_and_sessions_as_the_schema_names_them_and_says_
     sc.rtp_session("call", [{"node": "s"}, {"node": "r1"}], 64e3, 160)
     assert repr(sc) == "Scenario('tree', 2 s, 3 nodes, 2 links, 0 flows, 1 rtp sessions, 1 rmtp sessions)"
     assert repr(mediasim.Scenario.from_dict({"nodes": None})) == "Scenario('scenario', None s, 0 nodes, 0 links, 0 flows)"
+
+
+def test_a_scenario_error_says_each_problem_on_its_own_line_path_first():
+    from mediasim.errors import TableNotFound
+
+    two = ScenarioError("2 problems", [("links[0].rate_bps", "must be positive"), ["duration_s", "missing"]])
+    assert str(two) == "invalid scenario:\n  links[0].rate_bps: must be positive\n  duration_s: missing"
+    assert two.args == ("2 problems",) and two.errors == [("links[0].rate_bps", "must be positive"),
+                                                          ("duration_s", "missing")]
+    one = ScenarioError.at("s.toml", "cannot parse")
+    assert (one.args, one.errors, str(one)) == (("s.toml: cannot parse",), [("s.toml", "cannot parse")],
+                                                "invalid scenario:\n  s.toml: cannot parse")
+    plain = ScenarioError("no field to name")
+    assert (str(plain), plain.errors) == ("no field to name", [])
+    # KeyError would quote the message; TableNotFound says it as it is.
+    assert (str(TableNotFound("no table 'x'")), str(TableNotFound())) == ("no table 'x'", "")

@@ -156,9 +156,25 @@ def test_a_grid_that_repeats_itself_is_refused(examples):
     with pytest.raises(ScenarioError, match="duration_s: the value 5 is given twice"):
         grid(sc, {"duration_s": [5, 6, 5]})
     for args, problem in ((["--vary", "duration_s=5", "--vary", "duration_s=6"], "--vary duration_s: given twice"),
-                          (["--alias", "d=duration_s", "--alias", "d=name", "--vary", "d=5"], "--alias d: given twice")):
+                          (["--alias", "d=duration_s", "--alias", "d=name", "--vary", "d=5"], "--alias d: given twice"),
+                          (["--vary", "duration_s"], "--vary duration_s: expected PATH=V1,V2,..."),
+                          (["--alias", "d", "--vary", "d=5"], "--alias d: expected NAME=PATH")):
         r = CliRunner().invoke(main, ["sweep", str(sc), *args, "--out", "never-made"])
-        assert r.exit_code == 2 and problem in r.output
+        assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"error: {problem}\n")
+
+
+@pytest.mark.parametrize("text, values", [
+    ("1,2.5,x", ["1", "2.5", "x"]),
+    (" 1 , 2 ,", ["1", "2"]),
+    ("[1,2],[3,{\"a\": 1, \"b\": [4, 5]}],6", ["[1,2]", "[3,{\"a\": 1, \"b\": [4, 5]}]", "6"]),
+    ("{\"type\": \"red\", \"min_th\": 5},{\"type\": \"droptail\"}", ["{\"type\": \"red\", \"min_th\": 5}",
+                                                                   "{\"type\": \"droptail\"}"]),
+    ("", []),
+])
+def test_sweep_values_split_at_commas_outside_brackets_and_braces(text, values):
+    from mediasim.cli_commands import _split_values
+
+    assert _split_values(text) == values
 
 
 def test_jobs_start_from_seed_zero_and_label_what_is_not_a_plain_value_as_text(examples):
@@ -224,3 +240,40 @@ def test_a_sweep_s_combined_tables_name_their_campaign(examples, tmp_path):
     for name in ("flows", "media"):
         meta = json.loads(pq.read_schema(tmp_path / "s" / f"{name}.parquet").metadata[b"mediasim"])
         assert meta == {"campaign": str(tmp_path / "s")}
+
+
+def test_a_sweep_prints_its_summary_and_names_each_failed_run(examples, tmp_path):
+    """pcap without an output folder passes validation but fails each run
+    that asks for it: the sweep summarises the runs that ran, names each
+    failed one (labels, seed, replication, error) and ends with status 1."""
+    out = tmp_path / "s"
+    r = CliRunner().invoke(main, ["-q", "sweep", str(examples / "dumbbell.toml"), "--vary", "measure.pcap=false,true",
+                                  "--set", "duration_s=3", "--replications", "2", "--seed", "5", "--out", str(out),
+                                  "--workers", "1"])
+    assert r.exit_code == 1, r.output
+    error = ("ScenarioError: invalid scenario:\n"
+             "  measure.pcap: pcap files need an output folder (run(..., out=FOLDER) or --out)")
+    assert r.stderr == "".join(f"failed: {{'measure.pcap': True}} seed 5 replication {k}: {error}\n" for k in (0, 1)) \
+        + f"2 runs failed; their errors are in {out}/failed/\n"
+    assert r.stdout.endswith(f"\n\n4 runs: 0 already stored, 2 run now, 2 failed; tables in {out}/ "
+                             "(flows.parquet, summary.csv, runs/)\n")
+    flows = pd.read_parquet(out / "flows.parquet")
+    summary = pd.read_csv(out / "summary.csv")
+    metrics = ["loss_rate", "throughput_bps", "delay_mean_ms", "delay_p99_ms", "jitter_ms"]
+    assert list(summary.columns) == ["measure.pcap", "flow", "receiver", "n"] + [
+        f"{m}_{s}" for m in metrics for s in ("mean", "ci_low", "ci_high")]
+    # A row per configuration, flow and receiver of the runs that ran, each
+    # the mean over both replications; the printed table shows those rows.
+    assert sorted(zip(summary["flow"], summary["receiver"])) == sorted(set(zip(flows["flow"], flows["receiver"])))
+    assert (summary["n"] == 2).all() and not summary["measure.pcap"].any()
+    by = flows.groupby(["flow", "receiver"])
+    for row in summary.itertuples():
+        for m in metrics:
+            assert getattr(row, f"{m}_mean") == pytest.approx(by.get_group((row.flow, row.receiver))[m].mean())
+    header = [c.strip() for c in r.stdout.splitlines()[0].strip("|").split("|")]
+    printed = [dict(zip(header, (c.strip() for c in line.strip("|").split("|"))))
+               for line in r.stdout.splitlines() if line.startswith("| False")]
+    assert [p["flow"] for p in printed] == list(summary["flow"])
+    # To 4 significant digits.
+    assert [float(p["throughput_bps_mean"]) for p in printed] == [float(f"{x:.4g}")
+                                                                 for x in summary["throughput_bps_mean"]]

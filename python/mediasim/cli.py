@@ -45,7 +45,10 @@ def _load(path: str, overrides: tuple[str, ...]):
     try:
         sc = load_scenario(path)
         for o in overrides:
-            k, v = split_override(o)
+            try:
+                k, v = split_override(o)
+            except ScenarioError:
+                _fail(f"--set {o}: expected PATH=VALUE")
             sc.set(k, parse_value(v, k))
         return sc
     except FileNotFoundError as e:

@@ -40,10 +40,10 @@ def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out
     stored under OUT/runs/, keyed by its scenario, seed, replication and
     engine build: running again reuses finished runs and runs what changed,
     failed or was cut short."""
-    aliases = _unique_pairs("--alias", alias)
+    aliases = _unique_pairs("--alias", "NAME=PATH", alias)
     try:
         axes = {k: [parse_value(x, k) for x in _split_values(vals)]
-                for k, vals in _unique_pairs("--vary", vary).items()}
+                for k, vals in _unique_pairs("--vary", "PATH=V1,V2,...", vary).items()}
     except ScenarioError as e:
         _fail(str(e))
     _run_grid(_load(scenario, overrides), axes, aliases, replications, seed, workers, scheduler, out)
@@ -95,22 +95,16 @@ def _run_study_campaign(spec, workers, scheduler) -> None:
         sys.exit(1)
 
 
-def _pairs(texts) -> list[tuple[str, str]]:
-    """NAME=VALUE options split at the first '=' (a clear error otherwise)."""
-    out = []
+def _unique_pairs(option: str, form: str, texts) -> dict[str, str]:
+    """NAME=VALUE options as a dict, each split at its first '=' outside
+    brackets (``form`` says what one looks like); a NAME given twice is
+    refused (the later would silently replace the earlier)."""
+    out: dict[str, str] = {}
     for t in texts:
         try:
-            out.append(split_override(t))
-        except ScenarioError as e:
-            _fail(str(e))
-    return out
-
-
-def _unique_pairs(option: str, texts) -> dict[str, str]:
-    """NAME=VALUE options as a dict; a NAME given twice is refused (the
-    later would silently replace the earlier)."""
-    out: dict[str, str] = {}
-    for k, v in _pairs(texts):
+            k, v = split_override(t)
+        except ScenarioError:
+            _fail(f"{option} {t}: expected {form}")
         if k in out:
             _fail(f"{option} {k}: given twice")
         out[k] = v
@@ -649,12 +643,12 @@ def _trace_ms(name_or_file: str) -> list[int]:
 
     if name_or_file not in traces.BUILTIN and not Path(name_or_file).exists():
         _fail(f"{name_or_file}: no such trace file, nor a builtin trace (builtin: {', '.join(sorted(traces.BUILTIN))})")
+    if name_or_file in traces.BUILTIN:
+        return traces.builtin(name_or_file)
     try:
-        if name_or_file in traces.BUILTIN:
-            return traces.builtin(name_or_file, "trace")
-        return traces.read(name_or_file, "trace")
+        return traces.read(name_or_file)
     except ScenarioError as e:  # said of the trace file (each message names it), not as an invalid scenario
-        _fail("\n".join(m for _, m in e.errors) or str(e))
+        _fail("\n".join(m for _, m in e.errors))
         raise  # unreachable: _fail exits
 
 

@@ -97,6 +97,7 @@ def _ready() -> None:
     warnings_log = logging.getLogger("py.warnings")
     warnings_log.handlers[:] = [handler]
     warnings_log.setLevel(level)
+    warnings_log.propagate = False  # shown once, also where the root logger has handlers of its own
     logging.captureWarnings(True)
 
 

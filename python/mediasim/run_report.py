@@ -39,14 +39,17 @@ def run_text(name: str, seed: int, replication: int, tables: dict[str, dict[str,
              meta: dict[str, Any]) -> str:
     """The printout of one run (``tables``: name -> column -> list)."""
     m = meta
-    out = [f"# {name}: {m['duration_s']} s simulated, seed {seed}, replication {replication}",
+    simulated = f"{m['duration_s']} s"
+    if m.get("stopped_early"):  # at a budget: the tables cover the time up to there
+        simulated = f"{m['end_ns'] / 1e9:g} of {m['duration_s']} s (stopped early)"
+    out = [f"# {name}: {simulated} simulated, seed {seed}, replication {replication}",
            plain_table(_pick(tables["flows"], SUMMARY))]
     for title, table, cols in (("TCP", "tcp", TCP), ("RTP members", "rtp", RTP), ("Media", "media", MEDIA)):
         if _rows(tables.get(table)):
             out += ["", f"{title}:", plain_table(_pick(tables[table], cols))]
     out += ["", f"packets: originated {m['originated']}, multicast copies {m['multicast_copies']}, "
                 f"delivered {m['delivered']}, dropped {m['dropped']}, in flight {m['in_flight']} (balanced)",
-            f"events: {m['events']}" + (f" in {m['wall_s']:.3f} s wall" if "wall_s" in m else "")]
+            f"events: {m['events']} in {m['wall_s']:.3f} s wall"]
     return "\n".join(out)
 
 

@@ -1,0 +1,79 @@
+"""mediasim's messages (mediasim.log): the command line's levels, warnings
+routed into logging as their category and message, and progress bars
+that are off without tqdm. (The subprocess tests in test_package.py check
+the same from a whole `mediasim` process, where logging is imported late.)"""
+
+import logging
+import warnings
+
+import pytest
+
+from mediasim import log
+
+ALL = ["DEBUG mediasim.t: seen 1", "INFO mediasim.t: seen 2", "WARNING mediasim.t: seen 3",
+       "ERROR mediasim.t: seen 4", "WARNING py.warnings: UserWarning: a unit slip"]
+
+
+@pytest.mark.parametrize("verbose, quiet, shown", [
+    (0, False, [ALL[2], ALL[3], ALL[4]]),
+    (1, False, ALL[1:]),
+    (2, False, ALL),
+    (7, False, ALL),
+    (2, True, [ALL[3]]),  # -q wins: errors only
+])
+def test_the_command_lines_levels_show_messages_and_warnings_on_stderr(capsys, caplog, monkeypatch, verbose, quiet,
+                                                                       shown):
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    log.configure(verbose, quiet)
+    said = log.get("t")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        said.debug("seen %d", 1)
+        said.info("seen %d", 2)
+        said.warning("seen %d", 3)
+        said.error("seen %d", 4)
+        warnings.warn("a unit slip", UserWarning)
+    assert capsys.readouterr().err.splitlines() == shown
+    assert caplog.records == []  # mediasim's own handler only: nothing reaches the root logger's
+    assert log._pending is None  # applied once
+    # Quiet turns progress bars off in this process and in the workers it starts.
+    assert isinstance(log.bar(3, "runs"), log._NoBar) == quiet
+
+
+def test_a_warning_before_logging_is_set_up_sets_it_up_and_is_shown_once(capsys):
+    """Where logging was not yet imported, configure only notes the levels
+    and puts a hook in warnings.showwarning; the first warning applies
+    them and goes through logging like any other."""
+    log._pending = (0, False)
+    warnings.showwarning = log._first_warning
+    warnings.formatwarning = lambda message, category, *_a, **_k: f"{category.__name__}: {message}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn("first", UserWarning)
+        warnings.warn("second", UserWarning)
+    assert capsys.readouterr().err.splitlines() == ["WARNING py.warnings: UserWarning: first",
+                                                    "WARNING py.warnings: UserWarning: second"]
+    assert log._pending is None and logging.getLogger(log.LOGGER).level == logging.WARNING
+
+
+@pytest.mark.parametrize("progress, tqdm_disable, off", [
+    (True, None, False), (True, "", False), (True, "0", False),
+    (False, None, True), (True, "1", True), (True, "true", True), (True, "True", True),
+])
+def test_a_bar_is_off_when_asked_or_under_tqdm_disable_and_counts_either_way(monkeypatch, progress, tqdm_disable,
+                                                                             off):
+    if tqdm_disable is None:
+        monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    else:
+        monkeypatch.setenv("TQDM_DISABLE", tqdm_disable)
+    b = log.bar(5, "runs", progress, leave=False)
+    assert isinstance(b, log._NoBar) == off
+    assert (b.n, b.total) == (0, 5)
+    b.update()
+    b.update(2)
+    b.set_postfix_str("x")
+    b.close()
+    assert (b.n, b.total) == (3, 5)
+    if not off:
+        assert b.unit == "run"
+        assert log.bar(1, "s", unit="sim s", leave=False).unit == "sim s"
