@@ -46,9 +46,9 @@ def test_run_prints_the_runs_own_tables_and_books_section_by_section(examples):
     m, plain = res.meta, printed_columns(res.tables)
     assert r.stdout.startswith("# calls: 20.0 s simulated, seed 3, replication 2\n| flow ")
     sections = r.stdout.split("\n\n")
-    assert [s.split("\n", 1)[0] for s in sections[1:]] == ["RTP members:", "Media:", f"packets: originated {m['originated']}, "
-                                                          f"multicast copies 0, delivered {m['delivered']}, dropped "
-                                                          f"{m['dropped']}, in flight {m['in_flight']} (balanced)"]
+    books = (f"packets: originated {m['originated']}, multicast copies 0, delivered {m['delivered']}, "
+             f"dropped {m['dropped']}, in flight {m['in_flight']} (balanced)")
+    assert [s.split("\n", 1)[0] for s in sections[1:]] == ["RTP members:", "Media:", books]
     assert re.fullmatch(rf"events: {m['events']} in \d+\.\d{{3}} s wall\n", sections[-1].split("\n", 1)[1])
     # The tables are this seed's and replication's, not another's.
     from mediasim.reporting.plain_table import plain_table
@@ -61,6 +61,20 @@ def test_run_prints_the_runs_own_tables_and_books_section_by_section(examples):
     assert other.stdout.split("\n\n")[2] != sections[2]
     bad = invoke("run", examples / "calls.toml", "--set", "duration_s=-1")
     assert (bad.exit_code, bad.stdout) == (2, "") and bad.stderr.startswith("error: invalid scenario:\n  duration_s")
+
+
+def test_run_records_the_trace_and_series_asked_for_into_its_folder_and_refuses_them_without_one(tmp_path):
+    from mediasim import Results
+
+    r = invoke("run", DUMBBELL, "--trace", "--series", "--out", tmp_path / "on")
+    assert r.exit_code == 0, r.output
+    on = Results.read_parquet(tmp_path / "on")
+    assert len(on.trace) > len(on.tables["flows"]) and on.meta["series_log"]
+    assert invoke("run", DUMBBELL, "--out", tmp_path / "off").exit_code == 0
+    assert {"trace.parquet", "tcp_series.parquet"} & {p.name for p in (tmp_path / "off").iterdir()} == set()
+    for flag in ("--pcap", "--trace", "--series", "--overwrite"):
+        r = invoke("run", DUMBBELL, flag)
+        assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"error: {flag} needs --out DIR\n")
 
 
 def test_run_shows_tcp_and_rtp_tables(examples):
@@ -272,7 +286,8 @@ def test_float_options_take_finite_numbers_only(args):
     # click's ranges let nan through (no comparison with it holds).
     r = invoke(*args)
     assert r.exit_code == 2 and "Traceback" not in r.output
-    assert f"Invalid value for '{args[-2]}': {args[-1]!r} is not a finite number." in r.output
+    assert r.stderr.endswith(f"\nError: Invalid value for '{args[-2]}': {args[-1]!r} is not a finite number.\n")
+    assert r.stderr.startswith(f"Usage: main {args[0]} ")  # with the usage, as click says its own (prog "main" here)
 
 
 def test_a_huge_value_is_named_in_exponent_form():

@@ -5,6 +5,7 @@ the same from a whole `mediasim` process, where logging is imported late.)"""
 
 import logging
 import warnings
+from types import SimpleNamespace
 
 import pytest
 
@@ -54,6 +55,29 @@ def test_a_warning_before_logging_is_set_up_sets_it_up_and_is_shown_once(capsys)
     assert capsys.readouterr().err.splitlines() == ["WARNING py.warnings: UserWarning: first",
                                                     "WARNING py.warnings: UserWarning: second"]
     assert log._pending is None and logging.getLogger(log.LOGGER).level == logging.WARNING
+
+
+@pytest.mark.parametrize("verbose, quiet, dropped", [
+    (0, False, ["debug", "info"]), (1, False, ["debug"]), (2, False, []), (3, True, ["debug", "info", "warning"]),
+])
+def test_before_logging_is_imported_a_message_the_level_drops_is_dropped_without_it(monkeypatch, capsys, verbose,
+                                                                                     quiet, dropped):
+    """`mediasim -q run` logs a line at INFO: dropped without importing
+    logging. configure only notes the levels then, and the first message
+    shown (or the first warning) applies them."""
+    monkeypatch.setattr(log, "sys", SimpleNamespace(modules={}))  # as if logging were not imported yet
+    log.configure(verbose, quiet)
+    assert log._pending == (verbose, quiet) and warnings.showwarning is log._first_warning
+    said = log.get("t")
+    for level in dropped:
+        assert getattr(said, level) is log._ignore and log._pending == (verbose, quiet)
+    shown = [level for level in ("debug", "info", "warning", "error") if level not in dropped]
+    for level in shown:
+        getattr(said, level)("said at %s", level)
+    assert log._pending is None
+    assert capsys.readouterr().err.splitlines() == [f"{lv.upper()} mediasim.t: said at {lv}" for lv in shown]
+    # Anything else is the logger's own.
+    assert said.isEnabledFor(logging.ERROR) and said.name == "mediasim.t"
 
 
 @pytest.mark.parametrize("progress, tqdm_disable, off", [

@@ -340,3 +340,37 @@ def test_the_run_cache_keys_stores_and_serves_runs_as_a_campaign_would(examples,
                aliases={"interval": "flows[name=voice].interval_ms"})
     with pytest.raises(RuntimeError, match=r"run \{'interval': 30\} seed 4 replication 0: ScenarioError"):
         served.run_many(bad, None, False, "runs")
+
+
+def test_the_campaign_command_runs_a_study_campaign_says_what_it_did_and_fails_with_a_point(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from mediasim.campaign import study_run
+    from mediasim.cli import main
+
+    f = campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n", workers=2)
+    real = iw10.reproduce
+    monkeypatch.setattr(iw10, "reproduce", lambda p, out, **kw: (
+        real(p, out, **kw) if p.bottleneck_rate_bps != 1e6 else 1 / 0))
+    r = CliRunner().invoke(main, ["-q", "campaign", str(f), "--workers", "1"])
+    out = tmp_path / "out"
+    assert r.exit_code == 1, r.output
+    assert r.stdout.splitlines()[-1] == (f"written to {out}/ (index.md; points/<point>/report.md; read a table over "
+                                         "all points with mediasim.read_sweep)")
+    assert r.stdout.splitlines()[:2] == [
+        "2 points: 0 already stored, 1 run now, 1 failed (4 simulation runs made, 0 read from the folder)",
+        "  failed {'bottleneck_rate_bps': 1000000.0}: ZeroDivisionError: division by zero"], r.stdout
+    # The command line's workers and scheduler win over the file's; a
+    # campaign that cannot go on is named.
+    seen = {}
+
+    def refuse(spec, **kw):
+        seen.update(workers=spec.workers, scheduler=spec.scheduler)
+        raise CampaignError("no cluster at tcp://h:1")
+
+    monkeypatch.setattr(study_run, "run_study_campaign", refuse)
+    r = CliRunner().invoke(main, ["campaign", str(f), "--workers", "3", "--scheduler", "tcp://h:1"])
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", "error: no cluster at tcp://h:1\n")
+    assert seen == {"workers": 3, "scheduler": "tcp://h:1"}
+    r = CliRunner().invoke(main, ["campaign", str(f)])
+    assert seen == {"workers": 2, "scheduler": None}

@@ -1,6 +1,7 @@
 """mediasim sweep: a grid x replications, stored per run, resumable."""
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -45,7 +46,9 @@ def test_a_sweep_of_calls_summarises_what_the_viewers_saw_and_heard(examples, tm
             "--replications", "2", "--out", str(tmp_path), "--workers", "1"]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
-    assert "Media:" in r.output and "media_summary.csv" in r.output
+    assert re.search(rf"\n\nMedia:\n\| +{re.escape(axis)} \| flow ", r.stdout)
+    assert r.stdout.endswith(f"tables in {tmp_path}/ (flows.parquet, summary.csv, media.parquet, media_summary.csv, "
+                             "runs/)\n")
     media = pd.read_parquet(tmp_path / "media.parquet")
     assert len(media) == 2 * 2 * 2  # delays x replications x streams
     summary = pd.read_csv(tmp_path / "media_summary.csv").set_index([axis, "flow"])
@@ -63,6 +66,29 @@ def test_a_sweep_of_calls_summarises_what_the_viewers_saw_and_heard(examples, tm
                                   "--out", str(tmp_path), "--workers", "1"])
     assert r.exit_code == 0, r.output
     assert pd.read_parquet(tmp_path / "media.parquet").empty and not (tmp_path / "media_summary.csv").exists()
+
+
+def test_a_sweeps_confidence_intervals_keep_to_each_figures_scale(examples, tmp_path):
+    """Two replications with 1% random loss: Student's t interval of the
+    lost frames reaches below zero and that of the voice MOS above 4.5;
+    the summaries clip them to what the figures can be (as the loss rate's
+    to [0, 1])."""
+    from scipy import stats
+
+    r = CliRunner().invoke(main, ["-q", "sweep", str(examples / "calls.toml"), "--vary",
+                                  "links[name=bottleneck].delay_ms=25", "--set", "duration_s=4", "--set",
+                                  'links[name=bottleneck].loss={"type": "packet", "rate": 0.01}',
+                                  "--replications", "2", "--out", str(tmp_path), "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    media = pd.read_parquet(tmp_path / "media.parquet").set_index("flow")
+    summary = pd.read_csv(tmp_path / "media_summary.csv").set_index("flow")
+    flows = pd.read_csv(tmp_path / "summary.csv")
+    half = lambda x: stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / len(x) ** 0.5  # noqa: E731
+    lost, mos = media.loc["video/alice/rtp", "frames_lost"], media.loc["voice/alice/rtp", "mos"]
+    assert lost.mean() - half(lost) < 0 and summary.loc["video/alice/rtp", "frames_lost_ci_low"] == 0
+    assert mos.mean() + half(mos) > 4.5 and summary.loc["voice/alice/rtp", "mos_ci_high"] == 4.5
+    assert (flows["loss_rate_ci_low"] >= 0).all() and (flows["loss_rate_ci_low"] == 0).any()
+    assert (flows["loss_rate_ci_high"] <= 1).all()
 
 
 def test_sweep_reports_bad_values_with_the_field(examples, tmp_path):
@@ -277,3 +303,35 @@ def test_a_sweep_prints_its_summary_and_names_each_failed_run(examples, tmp_path
     # To 4 significant digits.
     assert [float(p["throughput_bps_mean"]) for p in printed] == [float(f"{x:.4g}")
                                                                  for x in summary["throughput_bps_mean"]]
+
+
+def test_the_sweep_command_hands_its_options_to_the_campaign_and_names_its_refusal(examples, tmp_path, monkeypatch):
+    from mediasim import sweep
+    from mediasim.errors import CampaignError
+
+    seen = {}
+
+    def refuse(jobs, out, **kw):
+        seen.update(jobs=jobs, out=out, **kw)
+        raise CampaignError("no cluster at tcp://h:1")
+
+    monkeypatch.setattr(sweep, "run_sweep", refuse)
+    r = CliRunner().invoke(main, ["sweep", str(examples / "dumbbell.toml"), "--alias", "d=duration_s",
+                                  "--vary", "d=3,4", "--replications", "2", "--seed", "9", "--workers", "3",
+                                  "--scheduler", "tcp://h:1",
+                                  "--out", str(tmp_path / "s")])
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", "error: no cluster at tcp://h:1\n")
+    assert (seen["out"], seen["workers"], seen["scheduler"], seen["aliases"]) == (str(tmp_path / "s"), 3, "tcp://h:1",
+                                                                                {"d": "duration_s"})
+    assert [(j.labels, j.seed, j.replication) for j in seen["jobs"]] == [
+        ({"d": d}, 9, k) for d in (3, 4) for k in (0, 1)]
+
+
+def test_a_sweep_names_its_first_ten_failed_runs_and_counts_them_all(examples, tmp_path):
+    r = CliRunner().invoke(main, ["-q", "sweep", str(examples / "dumbbell.toml"), "--vary", "measure.pcap=true",
+                                  "--replications", "12", "--out", str(tmp_path), "--workers", "1"])
+    lines = r.stderr.splitlines()
+    assert r.exit_code == 1
+    assert [line.split(":", 1)[0] for line in lines if not line.startswith("  ")] == ["failed"] * 10 + [
+        f"12 runs failed; their errors are in {tmp_path}/failed/"]
+    assert len(list((tmp_path / "failed").iterdir())) == 12

@@ -121,11 +121,11 @@ def main(verbose: int, quiet: bool) -> None:
 @click.option("--overwrite", is_flag=True,
               help="Replace OUT if it holds an earlier output (whole, once this run is complete).")
 @click.option("--pcap", is_flag=True, help="Write one pcap file per link into OUT/pcap.")
-@click.option("--trace", is_flag=True, help="Record the per-hop packet trace table.")
+@click.option("--trace", is_flag=True, help="Record the per-hop packet trace table into OUT.")
 @click.option("--packets", is_flag=True,
               help="Keep the packets and drops tables (measure.packets): one row per packet, memory grows.")
 @click.option("--series", is_flag=True,
-              help="Keep the *_series tables (measure.series): TCP window, TFRC rate, ... over time.")
+              help="Keep the *_series tables (measure.series) in OUT: TCP window, TFRC rate, ... over time.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
               help="Override a scenario field, e.g. --set links[0].rate_bps=2e6 (repeatable).")
 @click.option("--allow", "allow", multiple=True, metavar="PATH",
@@ -152,10 +152,11 @@ def run_cmd(scenario, seed, replication, out, overwrite, pcap, trace, packets, s
         sc.measure(packets=True)
     if series:
         sc.measure(series=True)
-    if pcap and out is None:
-        _fail("--pcap needs --out DIR")
-    if overwrite and out is None:
-        _fail("--overwrite needs --out DIR")
+    # What these record is written to OUT, not printed (--packets also makes
+    # the printed delay percentiles exact, so it stands alone).
+    for flag, given in (("--pcap", pcap), ("--trace", trace), ("--series", series), ("--overwrite", overwrite)):
+        if given and out is None:
+            _fail(f"{flag} needs --out DIR")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RunStoppedEarly)
