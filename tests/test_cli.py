@@ -415,3 +415,42 @@ def test_ctrl_c_ends_a_run_at_once_says_where_and_writes_nothing(tmp_path, out):
     assert re.search(r"\nrun interrupted at simulated time \d+\.\d{3} s\n$", stderr), stderr[-500:]
     assert stdout == "" and "Traceback" not in stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_crosscheck_prints_the_comparison_says_what_it_compared_with_and_names_what_is_missing(monkeypatch, tmp_path):
+    """The command's own part, with the reference simulators stood in for
+    (the comparisons themselves: test_crosscheck_references.py, test_red.py)."""
+    import pandas as pd
+
+    from mediasim.validation import crosscheck as tcp
+    from mediasim.validation import red_crosscheck as red
+
+    asked = []
+    monkeypatch.setattr(tcp, "compare", lambda **kw: asked.append(kw) or pd.DataFrame(
+        [{"simulator": "mediasim", "goodput_mbps": 9.87654, "flows": 8}]))
+    monkeypatch.setattr(tcp, "ns3_python", lambda: None)
+    r = invoke("crosscheck", "--impatient")
+    assert r.exit_code == 0 and asked == [{"newreno_timer": "impatient", "with_ns3": True}]
+    assert r.stdout.splitlines()[2] == "| mediasim    |          9.877 |       8 |"
+    assert r.stdout.endswith("compared with ns-2 only\n")
+    r = invoke("crosscheck", "--no-ns3")
+    assert asked[-1] == {"newreno_timer": "slow_but_steady", "with_ns3": False}
+    assert r.stdout.endswith("compared with ns-2 only\n")
+    monkeypatch.setattr(tcp, "ns3_python", lambda: "/opt/ns3/bin/python")
+    r = invoke("crosscheck")
+    assert r.exit_code == 0 and r.stdout.endswith("of at least one reference\n")
+    monkeypatch.setattr(tcp, "compare", lambda **kw: (_ for _ in ()).throw(RuntimeError("ns-2 not found")))
+    r = invoke("crosscheck")
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", "error: ns-2 not found\n")
+
+    monkeypatch.setattr(red, "compare", lambda: [{"simulator": "ns-2", "setting": "gentle", "drops": 12.3456}])
+    r = invoke("crosscheck", "--red")
+    assert r.exit_code == 0 and r.stdout.splitlines()[2] == "| ns-2        | gentle    |   12.35 |"
+    monkeypatch.setattr(red, "compare", lambda: (_ for _ in ()).throw(OSError("ns: cannot execute")))
+    r = invoke("crosscheck", "--red")
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", "error: ns: cannot execute\n")
+    monkeypatch.setattr(red, "REFERENCES", tmp_path / "red.json")
+    monkeypatch.setattr(red, "reference_runs", lambda: {"runs": [{"setting": "gentle"}]})
+    r = invoke("crosscheck", "--red", "--save-references")
+    assert (r.exit_code, r.stdout) == (0, f"reference figures written to {tmp_path / 'red.json'}\n")
+    assert (tmp_path / "red.json").read_text() == '{\n "runs": [\n  {\n   "setting": "gentle"\n  }\n ]\n}\n'
