@@ -77,6 +77,16 @@ def test_run_records_the_trace_and_series_asked_for_into_its_folder_and_refuses_
         assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"error: {flag} needs --out DIR\n")
 
 
+def test_run_shows_a_progress_bar_in_simulated_time_and_writes_the_runs_own_seed(tmp_path):
+    """A bar from the engine's first report (2^20 events), with or without
+    an output folder; the folder's run is the seed and replication asked for."""
+    for out in ((), ("--out", tmp_path / "o")):
+        r = invoke("run", EXAMPLES / "calls.toml", "--set", "duration_s=1000", "--seed", 3, "--replication", 2, *out)
+        assert r.exit_code == 0 and re.search(r"calls: +\d+%\|.*\| [0-9.e+]+/1000 simulated s", r.stderr), r.stderr
+    meta = json.loads((tmp_path / "o" / "meta.json").read_text())
+    assert (meta["seed"], meta["replication"]) == (3, 2)
+
+
 def test_run_shows_tcp_and_rtp_tables(examples):
     r = invoke("run", examples / "tcp_web_and_voice.toml")
     assert r.exit_code == 0 and "TCP:" in r.output and "| web0" in r.output
@@ -443,9 +453,12 @@ def test_crosscheck_prints_the_comparison_says_what_it_compared_with_and_names_w
     r = invoke("crosscheck")
     assert (r.exit_code, r.stdout, r.stderr) == (2, "", "error: ns-2 not found\n")
 
-    monkeypatch.setattr(red, "compare", lambda: [{"simulator": "ns-2", "setting": "gentle", "drops": 12.3456}])
+    # A column of figures and verdicts (text): the figures to 4 digits.
+    monkeypatch.setattr(red, "compare", lambda: [{"simulator": "ns-2", "setting": "gentle", "drops": 12.3456},
+                                                 {"simulator": "gap", "setting": "gentle", "drops": "4.0%"}])
     r = invoke("crosscheck", "--red")
-    assert r.exit_code == 0 and r.stdout.splitlines()[2] == "| ns-2        | gentle    |   12.35 |"
+    assert r.exit_code == 0 and r.stdout.splitlines()[2:4] == ["| ns-2        | gentle    | 12.35   |",
+                                                                "| gap         | gentle    | 4.0%    |"]
     monkeypatch.setattr(red, "compare", lambda: (_ for _ in ()).throw(OSError("ns: cannot execute")))
     r = invoke("crosscheck", "--red")
     assert (r.exit_code, r.stdout, r.stderr) == (2, "", "error: ns: cannot execute\n")
@@ -454,3 +467,13 @@ def test_crosscheck_prints_the_comparison_says_what_it_compared_with_and_names_w
     r = invoke("crosscheck", "--red", "--save-references")
     assert (r.exit_code, r.stdout) == (0, f"reference figures written to {tmp_path / 'red.json'}\n")
     assert (tmp_path / "red.json").read_text() == '{\n "runs": [\n  {\n   "setting": "gentle"\n  }\n ]\n}\n'
+
+
+def test_a_run_printing_into_a_closed_pipe_ends_quietly_with_status_1(examples):
+    """`mediasim run ... | head -0`: the output cannot be written; the
+    command says nothing more (no traceback) and fails."""
+    with subprocess.Popen([sys.executable, "-m", "mediasim", "run", str(examples / "calls.toml")],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+        p.stdout.close()
+        stderr = p.stderr.read()
+    assert (p.returncode, stderr) == (1, "")

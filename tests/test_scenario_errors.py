@@ -300,5 +300,12 @@ def test_a_scenario_error_says_each_problem_on_its_own_line_path_first():
                                                 "invalid scenario:\n  s.toml: cannot parse")
     plain = ScenarioError("no field to name")
     assert (str(plain), plain.errors) == ("no field to name", [])
+    # What the engine could not finish says where and when.
+    from mediasim.errors import EngineFailure
+
+    stalled = EngineFailure("simulated time stopped advancing at 2.5 s", 2.5, "link r1-r2")
+    assert (str(stalled), stalled.time_s, stalled.component) == ("simulated time stopped advancing at 2.5 s", 2.5,
+                                                                 "link r1-r2")
+    assert (EngineFailure("internal").time_s, EngineFailure("internal").component) == (None, None)
     # KeyError would quote the message; TableNotFound says it as it is.
     assert (str(TableNotFound("no table 'x'")), str(TableNotFound())) == ("no table 'x'", "")

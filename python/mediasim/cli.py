@@ -187,7 +187,7 @@ def _run_for_print(sc, seed, replication, out, overwrite, pcap, trace, max_event
 
     budgets = dict(max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
     if out is None:
-        raw, meta = engine_run(sc, seed, replication, trace=trace, progress=True, only=TABLES, lists=True, **budgets)
+        raw, meta = engine_run(sc, seed, replication, progress=True, only=TABLES, lists=True, **budgets)
         return raw, json.loads(meta)
     res = run(sc, seed=seed, replication=replication, out=out, overwrite=overwrite, pcap=pcap, trace=trace,
               progress=True, **budgets)
