@@ -95,6 +95,22 @@ def test_a_sweeps_confidence_intervals_keep_to_each_figures_scale(examples, tmp_
         "links[name=bottleneck].delay_ms", "flow", "n"]
 
 
+def test_a_sweeps_loss_rate_interval_stops_at_one(examples, tmp_path):
+    """Nearly every packet lost, two replications: the t interval of a
+    flow's loss rate reaches past 1, and the summary stops it there."""
+    from scipy import stats
+
+    r = CliRunner().invoke(main, ["-q", "sweep", str(examples / "dumbbell.toml"), "--vary", "duration_s=3",
+                                  "--set", 'links[name=bottleneck].loss={"type": "packet", "rate": 0.98}',
+                                  "--replications", "2", "--out", str(tmp_path), "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    half = lambda x: stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / len(x) ** 0.5  # noqa: E731
+    loss = pd.read_parquet(tmp_path / "flows.parquet").groupby(["flow", "receiver"])["loss_rate"]
+    past_one = [k for k, x in loss if x.mean() + half(x) > 1]
+    summary = pd.read_csv(tmp_path / "summary.csv").set_index(["flow", "receiver"])
+    assert past_one and (summary.loc[past_one, "loss_rate_ci_high"] == 1).all()
+
+
 def test_sweep_reports_bad_values_with_the_field(examples, tmp_path):
     r = CliRunner().invoke(main, ["sweep", str(examples / "dumbbell.toml"), "--vary", "links[0].rate_bps=1e6,-5",
                                   "--out", str(tmp_path)])
