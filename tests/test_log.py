@@ -41,6 +41,16 @@ def test_the_command_lines_levels_show_messages_and_warnings_on_stderr(capsys, c
     assert isinstance(log.bar(3, "runs"), log._NoBar) == quiet
 
 
+def test_by_default_the_command_line_shows_warnings_and_errors(capsys, monkeypatch):
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    log.configure()
+    said = log.get("t")
+    said.info("seen %d", 2)
+    said.warning("seen %d", 3)
+    assert capsys.readouterr().err.splitlines() == [ALL[2]]
+    assert not isinstance(log.bar(3, "runs", leave=False), log._NoBar)
+
+
 def test_a_warning_before_logging_is_set_up_sets_it_up_and_is_shown_once(capsys):
     """Where logging was not yet imported, configure only notes the levels
     and puts a hook in warnings.showwarning; the first warning applies
@@ -99,5 +109,5 @@ def test_a_bar_is_off_when_asked_or_under_tqdm_disable_and_counts_either_way(mon
     b.close()
     assert (b.n, b.total) == (3, 5)
     if not off:
-        assert b.unit == "run"
+        assert (b.unit, b.desc) == ("run", "runs")
         assert log.bar(1, "s", unit="sim s", leave=False).unit == "sim s"
