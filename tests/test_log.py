@@ -25,6 +25,8 @@ ALL = ["DEBUG mediasim.t: seen 1", "INFO mediasim.t: seen 2", "WARNING mediasim.
 def test_the_command_lines_levels_show_messages_and_warnings_on_stderr(capsys, caplog, monkeypatch, verbose, quiet,
                                                                        shown):
     monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    root = logging.getLogger()
+    root_handlers = root.handlers[:]
     log.configure(verbose, quiet)
     said = log.get("t")
     with warnings.catch_warnings():
@@ -36,6 +38,7 @@ def test_the_command_lines_levels_show_messages_and_warnings_on_stderr(capsys, c
         warnings.warn("a unit slip", UserWarning)
     assert capsys.readouterr().err.splitlines() == shown
     assert caplog.records == []  # mediasim's own handler only: nothing reaches the root logger's
+    assert root.handlers == root_handlers  # the user's own logging is left alone
     assert log._pending is None  # applied once
     # Quiet turns progress bars off in this process and in the workers it starts.
     assert isinstance(log.bar(3, "runs"), log._NoBar) == quiet
