@@ -355,3 +355,19 @@ def test_a_sweep_names_its_first_ten_failed_runs_and_counts_them_all(examples, t
     assert [line.split(":", 1)[0] for line in lines if not line.startswith("  ")] == ["failed"] * 10 + [
         f"12 runs failed; their errors are in {tmp_path}/failed/"]
     assert len(list((tmp_path / "failed").iterdir())) == 12
+
+
+@pytest.mark.parametrize("raised, said", [(KeyboardInterrupt(), "interrupted"),
+                                          (KeyboardInterrupt("run interrupted at simulated time 2.000 s"),
+                                           "run interrupted at simulated time 2.000 s")])
+def test_a_command_interrupted_says_where_if_it_knows_and_ends_with_the_status_of_sigint(examples, tmp_path,
+                                                                                         monkeypatch, raised, said):
+    from mediasim import sweep
+
+    def interrupted(*a, **kw):
+        raise raised
+
+    monkeypatch.setattr(sweep, "run_sweep", interrupted)
+    r = CliRunner().invoke(main, ["sweep", str(examples / "dumbbell.toml"), "--vary", "duration_s=3",
+                                  "--out", str(tmp_path / "s")])
+    assert (r.exit_code, r.stdout, r.stderr) == (130, "", f"\n{said}\n")

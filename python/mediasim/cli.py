@@ -88,7 +88,7 @@ class _LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt as e:
-            click.echo(f"\n{e or 'interrupted'}", err=True)  # on its own line below a progress bar
+            click.echo(f"\n{str(e) or 'interrupted'}", err=True)  # on its own line below a progress bar
             ctx.exit(130)
 
 
