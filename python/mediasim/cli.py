@@ -6,6 +6,7 @@ import json
 import math
 import os
 import sys
+from typing import NoReturn
 
 import click
 
@@ -36,19 +37,25 @@ class FiniteFloat(click.FloatRange):
 POSITIVE = FiniteFloat(min=0, min_open=True)
 
 
-def _fail(msg: str) -> None:
+def _fail(msg: str) -> NoReturn:
     click.echo(f"error: {msg}", err=True)
     sys.exit(2)
+
+
+def _pair(option: str, form: str, text: str) -> tuple[str, str]:
+    """An option's NAME=VALUE, split at the first '=' outside brackets;
+    one without is named with its option and the form it takes."""
+    try:
+        return split_override(text)
+    except ScenarioError:
+        _fail(f"{option} {text}: expected {form}")
 
 
 def _load(path: str, overrides: tuple[str, ...]):
     try:
         sc = load_scenario(path)
         for o in overrides:
-            try:
-                k, v = split_override(o)
-            except ScenarioError:
-                _fail(f"--set {o}: expected PATH=VALUE")
+            k, v = _pair("--set", "PATH=VALUE", o)
             sc.set(k, parse_value(v, k))
         return sc
     except FileNotFoundError as e:

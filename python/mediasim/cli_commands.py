@@ -12,11 +12,11 @@ import time
 import click
 
 from . import _engine
-from .cli import POSITIVE, U64, _fail, _fmt_table, _load
+from .cli import POSITIVE, U64, _fail, _fmt_table, _load, _pair
 from .errors import ScenarioError
 from .experiments import STUDIES
 from .reporting.tables import md_table
-from .scenario import load_scenario, parse_value, split_override
+from .scenario import load_scenario, parse_value
 
 
 @click.command("sweep", short_help="Run a scenario over a grid x replications.")
@@ -101,10 +101,7 @@ def _unique_pairs(option: str, form: str, texts) -> dict[str, str]:
     refused (the later would silently replace the earlier)."""
     out: dict[str, str] = {}
     for t in texts:
-        try:
-            k, v = split_override(t)
-        except ScenarioError:
-            _fail(f"{option} {t}: expected {form}")
+        k, v = _pair(option, form, t)
         if k in out:
             _fail(f"{option} {k}: given twice")
         out[k] = v
@@ -649,7 +646,6 @@ def _trace_ms(name_or_file: str) -> list[int]:
         return traces.read(name_or_file)
     except ScenarioError as e:  # said of the trace file (each message names it), not as an invalid scenario
         _fail("\n".join(m for _, m in e.errors))
-        raise  # unreachable: _fail exits
 
 
 @trace_cmd.command("write", short_help="Write a builtin trace to a file.")
