@@ -184,6 +184,26 @@ def test_a_study_folder_is_refused_then_replaced_whole(tmp_path):
     assert not (out / "stale.png").exists()
 
 
+def test_one_output_stages_by_the_functions_own_out_and_overwrite_parameters(tmp_path):
+    from mediasim.outfolder import one_output
+
+    with pytest.raises(TypeError, match="write: one_output needs parameters 'out' and 'overwrite'"):
+        @one_output("study")
+        def write(out, quick=False):
+            return out
+
+    @one_output("study")
+    def report(n, out, overwrite=False):
+        assert out.name.startswith(".s.partial-")  # the staging folder
+        (out / "report.md").write_text(f"{n}\n")
+        return out / "report.md"
+
+    assert report(1, tmp_path / "s") == tmp_path / "s" / "report.md"
+    with pytest.raises(OutputFolderError):
+        report(2, tmp_path / "s")
+    assert report(3, out=tmp_path / "s", overwrite=True).read_text() == "3\n"
+
+
 def test_a_campaign_refuses_a_folder_that_holds_other_files(examples, tmp_path):
     from mediasim.errors import CampaignError
 

@@ -8,6 +8,7 @@ import json
 import math
 import sys
 import time
+from typing import Any
 
 import click
 
@@ -140,6 +141,8 @@ def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out) ->
     except CampaignError as e:
         _fail(str(e))
     done = read_json(Path(out) / "sweep.json")
+    if done is None:  # run_sweep has just written it; only a disk fault leaves none
+        _fail(f"{out}/sweep.json: missing or damaged")
     if not flows.empty:
         keys = list(axes) + ["flow", "receiver"]
         table = summarize(flows, keys, ["loss_rate", "throughput_bps", "delay_mean_ms", "delay_p99_ms", "jitter_ms"],
@@ -483,6 +486,7 @@ def media_rates_cmd(trace_path, gop, frame_rate, mm) -> None:
     # The problems name the options they came from (the flow's fields are
     # the options here; a trace file's problems name the file and line).
     options = {"flow.gop": "--gop", "flow.frame_rate": "--frame-rate"}
+    fields: dict[str, Any]
     try:
         if mm:
             fields = {"app": "mm"}

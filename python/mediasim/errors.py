@@ -9,7 +9,7 @@ class ScenarioError(ValueError):
 
     def __init__(self, message: str, errors: list[tuple[str, str]] | None = None):
         super().__init__(message)
-        self.errors: list[tuple[str, str]] = [tuple(e) for e in (errors or [])]
+        self.errors: list[tuple[str, str]] = [(p, m) for p, m in (errors or [])]
 
     @classmethod
     def at(cls, path: str, msg: str) -> "ScenarioError":

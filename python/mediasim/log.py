@@ -101,7 +101,7 @@ def _ready() -> None:
     logging.captureWarnings(True)
 
 
-def bar(total: int, desc: str, progress: bool = True, **kw: Any) -> Any:
+def bar(total: float, desc: str, progress: bool = True, **kw: Any) -> Any:
     """A ``tqdm.auto`` progress bar (a widget in notebooks), off when
     ``progress`` is false or under ``mediasim -q`` (``TQDM_DISABLE``,
     which tqdm itself applies only to bars that do not say). A bar that is
@@ -120,7 +120,7 @@ class _NoBar:
     tqdm's interface mediasim uses)."""
 
     def __init__(self, total: float):
-        self.total, self.n = total, 0
+        self.total, self.n = total, 0.0
 
     def update(self, n: float = 1) -> None:
         self.n += n

@@ -122,9 +122,9 @@ def fec_residual_loss(code: str, k: int, n: int, p_media: float, p_repair: float
             ok = False
         if not ok:
             raise ScenarioError.at(name, f"must be a whole number from 0 to 4294967295 (got {v!r})")
-    for name, v in (("p_media", p_media), ("p_repair", p_repair)):
-        if not isinstance(v, Real) or isinstance(v, bool):
-            raise ScenarioError.at(name, f"must be a number (got {v!r})")
+    for name, x in (("p_media", p_media), ("p_repair", p_repair)):
+        if not isinstance(x, Real) or isinstance(x, bool):
+            raise ScenarioError.at(name, f"must be a number (got {x!r})")
     if not isinstance(code, str):
         raise ScenarioError.at("code", f"must be text, rs or xor (got {code!r})")
     try:

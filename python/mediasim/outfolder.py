@@ -31,7 +31,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from .errors import OutputFolderError
 
@@ -170,21 +170,26 @@ F = TypeVar("F", bound=Callable[..., Path])
 def one_output(kind: str) -> Callable[[F], F]:
     """Makes a function that writes a study's outputs into its ``out``
     argument (and returns the path of its report) write them staged: it
-    gains an ``overwrite`` keyword, writes into a staging folder, and
-    returns where the report is once that folder became ``out``."""
+    writes into a staging folder and returns where the report is once that
+    folder became ``out``. The function declares ``overwrite: bool = False``
+    (so its signature, and a type checker, show it); the staging reads it,
+    the body need not."""
 
     def wrap(fn: F) -> F:
         sig = inspect.signature(fn)
+        if "overwrite" not in sig.parameters or "out" not in sig.parameters:
+            raise TypeError(f"{fn.__qualname__}: one_output needs parameters 'out' and 'overwrite'")
 
         @functools.wraps(fn)
-        def run(*args: Any, overwrite: bool = False, **kwargs: Any) -> Path:
+        def run(*args: Any, **kwargs: Any) -> Path:
             bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
             final = Path(bound.arguments["out"])
-            with staged(final, kind, overwrite) as stage:
+            with staged(final, kind, bool(bound.arguments["overwrite"])) as stage:
                 bound.arguments["out"] = stage
                 path = fn(*bound.args, **bound.kwargs)
             return moved(path, stage, final)
 
-        return run  # type: ignore[return-value]
+        return cast(F, run)
 
     return wrap

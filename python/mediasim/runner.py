@@ -70,17 +70,17 @@ def run(
     if out is not None and not isinstance(out, (str, os.PathLike)):
         raise TypeError(f"out must be a folder's path (got {out!r})")
     sc = with_recording(as_scenario(scenario), packets=packets, series=series)
-    budgets = dict(max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
     from .results import Results
 
     if out is None:
-        raw, meta = engine_run(sc, seed, replication, pcap=pcap, trace=trace, progress=progress, **budgets)
+        raw, meta = engine_run(sc, seed, replication, pcap=pcap, trace=trace, progress=progress,
+                               max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
         return Results.from_engine(raw, meta)
     from .outfolder import staged
 
     with staged(out, "run", overwrite) as stage:
         raw, meta = engine_run(sc, seed, replication, out=stage, pcap=pcap, trace=trace, progress=progress,
-                               **budgets)
+                               max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
         res = Results.from_engine(raw, meta)
         res.write_tables(stage)
     return res
@@ -191,8 +191,9 @@ def _sim_time_bar(sc: Scenario, on: bool):
     run never imports it."""
     if not on:
         return None, None
+    duration = sc.data.get("duration_s")
     try:
-        total = float(sc.data.get("duration_s"))
+        total = float(duration) if duration is not None else 0.0
     except (TypeError, ValueError):
         return None, None  # no or a bad duration_s: the engine names it
     if not total > 0:
@@ -203,7 +204,8 @@ def _sim_time_bar(sc: Scenario, on: bool):
 
 class _LazyBar:
     def __init__(self, name: str, total: float):
-        self.name, self.total, self.bar = name, total, None
+        self.name, self.total = name, total
+        self.bar: Any = None  # a tqdm bar from the first report on
 
     def report(self, now_s: float, events: int) -> None:
         if self.bar is None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ..errors import CampaignError, ScenarioError
 
@@ -64,6 +64,12 @@ class CampaignSpec(CampaignBase):
 
         sc = load_scenario(self.scenario).with_overrides(self.overrides)
         return grid(sc, self.grid, replications=self.replications, seed=self.seed, aliases=self.aliases)
+
+
+@overload
+def _int(d: dict[str, Any], name: str, where: str, default: int, low: int) -> int: ...
+@overload
+def _int(d: dict[str, Any], name: str, where: str, default: None, low: int) -> int | None: ...
 
 
 def _int(d: dict[str, Any], name: str, where: str, default: int | None, low: int) -> int | None:
@@ -123,8 +129,8 @@ def load_campaign(path: str | Path, out: str | Path | None = None) -> "CampaignS
     if scheduler is not None and not isinstance(scheduler, str):
         raise CampaignError(f"{where}: scheduler: must be an address such as tcp://host:8786")
     folder = Path(out).resolve() if out is not None else (path.parent / d["out"]).resolve()
-    common = dict(out=folder, grid=grid, aliases=aliases,
-                  overrides=_table(d, "set", where), workers=_int(d, "workers", where, None, 1), scheduler=scheduler)
+    common: dict[str, Any] = dict(out=folder, grid=grid, aliases=aliases, overrides=_table(d, "set", where),
+                                  workers=_int(d, "workers", where, None, 1), scheduler=scheduler)
     if "study" in d:
         return _study(d, where, common)
     if not isinstance(d["scenario"], str) or not d["scenario"]:

@@ -117,7 +117,8 @@ class RunStore:
         must go, or the new run could not be renamed into place)."""
         remove(self.runs / key)
 
-    def info(self, key: str) -> dict[str, Any]:
+    def info(self, key: str) -> dict[str, Any] | None:
+        """A stored run's marker, or None if it is missing or damaged."""
         return read_json(self.runs / key / MARKER)
 
     def save(self, task: Any, tables: dict[str, bytes], meta: dict[str, Any]) -> None:

@@ -44,7 +44,7 @@ class StudyModule(Protocol):
 def get(name: str) -> StudyModule:
     if name not in STUDIES:
         raise KeyError(f"unknown study {name!r} (known: {', '.join(sorted(STUDIES))})")
-    return import_module(f".{STUDIES[name]}", __name__)  # type: ignore[return-value]
+    return import_module(f".{STUDIES[name]}", __name__)
 
 
 class OptionError(ValueError):

@@ -19,7 +19,7 @@ log = _logger("experiments")
 
 @one_output("studies")
 def reproduce_all(out: Path, quick: bool = False, workers: int | None = None, progress: bool = True,
-                  studies: tuple[str, ...] | None = None) -> Path:
+                  studies: tuple[str, ...] | None = None, overwrite: bool = False) -> Path:
     from ..campaign.atomic import write_bytes
     from ..campaign.keys import engine_identity
     from ..reporting.html import markdown_html, page

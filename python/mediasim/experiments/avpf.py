@@ -159,8 +159,8 @@ def tree(p: Params, size: int, loss_all: dict | None = None) -> Scenario:
     sc = Scenario(f"t{size}", duration_s=p.duration_s)
     for i in range(1, size + 1):
         sc.node(f"A{i}")
-    extra = {"loss": loss_all} if loss_all else {}
-    core = dict(rate_bps=p.core_bps, delay_ms=p.core_delay_ms, **extra)
+    extra: dict[str, Any] = {"loss": loss_all} if loss_all else {}
+    core: dict[str, Any] = dict(rate_bps=p.core_bps, delay_ms=p.core_delay_ms, **extra)
     for i in (2, 3, 4):
         sc.link("A1", f"A{i}", **core)
     kinds = {"mobile": (p.mobile_bps, p.mobile_delay_ms), "lowbw": (p.lowbw_bps, p.lowbw_delay_ms),
@@ -233,7 +233,8 @@ def case_4(p: Params) -> list[tuple[dict, Scenario]]:
                     sc = t2_cross(p, bw, payload)
                 else:
                     sc = t2(p, bw, loss={"type": "packet", "rate": float(loss_label.split()[1])})
-                members = [{"node": "A1", "media": True, "profile": prof}, {"node": "A2", "profile": prof}]
+                members: list[dict[str, Any]] = [{"node": "A1", "media": True, "profile": prof},
+                                                 {"node": "A2", "profile": prof}]
                 out.append(({"case": 4, "session_bw_bps": bw, "loss": loss_label, "profile": prof.upper()},
                             session(sc, bw, payload, members, "unicast", p)))
     return out
@@ -261,7 +262,7 @@ def case_5_6(p: Params, with_sr: bool) -> list[tuple[dict, Scenario]]:
 
 # The k and l studies: who joins, who shares the losses (on A1-A2 only),
 # and which member is nearer the source (An) or farther (Af).
-SUPPRESSION_SCENARIOS = {
+SUPPRESSION_SCENARIOS: dict[int, dict[str, Any]] = {
     1: {"members": ["A1", "A2", "A5", "A3", "A9"], "an": "A2", "af": "A5", "sr": ["A2", "A5"]},
     # A2 does not join in scenarios 2 and 3: it only forwards.
     2: {"members": ["A1", "A5", "A6", "A3", "A9"], "an": "A5", "af": "A6", "sr": ["A5", "A6"]},
@@ -332,8 +333,8 @@ def case_9(p: Params, ftp: bool) -> list[tuple[dict, Scenario]]:
         for d in p.newpred_delays_ms:
             for plr in ((None,) if ftp else p.newpred_loss_rates):
                 for dither in p.newpred_dithers:
-                    labels = {"case": 10 if ftp else 9, "session": spec, "session_kbps": kb, "link2_delay_ms": d,
-                              "p2p_dither": DITHER_LABELS[dither]}
+                    labels: dict[str, Any] = {"case": 10 if ftp else 9, "session": spec, "session_kbps": kb,
+                                              "link2_delay_ms": d, "p2p_dither": DITHER_LABELS[dither]}
                     if not ftp:
                         labels["loss_rate"] = plr
                     out.append((labels, newpred_chain(p, kb * 1e3, fps, int(segs), d, plr, ftp, dither)))
@@ -546,7 +547,8 @@ def plot_dither_variants(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
 
 @one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
-              cases: tuple[int, ...] = CASES, sensitivity: bool = False, cache: Any = None) -> Path:
+              cases: tuple[int, ...] = CASES, sensitivity: bool = False, cache: Any = None,
+              overwrite: bool = False) -> Path:
     """Runs the cases and writes tables, plots and report.md; with
     ``sensitivity``, also the one-at-a-time sensitivity runs
     (avpf_sensitivity.py) and their section of the report."""

@@ -135,7 +135,8 @@ def run(p: avpf.Params, cases: tuple[int, ...], workers: int | None = None, prog
     todo = settings(p, cases)
     for s in todo:
         s.params.check()
-    jobs, spans = [], []
+    jobs: list[Any] = []
+    spans: list[tuple[int, int]] = []
     for s in todo:
         js = avpf.build_jobs(s.params, s.cases)
         spans.append((len(jobs), len(jobs) + len(js)))

@@ -27,7 +27,8 @@ METRICS = ["loss_rate", "delay_mean_ms", "delay_p99_ms", "jitter_ms", "throughpu
 
 
 @one_output("demo")
-def run_demo(out: Path, replications: int = 8, seed: int = 1, workers: int | None = None) -> Path:
+def run_demo(out: Path, replications: int = 8, seed: int = 1, workers: int | None = None,
+             overwrite: bool = False) -> Path:
     base = load_scenario(EXAMPLE)
     jobs = []
     for b in BUFFERS:

@@ -302,7 +302,8 @@ def conclusions(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 @one_output("study")
-def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True, cache: Any = None) -> Path:
+def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True, cache: Any = None,
+              overwrite: bool = False) -> Path:
     p.check()
     results = run_many(jobs(p), workers=workers, progress=progress, desc="iw10 runs", analyse=analyse, cache=cache)
     rows = pd.DataFrame([r for rs in results for r in rs])

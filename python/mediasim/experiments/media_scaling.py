@@ -137,13 +137,14 @@ def scenario(p: Params) -> Scenario:
     sc.node("n1").node("n2")
     sc.link("n1", "n2", name="bottleneck", rate_bps=p.bottleneck_rate_bps, delay_ms=p.bottleneck_delay_ms,
             ab={"queue": p.red()})
-    common = {"cc": {"type": "scale", "timeout_factor": p.timeout_factor, "holdoff": p.holdoff},
+    common: dict[str, Any] = {"cc": {"type": "scale", "timeout_factor": p.timeout_factor, "holdoff": p.holdoff},
               "feedback_bytes": p.feedback_bytes}
     for name, kind, start in flows(p):
         sc.node(f"s_{name}").node(f"d_{name}")
         sc.link(f"s_{name}", "n1", rate_bps=p.access_rate_bps, delay_ms=p.access_delay_ms)
         sc.link("n2", f"d_{name}", rate_bps=p.access_rate_bps, delay_ms=p.access_delay_ms)
-        timing = {"src": f"s_{name}", "dst": f"d_{name}", "start_s": start, "start_jitter_s": p.start_spread_s}
+        timing: dict[str, Any] = {"src": f"s_{name}", "dst": f"d_{name}", "start_s": start,
+                                  "start_jitter_s": p.start_spread_s}
         if kind == "ftp":
             sc.flow(name, "tcp", **timing, tcp={
                 "flavor": "reno", "mss_bytes": p.packet_bytes - 40, "max_window_packets": p.tcp_max_window_packets,
@@ -305,7 +306,7 @@ def plot_throughput(tp: pd.DataFrame, path: Path) -> None:
 
 @one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
-              sensitivity: bool = False, cache: Any = None) -> Path:
+              sensitivity: bool = False, cache: Any = None, overwrite: bool = False) -> Path:
     """Runs the study and writes its tables, plots and report; with
     ``sensitivity``, also the one-at-a-time runs over the values the study
     leaves open (media_scaling_sensitivity.py) and their section."""

@@ -43,7 +43,8 @@ def run_sets(sets: list[tuple[str, str, Any]], jobs_of: Callable[[Any], list], a
     ``summarise``."""
     from ..sweep import run_many
 
-    spans, jobs = [], []
+    jobs: list[Any] = []
+    spans: list[tuple[int, int]] = []
     for _, _, q in sets:
         q.check()
         js = jobs_of(q)

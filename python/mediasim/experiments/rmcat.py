@@ -115,8 +115,8 @@ class Params(StudyParams):
         problems = []
         if bad := [c for c in self.cases if c not in CASES]:
             problems.append(f"cases must be among {list(CASES)} (got {bad})")
-        if bad := [c for c in self.controllers if c not in CONTROLLERS]:
-            problems.append(f"controllers must be among {sorted(CONTROLLERS)} (got {bad})")
+        if unknown := [c for c in self.controllers if c not in CONTROLLERS]:
+            problems.append(f"controllers must be among {sorted(CONTROLLERS)} (got {unknown})")
         if not self.one_way_delays_ms or min(self.one_way_delays_ms) < 5:
             problems.append("one_way_delays_ms must be at least 5 ms each")
         if not 0 < self.time_scale <= 10:
@@ -509,7 +509,8 @@ HAS_SENSITIVITY = True
 
 @one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
-              cases: tuple[int, ...] | None = None, sensitivity: bool = False, cache: Any = None) -> Path:
+              cases: tuple[int, ...] | None = None, sensitivity: bool = False, cache: Any = None,
+              overwrite: bool = False) -> Path:
     """Runs the study into ``out`` and returns its report; ``cases``
     narrows it; with ``sensitivity``, also the one-at-a-time runs over the
     values the RFCs leave open (rmcat_sensitivity.py)."""

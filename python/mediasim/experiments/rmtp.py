@@ -243,7 +243,7 @@ HAS_SENSITIVITY = True
 
 @one_output("study")
 def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool = True,
-              sensitivity: bool = False, cache: Any = None) -> Path:
+              sensitivity: bool = False, cache: Any = None, overwrite: bool = False) -> Path:
     """Runs the study into ``out`` and returns its report; with
     ``sensitivity``, also the one-at-a-time runs over the values the study
     leaves open (rmtp_sensitivity.py)."""

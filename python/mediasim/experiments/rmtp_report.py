@@ -186,9 +186,9 @@ def shape_checks(s: pd.DataFrame, g: pd.DataFrame, ceiling_pps: float) -> pd.Dat
         rows.append(("more again with the longer delays of 6",
                      f"sender retransmissions: 3 {a:.0f}, 6 {b:.0f}", b > a))
     if {3, 4, 5, 6} <= have:
-        r = {k: sv("sender_retx", k) for k in (3, 4, 5, 6)}
-        rows.append(("least on the fast tree (4)", ", ".join(f"{k}: {v:.0f}" for k, v in r.items()),
-                     min(r, key=r.get) == 4))
+        retx = {k: sv("sender_retx", k) for k in (3, 4, 5, 6)}
+        rows.append(("least on the fast tree (4)", ", ".join(f"{k}: {v:.0f}" for k, v in retx.items()),
+                     min(retx, key=retx.__getitem__) == 4))
     if {2, 3} <= have:
         x2, x3 = _get(g, "dr_retx_per_loss", 2, 0), _get(g, "dr_retx_per_loss", 3, 0)
         rows.append(("a DR repairs many more packets than there were distinct losses",
@@ -208,7 +208,7 @@ def shape_checks(s: pd.DataFrame, g: pd.DataFrame, ceiling_pps: float) -> pd.Dat
                      f"3: {t[3]:.2f}, 4: {t[4]:.2f} (ceiling {ceiling_pps:.1f}; clearly: 3 below 93% of 4; "
                      f"near: 4 above 85% of the ceiling)", t[3] < 0.93 * t[4] and t[4] >= 0.85 * ceiling_pps))
         rows.append(("... worst on the slow tree (5)", ", ".join(f"{k}: {v:.2f}" for k, v in t.items()),
-                     min(t, key=t.get) == 5))
+                     min(t, key=t.__getitem__) == 5))
     if {7, 8} <= have:
         pairs = []
         for dur in sorted(set(g[g["scenario"] == 7]["duration_s"]) & set(g[g["scenario"] == 8]["duration_s"])):
@@ -230,8 +230,8 @@ def shape_checks(s: pd.DataFrame, g: pd.DataFrame, ceiling_pps: float) -> pd.Dat
         delays = {k: _get(g, "rcv_delay_s", k, 0) for k in single}
         if 8 in have:
             delays[8] = _get(g, "rcv_delay_s", 8, 0)
-        worst = max(delays, key=delays.get)
-        lowest = sorted(delays, key=delays.get)[:2]
+        worst = max(delays, key=delays.__getitem__)
+        lowest = sorted(delays, key=delays.__getitem__)[:2]
         rows.append(("delay is worst on the slowest tree (5)",
                      ", ".join(f"{k}: {v:.2f} s" for k, v in delays.items()), worst == 5))
         if {4, 8} <= set(delays):

@@ -219,7 +219,7 @@ def fec_checks(f: pd.DataFrame) -> pd.DataFrame:
                    f"{by.loc[(full, b), 'residual_loss_fec_flows_mean']:.2%}" for b in bs), min(gain.values()) > 0),
         ("the benefit is largest with small router buffers",
          f"reduction (percentage points) per buffer: " + ", ".join(f"{b}: {100 * g:.2f}" for b, g in gain.items()),
-         max(gain, key=gain.get) == bs[0]),
+         max(gain, key=gain.__getitem__) == bs[0]),
         ("the overhead does not raise the loss of flows without FEC",
          "; ".join(f"{k} flows with FEC: change " + ", ".join(f"{100 * h:+.2f} (±{100 * n:.2f})" for h, n in hs)
                    + " points" for k, hs in harm.items()) or "no mixed configuration run",

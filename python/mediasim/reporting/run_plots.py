@@ -15,6 +15,7 @@ shell patterns such as ``"web*"``; ``["*"]`` for every flow)."""
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,10 @@ def shown(flow: str, patterns: list[str] | None) -> bool:
     return "/" not in flow or flow.rsplit("/", 1)[1] not in CONTROL_FLOWS
 
 
-def flow_colours(names: list[str]) -> dict[str, str]:
+Colour = tuple[float, float, float, float]  # RGBA, as matplotlib's colour maps give
+
+
+def flow_colours(names: list[str]) -> dict[str, Colour]:
     """One colour per flow, the same in every panel (tab10, then tab20)."""
     from matplotlib import colormaps
 
@@ -66,7 +70,7 @@ def flow_colours(names: list[str]) -> dict[str, str]:
     return {n: cmap(i % cmap.N) for i, n in enumerate(names)}
 
 
-def panels(tables: dict[str, pd.DataFrame]) -> list[str]:
+def panels(tables: Mapping[str, pd.DataFrame]) -> list[str]:
     out = []
     c = tables.get("link_capacity")
     if c is not None and len(c):
@@ -90,7 +94,7 @@ def panels(tables: dict[str, pd.DataFrame]) -> list[str]:
 
 
 class _Ctx:
-    def __init__(self, tables, bin_s: float, end_s: float, flows: list[str] | None, colours: dict[str, str]):
+    def __init__(self, tables, bin_s: float, end_s: float, flows: list[str] | None, colours: dict[str, Colour]):
         self.t, self.bin_s, self.end_s, self.flows, self.colours = tables, bin_s, end_s, flows, colours
 
     def colour(self, flow: str):

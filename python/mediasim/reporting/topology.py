@@ -87,7 +87,7 @@ def capacity_curves(data: dict[str, Any], bin_s: float = 0.1) -> list[tuple[str,
                 mbps = [c * size * 8 / bin_s / 1e6 for c in counts]
             else:
                 r = src["rate_bps"]
-                steps = [[0, r]] if isinstance(r, (int, float)) else (r.get("steps") if isinstance(r, dict) else r)
+                steps = [[0, r]] if isinstance(r, (int, float)) else (r["steps"] if isinstance(r, dict) else r)
                 rep = r.get("repeat_s") if isinstance(r, dict) else None
                 mbps = []
                 for t_s in times:

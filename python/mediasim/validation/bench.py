@@ -116,7 +116,9 @@ def rmtp_tree(n_receivers: int, duration_s: float = 500.0) -> dict[str, Any]:
     512 kbit/s and 10 ms to a receiver; 5% loss at DRs, 1% at receivers).
     No packets table."""
     n_dr = max(1, n_receivers // RMTP_RECEIVERS_PER_DR)
-    nodes, links, groups = [{"name": "s"}], [], []
+    nodes: list[dict[str, Any]] = [{"name": "s"}]
+    links: list[dict[str, Any]] = []
+    groups: list[dict[str, Any]] = []
     for d in range(n_dr):
         dr = f"d{d}"
         nodes.append({"name": dr, "receiver_loss": {"type": "packet", "rate": 0.05}})

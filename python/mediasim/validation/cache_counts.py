@@ -130,7 +130,7 @@ def parse_callgrind_self_instructions(text: str) -> dict[tuple[str, str], int]:
                 key = (ob, fn)
                 out[key] = out.get(key, 0) + int(values[ir_at])
             continue
-        key, _, value = line.partition("=")
+        field, _, value = line.partition("=")
         if line.startswith("positions:"):
             n_positions = len(line.split(":", 1)[1].split())
         elif line.startswith("events:"):
@@ -138,15 +138,15 @@ def parse_callgrind_self_instructions(text: str) -> dict[tuple[str, str], int]:
             if "Ir" not in names:
                 raise ValueError("callgrind output without instruction counts (no Ir event)")
             ir_at = names.index("Ir")
-        elif key == "ob":
+        elif field == "ob":
             ob = _name(objects, value)
-        elif key == "cob":
+        elif field == "cob":
             _name(objects, value)
-        elif key == "fn":
+        elif field == "fn":
             fn = _name(functions, value)
-        elif key == "cfn":
+        elif field == "cfn":
             _name(functions, value)
-        elif key == "calls":
+        elif field == "calls":
             skip_next = True
     return out
 

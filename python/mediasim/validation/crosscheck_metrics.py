@@ -27,11 +27,11 @@ def sawtooth(t: np.ndarray, cwnd: np.ndarray, warmup_s: float = WARMUP_S) -> tup
     if len(drops) < 2:
         return float("nan"), float(w.max()) if len(w) else float("nan"), len(drops)
     # merge reductions closer than 0.5 s (one recovery episode can cut twice)
-    keep = [drops[0]]
+    starts = [drops[0]]
     for d in drops[1:]:
-        if t[d] - t[keep[-1]] > 0.5:
-            keep.append(d)
-    keep = np.array(keep)
+        if t[d] - t[starts[-1]] > 0.5:
+            starts.append(d)
+    keep = np.array(starts)
     peaks = [w[a:b].max() for a, b in zip(np.r_[0, keep[:-1]], keep)]
     return float(np.diff(t[keep]).mean()) if len(keep) > 1 else float("nan"), float(np.mean(peaks)), len(keep)
 

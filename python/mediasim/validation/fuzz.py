@@ -26,6 +26,7 @@ import re
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -248,7 +249,7 @@ def _chunk(args: tuple[int, int, int]) -> tuple[Counter, list]:
     """Runs ``count`` Hypothesis-generated inputs from ``seed``."""
     import warnings
 
-    from hypothesis import HealthCheck, given, seed as hseed, settings
+    from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
 
     seed, count, _ = args
     warnings.simplefilter("ignore")
@@ -258,7 +259,7 @@ def _chunk(args: tuple[int, int, int]) -> tuple[Counter, list]:
 
     @hseed(seed)
     @settings(max_examples=count, deadline=None, database=None, derandomize=False,
-              suppress_health_check=list(HealthCheck), phases=["generate"])
+              suppress_health_check=list(HealthCheck), phases=[Phase.generate])
     @given(_strategies())
     def one(case):
         outcome, detail = probe(case, base_list)
@@ -275,6 +276,7 @@ def fuzz(inputs: int, seed: int = 1, workers: int = 1, chunk: int = 1000) -> tup
     jobs = [(seed * 1_000_003 + i, min(chunk, inputs - i * chunk), i) for i in range(-(-inputs // chunk))]
     total: Counter = Counter()
     failed: list = []
+    parts: Iterable[tuple[Counter, list]]
     if workers == 1:
         parts = map(_chunk, jobs)
     else:

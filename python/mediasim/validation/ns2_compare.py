@@ -226,7 +226,7 @@ def _cost_growth(rows: list[dict[str, Any]]) -> None:
 if __name__ == "__main__":
     import pandas as pd
 
-    from .report import md_table
+    from ..reporting.tables import md_table
 
     sizes = tuple(int(x) for x in sys.argv[1].split(",")) if len(sys.argv) > 1 else (1, 8, 64, 256)
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
