@@ -6,7 +6,7 @@ import json
 import math
 import os
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn, cast
 
 import click
 
@@ -14,6 +14,9 @@ from . import _engine
 from .errors import ScenarioError
 from .reporting.tables import md_table
 from .scenario import load_scenario, parse_value, split_override
+
+if TYPE_CHECKING:
+    from .results import Tables
 
 #: Seeds and replication numbers: the engine's unsigned 64-bit integers.
 U64 = click.IntRange(0, 2 ** 64 - 1)
@@ -198,7 +201,7 @@ def _run_for_print(sc, seed, replication, out, overwrite, pcap, trace, max_event
         return raw, json.loads(meta)
     res = run(sc, seed=seed, replication=replication, out=out, overwrite=overwrite, pcap=pcap, trace=trace,
               progress=True, **budgets)
-    return printed_columns(res.tables), res.meta
+    return printed_columns(cast("Tables", res.tables)), res.meta  # a run's own tables are the engine's Tables
 
 
 @main.command("validate", short_help="Check a scenario; name every bad field.")
