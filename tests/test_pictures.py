@@ -38,6 +38,55 @@ def test_show_puts_the_flows_under_the_graph_not_over_a_node(examples, tmp_path)
     assert listing.get_position().y1 <= graph.get_position().y0
 
 
+def test_show_draws_members_addresses_capacity_and_at_most_twelve_flow_lines(tmp_path):
+    from matplotlib.colors import to_hex
+
+    from mediasim import Scenario
+    from mediasim.reporting.topology import capacity_curves, draw
+
+    sc = Scenario("demo", duration_s=2.0)
+    for n in ("s", "r", "m1", "m2", "x"):
+        sc.node(n)
+    sc.link("s", "r", rate_bps=[[0, 2e6], [1, 1e6]], delay_ms=5).link("r", "m1", rate_bps=1e6, delay_ms=5)
+    sc.link("r", "m2", rate_bps=1e6, delay_ms=5).link("r", "x", rate_bps=1e6, delay_ms=5)
+    sc.group("g", ["m1", "m2"])
+    for i in range(14):
+        sc.flow(f"f{i:02d}", "cbr", src="s", dst="x", rate_bps=1e4, payload_bytes=100)
+    data = sc.to_dict()
+    fig = _figures_saved_by(lambda: draw(data, tmp_path / "d.png"))[0]
+    graph, listing, capacity = fig.axes
+    assert graph.get_title() == "demo: 2.0 s (orange: group members)"
+    nodes = graph.collections[-1]  # drawn after the edges
+    face = {name: to_hex(c) for name, c in zip(("s", "r", "m1", "m2", "x"), nodes.get_facecolors())}
+    assert face == {"s": "#8ecae6", "r": "#8ecae6", "m1": "#f4a261", "m2": "#f4a261", "x": "#8ecae6"}
+    labels = {t.get_text() for t in graph.texts}
+    assert "s\n10.0.0.1" in labels and "x\n10.0.0.5" in labels  # under 40 nodes: with addresses
+    assert "2 Mbit/s > 1 Mbit/s, 5 ms" in labels
+    text = listing.texts[0].get_text().splitlines()
+    assert len(text) == 13 and text[0] == "f00 (cbr): s -> x" and text[11] == "f11 (cbr): s -> x"
+    assert text[12] == "... and 2 more"
+    assert (capacity.get_xlabel(), capacity.get_ylabel()) == ("time (s)", "capacity (Mbit/s)")
+    assert capacity.get_ylim()[0] == 0
+    (name, times, mbps), _ = capacity_curves(data)
+    line = capacity.get_lines()[0]
+    assert line.get_label() == name == "s->r" and list(line.get_ydata()) == mbps and list(line.get_xdata()) == times
+    assert line.get_drawstyle() == "steps-post"
+    assert [t.get_text() for t in capacity.get_legend().get_texts()] == ["s->r", "r->s"]
+
+
+def test_show_names_forty_nodes_without_addresses_and_an_unnamed_scenario_as_such(tmp_path):
+    from mediasim.reporting.topology import draw
+
+    data = {"duration_s": 1.0, "nodes": [{"name": f"n{i}"} for i in range(40)],
+            "links": [{"a": f"n{i}", "b": f"n{i + 1}", "rate_bps": 1e6, "delay_ms": 1} for i in range(39)]}
+    fig = _figures_saved_by(lambda: draw(data, tmp_path / "d.svg"))[0]
+    graph = fig.axes[0]
+    assert len(fig.axes) == 1 and graph.get_title() == "scenario: 1.0 s"
+    assert sorted(t.get_text() for t in graph.texts) == sorted(f"n{i}" for i in range(40))  # no link labels
+    svg = (tmp_path / "d.svg").read_text()
+    assert "<text" in svg and "n39</text>" in svg  # text stays text (not paths with the text in a comment)
+
+
 def test_show_names_a_bad_field_or_file_type(examples, tmp_path):
     r = CliRunner().invoke(main, ["show", str(examples / "dumbbell.toml"), "--set", "links[0].rate_bps=-1"])
     assert r.exit_code == 2 and "links[0].rate_bps" in r.output

@@ -27,6 +27,16 @@ def column(rng, kind, n):
     return [rng.choice(TEXT) for _ in range(n)]
 
 
+@pytest.mark.parametrize("cols", [
+    {"x": [1e15, 2.0]},  # the whole-number rule stops just below 1e15
+    {"x": [-math.inf, 1.5]}, {"x": ["nan", "1.5"]}, {"x": ["Infinity", "1.5"]},  # numbers in words, or text
+    {"x": [1000000, 1.5]},  # an int among floats is reformatted with the column
+    {},
+], ids=["1e15", "-inf", "nan-text", "Infinity-text", "int-among-floats", "no-columns"])
+def test_plain_table_prints_what_md_table_prints_at_the_edges(cols):
+    assert plain_table(cols) == md_table(pd.DataFrame(cols)), cols
+
+
 @pytest.mark.parametrize("seed", range(300))
 def test_plain_table_prints_what_md_table_prints(seed):
     rng = random.Random(seed)

@@ -58,7 +58,7 @@ def test_page_escapes_its_title_and_meta_and_adds_meta_only_when_given():
     assert html.startswith("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>a &lt;b&gt; &amp; c</title>")
     assert "<p class='meta'>seed &lt;1&gt;</p><p>body</p></body></html>\n" in html
     assert "border-collapse" in html  # the style travels with the page
-    assert "class='meta'" not in page("t", "<p>x</p>")
+    assert page("t", "<p>x</p>").endswith("</style></head><body><p>x</p></body></html>\n")
 
 
 def test_report_html_renders_the_report_and_embeds_every_plot_in_order(tmp_path):
@@ -78,7 +78,8 @@ def test_report_html_renders_the_report_and_embeds_every_plot_in_order(tmp_path)
     b = html.index(base64.b64encode(png_b).decode())
     assert html.index("<h2>Figures</h2>") < a < b  # sorted by path: a.png before sub/b.png
     assert "alt='a.png'" in html and "<figcaption><code>b.png</code></figcaption>" in html
-    assert html.count("data:image/png;base64,") == 2
+    assert html.count("src='data:image/png;base64,") == 2
+    assert "</figcaption></figure><figure><img alt='b.png'" in html  # one figure after the other
 
 
 def test_report_html_without_a_heading_or_plots_is_named_after_its_folder(tmp_path):
@@ -87,6 +88,7 @@ def test_report_html_without_a_heading_or_plots_is_named_after_its_folder(tmp_pa
     (folder / "report.md").write_text("no heading here\n## a second-level one\n")
     html = report_html(folder / "report.md").read_text()
     assert "<title>demo-run</title>" in html and "Figures" not in html and "class='meta'" not in html
+    assert html.endswith("<h2>a second-level one</h2></body></html>\n")
 
 
 @pytest.mark.parametrize("bps, text", [(1e9, "1 Gbit/s"), (2.5e9, "2.5 Gbit/s"), (999_999_999, "1000 Mbit/s"),
@@ -108,6 +110,11 @@ def test_link_labels_show_a_schedule_in_turn_a_repeat_and_a_trace():
         "trace lte.trace, 5 ms (jitter)"
     assert link_label({"trace": {"opportunities_ms": [1, 2, 3]}, "delay_ms": 5}) == \
         "trace of 3 opportunities, 5 ms"
+    assert link_label({"trace": {"builtin": "lte-short"}, "delay_ms": 5}) == "trace lte-short, 5 ms"
+    assert link_label({"rate_bps": 1e6, "delay_ms": 5, "ba": {"trace": {"builtin": "lte-short"}}}) == \
+        "1 Mbit/s, 5 ms / trace lte-short, 5 ms"
+    assert link_label({"rate_bps": 1e6, "delay_ms": 5, "outages": {}, "ab": {"jitter": {}}}) == \
+        "1 Mbit/s, 5 ms (outages, jitter) / 1 Mbit/s, 5 ms (outages)"
     # A direction's own delay with the link's rate.
     assert link_label({"rate_bps": 1e6, "delay_ms": 5, "ab": {"delay_ms": 7}}) == "1 Mbit/s, 7 ms / 1 Mbit/s, 5 ms"
 
@@ -157,6 +164,25 @@ def test_capacity_curves_count_a_traces_opportunities_per_bin_and_repeat_it():
 
 def test_capacity_curves_leave_out_links_that_do_not_change():
     assert capacity_curves(_link_data(1.0, rate_bps=1e6)) == []
+    data = _link_data(0.2, rate_bps=1e6)
+    data["links"].append({"a": "b", "b": "a", "delay_ms": 1, "rate_bps": [[0, 1e6], [0.1, 5e5]]})
+    assert [(n, r) for n, _, r in capacity_curves(data)] == [("b->a", [1, 0.5, 0.5]), ("a->b", [1, 0.5, 0.5])]
+
+
+def test_capacity_curves_take_a_directions_own_rate_and_outages_and_the_default_bin():
+    data = _link_data(0.3, rate_bps=[[0, 4e6]],
+                      ba={"rate_bps": [[0, 1e6], [0.2, 2e6]], "outages": {"down_s": [[0, 0.1]]}})
+    curves = dict((n, (t, r)) for n, t, r in capacity_curves(data))
+    assert curves["a->b"] == ([0, 0.1, 0.2, 0.30000000000000004], [4, 4, 4, 4])  # bins of 0.1 s by default
+    assert curves["b->a"][1] == [0.0, 1, 2, 2]
+    short = capacity_curves(_link_data(0.01, rate_bps=[[0, 1e6]]), bin_s=1.0)
+    assert short[0][1] == [0, 1.0]  # a run shorter than a bin still gets one
+
+
+def test_capacity_curves_count_opportunities_in_the_last_bin_exactly():
+    data = _link_data(0.2, ab={"trace": {"opportunities_ms": [200], "repeat": False}}, rate_bps=1e6)
+    (_, t, r), _ = capacity_curves(data, bin_s=0.1)
+    assert t == [0, 0.1, 0.2] and r == [0, 0, 1504 * 8 / 0.1 / 1e6]
 
 
 def test_node_addresses_count_from_10_0_0_1_in_the_nodes_order():

@@ -73,6 +73,8 @@ def plain_table(columns: dict[str, list[Any]], digits: int = 4) -> str:
     """``columns`` (name -> values: floats, ints, bools or text) as the
     Markdown table md_table prints for the same DataFrame."""
     names = list(columns)
+    if not names:
+        return ""  # as md_table (tabulate) prints a frame without columns
     texts = []
     for name in names:
         vals = columns[name]
@@ -81,7 +83,7 @@ def plain_table(columns: dict[str, list[Any]], digits: int = 4) -> str:
         else:
             texts.append(["" if v is None else str(v) for v in vals])
     cols = [_column(n, t) for n, t in zip(names, texts)]
-    rows = len(texts[0]) if texts else 0
+    rows = len(texts[0])
     # Without rows, tabulate marks no alignment.
     rules = [c[2] if rows else "-" * len(c[2]) for c in cols]
     lines = ["| " + " | ".join(c[1] for c in cols) + " |", "|" + "|".join(rules) + "|"]

@@ -19,7 +19,7 @@ def _steps(v: Any, fmt) -> str:
     """A number, or a schedule as its values in turn (the first four)."""
     if isinstance(v, (int, float)):
         return fmt(v)
-    steps = v.get("steps", []) if isinstance(v, dict) else v
+    steps = v["steps"] if isinstance(v, dict) else v
     shown = " > ".join(fmt(x[1]) for x in steps[:4]) + (" > ..." if len(steps) > 4 else "")
     return shown + (f" every {v['repeat_s']:g} s" if isinstance(v, dict) else "")
 
@@ -35,7 +35,7 @@ def _trace_name(t: dict[str, Any]) -> str:
 def _direction(link: dict[str, Any], d: dict[str, Any]) -> str:
     own = "rate_bps" in d or "trace" in d
     src = d if own else link
-    cap = _trace_name(src["trace"]) if "trace" in src else _steps(src.get("rate_bps", 0), _rate)
+    cap = _trace_name(src["trace"]) if "trace" in src else _steps(src["rate_bps"], _rate)
     delay = _steps(d.get("delay_ms", link["delay_ms"]), lambda x: f"{x:g} ms")
     extra = [k for k in ("outages", "jitter") if k in d or k in link]
     return f"{cap}, {delay}" + (f" ({', '.join(extra)})" if extra else "")
@@ -123,7 +123,7 @@ def node_addresses(data: dict[str, Any]) -> dict[str, str]:
     return {n["name"]: str(ipaddress.IPv4Address(0x0A000001 + i)) for i, n in enumerate(data["nodes"])}
 
 
-def draw(data: dict[str, Any], path: str | Path, seed: int = 1) -> Path:
+def draw(data: dict[str, Any], path: str | Path) -> Path:
     """Draws the scenario ``data`` to ``path`` (.png, .svg or .pdf)."""
     import matplotlib
     import networkx as nx
