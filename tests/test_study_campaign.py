@@ -3,6 +3,7 @@ study's whole pipeline, identical to running the study directly; runs go
 through the campaign folder (shared between points, reused on resume); a
 kill loses nothing; a failing point is recorded and the others go on."""
 
+import html
 import json
 import os
 import signal
@@ -60,6 +61,18 @@ def test_points_are_the_study_run_directly_and_share_their_runs(tmp_path):
                                       pd.read_parquet(direct / f"{table}.parquet"))
     assert (stored / "report.md").is_file() and (stored / "report.html").is_file()
     assert "[report](points/jitter_buffers_ms=40,100/report.md)" in (spec.out / "index.md").read_text()
+    # The marker, written last: the point's key (as campaign.json lists it), labels, parameters as text,
+    # options, engine, and every file with its size; no wall time (the same point writes the same bytes).
+    marker = json.loads((stored / "point.json").read_text())
+    listed = json.loads((spec.out / "campaign.json").read_text())["points"]
+    assert marker["key"] == next(pt["key"] for pt in listed if pt["name"] == stored.name)
+    assert (marker["study"], marker["labels"], marker["options"]) == ("iw10", {"jitter_buffers_ms": "40,100"}, {})
+    assert marker["params"]["jitter_buffers_ms"] == "(40.0, 100.0)" and marker["params"]["seed"] == "3"
+    assert marker["files"] == {str(f.relative_to(stored)): f.stat().st_size for f in sorted(stored.rglob("*"))
+                               if f.is_file() and f.name != "point.json"}
+    assert "engine_build" in marker and not any("wall" in k or "time" in k for k in marker)
+    stamp = html.escape("iw10 at {'jitter_buffers_ms': '40,100'}")
+    assert f"{stamp}</p>" in (stored / "report.html").read_text()  # the stamp says which point
     # One table over the points, a column per grid parameter in front.
     s = read_sweep(spec.out, "summary")
     assert list(s.columns[:4]) == ["jitter_buffers_ms", "access", "flows", "iw"]
@@ -115,6 +128,16 @@ def test_a_failing_point_is_recorded_and_the_others_go_on(tmp_path, monkeypatch)
         assert set(read_sweep(spec.out, "summary")["bottleneck_rate_bps"]) == {2e6}
     assert [str(x.message) for x in w] == [
         f"{spec.out}: 1 of 2 points are not finished (failed or not run); they are left out"]
+    record = json.loads((spec.out / "failed" / "point-bottleneck_rate_bps=1000000.0.json").read_text())
+    assert record["labels"] == {"bottleneck_rate_bps": 1e6} and "disk on fire" in record["traceback"]
+    assert not (spec.out / "points" / "bottleneck_rate_bps=1000000.0").exists()
+    assert not any((spec.out / "points" / ".partial").iterdir())  # nothing half-written left
+    # Run again once the cause is gone: the point is made and its failure record removed.
+    monkeypatch.setattr(iw10, "reproduce", real)
+    r = run_study_campaign(spec, progress=False)
+    assert (r.reused, r.ran, r.failed) == (1, 1, [])
+    assert not (spec.out / "failed" / "point-bottleneck_rate_bps=1000000.0.json").exists()
+    assert "| 1000000.0 | done |" in (spec.out / "index.md").read_text()
 
 
 def test_a_table_some_points_lack_is_read_from_the_points_that_have_it(tmp_path):
@@ -374,3 +397,69 @@ def test_the_campaign_command_runs_a_study_campaign_says_what_it_did_and_fails_w
     assert seen == {"workers": 3, "scheduler": "tcp://h:1"}
     r = CliRunner().invoke(main, ["campaign", str(f)])
     assert seen == {"workers": 2, "scheduler": None}
+
+
+def test_a_points_folder_name_says_its_labels_and_a_long_one_ends_in_a_hash():
+    from mediasim.campaign.study import _name
+
+    assert _name({"rate": 1e6, "buffers": [5, 20], "mix": [[1, 2], [3]]}) == "rate=1000000.0,buffers=5,20,mix=1,2_3"
+    assert _name({"a b": "x/y:z", "ok": "A-b+c.d"}) == "a_b=x_y_z,ok=A-b+c.d"
+    long = {"p": "v" * 120}
+    name = _name(long)
+    assert len(name) == 93 and name.startswith("p=" + "v" * 78 + "-")
+    assert name != _name({"p": "v" * 119 + "w"}) and name == _name({"p": "v" * 120})  # the hash tells them apart
+    assert len(_name({"p": "v" * 98})) == 100 and "-" not in _name({"p": "v" * 98})  # 100 characters: kept whole
+
+
+def test_a_point_is_done_only_with_its_key_and_every_file_at_its_size(tmp_path):
+    from mediasim.campaign.study import MARKER, point_done
+
+    (tmp_path / "a.csv").write_text("123")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.png").write_bytes(b"12")
+    marker = {"key": "k1", "files": {"a.csv": 3, "sub/b.png": 2}}
+    assert not point_done(tmp_path, "k1")  # no marker
+    (tmp_path / MARKER).write_text(json.dumps(marker))
+    assert point_done(tmp_path, "k1") and not point_done(tmp_path, "k2")
+    (tmp_path / "a.csv").write_text("12")
+    assert not point_done(tmp_path, "k1")  # a file cut short
+    (tmp_path / "a.csv").write_text("123")
+    (tmp_path / "sub" / "b.png").unlink()
+    assert not point_done(tmp_path, "k1")  # a file gone
+    (tmp_path / "sub" / "b.png").mkdir()
+    assert not point_done(tmp_path, "k1")  # a folder where a file was
+    for bad in ({"key": "k1"}, {"key": "k1", "files": ["a.csv"]}, ["k1"]):
+        (tmp_path / MARKER).write_text(json.dumps(bad))
+        assert not point_done(tmp_path, "k1"), bad
+    (tmp_path / MARKER).write_text('{"key": "k1", "fi')  # a marker cut short
+    assert not point_done(tmp_path, "k1")
+
+
+def test_the_index_lists_each_point_with_its_status_and_report(tmp_path):
+    from mediasim.campaign.study import MARKER, Point, StudyCampaign
+    from mediasim.campaign.study_run import write_index
+
+    spec = StudyCampaign(study="iw10", out=tmp_path, grid={"rate": [1, 2], "iw": [10]}, aliases={}, overrides={},
+                         workers=None, scheduler=None, quick=True)
+    points = [Point("rate=1,iw=10", {"rate": 1, "iw": 10}, None), Point("rate=2,iw=10", {"rate": 2, "iw": 10}, None)]
+    done = tmp_path / "points" / "rate=2,iw=10"
+    done.mkdir(parents=True)
+    (done / MARKER).write_text(json.dumps({"key": "k2", "files": {}}))
+    path = write_index(spec, points, {"rate=1,iw=10": "k1", "rate=2,iw=10": "k2"}, tmp_path)
+    assert path.read_text() == (
+        "# Study campaign: iw10\n\n2 points over rate, iw (quick parameters).\n\n"
+        "| rate | iw | status | report |\n|---|---|---|---|\n"
+        "| 1 | 10 | failed |  |\n"
+        "| 2 | 10 | done | [report](points/rate=2,iw=10/report.md) |\n")
+    spec.quick = False
+    assert "2 points over rate, iw.\n" in write_index(spec, points, {"rate=1,iw=10": "k1", "rate=2,iw=10": "k2"},
+                                                      tmp_path).read_text()
+
+
+def test_a_study_campaign_report_says_what_was_done_and_each_failure():
+    from mediasim.campaign.study import StudyCampaignReport
+
+    r = StudyCampaignReport(Path("o"), 3, reused=1, ran=1, runs_reused=4, runs_ran=8,
+                            failed=[{"labels": {"rate": 1}, "error": "E: x"}])
+    assert str(r) == ("3 points: 1 already stored, 1 run now, 1 failed (8 simulation runs made, 4 read from the "
+                      "folder)\n  failed {'rate': 1}: E: x")
