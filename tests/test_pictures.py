@@ -1,6 +1,7 @@
 """mediasim show (a scenario's topology) and mediasim plot (a run's
 throughput, delay, queues and windows)."""
 
+import pytest
 from click.testing import CliRunner
 
 from mediasim.cli import main
@@ -72,6 +73,34 @@ def test_show_draws_members_addresses_capacity_and_at_most_twelve_flow_lines(tmp
     assert line.get_label() == name == "s->r" and list(line.get_ydata()) == mbps and list(line.get_xdata()) == times
     assert line.get_drawstyle() == "steps-post"
     assert [t.get_text() for t in capacity.get_legend().get_texts()] == ["s->r", "r->s"]
+
+
+@pytest.mark.parametrize("flows, listed", [(12, 12), (13, 13)])
+def test_show_lists_twelve_flows_whole_and_cuts_a_longer_list(tmp_path, flows, listed):
+    from mediasim.reporting.topology import draw
+
+    data = {"duration_s": 1.0, "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}],
+            "flows": [{"name": f"f{i}", "type": "cbr", "src": "a", "dst": "b"} for i in range(flows)]}
+    fig = _figures_saved_by(lambda: draw(data, tmp_path / "d.png"))[0]
+    lines = fig.axes[1].texts[0].get_text().splitlines()
+    assert len(lines) == listed and lines[-1] == ("f11 (cbr): a -> b" if flows == 12 else "... and 1 more")
+
+
+def test_show_draws_a_scenario_without_links_and_its_edges_on_its_own_figure(tmp_path):
+    from matplotlib.collections import LineCollection
+
+    from mediasim.reporting.topology import draw
+
+    alone = {"duration_s": 1.0, "nodes": [{"name": "a"}, {"name": "b"}], "links": []}
+    fig = _figures_saved_by(lambda: draw(alone, tmp_path / "d.png"))[0]
+    assert sorted(t.get_text() for t in fig.axes[0].texts) == ["a\n10.0.0.1", "b\n10.0.0.2"]
+    chain = {"duration_s": 1.0, "nodes": [{"name": n} for n in "abc"],
+             "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1},
+                       {"a": "b", "b": "c", "rate_bps": 1e6, "delay_ms": 1}]}
+    fig = _figures_saved_by(lambda: draw(chain, tmp_path / "c.png"))[0]
+    edges = [c for c in fig.axes[0].collections if isinstance(c, LineCollection)]
+    assert len(edges) == 1 and len(edges[0].get_segments()) == 2
 
 
 def test_show_names_forty_nodes_without_addresses_and_an_unnamed_scenario_as_such(tmp_path):

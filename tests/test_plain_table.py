@@ -14,7 +14,7 @@ from mediasim.reporting.plain_table import plain_table
 from mediasim.reporting.tables import md_table
 
 FLOATS = [0.0, 1.0, -2.0, 0.1234567, 12.5, 123456.7, 1e-7, 3e15, -0.5, math.nan, math.inf, 2.0**60, 99.99999]
-TEXT = ["voice", "bulk/ack", "1", "2.5", "n1->n2", "", "True", "x y"]
+TEXT = ["voice", "bulk/ack", "1", "2.5", "n1->n2", "", "True", "False", "x y"]
 
 
 def column(rng, kind, n):
