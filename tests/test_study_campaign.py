@@ -19,6 +19,7 @@ import pytest
 from mediasim.campaign import read_sweep
 from mediasim.errors import TableNotFound
 from mediasim.campaign.spec import load_campaign
+from mediasim.campaign.study import point_key
 from mediasim.campaign.study_run import run_study_campaign
 from mediasim.errors import CampaignError
 from mediasim.experiments import iw10
@@ -66,6 +67,7 @@ def test_points_are_the_study_run_directly_and_share_their_runs(tmp_path):
     marker = json.loads((stored / "point.json").read_text())
     listed = json.loads((spec.out / "campaign.json").read_text())["points"]
     assert marker["key"] == next(pt["key"] for pt in listed if pt["name"] == stored.name)
+    assert marker["key"] == point_key("iw10", spec.points()[1].params, {}, marker["engine_build"])
     assert (marker["study"], marker["labels"], marker["options"]) == ("iw10", {"jitter_buffers_ms": "40,100"}, {})
     assert marker["params"]["jitter_buffers_ms"] == "(40.0, 100.0)" and marker["params"]["seed"] == "3"
     assert marker["files"] == {str(f.relative_to(stored)): f.stat().st_size for f in sorted(stored.rglob("*"))
@@ -463,3 +465,26 @@ def test_a_study_campaign_report_says_what_was_done_and_each_failure():
                             failed=[{"labels": {"rate": 1}, "error": "E: x"}])
     assert str(r) == ("3 points: 1 already stored, 1 run now, 1 failed (8 simulation runs made, 4 read from the "
                       "folder)\n  failed {'rate': 1}: E: x")
+
+
+def test_a_points_key_covers_its_study_parameters_options_and_engine_build():
+    from dataclasses import dataclass
+
+    from mediasim.campaign.study import point_key
+
+    @dataclass
+    class P:
+        rate_bps: float = 1e6
+        trace: Path = Path("traces/a.txt")  # not JSON by itself: keyed by its text
+        sizes: tuple = (1, 2)
+
+    key = point_key("iw10", P(), {"cases": [1], "sensitivity": False}, "build-1")
+    # The same bytes as before: a changed rule would redo every stored point of every campaign folder.
+    assert key == "66c488ec427ab1216834"
+    assert key == point_key("iw10", P(), {"sensitivity": False, "cases": [1]}, "build-1")  # options in any order
+    others = [point_key("svc", P(), {"cases": [1], "sensitivity": False}, "build-1"),
+              point_key("iw10", P(rate_bps=2e6), {"cases": [1], "sensitivity": False}, "build-1"),
+              point_key("iw10", P(trace=Path("b.txt")), {"cases": [1], "sensitivity": False}, "build-1"),
+              point_key("iw10", P(), {"cases": [2], "sensitivity": False}, "build-1"),
+              point_key("iw10", P(), {"cases": [1], "sensitivity": False}, "build-2")]
+    assert len({key, *others}) == 6
