@@ -6,6 +6,7 @@ kill loses nothing; a failing point is recorded and the others go on."""
 import html
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -111,19 +112,23 @@ def test_a_resumed_study_campaign_redoes_only_unfinished_points_from_stored_runs
     assert (r.reused, r.ran, r.runs_ran) == (0, 2, 8)
 
 
-def test_a_failing_point_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
+def test_a_failing_point_is_recorded_and_the_others_go_on(tmp_path, monkeypatch, caplog):
     spec = load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n", workers=1))
     real = iw10.reproduce
 
     def flaky(p, out, **kw):
         if p.bottleneck_rate_bps == 1e6:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "half.png").write_bytes(b"x")  # written before it failed
             raise RuntimeError("disk on fire")
         return real(p, out, **kw)
 
     monkeypatch.setattr(iw10, "reproduce", flaky)
-    r = run_study_campaign(spec, progress=False)
+    with caplog.at_level("WARNING", logger="mediasim"):
+        r = run_study_campaign(spec, progress=False)
     assert (r.ran, len(r.failed)) == (1, 1)
     assert "disk on fire" in r.failed[0]["error"]
+    assert "iw10 point {'bottleneck_rate_bps': 1000000.0} failed: RuntimeError: disk on fire" in caplog.text
     assert (spec.out / "failed" / "point-bottleneck_rate_bps=1000000.0.json").is_file()
     assert "| 1000000.0 | failed |" in (spec.out / "index.md").read_text()
     with pytest.warns(UserWarning) as w:
@@ -132,6 +137,8 @@ def test_a_failing_point_is_recorded_and_the_others_go_on(tmp_path, monkeypatch)
         f"{spec.out}: 1 of 2 points are not finished (failed or not run); they are left out"]
     record = json.loads((spec.out / "failed" / "point-bottleneck_rate_bps=1000000.0.json").read_text())
     assert record["labels"] == {"bottleneck_rate_bps": 1e6} and "disk on fire" in record["traceback"]
+    assert record["error"] == "RuntimeError: disk on fire" and "engine_build" in record
+    assert record["key"] == json.loads((spec.out / "campaign.json").read_text())["points"][0]["key"]
     assert not (spec.out / "points" / "bottleneck_rate_bps=1000000.0").exists()
     assert not any((spec.out / "points" / ".partial").iterdir())  # nothing half-written left
     # Run again once the cause is gone: the point is made and its failure record removed.
@@ -488,3 +495,57 @@ def test_a_points_key_covers_its_study_parameters_options_and_engine_build():
               point_key("iw10", P(), {"cases": [2], "sensitivity": False}, "build-1"),
               point_key("iw10", P(), {"cases": [1], "sensitivity": False}, "build-2")]
     assert len({key, *others}) == 6
+
+
+def test_each_point_reaches_the_study_with_the_campaigns_options_workers_and_progress(tmp_path, monkeypatch, caplog):
+    """What run_study_campaign hands on, with the study itself stood in
+    for: each point's parameters, the campaign's cases, sensitivity,
+    workers and progress, and a stamp naming the point; the executor it
+    makes from the file's workers and scheduler, closed at the end (one
+    handed in is the caller's to close); campaign.json's fields."""
+    import logging
+
+    from mediasim import experiments
+    from mediasim.campaign import study_run
+
+    f = tmp_path / "c.toml"
+    f.write_text('study = "avpf"\nout = "o"\nquick = true\ncases = [1]\nsensitivity = true\nworkers = 3\n'
+                 'scheduler = "tcp://h:1"\n[grid]\nseed = [5, 6]\n')
+    spec = load_campaign(f)
+    calls = []
+
+    def study(name, params, out, **kw):
+        calls.append((name, params.seed, sorted(p.name for p in Path(out).glob("*")), kw))
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "report.md").write_text(f"# seed {params.seed}\n")
+        return Path(out) / "report.md"
+
+    class Executor:
+        closed = 0
+
+        def close(self):
+            Executor.closed += 1
+
+    made = []
+    monkeypatch.setattr(experiments, "reproduce", study)
+    monkeypatch.setattr(study_run, "make_executor", lambda workers, scheduler: made.append((workers, scheduler))
+                        or Executor())
+    with caplog.at_level(logging.INFO, logger="mediasim"):
+        r = run_study_campaign(spec, progress=True)
+    assert (r.folder, r.points, r.ran, r.failed) == (spec.out, 2, 2, [])
+    assert made == [(3, "tcp://h:1")] and Executor.closed == 1
+    assert [c[:3] for c in calls] == [("avpf", 5, []), ("avpf", 6, [])]  # each into a folder of its own
+    kw = calls[0][3]
+    assert (kw["cases"], kw["sensitivity"], kw["workers"], kw["progress"]) == ((1,), True, 3, True)
+    assert kw["stamp"].endswith("avpf at {'seed': 5}") and isinstance(kw["cache"], study_run.cache.RunCache)
+    assert "avpf: point {'seed': 5}" in caplog.text and "avpf: point {'seed': 6}" in caplog.text
+    assert re.search(r"avpf point \{'seed': 6\}: \d+\.\d s", caplog.text)  # and its wall time once written
+    info = json.loads((spec.out / "campaign.json").read_text())
+    assert (info["kind"], info["study"], info["aliases"], info["runs"]) == ("study", "avpf", {}, [])
+    assert info["options"] == {"cases": [1], "sensitivity": True} and "engine_build" in info
+    assert [pt["labels"] for pt in info["points"]] == [{"seed": 5}, {"seed": 6}]
+    # An executor handed in is used and left open.
+    given = Executor()
+    (spec.out / "points" / "seed=5" / "point.json").unlink()
+    run_study_campaign(spec, progress=False, executor=given)
+    assert Executor.closed == 1 and len(made) == 1 and calls[-1][3]["progress"] is False

@@ -65,8 +65,7 @@ def _run_point(spec: StudyCampaign, pt: Point, key: str, options: dict[str, Any]
     """One point into ``root/<name>``; returns the error, or ''."""
     from .. import experiments
 
-    tmp = root / ".partial" / f"{pt.name}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
+    tmp = root / ".partial" / f"{pt.name}-{os.getpid()}"  # .partial was cleared as the campaign began
     t0 = time.perf_counter()
     try:
         experiments.reproduce(spec.study, pt.params, tmp, workers=spec.workers, progress=progress, cache=served,
