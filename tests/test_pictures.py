@@ -142,6 +142,75 @@ def test_plot_draws_every_panel_its_tables_allow(examples, tmp_path):
     assert (run / "plots.png").stat().st_size > 20_000
 
 
+def test_plot_draws_each_panel_from_its_table(examples, tmp_path):
+    """Each panel's lines against the run's own tables: throughput per
+    bin (each bin drawn to its end), delays, queue lengths, the sojourn
+    they mean at the direction's rate, cwnd in kB; the title and axes."""
+    import numpy as np
+
+    import mediasim
+    from mediasim.reporting import run_plots
+
+    run = tmp_path / "run"
+    res = mediasim.run(mediasim.load_scenario(examples / "tcp_web_and_voice.toml"), packets=True, series=True,
+                       out=run)
+    fig = _figures_saved_by(lambda: run_plots.plot_run(run, bin_s=2.0))[0]
+    axes = {ax.get_ylabel(): ax for ax in fig.axes}
+    assert list(axes) == ["throughput (kbit/s, 2 s bins)", "one-way delay (ms)", "queue (packets)",
+                          "queue sojourn time (ms)", "TCP cwnd (kB)"]
+    assert fig._suptitle.get_text() == "tcp-web-and-voice: seed 0, replication 0"
+    assert fig.axes[-1].get_xlabel() == "simulated time (s)" and fig.axes[-1].get_xlim() == (0, 20.0)
+    assert all(ax.get_ylim()[0] == 0 for ax in fig.axes)
+
+    def line(ax, label):
+        return next(ln for ln in ax.get_lines() if ln.get_label() == label)
+
+    voice = line(axes["throughput (kbit/s, 2 s bins)"], "voice")
+    bins = run_plots.throughput_series(res.packets, 2.0, 20.0)
+    bins = bins[bins["flow"] == "voice"]
+    assert list(voice.get_xdata()) == [*bins["time_s"], 20.0]  # the last bin drawn to its end
+    assert list(voice.get_ydata()) == [*(bins["throughput_bps"] / 1e3), bins["throughput_bps"].iloc[-1] / 1e3]
+    assert voice.get_drawstyle() == "steps-post"
+    p = res.packets[res.packets["flow"] == "voice"]
+    delay = line(axes["one-way delay (ms)"], "voice")
+    assert list(delay.get_xdata()) == list(p["recv_s"]) and list(delay.get_ydata()) == list(p["delay_ms"])
+    samples = res.tables["queue_samples"]
+    # Only directions whose queue ever held a packet are drawn.
+    busy = sorted(d for d, g in samples.groupby(samples["link_dir"].astype(str), observed=True)
+                  if g["packets"].max() > 0)
+    assert busy and [ln.get_label() for ln in axes["queue (packets)"].get_lines()] == busy
+    assert len(busy) < samples["link_dir"].nunique()
+    q = samples[samples["link_dir"] == "access:router->client"]
+    queue = line(axes["queue (packets)"], "access:router->client")
+    assert list(queue.get_xdata()) == list(q["time_s"]) and list(queue.get_ydata()) == list(q["packets"])
+    sojourn = line(axes["queue sojourn time (ms)"], "access:router->client")
+    assert np.allclose(sojourn.get_ydata(), q["bytes"].to_numpy(float) * 8 / 2e6 * 1e3)
+    w = res.tables["tcp_series"]
+    w = w[(w["var"] == "cwnd_bytes") & (w["flow"] == "web0")]
+    cwnd = line(axes["TCP cwnd (kB)"], "web0")
+    assert list(cwnd.get_ydata()) == list(w["value"] / 1e3) and list(cwnd.get_xdata()) == list(w["time_s"])
+
+
+def test_plot_draws_a_changing_links_capacity_dashed_beside_what_it_carried(tmp_path):
+    import mediasim
+    from mediasim.reporting import run_plots
+
+    sc = mediasim.Scenario("cap", duration_s=2.0)
+    sc.node("a").node("b").link("a", "b", rate_bps=[[0, 2e6], [1, 1e6]], delay_ms=5)
+    sc.flow("f", "cbr", src="a", dst="b", payload_bytes=972, rate_bps=1.5e6)
+    res = mediasim.run(sc, packets=True, out=tmp_path / "run")
+    fig = _figures_saved_by(lambda: run_plots.plot_run(tmp_path / "run"))[0]
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "link (Mbit/s)"
+    c = res.tables["link_capacity"]
+    c = c[c["link_dir"].astype(str) == "a-b:a->b"]
+    cap = next(ln for ln in ax.get_lines() if ln.get_label() == "a-b:a->b capacity")
+    carried = next(ln for ln in ax.get_lines() if ln.get_label() == "a-b:a->b carried")
+    assert cap.get_linestyle() == "--" and carried.get_linestyle() == "-" and cap.get_color() == carried.get_color()
+    assert list(cap.get_ydata()) == list(c["capacity_bps"] / 1e6) and list(carried.get_xdata()) == list(c["time_s"])
+    assert list(carried.get_ydata()) == list(c["carried_bps"] / 1e6) and cap.get_drawstyle() == "steps-pre"
+
+
 def test_plot_says_what_to_turn_on(examples, tmp_path):
     run = tmp_path / "run"
     assert CliRunner().invoke(main, ["run", str(examples / "dumbbell.toml"), "--set", "measure={}",
