@@ -128,7 +128,7 @@ def test_a_failing_point_is_recorded_and_the_others_go_on(tmp_path, monkeypatch,
         r = run_study_campaign(spec, progress=False)
     assert (r.ran, len(r.failed)) == (1, 1)
     assert "disk on fire" in r.failed[0]["error"]
-    assert "iw10 point {'bottleneck_rate_bps': 1000000.0} failed: RuntimeError: disk on fire" in caplog.text
+    assert "iw10 point {'bottleneck_rate_bps': 1000000.0} failed: RuntimeError: disk on fire" in caplog.messages
     assert (spec.out / "failed" / "point-bottleneck_rate_bps=1000000.0.json").is_file()
     assert "| 1000000.0 | failed |" in (spec.out / "index.md").read_text()
     with pytest.warns(UserWarning) as w:
@@ -287,6 +287,14 @@ def test_study_campaign_files_are_checked_before_any_run(tmp_path, text, message
     assert str(e.value).startswith(f"{f}: ")  # the file first
 
 
+def test_grid_values_that_name_the_same_folder_are_refused(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('study = "iw10"\nout = "o"\n[grid]\nflows = [[1], "1"]\n')  # both "flows=1"
+    with pytest.raises(CampaignError) as e:
+        load_campaign(f).points()
+    assert str(e.value) == f"{f}: grid: two points have the same name; give distinct values"
+
+
 def test_a_study_campaign_file_gives_its_flags_and_counts(tmp_path):
     f = tmp_path / "c.toml"
     f.write_text('study = "iw10"\nout = "o"\n[grid]\nseed = [1]\n')
@@ -418,6 +426,7 @@ def test_a_points_folder_name_says_its_labels_and_a_long_one_ends_in_a_hash():
     assert len(name) == 93 and name.startswith("p=" + "v" * 78 + "-")
     assert name != _name({"p": "v" * 119 + "w"}) and name == _name({"p": "v" * 120})  # the hash tells them apart
     assert len(_name({"p": "v" * 98})) == 100 and "-" not in _name({"p": "v" * 98})  # 100 characters: kept whole
+    assert len(_name({"p": "v" * 99})) == 93  # 101: shortened
 
 
 def test_a_point_is_done_only_with_its_key_and_every_file_at_its_size(tmp_path):
@@ -538,8 +547,8 @@ def test_each_point_reaches_the_study_with_the_campaigns_options_workers_and_pro
     kw = calls[0][3]
     assert (kw["cases"], kw["sensitivity"], kw["workers"], kw["progress"]) == ((1,), True, 3, True)
     assert kw["stamp"].endswith("avpf at {'seed': 5}") and isinstance(kw["cache"], study_run.cache.RunCache)
-    assert "avpf: point {'seed': 5}" in caplog.text and "avpf: point {'seed': 6}" in caplog.text
-    assert re.search(r"avpf point \{'seed': 6\}: \d+\.\d s", caplog.text)  # and its wall time once written
+    assert "avpf: point {'seed': 5}" in caplog.messages and "avpf: point {'seed': 6}" in caplog.messages
+    assert [m for m in caplog.messages if re.fullmatch(r"avpf point \{'seed': 6\}: \d+\.\d s", m)]  # its wall time
     info = json.loads((spec.out / "campaign.json").read_text())
     assert (info["kind"], info["study"], info["aliases"], info["runs"]) == ("study", "avpf", {}, [])
     assert info["options"] == {"cases": [1], "sensitivity": True} and "engine_build" in info
@@ -547,5 +556,5 @@ def test_each_point_reaches_the_study_with_the_campaigns_options_workers_and_pro
     # An executor handed in is used and left open.
     given = Executor()
     (spec.out / "points" / "seed=5" / "point.json").unlink()
-    run_study_campaign(spec, progress=False, executor=given)
-    assert Executor.closed == 1 and len(made) == 1 and calls[-1][3]["progress"] is False
+    run_study_campaign(spec, executor=given)
+    assert Executor.closed == 1 and len(made) == 1 and calls[-1][3]["progress"] is True  # bars by default
