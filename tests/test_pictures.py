@@ -353,3 +353,172 @@ def _figures_saved_by(fn):
     finally:
         Figure.savefig = real
     return made
+
+
+def test_throughput_bins_of_any_width_and_the_default_end():
+    import pandas as pd
+
+    from mediasim.reporting.run_plots import throughput_series
+
+    p = pd.DataFrame({"flow": ["a", "a", "a"], "recv_s": [0.1, 0.6, 3.0], "size_bytes": [100, 50, 25]})
+    half = throughput_series(p, 0.5, end_s=1.5)
+    assert half["time_s"].tolist() == [0.0, 0.5, 1.0] and half.index.tolist() == [0, 1, 2]
+    assert half["throughput_bps"].tolist() == [1600.0, 800.0, 0.0]  # bits / 0.5 s; the 3.0 s arrival is past the end
+    wide = throughput_series(p, 2.0)  # no end: to the bin of the last arrival, which opens the bin at 2 s
+    assert wide["time_s"].tolist() == [0.0, 2.0] and wide["throughput_bps"].tolist() == [600.0, 100.0]
+    ints = throughput_series(p.astype({"size_bytes": "int16"}), 2.0)  # sizes summed past int16's range
+    assert ints["throughput_bps"].dtype == float and ints["time_s"].dtype == float
+    none = throughput_series(p.iloc[:0], 1.0)
+    assert list(none.columns) == ["flow", "time_s", "throughput_bps"] and none.empty
+    assert none["time_s"].dtype == float and none["throughput_bps"].dtype == float
+    assert throughput_series(p, 1.0, end_s=0)["time_s"].tolist() == [0.0, 3.0]  # no grid: the bins with arrivals
+
+
+def _categorical(values: list[str], extra: str = "unused") -> "object":
+    """A column as the engine gives it: categories for every name of the
+    run, some with no row here."""
+    import pandas as pd
+
+    return pd.Categorical(values, categories=sorted({*values, extra}))
+
+
+def _panel(name: str, tables: dict, flows=None, end_s: float = 10.0, bin_s: float = 1.0, names=("p", "v", "w")):
+    from matplotlib.figure import Figure
+
+    from mediasim.reporting import run_plots
+
+    ax = Figure().subplots()
+    ctx = run_plots._Ctx(tables, bin_s, end_s, flows, run_plots.flow_colours(list(names)))
+    run_plots._PANELS[name](ax, ctx)
+    return ax, ctx
+
+
+def _lines(ax) -> dict:
+    return {ln.get_label(): ln for ln in ax.get_lines()}
+
+
+def test_the_media_panels_draw_rates_pacer_and_frames_in_kilo_units_in_each_flows_colour():
+    import pandas as pd
+
+    rows = [("v", "send_bps", 0.0, 1e6), ("v", "send_bps", 1.0, 2e6), ("v", "target_bps", 0.0, 1.5e6),
+            ("v", "codec_bps", 0.5, 1.2e6), ("v", "pacer_queue_bytes", 0.0, 3000.0),
+            ("v", "pacer_queue_bytes", 2.0, 0.0), ("v", "frame_bytes", 0.1, 5000.0), ("v", "frame_bytes", 0.2, 6000.0),
+            ("w", "send_bps", 0.0, 5e5), ("w", "send_bps", 10.0, 6e5)]
+    media = pd.DataFrame(rows, columns=["flow", "var", "time_s", "value"])
+    media["flow"] = _categorical(list(media["flow"]))
+    paced = pd.DataFrame({"flow": _categorical(["p", "p"]), "var": ["rate_bps"] * 2, "time_s": [0.0, 3.0],
+                          "value": [8e5, 4e5]})
+    tables = {"media_series": media, "paced_series": paced}
+    ax, ctx = _panel("media_rate", tables)
+    lines = _lines(ax)
+    assert list(lines) == ["v sent", "w sent", "v target", "v codec", "p target"]
+    v = lines["v sent"]
+    assert (list(v.get_xdata()), list(v.get_ydata())) == ([0, 1, 10], [1000, 2000, 2000])  # held to the end
+    assert (list(lines["w sent"].get_xdata()), list(lines["w sent"].get_ydata())) == ([0, 10], [500, 600])
+    assert [lines[k].get_linestyle() for k in ("v sent", "v target", "v codec", "p target")] == ["-", "--", ":", "--"]
+    p = lines["p target"]
+    assert (list(p.get_xdata()), list(p.get_ydata())) == ([0, 3, 10], [800, 400, 400])
+    assert all(ln.get_drawstyle() == "steps-post" for ln in lines.values())
+    assert {k: ln.get_color() for k, ln in lines.items()} == {
+        "v sent": ctx.colour("v"), "w sent": ctx.colour("w"), "v target": ctx.colour("v"),
+        "v codec": ctx.colour("v"), "p target": ctx.colour("p")}
+    assert ax.get_ylabel() == "media rate (kbit/s)" and ax.get_ylim()[0] == 0
+    assert list(_lines(_panel("media_rate", tables, flows=["w"])[0])) == ["w sent"]
+    ax, ctx = _panel("pacer", tables)
+    pacer = _lines(ax)["v"]
+    assert (list(pacer.get_xdata()), list(pacer.get_ydata())) == ([0, 2, 10], [3, 0, 0])
+    assert pacer.get_drawstyle() == "steps-post" and pacer.get_color() == ctx.colour("v")
+    assert ax.get_ylabel() == "pacer queue (kB)" and ax.get_ylim()[0] == 0
+    ax, ctx = _panel("frames", tables)
+    frames = _lines(ax)["v"]
+    assert (list(frames.get_xdata()), list(frames.get_ydata())) == ([0.1, 0.2], [5, 6])  # at capture, not held
+    assert frames.get_marker() == "." and frames.get_linestyle() == "None" and frames.get_color() == ctx.colour("v")
+    assert ax.get_ylabel() == "frame size (kB)" and ax.get_ylim()[0] == 0
+    # A series whose last point is the run's end gets no point more; no table, or an empty one, draws nothing.
+    assert list(_lines(_panel("media_rate", tables, end_s=1.0)[0])["v sent"].get_xdata()) == [0, 1]
+    for empty in ({}, {"media_series": media.iloc[:0], "paced_series": paced.iloc[:0]}):
+        assert not _lines(_panel("media_rate", empty)[0])
+
+
+def test_dense_panels_draw_at_most_about_five_thousand_points_a_flow():
+    import numpy as np
+    import pandas as pd
+
+    n = 12_000  # every second point: 6,000
+    packets = pd.DataFrame({"flow": _categorical(["v"] * n), "recv_s": np.arange(n) / 1000.0,
+                            "delay_ms": np.arange(n) % 7 + 20.0, "size_bytes": [100] * n})
+    ax, _ = _panel("delay", {"packets": packets}, end_s=12.0)
+    delay = _lines(ax)["v"]
+    assert list(delay.get_xdata()) == list(packets["recv_s"][::2]) and len(delay.get_ydata()) == 6000
+    assert delay.get_marker() == "." and ax.get_ylabel() == "one-way delay (ms)" and ax.get_ylim()[0] == 0
+    media = pd.DataFrame({"flow": _categorical(["v"] * n), "var": ["frame_bytes"] * n,
+                          "time_s": np.arange(n) / 30.0, "value": [4000.0] * n})
+    frames = _lines(_panel("frames", {"media_series": media})[0])["v"]
+    assert list(frames.get_xdata()) == list(media["time_s"][::2])
+    few = packets.iloc[:4999]
+    assert len(_lines(_panel("delay", {"packets": few})[0])["v"].get_xdata()) == 4999
+
+
+def test_network_panels_follow_their_tables_and_the_flows_asked_for():
+    import pandas as pd
+
+    packets = pd.DataFrame({"flow": _categorical(["w", "v", "v"]), "recv_s": [0.5, 0.2, 1.5],
+                            "delay_ms": [30.0, 20.0, 25.0], "size_bytes": [125, 250, 125]})
+    ax, ctx = _panel("throughput", {"packets": packets}, end_s=3.0)
+    v = _lines(ax)["v"]
+    # Bins to the run's end, each drawn to its own end: the last value once more at 3 s.
+    assert (list(v.get_xdata()), list(v.get_ydata())) == ([0, 1, 2, 3], [2, 1, 0, 0])
+    assert v.get_drawstyle() == "steps-post" and v.get_color() == ctx.colour("v")
+    assert ax.get_ylabel() == "throughput (kbit/s, 1 s bins)" and ax.get_ylim()[0] == 0
+    assert list(_lines(_panel("throughput", {"packets": packets}, flows=["v"])[0])) == ["v"]
+    assert list(_lines(_panel("delay", {"packets": packets}, flows=["w"])[0])) == ["w"]
+    tcp = pd.DataFrame({"flow": _categorical(["a", "b", "b"]), "var": ["cwnd_bytes", "cwnd_bytes", "ssthresh"],
+                        "time_s": [0.0, 1.0, 1.0], "value": [14600.0, 2920.0, 1e6]})
+    ax, _ = _panel("cwnd", {"tcp_series": tcp}, flows=["b"])
+    b = _lines(ax)["b"]  # a flow left out before it does not end the drawing
+    assert list(_lines(ax)) == ["b"] and list(b.get_ydata()) == [2.92] and b.get_drawstyle() == "steps-post"
+    assert ax.get_ylabel() == "TCP cwnd (kB)" and ax.get_ylim()[0] == 0
+    q = pd.DataFrame({"link_dir": _categorical(["x", "x", "y", "y"]), "time_s": [0.0, 1.0, 0.0, 1.0],
+                      "packets": [0, 1, 0, 0], "bytes": [0, 1500, 0, 0]})
+    links = pd.DataFrame({"direction": ["x", "y"], "rate_bps": [2e6, 1e6]})
+    ax, _ = _panel("queues", {"queue_samples": q, "links": links})
+    assert list(_lines(ax)) == ["x"] and _lines(ax)["x"].get_drawstyle() == "steps-post"  # a queue of one is busy
+    ax, _ = _panel("sojourn", {"queue_samples": q, "links": links})
+    assert list(_lines(ax)["x"].get_ydata()) == [0, 6.0] and _lines(ax)["x"].get_drawstyle() == "steps-post"
+    cap = pd.DataFrame({"link_dir": _categorical(["x", "x"]), "time_s": [0.5, 1.0],
+                        "capacity_bps": [2e6, 1e6], "carried_bps": [1.5e6, 1e6]})
+    ax, _ = _panel("capacity", {"link_capacity": cap})
+    assert list(_lines(ax)) == ["x capacity", "x carried"] and ax.get_ylim()[0] == 0
+    assert list(_lines(ax)["x capacity"].get_ydata()) == [2, 1]
+    assert list(_lines(ax)["x carried"].get_xdata()) == [0.5, 1]
+
+
+def test_panels_follow_what_the_tables_hold():
+    import pandas as pd
+
+    from mediasim.reporting.run_plots import panels
+
+    q = pd.DataFrame({"link_dir": ["x"], "time_s": [0.0], "packets": [1], "bytes": [1500]})
+    assert panels({"queue_samples": q}) == ["queues", "sojourn"]
+    assert panels({"queue_samples": q.assign(packets=0)}) == []  # never a packet queued
+    assert panels({"queue_samples": q.iloc[:0]}) == []
+    tcp = pd.DataFrame({"flow": ["a"], "var": ["ssthresh"], "time_s": [0.0], "value": [1.0]})
+    assert panels({"tcp_series": tcp}) == [] and panels({"tcp_series": tcp.assign(var="cwnd_bytes")}) == ["cwnd"]
+    paced = pd.DataFrame({"flow": ["p"], "var": ["rate_bps"], "time_s": [0.0], "value": [1e6]})
+    assert panels({"paced_series": paced}) == ["media_rate"]
+    media = pd.DataFrame({"flow": ["v"], "var": ["pacer_queue_bytes"], "time_s": [0.0], "value": [1.0]})
+    assert panels({"media_series": media}) == ["pacer"]
+    assert panels({"media_series": media.assign(var="frame_bytes")}) == ["frames"]
+    assert panels({"media_series": media.assign(var="codec_bps")}) == ["media_rate"]
+
+
+def test_flow_colours_are_distinct_up_to_twenty_flows():
+    from mediasim.reporting.run_plots import flow_colours
+
+    ten = flow_colours([f"f{i}" for i in range(10)])
+    assert len(set(ten.values())) == 10 and ten["f0"] == (0.12156862745098039, 0.4666666666666667, 0.7058823529411765,
+                                                           1.0)  # tab10's first
+    eleven = flow_colours([f"f{i}" for i in range(11)])
+    assert len(set(eleven.values())) == 11 and eleven["f1"] != ten["f1"]  # tab20 past ten
+    many = flow_colours([f"f{i}" for i in range(25)])
+    assert many["f20"] == many["f0"] and len(set(many.values())) == 20  # round again past twenty

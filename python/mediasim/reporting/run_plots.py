@@ -27,13 +27,16 @@ NEEDS = ("no table to plot: run with --packets (throughput, delay), --series (TC
 
 def throughput_series(packets: pd.DataFrame, bin_s: float, end_s: float | None = None) -> pd.DataFrame:
     """Received bit/s per flow in bins of ``bin_s`` (time at the bin's
-    start), every bin from 0 to ``end_s`` (default: the last arrival's),
-    a bin without arrivals at 0."""
+    start), every bin from 0 to ``end_s`` (default: to the bin of the last
+    arrival), a bin without arrivals at 0."""
     t = (packets["recv_s"] // bin_s) * bin_s
     bits = packets["size_bytes"].astype("int64") * 8
     sums = bits.groupby([packets["flow"].astype(str), t]).sum() / bin_s
-    last = end_s if end_s is not None else (float(packets["recv_s"].max()) if len(packets) else 0.0)
-    grid = np.arange(int(np.ceil(last / bin_s - 1e-9))) * bin_s if last > 0 else np.zeros(0)
+    if end_s is not None:
+        bins = int(np.ceil(end_s / bin_s - 1e-9)) if end_s > 0 else 0
+    else:  # an arrival on a bin's start opens that bin
+        bins = int(packets["recv_s"].max() // bin_s) + 1 if len(packets) else 0
+    grid = np.arange(bins) * bin_s
     rows = []
     for flow, g in sums.groupby(level=0):
         s = g.droplevel(0).reindex(grid, fill_value=0.0) if len(grid) else g.droplevel(0)
