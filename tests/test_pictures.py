@@ -159,7 +159,8 @@ def test_plot_draws_each_panel_from_its_table(examples, tmp_path):
     assert list(axes) == ["throughput (kbit/s, 2 s bins)", "one-way delay (ms)", "queue (packets)",
                           "queue sojourn time (ms)", "TCP cwnd (kB)"]
     assert fig._suptitle.get_text() == "tcp-web-and-voice: seed 0, replication 0"
-    assert fig.axes[-1].get_xlabel() == "simulated time (s)" and fig.axes[-1].get_xlim() == (0, 20.0)
+    assert fig.axes[-1].get_xlabel() == "simulated time (s)"
+    assert all(ax.get_xlim() == (0, 20.0) for ax in fig.axes)  # one time axis
     assert all(ax.get_ylim()[0] == 0 for ax in fig.axes)
 
     def line(ax, label):
@@ -522,3 +523,28 @@ def test_flow_colours_are_distinct_up_to_twenty_flows():
     assert len(set(eleven.values())) == 11 and eleven["f1"] != ten["f1"]  # tab20 past ten
     many = flow_colours([f"f{i}" for i in range(25)])
     assert many["f20"] == many["f0"] and len(set(many.values())) == 20  # round again past twenty
+
+
+def test_plot_draws_the_flows_asked_for_up_to_where_the_run_ended_into_the_file_named(examples, tmp_path):
+    import warnings
+
+    import mediasim
+    from mediasim.reporting import run_plots
+
+    run = tmp_path / "run"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mediasim.RunStoppedEarly)
+        res = mediasim.run(mediasim.load_scenario(examples / "tcp_web_and_voice.toml"), packets=True, series=True,
+                           out=run, max_events=5_000)
+    end_s = res.meta["end_ns"] / 1e9
+    assert 0 < end_s < 20
+    fig = _figures_saved_by(lambda: run_plots.plot_run(run, out=tmp_path / "v.png", flows=["voice"]))[0]
+    assert (tmp_path / "v.png").is_file() and not (run / "plots.png").exists()
+    drawn = {ln.get_label() for ax in fig.axes for ln in ax.get_lines()}
+    assert {d for d in drawn if ":" not in d} == {"voice"}  # (the queues are link directions')
+    assert all(ax.get_xlim() == (0, end_s) for ax in fig.axes)
+    assert fig.axes[0].get_ylabel() == "throughput (kbit/s, 1 s bins)"  # 1 s bins by default
+    with pytest.raises(ValueError) as e:
+        run_plots.plot_run(run, flows=["nope", "none*"])
+    flows = ", ".join(res.meta["codes"]["flow"])
+    assert str(e.value) == f"no flow matches nope, none* (the run's flows: {flows})"

@@ -106,6 +106,10 @@ class _Ctx:
 
 def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1.0,
              flows: list[str] | None = None) -> Path:
+    """Draws the panels a run folder's tables allow (``panels``), one under
+    another over the run's time, into ``out`` (default: the folder's
+    plots.png); ``flows`` are patterns of the flows to draw (default: all
+    but the control flows). Returns the picture's path."""
     from matplotlib.figure import Figure
 
     from ..results import Results
@@ -114,12 +118,12 @@ def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1
     names = panels(res.tables)
     if not names:
         raise ValueError(NEEDS)
-    all_flows = list(res.meta.get("codes", {}).get("flow", []))
+    all_flows = list(res.meta["codes"]["flow"])  # every run's meta names its flows
     chosen = [f for f in all_flows if shown(f, flows)]
     if flows and not chosen:
         raise ValueError(f"no flow matches {', '.join(flows)} (the run's flows: {', '.join(all_flows)})")
-    ctx = _Ctx(res.tables, bin_s, float(res.meta.get("end_ns", 0)) * 1e-9 or float(res.meta.get("duration_s", 0)),
-               flows, flow_colours(chosen))
+    # Up to where the run ended: a run stopped early ends before its duration.
+    ctx = _Ctx(res.tables, bin_s, res.meta["end_ns"] * 1e-9, flows, flow_colours(chosen))
     fig = Figure(figsize=(9, 2.6 * len(names)))
     axes = fig.subplots(len(names), 1, sharex=True, squeeze=False)
     for ax, name in zip(axes[:, 0], names):
@@ -128,7 +132,7 @@ def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="upper right", ncol=2)
     axes[-1, 0].set_xlabel("simulated time (s)")
-    axes[-1, 0].set_xlim(0, ctx.end_s or None)
+    axes[-1, 0].set_xlim(0, ctx.end_s)  # shared by every panel
     fig.suptitle(f"{res.meta.get('scenario')}: seed {res.meta.get('seed')}, replication {res.meta.get('replication')}")
     fig.tight_layout()
     path = Path(out) if out else Path(folder) / "plots.png"
