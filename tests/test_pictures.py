@@ -373,6 +373,12 @@ def test_throughput_bins_of_any_width_and_the_default_end():
     assert list(none.columns) == ["flow", "time_s", "throughput_bps"] and none.empty
     assert none["time_s"].dtype == float and none["throughput_bps"].dtype == float
     assert throughput_series(p, 1.0, end_s=0)["time_s"].tolist() == [0.0, 3.0]  # no grid: the bins with arrivals
+    assert throughput_series(p, 0.5, end_s=0.75)["time_s"].tolist() == [0.0, 0.5]  # an end inside a bin
+    gap = pd.DataFrame({"flow": ["b", "a", "a"], "recv_s": [0.2, 0.1, 2.5], "size_bytes": [10, 100, 100]})
+    both = throughput_series(gap, 1.0)  # to the last arrival's bin, the empty one between at 0
+    assert both[["flow", "time_s", "throughput_bps"]].values.tolist() == [
+        ["a", 0.0, 800.0], ["a", 1.0, 0.0], ["a", 2.0, 800.0], ["b", 0.0, 80.0], ["b", 1.0, 0.0], ["b", 2.0, 0.0]]
+    assert both.index.tolist() == list(range(6))  # one table, numbered through
 
 
 def _categorical(values: list[str], extra: str = "unused") -> "object":

@@ -144,7 +144,7 @@ def _capacity(ax, c: _Ctx):
     """Each sampled direction's capacity (dashed) and what it carried
     (solid), per sampling interval."""
     t = c.t["link_capacity"]
-    for i, (ld, g) in enumerate(t.groupby(t["link_dir"].astype(str), observed=True)):
+    for i, (ld, g) in enumerate(t.groupby(t["link_dir"].astype(str))):
         x = g["time_s"].to_numpy(dtype=float)
         colour = f"C{i % 10}"
         ax.step(x, g["capacity_bps"].to_numpy(dtype=float) / 1e6, where="pre", ls="--", color=colour,
@@ -168,7 +168,7 @@ def _throughput(ax, c: _Ctx):
 
 def _delay(ax, c: _Ctx):
     p = c.t["packets"]
-    for flow, g in p.groupby(p["flow"].astype(str), observed=True):
+    for flow, g in p.groupby(p["flow"].astype(str)):
         if not shown(flow, c.flows):
             continue
         step = max(1, len(g) // 5000)  # at most ~5,000 points per flow
@@ -179,7 +179,7 @@ def _delay(ax, c: _Ctx):
 
 
 def _busy_queues(q: pd.DataFrame):
-    for ld, g in q.groupby(q["link_dir"].astype(str), observed=True):
+    for ld, g in q.groupby(q["link_dir"].astype(str)):
         if g["packets"].max() > 0:
             yield ld, g
 
@@ -206,7 +206,7 @@ def _sojourn(ax, c: _Ctx):
 def _cwnd(ax, c: _Ctx):
     s = c.t["tcp_series"]
     w = s[s["var"] == "cwnd_bytes"]
-    for flow, g in w.groupby(w["flow"].astype(str), observed=True):
+    for flow, g in w.groupby(w["flow"].astype(str)):
         if not shown(flow, c.flows):
             continue
         ax.step(g["time_s"], np.asarray(g["value"]) / 1e3, where="post", label=flow, color=c.colour(flow))
@@ -228,7 +228,7 @@ def _series_of(c: _Ctx, table: str, var: str, carry: bool = True):
     if s is None or not len(s):
         return
     s = s[s["var"] == var]
-    for flow, g in s.groupby(s["flow"].astype(str), observed=True):
+    for flow, g in s.groupby(s["flow"].astype(str)):
         if not shown(flow, c.flows):
             continue
         x = g["time_s"].to_numpy(dtype=float)
