@@ -427,6 +427,34 @@ def test_ctrl_c_ends_a_run_at_once_says_where_and_writes_nothing(tmp_path, out):
     assert not (tmp_path / "run").exists()
 
 
+def test_ctrl_c_while_the_command_line_loads_ends_quietly_with_status_130(monkeypatch, capsys):
+    """The console script and ``python -m mediasim`` import the command
+    line inside a guard: a Ctrl-C during that import (stood in for by a
+    module whose loading is interrupted) ends with the shell's status for
+    SIGINT and a word, not a traceback."""
+    import types
+
+    from mediasim import __main__ as start
+
+    class Interrupted(types.ModuleType):
+        def __getattr__(self, name):
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(sys.modules, "mediasim.cli", Interrupted("mediasim.cli"))
+    with pytest.raises(SystemExit) as e:
+        start.entry()
+    assert e.value.code == 130 and e.value.__suppress_context__
+    assert capsys.readouterr() == ("", "\ninterrupted\n")
+
+
+def test_the_console_script_is_the_guarded_entry():
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert project["project"]["scripts"] == {"mediasim": "mediasim.__main__:entry"}
+
+
 def test_crosscheck_prints_the_comparison_says_what_it_compared_with_and_names_what_is_missing(monkeypatch, tmp_path):
     """The command's own part, with the reference simulators stood in for
     (the comparisons themselves: test_crosscheck_references.py, test_red.py)."""

@@ -228,7 +228,8 @@ _OWN_PROCESS = False
 
 
 def entry() -> None:
-    """The ``mediasim`` console script and ``python -m mediasim``."""
+    """The command line as its own process (the ``mediasim`` console script
+    and ``python -m mediasim``, through ``mediasim.__main__``)."""
     global _OWN_PROCESS
     _OWN_PROCESS = True
     main()
