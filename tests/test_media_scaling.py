@@ -125,7 +125,7 @@ def test_on_a_congested_path_the_control_backs_off_below_the_capacity():
     ({"app": "mm", "cc": {"type": "scale", "timeout_factor": 0.5}}, "flows[0].cc.timeout_factor", "at least 1"),
     ({"app": "mm", "initial_scale": 2}, "flows[0].initial_scale", "unknown field"),
     ({"app": "mm", "feedback_bytes": 10}, "flows[0].feedback_bytes", "28..=65535"),
-    ({"app": "video"}, "flows[0].app", "unknown variant"),
+    ({"app": "video"}, "flows[0].app", "must be one of mm, mpeg (got video)"),
 ])
 def test_media_scaling_errors_name_the_field(fields, path, fragment):
     sc = line(1, rate_bps=1e6, delay_ms=1)

@@ -152,7 +152,8 @@ def test_doubling_window_option():
     (lambda d: d.update(data_packet_bytes=20), "rmtp_sessions[0].data_packet_bytes", "bytes on the wire"),
     (lambda d: d.update(send_interval_ms=0), "rmtp_sessions[0].send_interval_ms", "positive"),
     (lambda d: d.update(subgroups=[]), "rmtp_sessions[0].subgroups", "at least one DR"),
-    (lambda d: d.update(window_growth="cubic"), "rmtp_sessions[0].window_growth", "unknown variant"),
+    (lambda d: d.update(window_growth="cubic"), "rmtp_sessions[0].window_growth",
+     "must be one of linear, doubling (got cubic)"),
 ])
 def test_errors_name_the_field(change, path, fragment):
     sc = tree(2)

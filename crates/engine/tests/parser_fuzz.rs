@@ -226,8 +226,9 @@ fn check(text: &str) -> Result<(), TestCaseError> {
 
 /// Whether `msg` says a wrong type in the reader's words ("invalid
 /// type: sequence, expected u32") rather than the scenario's ("must be a
-/// whole number ... (got a list)"); the list of names an unknown field or
-/// kind could be is not looked at.
+/// whole number ... (got a list)"), or a value outside a list of names as
+/// serde's "unknown variant"; the list of names an unknown field could be
+/// is not looked at.
 fn jargon(msg: &str) -> bool {
     let msg = msg.split(", expected one of ").next().unwrap_or(msg);
     let rust = |rest: &str| {
@@ -249,9 +250,14 @@ fn jargon(msg: &str) -> bool {
         ) || rest.starts_with("a sequence")
             || rest.starts_with("a map")
     };
-    ["invalid type", "invalid value", "invalid length"]
-        .iter()
-        .any(|w| msg.contains(w))
+    [
+        "invalid type",
+        "invalid value",
+        "invalid length",
+        "unknown variant",
+    ]
+    .iter()
+    .any(|w| msg.contains(w))
         || msg
             .match_indices("expected ")
             .any(|(i, _)| rust(&msg[i + 9..]))
@@ -265,13 +271,14 @@ fn the_readers_words_are_told_apart_from_the_scenarios() {
         "expected f64",
         "expected a sequence",
         "invalid length 3, expected fewer elements in array",
+        "unknown variant `x`, expected `rfc8888` or `twcc`",
     ] {
         assert!(jargon(said), "{said}");
     }
     for plain in [
         "must be a whole number from 0 to 4294967295 (got a list)",
         "unknown field `x`, expected one of `a`, `b`",
-        "unknown variant `x`, expected `rfc8888` or `twcc`",
+        "must be one of rfc8888, twcc (got x)",
         "expected `,` or `}`",
     ] {
         assert!(!jargon(plain), "{plain}");

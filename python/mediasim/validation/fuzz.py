@@ -229,8 +229,8 @@ def probe(case: tuple, base_list: list[dict[str, Any]]) -> tuple[str, str]:
 
 #: The reader's own words for a wrong type, which a message must not show
 #: (the engine says what the field must be in the scenario's words).
-JARGON = re.compile(r"\b(?:invalid type|invalid value|invalid length|f32|f64|[iu](?:8|16|32|64|128|size)|"
-                    r"struct [A-Z]\w*|a sequence|a map)\b")
+JARGON = re.compile(r"\b(?:invalid type|invalid value|invalid length|unknown variant|f32|f64|"
+                    r"[iu](?:8|16|32|64|128|size)|struct [A-Z]\w*|a sequence|a map)\b")
 
 
 def _rejected(e: Any) -> tuple[str, str]:

@@ -61,15 +61,21 @@ fn field_error<E: std::fmt::Display>(e: &serde_path_to_error::Error<E>) -> Field
     };
     // After `resolve`: a nested document's message starts with its path.
     let (path, message) = resolve(path, msg);
-    let message = non_finite(&message)
-        .or_else(|| plain_words(&message))
-        .unwrap_or(message);
+    let message = in_words(&message).unwrap_or(message);
     let path = if path.is_empty() || path == "." {
         "(scenario)".to_string()
     } else {
         path
     };
     FieldError { path, message }
+}
+
+/// serde's message in the scenario's words; None for a message that
+/// needs none (the scenario's own checks, "missing field", "unknown field").
+fn in_words(msg: &str) -> Option<String> {
+    non_finite(msg)
+        .or_else(|| unknown_value(msg))
+        .or_else(|| plain_words(msg))
 }
 
 /// JSON has no infinity or NaN, so the binding sends them as the text
@@ -105,6 +111,29 @@ fn plain_words(msg: &str) -> Option<String> {
         expected_in_words(expected),
         got_in_words(got)
     ))
+}
+
+/// serde's message for a value outside a list of names (a model's `type`,
+/// a mode: "unknown variant `blue`, expected one of `red`, `pie`") in the
+/// scenario's words: "must be one of red, pie (got blue)". None for any
+/// other message.
+fn unknown_value(msg: &str) -> Option<String> {
+    let rest = msg.strip_prefix("unknown variant `")?;
+    // The value is the user's and may hold anything; the names never hold "`, expected ".
+    let (got, expected) = rest.rsplit_once("`, expected ")?;
+    // serde lists one name as `a`, two as `a` or `b`, more as one of `a`, `b`, `c`.
+    let names: Vec<&str> = match expected.strip_prefix("one of ") {
+        Some(list) => list.split(", ").collect(),
+        None => expected.split(" or ").collect(),
+    };
+    let names = names
+        .iter()
+        .map(|n| n.strip_prefix('`').and_then(|n| n.strip_suffix('`')))
+        .collect::<Option<Vec<&str>>>()?;
+    Some(match names.as_slice() {
+        [one] => format!("must be {one} (got {got})"),
+        _ => format!("must be one of {} (got {got})", names.join(", ")),
+    })
 }
 
 /// What serde says a field expects, in words.
@@ -359,10 +388,11 @@ mod tests {
         );
     }
 
-    /// serde's messages of a wrong type, value or length, in words; any
-    /// other message is left as it is.
+    /// serde's messages of a wrong type, value or length, and of a value
+    /// outside a list of names (one, two or more), in words; any other
+    /// message is left as it is.
     #[test]
-    fn serde_type_messages_are_said_in_words() {
+    fn serde_messages_are_said_in_words() {
         let cases = [
             (
                 "invalid type: sequence, expected u32",
@@ -445,18 +475,36 @@ mod tests {
                 "invalid type: unit value, expected a number, a list of steps",
                 "must be a number, a list of steps (got unit value)",
             ),
+            (
+                "unknown variant `blue`, expected one of `red`, `pie`, `codel`",
+                "must be one of red, pie, codel (got blue)",
+            ),
+            (
+                "unknown variant `cubic`, expected `aimd` or `reno`",
+                "must be one of aimd, reno (got cubic)",
+            ),
+            (
+                "unknown variant `x`, expected `lose`",
+                "must be lose (got x)",
+            ),
+            // The user's value may hold the separator: the names are after the last.
+            (
+                "unknown variant `a`, expected b`, expected one of `c`, `d`",
+                "must be one of c, d (got a`, expected b)",
+            ),
         ];
         for (serde, words) in cases {
-            assert_eq!(plain_words(serde).as_deref(), Some(words), "{serde}");
+            assert_eq!(in_words(serde).as_deref(), Some(words), "{serde}");
         }
         for other in [
+            "unknown variant `x`, there are no variants",
             "missing field `name`",
             "unknown field `x`, expected `a` or `b`",
             "invalid length 3, expected struct X with 2 elements",
             "invalid type: no separator",
             "must be positive (got -1)",
         ] {
-            assert_eq!(plain_words(other), None, "{other}");
+            assert_eq!(in_words(other), None, "{other}");
         }
     }
 

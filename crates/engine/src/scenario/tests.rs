@@ -855,7 +855,7 @@ fn changing_links_name_the_field_and_the_problem() {
         (
             json!({"rate_bps": 1e6, "outages": {"down_s": [[1, 2]], "queued": "lose"}}),
             "links[0].outages.queued",
-            "unknown variant",
+            "must be one of",
         ),
         (
             json!({"rate_bps": 1e6, "jitter": {"std_ms": -1}}),
