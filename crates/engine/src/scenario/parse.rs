@@ -388,12 +388,22 @@ mod tests {
         );
     }
 
-    /// serde's messages of a wrong type, value or length, and of a value
-    /// outside a list of names (one, two or more), in words; any other
-    /// message is left as it is.
+    /// Each of serde's `messages` in words as given; each of `others` left
+    /// as it is.
+    fn said_in_words(messages: &[(&str, &str)], others: &[&str]) {
+        for (serde, words) in messages {
+            assert_eq!(in_words(serde).as_deref(), Some(*words), "{serde}");
+        }
+        for other in others {
+            assert_eq!(in_words(other), None, "{other}");
+        }
+    }
+
+    /// serde's messages of a wrong type, value or length, in words; the
+    /// scenario's own and serde's field messages are left as they are.
     #[test]
-    fn serde_messages_are_said_in_words() {
-        let cases = [
+    fn serde_type_messages_are_said_in_words() {
+        let messages = [
             (
                 "invalid type: sequence, expected u32",
                 "must be a whole number from 0 to 4294967295 (got a list)",
@@ -475,6 +485,22 @@ mod tests {
                 "invalid type: unit value, expected a number, a list of steps",
                 "must be a number, a list of steps (got unit value)",
             ),
+        ];
+        let others = [
+            "missing field `name`",
+            "unknown field `x`, expected `a` or `b`",
+            "invalid length 3, expected struct X with 2 elements",
+            "invalid type: no separator",
+            "must be positive (got -1)",
+        ];
+        said_in_words(&messages, &others);
+    }
+
+    /// serde's message for a value outside a list of names (one, two or
+    /// more names), in words.
+    #[test]
+    fn unknown_values_name_the_values_allowed() {
+        let messages = [
             (
                 "unknown variant `blue`, expected one of `red`, `pie`, `codel`",
                 "must be one of red, pie, codel (got blue)",
@@ -493,19 +519,7 @@ mod tests {
                 "must be one of c, d (got a`, expected b)",
             ),
         ];
-        for (serde, words) in cases {
-            assert_eq!(in_words(serde).as_deref(), Some(words), "{serde}");
-        }
-        for other in [
-            "unknown variant `x`, there are no variants",
-            "missing field `name`",
-            "unknown field `x`, expected `a` or `b`",
-            "invalid length 3, expected struct X with 2 elements",
-            "invalid type: no separator",
-            "must be positive (got -1)",
-        ] {
-            assert_eq!(in_words(other), None, "{other}");
-        }
+        said_in_words(&messages, &["unknown variant `x`, there are no variants"]);
     }
 
     /// A scenario of `n` CBR flows, `bad` written into each.
