@@ -70,17 +70,17 @@ def run(
     if out is not None and not isinstance(out, (str, os.PathLike)):
         raise TypeError(f"out must be a folder's path (got {out!r})")
     sc = with_recording(as_scenario(scenario), packets=packets, series=series)
+    budgets: dict[str, Any] = dict(max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
     from .results import Results
 
     if out is None:
-        raw, meta = engine_run(sc, seed, replication, pcap=pcap, trace=trace, progress=progress,
-                               max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
+        raw, meta = engine_run(sc, seed, replication, pcap=pcap, trace=trace, progress=progress, **budgets)
         return Results.from_engine(raw, meta)
     from .outfolder import staged
 
     with staged(out, "run", overwrite) as stage:
         raw, meta = engine_run(sc, seed, replication, out=stage, pcap=pcap, trace=trace, progress=progress,
-                               max_events=max_events, max_wall_s=max_wall_s, max_memory_mb=max_memory_mb)
+                               **budgets)
         res = Results.from_engine(raw, meta)
         res.write_tables(stage)
     return res
