@@ -602,6 +602,8 @@ _STUDY_FIELDS = "aliases, cases, grid, out, quick, replications, scheduler, seed
     ('scenario = "x.toml"\nout = "o"\nfoo = 1\n[grid]\na = [1]',
      f"foo: unknown field (expected one of {_SCENARIO_FIELDS})"),
     ('study = "iw10"\nout = "o"\nbar = 1\n[grid]\na = [1]', f"bar: unknown field (expected one of {_STUDY_FIELDS})"),
+    ('study = "iw10"\nout = "o"\nreplication = 2\n[grid]\na = [1]',
+     f"replication: unknown field; did you mean replications? (expected one of {_STUDY_FIELDS})"),
     ('scenario = "x.toml"\nout = ""\n[grid]\na = [1]', "out: required, a path (in the file, or --out on the command line)"),
     ('scenario = "x.toml"\nout = "o"\naliases = 5\n[grid]\na = [1]', "aliases: must be a table (got int)"),
     ('scenario = "x.toml"\nout = "o"\n[aliases]\nx = 5\n[grid]\na = [1]', "aliases.x: must be a field path (text)"),

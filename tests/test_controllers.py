@@ -131,7 +131,7 @@ def test_every_controller_is_in_the_schema():
 
 @pytest.mark.parametrize("cc,path,fragment", [
     ({"type": "bbr"}, "flows[0].cc.type", "must be one of tfrc, ppacc, fixed, scale, gcc, nada, scream (got bbr)"),
-    ({"type": "fixed"}, "flows[0].cc", "missing field `rate_bps`"),
+    ({"type": "fixed"}, "flows[0].cc.rate_bps", "must be given (this field has no default)"),
     ({"type": "fixed", "rate_bps": 0}, "flows[0].cc.rate_bps", "positive"),
     ({"type": "tfrc", "b": 0.5}, "flows[0].cc.b", "at least 1"),
     ({"type": "scale"}, "flows[0].cc.levels_bps", "required"),
@@ -148,7 +148,7 @@ def test_controller_errors_name_the_field(cc, path, fragment):
 def test_a_paced_flow_needs_its_controller():
     sc = line(1, rate_bps=1e6, delay_ms=1)
     sc.flow("f", "paced", src="n0", dst="n1")
-    assert_field_error(sc, "flows[0]", "missing field `cc`")
+    assert_field_error(sc, "flows[0].cc", "must be given (this field has no default)")
 
 
 def _call(cc=None, duration_s=20.0, queue_packets=20):

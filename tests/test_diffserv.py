@@ -101,7 +101,7 @@ def test_dscp_is_carried_in_the_ipv4_header(tmp_path):
 
 @pytest.mark.parametrize("queue,field,fragment", [
     ({"type": "drr", "classes": []}, "links[0].queue.classes", "at least one class"),
-    ({"type": "drr", "classes": [{"name": "a"}]}, "links[0].queue.classes[0]", "missing field `queue`"),
+    ({"type": "drr", "classes": [{"name": "a"}]}, "links[0].queue.classes[0].queue", "must be given"),
     ({"type": "drr", "classes": [{"name": "a", "weight": 1, "queue": {"type": "droptail", "limit_packets": 5}},
                                  {"name": "b", "queue": {"type": "droptail", "limit_packets": 5}}]},
      "links[0].queue.classes", "give every class a weight"),

@@ -41,12 +41,13 @@ def test_a_refusal_in_the_readers_jargon_or_without_a_field_counts_as_a_failure(
         return fuzz._rejected(mediasim.ScenarioError("invalid scenario", list(errors)))[0]
 
     assert outcome(("flows[0].payload_bytes", "must be a whole number from 0 to 4294967295 (got -1)")) == "rejected"
-    # The list of names an unknown field could be is not jargon.
-    assert outcome(("links[0].queue.x", "unknown field `x`, expected one of `red`, `map`")) == "rejected"
+    assert outcome(("links[0].queue.x", "unknown field; did you mean a? (expected one of a, map)")) == "rejected"
+    assert outcome(("links[0].a", "must be given (this field has no default)")) == "rejected"
     assert outcome(("links[0].queue.type", "must be one of red, pie (got x)")) == "rejected"
     for jargon in ["invalid type: sequence, expected u32", "must be f64", "expected struct NodeSpec",
                    "expected a sequence", "invalid length 3, expected fewer elements in array", "expected usize",
-                   "unknown variant `x`, expected one of `red`, `map`"]:
+                   "unknown variant `x`, expected one of `red`, `map`", "unknown field `x`, expected `a` or `b`",
+                   "unknown field `x`, there are no fields", "missing field `name`"]:
         assert outcome(("nodes[0]", "fine"), ("nodes[1]", jargon)) == "jargon", jargon
     assert outcome(("", "must be a number (got true)")) == "jargon"  # no field named
     assert "jargon" in fuzz.FAILURES

@@ -43,8 +43,9 @@ def test_drophead_byte_limit():
     ({"type": "drophead", "limit_bytes": 0}, "links[0].queue.limit_bytes", "at least 1"),
     ({"type": "drophead", "limit_packets": "x"}, "links[0].queue.limit_packets",
      'must be a whole number, 0 or more (got "x")'),
-    ({"type": "droptail", "limit_packetz": 3}, "links[0].queue.limit_packetz", "unknown field"),
-    ({"limit_packets": 3}, "links[0].queue", "missing field `type`"),
+    ({"type": "droptail", "limit_packetz": 3}, "links[0].queue.limit_packetz",
+     "unknown field; did you mean limit_packets?"),
+    ({"limit_packets": 3}, "links[0].queue.type", "must be given (this field has no default)"),
     ({"type": 3}, "links[0].queue.type", "must be a string (got 3)"),
 ])
 def test_queue_errors_name_the_field_inside_the_discipline(queue, field, fragment):

@@ -114,7 +114,7 @@ def test_ppacc_carries_the_video_on_a_free_path():
 
 
 @pytest.mark.parametrize("fields,path,fragment", [
-    ({"cc": {"type": "ppacc"}}, "flows[0].cc", "missing field `capacity_bps`"),
+    ({"cc": {"type": "ppacc"}}, "flows[0].cc.capacity_bps", "must be given (this field has no default)"),
     ({"cc": {"type": "tfrc", "capacity_bps": 1e6}}, "flows[0].cc.capacity_bps", "unknown field"),
     ({"cc": {"type": "ppacc", "capacity_bps": 0}}, "flows[0].cc.capacity_bps", "positive"),
     ({"cc": {"type": "ppacc", "capacity_bps": 1e6, "a_weight": 2}}, "flows[0].cc.a_weight", "(0, 1]"),

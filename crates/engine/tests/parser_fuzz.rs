@@ -226,11 +226,10 @@ fn check(text: &str) -> Result<(), TestCaseError> {
 
 /// Whether `msg` says a wrong type in the reader's words ("invalid
 /// type: sequence, expected u32") rather than the scenario's ("must be a
-/// whole number ... (got a list)"), or a value outside a list of names as
-/// serde's "unknown variant"; the list of names an unknown field could be
-/// is not looked at.
+/// whole number ... (got a list)"), or a value outside a list of names,
+/// an unknown field or an absent one as serde does ("unknown variant
+/// `x`", "unknown field `x`", "missing field `x`").
 fn jargon(msg: &str) -> bool {
-    let msg = msg.split(", expected one of ").next().unwrap_or(msg);
     let rust = |rest: &str| {
         let word = rest.split([' ', ',', ')']).next().unwrap_or("");
         matches!(
@@ -255,6 +254,9 @@ fn jargon(msg: &str) -> bool {
         "invalid value",
         "invalid length",
         "unknown variant",
+        "unknown field `",
+        "there are no fields",
+        "missing field",
     ]
     .iter()
     .any(|w| msg.contains(w))
@@ -272,13 +274,17 @@ fn the_readers_words_are_told_apart_from_the_scenarios() {
         "expected a sequence",
         "invalid length 3, expected fewer elements in array",
         "unknown variant `x`, expected `rfc8888` or `twcc`",
+        "unknown field `x`, expected one of `a`, `b`",
+        "unknown field `x`, there are no fields",
+        "missing field `name`",
     ] {
         assert!(jargon(said), "{said}");
     }
     for plain in [
         "must be a whole number from 0 to 4294967295 (got a list)",
-        "unknown field `x`, expected one of `a`, `b`",
         "must be one of rfc8888, twcc (got x)",
+        "unknown field; did you mean a? (expected one of a, b)",
+        "must be given (this field has no default)",
         "expected `,` or `}`",
     ] {
         assert!(!jargon(plain), "{plain}");

@@ -25,6 +25,7 @@ Every problem is a CampaignError naming the file and the field.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
@@ -110,7 +111,11 @@ def load_campaign(path: str | Path, out: str | Path | None = None) -> "CampaignS
     allowed = STUDY_FIELDS if "study" in d else FIELDS
     unknown = sorted(set(d) - allowed)
     if unknown:
-        raise CampaignError(f"{where}: {unknown[0]}: unknown field (expected one of {', '.join(sorted(allowed))})")
+        # Worded as the engine words a scenario's unknown field.
+        close = difflib.get_close_matches(unknown[0], sorted(allowed), n=1)
+        meant = f"; did you mean {close[0]}?" if close else ""
+        raise CampaignError(f"{where}: {unknown[0]}: unknown field{meant} (expected one of "
+                            f"{', '.join(sorted(allowed))})")
     if out is None and (not isinstance(d.get("out"), str) or not d["out"]):
         raise CampaignError(f"{where}: out: required, a path (in the file, or --out on the command line)")
     if "out" in d and (not isinstance(d["out"], str) or not d["out"]):

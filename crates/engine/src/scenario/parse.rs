@@ -28,7 +28,7 @@ pub fn parse_part<T: serde::de::DeserializeOwned>(
 ) -> Result<T, FieldError> {
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(Strict(de)).map_err(|e| {
-        let FieldError { path, message } = field_error(&e);
+        let FieldError { path, message } = worded(field_error(&e));
         let path = match path.as_str() {
             "(scenario)" => prefix.to_string(),
             _ => format!("{prefix}.{path}"),
@@ -48,9 +48,12 @@ pub fn scale_rates_json(text: &str) -> Result<Vec<(f64, f64)>, String> {
 
 fn parse_tracked(text: &str) -> Result<Scenario, Vec<FieldError>> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(Strict(de)).map_err(|e| vec![field_error(&e)])
+    serde_path_to_error::deserialize(Strict(de)).map_err(|e| vec![worded(field_error(&e))])
 }
 
+/// serde's error at its path, its message as serde words it (the
+/// recovery in `parse_all` tells errors apart by that wording; `worded`
+/// then says it in the scenario's).
 fn field_error<E: std::fmt::Display>(e: &serde_path_to_error::Error<E>) -> FieldError {
     let path = e.path().to_string();
     let msg = e.inner().to_string();
@@ -61,7 +64,6 @@ fn field_error<E: std::fmt::Display>(e: &serde_path_to_error::Error<E>) -> Field
     };
     // After `resolve`: a nested document's message starts with its path.
     let (path, message) = resolve(path, msg);
-    let message = in_words(&message).unwrap_or(message);
     let path = if path.is_empty() || path == "." {
         "(scenario)".to_string()
     } else {
@@ -70,8 +72,103 @@ fn field_error<E: std::fmt::Display>(e: &serde_path_to_error::Error<E>) -> Field
     FieldError { path, message }
 }
 
+/// A structural error in the scenario's words, named at the field it is
+/// about: a required field that is absent at its own path ("must be
+/// given"), a field not known there with the fields that are (and the
+/// one most likely meant), serde's other messages as `in_words` says them.
+fn worded(e: FieldError) -> FieldError {
+    if let Some(field) = missing_field(&e) {
+        let message = "must be given (this field has no default)".to_string();
+        return FieldError {
+            path: field,
+            message,
+        };
+    }
+    if let Some((name, message)) = unknown_field(&e.message) {
+        // The path may end at the unknown field or at its container.
+        let path = match split_last(&e.path) {
+            Some((_, key)) if key == name => e.path,
+            _ => child(&e.path, &name),
+        };
+        return FieldError { path, message };
+    }
+    let message = in_words(&e.message).unwrap_or(e.message);
+    FieldError { message, ..e }
+}
+
+/// `field` below `path` ("(scenario)" for the top level).
+fn child(path: &str, field: &str) -> String {
+    if path == "(scenario)" {
+        field.to_string()
+    } else {
+        format!("{path}.{field}")
+    }
+}
+
+/// serde's message for a field not known where it is ("unknown field
+/// `rate`, expected one of `a`, `rate_bps`") as the field's name and the
+/// message in words: "unknown field; did you mean rate_bps? (expected
+/// one of a, rate_bps)". None for any other message.
+fn unknown_field(msg: &str) -> Option<(String, String)> {
+    let rest = msg.strip_prefix("unknown field `")?;
+    if let Some(name) = rest.strip_suffix("`, there are no fields") {
+        return Some((
+            name.into(),
+            "unknown field (this table takes no fields)".into(),
+        ));
+    }
+    // The name is the user's and may hold anything; the fields never hold "`, expected ".
+    let (name, expected) = rest.rsplit_once("`, expected ")?;
+    let fields = names_listed(expected)?;
+    let allowed = match fields.as_slice() {
+        [one] => format!("expected {one}"),
+        _ => format!("expected one of {}", fields.join(", ")),
+    };
+    let message = match closest(name, &fields) {
+        Some(meant) => format!("unknown field; did you mean {meant}? ({allowed})"),
+        None => format!("unknown field ({allowed})"),
+    };
+    Some((name.into(), message))
+}
+
+/// The field a misspelt `name` most likely meant: one that is `name` with
+/// a unit added (`delay` for `delay_ms`), else the most alike of those at
+/// most 40% of their length in edits away (a letter swapped counts once).
+fn closest<'a>(name: &str, fields: &[&'a str]) -> Option<&'a str> {
+    let unit_added = |f: &&&str| f.strip_prefix(name).is_some_and(|r| r.starts_with('_'));
+    if let Some(f) = fields.iter().find(unit_added) {
+        return Some(f);
+    }
+    let len = |s: &str| s.chars().count();
+    // A name over 5/3 of a field's length is more than 40% of its own
+    // length in edits from it: not compared (the comparison's table is
+    // sized by the name, which is the user's).
+    let near = |f: &&&str| 3 * len(name) <= 5 * len(f);
+    let alike = |f: &&str| strsim::normalized_damerau_levenshtein(name, f);
+    // The first listed of the most alike (`max_by` keeps the last of equals).
+    (fields.iter().rev())
+        .filter(near)
+        .map(|f| (alike(f), *f))
+        .filter(|(a, _)| *a >= 0.6)
+        .max_by(|x, y| x.0.total_cmp(&y.0))
+        .map(|(_, f)| f)
+}
+
+/// The names serde lists after "expected": one as `a`, two as `a` or
+/// `b`, more as one of `a`, `b`, `c`.
+fn names_listed(expected: &str) -> Option<Vec<&str>> {
+    let names: Vec<&str> = match expected.strip_prefix("one of ") {
+        Some(list) => list.split(", ").collect(),
+        None => expected.split(" or ").collect(),
+    };
+    names
+        .iter()
+        .map(|n| n.strip_prefix('`').and_then(|n| n.strip_suffix('`')))
+        .collect()
+}
+
 /// serde's message in the scenario's words; None for a message that
-/// needs none (the scenario's own checks, "missing field", "unknown field").
+/// needs none (the scenario's own checks) or that `worded` says itself.
 fn in_words(msg: &str) -> Option<String> {
     non_finite(msg)
         .or_else(|| unknown_value(msg))
@@ -121,15 +218,7 @@ fn unknown_value(msg: &str) -> Option<String> {
     let rest = msg.strip_prefix("unknown variant `")?;
     // The value is the user's and may hold anything; the names never hold "`, expected ".
     let (got, expected) = rest.rsplit_once("`, expected ")?;
-    // serde lists one name as `a`, two as `a` or `b`, more as one of `a`, `b`, `c`.
-    let names: Vec<&str> = match expected.strip_prefix("one of ") {
-        Some(list) => list.split(", ").collect(),
-        None => expected.split(" or ").collect(),
-    };
-    let names = names
-        .iter()
-        .map(|n| n.strip_prefix('`').and_then(|n| n.strip_suffix('`')))
-        .collect::<Option<Vec<&str>>>()?;
+    let names = names_listed(expected)?;
     Some(match names.as_slice() {
         [one] => format!("must be {one} (got {got})"),
         _ => format!("must be one of {} (got {got})", names.join(", ")),
@@ -184,10 +273,11 @@ const MAX_STRUCTURAL: usize = 50;
 
 /// A document with structural errors: every one of them, found by
 /// parsing again with each faulty field set aside (removed; a required one
-/// then gets a scalar stand-in of the first kind that parses), and the document
-/// as parsed with those fields set aside (None if that is not possible),
-/// with the paths set aside, so that the semantic checks can run on the
-/// rest without reporting the stand-ins.
+/// then gets a scalar stand-in of the first kind that parses, as does a
+/// required field that was absent), and the document as parsed with those
+/// fields set aside (None if that is not possible), with the paths set
+/// aside, so that the semantic checks can run on the rest without
+/// reporting the stand-ins.
 pub fn parse_all(text: &str) -> (Option<Scenario>, Vec<FieldError>, Vec<String>) {
     let Ok(mut doc) = serde_json::from_str::<serde_json::Value>(text) else {
         return (
@@ -202,22 +292,31 @@ pub fn parse_all(text: &str) -> (Option<Scenario>, Vec<FieldError>, Vec<String>)
             Ok(s) => return (Some(s), errs, aside),
             Err(e) => field_error(&e),
         };
-        if let Some(field) = missing_set_aside(&e, &aside) {
-            if stand_in(&mut doc, &e, &field) {
+        if let Some(field) = missing_field(&e) {
+            let set = aside.contains(&field);
+            if (set || errs.len() < MAX_STRUCTURAL) && stand_in(&mut doc, &e, &field) {
+                // A field set aside has its own error already.
+                if !set {
+                    aside.push(field);
+                    errs.push(worded(e));
+                }
                 continue;
             }
             // No stand-in: the field's own error is where the checks stop.
-            if let Some(own) = errs.iter_mut().find(|x| x.path == field) {
-                own.message += STOP;
-                return (None, errs, aside);
+            if set {
+                if let Some(own) = errs.iter_mut().find(|x| x.path == field) {
+                    own.message += STOP;
+                    return (None, errs, aside);
+                }
             }
         } else if errs.len() < MAX_STRUCTURAL {
             if let Some(path) = set_aside(&mut doc, &e) {
                 aside.push(path);
-                errs.push(e);
+                errs.push(worded(e));
                 continue;
             }
         }
+        let e = worded(e);
         errs.push(FieldError {
             message: e.message + STOP,
             ..e
@@ -227,16 +326,11 @@ pub fn parse_all(text: &str) -> (Option<Scenario>, Vec<FieldError>, Vec<String>)
     (None, errs, aside)
 }
 
-/// For "missing field `k`" at `P`, the field `P.k` if it was set aside.
-fn missing_set_aside(e: &FieldError, aside: &[String]) -> Option<String> {
+/// For serde's "missing field `k`" at `P`, the path of the field, `P.k`.
+fn missing_field(e: &FieldError) -> Option<String> {
     let rest = e.message.strip_prefix("missing field `")?;
-    let (name, _) = rest.split_once('`')?;
-    let field = if e.path == "(scenario)" {
-        name.to_string()
-    } else {
-        format!("{}.{name}", e.path)
-    };
-    aside.contains(&field).then_some(field)
+    let name = rest.strip_suffix('`')?;
+    Some(child(&e.path, name))
 }
 
 /// Removes the field of `e` from `doc`; its path, or None if it cannot be.
@@ -520,6 +614,103 @@ mod tests {
             ),
         ];
         said_in_words(&messages, &["unknown variant `x`, there are no variants"]);
+    }
+
+    fn error(path: &str, message: &str) -> FieldError {
+        FieldError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A required field that is absent is named at its own path; an
+    /// unknown one lists the fields there, with the one likely meant.
+    #[test]
+    fn field_messages_name_the_field_and_what_is_allowed() {
+        let given = "must be given (this field has no default)";
+        for (path, serde, want_path, want) in [
+            ("links[0]", "missing field `a`", "links[0].a", given),
+            (
+                "(scenario)",
+                "missing field `duration_s`",
+                "duration_s",
+                given,
+            ),
+            (
+                "links[0].rate_mbps",
+                "unknown field `rate_mbps`, expected one of `a`, `rate_bps`, `delay_ms`",
+                "links[0].rate_mbps",
+                "unknown field; did you mean rate_bps? (expected one of a, rate_bps, delay_ms)",
+            ),
+            // The path at the container: the field is named on it.
+            (
+                "links[0]",
+                "unknown field `colour`, expected `a` or `b`",
+                "links[0].colour",
+                "unknown field (expected one of a, b)",
+            ),
+            (
+                "(scenario)",
+                "unknown field `x`, expected `seed`",
+                "x",
+                "unknown field (expected seed)",
+            ),
+            (
+                "q.x",
+                "unknown field `x`, there are no fields",
+                "q.x",
+                "unknown field (this table takes no fields)",
+            ),
+            // A name holding serde's separator: the fields are after the last.
+            (
+                "q",
+                "unknown field `a`, expected b`, expected `c` or `d`",
+                "q.a`, expected b",
+                "unknown field (expected one of c, d)",
+            ),
+        ] {
+            let e = worded(error(path, serde));
+            assert_eq!(
+                (e.path.as_str(), e.message.as_str()),
+                (want_path, want),
+                "{serde}"
+            );
+        }
+        let e = worded(error("x", "invalid type: map, expected f64"));
+        assert_eq!(e, error("x", "must be a number (got a table)"));
+    }
+
+    /// The field likely meant: a unit added, else the most alike within
+    /// 40% of its length in edits (a swap is one), the first of equals.
+    #[test]
+    fn the_field_meant_is_the_closest_within_a_few_edits() {
+        let fields = [
+            "delay_ms",
+            "rate_bps",
+            "limit_packets",
+            "abc",
+            "abd",
+            "name",
+        ];
+        for (name, meant) in [
+            ("delay", Some("delay_ms")),
+            ("rate", Some("rate_bps")),
+            ("rate_mbps", Some("rate_bps")),
+            ("limit_packetz", Some("limit_packets")),
+            ("limit_pakcets", Some("limit_packets")),
+            ("Name", Some("name")),
+            ("nmae", Some("name")),
+            ("abx", Some("abc")),
+            ("abdd", Some("abd")),
+            // 5/3 of its length: two edits in five, still compared.
+            ("abcab", Some("abc")),
+            ("colour", None),
+            ("from", None),
+            ("nam", Some("name")),
+            ("na", None),
+        ] {
+            assert_eq!(closest(name, &fields), meant, "{name}");
+        }
     }
 
     /// A scenario of `n` CBR flows, `bad` written into each.

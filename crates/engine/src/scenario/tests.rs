@@ -440,6 +440,49 @@ fn structural_errors_are_all_reported_with_the_semantic_ones_beside_them() {
     );
 }
 
+/// A required field that is absent is reported at its own path, and the
+/// checks go on past it (a stand-in takes its place and is not
+/// reported): every absent field and every other problem in one pass.
+#[test]
+fn absent_required_fields_are_all_reported_with_the_rest() {
+    let mut v = base();
+    v.as_object_mut().unwrap().remove("duration_s");
+    v["links"][0].as_object_mut().unwrap().remove("b");
+    v["flows"][0].as_object_mut().unwrap().remove("dst");
+    v["nodes"][1].as_object_mut().unwrap().remove("name");
+    v["flows"][0]["interval_ms"] = json!(-1);
+    v["links"][0]["rate_mbps"] = json!(1);
+    let got: Vec<(String, String)> = errors(&v)
+        .into_iter()
+        .map(|e| (e.path, e.message))
+        .collect();
+    let given = "must be given (this field has no default)".to_string();
+    let has = |path: &str, message: &str| got.contains(&(path.into(), message.into()));
+    assert!(has("duration_s", &given), "{got:?}");
+    assert!(has("links[0].b", &given), "{got:?}");
+    assert!(has("nodes[1].name", &given), "{got:?}");
+    // Not required by itself: the flow's check says what it needs.
+    let dst = "give a destination: dst (a node) or group (a multicast group)";
+    assert!(has("flows[0]", dst), "{got:?}");
+    assert!(
+        has(
+            "links[0].rate_mbps",
+            "unknown field; did you mean rate_bps? (expected one of \
+             name, a, b, rate_bps, delay_ms, trace, outages, jitter, queue, loss, cost, ab, ba)"
+        ),
+        "{got:?}"
+    );
+    assert!(
+        got.iter().any(|(p, _)| p == "flows[0].interval_ms"),
+        "{got:?}"
+    );
+    assert_eq!(got.len(), 6, "{got:?}");
+    assert!(
+        got.iter().all(|(_, m)| !m.contains("the checks stop")),
+        "{got:?}"
+    );
+}
+
 #[test]
 fn a_required_field_of_no_kind_that_parses_stops_the_checks_and_says_so() {
     let mut v = base();
