@@ -97,6 +97,15 @@ def test_unknown_and_missing_fields():
     assert errors_of(d) == [("duration_s", "must be given (this field has no default)")]
 
 
+def test_a_key_holding_any_character_is_named_whole_inside_a_model():
+    # \x01 is the character the engine marks a model's inner path with.
+    for key in ["a\x01b", "\x01", "x\x01\x01", "\x015\x01"]:
+        d = base()
+        d["links"][0]["queue"] = {"type": "droptail", "limit_packets": 5, key: 1}
+        (path, message), = errors_of(d)
+        assert path == f"links[0].queue.{key}" and message.startswith("unknown field (expected one of "), message
+
+
 def test_all_problems_are_reported_at_once():
     d = base()
     d["links"][0]["rate_bps"] = -1

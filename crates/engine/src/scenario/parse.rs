@@ -429,7 +429,11 @@ fn pointer<'a>(doc: &'a mut serde_json::Value, path: &str) -> Option<&'a mut ser
 /// (see [`super::tagged::nested`]) onto the path.
 fn resolve(mut path: String, mut msg: String) -> (String, String) {
     while let Some(rest) = msg.strip_prefix(PATH_MARK) {
-        let Some((inner, m)) = rest.split_once(PATH_MARK) else {
+        let Some((len, rest)) = rest.split_once(PATH_MARK) else {
+            break;
+        };
+        let split = |n: usize| Some((rest.get(..n)?, rest.get(n..)?));
+        let Some((inner, m)) = len.parse().ok().and_then(split) else {
             break;
         };
         path = join_path(&path, inner);
@@ -471,15 +475,31 @@ mod tests {
 
     #[test]
     fn nested_paths_are_joined_in_order() {
-        let m = format!("{PATH_MARK}queue{PATH_MARK}{PATH_MARK}[2].x{PATH_MARK}bad");
+        let marked = |path: &str, msg: &str| {
+            super::super::tagged::nested::<serde_json::Error>(path, msg).to_string()
+        };
+        let m = marked("queue", &marked("[2].x", "bad"));
         assert_eq!(
             resolve("links[0]".into(), m),
             ("links[0].queue[2].x".to_string(), "bad".to_string())
         );
         assert_eq!(
-            resolve(".".into(), format!("{PATH_MARK}a{PATH_MARK}m")),
+            resolve(".".into(), marked("a", "m")),
             ("a".to_string(), "m".to_string())
         );
+        // A key holding the mark (the user's) stays whole.
+        let key = format!("a{PATH_MARK}b{PATH_MARK}");
+        assert_eq!(
+            resolve("f".into(), marked(&key, &format!("{PATH_MARK}m"))),
+            (format!("f.{key}"), format!("{PATH_MARK}m"))
+        );
+        // A mark without a length, or a length past the end, is left as it is.
+        for m in [
+            format!("{PATH_MARK}x{PATH_MARK}ab"),
+            format!("{PATH_MARK}9{PATH_MARK}ab"),
+        ] {
+            assert_eq!(resolve("f".into(), m.clone()), ("f".to_string(), m));
+        }
     }
 
     /// Each of serde's `messages` in words as given; each of `others` left

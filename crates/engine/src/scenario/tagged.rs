@@ -13,13 +13,15 @@ use serde_json::{Map, Value};
 
 use super::strict::Strict;
 
-/// Brackets a path inside a tagged value at the start of an error message;
+/// Marks a path inside a tagged value at the start of an error message;
 /// [`super::parse::parse_json`] joins it to the outer path.
 pub const PATH_MARK: char = '\u{1}';
 
-/// An error at `path` below the value being parsed.
+/// An error at `path` below the value being parsed: the mark, the path's
+/// length in bytes, the mark, the path, the message. The length ends the
+/// path, not a mark: the path holds the user's keys, which may hold one.
 pub fn nested<E: Error>(path: &str, msg: &str) -> E {
-    E::custom(format!("{PATH_MARK}{path}{PATH_MARK}{msg}"))
+    E::custom(format!("{PATH_MARK}{}{PATH_MARK}{path}{msg}", path.len()))
 }
 
 /// Joins `inner` (a path below `outer`) to `outer`.
@@ -294,14 +296,14 @@ mod tests {
         assert_eq!(
             e,
             format!(
-                "{PATH_MARK}type{PATH_MARK}unknown variant `blue`, expected one of {}",
+                "{PATH_MARK}4{PATH_MARK}typeunknown variant `blue`, expected one of {}",
                 tags.join(", ")
             )
         );
         let e =
             parse_queue(serde_json::json!({"type": "droptail", "limit_bytes": -1})).unwrap_err();
         assert!(
-            e.starts_with(&format!("{PATH_MARK}limit_bytes{PATH_MARK}invalid value")),
+            e.starts_with(&format!("{PATH_MARK}11{PATH_MARK}limit_bytesinvalid value")),
             "{e}"
         );
         let e = parse_queue(serde_json::json!({"limit_bytes": 1})).unwrap_err();
