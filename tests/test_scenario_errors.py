@@ -167,7 +167,7 @@ def test_override_paths():
     sc.validate()
     with pytest.raises(ScenarioError, match="no item named 'g'"):
         sc.set("flows[name=g].start_s", 1)
-    with pytest.raises(ScenarioError, match="no such list item"):
+    with pytest.raises(ScenarioError, match="no list item 4"):
         sc.set("links[4]", {})
     # An index of thousands of digits (int() refuses them) and other
     # scripts' digits.
@@ -178,22 +178,26 @@ def test_override_paths():
 
 
 @pytest.mark.parametrize("path,problem", [
-    ("flows[name=g].start_s", "no item named 'g'"),
-    ("links[4]", "no such list item"),
+    ("flows[name=g].start_s", "no item named 'g' (the items are named 'f')"),
+    ("nodes[name=c].name", "no item named 'c' (the items are named 'a', 'b')"),
+    ("links[4]", "no list item 4 (the list has 1 item: 0 to 0)"),
     ("links[-1]", "cannot parse this path"),  # indices count from the start
-    ("links[1]", "no such list item"),
-    ("links[4].rate_bps", "no list item 4"),
-    ("links[1].rate_bps", "no list item 1"),  # one past the end
+    ("links[1]", "no list item 1 (the list has 1 item: 0 to 0)"),
+    ("nodes[2].x", "no list item 2 (the list has 2 items: 0 to 1)"),
+    ("links[4].rate_bps", "no list item 4 (the list has 1 item: 0 to 0)"),
+    ("links[1].rate_bps", "no list item 1 (the list has 1 item: 0 to 0)"),  # one past the end
     ("duration_s.x.y", "not a table"),
-    ("links[0].nope[0]", "no field 'nope'"),
+    ("links[0].nope[0]", "no field 'nope' (the table has 'a', 'b', 'rate_bps', 'delay_ms')"),
+    ("linkz[0].a", "no field 'linkz' (did you mean 'links'? the table has 'duration_s', 'nodes', 'links', 'flows')"),
     ("nodes[0].name.x", "not a table"),
-    ("links[0].rate_bps[0]", "no such list item"),  # a number, not a list
-    ("links[0].rate_bps[0].x", "no list item 0"),
+    ("links[0].rate_bps[0]", "no list item 0 (not a list)"),  # a number, not a list
+    ("links[0].rate_bps[0].x", "no list item 0 (not a list)"),
     ("duration_s.x", "not a table"),
     ("flows[name=f]", "cannot replace a selected item"),
     ("links[x].rate_bps", "cannot parse this path"),
     ("", "empty path"),
-    ("nodes[0].name[name=a].x", "no item named 'a'"),
+    ("nodes[0].name[name=a].x", "no item named 'a' (not a list)"),
+    ("links[name=a].x", "no item named 'a' (no item has a name)"),
 ])
 def test_an_override_path_that_leads_nowhere_is_named_as_one_problem(path, problem):
     sc = mediasim.Scenario.from_dict(base())
@@ -201,6 +205,28 @@ def test_an_override_path_that_leads_nowhere_is_named_as_one_problem(path, probl
         sc.set(path, 1)
     assert e.value.errors == [(path, problem)]
     assert sc.data == base()  # nothing was set
+
+
+def test_an_override_paths_error_lists_at_most_ten_names_and_an_empty_list_says_so():
+    d = base()
+    d["flows"] = [dict(d["flows"][0], name=f"f{i}") for i in range(12)]
+    sc = mediasim.Scenario.from_dict(d)
+    names = ", ".join(f"'f{i}'" for i in range(10))
+    for path, problem in [
+        ("flows[name=g].start_s", f"no item named 'g' (the items are named {names} and 2 more)"),
+        ("groups[0]", "no field 'groups' (the table has 'duration_s', 'nodes', 'links', 'flows')"),
+    ]:
+        with pytest.raises(ScenarioError) as e:
+            sc.set(path, 1)
+        assert e.value.errors == [(path, problem)]
+    sc.set("groups", [])
+    with pytest.raises(ScenarioError) as e:
+        sc.set("groups[0].name", "x")
+    assert e.value.errors == [("groups[0].name", "no list item 0 (the list is empty)")]
+    sc = mediasim.Scenario.from_dict({})
+    with pytest.raises(ScenarioError) as e:
+        sc.set("links[0].a", "x")
+    assert e.value.errors == [("links[0].a", "no field 'links' (the table has no fields)")]
 
 
 def test_an_override_path_sets_list_items_from_either_end_and_creates_tables():
@@ -215,7 +241,7 @@ def test_an_override_path_sets_list_items_from_either_end_and_creates_tables():
     assert e.value.errors == [(path[:60] + "...", "an index of more than 18 digits")]
     with pytest.raises(ScenarioError) as e:
         sc.set("links[" + "9" * 18 + "].rate_bps", 1)
-    assert e.value.errors == [("links[" + "9" * 18 + "].rate_bps", f"no list item {'9' * 18}")]
+    assert e.value.errors == [("links[" + "9" * 18 + "].rate_bps", f"no list item {'9' * 18} (the list has 1 item: 0 to 0)")]
 
 
 def test_override_text_is_split_at_the_first_equals_outside_brackets_and_read_as_json():

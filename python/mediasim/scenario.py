@@ -141,7 +141,7 @@ class Scenario:
         last = keys[-1]
         if isinstance(last, int):
             if not isinstance(cur, list) or last >= len(cur):  # indices are never negative (_parse_path)
-                raise ScenarioError.at(path, "no such list item")
+                raise ScenarioError.at(path, _no_item(cur, last))
             cur[last] = value
         elif isinstance(last, tuple):
             raise ScenarioError.at(path, "cannot replace a selected item")
@@ -201,22 +201,56 @@ def _parse_path(path: str) -> list[Any]:
     return keys
 
 
+#: Most names an override's error lists (a scenario may have thousands of flows).
+_MAX_LISTED = 10
+
+
+def _listing(names: list[str]) -> str:
+    """``names`` quoted and joined, the first ``_MAX_LISTED`` of them."""
+    shown = ", ".join(repr(n) for n in names[:_MAX_LISTED])
+    return shown + (f" and {len(names) - _MAX_LISTED} more" if len(names) > _MAX_LISTED else "")
+
+
+def _no_item(cur: Any, key: int) -> str:
+    """Why list item ``key`` of ``cur`` is not there: not a list, or the
+    items it has."""
+    if not isinstance(cur, list):
+        return f"no list item {key} (not a list)"
+    if not cur:
+        return f"no list item {key} (the list is empty)"
+    return f"no list item {key} (the list has {len(cur)} item{'s' if len(cur) > 1 else ''}: 0 to {len(cur) - 1})"
+
+
+def _no_field(cur: dict, key: str) -> str:
+    """A field absent from a table: the fields it has, led by the one
+    likely meant."""
+    import difflib
+
+    have = [k for k, v in cur.items() if v is not None]
+    close = difflib.get_close_matches(key, have, n=1)
+    meant = f"did you mean {close[0]!r}? " if close else ""
+    return f"no field {key!r} ({meant}the table has {_listing(have) or 'no fields'})"
+
+
 def _step(cur: Any, key: Any, path: str, create: bool) -> Any:
     if isinstance(key, int):
         if not isinstance(cur, list) or key >= len(cur):
-            raise ScenarioError.at(path, f"no list item {key}")
+            raise ScenarioError.at(path, _no_item(cur, key))
         return cur[key]
     if isinstance(key, tuple):
         if isinstance(cur, list):
             for item in cur:
                 if isinstance(item, dict) and item.get("name") == key[1]:
                     return item
-        raise ScenarioError.at(path, f"no item named {key[1]!r}")
+            names = [str(i["name"]) for i in cur if isinstance(i, dict) and "name" in i]
+            raise ScenarioError.at(path, f"no item named {key[1]!r} (the items are named {_listing(names)})"
+                                   if names else f"no item named {key[1]!r} (no item has a name)")
+        raise ScenarioError.at(path, f"no item named {key[1]!r} (not a list)")
     if not isinstance(cur, dict):
         raise ScenarioError.at(path, "not a table")
     if key not in cur or cur[key] is None:
         if not create:
-            raise ScenarioError.at(path, f"no field {key!r}")
+            raise ScenarioError.at(path, _no_field(cur, key))
         cur[key] = {}
     return cur[key]
 
