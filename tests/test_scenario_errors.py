@@ -241,7 +241,8 @@ def test_an_override_path_sets_list_items_from_either_end_and_creates_tables():
     assert e.value.errors == [(path[:60] + "...", "an index of more than 18 digits")]
     with pytest.raises(ScenarioError) as e:
         sc.set("links[" + "9" * 18 + "].rate_bps", 1)
-    assert e.value.errors == [("links[" + "9" * 18 + "].rate_bps", f"no list item {'9' * 18} (the list has 1 item: 0 to 0)")]
+    path = "links[" + "9" * 18 + "].rate_bps"
+    assert e.value.errors == [(path, f"no list item {'9' * 18} (the list has 1 item: 0 to 0)")]
 
 
 def test_override_text_is_split_at_the_first_equals_outside_brackets_and_read_as_json():
