@@ -200,7 +200,11 @@ class _Toy(StudyParams):
 def test_an_unknown_parameter_is_named_with_every_known_one():
     with pytest.raises(ValueError) as e:
         _Toy().with_overrides({"wdith": "2"})
-    assert str(e.value) == "toy: unknown parameter 'wdith' (known: counts, names, replications, width)"
+    assert str(e.value) == ("toy: unknown parameter 'wdith'; did you mean 'width'? "
+                            "(known: counts, names, replications, width)")
+    with pytest.raises(ValueError) as e:
+        _Toy().with_overrides({"height": "2"})
+    assert str(e.value) == "toy: unknown parameter 'height' (known: counts, names, replications, width)"
 
 
 def test_parameters_without_a_seed_or_with_an_empty_list_take_overrides():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from typing import Any, ClassVar, TypeVar
 
 P = TypeVar("P")
@@ -28,7 +29,9 @@ def apply_overrides(params: P, overrides: dict[str, str], study: str) -> P:
     out = params
     for k, v in overrides.items():
         if k not in fields:
-            raise ValueError(f"{study}: unknown parameter {k!r} (known: {', '.join(sorted(fields))})")
+            close = difflib.get_close_matches(k, sorted(fields), n=1)
+            meant = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"{study}: unknown parameter {k!r}{meant} (known: {', '.join(sorted(fields))})")
         cur = getattr(params, k)
         try:
             val = _convert(str(v), cur)
