@@ -82,6 +82,25 @@ def assert_field_error(sc, path: str, fragment: str) -> None:
     assert any(p == path and fragment in m for p, m in e.value.errors), e.value.errors
 
 
+def figures_saved_by(fn) -> list:
+    """The matplotlib figures ``fn()`` saves, in order (still saved)."""
+    from matplotlib.figure import Figure
+
+    made = []
+    real = Figure.savefig
+
+    def keep(self, *a, **k):
+        made.append(self)
+        return real(self, *a, **k)
+
+    Figure.savefig = keep
+    try:
+        fn()
+    finally:
+        Figure.savefig = real
+    return made
+
+
 def require_tool(name: str) -> None:
     """A system tool that scripts/setup installs with apt-get when run as
     root: in CI its absence fails the test; elsewhere the test is reported

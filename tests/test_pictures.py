@@ -4,6 +4,7 @@ throughput, delay, queues and windows)."""
 import pytest
 from click.testing import CliRunner
 
+from conftest import figures_saved_by
 from mediasim.cli import main
 from mediasim.reporting.run_plots import panels
 from mediasim.reporting.topology import flow_lines, link_label
@@ -32,7 +33,7 @@ def test_show_puts_the_flows_under_the_graph_not_over_a_node(examples, tmp_path)
     from mediasim.reporting.topology import draw
     from mediasim.scenario import load_scenario
 
-    fig = _figures_saved_by(lambda: draw(load_scenario(examples / "calls.toml").to_dict(), tmp_path / "c.png"))[0]
+    fig = figures_saved_by(lambda: draw(load_scenario(examples / "calls.toml").to_dict(), tmp_path / "c.png"))[0]
     graph = next(ax for ax in fig.axes if any(isinstance(c, PathCollection) for c in ax.collections))
     listing = next(ax for ax in fig.axes for t in ax.texts if "video (RTP session): alice, bob" in t.get_text())
     assert listing is not graph
@@ -54,7 +55,7 @@ def test_show_draws_members_addresses_capacity_and_at_most_twelve_flow_lines(tmp
     for i in range(14):
         sc.flow(f"f{i:02d}", "cbr", src="s", dst="x", rate_bps=1e4, payload_bytes=100)
     data = sc.to_dict()
-    fig = _figures_saved_by(lambda: draw(data, tmp_path / "d.png"))[0]
+    fig = figures_saved_by(lambda: draw(data, tmp_path / "d.png"))[0]
     graph, listing, capacity = fig.axes
     assert graph.get_title() == "demo: 2.0 s (orange: group members)"
     nodes = graph.collections[-1]  # drawn after the edges
@@ -82,7 +83,7 @@ def test_show_lists_twelve_flows_whole_and_cuts_a_longer_list(tmp_path, flows, l
     data = {"duration_s": 1.0, "nodes": [{"name": "a"}, {"name": "b"}],
             "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1}],
             "flows": [{"name": f"f{i}", "type": "cbr", "src": "a", "dst": "b"} for i in range(flows)]}
-    fig = _figures_saved_by(lambda: draw(data, tmp_path / "d.png"))[0]
+    fig = figures_saved_by(lambda: draw(data, tmp_path / "d.png"))[0]
     lines = fig.axes[1].texts[0].get_text().splitlines()
     assert len(lines) == listed and lines[-1] == ("f11 (cbr): a -> b" if flows == 12 else "... and 1 more")
 
@@ -93,12 +94,12 @@ def test_show_draws_a_scenario_without_links_and_its_edges_on_its_own_figure(tmp
     from mediasim.reporting.topology import draw
 
     alone = {"duration_s": 1.0, "nodes": [{"name": "a"}, {"name": "b"}], "links": []}
-    fig = _figures_saved_by(lambda: draw(alone, tmp_path / "d.png"))[0]
+    fig = figures_saved_by(lambda: draw(alone, tmp_path / "d.png"))[0]
     assert sorted(t.get_text() for t in fig.axes[0].texts) == ["a\n10.0.0.1", "b\n10.0.0.2"]
     chain = {"duration_s": 1.0, "nodes": [{"name": n} for n in "abc"],
              "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 1},
                        {"a": "b", "b": "c", "rate_bps": 1e6, "delay_ms": 1}]}
-    fig = _figures_saved_by(lambda: draw(chain, tmp_path / "c.png"))[0]
+    fig = figures_saved_by(lambda: draw(chain, tmp_path / "c.png"))[0]
     edges = [c for c in fig.axes[0].collections if isinstance(c, LineCollection)]
     assert len(edges) == 1 and len(edges[0].get_segments()) == 2
 
@@ -108,7 +109,7 @@ def test_show_names_forty_nodes_without_addresses_and_an_unnamed_scenario_as_suc
 
     data = {"duration_s": 1.0, "nodes": [{"name": f"n{i}"} for i in range(40)],
             "links": [{"a": f"n{i}", "b": f"n{i + 1}", "rate_bps": 1e6, "delay_ms": 1} for i in range(39)]}
-    fig = _figures_saved_by(lambda: draw(data, tmp_path / "d.svg"))[0]
+    fig = figures_saved_by(lambda: draw(data, tmp_path / "d.svg"))[0]
     graph = fig.axes[0]
     assert len(fig.axes) == 1 and graph.get_title() == "scenario: 1.0 s"
     assert sorted(t.get_text() for t in graph.texts) == sorted(f"n{i}" for i in range(40))  # no link labels
@@ -154,7 +155,7 @@ def test_plot_draws_each_panel_from_its_table(examples, tmp_path):
     run = tmp_path / "run"
     res = mediasim.run(mediasim.load_scenario(examples / "tcp_web_and_voice.toml"), packets=True, series=True,
                        out=run)
-    fig = _figures_saved_by(lambda: run_plots.plot_run(run, bin_s=2.0))[0]
+    fig = figures_saved_by(lambda: run_plots.plot_run(run, bin_s=2.0))[0]
     axes = {ax.get_ylabel(): ax for ax in fig.axes}
     assert list(axes) == ["throughput (kbit/s, 2 s bins)", "one-way delay (ms)", "queue (packets)",
                           "queue sojourn time (ms)", "TCP cwnd (kB)"]
@@ -200,7 +201,7 @@ def test_plot_draws_a_changing_links_capacity_dashed_beside_what_it_carried(tmp_
     sc.node("a").node("b").link("a", "b", rate_bps=[[0, 2e6], [1, 1e6]], delay_ms=5)
     sc.flow("f", "cbr", src="a", dst="b", payload_bytes=972, rate_bps=1.5e6)
     res = mediasim.run(sc, packets=True, out=tmp_path / "run")
-    fig = _figures_saved_by(lambda: run_plots.plot_run(tmp_path / "run"))[0]
+    fig = figures_saved_by(lambda: run_plots.plot_run(tmp_path / "run"))[0]
     ax = fig.axes[0]
     assert ax.get_ylabel() == "link (Mbit/s)"
     c = res.tables["link_capacity"]
@@ -241,7 +242,7 @@ def test_plot_keeps_a_flows_colour_across_panels_and_shows_media_by_default(exam
     run = tmp_path / "run"
     assert CliRunner().invoke(main, ["run", str(examples / "tcp_web_and_voice.toml"), "--packets", "--series",
                                      "--out", str(run)]).exit_code == 0
-    fig = _figures_saved_by(lambda: run_plots.plot_run(run))[0]
+    fig = figures_saved_by(lambda: run_plots.plot_run(run))[0]
     colours = {}
     for ax in fig.axes:
         for line in ax.get_lines():
@@ -277,7 +278,7 @@ def test_a_calls_run_plots_its_media_its_rates_pacer_and_frames(examples, tmp_pa
     assert r.exit_code == 0, r.output
     res = Results.read_parquet(run)
     assert panels(res.tables) == ["throughput", "delay", "media_rate", "pacer", "frames"]
-    fig = _figures_saved_by(lambda: run_plots.plot_run(run))[0]
+    fig = figures_saved_by(lambda: run_plots.plot_run(run))[0]
     axes = {ax.get_ylabel().split(" (")[0]: ax for ax in fig.axes}
     labels = {name: [line.get_label() for line in ax.get_lines()] for name, ax in axes.items()}
     assert labels["throughput"] == ["video/alice/rtp", "voice/alice/rtp"]
@@ -320,7 +321,7 @@ def test_avpf_session_labels_sort_as_numbers():
 def test_the_demo_axis_labels_the_buffers_plainly(tmp_path):
     from mediasim.experiments import demo
 
-    ax = _figures_saved_by(lambda: demo.run_demo(tmp_path / "demo", replications=2, workers=1))[0].axes[0]
+    ax = figures_saved_by(lambda: demo.run_demo(tmp_path / "demo", replications=2, workers=1))[0].axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == [str(b) for b in demo.BUFFERS]
     assert not [t.get_text() for t in ax.get_xticklabels(minor=True) if t.get_text()]
 
@@ -335,25 +336,6 @@ def test_the_rmtp_summary_turns_crowded_labels():
     labels = [f"{i} (500 s)/{j}" for i in range(8) for j in (1, 2)]
     _bars(ax, labels, {"a": (pd.Series(range(16)).to_numpy(float), [[0.0] * 16, [1.0] * 16])})
     assert all(t.get_rotation() == 60 for t in ax.get_xticklabels())
-
-
-def _figures_saved_by(fn):
-    """The matplotlib figures ``fn()`` saves, in order (still saved)."""
-    from matplotlib.figure import Figure
-
-    made = []
-    real = Figure.savefig
-
-    def keep(self, *a, **k):
-        made.append(self)
-        return real(self, *a, **k)
-
-    Figure.savefig = keep
-    try:
-        fn()
-    finally:
-        Figure.savefig = real
-    return made
 
 
 def test_throughput_bins_of_any_width_and_the_default_end():
@@ -544,7 +526,7 @@ def test_plot_draws_the_flows_asked_for_up_to_where_the_run_ended_into_the_file_
                            out=run, max_events=5_000)
     end_s = res.meta["end_ns"] / 1e9
     assert 0 < end_s < 20
-    fig = _figures_saved_by(lambda: run_plots.plot_run(run, out=tmp_path / "v.png", flows=["voice"]))[0]
+    fig = figures_saved_by(lambda: run_plots.plot_run(run, out=tmp_path / "v.png", flows=["voice"]))[0]
     assert (tmp_path / "v.png").is_file() and not (run / "plots.png").exists()
     drawn = {ln.get_label() for ax in fig.axes for ln in ax.get_lines()}
     assert {d for d in drawn if ":" not in d} == {"voice"}  # (the queues are link directions')

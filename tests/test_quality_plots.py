@@ -4,28 +4,15 @@ draws, against small tables made by hand."""
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import figures_saved_by
 from matplotlib.colors import to_hex
 
 from mediasim.reporting import quality_plots as qp
 
 
 def _saved(fn, *args):
-    """The figure ``fn(*args, path)`` saves (it is saved too)."""
-    from matplotlib.figure import Figure
-
-    made = []
-    real = Figure.savefig
-
-    def keep(self, *a, **k):
-        made.append(self)
-        return real(self, *a, **k)
-
-    Figure.savefig = keep
-    try:
-        fn(*args)
-    finally:
-        Figure.savefig = real
-    (fig,) = made
+    """The figure ``fn(*args)`` saves (it is saved too)."""
+    (fig,) = figures_saved_by(lambda: fn(*args))
     return fig
 
 
