@@ -16,12 +16,12 @@ def _saved(fn, *args):
     return fig
 
 
-def _levels(accesses=("",)) -> pd.DataFrame:
-    """Shares of levels 0-2 for two (flows, IW) pairs under two jitter
-    buffers, per access; each pair's shares sum to 1."""
+def _levels(accesses=("",), jbs=(60, 20)) -> pd.DataFrame:
+    """Shares of levels 0-2 for two (flows, IW) pairs under each jitter
+    buffer, per access; each pair's shares sum to 1."""
     rows = []
     for a, access in enumerate(accesses):
-        for jb in (60, 20):  # out of order: panels go by size
+        for jb in jbs:  # out of order: panels go by size
             for f, iw in ((1, 3), (2, 10)):
                 s0 = 0.9 - 0.01 * f - 0.001 * jb - 0.05 * a
                 rows += [(access, jb, f, iw, 0, s0), (access, jb, f, iw, 1, 0.08), (access, jb, f, iw, 2, 0.92 - s0)]
@@ -59,6 +59,10 @@ def test_level_bars_stack_each_levels_share_per_flows_and_iw_one_panel_per_jitte
             assert bottom == pytest.approx(1.0)
     assert axes[0].get_ylabel() == "share of voice packets (axis from 0.8)"
     assert axes[1].get_legend() is not None and axes[0].get_legend() is None
+    assert axes[0].get_shared_y_axes().joined(axes[0], axes[1])
+    # The legend goes on the first row's last panel.
+    fig = _saved(qp.plot_level_bars, _levels(jbs=(60, 20, 40)), tmp_path / "l3.png")
+    assert [ax.get_legend() is not None for ax in fig.axes] == [False, False, True]
 
 
 def test_level_bars_put_each_access_on_its_own_row(tmp_path):
@@ -75,8 +79,8 @@ def _summary(accesses=("",)) -> pd.DataFrame:
     rows = []
     for a, access in enumerate(accesses):
         for jb in (80, 20, 40):  # out of order: each line is drawn by buffer size
-            for f, iw in ((1, 3), (1, 10)):
-                m = 0.5 + jb / 200 - 0.1 * (iw == 10) - 0.2 * a
+            for f, iw in ((1, 3), (1, 10), (2, 4)):
+                m = 0.5 + jb / 200 - 0.1 * (iw == 10) - 0.2 * a - 0.05 * f
                 rows.append((access, f, iw, jb, m, m - 0.02, m + 0.03))
     cols = ["access", "flows", "iw", "jitter_buffer_ms", "good_quality_mean", "good_quality_ci_low",
             "good_quality_ci_high"]
@@ -89,8 +93,10 @@ def test_good_quality_draws_one_line_per_flows_and_iw_by_buffer_with_its_interva
     fig = _saved(qp.plot_good_quality, s, tmp_path / "g.png")
     (ax,) = fig.axes
     drawn = {c.get_label(): c for c in ax.containers}  # errorbar's: (line, caps, bars)
-    assert list(drawn) == ["1 flow(s), IW3", "1 flow(s), IW10"]
-    for label, iw, marker, style in (("1 flow(s), IW3", 3, "o", "-"), ("1 flow(s), IW10", 10, "s", "--")):
+    assert list(drawn) == ["1 flow(s), IW3", "1 flow(s), IW10", "2 flow(s), IW4"]
+    # Solid with circles up to IW3, dashed with squares above.
+    for label, iw, marker, style in (("1 flow(s), IW3", 3, "o", "-"), ("1 flow(s), IW10", 10, "s", "--"),
+                                     ("2 flow(s), IW4", 4, "s", "--")):
         line, _, (bars,) = drawn[label].lines
         want = s[s["iw"] == iw].sort_values("jitter_buffer_ms")
         assert line.get_xdata().tolist() == [20, 40, 80]
@@ -107,6 +113,7 @@ def test_good_quality_has_a_panel_per_access(tmp_path):
     s = _summary(("wired", "cellular"))
     fig = _saved(qp.plot_good_quality, s, tmp_path / "g.png")
     assert [ax.get_title() for ax in fig.axes] == ["wired access", "cellular access"]
+    assert fig.axes[0].get_shared_y_axes().joined(fig.axes[0], fig.axes[1])
     (cell,) = [c.lines[0] for c in fig.axes[1].containers if c.get_label() == "1 flow(s), IW3"]
     want = s[(s["access"] == "cellular") & (s["iw"] == 3)].sort_values("jitter_buffer_ms")["good_quality_mean"]
     assert cell.get_ydata().tolist() == pytest.approx(want.tolist())
@@ -121,9 +128,11 @@ def test_the_trace_is_drawn_as_its_capacity_per_bin_beside_the_wired_rate(tmp_pa
     assert trace.get_label() == "cellular downlink (trace)"
     assert trace.get_xdata().tolist() == [0.0, 0.5, 1.0]
     mbps = 1504 * 8 / 0.5 / 1e6  # one opportunity in a 0.5 s bin
-    assert np.asarray(trace.get_ydata()).tolist() == pytest.approx([3 * mbps, 3 * mbps, mbps])
+    assert np.asarray(trace.get_ydata()).tolist() == pytest.approx([3 * mbps, 3 * mbps, mbps], rel=1e-12)
     assert trace.get_drawstyle() == "steps-post"
     assert wired.get_label() == "wired downlink" and list(wired.get_ydata()) == [2.0, 2.0]
+    assert wired.get_linestyle() == "--"
     assert ax.get_ylim()[0] == 0 and ax.get_ylabel() == "capacity (Mbit/s, 0.5 s bins)"
+    assert ax.get_xlabel() == "time (s)"
     fig = _saved(qp.plot_trace, ms, 2e6, tmp_path / "t1.png", 1.0)
     assert fig.axes[0].get_lines()[0].get_ydata().tolist() == pytest.approx([6 * 1504 * 8 / 1e6, 1504 * 8 / 1e6])
