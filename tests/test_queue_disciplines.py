@@ -45,7 +45,8 @@ def test_drophead_byte_limit():
      'must be a whole number, 0 or more (got "x")'),
     ({"type": "droptail", "limit_packetz": 3}, "links[0].queue.limit_packetz",
      "unknown field; did you mean limit_packets?"),
-    ({"limit_packets": 3}, "links[0].queue.type", "must be given (this field has no default)"),
+    ({"limit_packets": 3}, "links[0].queue.type", "must be given (one of droptail, drophead, red, wred, drr, priority, "
+                                                  "codel, fq_codel, pie, dualpi2)"),
     ({"type": 3}, "links[0].queue.type", "must be a string (got 3)"),
 ])
 def test_queue_errors_name_the_field_inside_the_discipline(queue, field, fragment):

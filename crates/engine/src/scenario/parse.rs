@@ -78,7 +78,13 @@ fn field_error<E: std::fmt::Display>(e: &serde_path_to_error::Error<E>) -> Field
 /// one most likely meant), serde's other messages as `in_words` says them.
 fn worded(e: FieldError) -> FieldError {
     if let Some(field) = missing_field(&e) {
-        let message = "must be given (this field has no default)".to_string();
+        // A model's `type` lists the types allowed.
+        let allowed = (e.message.split_once("`, expected ")).and_then(|(_, x)| names_listed(x));
+        let message = match allowed.as_deref() {
+            Some([one]) => format!("must be given ({one})"),
+            Some(names) => format!("must be given (one of {})", names.join(", ")),
+            None => "must be given (this field has no default)".to_string(),
+        };
         return FieldError {
             path: field,
             message,
@@ -326,10 +332,11 @@ pub fn parse_all(text: &str) -> (Option<Scenario>, Vec<FieldError>, Vec<String>)
     (None, errs, aside)
 }
 
-/// For serde's "missing field `k`" at `P`, the path of the field, `P.k`.
+/// For serde's "missing field `k`" at `P` (a model's `type` adds the
+/// types allowed), the path of the field, `P.k`.
 fn missing_field(e: &FieldError) -> Option<String> {
     let rest = e.message.strip_prefix("missing field `")?;
-    let name = rest.strip_suffix('`')?;
+    let (name, _) = rest.split_once('`')?;
     Some(child(&e.path, name))
 }
 
@@ -655,6 +662,18 @@ mod tests {
                 "missing field `duration_s`",
                 "duration_s",
                 given,
+            ),
+            (
+                "q",
+                "missing field `type`, expected one of `red`, `pie`",
+                "q.type",
+                "must be given (one of red, pie)",
+            ),
+            (
+                "q",
+                "missing field `type`, expected `red`",
+                "q.type",
+                "must be given (red)",
             ),
             (
                 "links[0].rate_mbps",

@@ -46,7 +46,15 @@ pub fn take_tag<E: Error>(
     tags: &'static [&'static str],
 ) -> Result<String, E> {
     let tag = match map.remove("type") {
-        None => return Err(E::missing_field("type")),
+        // serde's words, which the parser's recovery looks for, with the
+        // types allowed, which it says in the scenario's words.
+        None => {
+            let msg = serde_json::Error::unknown_variant("", tags).to_string();
+            let allowed = msg.split_once(", expected ").map_or("", |(_, a)| a);
+            return Err(E::custom(format!(
+                "missing field `type`, expected {allowed}"
+            )));
+        }
         Some(Value::String(s)) => s,
         Some(other) => {
             let got = match other {
@@ -307,7 +315,8 @@ mod tests {
             "{e}"
         );
         let e = parse_queue(serde_json::json!({"limit_bytes": 1})).unwrap_err();
-        assert_eq!(e, "missing field `type`");
+        let listed = format!("expected one of {}", tags.join(", "));
+        assert_eq!(e, format!("missing field `type`, {listed}"));
     }
 
     #[test]
