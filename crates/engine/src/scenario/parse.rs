@@ -787,12 +787,19 @@ mod tests {
 
     #[test]
     fn structural_errors_stop_after_the_most_a_document_reports() {
-        let (rest, errs, _) = parse_all(&flows(MAX_STRUCTURAL + 10, r#""speling": 1"#));
-        assert!(rest.is_none());
-        assert_eq!(errs.len(), MAX_STRUCTURAL + 1);
-        let (last, first) = errs.split_last().expect("errors");
-        assert_eq!(last.path, format!("flows[{MAX_STRUCTURAL}].speling"));
-        assert!(last.message.ends_with(STOP), "{last}");
-        assert!(first.iter().all(|e| !e.message.contains(STOP)));
+        // Unknown fields, set aside; required fields left out, stood in for.
+        let speling = flows(MAX_STRUCTURAL + 10, r#""speling": 1"#);
+        let no_src = flows(MAX_STRUCTURAL + 10, r#""x": 1"#)
+            .replace(r#""src": "a", "#, "")
+            .replace(r#", "x": 1"#, "");
+        for (doc, field) in [(speling, "speling"), (no_src, "src")] {
+            let (rest, errs, _) = parse_all(&doc);
+            assert!(rest.is_none());
+            assert_eq!(errs.len(), MAX_STRUCTURAL + 1);
+            let (last, first) = errs.split_last().expect("errors");
+            assert_eq!(last.path, format!("flows[{MAX_STRUCTURAL}].{field}"));
+            assert!(last.message.ends_with(STOP), "{last}");
+            assert!(first.iter().all(|e| !e.message.contains(STOP)));
+        }
     }
 }
