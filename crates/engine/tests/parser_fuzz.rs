@@ -101,7 +101,28 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         3 => (any::<usize>(), value()).prop_map(|(at, v)| Mutation::Set(at, v)),
         1 => any::<usize>().prop_map(Mutation::Delete),
         1 => any::<usize>().prop_map(Mutation::Duplicate),
-        1 => (any::<usize>(), "[a-z_]{1,16}", value()).prop_map(|(at, k, v)| Mutation::Add(at, k, v)),
+        1 => (any::<usize>(), key(), value()).prop_map(|(at, k, v)| Mutation::Add(at, k, v)),
+    ]
+}
+
+/// Keys the parser's own messages could be confused by: the mark of a
+/// path inside a model's fields (U+0001, with a length between two), and
+/// serde's quoting and separators.
+const ODD_KEYS: &[&str] = &[
+    "\u{1}",
+    "a\u{1}b",
+    "\u{1}5\u{1}",
+    "\u{1}4\u{1}type",
+    "`",
+    "x`, expected `y",
+    "missing field `a`",
+];
+
+/// A key added to a table: mostly plain, sometimes one of `ODD_KEYS`.
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => "[a-z_]{1,16}",
+        1 => prop::sample::select(ODD_KEYS).prop_map(String::from),
     ]
 }
 
