@@ -1,6 +1,16 @@
-"""Exceptions raised by mediasim."""
+"""Exceptions raised by mediasim, and the hint their messages give for a
+misspelt name."""
 
 from __future__ import annotations
+
+
+def likely_meant(name: str, names: list[str]) -> str | None:
+    """The one of ``names`` that ``name`` most likely misspells (difflib's
+    closest, at a likeness of 0.6 or more), or None."""
+    import difflib
+
+    close = difflib.get_close_matches(name, names, n=1)
+    return close[0] if close else None
 
 
 class ScenarioError(ValueError):

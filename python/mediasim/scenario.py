@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from . import _engine, plain
-from .errors import ScenarioError
+from .errors import ScenarioError, likely_meant
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -224,11 +224,9 @@ def _no_item(cur: Any, key: int) -> str:
 def _no_field(cur: dict, key: str) -> str:
     """A field absent from a table: the fields it has, led by the one
     likely meant."""
-    import difflib
-
     have = [k for k, v in cur.items() if v is not None]
-    close = difflib.get_close_matches(key, have, n=1)
-    meant = f"did you mean {close[0]!r}? " if close else ""
+    close = likely_meant(key, have)
+    meant = f"did you mean {close!r}? " if close else ""
     return f"no field {key!r} ({meant}the table has {_listing(have) or 'no fields'})"
 
 

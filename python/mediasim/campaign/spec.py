@@ -25,12 +25,11 @@ Every problem is a CampaignError naming the file and the field.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
-from ..errors import CampaignError, ScenarioError
+from ..errors import CampaignError, ScenarioError, likely_meant
 
 COMMON = {"out", "replications", "seed", "workers", "scheduler", "aliases", "grid", "set"}
 FIELDS = COMMON | {"scenario"}
@@ -112,8 +111,8 @@ def load_campaign(path: str | Path, out: str | Path | None = None) -> "CampaignS
     unknown = sorted(set(d) - allowed)
     if unknown:
         # Worded as the engine words a scenario's unknown field.
-        close = difflib.get_close_matches(unknown[0], sorted(allowed), n=1)
-        meant = f"; did you mean {close[0]}?" if close else ""
+        close = likely_meant(unknown[0], sorted(allowed))
+        meant = f"; did you mean {close}?" if close else ""
         raise CampaignError(f"{where}: {unknown[0]}: unknown field{meant} (expected one of "
                             f"{', '.join(sorted(allowed))})")
     if out is None and (not isinstance(d.get("out"), str) or not d["out"]):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from typing import Any, ClassVar, TypeVar
+
+from ..errors import likely_meant
 
 P = TypeVar("P")
 
@@ -29,8 +30,8 @@ def apply_overrides(params: P, overrides: dict[str, str], study: str) -> P:
     out = params
     for k, v in overrides.items():
         if k not in fields:
-            close = difflib.get_close_matches(k, sorted(fields), n=1)
-            meant = f"; did you mean {close[0]!r}?" if close else ""
+            close = likely_meant(k, sorted(fields))
+            meant = f"; did you mean {close!r}?" if close else ""
             raise ValueError(f"{study}: unknown parameter {k!r}{meant} (known: {', '.join(sorted(fields))})")
         cur = getattr(params, k)
         try:
