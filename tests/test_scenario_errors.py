@@ -115,6 +115,55 @@ def test_all_problems_are_reported_at_once():
     assert {"links[0].rate_bps", "flows[0].src", "nodes[2].name"} <= paths
 
 
+SCATTERED_TOML = """\
+nodes = [{ name = "a" }, { name = "b" }]
+
+[[links]]
+b = "b"
+a = "a"
+rate_mbps = 1
+delay_ms = 10
+queue = { type = "droptale", limit_packets = -1 }
+
+[[flows]]
+name = "f"
+type = "cbr"
+src = "nowhere"
+dst = "b"
+payload_bytes = 100
+interval_ms = 0
+"""
+
+
+def test_problems_are_listed_as_their_fields_are_written_and_a_bad_model_type_does_not_stop_them(tmp_path):
+    """The file's own order, whatever order the engine found them in: a
+    field left out (duration_s, the link's rate) after what its table
+    holds; a queue whose type is unknown set aside whole (its bad limit
+    not said) with the checks going on past it."""
+    toml_file = tmp_path / "s.toml"
+    toml_file.write_text(SCATTERED_TOML)
+    with pytest.raises(ScenarioError) as e:
+        mediasim.load_scenario(toml_file).validate()
+    queues = "droptail, drophead, red, wred, drr, priority, codel, fq_codel, pie, dualpi2"
+    assert [p for p, _ in e.value.errors] == [
+        "links[0].rate_mbps", "links[0].queue.type", "links[0].rate_bps",
+        "flows[0].src", "flows[0].interval_ms", "duration_s",
+    ], e.value.errors
+    assert e.value.errors[1][1] == f"must be one of {queues} (got droptale; did you mean droptail?)"
+    # The same scenario written in another order is told in that order.
+    data = mediasim.load_scenario(toml_file).data
+    flipped = {"flows": [dict(reversed(list(data["flows"][0].items())))],
+               "links": [dict(reversed(list(data["links"][0].items())))], "nodes": data["nodes"]}
+    json_file = tmp_path / "s.json"
+    json_file.write_text(json.dumps(flipped))
+    with pytest.raises(ScenarioError) as e:
+        mediasim.load_scenario(json_file).validate()
+    assert [p for p, _ in e.value.errors] == [
+        "flows[0].interval_ms", "flows[0].src", "links[0].queue.type", "links[0].rate_mbps",
+        "links[0].rate_bps", "duration_s",
+    ], e.value.errors
+
+
 def test_unreachable_destination_is_reported_when_running():
     d = base()
     d["nodes"].append({"name": "island"})

@@ -8,6 +8,7 @@ pub mod build;
 pub mod check;
 pub mod document;
 pub mod limits;
+mod order;
 pub mod parse;
 pub mod plausible;
 pub mod strict;

@@ -218,13 +218,18 @@ fn plain_words(msg: &str) -> Option<String> {
 
 /// serde's message for a value outside a list of names (a model's `type`,
 /// a mode: "unknown variant `blue`, expected one of `red`, `pie`") in the
-/// scenario's words: "must be one of red, pie (got blue)". None for any
-/// other message.
+/// scenario's words: "must be one of red, pie (got blue)", with the name
+/// most likely meant ("(got rde; did you mean red?)"). None for any other
+/// message.
 fn unknown_value(msg: &str) -> Option<String> {
     let rest = msg.strip_prefix("unknown variant `")?;
     // The value is the user's and may hold anything; the names never hold "`, expected ".
     let (got, expected) = rest.rsplit_once("`, expected ")?;
     let names = names_listed(expected)?;
+    let got = match closest(got, &names) {
+        Some(meant) => format!("{got}; did you mean {meant}?"),
+        None => got.to_string(),
+    };
     Some(match names.as_slice() {
         [one] => format!("must be {one} (got {got})"),
         _ => format!("must be one of {} (got {got})", names.join(", ")),
@@ -272,7 +277,8 @@ fn got_in_words(got: &str) -> String {
     }
 }
 
-const STOP: &str = " (the checks stop here: fix this first to see what else is wrong)";
+/// Said of the error the checks stopped at, the last one reported.
+pub(super) const STOP: &str = " (the checks stop here: fix this first to see what else is wrong)";
 
 /// Most structural errors one document reports before giving up.
 const MAX_STRUCTURAL: usize = 50;
@@ -298,28 +304,30 @@ pub fn parse_all(text: &str) -> (Option<Scenario>, Vec<FieldError>, Vec<String>)
             Ok(s) => return (Some(s), errs, aside),
             Err(e) => field_error(&e),
         };
-        if let Some(field) = missing_field(&e) {
-            let set = aside.contains(&field);
-            if (set || errs.len() < MAX_STRUCTURAL) && stand_in(&mut doc, &e, &field) {
-                // A field set aside has its own error already.
+        let field = missing_field(&e);
+        // A field set aside has its own error already.
+        let set = field.as_ref().is_some_and(|f| aside.contains(f));
+        if set || errs.len() < MAX_STRUCTURAL {
+            if let Some(path) = recover(&mut doc, &e, field.as_deref()) {
                 if !set {
-                    aside.push(field);
                     errs.push(worded(e));
                 }
-                continue;
-            }
-            // No stand-in: the field's own error is where the checks stop.
-            if set {
-                if let Some(own) = errs.iter_mut().find(|x| x.path == field) {
-                    own.message += STOP;
-                    return (None, errs, aside);
+                if !aside.contains(&path) {
+                    aside.push(path);
                 }
-            }
-        } else if errs.len() < MAX_STRUCTURAL {
-            if let Some(path) = set_aside(&mut doc, &e) {
-                aside.push(path);
-                errs.push(worded(e));
                 continue;
+            }
+        }
+        // Nothing gets past it: the checks stop at the field's own error
+        // (a model set aside whole has its error at its `type`).
+        if let Some(field) = field.filter(|_| set) {
+            let own = |x: &FieldError| x.path == field || under(&x.path, &field);
+            if let Some(i) = errs.iter().position(own) {
+                // Last, as the error where the checks stopped.
+                let mut own = errs.remove(i);
+                own.message += STOP;
+                errs.push(own);
+                return (None, errs, aside);
             }
         }
         let e = worded(e);
@@ -330,6 +338,151 @@ pub fn parse_all(text: &str) -> (Option<Scenario>, Vec<FieldError>, Vec<String>)
         return (None, errs, aside);
     }
     (None, errs, aside)
+}
+
+/// Sets aside what `e` is about so that parsing can go past it: a model
+/// whose type cannot be read, whole; an absent field (`field`), with a
+/// stand-in; any other field, removed; failing those, the innermost model
+/// holding it, whole. The path set aside, or None if nothing gets past.
+fn recover(doc: &mut serde_json::Value, e: &FieldError, field: Option<&str>) -> Option<String> {
+    if let Some(model) = bad_model_type(e).filter(|m| set_model_aside(doc, m)) {
+        return Some(model);
+    }
+    let own = match field {
+        Some(f) => stand_in(doc, e, f).then(|| f.to_string()),
+        None => set_aside(doc, e),
+    };
+    own.or_else(|| {
+        let at = field.unwrap_or(&e.path);
+        (models_around(doc, at).into_iter()).find(|m| set_model_aside(doc, m))
+    })
+}
+
+/// The models (tables with a `type`) that hold `path`, innermost first,
+/// `path` itself included.
+fn models_around(doc: &mut serde_json::Value, path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut p = path.to_string();
+    loop {
+        let table = pointer(doc, &p).and_then(|v| v.as_object());
+        if table.is_some_and(|t| t.contains_key("type")) {
+            out.push(p.clone());
+        }
+        match p.rfind(['.', '[']) {
+            Some(i) => p.truncate(i),
+            None => return out,
+        }
+    }
+}
+
+/// The model (a table chosen by its `type`) whose `type` is missing,
+/// unknown or not a string: its path (`links[0].queue`, `flows[2]`).
+fn bad_model_type(e: &FieldError) -> Option<String> {
+    let type_path = match missing_field(e) {
+        Some(field) => field,
+        None if e.message.starts_with("unknown variant `") => e.path.clone(),
+        None if e.message.starts_with("must be a string (got ") => e.path.clone(),
+        None => return None,
+    };
+    type_path.strip_suffix(".type").map(str::to_string)
+}
+
+/// Whether `path` lies below `model`.
+fn under(path: &str, model: &str) -> bool {
+    (path.strip_prefix(model)).is_some_and(|r| r.starts_with('.') || r.starts_with('['))
+}
+
+/// Most parses one model's recovery may take (a document's parse costs
+/// up to milliseconds): enough to drop 31 fields a stand-in type does not
+/// take.
+const MAX_MODEL_TRIES: usize = 32;
+
+/// A model whose type cannot be read is set aside whole, so that the
+/// checks go on past it: its table stays in place with a type that
+/// parses (the one most like the type given first; fields that type does
+/// not take, or that it rejects, dropped one at a time), or, if none does,
+/// is removed (its default then takes its place). Nothing below it is
+/// reported (`validate::parse_and_validate`). False, the document as it
+/// was, if neither gets past it.
+fn set_model_aside(doc: &mut serde_json::Value, model: &str) -> bool {
+    use serde_json::Value;
+    let Some(given) = pointer(doc, model).and_then(|v| v.as_object().cloned()) else {
+        return false;
+    };
+    let tags = types_allowed(doc, model, &given);
+    let past = |doc: &Value| match serde_path_to_error::deserialize::<_, Scenario>(Strict(doc)) {
+        Ok(_) => None,
+        Err(n) => {
+            let n = field_error(&n);
+            let p = missing_field(&n).unwrap_or(n.path);
+            (p == model || under(&p, model)).then_some(p)
+        }
+    };
+    let mut tries = 0;
+    for tag in &tags {
+        let mut table = given.clone();
+        table.insert("type".into(), Value::from(tag.as_str()));
+        while tries < MAX_MODEL_TRIES {
+            tries += 1;
+            *pointer(doc, model).expect("the model is in place") = Value::Object(table.clone());
+            let Some(at) = past(doc) else {
+                return true;
+            };
+            // The field of the model the error is in, if it can go.
+            let rest = at.strip_prefix(model).unwrap_or("");
+            let rest = rest.strip_prefix('.').unwrap_or(rest);
+            let key = rest.split(['.', '[']).next().unwrap_or("");
+            if key == "type" || table.remove(key).is_none() {
+                break;
+            }
+        }
+    }
+    *pointer(doc, model).expect("the model is in place") = Value::Object(given.clone());
+    if let Some((parent, key)) = split_last(model) {
+        if remove(doc, &parent, &key) && past(doc).is_none() {
+            return true;
+        }
+        if let Some(o) = pointer(doc, &parent).and_then(Value::as_object_mut) {
+            o.insert(key, Value::Object(given));
+        }
+    }
+    false
+}
+
+/// The types a model at `model` may take (as its missing `type` lists
+/// them), the one most like the type `given` has first.
+fn types_allowed(
+    doc: &mut serde_json::Value,
+    model: &str,
+    given: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<String> {
+    let mut untyped = given.clone();
+    untyped.remove("type");
+    *pointer(doc, model).expect("the model is in place") = serde_json::Value::Object(untyped);
+    let e = serde_path_to_error::deserialize::<_, Scenario>(Strict(&*doc)).err();
+    *pointer(doc, model).expect("the model is in place") = serde_json::Value::Object(given.clone());
+    let Some(e) = e.map(|e| field_error(&e)) else {
+        return Vec::new();
+    };
+    if missing_field(&e).as_deref() != Some(&format!("{model}.type")) {
+        return Vec::new();
+    }
+    let listed = (e.message.split_once("`, expected ")).and_then(|(_, x)| names_listed(x));
+    let mut tags: Vec<String> = listed
+        .unwrap_or_default()
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let typed = given.get("type").and_then(serde_json::Value::as_str);
+    let names: Vec<&str> = tags.iter().map(String::as_str).collect();
+    if let Some(i) = typed
+        .and_then(|t| closest(t, &names))
+        .and_then(|m| names.iter().position(|n| *n == m))
+    {
+        let meant = tags.remove(i);
+        tags.insert(0, meant);
+    }
+    tags
 }
 
 /// For serde's "missing field `k`" at `P` (a model's `type` adds the
@@ -633,6 +786,15 @@ mod tests {
             (
                 "unknown variant `x`, expected `lose`",
                 "must be lose (got x)",
+            ),
+            // The name most likely meant, as for a field.
+            (
+                "unknown variant `droptale`, expected one of `droptail`, `drophead`",
+                "must be one of droptail, drophead (got droptale; did you mean droptail?)",
+            ),
+            (
+                "unknown variant `twc`, expected `rfc8888` or `twcc`",
+                "must be one of rfc8888, twcc (got twc; did you mean twcc?)",
             ),
             // The user's value may hold the separator: the names are after the last.
             (

@@ -1344,15 +1344,11 @@ fn a_list_in_place_of_a_table_of_fields_is_refused_wherever_it_is() {
     );
     // Inside a model family (read from its own JSON value), a list of
     // every field in order, which serde alone would take.
+    // The queue it is in is set aside whole and the checks go on.
     let class = json!(["ef", [46], 1, null, {"type": "droptail"}]);
     assert_eq!(
-        said(
-            "/links/0/queue",
-            json!({"type": "drr", "classes": [class]})
-        ),
-        [format!(
-            "links[0].queue.classes[0]: {table} (the checks stop here: fix this first to see what else is wrong)"
-        )]
+        said("/links/0/queue", json!({"type": "drr", "classes": [class]})),
+        [format!("links[0].queue.classes[0]: {table}")]
     );
     let mut v = base();
     v["rtp_sessions"] = json!([{"name": "s", "transport": "unicast", "session_bw_bps": 1e6,
@@ -1400,4 +1396,151 @@ fn the_wrap_reads_a_valid_scenario_as_serde_does() {
     let plain: super::Scenario = serde_json::from_str(&text).expect("serde reads it");
     let wrapped = super::parse_json(&text).expect("the wrap reads it");
     assert_eq!(format!("{wrapped:?}"), format!("{plain:?}"));
+}
+
+/// `base()` with each (pointer, value) set: every error, as said.
+fn said_with(changes: &[(&str, Value)]) -> Vec<String> {
+    let mut v = base();
+    for (pointer, value) in changes {
+        let (parent, key) = pointer.rsplit_once('/').expect("a pointer");
+        let parent = v.pointer_mut(parent).expect("the parent");
+        match parent.as_array_mut() {
+            Some(items) => items.push(value.clone()),
+            None => parent[key] = value.clone(),
+        }
+    }
+    errors(&v).iter().map(ToString::to_string).collect()
+}
+
+/// A model whose type is unknown, absent or not a string is set aside
+/// whole: its own error is said, nothing below it, and the checks go on
+/// to the rest of the document (a duration, a flow after it).
+#[test]
+fn a_model_whose_type_cannot_be_read_does_not_stop_the_checks() {
+    let queues = "droptail, drophead, red, wred, drr, priority, codel, fq_codel, pie, dualpi2";
+    let rest = [
+        "duration_s: must be a positive number (got -5)".to_string(),
+        "flows[1].interval_ms: must be a positive number (got 0)".into(),
+    ];
+    let second = json!({"name": "g", "type": "cbr", "src": "a", "dst": "b",
+                        "payload_bytes": 100, "interval_ms": 0});
+    for (queue, own) in [
+        (
+            json!({"type": "droptale", "limit_packets": -1}),
+            format!("must be one of {queues} (got droptale; did you mean droptail?)"),
+        ),
+        (
+            json!({"limit_packets": -1}),
+            format!("must be given (one of {queues})"),
+        ),
+        (
+            json!({"type": 5, "limit_packets": -1}),
+            "must be a string (got 5)".to_string(),
+        ),
+        (
+            json!({"type": ["red"], "min_th": "x"}),
+            "must be a string (got a list)".to_string(),
+        ),
+    ] {
+        let got = said_with(&[
+            ("/duration_s", json!(-5)),
+            ("/links/0/queue", queue),
+            ("/flows/1", second.clone()),
+        ]);
+        let mut want = vec![format!("links[0].queue.type: {own}")];
+        want.extend(rest.iter().cloned());
+        let (mut got_sorted, mut want_sorted) = (got.clone(), want.clone());
+        got_sorted.sort();
+        want_sorted.sort();
+        assert_eq!(got_sorted, want_sorted, "{got:?}");
+    }
+    // A list item (a flow) stays in place, with its type set aside: its
+    // own fields' problems are not said, the next flow's are.
+    let got = said_with(&[
+        ("/flows/0/type", json!("cbrr")),
+        ("/flows/0/payload_bytes", json!(-1)),
+        ("/flows/1", second.clone()),
+    ]);
+    let flows = "cbr, poisson, tcp, media_scaling, tfrc, svc, paced";
+    assert_eq!(
+        got,
+        [
+            format!("flows[0].type: must be one of {flows} (got cbrr; did you mean cbr?)"),
+            rest[1].clone(),
+        ]
+    );
+    // Its fields fit no type: it still stays, and the checks go on.
+    let got = said_with(&[
+        ("/flows/0/type", json!("quic")),
+        ("/flows/0/streams", json!(4)),
+        ("/flows/1", second),
+    ]);
+    assert_eq!(
+        got,
+        [
+            format!("flows[0].type: must be one of {flows} (got quic)"),
+            rest[1].clone(),
+        ]
+    );
+}
+
+/// A model inside another (a member's media source) is set aside alone:
+/// its member's other problems are still said.
+#[test]
+fn a_model_inside_another_is_set_aside_alone() {
+    let mut v = base();
+    v["rtp_sessions"] = json!([{"name": "s", "transport": "unicast", "session_bw_bps": 1e6,
+        "media_payload_bytes": 1000,
+        "members": [{"node": "a", "media": true,
+                     "source": {"type": "synthetik", "fps": -30},
+                     "pacer": {"factor": 0, "burst_ms": 5}},
+                    {"node": "b"}]}]);
+    let got: Vec<String> = errors(&v).iter().map(ToString::to_string).collect();
+    let at = "rtp_sessions[0].members[0]";
+    // In the document's order (`json!` writes keys sorted).
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(
+        got[0].starts_with(&format!("{at}.pacer.factor: ")),
+        "{got:?}"
+    );
+    assert!(
+        got[1].starts_with(&format!("{at}.source.type: must be one of "))
+            && got[1].ends_with("(got synthetik; did you mean synthetic?)"),
+        "{got:?}"
+    );
+}
+
+/// A model whose type is misspelt stands in as the type most like it, so
+/// that a table of that type's fields, more than the recovery's tries,
+/// is set aside alone (trying the types in their listed order, each
+/// dropping the fields it does not take, would spend the tries before
+/// SCReAM's and set the whole flow aside): the flow's own problems are
+/// said.
+#[test]
+fn a_misspelt_type_stands_in_as_the_type_most_like_it() {
+    let mut v = base();
+    let mut cc = json!({"type": "screem"});
+    let fields = crate::proto::cc::CcSpec::fields_by_tag();
+    let scream = fields
+        .iter()
+        .find(|(tag, _)| *tag == "scream")
+        .expect("SCReAM");
+    let numbers = scream
+        .1
+        .iter()
+        .filter(|f| !["competing_flows", "l4s", "version"].contains(f));
+    for f in numbers {
+        cc[*f] = json!(-1); // each out of range: not said, being the cc's
+    }
+    assert!(cc.as_object().expect("a table").len() > 33, "{cc}");
+    v["flows"][0] = json!({"name": "f", "type": "paced", "src": "a", "dst": "b",
+                           "packet_bytes": 0, "cc": cc});
+    let got: Vec<String> = errors(&v).iter().map(ToString::to_string).collect();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(
+        got[0].starts_with("flows[0].cc.type: must be one of ")
+            && got[0].ends_with("(got screem; did you mean scream?)"),
+        "{got:?}"
+    );
+    assert!(got[1].starts_with("flows[0].packet_bytes: "), "{got:?}");
 }

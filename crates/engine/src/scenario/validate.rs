@@ -12,9 +12,10 @@ use crate::net::dynamics::spec::{JitterSpec, OutageSpec, Schedule, TraceSpec};
 use crate::queue::QueueSpec;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-/// Parses and validates, reporting every problem found: structural ones
-/// (wrong types, unknown fields) first, then the checks of the fields
-/// that parsed (those set aside are not checked again).
+/// Parses and validates, reporting every problem found, in the order
+/// their fields are written: structural ones (wrong types, unknown
+/// fields) and the checks of the fields that parsed (those set aside are
+/// not checked again).
 pub fn parse_and_validate(text: &str) -> Result<Scenario, Vec<FieldError>> {
     let s = match parse_json(text) {
         Ok(s) => s,
@@ -41,6 +42,7 @@ pub fn parse_and_validate(text: &str) -> Result<Scenario, Vec<FieldError>> {
                 };
                 errs.extend(validate(&rest).into_iter().filter(|e| !under(e)));
             }
+            super::order::in_document_order(text, &mut errs);
             return Err(errs);
         }
     };
@@ -51,6 +53,7 @@ pub fn parse_and_validate(text: &str) -> Result<Scenario, Vec<FieldError>> {
     if errs.is_empty() {
         Ok(s)
     } else {
+        super::order::in_document_order(text, &mut errs);
         Err(errs)
     }
 }
@@ -62,7 +65,10 @@ pub fn parse_and_validate(text: &str) -> Result<Scenario, Vec<FieldError>> {
 pub fn check_all(text: &str) -> Result<Scenario, Vec<FieldError>> {
     let s = parse_and_validate(text)?;
     let rng = crate::sim::RngStreams::new(0, 0);
-    super::build::build(&s, &rng)?;
+    if let Err(mut errs) = super::build::build(&s, &rng) {
+        super::order::in_document_order(text, &mut errs);
+        return Err(errs);
+    }
     Ok(s)
 }
 
