@@ -641,6 +641,37 @@ def test_campaign_file_errors_are_the_file_the_field_and_the_problem(examples, t
     assert str(e.value) == f"{f}: {message}"
 
 
+def test_a_campaign_files_problems_are_said_together_one_per_line(examples, tmp_path):
+    from mediasim.campaign.spec import load_campaign
+
+    f = tmp_path / "c.toml"
+    f.write_text('scenario = "dumbbel.toml"\nout = 5\nreplications = -5\nseeed = 1\nworkerz = 2\n'
+                 '[aliases]\nload = 5\n[grid]\nload = [1]\nbuffer = []\nrate = 3\n')
+    allowed = "aliases, grid, out, replications, scenario, scheduler, seed, set, workers"
+    with pytest.raises(CampaignError) as e:
+        load_campaign(f)
+    assert str(e.value).split("\n") == [f"{f}: {m}" for m in [
+        f"seeed: unknown field; did you mean seed? (expected one of {allowed})",
+        f"workerz: unknown field; did you mean workers? (expected one of {allowed})",
+        "out: required, a path (in the file, or --out on the command line)",
+        "aliases.load: must be a field path (text)",
+        "grid.buffer: must be a non-empty list of values",
+        "grid.rate: must be a non-empty list of values",
+        f"scenario: no such file: {(tmp_path / 'dumbbel.toml').resolve()}",
+        "replications: must be an integer >= 1 (got -5)",
+    ]]
+    # A study's campaign alike, its own fields included; a grid that is
+    # no table is not also said to be missing.
+    f.write_text('study = "iw10"\nquick = 1\ncases = "all"\nseed = -1\nworkers = 0\ngrid = 5\nset = 1\n')
+    with pytest.raises(CampaignError) as e:
+        load_campaign(f, tmp_path / "o")
+    assert str(e.value).split("\n") == [f"{f}: {m}" for m in [
+        "grid: must be a table (got int)", "set: must be a table (got int)",
+        "workers: must be an integer >= 1 (got 0)", "quick: must be true or false",
+        "cases: must be a list of case numbers", "seed: must be an integer >= 0 (got -1)",
+    ]]
+
+
 def test_campaign_files_defaults_and_paths(examples, tmp_path):
     from mediasim.campaign.spec import CampaignSpec, load_campaign
 

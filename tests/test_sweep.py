@@ -118,6 +118,67 @@ def test_sweep_reports_bad_values_with_the_field(examples, tmp_path):
     assert "links[0].rate_bps: must be a positive number (got -5)" in r.output
 
 
+def test_a_grids_problems_are_said_once_each_with_where_in_the_grid(examples, tmp_path):
+    from mediasim.sweep import MAX_PROBLEMS_SAID, grid_problems
+
+    axes = {"buffer": [10, 0, 50, -1], "load": [3e5, "x", 7e5]}
+    aliases = {"buffer": "links[name=bottleneck].queue.limit_packets", "load": "flows[name=background].rate_bps"}
+    assert grid_problems(grid(examples / "dumbbell.toml", {"buffer": [10, 50]}, replications=2, aliases=aliases),
+                         2) is None
+    jobs = grid(examples / "dumbbell.toml", axes, replications=2, aliases=aliases)
+    base = grid_problems(jobs, 2)
+    assert base == "\n".join([
+        "invalid scenario at 8 of 12 grid points:",
+        '  flows[2].rate_bps: must be a number (got "x") (where load = "x": 4 points)',
+        "  links[3].queue.limit_packets: must be at least 1 (where buffer = 0: 3 points)",
+        "  links[3].queue.limit_packets: must be a whole number, 0 or more (got -1) (where buffer = -1: 3 points)",
+    ]), base
+    # Not the grid's: at every point; one point: by its labels; points
+    # that share no value: the first three, then how many more.
+    jobs = grid(examples / "dumbbell.toml", {"duration_s": [-1], "buffer": [0, 10], "load": [3e5, 7e5]},
+                aliases=aliases)
+    said = grid_problems(jobs)
+    assert said is not None and said.split("\n")[:3] == [
+        "invalid scenario at 4 of 4 grid points:",
+        "  duration_s: must be a positive number (got -1) (at every grid point)",
+        "  links[3].queue.limit_packets: must be at least 1 (where duration_s = -1, buffer = 0: 2 points)"], said
+    jobs = grid(examples / "dumbbell.toml", {"buffer": [0, 10]}, aliases=aliases)
+    assert grid_problems(jobs) == ("invalid scenario at 1 of 2 grid points:\n"
+                                   "  links[3].queue.limit_packets: must be at least 1 (where buffer = 0)")
+    jobs = grid(examples / "dumbbell.toml", {"a": [0, 10, 20], "b": [1, 2, 3]},
+                aliases={"a": "links[name=bottleneck].delay_ms", "b": "flows[name=background].rate_bps"})
+    for j in jobs:
+        a, b = j.labels["a"], j.labels["b"]
+        # Four points that share no value.
+        j.scenario["duration_s"] = -1 if (a // 10 + b) % 3 == 0 or (a, b) == (0, 1) else 10
+    said = grid_problems(jobs)
+    assert said == ("invalid scenario at 4 of 9 grid points:\n  duration_s: must be a positive number (got -1) "
+                    "(at a = 0, b = 1; a = 0, b = 3; a = 10, b = 2; and 1 more)"), said
+    # Points that share a value, but not all points with it: by the points.
+    for j in jobs:
+        j.scenario["duration_s"] = -1 if j.labels["a"] == 0 and j.labels["b"] < 3 else 10
+    assert grid_problems(jobs) == ("invalid scenario at 2 of 9 grid points:\n  duration_s: must be a positive "
+                                   "number (got -1) (at a = 0, b = 1; a = 0, b = 2)")
+    # A grid of one point: by its values.
+    jobs = grid(examples / "dumbbell.toml", {"buffer": [0]}, aliases=aliases)
+    assert grid_problems(jobs) == ("invalid scenario at 1 of 1 grid points:\n"
+                                   "  links[3].queue.limit_packets: must be at least 1 (where buffer = 0)")
+    # At most MAX_PROBLEMS_SAID problems, then how many more.
+    values = list(range(-MAX_PROBLEMS_SAID - 2, 0))
+    said = grid_problems(grid(examples / "dumbbell.toml", {"duration_s": values}))
+    assert said is not None
+    lines = said.split("\n")
+    assert len(lines) == MAX_PROBLEMS_SAID + 2 and lines[-1] == "  and 2 more problems", lines[-3:]
+    # The command says it before making its folder.
+    out = tmp_path / "s"
+    r = CliRunner().invoke(main, ["sweep", str(examples / "dumbbell.toml"), "--alias", f"buffer={aliases['buffer']}",
+                                  "--vary", "buffer=10,0", "--out", str(out)])
+    assert r.exit_code == 2 and r.output == ("error: invalid scenario at 1 of 2 grid points:\n"
+                                             "  links[3].queue.limit_packets: must be at least 1 "
+                                             "(where buffer = 0)\n"), r.output
+    assert not out.exists()
+
+
 def test_an_axis_without_values_is_an_error_not_an_empty_sweep(examples, tmp_path):
     import pytest
 

@@ -126,16 +126,16 @@ def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out) ->
 
     from .campaign.atomic import read_json, write_bytes
     from .errors import CampaignError
-    from .scenario import Scenario
     from .stats import summarize
-    from .sweep import grid, run_sweep
+    from .sweep import grid, grid_problems, run_sweep
 
     try:
         jobs = grid(sc, axes, replications=replications, seed=seed, aliases=aliases)
-        for j in jobs[:: max(1, replications)]:
-            Scenario.from_dict(j.scenario).validate()
     except (ScenarioError, ValueError) as e:
         _fail(str(e))
+    problems = grid_problems(jobs, replications)
+    if problems:
+        _fail(problems)
     try:
         flows = run_sweep(jobs, out, workers=workers, scheduler=scheduler, aliases=aliases)
     except CampaignError as e:

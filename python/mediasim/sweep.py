@@ -177,6 +177,56 @@ def grid(scenario: Scenario | dict | str | Path, vary: dict[str, list[Any]], rep
     return jobs
 
 
+#: Most problems `grid_problems` says; then how many more there are.
+MAX_PROBLEMS_SAID = 30
+
+
+def grid_problems(jobs: list[Job], replications: int = 1) -> str | None:
+    """What is wrong with the scenarios of a grid's points (``jobs`` as
+    `grid` makes them, ``replications`` of each point), or None if every
+    point's scenario is valid. Each problem is said once, with where it
+    is: at every point (the grid is not its cause), where some axes take
+    some values (``where buffer = 0: 3 points``), or at the points
+    themselves (the first three)."""
+    first = jobs[:: max(1, replications)]  # each point's first replication
+    points = [job.labels for job in first]
+    at: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    bad = 0
+    for job in first:
+        try:
+            Scenario.from_dict(job.scenario).validate()
+        except ScenarioError as e:
+            bad += 1
+            for path, message in e.errors:
+                at.setdefault((path, message), []).append(job.labels)
+    if not at:
+        return None
+    lines = [f"invalid scenario at {bad} of {len(points)} grid points:"]
+    lines += [f"  {p}: {m} ({_where(found, points)})" for (p, m), found in list(at.items())[:MAX_PROBLEMS_SAID]]
+    if len(at) > MAX_PROBLEMS_SAID:
+        lines.append(f"  and {len(at) - MAX_PROBLEMS_SAID} more problems")
+    return "\n".join(lines)
+
+
+def _where(found: list[dict[str, Any]], points: list[dict[str, Any]]) -> str:
+    """Where in the grid (``points``, each by its labels) a problem was
+    ``found``, in the fewest words."""
+    import json
+
+    def text(labels: dict[str, Any]) -> str:
+        return ", ".join(f"{k} = {json.dumps(v)}" for k, v in labels.items())
+
+    if len(points) > 1 and len(found) == len(points):
+        return "at every grid point"
+    same = {k: v for k, v in found[0].items() if all(json.dumps(f[k]) == json.dumps(v) for f in found)}
+    if same:
+        matching = [p for p in points if all(json.dumps(p[k]) == json.dumps(v) for k, v in same.items())]
+        if len(matching) == len(found):
+            return f"where {text(same)}" + (f": {len(found)} points" if len(found) > 1 else "")
+    more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
+    return "at " + "; ".join(text(f) for f in found[:3]) + more
+
+
 def checked_jobs(jobs: Any) -> list[Job]:
     """``jobs`` as a list, each a Job; anything else is a TypeError naming
     the item, before any run or folder is made."""

@@ -67,31 +67,46 @@ class CampaignSpec(CampaignBase):
 
 
 @overload
-def _int(d: dict[str, Any], name: str, where: str, default: int, low: int) -> int: ...
+def _int(d: dict[str, Any], name: str, where: str, default: int, low: int, problems: list[str]) -> int: ...
 @overload
-def _int(d: dict[str, Any], name: str, where: str, default: None, low: int) -> int | None: ...
+def _int(d: dict[str, Any], name: str, where: str, default: None, low: int,
+         problems: list[str]) -> int | None: ...
 
 
-def _int(d: dict[str, Any], name: str, where: str, default: int | None, low: int) -> int | None:
+def _int(d: dict[str, Any], name: str, where: str, default: int | None, low: int,
+         problems: list[str]) -> int | None:
+    """``d[name]`` as a whole number from ``low`` on (``default`` if it is
+    absent, or, with its problem added to ``problems``, if it is bad)."""
     v = d.get(name, default)
     if v is None:
         return None
     if not isinstance(v, int) or isinstance(v, bool) or v < low:
-        raise CampaignError(f"{where}: {name}: must be an integer >= {low} (got {v!r})")
+        problems.append(f"{where}: {name}: must be an integer >= {low} (got {v!r})")
+        return default
     return v
 
 
-def _table(d: dict[str, Any], name: str, where: str) -> dict[str, Any]:
+def _table(d: dict[str, Any], name: str, where: str, problems: list[str]) -> dict[str, Any]:
+    """``d[name]`` as a table (empty if it is absent, or, with its problem
+    added to ``problems``, if it is no table)."""
     v = d.get(name, {})
     if not isinstance(v, dict):
-        raise CampaignError(f"{where}: {name}: must be a table (got {type(v).__name__})")
+        problems.append(f"{where}: {name}: must be a table (got {type(v).__name__})")
+        return {}
     return v
+
+
+def _raise_any(problems: list[str]) -> None:
+    """Every problem found, one per line, as one CampaignError."""
+    if problems:
+        raise CampaignError("\n".join(problems))
 
 
 def load_campaign(path: str | Path, out: str | Path | None = None) -> "CampaignSpec | Any":
     """The campaign in ``path``: a CampaignSpec (over a scenario) or a
     ``study.StudyCampaign`` (over a study's parameters). ``out`` (the
-    command line's) overrides the file's folder, which is then optional."""
+    command line's) overrides the file's folder, which is then optional.
+    Every problem the file has is said at once, one per line."""
     from ..plain import read_file
 
     path = Path(path)
@@ -107,59 +122,67 @@ def load_campaign(path: str | Path, out: str | Path | None = None) -> "CampaignS
         raise CampaignError(f"{where}: a campaign file is a table of fields")
     if ("scenario" in d) == ("study" in d):
         raise CampaignError(f"{where}: give exactly one of scenario (a file) and study (a reference study's name)")
-    allowed = STUDY_FIELDS if "study" in d else FIELDS
-    unknown = sorted(set(d) - allowed)
-    if unknown:
+    problems: list[str] = []
+    allowed = sorted(STUDY_FIELDS if "study" in d else FIELDS)
+    for name in (k for k in d if k not in allowed):
         # Worded as the engine words a scenario's unknown field.
-        close = likely_meant(unknown[0], sorted(allowed))
+        close = likely_meant(name, allowed)
         meant = f"; did you mean {close}?" if close else ""
-        raise CampaignError(f"{where}: {unknown[0]}: unknown field{meant} (expected one of "
-                            f"{', '.join(sorted(allowed))})")
+        problems.append(f"{where}: {name}: unknown field{meant} (expected one of {', '.join(allowed)})")
     if out is None and (not isinstance(d.get("out"), str) or not d["out"]):
-        raise CampaignError(f"{where}: out: required, a path (in the file, or --out on the command line)")
-    if "out" in d and (not isinstance(d["out"], str) or not d["out"]):
-        raise CampaignError(f"{where}: out: must be a path (text)")
-    aliases = _table(d, "aliases", where)
-    bad = [k for k, v in aliases.items() if not isinstance(v, str)]
-    if bad:
-        raise CampaignError(f"{where}: aliases.{bad[0]}: must be a field path (text)")
-    grid = _table(d, "grid", where)
-    if not grid:
-        raise CampaignError(f"{where}: grid: required, at least one parameter with its values")
-    for k, v in grid.items():
-        if not isinstance(v, list) or not v:
-            raise CampaignError(f"{where}: grid.{k}: must be a non-empty list of values")
+        problems.append(f"{where}: out: required, a path (in the file, or --out on the command line)")
+    elif "out" in d and (not isinstance(d["out"], str) or not d["out"]):
+        problems.append(f"{where}: out: must be a path (text)")
+    aliases = _table(d, "aliases", where, problems)
+    problems += [f"{where}: aliases.{k}: must be a field path (text)" for k, v in aliases.items()
+                 if not isinstance(v, str)]
+    grid = _table(d, "grid", where, problems)
+    if not grid and isinstance(d.get("grid", {}), dict):
+        problems.append(f"{where}: grid: required, at least one parameter with its values")
+    problems += [f"{where}: grid.{k}: must be a non-empty list of values" for k, v in grid.items()
+                 if not isinstance(v, list) or not v]
     scheduler = d.get("scheduler")
     if scheduler is not None and not isinstance(scheduler, str):
-        raise CampaignError(f"{where}: scheduler: must be an address such as tcp://host:8786")
-    folder = Path(out).resolve() if out is not None else (path.parent / d["out"]).resolve()
-    common: dict[str, Any] = dict(out=folder, grid=grid, aliases=aliases, overrides=_table(d, "set", where),
-                                  workers=_int(d, "workers", where, None, 1), scheduler=scheduler)
+        problems.append(f"{where}: scheduler: must be an address such as tcp://host:8786")
+    common: dict[str, Any] = dict(grid=grid, aliases=aliases, overrides=_table(d, "set", where, problems),
+                                  workers=_int(d, "workers", where, None, 1, problems), scheduler=scheduler)
     if "study" in d:
-        return _study(d, where, common)
+        return _study(d, where, common, problems, out, path)
     if not isinstance(d["scenario"], str) or not d["scenario"]:
-        raise CampaignError(f"{where}: scenario: required, a path")
-    scenario = (path.parent / d["scenario"]).resolve()
-    if not scenario.is_file():
-        raise CampaignError(f"{where}: scenario: no such file: {scenario}")
-    return CampaignSpec(scenario=scenario, replications=_int(d, "replications", where, 1, 1),
-                        seed=_int(d, "seed", where, 0, 0), **common)
+        problems.append(f"{where}: scenario: required, a path")
+    elif not (path.parent / d["scenario"]).resolve().is_file():
+        problems.append(f"{where}: scenario: no such file: {(path.parent / d['scenario']).resolve()}")
+    replications = _int(d, "replications", where, 1, 1, problems)
+    seed = _int(d, "seed", where, 0, 0, problems)
+    _raise_any(problems)
+    return CampaignSpec(scenario=(path.parent / d["scenario"]).resolve(), replications=replications, seed=seed,
+                        out=_folder(path, d, out), **common)
 
 
-def _study(d: dict[str, Any], where: str, common: dict[str, Any]) -> Any:
+def _folder(path: Path, d: dict[str, Any], out: str | Path | None) -> Path:
+    """The campaign's folder: the command line's, else the file's (relative
+    to the file)."""
+    return Path(out).resolve() if out is not None else (path.parent / d["out"]).resolve()
+
+
+def _study(d: dict[str, Any], where: str, common: dict[str, Any], problems: list[str],
+           out: str | Path | None, path: Path) -> Any:
     from .study import StudyCampaign
 
     for name in ("quick", "sensitivity"):
         if not isinstance(d.get(name, False), bool):
-            raise CampaignError(f"{where}: {name}: must be true or false")
+            problems.append(f"{where}: {name}: must be true or false")
     cases = d.get("cases")
     if cases is not None and (not isinstance(cases, list) or not all(isinstance(c, int) for c in cases)):
-        raise CampaignError(f"{where}: cases: must be a list of case numbers")
+        problems.append(f"{where}: cases: must be a list of case numbers")
     if not isinstance(d["study"], str):
-        raise CampaignError(f"{where}: study: must be a study's name")
+        problems.append(f"{where}: study: must be a study's name")
+    replications = _int(d, "replications", where, None, 1, problems)
+    seed = _int(d, "seed", where, None, 0, problems)
+    _raise_any(problems)
     spec = StudyCampaign(study=d["study"], quick=d.get("quick", False), sensitivity=d.get("sensitivity", False),
-                         cases=cases, replications=_int(d, "replications", where, None, 1),
-                         seed=_int(d, "seed", where, None, 0), where=where, **common)
+                         cases=cases, replications=replications, seed=seed, where=where,
+                         out=_folder(path, d, out), **common)
     spec.options()
     spec.points()  # every parameter and value checked now, before any run
     return spec
