@@ -287,6 +287,27 @@ def test_study_campaign_files_are_checked_before_any_run(tmp_path, text, message
     assert str(e.value).startswith(f"{f}: ")  # the file first
 
 
+def test_a_study_campaigns_parameter_problems_are_said_once_each_one_per_line(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('study = "iw10"\nout = "o"\n[aliases]\nrate = "bottleneck_rate_bpss"\n'
+                 '[grid]\nrate = [1e6, 2e6]\nflows = [1, "x", "y"]\n[set]\nseed = 1\n')
+    with pytest.raises(CampaignError) as e:
+        load_campaign(f)
+    lines = str(e.value).split("\n")
+    assert [line.split(" (known: ")[0] for line in lines] == [
+        f"{f}: grid: iw10: unknown parameter 'bottleneck_rate_bpss'; did you mean 'bottleneck_rate_bps'?",
+        f"{f}: grid: iw10: flows='x': expected a comma-separated list, each a whole number (e.g. 1,2,6)",
+        f"{f}: grid: iw10: flows='y': expected a comma-separated list, each a whole number (e.g. 1,2,6)",
+    ], lines
+    f.write_text('study = "iw10"\nout = "o"\n[grid]\nflows = [1]\n[set]\nseed = "x"\nflowz = 2\n')
+    with pytest.raises(CampaignError) as e:
+        load_campaign(f)
+    lines = str(e.value).split("\n")
+    assert [line.split(" (known: ")[0] for line in lines] == [
+        f"{f}: set: iw10: seed='x': expected a whole number",
+        f"{f}: set: iw10: unknown parameter 'flowz'; did you mean 'flows'?"], lines
+
+
 def test_grid_values_that_name_the_same_folder_are_refused(tmp_path):
     f = tmp_path / "c.toml"
     f.write_text('study = "iw10"\nout = "o"\n[grid]\nflows = [[1], "1"]\n')  # both "flows=1"

@@ -207,6 +207,20 @@ def test_an_unknown_parameter_is_named_with_every_known_one():
     assert str(e.value) == "toy: unknown parameter 'height' (known: counts, names, replications, width)"
 
 
+def test_every_name_and_value_that_cannot_be_taken_is_said_together_before_the_checks():
+    from mediasim.experiments.params import ParamsError
+
+    with pytest.raises(ParamsError) as e:
+        _Toy().with_overrides({"wdith": "2", "counts": "1,x", "width": "-1", "height": "2"})
+    known = "(known: counts, names, replications, width)"
+    assert e.value.problems == [
+        f"unknown parameter 'wdith'; did you mean 'width'? {known}",
+        "counts='1,x': expected a comma-separated list, each a whole number (e.g. 5)",
+        f"unknown parameter 'height' {known}",
+    ]  # not the width's check: the values given are not all taken
+    assert str(e.value) == "toy: " + "; ".join(e.value.problems)
+
+
 def test_parameters_without_a_seed_or_with_an_empty_list_take_overrides():
     p = _Toy().with_overrides({"names": "a, b", "replications": "2", "counts": "1,2"})
     assert p == _Toy(replications=2, names=("a", "b"), counts=(1, 2))

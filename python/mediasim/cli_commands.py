@@ -550,6 +550,7 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
     from pathlib import Path
 
     from . import experiments
+    from .experiments.params import ParamsError
 
     if study == "all":
         if overrides or cases or sensitivity or replications is not None or seed is not None:
@@ -586,8 +587,8 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
             ov[name] = str(option)
     try:
         params = params.with_overrides(ov)
-    except ValueError as e:
-        _fail(str(e))
+    except ParamsError as e:  # each problem on its own line
+        _fail("\n".join(f"{study}: {x}" for x in e.problems))
     out_dir = Path(out or f"results/{study}")
     try:
         experiments.options(study, cases, sensitivity)  # before any run: what the study offers

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CampaignError
+from ..experiments.params import ParamsError
 from .atomic import read_json
 from .spec import CampaignBase
 
@@ -96,8 +97,8 @@ class StudyCampaign(CampaignBase):
             fixed["seed"] = str(self.seed)
         try:
             return p.with_overrides(fixed)
-        except ValueError as e:
-            raise CampaignError(f"{self.where}: set: {e}") from None
+        except ParamsError as e:
+            raise CampaignError("\n".join(f"{self.where}: set: {self.study}: {x}" for x in e.problems)) from None
 
     def points(self) -> list[Point]:
         """Every combination of the grid's values, in order; a bad
@@ -107,13 +108,17 @@ class StudyCampaign(CampaignBase):
         base = self.base()
         keys = list(self.grid)
         out = []
+        problems: dict[str, None] = {}  # each point's, each said once, in order
         for combo in itertools.product(*(self.grid[k] for k in keys)):
             labels = {k: (v if isinstance(v, (int, float, str, bool)) else _text(v)) for k, v in zip(keys, combo)}
             try:
                 p = base.with_overrides({self.aliases.get(k, k): _text(v) for k, v in zip(keys, combo)})
-            except ValueError as e:
-                raise CampaignError(f"{self.where}: grid: {e}") from None
+            except ParamsError as e:
+                problems.update(dict.fromkeys(f"{self.where}: grid: {self.study}: {x}" for x in e.problems))
+                continue
             out.append(Point(_name(labels), labels, p))
+        if problems:
+            raise CampaignError("\n".join(problems))
         names = [pt.name for pt in out]
         if len(set(names)) != len(names):
             raise CampaignError(f"{self.where}: grid: two points have the same name; give distinct values")

@@ -19,26 +19,42 @@ MAX_ITEMS = 200_000
 MAX_REPLICATIONS = 10_000
 
 
+class ParamsError(ValueError):
+    """Study parameters that cannot be taken: ``problems`` lists each (an
+    unknown name, a value its field cannot take, a check that fails), and
+    the message says them all after the study's name, separated by ``;``."""
+
+    def __init__(self, study: str, problems: list[str]):
+        super().__init__(f"{study}: " + "; ".join(problems))
+        self.problems = problems
+
+
 def apply_overrides(params: P, overrides: dict[str, str], study: str) -> P:
     """Returns a copy of ``params`` with NAME=VALUE strings converted to
     each field's type: true/false (also yes/no, on/off, 1/0), a whole
     number, a number, text, a comma-separated list of one of these (in
     brackets or not), or groups of numbers separated by ``;`` for a field
-    that holds tuples (``0.6,1,0.05;0.2,0.6,0.2``); raises ValueError naming
-    the study, the field and what it takes."""
+    that holds tuples (``0.6,1,0.05;0.2,0.6,0.2``); raises ParamsError
+    naming the study and, for every name or value it cannot take, the
+    field and what it takes."""
     fields = {f.name for f in dataclasses.fields(params)}  # type: ignore[arg-type]
     out = params
+    problems = []
     for k, v in overrides.items():
         if k not in fields:
             close = likely_meant(k, sorted(fields))
             meant = f"; did you mean {close!r}?" if close else ""
-            raise ValueError(f"{study}: unknown parameter {k!r}{meant} (known: {', '.join(sorted(fields))})")
+            problems.append(f"unknown parameter {k!r}{meant} (known: {', '.join(sorted(fields))})")
+            continue
         cur = getattr(params, k)
         try:
             val = _convert(str(v), cur)
         except (TypeError, ValueError, OverflowError):
-            raise ValueError(f"{study}: {k}={v!r}: expected {_takes(cur)}") from None
+            problems.append(f"{k}={v!r}: expected {_takes(cur)}")
+            continue
         out = dataclasses.replace(out, **{k: val})  # type: ignore[type-var]
+    if problems:  # the checks would judge values not given
+        raise ParamsError(study, problems)
     out.check()  # type: ignore[attr-defined]
     return out
 
@@ -126,10 +142,10 @@ class StudyParams:
             if any(x > MAX_ITEMS for x in (v if isinstance(v, tuple) else (v,))):
                 problems.append(f"{name} must be at most {MAX_ITEMS:,} (the engine's limit on flows and nodes)")
         if problems:  # check_more may build on the counts
-            raise ValueError(f"{self.study}: " + "; ".join(problems))
+            raise ParamsError(self.study, problems)
         problems += self.check_more()
         if problems:
-            raise ValueError(f"{self.study}: " + "; ".join(problems))
+            raise ParamsError(self.study, problems)
 
     def check_more(self) -> list[str]:
         return []
