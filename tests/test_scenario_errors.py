@@ -256,6 +256,28 @@ def test_an_override_path_that_leads_nowhere_is_named_as_one_problem(path, probl
     assert sc.data == base()  # nothing was set
 
 
+def test_every_override_path_that_leads_nowhere_is_named_at_once(examples):
+    sc = mediasim.Scenario.from_dict(base())
+    with pytest.raises(ScenarioError) as e:
+        sc.with_overrides({"linkz[0].a": 1, "duration_s": 7, "flows[name=g].src": "a"})
+    assert e.value.errors == [
+        ("linkz[0].a", "no field 'linkz' (did you mean 'links'? the table has 'duration_s', 'nodes', 'links', "
+                       "'flows')"),
+        ("flows[name=g].src", "no item named 'g' (the items are named 'f')")]
+    assert sc.data == base()  # a copy is set, not the scenario itself
+    assert sc.with_overrides({"duration_s": 7, "flows[name=f].src": "b"}).data["duration_s"] == 7
+    # The command line alike: every --set that leads nowhere, then nothing else.
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    r = CliRunner().invoke(main, ["validate", str(examples / "dumbbell.toml"), "--set", "linkz[0].a=1",
+                                  "--set", "duration_s=-1", "--set", "flows[name=voic].rate_bps=2"])
+    assert r.exit_code == 2
+    assert [line.split(" (")[0] for line in r.output.splitlines()] == [
+        "error: invalid scenario:", "  linkz[0].a: no field 'linkz'", "  flows[name=voic].rate_bps: no item named 'voic'"]
+
+
 def test_an_override_paths_error_lists_at_most_ten_names_and_an_empty_list_says_so():
     d = base()
     d["flows"] = [dict(d["flows"][0], name=f"f{i}") for i in range(12)]

@@ -57,10 +57,11 @@ def _pair(option: str, form: str, text: str) -> tuple[str, str]:
 def _load(path: str, overrides: tuple[str, ...]):
     try:
         sc = load_scenario(path)
+        values = {}
         for o in overrides:
             k, v = _pair("--set", "PATH=VALUE", o)
-            sc.set(k, parse_value(v, k))
-        return sc
+            values[k] = parse_value(v, k)
+        return sc.with_overrides(values)  # every path that leads nowhere named at once
     except FileNotFoundError as e:
         _fail(str(e))
     except ScenarioError as e:

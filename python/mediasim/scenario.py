@@ -152,9 +152,17 @@ class Scenario:
         return self
 
     def with_overrides(self, overrides: dict[str, Any]) -> "Scenario":
+        """A copy with each ``path: value`` of ``overrides`` set (as `set`
+        does); one ScenarioError names every path that leads nowhere."""
         sc = Scenario.from_dict(self.data)
+        errors: list[tuple[str, str]] = []
         for k, v in overrides.items():
-            sc.set(k, v)
+            try:
+                sc.set(k, v)
+            except ScenarioError as e:
+                errors += e.errors
+        if errors:
+            raise ScenarioError("; ".join(f"{p}: {m}" for p, m in errors), errors)
         return sc
 
 
