@@ -27,9 +27,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import CampaignError, ScenarioError, likely_meant
+
+if TYPE_CHECKING:
+    from ..sweep import Job
+    from .study import StudyCampaign
 
 COMMON = {"out", "replications", "seed", "workers", "scheduler", "aliases", "grid", "set"}
 FIELDS = COMMON | {"scenario"}
@@ -56,7 +60,7 @@ class CampaignSpec(CampaignBase):
     replications: int = 1
     seed: int = 0
 
-    def jobs(self) -> list[Any]:
+    def jobs(self) -> list[Job]:
         """The campaign's runs; a bad override or value is a ScenarioError
         naming its field."""
         from ..scenario import load_scenario
@@ -102,7 +106,7 @@ def _raise_any(problems: list[str]) -> None:
         raise CampaignError("\n".join(problems))
 
 
-def load_campaign(path: str | Path, out: str | Path | None = None) -> "CampaignSpec | Any":
+def load_campaign(path: str | Path, out: str | Path | None = None) -> CampaignSpec | StudyCampaign:
     """The campaign in ``path``: a CampaignSpec (over a scenario) or a
     ``study.StudyCampaign`` (over a study's parameters). ``out`` (the
     command line's) overrides the file's folder, which is then optional.
@@ -166,7 +170,7 @@ def _folder(path: Path, d: dict[str, Any], out: str | Path | None) -> Path:
 
 
 def _study(d: dict[str, Any], where: str, common: dict[str, Any], problems: list[str],
-           out: str | Path | None, path: Path) -> Any:
+           out: str | Path | None, path: Path) -> StudyCampaign:
     from .study import StudyCampaign
 
     for name in ("quick", "sensitivity"):
