@@ -376,14 +376,10 @@ fn models_around(doc: &mut serde_json::Value, path: &str) -> Vec<String> {
 }
 
 /// The model (a table chosen by its `type`) whose `type` is missing,
-/// unknown or not a string: its path (`links[0].queue`, `flows[2]`).
+/// unknown or not a string (the errors a `type` can have): its path
+/// (`links[0].queue`, `flows[2]`).
 fn bad_model_type(e: &FieldError) -> Option<String> {
-    let type_path = match missing_field(e) {
-        Some(field) => field,
-        None if e.message.starts_with("unknown variant `") => e.path.clone(),
-        None if e.message.starts_with("must be a string (got ") => e.path.clone(),
-        None => return None,
-    };
+    let type_path = missing_field(e).unwrap_or_else(|| e.path.clone());
     type_path.strip_suffix(".type").map(str::to_string)
 }
 
@@ -413,8 +409,8 @@ fn set_model_aside(doc: &mut serde_json::Value, model: &str) -> bool {
     let past = |doc: &Value| match serde_path_to_error::deserialize::<_, Scenario>(Strict(doc)) {
         Ok(_) => None,
         Err(n) => {
-            let n = field_error(&n);
-            let p = missing_field(&n).unwrap_or(n.path);
+            // At the field itself, absent or unknown.
+            let p = worded(field_error(&n)).path;
             (p == model || under(&p, model)).then_some(p)
         }
     };

@@ -55,6 +55,7 @@ impl<'de> Visitor<'de> for FlowVisitor {
         }
         let common = c.finish()?;
         let misplaced = take_misplaced(&mut rest);
+        refuse_unknown(&rest)?;
         let kind = FlowKind::from_object(rest)?;
         Ok(FlowSpec {
             common,
@@ -127,6 +128,37 @@ impl<'de> Deserialize<'de> for Key<'de> {
 fn kind_fields() -> &'static [(&'static str, &'static [&'static str])] {
     static F: OnceLock<Vec<(&'static str, &'static [&'static str])>> = OnceLock::new();
     F.get_or_init(FlowKind::fields_by_tag)
+}
+
+/// Each kind's fields with the common ones first, by "type": all that a
+/// flow of that kind takes.
+fn flow_fields() -> &'static [(&'static str, Vec<&'static str>)] {
+    static F: OnceLock<Vec<(&'static str, Vec<&'static str>)>> = OnceLock::new();
+    F.get_or_init(|| {
+        let common = crate::scenario::tagged::serde_fields::<FlowCommon>();
+        (kind_fields().iter())
+            .map(|(tag, own)| (*tag, common.iter().chain(own.iter()).copied().collect()))
+            .collect()
+    })
+}
+
+/// A field that no kind takes is refused with every field a flow of its
+/// kind takes, the common ones included (the kind's reader would list its
+/// own only, and the one likely meant among them).
+fn refuse_unknown<E: Error>(map: &Map<String, Value>) -> Result<(), E> {
+    let Some(tag) = map.get("type").and_then(Value::as_str) else {
+        return Ok(()); // the kind's reader says what is wrong with the type
+    };
+    let Some((_, all)) = flow_fields().iter().find(|(t, _)| *t == tag) else {
+        return Ok(());
+    };
+    match map
+        .keys()
+        .find(|k| *k != "type" && !all.contains(&k.as_str()))
+    {
+        Some(key) => Err(E::unknown_field(key, all)),
+        None => Ok(()),
+    }
 }
 
 /// Takes out of `map` the fields its kind does not take but another kind
