@@ -159,6 +159,15 @@ def test_a_grids_problems_are_said_once_each_with_where_in_the_grid(examples, tm
         j.scenario["duration_s"] = -1 if j.labels["a"] == 0 and j.labels["b"] < 3 else 10
     assert grid_problems(jobs) == ("invalid scenario at 2 of 9 grid points:\n  duration_s: must be a positive "
                                    "number (got -1) (at a = 0, b = 1; a = 0, b = 2)")
+    # Exactly three points that share no value: all three, nothing more.
+    for j in jobs:
+        j.scenario["duration_s"] = -1 if (j.labels["a"] // 10 + j.labels["b"]) % 3 == 0 else 10
+    assert grid_problems(jobs) == ("invalid scenario at 3 of 9 grid points:\n  duration_s: must be a positive "
+                                   "number (got -1) (at a = 0, b = 3; a = 10, b = 2; a = 20, b = 1)")
+    # Both points of a grid of two: every point.
+    jobs = grid(examples / "dumbbell.toml", {"duration_s": [-1, -1.0]})
+    assert grid_problems(jobs) == ("invalid scenario at 2 of 2 grid points:\n"
+                                   "  duration_s: must be a positive number (got -1) (at every grid point)")
     # A grid of one point: by its values.
     jobs = grid(examples / "dumbbell.toml", {"buffer": [0]}, aliases=aliases)
     assert grid_problems(jobs) == ("invalid scenario at 1 of 1 grid points:\n"
@@ -169,6 +178,8 @@ def test_a_grids_problems_are_said_once_each_with_where_in_the_grid(examples, tm
     assert said is not None
     lines = said.split("\n")
     assert len(lines) == MAX_PROBLEMS_SAID + 2 and lines[-1] == "  and 2 more problems", lines[-3:]
+    said = grid_problems(grid(examples / "dumbbell.toml", {"duration_s": values[2:]}))
+    assert said is not None and len(said.split("\n")) == MAX_PROBLEMS_SAID + 1, said[-200:]
     # The command says it before making its folder.
     out = tmp_path / "s"
     r = CliRunner().invoke(main, ["sweep", str(examples / "dumbbell.toml"), "--alias", f"buffer={aliases['buffer']}",
