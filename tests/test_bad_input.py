@@ -57,9 +57,12 @@ def test_each_problem_of_a_scenario_file_is_said_whole(tmp_path, monkeypatch):
     n = len(BASE_YAML.encode()) + len("description: caf")
     p = write(tmp_path, "latin.yml", BASE_YAML.encode() + b"description: caf\xe9s\n")
     assert read_file_says(p) == (str(p), f"not UTF-8 text (byte {n}: b'\\xe9')")
-    assert read_file_says(tmp_path) == (str(tmp_path), "is a folder, not a scenario file")
-    assert read_file_says(write(tmp_path, "list.json", "[1, 2]")) == (
-        str(tmp_path / "list.json"), "a scenario must be a table/mapping")
+    assert read_file_says(tmp_path) == (str(tmp_path), "is a folder, not a file")
+    for name, text, got in (("list.json", "[1, 2]", "a list"), ("text.json", '"x"', "text"),
+                            ("number.yaml", "5", "a number"), ("yes.yaml", "true", "true or false"),
+                            ("empty.yaml", "", "nothing: the file is empty")):
+        assert read_file_says(write(tmp_path, name, text)) == (
+            str(tmp_path / name), f"must be a table of fields (got {got})")
     path, msg = read_file_says(write(tmp_path, "bad.json", '{"name": }'))
     assert (path, msg) == (str(tmp_path / "bad.json"), "cannot parse: Expecting value: line 1 column 10 (char 9)")
     with pytest.raises(FileNotFoundError) as e:

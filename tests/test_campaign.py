@@ -707,6 +707,12 @@ def test_campaign_files_defaults_and_paths(examples, tmp_path):
     with pytest.raises(CampaignError) as e:
         load_campaign(f)
     assert str(e.value) == f"{f}: replications: 99999999999999999999 is too large (whole numbers stop below 2^64)"
+    # A file that is no table of fields.
+    listed = tmp_path / "c.json"
+    listed.write_text("[1, 2]")
+    with pytest.raises(CampaignError) as e:
+        load_campaign(listed)
+    assert str(e.value) == f"{listed}: must be a table of fields (got a list)"
     # A missing scenario file is named with its full path.
     f.write_text('scenario = "gone.toml"\nout = "o"\n[grid]\na = [1]\n')
     with pytest.raises(CampaignError) as e:

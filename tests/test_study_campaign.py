@@ -326,6 +326,9 @@ def test_a_study_campaign_file_gives_its_flags_and_counts(tmp_path):
                  '[grid]\nseed = [1]\n')
     spec = load_campaign(f)
     assert (spec.quick, spec.sensitivity, spec.replications, spec.seed) == (True, True, 3, 5)
+    # Its folder: the file's, relative to it, unless the command line gives one.
+    assert spec.out == (tmp_path / "o").resolve()
+    assert load_campaign(f, tmp_path / "elsewhere").out == (tmp_path / "elsewhere").resolve()
 
 
 def test_grid_values_of_every_kind_reach_the_study_parameters(tmp_path):

@@ -26,15 +26,27 @@ MAX_NODES = 2_000_000
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
-def read_file(path: str | Path) -> Any:
-    """Reads a .json, .toml, .yaml or .yml scenario file into plain data."""
+def _kind(value: Any) -> str:
+    """What a file's whole content is, when it is no table, in words."""
+    if value is None:
+        return "nothing: the file is empty"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a list" if isinstance(value, list) else "text"
+
+
+def read_file(path: str | Path) -> dict[str, Any]:
+    """Reads a .json, .toml, .yaml or .yml file (a scenario or a campaign)
+    into plain data: a table of fields."""
     # os.path rather than pathlib: `mediasim run` reads its file here, and
     # pathlib's import (urllib, ipaddress) is 4 ms of a 0.1 s command.
     p = os.fspath(path)
     if not os.path.exists(p):
         raise FileNotFoundError(f"scenario file not found: {p}")
     if os.path.isdir(p):
-        raise ScenarioError.at(p, "is a folder, not a scenario file")
+        raise ScenarioError.at(p, "is a folder, not a file")
     if os.path.getsize(p) > MAX_FILE_BYTES:
         raise ScenarioError.at(p, f"larger than {MAX_FILE_BYTES >> 20} MiB")
     try:
@@ -52,8 +64,8 @@ def read_file(path: str | Path) -> Any:
         raise ScenarioError.at(str(p), f"cannot parse: {parse_problem(e)}") from None
     except RecursionError:
         raise ScenarioError.at(str(p), f"nested too deeply (at most {MAX_DEPTH} levels)") from None
-    if not isinstance(data, dict):
-        raise ScenarioError.at(str(p), "a scenario must be a table/mapping")
+    if not isinstance(data, dict):  # said alike of scenario and campaign files
+        raise ScenarioError.at(str(p), f"must be a table of fields (got {_kind(data)})")
     check(data, str(p))
     return data
 

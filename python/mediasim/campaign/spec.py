@@ -122,8 +122,6 @@ def load_campaign(path: str | Path, out: str | Path | None = None) -> CampaignSp
     except ScenarioError as e:  # the reader's problems, said of the campaign file (not "invalid scenario")
         raise CampaignError("\n".join(f"{where}: {m}" if p == where else f"{where}: {p}: {m}"
                                       for p, m in e.errors) or f"{where}: {e}") from e
-    if not isinstance(d, dict):
-        raise CampaignError(f"{where}: a campaign file is a table of fields")
     if ("scenario" in d) == ("study" in d):
         raise CampaignError(f"{where}: give exactly one of scenario (a file) and study (a reference study's name)")
     problems: list[str] = []
