@@ -210,6 +210,13 @@ def test_resolving_fills_every_trace_given_by_name_or_file_and_only_those(tmp_pa
                                            "with `file`, key frames come from the trace (type I)")
     gone = {"links": [{"trace": {"file": str(tmp_path / "gone")}}]}
     assert said(traces.resolve, gone) == ("links[0].trace.file", f"no such trace file: {tmp_path / 'gone'}")
+    # Every trace's problem at once, links' and media sources' alike.
+    every = {"links": [gone["links"][0], both["links"][1], {"trace": {"builtin": "nope"}}],
+             "rtp_sessions": keyed["rtp_sessions"]}
+    with pytest.raises(ScenarioError) as e:
+        traces.resolve(every)
+    assert [p for p, _ in e.value.errors] == ["links[0].trace.file", "links[1].ba.trace", "links[2].trace.builtin",
+                                              "rtp_sessions[0].members[1].source.key_frames"]
 
 
 def test_a_trace_already_filled_in_is_kept_and_its_file_not_read_again(tmp_path):

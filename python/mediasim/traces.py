@@ -306,24 +306,43 @@ def resolve(data: dict[str, Any]) -> dict[str, Any]:
     if not needs_resolving(data):
         return data
     out = copy.deepcopy(data)
+    errors: list[tuple[str, str]] = []  # every trace's problem, said together
     for path, t in _traces(out):
-        if t.get("opportunities_ms"):
-            continue
-        if "file" in t and "builtin" in t:
-            raise ScenarioError.at(path, "give file or builtin, not both")
-        if "file" in t:
-            t["opportunities_ms"] = _read_cached(str(t["file"]), f"{path}.file")
-        elif "builtin" in t:
-            t["opportunities_ms"] = builtin(str(t["builtin"]), f"{path}.builtin")
+        try:
+            _resolve_link_trace(path, t)
+        except ScenarioError as e:
+            errors += e.errors
     for path, src in _frame_traces(out):
-        if src["type"] == "svc_trace":
-            if "file" in src and not src.get("nal_units"):
-                src["nal_units"] = read_nal_units(str(src["file"]), f"{path}.file")
-        elif "file" in src and not src.get("frames_bytes"):
-            if src.get("key_frames"):
-                raise ScenarioError.at(f"{path}.key_frames", "with `file`, key frames come from the trace (type I)")
-            src["frames_bytes"], src["key_frames"] = read_frames(str(src["file"]), f"{path}.file")
+        try:
+            _resolve_frame_trace(path, src)
+        except ScenarioError as e:
+            errors += e.errors
+    if errors:
+        raise ScenarioError("traces that cannot be read", errors)
     return out
+
+
+def _resolve_link_trace(path: str, t: dict[str, Any]) -> None:
+    """Fills a link's trace (at ``path``) from its file or builtin."""
+    if t.get("opportunities_ms"):
+        return
+    if "file" in t and "builtin" in t:
+        raise ScenarioError.at(path, "give file or builtin, not both")
+    if "file" in t:
+        t["opportunities_ms"] = _read_cached(str(t["file"]), f"{path}.file")
+    elif "builtin" in t:
+        t["opportunities_ms"] = builtin(str(t["builtin"]), f"{path}.builtin")
+
+
+def _resolve_frame_trace(path: str, src: dict[str, Any]) -> None:
+    """Fills a media source's frames (at ``path``) from its trace file."""
+    if src["type"] == "svc_trace":
+        if "file" in src and not src.get("nal_units"):
+            src["nal_units"] = read_nal_units(str(src["file"]), f"{path}.file")
+    elif "file" in src and not src.get("frames_bytes"):
+        if src.get("key_frames"):
+            raise ScenarioError.at(f"{path}.key_frames", "with `file`, key frames come from the trace (type I)")
+        src["frames_bytes"], src["key_frames"] = read_frames(str(src["file"]), f"{path}.file")
 
 
 def anchor_files(data: dict[str, Any], base: Path) -> None:
