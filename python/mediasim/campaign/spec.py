@@ -150,14 +150,17 @@ def load_campaign(path: str | Path, out: str | Path | None = None) -> CampaignSp
                                   workers=_int(d, "workers", where, None, 1, problems), scheduler=scheduler)
     if "study" in d:
         return _study(d, where, common, problems, out, path)
-    if not isinstance(d["scenario"], str) or not d["scenario"]:
+    given = d["scenario"]
+    scenario = (path.parent / given).resolve() if isinstance(given, str) and given else None
+    if scenario is None:
         problems.append(f"{where}: scenario: required, a path")
-    elif not (path.parent / d["scenario"]).resolve().is_file():
-        problems.append(f"{where}: scenario: no such file: {(path.parent / d['scenario']).resolve()}")
+    elif not scenario.is_file():
+        problems.append(f"{where}: scenario: no such file: {scenario}")
     replications = _int(d, "replications", where, 1, 1, problems)
     seed = _int(d, "seed", where, 0, 0, problems)
     _raise_any(problems)
-    return CampaignSpec(scenario=(path.parent / d["scenario"]).resolve(), replications=replications, seed=seed,
+    assert scenario is not None  # else a problem was raised above
+    return CampaignSpec(scenario=scenario, replications=replications, seed=seed,
                         out=_folder(path, d, out), **common)
 
 
