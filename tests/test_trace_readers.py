@@ -219,6 +219,51 @@ def test_resolving_fills_every_trace_given_by_name_or_file_and_only_those(tmp_pa
                                               "rtp_sessions[0].members[1].source.key_frames"]
 
 
+def test_traces_that_cannot_be_read_are_said_with_the_scenarios_other_problems_in_the_files_order(tmp_path):
+    """A missing trace file does not hide the rest: the engine checks the
+    scenario with that trace left empty, says nothing of the emptiness (the
+    file's problem is the one to fix), and every problem comes in the
+    order its field is written, a field left out after its table."""
+    from mediasim import Scenario
+
+    gone = str(tmp_path / "gone.txt")
+    data = {"name": "x", "duration_s": -5, "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"a": "a", "delay_ms": 10, "trace": {"file": gone}},
+                      {"a": "a", "b": "zz", "delay_ms": 10, "trace": {"builtin": "nope"}},
+                      {"a": "a", "b": "b", "delay_ms": 10, "ab": {"trace": {"builtin": "lte-walk"}},
+                       "ba": {"trace": {"file": gone, "builtin": "lte-walk"}}}],
+            "rtp_sessions": [{"name": "s", "session_bw_bps": 1e6, "media_payload_bytes": 1000, "members": [
+                {"node": "a", "media": True, "source": {"type": "trace", "fps": -1, "file": gone, "key_frames": [3]}},
+                {"node": "b", "media": True, "source": {"type": "svc_trace", "file": gone}},
+                {"node": "q"}]}]}
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(data).validate()
+    m = "rtp_sessions[0].members"
+    assert e.value.errors == [
+        ("duration_s", "must be a positive number (got -5)"),
+        ("links[0].trace.file", f"no such trace file: {gone}"),
+        ("links[0].b", "must be given (this field has no default)"),
+        ("links[1].b", 'unknown node "zz"'),
+        ("links[1].trace.builtin", "no builtin trace 'nope' (known: " + ", ".join(sorted(traces.BUILTIN)) + ")"),
+        ("links[2].ba.trace", "give file or builtin, not both"),
+        (f"{m}[0].source.fps", "must be a positive number (got -1)"),
+        (f"{m}[0].source.file", f"no such frame trace: {gone}"),
+        (f"{m}[0].source.key_frames", "with `file`, key frames come from the trace (type I)"),
+        (f"{m}[1].source.file", f"no such NAL-unit trace: {gone}"),
+        (f"{m}[2].node", 'unknown node "q"')]
+    # With nothing else wrong, the traces' problems alone.
+    ok = {**data, "duration_s": 5, "links": [{**data["links"][0], "b": "b"}], "rtp_sessions": []}
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(ok).validate()
+    assert e.value.errors == [("links[0].trace.file", f"no such trace file: {gone}")]
+    # Where the engine's checks stop early, that error stays last.
+    stops = {"nodes": [{"name": "a"}, {"name": "b"}, 5], **{k: v for k, v in ok.items() if k != "nodes"}}
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(stops).validate()
+    assert [p for p, _ in e.value.errors] == ["links[0].trace.file", "nodes[2]"]
+    assert "the checks stop here" in e.value.errors[-1][1]
+
+
 def test_a_trace_already_filled_in_is_kept_and_its_file_not_read_again(tmp_path):
     """A resolved scenario (as a run's folder keeps it) runs again as it
     was, even once its files are gone; a source with neither file nor data

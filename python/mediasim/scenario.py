@@ -52,13 +52,18 @@ class Scenario:
         # opportunities (mediasim.traces, imported only when a link may
         # have one: `mediasim run` stays quick to start).
         data = self.data
+        problems: list[tuple[str, str]] = []
+        left_empty: set[str] = set()
         if _may_have_traces(data):
             from . import traces
 
-            data = traces.resolve(data)
+            data, problems, left_empty = traces.read_in(data)
         # JSON has no NaN/Infinity: send them as strings so that the engine
         # rejects them with the field's path ("must be a finite number").
-        return json.dumps(_finite_or_str(data), allow_nan=False)
+        text = json.dumps(_finite_or_str(data), allow_nan=False)
+        if problems:
+            raise _with_the_engines_checks(text, data, problems, left_empty)
+        return text
 
     def __repr__(self) -> str:
         d = self.data
@@ -164,6 +169,56 @@ class Scenario:
         if errors:
             raise ScenarioError("; ".join(f"{p}: {m}" for p, m in errors), errors)
         return sc
+
+
+def _with_the_engines_checks(text: str, data: dict[str, Any], problems: list[tuple[str, str]],
+                             left_empty: set[str]) -> ScenarioError:
+    """Trace files that cannot be read, said with the rest of what is wrong
+    in the scenario (``data``, those traces left empty, as ``text``), in the
+    order the fields are written: every problem at once, as the engine says
+    its own."""
+    try:
+        _engine.validate(text)
+        found: list[tuple[str, str]] = []
+    except ScenarioError as e:
+        # The traces' fields left empty are not the user's to fill.
+        found = [(p, m) for p, m in e.errors if p not in left_empty]
+    for path, msg in problems:
+        place = _document_place(data, path)
+        # Before the first error written after it, or the one where the
+        # engine's checks stopped (which stays last).
+        at = next((i for i, (p, m) in enumerate(found) if STOPPED in m or _document_place(data, p) > place),
+                  len(found))
+        found.insert(at, (path, msg))
+    return ScenarioError("invalid scenario", found)
+
+
+#: How the engine's error ends where its checks stopped early.
+STOPPED = "(the checks stop here"
+
+
+def _document_place(data: Any, path: str) -> tuple[int, ...]:
+    """Where the field at ``path`` is written in ``data`` (whose tables keep
+    the file's key order), as positions step by step: a field that is not
+    there sorts after what its table holds, as the engine orders a field
+    left out."""
+    try:
+        keys = _parse_path(path)
+    except ScenarioError:
+        return ()
+    place: list[int] = []
+    cur = data
+    for k in keys:
+        if isinstance(k, int) and isinstance(cur, list):
+            place.append(min(k, len(cur)))
+            cur = cur[k] if k < len(cur) else None
+        elif isinstance(k, str) and isinstance(cur, dict):
+            names = list(cur)
+            place.append(names.index(k) if k in cur else len(names))
+            cur = cur.get(k)
+        else:
+            break
+    return tuple(place)
 
 
 def _finite_or_str(x: Any) -> Any:

@@ -302,24 +302,41 @@ def needs_resolving(data: dict[str, Any]) -> bool:
 def resolve(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` with ``opportunities_ms`` filled for every trace given by
     ``file`` (relative to the working directory) or ``builtin``; the
-    input is not changed, and returned as is when nothing needs it."""
+    input is not changed, and returned as is when nothing needs it.
+    Raises ScenarioError naming every trace that cannot be read."""
+    out, problems, _ = read_in(data)
+    if problems:
+        raise ScenarioError("traces that cannot be read", problems)
+    return out
+
+
+def read_in(data: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]], set[str]]:
+    """``data`` with every trace that can be read filled in (the input is
+    not changed); the problems of those that cannot, together; and the
+    fields those leave empty, which the engine's checks then name as
+    empty, for the caller to leave out (the trace's problem is the one
+    to say)."""
     if not needs_resolving(data):
-        return data
+        return data, [], set()
     out = copy.deepcopy(data)
-    errors: list[tuple[str, str]] = []  # every trace's problem, said together
+    problems: list[tuple[str, str]] = []
+    left_empty: set[str] = set()
     for path, t in _traces(out):
         try:
             _resolve_link_trace(path, t)
         except ScenarioError as e:
-            errors += e.errors
+            problems += e.errors
+            left_empty.add(f"{path}.opportunities_ms")
     for path, src in _frame_traces(out):
         try:
             _resolve_frame_trace(path, src)
         except ScenarioError as e:
-            errors += e.errors
-    if errors:
-        raise ScenarioError("traces that cannot be read", errors)
-    return out
+            problems += e.errors
+            # An unread SVC trace leaves its units empty; a frame trace its
+            # sizes, which its key frames (if given) are then checked against.
+            left_empty |= {f"{path}.nal_units"} if src["type"] == "svc_trace" else {
+                f"{path}.frames_bytes", f"{path}.key_frames"}
+    return out, problems, left_empty
 
 
 def _resolve_link_trace(path: str, t: dict[str, Any]) -> None:
@@ -340,9 +357,16 @@ def _resolve_frame_trace(path: str, src: dict[str, Any]) -> None:
         if "file" in src and not src.get("nal_units"):
             src["nal_units"] = read_nal_units(str(src["file"]), f"{path}.file")
     elif "file" in src and not src.get("frames_bytes"):
+        problems = []
         if src.get("key_frames"):
-            raise ScenarioError.at(f"{path}.key_frames", "with `file`, key frames come from the trace (type I)")
-        src["frames_bytes"], src["key_frames"] = read_frames(str(src["file"]), f"{path}.file")
+            problems.append((f"{path}.key_frames", "with `file`, key frames come from the trace (type I)"))
+        try:  # the file is read even so: its own problem is said with that one
+            frames = read_frames(str(src["file"]), f"{path}.file")
+        except ScenarioError as e:
+            problems += e.errors
+        if problems:
+            raise ScenarioError("a frame trace that cannot be read", problems)
+        src["frames_bytes"], src["key_frames"] = frames
 
 
 def anchor_files(data: dict[str, Any], base: Path) -> None:
