@@ -251,6 +251,13 @@ def test_traces_that_cannot_be_read_are_said_with_the_scenarios_other_problems_i
         (f"{m}[0].source.key_frames", "with `file`, key frames come from the trace (type I)"),
         (f"{m}[1].source.file", f"no such NAL-unit trace: {gone}"),
         (f"{m}[2].node", 'unknown node "q"')]
+    # At the same field, the engine's problem first, then the trace's.
+    same = {**data, "links": [{"a": "a", "b": "b", "rate_bps": 1e6, "delay_ms": 10,
+                               "trace": {"file": gone, "builtin": "lte-walk"}}]}
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(same).validate()
+    assert e.value.errors[1:3] == [("links[0].trace", "give rate_bps or trace, not both"),
+                                   ("links[0].trace", "give file or builtin, not both")]
     # With nothing else wrong, the traces' problems alone.
     ok = {**data, "duration_s": 5, "links": [{**data["links"][0], "b": "b"}], "rtp_sessions": []}
     with pytest.raises(ScenarioError) as e:
@@ -262,6 +269,35 @@ def test_traces_that_cannot_be_read_are_said_with_the_scenarios_other_problems_i
         Scenario.from_dict(stops).validate()
     assert [p for p, _ in e.value.errors] == ["links[0].trace.file", "nodes[2]"]
     assert "the checks stop here" in e.value.errors[-1][1]
+
+
+def test_a_fields_place_in_the_document_follows_its_tables_order_and_stops_where_the_path_leads_nowhere():
+    from mediasim.scenario import _document_place
+
+    data = {"b": 1, "a": [{"y": 1, "x": 2}, 7], "c": {"0": 5}}
+    assert _document_place(data, "a[0].x") == (1, 0, 1)
+    assert _document_place(data, "a[0].z") == (1, 0, 2)  # left out: after what its table holds
+    assert _document_place(data, "a[1]") == (1, 1)
+    assert _document_place(data, "a[2].x") == (1, 2)  # beyond the list: after it, and no further
+    assert _document_place(data, "a[5].x") == (1, 2)
+    assert _document_place(data, "a.x") == (1,)  # a name where a list is
+    assert _document_place(data, "c[0]") == (2,)  # an index where a table is
+    assert _document_place(data, "b.x.y") == (0,)  # into a number
+    assert _document_place(data, "a[0]..x]") == ()  # no path at all
+    assert _document_place(data, "") == ()
+
+
+def test_traces_problems_alone_when_the_engine_finds_nothing_else_wrong():
+    """The engine finds something wrong whenever a trace is left empty, so
+    the function is checked alone: with a scenario the engine takes, the
+    traces' problems are all there is."""
+    import json
+
+    from mediasim.scenario import Scenario, _with_the_engines_checks
+
+    text = Scenario("x").node("a").to_json()
+    e = _with_the_engines_checks(text, json.loads(text), [("links[0].trace.file", "no such trace file: t")], set())
+    assert e.errors == [("links[0].trace.file", "no such trace file: t")]
 
 
 def test_a_trace_already_filled_in_is_kept_and_its_file_not_read_again(tmp_path):
