@@ -78,6 +78,31 @@ def test_the_local_pool_shares_runs_between_this_process_and_its_helpers():
     assert list(LocalExecutor(1).map_unordered(_pid_after, [1, 2])) == [(1, os.getpid()), (2, os.getpid())]
 
 
+def test_the_default_workers_are_the_cpus_this_process_may_use(monkeypatch):
+    """The OS's count for this process (Python 3.13's process_cpu_count),
+    else its affinity mask, else the machine's count; at least one."""
+    from mediasim.campaign import LocalExecutor
+    from mediasim.campaign.executors import available_cpus
+
+    monkeypatch.setattr(os, "process_cpu_count", lambda: 3, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 4} if pid == 0 else set(), raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert available_cpus() == 3 and LocalExecutor().workers == 3
+    monkeypatch.delattr(os, "process_cpu_count")
+    assert available_cpus() == 2
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {1} if pid == 0 else set())
+    assert available_cpus() == 1
+    monkeypatch.delattr(os, "sched_getaffinity")
+    assert available_cpus() == 8
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # the OS cannot tell
+    assert available_cpus() == 1
+    monkeypatch.setattr(os, "process_cpu_count", lambda: None, raising=False)
+    assert available_cpus() == 1
+    assert LocalExecutor(5).workers == 5
+    with pytest.raises(ValueError, match=r"^workers must be at least 1 \(got 0\)$"):
+        LocalExecutor(0)
+
+
 def test_an_error_in_a_helper_is_raised_here_with_its_traceback():
     from mediasim.campaign import LocalExecutor
 
@@ -418,6 +443,74 @@ def test_a_folder_that_is_not_a_campaign_or_of_another_engine_is_refused_whole(t
         RunStore.open(other, engine)
     assert str(e.value) == (f"{other} holds runs of another engine (version 1.1, build b1); this is version 1.2, "
                             "build b2. Use a new folder, or remove the old runs to replace them.")
+
+
+def _tree(root: Path) -> dict[str, int]:
+    """Every file and folder under ``root`` with its size (folders -1)."""
+    return {str(p.relative_to(root)): (p.stat().st_size if p.is_file() else -1) for p in root.rglob("*")}
+
+
+def test_a_campaigns_plan_counts_its_runs_stored_damaged_and_to_run_and_changes_nothing(examples, tmp_path):
+    from mediasim.campaign import plan_campaign
+
+    out = tmp_path / "c"
+    # Identical jobs are one run, as run_campaign counts them.
+    plan = plan_campaign(jobs(examples) + jobs(examples), out)
+    assert (plan.runs, plan.stored, plan.damaged, plan.to_run) == (4, 0, 0, 4)
+    assert str(plan) == f"4 runs: 0 already stored in {out}, 4 to run; nothing was run or written (dry run)"
+    assert not out.exists()  # no folder made
+    run_campaign(jobs(examples, intervals=(10,)), out, workers=1, progress=False)
+    stored = sorted(p.name for p in (out / "runs").iterdir() if not p.name.startswith("."))
+    (out / "runs" / stored[0] / "run.json").unlink()  # a damaged run
+    (out / ".campaign.json.tmp-1").write_text("{")  # a write cut short: the folder is still a campaign's
+    before = _tree(out)
+    plan = plan_campaign(jobs(examples), out)
+    assert (plan.runs, plan.stored, plan.damaged, plan.to_run) == (4, 1, 1, 3)
+    assert str(plan).endswith("3 to run (of which 1 damaged, to be run again); nothing was run or written (dry run)")
+    assert _tree(out) == before  # nothing removed, repaired or written
+    report = run_campaign(jobs(examples), out, workers=1, progress=False)
+    assert (report.reused, report.repaired, report.ran) == (plan.stored, plan.damaged, plan.to_run)
+    # A folder run_campaign refuses is refused, and left as it is.
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    with pytest.raises(CampaignError, match="holds files that are not a campaign"):
+        plan_campaign(jobs(examples), tmp_path / "mine")
+    index = json.loads((out / "campaign.json").read_text())
+    (out / "campaign.json").write_text(json.dumps({**index, "engine_build": "0000000000000000"}))
+    with pytest.raises(CampaignError, match="holds runs of another engine"):
+        plan_campaign(jobs(examples), out)
+
+
+def test_a_dry_run_checks_every_point_says_what_would_run_and_writes_nothing(examples, tmp_path):
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    out = tmp_path / "out"
+    sweep = ["sweep", str(examples / "dumbbell.toml"), "--set", "duration_s=3", "--vary", "links[0].delay_ms=5,10,20",
+             "--replications", "2", "--out", str(out)]
+    r = CliRunner().invoke(main, [*sweep, "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert r.output == (f"3 grid points x 2 replications: 6 runs: 0 already stored in {out}, 6 to run; "
+                        "nothing was run or written (dry run)\n")
+    assert not out.exists()
+    # An invalid point is said as a real run says it, before anything.
+    r = CliRunner().invoke(main, [*sweep[:4], "--vary", "links[0].delay_ms=5,-1", "--out", str(out), "--dry-run"])
+    assert r.exit_code == 2 and "links[0].delay_ms: must be a non-negative number (got -1)" in r.output, r.output
+    assert not out.exists()
+    # A campaign file: what is stored already is counted.
+    shutil.copy(examples / "dumbbell.toml", tmp_path / "x.toml")
+    f = tmp_path / "c.toml"
+    f.write_text('scenario = "x.toml"\nreplications = 1\n[set]\nduration_s = 3\n'
+                 '[grid]\n"links[0].delay_ms" = [5, 10]\n')
+    assert CliRunner().invoke(main, ["-q", "campaign", str(f), "--out", str(out)]).exit_code == 0
+    f.write_text(f.read_text().replace("[5, 10]", "[5, 10, 20]"))
+    before = _tree(out)
+    r = CliRunner().invoke(main, ["campaign", str(f), "--out", str(out), "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert r.output == (f"3 grid points x 1 replication: 3 runs: 2 already stored in {out}, 1 to run; "
+                        "nothing was run or written (dry run)\n")
+    assert _tree(out) == before
 
 
 def test_killed_at_any_moment_a_campaign_resumes_losing_and_duplicating_nothing(examples, tmp_path):

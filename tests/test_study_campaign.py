@@ -440,6 +440,37 @@ def test_the_campaign_command_runs_a_study_campaign_says_what_it_did_and_fails_w
     assert seen == {"workers": 2, "scheduler": None}
 
 
+def test_a_study_campaigns_dry_run_names_the_points_to_run_and_writes_nothing(tmp_path):
+    from click.testing import CliRunner
+
+    from mediasim.campaign.study_run import MAX_POINTS_NAMED, plan_study_campaign
+    from mediasim.cli import main
+
+    out = tmp_path / "out"
+    f = campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n")
+    r = CliRunner().invoke(main, ["campaign", str(f), "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert r.output == (f"2 points of iw10: 0 already stored in {out}, 2 to run\n"
+                        "  to run: bottleneck_rate_bps=1000000.0\n  to run: bottleneck_rate_bps=2000000.0\n"
+                        "nothing was run or written (dry run: the study's parameters are checked at every point; "
+                        "each point's scenarios are made, checked and run as its study goes)\n")
+    assert not out.exists()
+    run_study_campaign(load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6]\n")), progress=False)
+    before = sorted((str(p), p.stat().st_size if p.is_file() else -1) for p in out.rglob("*"))
+    plan = plan_study_campaign(load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n")))
+    assert plan.splitlines()[:2] == [f"2 points of iw10: 1 already stored in {out}, 1 to run",
+                                     "  to run: bottleneck_rate_bps=2000000.0"]
+    assert sorted((str(p), p.stat().st_size if p.is_file() else -1) for p in out.rglob("*")) == before
+    # Past the points a dry run names, the rest are counted.
+    many = plan_study_campaign(load_campaign(campaign(tmp_path, f"buffer_packets = {list(range(10, 22))}\n")))
+    named = [line for line in many.splitlines() if line.startswith("  to run: ")]
+    assert len(named) == MAX_POINTS_NAMED == 10 and named[-1] == "  to run: buffer_packets=19"
+    assert f"  ... and {12 - MAX_POINTS_NAMED} more" in many.splitlines()
+    # A point whose parameters the study refuses is said as a real run says it.
+    r = CliRunner().invoke(main, ["campaign", str(campaign(tmp_path, "jitter_buffers_ms = [[-1]]\n")), "--dry-run"])
+    assert r.exit_code == 2 and "grid: iw10: jitter_buffers_ms must be non-negative" in r.output, r.output
+
+
 def test_a_points_folder_name_says_its_labels_and_a_long_one_ends_in_a_hash():
     from mediasim.campaign.study import _name
 

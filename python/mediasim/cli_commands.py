@@ -36,7 +36,9 @@ from .scenario import load_scenario, parse_value
               help="Run on a Dask cluster (tcp://host:8786) instead of local processes.")
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Campaign folder (resumable).")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Fixed overrides applied first.")
-def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out, overrides) -> None:
+@click.option("--dry-run", is_flag=True, help="Check every grid point, and say what would run and what is already "
+              "stored; run and write nothing.")
+def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out, overrides, dry_run) -> None:
     """Run SCENARIO over a grid of field values x replications. Each run is
     stored under OUT/runs/, keyed by its scenario, seed, replication and
     engine build: running again reuses finished runs and runs what changed,
@@ -47,7 +49,7 @@ def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out
                 for k, vals in _unique_pairs("--vary", "PATH=V1,V2,...", vary).items()}
     except ScenarioError as e:
         _fail(str(e))
-    _run_grid(_load(scenario, overrides), axes, aliases, replications, seed, workers, scheduler, out)
+    _run_grid(_load(scenario, overrides), axes, aliases, replications, seed, workers, scheduler, out, dry_run)
 
 
 @click.command("campaign", short_help="Run a campaign defined in a file.")
@@ -56,7 +58,9 @@ def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Local processes (default: the file's, "
               "else the CPUs this process may use).")
 @click.option("--scheduler", default=None, metavar="ADDRESS", help="A Dask cluster (default: the file's).")
-def campaign_cmd(file, out, workers, scheduler) -> None:
+@click.option("--dry-run", is_flag=True, help="Check the file and every grid point, and say what would run and "
+              "what is already stored; run and write nothing.")
+def campaign_cmd(file, out, workers, scheduler, dry_run) -> None:
     """Run the campaign defined in FILE (TOML, YAML or JSON): over a
     scenario (scenario, out, grid, aliases, set, replications, seed,
     workers, scheduler) or over a reference study's parameters (study
@@ -72,19 +76,27 @@ def campaign_cmd(file, out, workers, scheduler) -> None:
     except (CampaignError, ScenarioError) as e:
         _fail(str(e))
     if not isinstance(spec, CampaignSpec):
-        _run_study_campaign(spec, workers, scheduler)
+        _run_study_campaign(spec, workers, scheduler, dry_run)
         return
     _run_grid(sc, spec.grid, spec.aliases, spec.replications, spec.seed, workers or spec.workers,
-              scheduler or spec.scheduler, str(spec.out))
+              scheduler or spec.scheduler, str(spec.out), dry_run)
 
 
-def _run_study_campaign(spec, workers, scheduler) -> None:
+def _run_study_campaign(spec, workers, scheduler, dry_run: bool) -> None:
     import dataclasses
 
-    from .campaign.study_run import run_study_campaign
+    from .campaign.study_run import plan_study_campaign, run_study_campaign
     from .errors import CampaignError
 
     spec = dataclasses.replace(spec, workers=workers or spec.workers, scheduler=scheduler or spec.scheduler)
+    if dry_run:
+        try:
+            plan = plan_study_campaign(spec)
+        except CampaignError as e:
+            _fail(str(e))
+        _check_scheduler(spec.scheduler)
+        click.echo(plan)
+        return
     try:
         report = run_study_campaign(spec)
     except CampaignError as e:
@@ -119,7 +131,7 @@ SWEEP_MEDIA_BOUNDS = {"frames_late": (0.0, math.inf), "frames_lost": (0.0, math.
                       "r_factor": (0.0, 100.0), "mos": (1.0, 4.5)}
 
 
-def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out) -> None:
+def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out, dry_run: bool) -> None:
     from pathlib import Path
 
     import pandas as pd
@@ -136,6 +148,9 @@ def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out) ->
     problems = grid_problems(jobs, replications)
     if problems:
         _fail(problems)
+    if dry_run:
+        _dry_run(jobs, replications, scheduler, out)
+        return
     try:
         flows = run_sweep(jobs, out, workers=workers, scheduler=scheduler, aliases=aliases)
     except CampaignError as e:
@@ -165,6 +180,36 @@ def _run_grid(sc, axes, aliases, replications, seed, workers, scheduler, out) ->
     if done["failed"]:
         click.echo(f"{len(done['failed'])} runs failed; their errors are in {out}/failed/", err=True)
         sys.exit(1)
+
+
+def _dry_run(jobs, replications: int, scheduler: str | None, out: str) -> None:
+    """What a grid's campaign would run and reuse (``plan_campaign``), with
+    nothing run or written."""
+    from .campaign.run import plan_campaign
+    from .errors import CampaignError
+
+    try:
+        plan = plan_campaign(jobs, out)
+    except CampaignError as e:
+        _fail(str(e))
+    _check_scheduler(scheduler)
+    points = len(jobs) // replications
+    click.echo(f"{points} grid point{'s' * (points != 1)} x {replications} replication{'s' * (replications != 1)}: "
+               f"{plan}")
+
+
+def _check_scheduler(scheduler: str | None) -> None:
+    """A dry run's check that the Dask cluster answers (the local pool
+    needs none)."""
+    if not scheduler:
+        return
+    from .campaign.executors import DaskExecutor
+    from .errors import CampaignError
+
+    try:
+        DaskExecutor(scheduler).close()
+    except (CampaignError, ImportError) as e:
+        _fail(str(e))
 
 
 def _split_values(text: str) -> list[str]:

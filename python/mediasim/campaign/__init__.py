@@ -20,11 +20,13 @@ from .._lazy import lazy_exports
 # Names are imported on first use, as the package's own: a run that writes
 # its tables uses ``atomic`` alone, and ``read`` imports pandas.
 _EXPORTS = {
+    "CampaignPlan": "run",
     "CampaignReport": "run",
     "DaskExecutor": "executors",
     "LocalExecutor": "executors",
     "available_cpus": "executors",
     "parameters": "read",
+    "plan_campaign": "run",
     "read_sweep": "read",
     "run_campaign": "run",
     "summary": "read",
@@ -36,7 +38,7 @@ __all__ = list(_EXPORTS)
 if TYPE_CHECKING:
     from .executors import DaskExecutor, LocalExecutor, available_cpus
     from .read import parameters, read_sweep, summary, to_xarray
-    from .run import CampaignReport, run_campaign
+    from .run import CampaignPlan, CampaignReport, plan_campaign, run_campaign
 
 
 __dir__, __getattr__ = lazy_exports(__name__, _EXPORTS, globals())

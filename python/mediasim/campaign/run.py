@@ -41,6 +41,44 @@ class CampaignReport:
         return s
 
 
+@dataclass
+class CampaignPlan:
+    """What a campaign would do, found without running or writing anything
+    (``plan_campaign``, ``--dry-run``)."""
+
+    folder: Path
+    runs: int
+    stored: int = 0
+    damaged: int = 0
+
+    @property
+    def to_run(self) -> int:
+        return self.runs - self.stored
+
+    def __str__(self) -> str:
+        damaged = f" (of which {self.damaged} damaged, to be run again)" if self.damaged else ""
+        return (f"{self.runs} runs: {self.stored} already stored in {self.folder}, {self.to_run} to run{damaged}; "
+                "nothing was run or written (dry run)")
+
+
+def plan_campaign(jobs: list[Any], out: str | Path) -> CampaignPlan:
+    """What ``run_campaign(jobs, out)`` would run and reuse, with nothing
+    run, made or changed: each distinct run's key looked up in the folder
+    (which need not exist), a folder ``run_campaign`` would refuse refused
+    the same way."""
+    from ..sweep import checked_jobs
+
+    engine = engine_identity()
+    store = RunStore.check(out, engine)
+    tasks = tasks_of(checked_jobs(jobs), engine["engine_build"])
+    plan = CampaignPlan(store.root, len(tasks))
+    for t in tasks:
+        status = store.status(t.key)
+        plan.stored += status == "done"
+        plan.damaged += status == "damaged"
+    return plan
+
+
 def tasks_of(jobs: list[Any], engine_build: str) -> list[Task]:
     """One task per distinct run (identical jobs share one)."""
     seen: dict[str, Task] = {}

@@ -40,6 +40,12 @@ MARKER = "run.json"
 ROOT_FILES = ("campaign.json", "index.md")
 
 
+def _leftover(name: str) -> bool:
+    """Whether ``name`` is the temporary file of a root file's write cut
+    short (``open`` removes them)."""
+    return any(name.startswith(f".{f}.tmp-") for f in ROOT_FILES)
+
+
 class RunStore:
     def __init__(self, root: Path, engine: dict[str, str]):
         self.root = Path(root)
@@ -53,17 +59,34 @@ class RunStore:
         """The store at ``root`` (created if needed). A folder holding runs
         of another engine build is refused: its results would mix with
         these."""
-        store = cls(Path(root), engine)
+        root = Path(root)
         # A process killed while writing the index (or a study campaign's
         # index.md) leaves its temporary file (atomic.write_bytes) and, in
         # a new folder, nothing else but runs/ and failed/: the folder is
         # still this campaign's.
-        if store.root.is_dir():
+        if root.is_dir():
             for name in ROOT_FILES:
-                for f in store.root.glob(f".{name}.tmp-*"):
+                for f in root.glob(f".{name}.tmp-*"):
                     f.unlink(missing_ok=True)
+        store = cls.check(root, engine)
+        try:
+            for d in (store.runs, store.partial, store.failed):
+                d.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise CampaignError(
+                f"{store.root}: cannot create the campaign's folder there ({e.strerror or e})") from None
+        store.clean_partials()
+        return store
+
+    @classmethod
+    def check(cls, root: str | Path, engine: dict[str, str]) -> "RunStore":
+        """The store at ``root`` as ``open`` would find it, refusing what
+        ``open`` refuses, with nothing made, removed or changed (a
+        campaign's dry run)."""
+        store = cls(Path(root), engine)
         index = read_json(store.root / "campaign.json")
-        if index is None and store.root.is_dir() and any(p.name not in ("runs", "failed") for p in store.root.iterdir()):
+        if index is None and store.root.is_dir() and any(
+                p.name not in ("runs", "failed") and not _leftover(p.name) for p in store.root.iterdir()):
             raise CampaignError(
                 f"{store.root} holds files that are not a campaign (no campaign.json): a campaign's folder holds "
                 "its runs only. Use a new or empty folder.")
@@ -72,12 +95,6 @@ class RunStore:
                 f"{store.root} holds runs of another engine (version {index.get('engine_version')}, build "
                 f"{index.get('engine_build')}); this is version {engine['engine_version']}, build "
                 f"{engine['engine_build']}. Use a new folder, or remove the old runs to replace them.")
-        try:
-            for d in (store.runs, store.partial, store.failed):
-                d.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise CampaignError(f"{store.root}: cannot create the campaign's folder there ({e.strerror or e})") from None
-        store.clean_partials()
         return store
 
     def clean_partials(self) -> None:
