@@ -111,6 +111,31 @@ def test_an_error_in_a_helper_is_raised_here_with_its_traceback():
     assert "in a helper process" in str(e.value.__cause__) and "_fail_in_helper" in str(e.value.__cause__)
 
 
+class _Unpicklable(Exception):
+    """An exception that cannot cross a pipe: it holds a lock."""
+
+    def __init__(self, msg):
+        super().__init__(msg)
+        import threading
+
+        self.lock = threading.Lock()
+
+
+def _unpicklable_in_helper(ms):
+    if os.getpid() != MAIN_PID:
+        raise _Unpicklable(f"task {ms} failed")
+    time.sleep(ms / 1000)
+    return ms
+
+
+def test_an_error_that_cannot_be_pickled_comes_back_as_its_type_and_message_with_its_traceback():
+    from mediasim.campaign import LocalExecutor
+
+    with pytest.raises(RuntimeError, match=r"^_Unpicklable: task 200 failed$") as e:
+        list(LocalExecutor(2).map_unordered(_unpicklable_in_helper, [200, 200, 200, 200]))
+    assert "in a helper process" in str(e.value.__cause__) and "_unpicklable_in_helper" in str(e.value.__cause__)
+
+
 def test_a_helper_that_dies_is_reported_not_waited_for(tmp_path):
     from mediasim.campaign import LocalExecutor
     from mediasim.campaign.executors import WorkerDied

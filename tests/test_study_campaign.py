@@ -466,6 +466,8 @@ def test_a_study_campaigns_dry_run_names_the_points_to_run_and_writes_nothing(tm
     named = [line for line in many.splitlines() if line.startswith("  to run: ")]
     assert len(named) == MAX_POINTS_NAMED == 10 and named[-1] == "  to run: buffer_packets=19"
     assert f"  ... and {12 - MAX_POINTS_NAMED} more" in many.splitlines()
+    ten = plan_study_campaign(load_campaign(campaign(tmp_path, f"buffer_packets = {list(range(10, 20))}\n")))
+    assert len([line for line in ten.splitlines() if line.startswith("  to run: ")]) == 10 and "more" not in ten
     # A point whose parameters the study refuses is said as a real run says it.
     r = CliRunner().invoke(main, ["campaign", str(campaign(tmp_path, "jitter_buffers_ms = [[-1]]\n")), "--dry-run"])
     assert r.exit_code == 2 and "grid: iw10: jitter_buffers_ms must be non-negative" in r.output, r.output
