@@ -504,5 +504,5 @@ def test_an_output_path_that_cannot_be_written_is_named_without_a_traceback(exam
         assert r.exit_code == 2 and fragment in r.output and "Traceback" not in r.output, (args, r.output)
     r = CliRunner().invoke(main, ["sweep", scenario, "--vary", "duration_s=3", "--out", str(blocker / "sweep")])
     assert r.exit_code == 2 and "Traceback" not in r.output
-    assert f"{blocker / 'sweep'}: cannot create the campaign's folder there" in r.output
+    assert f"{blocker / 'sweep'}: cannot create the campaign's folder there (Not a directory)" in r.output
     assert blocker.read_text() == "not a folder"
