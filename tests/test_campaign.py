@@ -128,7 +128,7 @@ def _unpicklable_in_helper(ms):
     return ms
 
 
-def test_an_error_that_cannot_be_pickled_comes_back_as_its_type_and_message_with_its_traceback():
+def test_a_helpers_error_that_cannot_be_pickled_comes_back_as_its_type_and_message_with_its_traceback():
     from mediasim.campaign import LocalExecutor
 
     with pytest.raises(RuntimeError, match=r"^_Unpicklable: task 200 failed$") as e:
