@@ -36,19 +36,20 @@ def _next(counter: Any) -> int:
     return i
 
 
-def _reply(i: int, fn: Callable[[Any], Any], task: Any) -> bytes:
-    """Task ``i``'s result, or its exception with the helper's traceback
-    (as ProcessPoolExecutor attaches it), pickled."""
+def _reply(fn: Callable[[Any], Any], task: Any) -> bytes:
+    """A task's result, or its exception with the helper's traceback (as
+    ProcessPoolExecutor attaches it), pickled. Results are yielded as
+    they come, in no order, so no task's index goes with them."""
     try:
-        return pickle.dumps((i, True, fn(task)), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps((True, fn(task)), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as e:  # noqa: BLE001 - raised again in the caller
         import traceback
 
         tb = traceback.format_exc()
         try:
-            return pickle.dumps((i, False, (e, tb)), protocol=pickle.HIGHEST_PROTOCOL)
+            return pickle.dumps((False, (e, tb)), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:  # noqa: BLE001 - the exception itself does not pickle
-            return pickle.dumps((i, False, (RuntimeError(f"{type(e).__name__}: {e}"), tb)))
+            return pickle.dumps((False, (RuntimeError(f"{type(e).__name__}: {e}"), tb)))
 
 
 def _helper(fn: Callable[[Any], Any], tasks: list[Any], counter: Any, conn: Any) -> None:
@@ -59,7 +60,7 @@ def _helper(fn: Callable[[Any], Any], tasks: list[Any], counter: Any, conn: Any)
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while (i := _next(counter)) < len(tasks):
-        conn.send_bytes(_reply(i, fn, tasks[i]))
+        conn.send_bytes(_reply(fn, tasks[i]))
     conn.close()
 
 
@@ -107,7 +108,7 @@ class _Pool:
         for r in conns:
             threading.Thread(target=_read, args=(r, self.inbox), daemon=True).start()
 
-    def replies(self, block: bool) -> Iterator[tuple[int, Any]]:
+    def replies(self, block: bool) -> Iterator[Any]:
         """The replies in, waiting for every helper's end if ``block``."""
         import queue
 
@@ -119,11 +120,11 @@ class _Pool:
             if data is None:
                 self.running -= 1
                 continue
-            i, ok, value = pickle.loads(data)
+            ok, value = pickle.loads(data)
             if not ok:
                 err, tb = value
                 raise err from _RemoteTraceback(tb)
-            yield i, value
+            yield value
 
     def stop(self) -> None:
         for p in self.procs:
@@ -191,12 +192,12 @@ class LocalExecutor:
         try:
             while (i := _next(pool.counter)) < len(tasks):
                 value = fn(tasks[i])
-                for _, v in pool.replies(block=False):
+                for v in pool.replies(block=False):
                     done += 1
                     yield v
                 done += 1
                 yield value
-            for _, v in pool.replies(block=True):
+            for v in pool.replies(block=True):
                 done += 1
                 yield v
             ended = done == len(tasks)
