@@ -539,6 +539,14 @@ def test_a_dry_run_checks_every_point_says_what_would_run_and_writes_nothing(exa
     assert r.output == (f"3 grid points x 1 replication: 3 runs: 2 already stored in {out}, 1 to run; "
                         "nothing was run or written (dry run)\n")
     assert _tree(out) == before
+    r = CliRunner().invoke(main, [*sweep[:4], "--vary", "links[0].delay_ms=5", "--out", str(out), "--dry-run"])
+    assert r.output.startswith("1 grid point x 1 replication: 1 runs: 1 already stored"), r.output
+    # A folder a campaign would refuse is refused, as a real run refuses it.
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    r = CliRunner().invoke(main, ["campaign", str(f), "--out", str(tmp_path / "mine"), "--dry-run"])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr.startswith(f"error: {tmp_path / 'mine'} holds files that are not a campaign (no campaign.json)")
 
 
 def test_killed_at_any_moment_a_campaign_resumes_losing_and_duplicating_nothing(examples, tmp_path):

@@ -68,3 +68,22 @@ def test_a_scheduler_address_that_cannot_be_used_is_named_before_the_folder_is_m
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert "Dask scheduler 'no-port-here': missing port number" in r.output
     assert not out.exists()
+
+
+def test_a_dry_run_names_a_scheduler_that_cannot_be_used(tmp_path, examples):
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    out = tmp_path / "sweep"
+    r = CliRunner().invoke(main, ["sweep", str(examples / "dumbbell.toml"), "--vary", "duration_s=5", "--dry-run",
+                                  "--scheduler", "no-port-here", "--out", str(out)])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == "error: Dask scheduler 'no-port-here': missing port number in address 'no-port-here'\n"
+    assert not out.exists()
+    f = tmp_path / "c.toml"
+    f.write_text('study = "iw10"\nout = "o"\nquick = true\nscheduler = "no-port-here"\n[grid]\ninitial_windows = [[1]]\n')
+    r = CliRunner().invoke(main, ["campaign", str(f), "--dry-run"])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == "error: Dask scheduler 'no-port-here': missing port number in address 'no-port-here'\n"
+    assert not (tmp_path / "o").exists()

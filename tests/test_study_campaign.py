@@ -468,6 +468,12 @@ def test_a_study_campaigns_dry_run_names_the_points_to_run_and_writes_nothing(tm
     assert f"  ... and {12 - MAX_POINTS_NAMED} more" in many.splitlines()
     ten = plan_study_campaign(load_campaign(campaign(tmp_path, f"buffer_packets = {list(range(10, 20))}\n")))
     assert len([line for line in ten.splitlines() if line.startswith("  to run: ")]) == 10 and "more" not in ten
+    # A folder a campaign would refuse is refused, as a real run refuses it.
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    r = CliRunner().invoke(main, ["campaign", str(f), "--out", str(tmp_path / "mine"), "--dry-run"])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr.startswith(f"error: {tmp_path / 'mine'} holds files that are not a campaign (no campaign.json)")
     # A point whose parameters the study refuses is said as a real run says it.
     r = CliRunner().invoke(main, ["campaign", str(campaign(tmp_path, "jitter_buffers_ms = [[-1]]\n")), "--dry-run"])
     assert r.exit_code == 2 and "grid: iw10: jitter_buffers_ms must be non-negative" in r.output, r.output
