@@ -540,7 +540,7 @@ def test_a_dry_run_checks_every_point_says_what_would_run_and_writes_nothing(exa
                         "nothing was run or written (dry run)\n")
     assert _tree(out) == before
     r = CliRunner().invoke(main, [*sweep[:4], "--vary", "links[0].delay_ms=5", "--out", str(out), "--dry-run"])
-    assert r.output.startswith("1 grid point x 1 replication: 1 runs: 1 already stored"), r.output
+    assert r.output.startswith("1 grid point x 1 replication: 1 run: 1 already stored"), r.output
     # A folder a campaign would refuse is refused, as a real run refuses it.
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("mine")

@@ -474,6 +474,8 @@ def test_a_study_campaigns_dry_run_names_the_points_to_run_and_writes_nothing(tm
     r = CliRunner().invoke(main, ["campaign", str(f), "--out", str(tmp_path / "mine"), "--dry-run"])
     assert (r.exit_code, r.stdout) == (2, ""), r.output
     assert r.stderr.startswith(f"error: {tmp_path / 'mine'} holds files that are not a campaign (no campaign.json)")
+    one = plan_study_campaign(load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6]\n")))
+    assert one.startswith(f"1 point of iw10: 1 already stored in {out}, 0 to run\nnothing was run"), one
     # A point whose parameters the study refuses is said as a real run says it.
     r = CliRunner().invoke(main, ["campaign", str(campaign(tmp_path, "jitter_buffers_ms = [[-1]]\n")), "--dry-run"])
     assert r.exit_code == 2 and "grid: iw10: jitter_buffers_ms must be non-negative" in r.output, r.output

@@ -57,8 +57,8 @@ class CampaignPlan:
 
     def __str__(self) -> str:
         damaged = f" (of which {self.damaged} damaged, to be run again)" if self.damaged else ""
-        return (f"{self.runs} runs: {self.stored} already stored in {self.folder}, {self.to_run} to run{damaged}; "
-                "nothing was run or written (dry run)")
+        return (f"{self.runs} run{'s' * (self.runs != 1)}: {self.stored} already stored in {self.folder}, "
+                f"{self.to_run} to run{damaged}; nothing was run or written (dry run)")
 
 
 def plan_campaign(jobs: list[Any], out: str | Path) -> CampaignPlan:

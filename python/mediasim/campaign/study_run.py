@@ -37,8 +37,8 @@ def plan_study_campaign(spec: StudyCampaign) -> str:
     points, options = spec.points(), spec.options()
     todo = [pt.name for pt in points if not point_done(
         store.root / "points" / pt.name, point_key(spec.study, pt.params, options, engine["engine_build"]))]
-    s = (f"{len(points)} points of {spec.study}: {len(points) - len(todo)} already stored in {store.root}, "
-         f"{len(todo)} to run")
+    s = (f"{len(points)} point{'s' * (len(points) != 1)} of {spec.study}: {len(points) - len(todo)} already stored "
+         f"in {store.root}, {len(todo)} to run")
     for name in todo[:MAX_POINTS_NAMED]:
         s += f"\n  to run: {name}"
     if len(todo) > MAX_POINTS_NAMED:
