@@ -131,6 +131,28 @@ def _unpicklable_in_helper(ms):
     return ms
 
 
+def _helpers_end_apart(marker):
+    """The first helper to start runs one long task; the other helper's
+    tasks outlast this process's, so that it ends while this process
+    waits for the first helper's result."""
+    if os.getpid() == MAIN_PID:
+        time.sleep(0.02)
+    else:
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+            time.sleep(1.5)
+        except FileExistsError:
+            time.sleep(0.05)
+    return os.getpid()
+
+
+def test_a_helper_that_ends_first_does_not_end_the_wait_for_the_others(tmp_path):
+    from mediasim.campaign import LocalExecutor
+
+    pids = list(LocalExecutor(3).map_unordered(_helpers_end_apart, [str(tmp_path / "first")] * 20))
+    assert len(pids) == 20 and os.getpid() in pids  # every result, none lost with the first helper's end
+
+
 def test_a_helpers_error_that_cannot_be_pickled_comes_back_as_its_type_and_message_with_its_traceback():
     from mediasim.campaign import LocalExecutor
 
