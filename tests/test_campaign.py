@@ -73,8 +73,11 @@ def test_the_local_pool_shares_runs_between_this_process_and_its_helpers(capfd):
     # the work (tasks of 10-49 ms, so a share within one task's length).
     mine = sum(ms for ms, pid in out if pid == os.getpid())
     assert abs(mine - sum(tasks) / 2) < 150
-    two = list(LocalExecutor(2).map_unordered(_pid_after, [1, 2]))
-    assert sorted(ms for ms, _ in two) == [1, 2]
+    # Two tasks are shared too (the helper takes the second while this
+    # process runs the first); one runs here alone.
+    two = list(LocalExecutor(2).map_unordered(_pid_after, [600, 601]))
+    assert sorted(ms for ms, _ in two) == [600, 601] and len({pid for _, pid in two}) == 2
+    assert list(LocalExecutor(2).map_unordered(_pid_after, [1])) == [(1, os.getpid())]
     assert list(LocalExecutor(1).map_unordered(_pid_after, [1, 2])) == [(1, os.getpid()), (2, os.getpid())]
     # The helpers end quietly once the tasks run out (a helper's traceback
     # would be on this process's stderr, which they share).
