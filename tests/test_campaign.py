@@ -156,6 +156,46 @@ def test_a_helper_that_ends_first_does_not_end_the_wait_for_the_others(tmp_path)
     assert len(pids) == 20 and os.getpid() in pids  # every result, none lost with the first helper's end
 
 
+def _raise_here_or_mark(folder):
+    if os.getpid() == MAIN_PID:
+        raise ValueError("a task failed here")
+    time.sleep(0.2)
+    Path(folder, str(time.monotonic_ns())).touch()
+    return 0
+
+
+def test_an_error_here_stops_the_helpers_at_once(tmp_path):
+    from mediasim.campaign import LocalExecutor
+
+    with pytest.raises(ValueError, match="a task failed here"):
+        list(LocalExecutor(3).map_unordered(_raise_here_or_mark, [str(tmp_path)] * 20))
+    time.sleep(0.6)  # a helper left running would have finished a task or two by now
+    assert not any(tmp_path.iterdir())
+
+
+def _one_dies_one_outlasts(folder):
+    """The first helper to start dies at its first task; the other's tasks
+    are long, so that its results come both while this process runs its
+    own short tasks and after."""
+    if os.getpid() == MAIN_PID:
+        time.sleep(0.02)
+        return 0
+    try:
+        os.close(os.open(Path(folder, "dies"), os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        time.sleep(0.3)
+        return 1
+    os._exit(3)
+
+
+def test_a_run_lost_by_one_helper_is_reported_while_another_helper_returns_its_own(tmp_path):
+    from mediasim.campaign import LocalExecutor
+    from mediasim.campaign.executors import WorkerDied
+
+    with pytest.raises(WorkerDied, match=r"^1 of 25 runs lost: "):
+        list(LocalExecutor(3).map_unordered(_one_dies_one_outlasts, [str(tmp_path)] * 25))
+
+
 def test_a_helpers_error_that_cannot_be_pickled_comes_back_as_its_type_and_message_with_its_traceback():
     from mediasim.campaign import LocalExecutor
 
