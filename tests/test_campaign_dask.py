@@ -2,7 +2,10 @@
 started on loopback: the same campaign gives bit-identical tables to the
 local process pool's."""
 
+import sys
+
 import pandas as pd
+import pytest
 
 import mediasim
 from mediasim.campaign import DaskExecutor, read_sweep, run_campaign
@@ -87,3 +90,19 @@ def test_a_dry_run_names_a_scheduler_that_cannot_be_used(tmp_path, examples):
     assert (r.exit_code, r.stdout) == (2, ""), r.output
     assert r.stderr == "error: Dask scheduler 'no-port-here': missing port number in address 'no-port-here'\n"
     assert not (tmp_path / "o").exists()
+
+
+def test_a_client_given_is_used_and_left_open_and_without_dask_the_install_is_named(monkeypatch):
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        ex = DaskExecutor(client)
+        assert ex.client is client
+        assert sorted(ex.map_unordered(abs, [-2, 1, -3])) == [1, 2, 3]
+        ex.close()  # not this executor's to close
+        assert client.status == "running"
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if dask were not installed
+    with pytest.raises(ImportError, match=r"^the Dask executor needs dask\.distributed: pip install "
+                                          r"'mediasim\[cluster\]'$"):
+        DaskExecutor("tcp://127.0.0.1:8786")

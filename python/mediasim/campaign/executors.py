@@ -225,7 +225,7 @@ class DaskExecutor:
     def __init__(self, address: Any):
         try:
             from distributed import Client
-        except ImportError as e:  # pragma: no cover - depends on the install
+        except ImportError as e:
             raise ImportError("the Dask executor needs dask.distributed: pip install 'mediasim[cluster]'") from e
         self._own = not isinstance(address, Client)
         if not self._own:
