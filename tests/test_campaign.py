@@ -105,6 +105,10 @@ def test_the_default_workers_are_the_cpus_this_process_may_use(monkeypatch):
     monkeypatch.setattr(os, "process_cpu_count", lambda: None, raising=False)
     assert available_cpus() == 1
     assert LocalExecutor(5).workers == 5
+    from mediasim.campaign.executors import make_executor
+
+    assert isinstance(make_executor(5), LocalExecutor) and make_executor(5).workers == 5
+    assert make_executor().workers == 1  # the CPUs available: unknown, as patched above
     with pytest.raises(ValueError, match=r"^workers must be at least 1 \(got 0\)$"):
         LocalExecutor(0)
 
