@@ -36,9 +36,11 @@ def _pid_after(ms):
     return ms, os.getpid()
 
 
-def _fail_in_helper(ms):
+def _fail_in_helper(task):
+    """Raises ``error`` (an exception type) in a helper; here, sleeps ``ms``."""
+    error, ms = task
     if os.getpid() != MAIN_PID:
-        raise ValueError(f"task {ms} failed")
+        raise error(f"task {ms} failed")
     time.sleep(ms / 1000)
     return ms
 
@@ -117,7 +119,7 @@ def test_an_error_in_a_helper_is_raised_here_with_its_traceback():
     from mediasim.campaign import LocalExecutor
 
     with pytest.raises(ValueError, match=r"task \d+ failed") as e:
-        list(LocalExecutor(2).map_unordered(_fail_in_helper, [200, 200, 200, 200]))
+        list(LocalExecutor(2).map_unordered(_fail_in_helper, [(ValueError, 200)] * 4))
     assert "in a helper process" in str(e.value.__cause__) and "_fail_in_helper" in str(e.value.__cause__)
 
 
@@ -129,13 +131,6 @@ class _Unpicklable(Exception):
         import threading
 
         self.lock = threading.Lock()
-
-
-def _unpicklable_in_helper(ms):
-    if os.getpid() != MAIN_PID:
-        raise _Unpicklable(f"task {ms} failed")
-    time.sleep(ms / 1000)
-    return ms
 
 
 def _helpers_end_apart(marker):
@@ -206,8 +201,8 @@ def test_a_helpers_error_that_cannot_be_pickled_comes_back_as_its_type_and_messa
     from mediasim.campaign import LocalExecutor
 
     with pytest.raises(RuntimeError, match=r"^_Unpicklable: task 200 failed$") as e:
-        list(LocalExecutor(2).map_unordered(_unpicklable_in_helper, [200, 200, 200, 200]))
-    assert "in a helper process" in str(e.value.__cause__) and "_unpicklable_in_helper" in str(e.value.__cause__)
+        list(LocalExecutor(2).map_unordered(_fail_in_helper, [(_Unpicklable, 200)] * 4))
+    assert "in a helper process" in str(e.value.__cause__) and "_fail_in_helper" in str(e.value.__cause__)
 
 
 def test_a_helper_that_dies_is_reported_not_waited_for(tmp_path):
