@@ -478,7 +478,7 @@ def test_a_study_campaigns_dry_run_names_the_points_to_run_and_writes_nothing(tm
     assert one.startswith(f"1 point of iw10: 1 already stored in {out}, 0 to run\nnothing was run"), one
     # A point whose parameters the study refuses is said as a real run says it.
     r = CliRunner().invoke(main, ["campaign", str(campaign(tmp_path, "jitter_buffers_ms = [[-1]]\n")), "--dry-run"])
-    assert r.exit_code == 2 and "grid: iw10: jitter_buffers_ms must be non-negative" in r.output, r.output
+    assert r.exit_code == 2 and "grid: iw10: jitter_buffers_ms must be at least 0 (got -1)" in r.output, r.output
 
 
 def test_a_points_folder_name_says_its_labels_and_a_long_one_ends_in_a_hash():

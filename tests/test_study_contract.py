@@ -160,6 +160,60 @@ def test_every_study_refuses_counts_no_run_can_use_before_building_anything():
             ("media-scaling", "mpeg_flows"), ("avpf", "ftp_flows_per_side")} <= counted
 
 
+@pytest.mark.parametrize("name", list(experiments.STUDIES))
+def test_every_study_refuses_a_negative_duration_rate_or_size_and_a_non_finite_number(name):
+    """A field with a unit in its name below 0 (a rate at 0), or any number
+    not finite, is named by ``--set`` itself: a campaign over it is refused
+    before its first point runs, not failed at the point it reaches."""
+    from mediasim.experiments.params import UNIT_ENDINGS
+
+    p = experiments.get(name).Params()
+    p.check()
+    p.quick().check()
+    unit_fields = 0
+    for f in dataclasses.fields(p):
+        value = getattr(p, f.name)
+        first = value[0] if isinstance(value, tuple) and value else value
+        if isinstance(first, tuple):
+            continue  # groups (svc's WRED profiles) have checks of their own
+        if isinstance(first, float):
+            bad = ",".join(["nan"] * len(value)) if isinstance(value, tuple) else "inf"
+            with pytest.raises(ValueError) as e:
+                p.with_overrides({f.name: bad})
+            assert f"{f.name} must be a finite number (got {bad.split(',')[0]})" in str(e.value)
+        if not f.name.endswith(UNIT_ENDINGS) or isinstance(first, bool) or not isinstance(first, int | float):
+            continue
+        unit_fields += 1
+        zero_ok = f.name in type(p).zero_rates or not f.name.endswith("_bps")
+        low = "-1" if zero_ok else "0"
+        with pytest.raises(ValueError) as e:
+            p.with_overrides({f.name: ",".join([low] * len(value)) if isinstance(value, tuple) else low})
+        assert (f"{f.name} must be at least 0 (got -1)" if zero_ok
+                else f"{f.name} must be above 0 bit/s (got 0)") in str(e.value), f.name
+    assert unit_fields >= 3
+
+
+def test_a_rate_may_be_0_only_where_its_study_says_so():
+    from mediasim.experiments import svc
+
+    p = svc.Params().with_overrides({"ppacc_eps_bps": "0", "ppacc_kappa_bps": "0"})
+    assert (p.ppacc_eps_bps, p.ppacc_kappa_bps) == (0, 0)
+    with pytest.raises(ValueError) as e:
+        svc.Params().with_overrides({"bottleneck_rate_bps": "0", "ppacc_eps_bps": "-5", "duration_s": "-1"})
+    assert str(e.value) == ("svc: bottleneck_rate_bps must be above 0 bit/s (got 0); duration_s must be at least 0 "
+                            "(got -1); ppacc_eps_bps must be at least 0 (got -5)")  # in the fields' order
+
+
+def test_a_study_campaign_with_a_negative_rate_at_one_point_is_refused_before_any_runs(tmp_path):
+    spec = tmp_path / "c.toml"
+    spec.write_text(f'study = "iw10"\nout = "{tmp_path / "out"}"\nreplications = 1\n'
+                    '[grid]\nbottleneck_rate_bps = [2e6, -1]\n')
+    r = CliRunner().invoke(main, ["campaign", str(spec)])
+    assert r.exit_code == 2, r.output
+    assert "bottleneck_rate_bps must be above 0 bit/s (got -1)" in r.output
+    assert not (tmp_path / "out").exists()
+
+
 def test_whole_number_parameters_are_taken_exactly_or_refused():
     """``--set`` of an integer field: as written (a 20-digit seed stays that
     seed), or a float that is whole (1e1); a fraction or an infinity is

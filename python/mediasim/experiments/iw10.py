@@ -112,8 +112,8 @@ class Params(StudyParams):
             problems.append("flows must be positive counts")
         if not self.initial_windows or min(self.initial_windows) < 1:
             problems.append("initial_windows must be at least 1 segment")
-        if not self.jitter_buffers_ms or min(self.jitter_buffers_ms) < 0:
-            problems.append("jitter_buffers_ms must be non-negative")
+        if not self.jitter_buffers_ms:
+            problems.append("jitter_buffers_ms must hold at least one size")
         if self.observation_s[0] - self.base_window_s < 0:
             problems.append("base_window_s reaches before time 0")
         if self.observation_s[1] <= self.observation_s[0]:

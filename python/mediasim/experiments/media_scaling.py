@@ -99,8 +99,8 @@ class Params(StudyParams):
             problems.append("windows_s must be increasing times within the run")
         if len(self.jitter_window_s) != 2 or self.jitter_window_s[1] <= self.jitter_window_s[0]:
             problems.append("jitter_window_s must be (start, end)")
-        if self.start_spread_s < 0 or self.join_s + self.start_spread_s >= self.duration_s:
-            problems.append("start_spread_s must be non-negative and end before the run does")
+        if self.join_s + self.start_spread_s >= self.duration_s:
+            problems.append("start_spread_s must end before the run does")
         return problems
 
     def windows(self) -> list[tuple[float, float]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, ClassVar, TypeVar
 
 from ..errors import likely_meant
@@ -17,6 +18,10 @@ MAX_ITEMS = 200_000
 #: chosen: far above any study's replications (3 to 50), so that a
 #: mistyped count is refused rather than run.
 MAX_REPLICATIONS = 10_000
+#: Name endings that say a field holds a duration, a rate, a size or a
+#: count of packets: none of these is below 0, and a rate (``_bps``) is
+#: above 0 unless its study names it in ``StudyParams.zero_rates``.
+UNIT_ENDINGS = ("_ms", "_s", "_bps", "_bytes", "_packets", "_kb")
 
 
 class ParamsError(ValueError):
@@ -124,6 +129,8 @@ class StudyParams:
     study: ClassVar[str]
     #: Fields that count the flows or nodes the study's scenarios create.
     count_fields: ClassVar[tuple[str, ...]] = ()
+    #: Rate fields (``_bps``) for which 0 means something (a step of none).
+    zero_rates: ClassVar[tuple[str, ...]] = ()
     replications: int
 
     def with_overrides(self: P, overrides: dict[str, str]) -> P:
@@ -141,6 +148,7 @@ class StudyParams:
             v = getattr(self, name)
             if any(x > MAX_ITEMS for x in (v if isinstance(v, tuple) else (v,))):
                 problems.append(f"{name} must be at most {MAX_ITEMS:,} (the engine's limit on flows and nodes)")
+        problems += self._number_problems()
         if problems:  # check_more may build on the counts
             raise ParamsError(self.study, problems)
         problems += self.check_more()
@@ -149,6 +157,33 @@ class StudyParams:
 
     def check_more(self) -> list[str]:
         return []
+
+    def _number_problems(self) -> list[str]:
+        """Every number finite; a field with a unit in its name
+        (``UNIT_ENDINGS``) at least 0, a rate above 0: checked here, before
+        any scenario is made from them, so that a campaign does not run
+        its first points and fail at the one a value reaches."""
+        problems = []
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            values = _numbers(getattr(self, f.name))
+            if (bad := next((x for x in values if isinstance(x, float) and not math.isfinite(x)), None)) is not None:
+                problems.append(f"{f.name} must be a finite number (got {bad})")
+            elif not f.name.endswith(UNIT_ENDINGS):
+                continue
+            elif f.name.endswith("_bps") and f.name not in self.zero_rates:
+                if (bad := next((x for x in values if x <= 0), None)) is not None:
+                    problems.append(f"{f.name} must be above 0 bit/s (got {bad:g})")
+            elif (bad := next((x for x in values if x < 0), None)) is not None:
+                problems.append(f"{f.name} must be at least 0 (got {bad:g})")
+        return problems
+
+
+def _numbers(value: Any) -> list[float]:
+    """The numbers in a field's value (a number, or tuples of them); not
+    true/false."""
+    if isinstance(value, tuple):
+        return [x for v in value for x in _numbers(v)]
+    return [value] if isinstance(value, int | float) and not isinstance(value, bool) else []
 
 
 def parameters_section(p: Any) -> list[str]:

@@ -133,8 +133,8 @@ class Params(StudyParams):
             problems.append(f"case58_resume must be hold or restart (got {self.case58_resume!r})")
         if not 0 < self.scream_pacing_factor <= 10:
             problems.append("scream_pacing_factor must be in (0, 10]")
-        if self.jitter_std_ms < 0 or not 0 < self.converge_band < 1:
-            problems.append("jitter_std_ms must be at least 0 and converge_band in (0, 1)")
+        if not 0 < self.converge_band < 1:
+            problems.append("converge_band must be in (0, 1)")
         return problems
 
 

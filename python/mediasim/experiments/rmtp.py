@@ -109,8 +109,6 @@ class Params(StudyParams):
             problems.append("window_growth must be linear or doubling")
         if self.dr_acknowledges not in ("subgroup", "custody"):
             problems.append("dr_acknowledges must be subgroup or custody")
-        if self.dr_repair_holdoff_ms < 0:
-            problems.append("dr_repair_holdoff_ms must be at least 0")
         if not 0 <= self.scenario6_receiver_loss < 1:
             problems.append("scenario6_receiver_loss must be in [0, 1)")
         if self.queue_limit_packets < 1:

@@ -39,6 +39,7 @@ CASES: tuple[int, ...] = ()  # the study contract: no cases
 class Params(StudyParams):
     study: ClassVar[str] = NAME
     count_fields: ClassVar[tuple[str, ...]] = ("video_flows", "tcp_flows")
+    zero_rates: ClassVar[tuple[str, ...]] = ("ppacc_eps_bps", "ppacc_kappa_bps")  # no step of that kind
 
     # --- stated by the study ---
     bottleneck_rate_bps: float = 3e6
@@ -111,8 +112,6 @@ class Params(StudyParams):
             problems.append("af1_reserved_bps must leave room for AF2")
         if not 0 <= self.warmup_s < self.duration_s:
             problems.append("warmup_s must be inside the run")
-        if self.drain_s < 0:
-            problems.append("drain_s must be at least 0")
         if bad := [t for t in (*self.transports, self.fec_transport) if t not in ("tfrc", "ppacc")]:
             problems.append(f"transports and fec_transport must be tfrc or ppacc (got {bad})")
         if any(not 0 <= k <= self.video_flows for k in self.fec_shares):
