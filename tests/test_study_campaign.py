@@ -299,13 +299,18 @@ def test_a_study_campaigns_parameter_problems_are_said_once_each_one_per_line(tm
         f"{f}: grid: iw10: flows='x': expected a comma-separated list, each a whole number (e.g. 1,2,6)",
         f"{f}: grid: iw10: flows='y': expected a comma-separated list, each a whole number (e.g. 1,2,6)",
     ], lines
-    f.write_text('study = "iw10"\nout = "o"\n[grid]\nflows = [1]\n[set]\nseed = "x"\nflowz = 2\n')
+    # With ``set`` wrong, the grid's names and values that do not read are
+    # said too (its checks, which judge a point's values together, wait).
+    f.write_text('study = "iw10"\nout = "o"\n[aliases]\nb = "buffer_packetz"\n'
+                 '[grid]\nflows = [0, "x", "x"]\nb = [1, 2]\n[set]\nseed = "x"\nflowz = 2\n')
     with pytest.raises(CampaignError) as e:
         load_campaign(f)
     lines = str(e.value).split("\n")
     assert [line.split(" (known: ")[0] for line in lines] == [
         f"{f}: set: iw10: seed='x': expected a whole number",
-        f"{f}: set: iw10: unknown parameter 'flowz'; did you mean 'flows'?"], lines
+        f"{f}: set: iw10: unknown parameter 'flowz'; did you mean 'flows'?",
+        f"{f}: grid: iw10: flows='x': expected a comma-separated list, each a whole number (e.g. 1,2,6)",
+        f"{f}: grid: iw10: unknown parameter 'buffer_packetz'; did you mean 'buffer_packets'?"], lines
 
 
 def test_grid_values_that_name_the_same_folder_are_refused(tmp_path):

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CampaignError
-from ..experiments.params import ParamsError
+from ..experiments.params import ParamsError, read_overrides
 from .atomic import read_json
 from .spec import CampaignBase
 
@@ -105,7 +105,10 @@ class StudyCampaign(CampaignBase):
         parameter or value is a CampaignError naming it."""
         import itertools
 
-        base = self.base()
+        try:
+            base = self.base()
+        except CampaignError as e:  # the grid's unreadable names and values too, so one reading says both
+            raise CampaignError("\n".join([str(e), *self._grid_reading_problems()])) from None
         keys = list(self.grid)
         out = []
         problems: dict[str, None] = {}  # each point's, each said once, in order
@@ -123,6 +126,18 @@ class StudyCampaign(CampaignBase):
         if len(set(names)) != len(names):
             raise CampaignError(f"{self.where}: grid: two points have the same name; give distinct values")
         return out
+
+    def _grid_reading_problems(self) -> list[str]:
+        """Each grid name or value that does not read as the study's
+        parameter, as ``points`` says it; the checks, which judge a point's
+        values together, are left to ``points`` once ``set`` is right."""
+        params = self.module().Params()
+        problems: dict[str, None] = {}
+        for k, values in self.grid.items():
+            for v in values:
+                found = read_overrides(params, {self.aliases.get(k, k): _text(v)})[1]
+                problems.update(dict.fromkeys(f"{self.where}: grid: {self.study}: {x}" for x in found))
+        return list(problems)
 
 
 def _text(v: Any) -> str:

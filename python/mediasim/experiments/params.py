@@ -42,6 +42,17 @@ def apply_overrides(params: P, overrides: dict[str, str], study: str) -> P:
     that holds tuples (``0.6,1,0.05;0.2,0.6,0.2``); raises ParamsError
     naming the study and, for every name or value it cannot take, the
     field and what it takes."""
+    out, problems = read_overrides(params, overrides)
+    if problems:  # the checks would judge values not given
+        raise ParamsError(study, problems)
+    out.check()  # type: ignore[attr-defined]
+    return out
+
+
+def read_overrides(params: P, overrides: dict[str, str]) -> tuple[P, list[str]]:
+    """``params`` with every NAME=VALUE that reads applied, unchecked, and
+    a problem for each name or value that does not (as ``apply_overrides``
+    says it)."""
     fields = {f.name for f in dataclasses.fields(params)}  # type: ignore[arg-type]
     out = params
     problems = []
@@ -58,10 +69,7 @@ def apply_overrides(params: P, overrides: dict[str, str], study: str) -> P:
             problems.append(f"{k}={v!r}: expected {_takes(cur)}")
             continue
         out = dataclasses.replace(out, **{k: val})  # type: ignore[type-var]
-    if problems:  # the checks would judge values not given
-        raise ParamsError(study, problems)
-    out.check()  # type: ignore[attr-defined]
-    return out
+    return out, problems
 
 
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
