@@ -106,3 +106,39 @@ def test_a_client_given_is_used_and_left_open_and_without_dask_the_install_is_na
     with pytest.raises(ImportError, match=r"^the Dask executor needs dask\.distributed: pip install "
                                           r"'mediasim\[cluster\]'$"):
         DaskExecutor("tcp://127.0.0.1:8786")
+
+
+def _tasks_left(client) -> dict[str, str]:
+    """The scheduler's tasks and their states, polled until none is left
+    or 2 s have passed (the tasks stopped sleep 3 s)."""
+    import time
+
+    end = time.monotonic() + 2
+    while (left := client.run_on_scheduler(lambda dask_scheduler: {k: v.state for k, v in
+                                                                    dask_scheduler.tasks.items()})) \
+            and time.monotonic() < end:
+        time.sleep(0.1)
+    return left
+
+
+def test_a_campaign_stopped_part_way_or_by_an_error_leaves_the_cluster_no_task():
+    """Stopping (a run's error, a kill of the loop reading results) cancels
+    what is still queued or running, so the cluster is free for the next
+    campaign rather than busy with runs whose results nobody reads."""
+    import time
+
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        ex = DaskExecutor(cluster.scheduler_address)
+        try:
+            results = ex.map_unordered(time.sleep, [0] + [3] * 4)
+            assert next(results) is None
+            results.close()
+            assert _tasks_left(ex.client) == {}
+            with pytest.raises(ValueError, match="sleep length must be non-negative"):
+                list(ex.map_unordered(time.sleep, [-1] + [3] * 4))
+            assert _tasks_left(ex.client) == {}
+        finally:
+            ex.close()
