@@ -193,6 +193,45 @@ def test_every_study_refuses_a_negative_duration_rate_or_size_and_a_non_finite_n
     assert unit_fields >= 3
 
 
+_AWKWARD = ("", "0", "-1", "5", "5,6,7", "1;2", "1,2;3", "0.1,1;0.2;0.3", "nan", "-inf", "1e400", "x", "true", "a,b", " ; ")
+
+
+@pytest.mark.parametrize("name", list(experiments.STUDIES))
+def test_every_study_parameter_takes_any_text_or_names_what_is_wrong(name):
+    """Whatever ``--set NAME=TEXT`` gives a field, the parameters are taken
+    or a ParamsError names the problem: never another exception, which the
+    command line would show as a traceback (a one-value window once failed
+    in the study's own check with an IndexError)."""
+    from mediasim.experiments.params import ParamsError
+
+    p = experiments.get(name).Params()
+    for f in dataclasses.fields(p):
+        for text in _AWKWARD:
+            try:
+                p.with_overrides({f.name: text})
+            except ParamsError as e:
+                assert e.problems and all(isinstance(x, str) and x for x in e.problems), (f.name, text)
+
+
+def test_a_list_is_not_empty_and_a_fixed_length_one_holds_its_length():
+    from mediasim.experiments import iw10, svc
+
+    def problem(params, **overrides) -> str:
+        with pytest.raises(ValueError) as e:
+            params.with_overrides(overrides)
+        return str(e.value)
+
+    assert problem(iw10.Params(), observation_s="5") == "iw10: observation_s must hold 2 values (got 1)"
+    assert problem(iw10.Params(), observation_s="5,6,7") == "iw10: observation_s must hold 2 values (got 3)"
+    assert iw10.Params().with_overrides({"observation_s": "5,6"}).observation_s == (5.0, 6.0)
+    assert problem(iw10.Params(), flows="", accesses="") == (
+        "iw10: flows must hold at least one value; accesses must hold at least one value")
+    assert problem(svc.Params(), wred_profiles="0.5,1;0.2,0.6,0.2;0.05,0.3,0.5") == (
+        "svc: wred_profiles must be groups of 3 values (got one of 2)")
+    assert problem(svc.Params(), wred_profiles="0.5,1,0.1,0.2;0.2,0.6,0.2;0.05,0.3,0.5") == (
+        "svc: wred_profiles must be groups of 3 values (got one of 4)")
+
+
 def test_a_rate_may_be_0_only_where_its_study_says_so():
     from mediasim.experiments import svc
 
@@ -240,6 +279,7 @@ class _Toy(StudyParams):
     and of one by default, and checks of its own."""
 
     study: ClassVar[str] = "toy"
+    may_be_empty: ClassVar[tuple[str, ...]] = ("names",)
     replications: int = 1
     names: tuple[str, ...] = ()
     counts: tuple[int, ...] = (5,)
@@ -278,7 +318,10 @@ def test_every_name_and_value_that_cannot_be_taken_is_said_together_before_the_c
 def test_parameters_without_a_seed_or_with_an_empty_list_take_overrides():
     p = _Toy().with_overrides({"names": "a, b", "replications": "2", "counts": "1,2"})
     assert p == _Toy(replications=2, names=("a", "b"), counts=(1, 2))
-    assert _Toy().with_overrides({"names": ""}).names == ()
+    assert _Toy().with_overrides({"names": ""}).names == ()  # in may_be_empty
+    with pytest.raises(ValueError) as e:
+        _Toy().with_overrides({"counts": ""})
+    assert str(e.value) == "toy: counts must hold at least one value"
     with pytest.raises(ValueError) as e:
         _Toy().with_overrides({"counts": "1,x"})
     assert str(e.value) == "toy: counts='1,x': expected a comma-separated list, each a whole number (e.g. 5)"

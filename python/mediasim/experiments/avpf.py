@@ -119,7 +119,7 @@ class Params(StudyParams):
         elif self.case4_load * self.case4_link_factor <= 1.0:
             problems.append("case4_load * case4_link_factor must exceed 1 (room for cross traffic)")
         bad = [d for d in self.newpred_dithers if d not in ("multiparty", "zero")]
-        if bad or not self.newpred_dithers:
+        if bad:
             problems.append(f"newpred_dithers must name \"multiparty\" and/or \"zero\" (got {list(self.newpred_dithers)})")
         return problems
 

@@ -108,12 +108,10 @@ class Params(StudyParams):
 
     def check_more(self) -> list[str]:
         problems = []
-        if not self.flows or min(self.flows) < 1:
+        if min(self.flows) < 1:
             problems.append("flows must be positive counts")
-        if not self.initial_windows or min(self.initial_windows) < 1:
+        if min(self.initial_windows) < 1:
             problems.append("initial_windows must be at least 1 segment")
-        if not self.jitter_buffers_ms:
-            problems.append("jitter_buffers_ms must hold at least one size")
         if self.observation_s[0] - self.base_window_s < 0:
             problems.append("base_window_s reaches before time 0")
         if self.observation_s[1] <= self.observation_s[0]:
@@ -121,7 +119,7 @@ class Params(StudyParams):
         if self.server_link_delay_ms >= self.one_way_delay_ms:
             problems.append("one_way_delay_ms must exceed server_link_delay_ms")
         unknown = set(self.accesses) - {"wired", "cellular"}
-        if not self.accesses or unknown:
+        if unknown:
             problems.append(f"accesses must be among wired, cellular (got {', '.join(self.accesses)})")
         if "cellular" in self.accesses:
             try:

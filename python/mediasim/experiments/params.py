@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 from typing import Any, ClassVar, TypeVar
 
 from ..errors import likely_meant
@@ -139,6 +140,9 @@ class StudyParams:
     count_fields: ClassVar[tuple[str, ...]] = ()
     #: Rate fields (``_bps``) for which 0 means something (a step of none).
     zero_rates: ClassVar[tuple[str, ...]] = ()
+    #: List fields that may be empty (a part of the study left out); any
+    #: other list holds at least one value.
+    may_be_empty: ClassVar[tuple[str, ...]] = ()
     replications: int
 
     def with_overrides(self: P, overrides: dict[str, str]) -> P:
@@ -156,7 +160,7 @@ class StudyParams:
             v = getattr(self, name)
             if any(x > MAX_ITEMS for x in (v if isinstance(v, tuple) else (v,))):
                 problems.append(f"{name} must be at most {MAX_ITEMS:,} (the engine's limit on flows and nodes)")
-        problems += self._number_problems()
+        problems += self._value_problems()
         if problems:  # check_more may build on the counts
             raise ParamsError(self.study, problems)
         problems += self.check_more()
@@ -166,14 +170,21 @@ class StudyParams:
     def check_more(self) -> list[str]:
         return []
 
-    def _number_problems(self) -> list[str]:
-        """Every number finite; a field with a unit in its name
-        (``UNIT_ENDINGS``) at least 0, a rate above 0: checked here, before
-        any scenario is made from them, so that a campaign does not run
-        its first points and fail at the one a value reaches."""
+    def _value_problems(self) -> list[str]:
+        """Every list holds a value (but those in ``may_be_empty``); every
+        number is finite; a field with a unit in its name (``UNIT_ENDINGS``)
+        is at least 0, a rate above 0. Checked here, before any scenario is
+        made from them, so that a campaign does not run its first points
+        and fail at the one a value reaches."""
         problems = []
+        hints = typing.get_type_hints(type(self))
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            values = _numbers(getattr(self, f.name))
+            value = getattr(self, f.name)
+            if value == () and f.name not in self.may_be_empty:
+                problems.append(f"{f.name} must hold at least one value")
+            elif wrong := _length_problem(value, hints[f.name]):
+                problems.append(f"{f.name} {wrong}")
+            values = _numbers(value)
             if (bad := next((x for x in values if isinstance(x, float) and not math.isfinite(x)), None)) is not None:
                 problems.append(f"{f.name} must be a finite number (got {bad})")
             elif not f.name.endswith(UNIT_ENDINGS):
@@ -184,6 +195,22 @@ class StudyParams:
             elif (bad := next((x for x in values if x < 0), None)) is not None:
                 problems.append(f"{f.name} must be at least 0 (got {bad:g})")
         return problems
+
+
+def _length_problem(value: Any, hint: Any) -> str | None:
+    """What is wrong with the length of ``value`` (or of its groups) for a
+    field typed ``hint``: ``tuple[float, float]`` holds two values,
+    ``tuple[tuple[float, float, float], ...]`` groups of three."""
+    if typing.get_origin(hint) is not tuple or not isinstance(value, tuple):
+        return None
+    args = typing.get_args(hint)
+    if len(args) == 2 and args[1] is Ellipsis:
+        if typing.get_origin(args[0]) is tuple:
+            n = len(typing.get_args(args[0]))
+            if bad := next((g for g in value if len(g) != n), None):
+                return f"must be groups of {n} values (got one of {len(bad)})"
+        return None
+    return None if len(value) == len(args) else f"must hold {len(args)} values (got {len(value)})"
 
 
 def _numbers(value: Any) -> list[float]:

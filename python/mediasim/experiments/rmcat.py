@@ -91,7 +91,7 @@ class Params(StudyParams):
     case51_drop: float = 0.6  # 5.1's third step: x0.6 (one implementation x0.5)
     case55_capacity_bps: float = 4e6  # 5.5: 4 Mbit/s (another 3.5)
     case56_queue_ms: float = 300.0  # 5.6: 300 ms (the deep variant: 1000)
-    case57_file_kb: tuple[float, ...] = (30.0, 50.0)  # 5.7: uniform sizes (another implementation: 100-1000 kB)
+    case57_file_kb: tuple[float, float] = (30.0, 50.0)  # 5.7: uniform sizes (another implementation: 100-1000 kB)
     case57_off_mean_s: float = 10.0
     scream_pacing_factor: float = 1.0  # SCReAM's pacer: RFC 8298's cwnd / s_rtt (the reference code: x1.5)
     case58_resume: str = "hold"  # 5.8: the session pauses, its controller kept ("restart": a fresh one at the resume)
@@ -117,14 +117,14 @@ class Params(StudyParams):
             problems.append(f"cases must be among {list(CASES)} (got {bad})")
         if unknown := [c for c in self.controllers if c not in CONTROLLERS]:
             problems.append(f"controllers must be among {sorted(CONTROLLERS)} (got {unknown})")
-        if not self.one_way_delays_ms or min(self.one_way_delays_ms) < 5:
+        if min(self.one_way_delays_ms) < 5:
             problems.append("one_way_delays_ms must be at least 5 ms each")
         if not 0 < self.time_scale <= 10:
             problems.append("time_scale must be in (0, 10]")
         if not 0 < self.case51_drop <= 1:
             problems.append("case51_drop must be in (0, 1]")
-        if len(self.case57_file_kb) != 2 or not 0 < self.case57_file_kb[0] <= self.case57_file_kb[1]:
-            problems.append("case57_file_kb must be two sizes, low <= high, above 0")
+        if not 0 < self.case57_file_kb[0] <= self.case57_file_kb[1]:
+            problems.append("case57_file_kb must be (low, high) with 0 < low <= high")
         if self.tcp_cc not in ("cubic", "reno"):
             problems.append("tcp_cc must be cubic or reno")
         if min(self.queue_ms, self.case56_queue_ms, self.feedback_interval_ms, self.case57_off_mean_s) <= 0:

@@ -106,7 +106,7 @@ class Params(StudyParams):
 
     def check_more(self) -> list[str]:
         problems = []
-        if not self.buffers or min(self.buffers) < 2:
+        if min(self.buffers) < 2:
             problems.append("buffers must be at least 2 packets")
         if self.af1_reserved_bps >= self.bottleneck_rate_bps:
             problems.append("af1_reserved_bps must leave room for AF2")
