@@ -6,7 +6,7 @@ its declarations, not by probing it."""
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner
@@ -161,36 +161,37 @@ def test_every_study_refuses_counts_no_run_can_use_before_building_anything():
 
 
 @pytest.mark.parametrize("name", list(experiments.STUDIES))
-def test_every_study_refuses_a_negative_duration_rate_or_size_and_a_non_finite_number(name):
-    """A field with a unit in its name below 0 (a rate at 0), or any number
-    not finite, is named by ``--set`` itself: a campaign over it is refused
+def test_every_study_refuses_a_number_below_0_a_rate_at_0_a_fraction_above_1_and_a_non_finite_number(name):
+    """Named by ``--set`` itself: a campaign over such a value is refused
     before its first point runs, not failed at the point it reaches."""
-    from mediasim.experiments.params import UNIT_ENDINGS
-
     p = experiments.get(name).Params()
     p.check()
     p.quick().check()
-    unit_fields = 0
+
+    def problem(field: str, value: Any, text: str) -> str:
+        with pytest.raises(ValueError) as e:
+            p.with_overrides({field: ",".join([text] * len(value)) if isinstance(value, tuple) else text})
+        return str(e.value)
+
+    seen = {"numbers": 0, "fractions": 0}
     for f in dataclasses.fields(p):
         value = getattr(p, f.name)
-        first = value[0] if isinstance(value, tuple) and value else value
-        if isinstance(first, tuple):
-            continue  # groups (svc's WRED profiles) have checks of their own
+        first = value[0] if isinstance(value, tuple) else value
+        if isinstance(first, bool) or not isinstance(first, int | float) or f.name in ("seed", "replications"):
+            continue  # groups have their own checks; seed and replications their bounds
         if isinstance(first, float):
-            bad = ",".join(["nan"] * len(value)) if isinstance(value, tuple) else "inf"
-            with pytest.raises(ValueError) as e:
-                p.with_overrides({f.name: bad})
-            assert f"{f.name} must be a finite number (got {bad.split(',')[0]})" in str(e.value)
-        if not f.name.endswith(UNIT_ENDINGS) or isinstance(first, bool) or not isinstance(first, int | float):
-            continue
-        unit_fields += 1
-        zero_ok = f.name in type(p).zero_rates or not f.name.endswith("_bps")
-        low = "-1" if zero_ok else "0"
-        with pytest.raises(ValueError) as e:
-            p.with_overrides({f.name: ",".join([low] * len(value)) if isinstance(value, tuple) else low})
-        assert (f"{f.name} must be at least 0 (got -1)" if zero_ok
-                else f"{f.name} must be above 0 bit/s (got 0)") in str(e.value), f.name
-    assert unit_fields >= 3
+            assert f"{f.name} must be a finite number (got nan)" in problem(f.name, value, "nan")
+        rate = f.name.endswith("_bps") and f.name not in type(p).zero_rates
+        seen["numbers"] += 1
+        assert (f"{f.name} must be above 0 bit/s (got -1)" if rate
+                else f"{f.name} must be at least 0 (got -1)") in problem(f.name, value, "-1")
+        if rate:
+            assert f"{f.name} must be above 0 bit/s (got 0)" in problem(f.name, value, "0")
+        if f.name in type(p).fractions:
+            seen["fractions"] += 1
+            assert f"{f.name} must be from 0 to 1 (got 1.5)" in problem(f.name, value, "1.5")
+            p.with_overrides({f.name: ",".join(["1"] * len(value)) if isinstance(value, tuple) else "1"})
+    assert seen["numbers"] >= 10 and seen["fractions"] == len(type(p).fractions)
 
 
 _AWKWARD = ("", "0", "-1", "5", "5,6,7", "1;2", "1,2;3", "0.1,1;0.2;0.3", "nan", "-inf", "1e400", "x", "true", "a,b", " ; ")
@@ -230,6 +231,25 @@ def test_a_list_is_not_empty_and_a_fixed_length_one_holds_its_length():
         "svc: wred_profiles must be groups of 3 values (got one of 2)")
     assert problem(svc.Params(), wred_profiles="0.5,1,0.1,0.2;0.2,0.6,0.2;0.05,0.3,0.5") == (
         "svc: wred_profiles must be groups of 3 values (got one of 4)")
+
+
+def test_text_parameters_that_name_a_choice_or_hold_a_format_are_checked_when_set():
+    from mediasim.experiments import avpf, iw10, media_scaling
+
+    def problem(params, **overrides) -> str:
+        with pytest.raises(ValueError) as e:
+            params.with_overrides(overrides)
+        return str(e.value)
+
+    assert problem(iw10.Params(), tcp_flavor="cubic") == "iw10: tcp_flavor must be reno, newreno or sack (got 'cubic')"
+    sessions = "newpred_sessions must be kbit/s:frames/s:segments/frame, each above 0 and segments whole (e.g. 32:4:3"
+    for bad in ("32:4", "32:4:3:1", "x:4:3", "32:0:3", "32:4:2.5", "inf:4:3", "32:4:-3"):
+        assert problem(avpf.Params(), newpred_sessions=f"64:5:3,{bad}") == f"avpf: {sessions}; got {[bad]!r})", bad
+    assert avpf.Params().with_overrides({"newpred_sessions": "64:5.5:3.0"}).newpred_sessions == ("64:5.5:3.0",)
+    for bad in ("PBB", "IBX", "ibb"):
+        assert problem(media_scaling.Params(), mpeg_gop=bad) == (
+            f"media-scaling: mpeg_gop must be I, P and B frames starting with I (got {bad!r})")
+    assert media_scaling.Params().with_overrides({"mpeg_gop": "IPPP"}).mpeg_gop == "IPPP"
 
 
 def test_a_rate_may_be_0_only_where_its_study_says_so():
@@ -286,8 +306,7 @@ class _Toy(StudyParams):
     width: float = 1.0
 
     def check_more(self) -> list[str]:
-        return [p for bad, p in ((self.width < 0, "width must be at least 0"),
-                                 (self.width > 10, "width must be at most 10"),
+        return [p for bad, p in ((self.width > 10, "width must be at most 10"),
                                  ("bad" in self.names, "names must not hold 'bad'")) if bad]
 
 
@@ -329,11 +348,15 @@ def test_parameters_without_a_seed_or_with_an_empty_list_take_overrides():
 
 def test_a_studys_own_problems_are_said_together_after_the_shared_ones():
     with pytest.raises(ValueError) as e:
-        _Toy().with_overrides({"width": "-1", "names": "bad"})
-    assert str(e.value) == "toy: width must be at least 0; names must not hold 'bad'"
+        _Toy().with_overrides({"width": "11", "names": "bad"})
+    assert str(e.value) == "toy: width must be at most 10; names must not hold 'bad'"
     with pytest.raises(ValueError) as e:
-        _Toy().with_overrides({"width": "-1", "replications": "0"})
-    assert str(e.value) == "toy: replications must be from 1 to 10,000 (got 0)"  # the shared ones first, alone
+        _Toy().with_overrides({"width": "11", "replications": "0", "counts": "-1"})
+    # the shared ones first, alone
+    assert str(e.value) == "toy: replications must be from 1 to 10,000 (got 0); counts must be at least 0 (got -1)"
+    with pytest.raises(ValueError) as e:
+        _Toy().with_overrides({"replications": "-1"})
+    assert str(e.value) == "toy: replications must be from 1 to 10,000 (got -1)"  # said once
 
 
 def test_the_reports_parameter_section_lists_every_field_and_its_value():

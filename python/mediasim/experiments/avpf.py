@@ -15,6 +15,7 @@ are chosen here, marked "chosen", and listed in docs/experiments/avpf.md.
 
 from __future__ import annotations
 
+import math
 import re
 
 import dataclasses
@@ -43,6 +44,8 @@ HAS_SENSITIVITY = True
 class Params(StudyParams):
     study: ClassVar[str] = NAME
     count_fields: ClassVar[tuple[str, ...]] = ("ftp_flows_per_side",)
+    fractions: ClassVar[tuple[str, ...]] = ("loss_rates", "byte_error_rate", "feedback_byte_error_rate",
+                                            "newpred_loss_rates")
 
     # --- stated by the study ---
     session_bws_bps: tuple[float, ...] = (2e6, 200e3, 20e3)  # cases 1-2
@@ -118,10 +121,23 @@ class Params(StudyParams):
                             "of the bottleneck and the cross traffic adds the rest")
         elif self.case4_load * self.case4_link_factor <= 1.0:
             problems.append("case4_load * case4_link_factor must exceed 1 (room for cross traffic)")
+        if bad := [s for s in self.newpred_sessions if not _session_reads(s)]:
+            problems.append(f"newpred_sessions must be kbit/s:frames/s:segments/frame, each above 0 and segments "
+                            f"whole (e.g. 32:4:3; got {bad})")
         bad = [d for d in self.newpred_dithers if d not in ("multiparty", "zero")]
         if bad:
             problems.append(f"newpred_dithers must name \"multiparty\" and/or \"zero\" (got {list(self.newpred_dithers)})")
         return problems
+
+
+def _session_reads(spec: str) -> bool:
+    """A NEWPRED session as case 9 reads it: kbit/s:frames/s:segments,
+    each above 0, the segments a whole number."""
+    try:
+        kb, fps, segs = (float(x) for x in spec.split(":"))
+    except ValueError:  # not three numbers
+        return False
+    return all(math.isfinite(x) and x > 0 for x in (kb, fps, segs)) and segs.is_integer()
 
 
 # ---------------------------------------------------------------- topologies

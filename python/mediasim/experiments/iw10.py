@@ -129,6 +129,8 @@ class Params(StudyParams):
                 problems.append(f"cellular_trace: {e.errors[0][1] if e.errors else e}")
         if self.cellular_buffer_packets < 1:
             problems.append("cellular_buffer_packets must be at least 1")
+        if self.tcp_flavor not in ("reno", "newreno", "sack"):
+            problems.append(f"tcp_flavor must be reno, newreno or sack (got {self.tcp_flavor!r})")
         return problems
 
 

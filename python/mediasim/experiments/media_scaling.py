@@ -44,6 +44,7 @@ CASES: tuple[int, ...] = ()  # the study contract: no cases
 class Params(StudyParams):
     study: ClassVar[str] = NAME
     count_fields: ClassVar[tuple[str, ...]] = ("ftp_flows", "mm_flows", "mpeg_flows", "late_ftp")
+    fractions: ClassVar[tuple[str, ...]] = ("red_w_q", "red_max_p")
 
     # --- stated by the study ---
     bottleneck_rate_bps: float = 6e6
@@ -90,7 +91,7 @@ class Params(StudyParams):
         problems = []
         if min(self.ftp_flows, self.mm_flows, self.mpeg_flows) < 1:
             problems.append("ftp_flows, mm_flows and mpeg_flows must be at least 1")
-        if not 0 <= self.late_ftp <= self.ftp_flows:
+        if self.late_ftp > self.ftp_flows:
             problems.append("late_ftp must be 0..ftp_flows")
         if not 0 < self.join_s < self.duration_s:
             problems.append("join_s must be inside the run")
@@ -101,6 +102,8 @@ class Params(StudyParams):
             problems.append("jitter_window_s must be (start, end) with start < end")
         if self.join_s + self.start_spread_s >= self.duration_s:
             problems.append("start_spread_s must end before the run does")
+        if not self.mpeg_gop.startswith("I") or set(self.mpeg_gop) - set("IPB"):  # the engine's rule for a gop
+            problems.append(f"mpeg_gop must be I, P and B frames starting with I (got {self.mpeg_gop!r})")
         return problems
 
     def windows(self) -> list[tuple[float, float]]:

@@ -19,10 +19,6 @@ MAX_ITEMS = 200_000
 #: chosen: far above any study's replications (3 to 50), so that a
 #: mistyped count is refused rather than run.
 MAX_REPLICATIONS = 10_000
-#: Name endings that say a field holds a duration, a rate, a size or a
-#: count of packets: none of these is below 0, and a rate (``_bps``) is
-#: above 0 unless its study names it in ``StudyParams.zero_rates``.
-UNIT_ENDINGS = ("_ms", "_s", "_bps", "_bytes", "_packets", "_kb")
 
 
 class ParamsError(ValueError):
@@ -140,6 +136,8 @@ class StudyParams:
     count_fields: ClassVar[tuple[str, ...]] = ()
     #: Rate fields (``_bps``) for which 0 means something (a step of none).
     zero_rates: ClassVar[tuple[str, ...]] = ()
+    #: Fields that hold probabilities or fractions: from 0 to 1.
+    fractions: ClassVar[tuple[str, ...]] = ()
     #: List fields that may be empty (a part of the study left out); any
     #: other list holds at least one value.
     may_be_empty: ClassVar[tuple[str, ...]] = ()
@@ -160,7 +158,7 @@ class StudyParams:
             v = getattr(self, name)
             if any(x > MAX_ITEMS for x in (v if isinstance(v, tuple) else (v,))):
                 problems.append(f"{name} must be at most {MAX_ITEMS:,} (the engine's limit on flows and nodes)")
-        problems += self._value_problems()
+        problems += self._value_problems(named={x.split(" ")[0] for x in problems})
         if problems:  # check_more may build on the counts
             raise ParamsError(self.study, problems)
         problems += self.check_more()
@@ -170,15 +168,19 @@ class StudyParams:
     def check_more(self) -> list[str]:
         return []
 
-    def _value_problems(self) -> list[str]:
-        """Every list holds a value (but those in ``may_be_empty``); every
-        number is finite; a field with a unit in its name (``UNIT_ENDINGS``)
-        is at least 0, a rate above 0. Checked here, before any scenario is
-        made from them, so that a campaign does not run its first points
-        and fail at the one a value reaches."""
+    def _value_problems(self, named: set[str]) -> list[str]:
+        """Every list holds a value (but those in ``may_be_empty``) and a
+        pair or a group its length; every number is finite and at least 0
+        (no study has a parameter below 0), a rate (a name ending in
+        ``_bps``) above 0 but in ``zero_rates``, a fraction at most 1.
+        Checked here, before any scenario is made from them, so that a
+        campaign does not run its first points and fail at the one a value
+        reaches. Fields in ``named`` have a problem said already."""
         problems = []
         hints = typing.get_type_hints(type(self))
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if f.name in named:
+                continue
             value = getattr(self, f.name)
             if value == () and f.name not in self.may_be_empty:
                 problems.append(f"{f.name} must hold at least one value")
@@ -187,13 +189,13 @@ class StudyParams:
             values = _numbers(value)
             if (bad := next((x for x in values if isinstance(x, float) and not math.isfinite(x)), None)) is not None:
                 problems.append(f"{f.name} must be a finite number (got {bad})")
-            elif not f.name.endswith(UNIT_ENDINGS):
-                continue
             elif f.name.endswith("_bps") and f.name not in self.zero_rates:
                 if (bad := next((x for x in values if x <= 0), None)) is not None:
                     problems.append(f"{f.name} must be above 0 bit/s (got {bad:g})")
             elif (bad := next((x for x in values if x < 0), None)) is not None:
                 problems.append(f"{f.name} must be at least 0 (got {bad:g})")
+            elif f.name in self.fractions and (bad := next((x for x in values if x > 1), None)) is not None:
+                problems.append(f"{f.name} must be from 0 to 1 (got {bad:g})")
         return problems
 
 

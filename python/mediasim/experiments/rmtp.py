@@ -109,7 +109,7 @@ class Params(StudyParams):
             problems.append("window_growth must be linear or doubling")
         if self.dr_acknowledges not in ("subgroup", "custody"):
             problems.append("dr_acknowledges must be subgroup or custody")
-        if not 0 <= self.scenario6_receiver_loss < 1:
+        if self.scenario6_receiver_loss >= 1:
             problems.append("scenario6_receiver_loss must be in [0, 1)")
         if self.queue_limit_packets < 1:
             problems.append("queue_limit_packets must be at least 1")

@@ -40,6 +40,7 @@ class Params(StudyParams):
     study: ClassVar[str] = NAME
     count_fields: ClassVar[tuple[str, ...]] = ("video_flows", "tcp_flows")
     zero_rates: ClassVar[tuple[str, ...]] = ("ppacc_eps_bps", "ppacc_kappa_bps")  # no step of that kind
+    fractions: ClassVar[tuple[str, ...]] = ("wred_w_q", "ppacc_a_weight")
 
     # --- stated by the study ---
     bottleneck_rate_bps: float = 3e6
@@ -110,19 +111,19 @@ class Params(StudyParams):
             problems.append("buffers must be at least 2 packets")
         if self.af1_reserved_bps >= self.bottleneck_rate_bps:
             problems.append("af1_reserved_bps must leave room for AF2")
-        if not 0 <= self.warmup_s < self.duration_s:
+        if self.warmup_s >= self.duration_s:
             problems.append("warmup_s must be inside the run")
         if bad := [t for t in (*self.transports, self.fec_transport) if t not in ("tfrc", "ppacc")]:
             problems.append(f"transports and fec_transport must be tfrc or ppacc (got {bad})")
-        if any(not 0 <= k <= self.video_flows for k in self.fec_shares):
+        if any(k > self.video_flows for k in self.fec_shares):
             problems.append(f"fec_shares must be 0..video_flows ({self.video_flows})")
         if self.tcp_flavor not in ("reno", "newreno", "sack"):
             problems.append(f"tcp_flavor must be reno, newreno or sack (got {self.tcp_flavor!r})")
         if not self.ppacc_pacing_factor >= 1:
             problems.append(f"ppacc_pacing_factor must be at least 1 (got {self.ppacc_pacing_factor})")
-        if self.svc_layer_scale <= 0 or self.svc_size_cv < 0:
-            problems.append("svc_layer_scale must be above 0 and svc_size_cv at least 0")
-        if len(self.wred_profiles) != 3 or any(not (0 <= lo < hi <= 1.0 and 0 < p <= 1)
+        if self.svc_layer_scale <= 0:
+            problems.append("svc_layer_scale must be above 0")
+        if len(self.wred_profiles) != 3 or any(not (lo < hi <= 1.0 and 0 < p <= 1)
                                                for lo, hi, p in self.wred_profiles):
             problems.append("wred_profiles: three (min, max, max_p) with 0 <= min < max <= 1, max_p in (0, 1]")
         if not self.fec_k < self.fec_n <= 255:
