@@ -194,6 +194,13 @@ def test_every_study_refuses_a_number_below_0_a_rate_at_0_a_fraction_above_1_and
     assert seen["numbers"] >= 10 and seen["fractions"] == len(type(p).fractions)
 
 
+def _problem(params: Any, **overrides: str) -> str:
+    """What ``params.with_overrides(overrides)`` refuses, as said."""
+    with pytest.raises(ValueError) as e:
+        params.with_overrides(overrides)
+    return str(e.value)
+
+
 _AWKWARD = ("", "0", "-1", "5", "5,6,7", "1;2", "1,2;3", "0.1,1;0.2;0.3", "nan", "-inf", "1e400", "x", "true", "a,b", " ; ")
 
 
@@ -217,37 +224,27 @@ def test_every_study_parameter_takes_any_text_or_names_what_is_wrong(name):
 def test_a_list_is_not_empty_and_a_fixed_length_one_holds_its_length():
     from mediasim.experiments import iw10, svc
 
-    def problem(params, **overrides) -> str:
-        with pytest.raises(ValueError) as e:
-            params.with_overrides(overrides)
-        return str(e.value)
-
-    assert problem(iw10.Params(), observation_s="5") == "iw10: observation_s must hold 2 values (got 1)"
-    assert problem(iw10.Params(), observation_s="5,6,7") == "iw10: observation_s must hold 2 values (got 3)"
+    assert _problem(iw10.Params(), observation_s="5") == "iw10: observation_s must hold 2 values (got 1)"
+    assert _problem(iw10.Params(), observation_s="5,6,7") == "iw10: observation_s must hold 2 values (got 3)"
     assert iw10.Params().with_overrides({"observation_s": "5,6"}).observation_s == (5.0, 6.0)
-    assert problem(iw10.Params(), flows="", accesses="") == (
+    assert _problem(iw10.Params(), flows="", accesses="") == (
         "iw10: flows must hold at least one value; accesses must hold at least one value")
-    assert problem(svc.Params(), wred_profiles="0.5,1;0.2,0.6,0.2;0.05,0.3,0.5") == (
+    assert _problem(svc.Params(), wred_profiles="0.5,1;0.2,0.6,0.2;0.05,0.3,0.5") == (
         "svc: wred_profiles must be groups of 3 values (got one of 2)")
-    assert problem(svc.Params(), wred_profiles="0.5,1,0.1,0.2;0.2,0.6,0.2;0.05,0.3,0.5") == (
+    assert _problem(svc.Params(), wred_profiles="0.5,1,0.1,0.2;0.2,0.6,0.2;0.05,0.3,0.5") == (
         "svc: wred_profiles must be groups of 3 values (got one of 4)")
 
 
 def test_text_parameters_that_name_a_choice_or_hold_a_format_are_checked_when_set():
     from mediasim.experiments import avpf, iw10, media_scaling
 
-    def problem(params, **overrides) -> str:
-        with pytest.raises(ValueError) as e:
-            params.with_overrides(overrides)
-        return str(e.value)
-
-    assert problem(iw10.Params(), tcp_flavor="cubic") == "iw10: tcp_flavor must be reno, newreno or sack (got 'cubic')"
+    assert _problem(iw10.Params(), tcp_flavor="cubic") == "iw10: tcp_flavor must be reno, newreno or sack (got 'cubic')"
     sessions = "newpred_sessions must be kbit/s:frames/s:segments/frame, each above 0 and segments whole (e.g. 32:4:3"
     for bad in ("32:4", "32:4:3:1", "x:4:3", "32:0:3", "32:4:2.5", "inf:4:3", "32:4:-3"):
-        assert problem(avpf.Params(), newpred_sessions=f"64:5:3,{bad}") == f"avpf: {sessions}; got {[bad]!r})", bad
+        assert _problem(avpf.Params(), newpred_sessions=f"64:5:3,{bad}") == f"avpf: {sessions}; got {[bad]!r})", bad
     assert avpf.Params().with_overrides({"newpred_sessions": "64:5.5:3.0"}).newpred_sessions == ("64:5.5:3.0",)
     for bad in ("PBB", "IBX", "ibb"):
-        assert problem(media_scaling.Params(), mpeg_gop=bad) == (
+        assert _problem(media_scaling.Params(), mpeg_gop=bad) == (
             f"media-scaling: mpeg_gop must be I, P and B frames starting with I (got {bad!r})")
     assert media_scaling.Params().with_overrides({"mpeg_gop": "IPPP"}).mpeg_gop == "IPPP"
 
