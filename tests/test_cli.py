@@ -120,6 +120,24 @@ def test_run_with_override_and_error(examples):
     assert r.exit_code == 2 and "not found" in r.output
 
 
+@pytest.mark.parametrize("command, target, first, second, form", [
+    ("run", "dumbbell.toml", "duration_s=5", "duration_s = 6", "PATH=VALUE"),
+    ("sweep", "dumbbell.toml", "duration_s=5", "duration_s=6", "PATH=VALUE"),
+    ("reproduce", "iw10", "flows=1", " flows=2", "NAME=VALUE"),
+])
+def test_a_set_given_twice_is_refused_not_replaced(examples, tmp_path, command, target, first, second, form):
+    """The later --set of a name would silently replace the earlier: every
+    command refuses it, as sweep's --vary and --alias do."""
+    path = examples / target if target.endswith(".toml") else target
+    extra = ["--vary", "seed=1,2"] if command == "sweep" else []
+    r = invoke(command, path, "--set", first, "--set", second, *extra, "--out", tmp_path / "o")
+    name = first.split("=")[0]
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"error: --set {name}: given twice\n"), r.output
+    assert not (tmp_path / "o").exists()
+    r = invoke(command, path, "--set", name, *extra, "--out", tmp_path / "o")
+    assert (r.exit_code, r.stderr) == (2, f"error: --set {name}: expected {form}\n"), r.output
+
+
 def test_validate_and_schema(examples):
     r = invoke("validate", examples / "multicast_tree.yaml")
     assert r.exit_code == 0 and "valid" in r.output

@@ -54,13 +54,23 @@ def _pair(option: str, form: str, text: str) -> tuple[str, str]:
         _fail(f"{option} {text}: expected {form}")
 
 
+def _unique_pairs(option: str, form: str, texts) -> dict[str, str]:
+    """NAME=VALUE options as a dict, each split at its first '=' outside
+    brackets (``form`` says what one looks like); a NAME given twice is
+    refused (the later would silently replace the earlier)."""
+    out: dict[str, str] = {}
+    for t in texts:
+        k, v = _pair(option, form, t)
+        if k in out:
+            _fail(f"{option} {k}: given twice")
+        out[k] = v
+    return out
+
+
 def _load(path: str, overrides: tuple[str, ...]):
     try:
         sc = load_scenario(path)
-        values = {}
-        for o in overrides:
-            k, v = _pair("--set", "PATH=VALUE", o)
-            values[k] = parse_value(v, k)
+        values = {k: parse_value(v, k) for k, v in _unique_pairs("--set", "PATH=VALUE", overrides).items()}
         return sc.with_overrides(values)  # every path that leads nowhere named at once
     except FileNotFoundError as e:
         _fail(str(e))

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from . import _engine
-from .cli import POSITIVE, U64, _fail, _fmt_table, _load, _pair
+from .cli import POSITIVE, U64, _fail, _fmt_table, _load, _unique_pairs
 from .errors import ScenarioError
 from .experiments import STUDIES
 from .reporting.tables import md_table
@@ -106,19 +106,6 @@ def _run_study_campaign(spec, workers, scheduler, dry_run: bool) -> None:
                f"read a table over all points with mediasim.read_sweep)")
     if report.failed:
         sys.exit(1)
-
-
-def _unique_pairs(option: str, form: str, texts) -> dict[str, str]:
-    """NAME=VALUE options as a dict, each split at its first '=' outside
-    brackets (``form`` says what one looks like); a NAME given twice is
-    refused (the later would silently replace the earlier)."""
-    out: dict[str, str] = {}
-    for t in texts:
-        k, v = _pair(option, form, t)
-        if k in out:
-            _fail(f"{option} {k}: given twice")
-        out[k] = v
-    return out
 
 
 #: What a sweep summarises of its media streams (mean and 95% CI per
@@ -618,12 +605,7 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
     params = mod.Params()
     if quick:
         params = params.quick()
-    ov = {}
-    for o in overrides:
-        if "=" not in o:
-            _fail(f"--set {o!r}: expected NAME=VALUE")
-        k, v = o.split("=", 1)
-        ov[k.strip()] = v.strip()
+    ov = _unique_pairs("--set", "NAME=VALUE", overrides)
     for name, option in (("replications", replications), ("seed", seed)):
         if option is not None:
             if name in ov:
