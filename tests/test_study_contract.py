@@ -201,7 +201,8 @@ def _problem(params: Any, **overrides: str) -> str:
     return str(e.value)
 
 
-_AWKWARD = ("", "0", "-1", "5", "5,6,7", "1;2", "1,2;3", "0.1,1;0.2;0.3", "nan", "-inf", "1e400", "x", "true", "a,b", " ; ")
+_AWKWARD = ("", "-" + "9" * 400, "9" * 400, "0", "-1", "5", "5,6,7", "1;2", "1,2;3", "0.1,1;0.2;0.3", "nan", "-inf",
+            "1e400", "x", "true", "a,b", " ; ")
 
 
 @pytest.mark.parametrize("name", list(experiments.STUDIES))
@@ -221,9 +222,14 @@ def test_every_study_parameter_takes_any_text_or_names_what_is_wrong(name):
                 assert e.problems and all(isinstance(x, str) and x for x in e.problems), (f.name, text)
 
 
-def test_a_list_is_not_empty_and_a_fixed_length_one_holds_its_length():
+def test_a_list_is_not_empty_a_pair_holds_two_values_and_a_whole_number_fits_the_engine():
     from mediasim.experiments import iw10, svc
 
+    assert _problem(iw10.Params(), total_bytes="-" + "9" * 400) == (
+        "iw10: total_bytes must be below 2**64 (got a number of 400 digits)")
+    assert _problem(iw10.Params(), total_bytes=str(2 ** 64)) == (
+        "iw10: total_bytes must be below 2**64 (got a number of 20 digits)")
+    assert iw10.Params().with_overrides({"total_bytes": str(2 ** 64 - 1)}).total_bytes == 2 ** 64 - 1
     assert _problem(iw10.Params(), observation_s="5") == "iw10: observation_s must hold 2 values (got 1)"
     assert _problem(iw10.Params(), observation_s="5,6,7") == "iw10: observation_s must hold 2 values (got 3)"
     assert iw10.Params().with_overrides({"observation_s": "5,6"}).observation_s == (5.0, 6.0)

@@ -171,7 +171,8 @@ class StudyParams:
     def _value_problems(self, named: set[str]) -> list[str]:
         """Every list holds a value (but those in ``may_be_empty``) and a
         pair or a group its length; every number is finite and at least 0
-        (no study has a parameter below 0), a rate (a name ending in
+        (no study has a parameter below 0), a whole number below 2**64 (the
+        engine's widest integers), a rate (a name ending in
         ``_bps``) above 0 but in ``zero_rates``, a fraction at most 1.
         Checked here, before any scenario is made from them, so that a
         campaign does not run its first points and fail at the one a value
@@ -187,7 +188,9 @@ class StudyParams:
             elif wrong := _length_problem(value, hints[f.name]):
                 problems.append(f"{f.name} {wrong}")
             values = _numbers(value)
-            if (bad := next((x for x in values if isinstance(x, float) and not math.isfinite(x)), None)) is not None:
+            if (bad := next((x for x in values if isinstance(x, int) and abs(x) >= 2 ** 64), None)) is not None:
+                problems.append(f"{f.name} must be below 2**64 (got a number of {len(str(abs(bad)))} digits)")
+            elif (bad := next((x for x in values if isinstance(x, float) and not math.isfinite(x)), None)) is not None:
                 problems.append(f"{f.name} must be a finite number (got {bad})")
             elif f.name.endswith("_bps") and f.name not in self.zero_rates:
                 if (bad := next((x for x in values if x <= 0), None)) is not None:
