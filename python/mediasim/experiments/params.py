@@ -188,6 +188,7 @@ class StudyParams:
             elif wrong := _length_problem(value, hints[f.name]):
                 problems.append(f"{f.name} {wrong}")
             values = _numbers(value)
+            bad: float | None  # an int is one too
             if (bad := next((x for x in values if isinstance(x, int) and abs(x) >= 2 ** 64), None)) is not None:
                 problems.append(f"{f.name} must be below 2**64 (got a number of {len(str(abs(bad)))} digits)")
             elif (bad := next((x for x in values if isinstance(x, float) and not math.isfinite(x)), None)) is not None:
