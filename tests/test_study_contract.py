@@ -222,6 +222,40 @@ def test_every_study_parameter_takes_any_text_or_names_what_is_wrong(name):
                 assert e.problems and all(isinstance(x, str) and x for x in e.problems), (f.name, text)
 
 
+def _study_texts():
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from(["1", "-1", "0", "2.5", "x", "nan", "inf", "1e400", "9" * 25, ",", ";", " ", "[", ")",
+                              "sack", "I", "P", "B", ":", "=", "true"])
+    return st.one_of(st.text(max_size=12), st.lists(pieces, max_size=8).map("".join))
+
+
+def test_random_text_for_random_study_parameters_is_taken_or_named():
+    """Hypothesis's texts, a few fields at once, on every study: the
+    parameters are taken or a ParamsError names each problem (deterministic:
+    the same examples on every run, none stored)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from mediasim.experiments.params import ParamsError
+
+    @settings(max_examples=600, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(st.data())
+    def check(data):
+        p = experiments.get(data.draw(st.sampled_from(list(experiments.STUDIES)))).Params()
+        fields = [f.name for f in dataclasses.fields(p)]
+        overrides = data.draw(st.dictionaries(st.sampled_from(fields), _study_texts(), min_size=1, max_size=3))
+        try:
+            taken = p.with_overrides(overrides)
+        except ParamsError as e:
+            assert e.problems and all(isinstance(x, str) and x for x in e.problems)
+        else:
+            taken.check()  # what was taken passes the checks again
+
+    check()
+
+
 def test_a_list_is_not_empty_a_pair_holds_two_values_and_a_whole_number_fits_the_engine():
     from mediasim.experiments import iw10, svc
 
