@@ -836,6 +836,64 @@ def test_campaign_file_errors_are_the_file_the_field_and_the_problem(examples, t
     assert str(e.value) == f"{f}: {message}"
 
 
+@pytest.mark.parametrize("kind", ["scenario: x.toml", "study: iw10"])
+def test_a_null_count_in_a_yaml_or_json_campaign_file_is_named_not_taken_as_absent(examples, tmp_path, kind):
+    """``seed:`` with its value forgotten reads as null: named, where it
+    once reached the run keys as None and raised a TypeError."""
+    from mediasim.campaign.spec import load_campaign
+
+    shutil.copy(examples / "dumbbell.toml", tmp_path / "x.toml")
+    f = tmp_path / "c.yaml"
+    f.write_text(f"{kind}\nout: o\nseed:\nreplications: null\nworkers: ~\ngrid:\n  duration_s: [5]\n")
+    with pytest.raises(CampaignError) as e:
+        load_campaign(f)
+    assert str(e.value).split("\n") == [f"{f}: {name}: must be an integer >= {low} (got None)"
+                                        for name, low in (("workers", 1), ("replications", 1), ("seed", 0))]
+
+
+def test_any_json_campaign_file_is_planned_or_its_problems_named(tmp_path):
+    """Hypothesis's campaign files (a valid one over a scenario or a study,
+    one or two fields, known or not, given values of every JSON kind): the
+    dry run's plan or a CampaignError or ScenarioError, never another
+    exception."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from mediasim.campaign.run import plan_campaign
+    from mediasim.campaign.spec import load_campaign
+    from mediasim.campaign.study_run import plan_study_campaign
+    from mediasim.errors import ScenarioError
+
+    (tmp_path / "x.toml").write_text('duration_s = 1\n[[nodes]]\nname = "a"\n')
+    names = ["flows", "duration_s", "seed", "x", "bottleneck_rate_bps", "links[0].rate_bps", "replications"]
+    leaf = (st.none() | st.booleans() | st.integers(-(2 ** 70), 2 ** 70) | st.floats() | st.text(max_size=8)
+            | st.sampled_from(["iw10", "svc", "x.toml", "", *names]))
+    value = st.sampled_from([None, 0, 1, 2, -1, True, "x", [1], {}]) | st.recursive(
+        leaf, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(names), c, max_size=3), max_leaves=8)
+    fields = st.sampled_from(["out", "quick", "replications", "seed", "cases", "sensitivity", "aliases", "grid",
+                              "set", "workers", "scheduler", "zzz"])
+
+    @settings(max_examples=500, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.dictionaries(fields, value, min_size=1, max_size=2),
+           st.sampled_from([("study", "iw10"), ("scenario", "x.toml")]))
+    def check(changes, kind):
+        # A valid file with one or two fields changed: most inputs get past
+        # the file's own checks to the runs' making.
+        d = {kind[0]: kind[1], "grid": {"seed" if kind[0] == "study" else "duration_s": [1]}, **changes}
+        f = tmp_path / "c.json"
+        f.write_text(json.dumps(d))
+        try:
+            spec = load_campaign(f, out=tmp_path / "o")
+            plan = plan_study_campaign(spec) if kind[0] == "study" else plan_campaign(spec.jobs(), spec.out)
+        except (CampaignError, ScenarioError):
+            return
+        assert isinstance(plan, str) or plan.to_run >= 0
+
+    check()
+    assert not (tmp_path / "o").exists()
+
+
 def test_a_campaign_files_problems_are_said_together_one_per_line(examples, tmp_path):
     from mediasim.campaign.spec import load_campaign
 

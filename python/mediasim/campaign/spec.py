@@ -80,10 +80,11 @@ def _int(d: dict[str, Any], name: str, where: str, default: None, low: int,
 def _int(d: dict[str, Any], name: str, where: str, default: int | None, low: int,
          problems: list[str]) -> int | None:
     """``d[name]`` as a whole number from ``low`` on (``default`` if it is
-    absent, or, with its problem added to ``problems``, if it is bad)."""
-    v = d.get(name, default)
-    if v is None:
-        return None
+    absent, or, with its problem added to ``problems``, if it is bad: a
+    null given in JSON or YAML too, as ``seed:`` with its value forgotten)."""
+    if name not in d:
+        return default
+    v = d[name]
     if not isinstance(v, int) or isinstance(v, bool) or v < low:
         problems.append(f"{where}: {name}: must be an integer >= {low} (got {v!r})")
         return default
