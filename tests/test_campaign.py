@@ -1122,6 +1122,8 @@ def test_a_campaign_says_what_it_does_in_its_log_and_its_bar(examples, tmp_path,
     assert float(msg.split(": ")[-1].removesuffix(" s")) > 0  # its wall time
     err = capsys.readouterr().err
     assert "campaign runs: 100%" in err and "| 2/2 [" in err
+    run_campaign(jobs(examples, replications=1, intervals=(20,)), tmp_path, workers=1, progress=False)
+    assert capsys.readouterr().err == ""  # no bar asked for, none shown
 
 
 def test_a_campaigns_report_in_words():
