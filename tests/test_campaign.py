@@ -1005,6 +1005,34 @@ def test_summary_and_xarray_of_a_campaigns_table():
     with pytest.raises(ValueError) as e:
         to_xarray(df, ["rate"])
     assert str(e.value) == "['rate'] do not identify the rows: add the columns that do (e.g. flow, receiver)"
+    assert summary(df, "rate", "loss").equals(wide)  # one name for a list of one
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda df: summary(df, ["rat"], ["loss"]), "by: no column 'rat' in the table"),
+    (lambda df: summary(df, ["rate"], ["loss", "los", "x"]), "metrics: no column 'los', 'x' in the table"),
+    (lambda df: to_xarray(df, ["rate", "replicaton"]), "dims: no column 'replicaton' in the table"),
+    (lambda df: to_xarray(df, ["rate", "replication"], ["lost"]), "metrics: no column 'lost' in the table"),
+])
+def test_summary_and_xarray_name_a_column_the_table_lacks_with_those_it_has(call, message):
+    df = pd.DataFrame({"rate": [1, 2], "replication": [0, 0], "flow": ["a", "b"], "loss": [0.1, 0.2]})
+    with pytest.raises(ValueError) as e:
+        call(df)
+    assert str(e.value) == f"{message} (its columns: rate, replication, flow, loss)"
+
+
+def test_summary_takes_numeric_metrics_at_a_level_between_0_and_1():
+    df = pd.DataFrame({"rate": [1, 1], "flow": ["a", "b"], "loss": [0.1, 0.2]})
+    with pytest.raises(ValueError) as e:
+        summary(df, ["rate"], ["flow"])
+    assert str(e.value) == "metrics: 'flow' not numeric: a metric is a number per row"
+    with pytest.raises(ValueError) as e:
+        to_xarray(df, ["flow"], ["flow"])
+    assert str(e.value) == "metrics: 'flow' not numeric: a metric is a number per row"
+    for level in (0, 1, 1.5, -0.5, float("nan"), "0.9"):
+        with pytest.raises(ValueError) as e:
+            summary(df, ["rate"], ["loss"], level=level)
+        assert str(e.value) == f"level: a confidence level between 0 and 1, such as 0.95 (got {level!r})"
 
 
 def test_reading_a_table_the_runs_did_not_record_says_how_to_record_it(examples, tmp_path):

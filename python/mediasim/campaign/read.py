@@ -150,10 +150,27 @@ def summary(df: pd.DataFrame, by: list[str], metrics: list[str], level: float = 
     """Mean and Student-t confidence interval of each metric per
     configuration (``by``: the parameters, and e.g. flow and receiver),
     over replications: columns ``<metric>_mean``, ``_ci_low``, ``_ci_high``
-    and ``n``."""
+    and ``n``. A column ``by`` or ``metrics`` names that the table does
+    not have, a metric that is not numeric, or a ``level`` outside (0, 1)
+    is a ValueError saying so."""
     from ..stats import summarize
 
+    by, metrics = _columns(df, "by", by), _columns(df, "metrics", metrics, numeric=True)
+    if not (isinstance(level, float | int) and 0 < level < 1):
+        raise ValueError(f"level: a confidence level between 0 and 1, such as 0.95 (got {level!r})")
     return summarize(df, by, metrics, level=level)
+
+
+def _columns(df: pd.DataFrame, argument: str, names: Any, numeric: bool = False) -> list[str]:
+    """``names`` (a list of column names, or one) checked against ``df``'s
+    columns, as a list."""
+    names = [names] if isinstance(names, str) else list(names)
+    if missing := [n for n in names if n not in df.columns]:
+        raise ValueError(f"{argument}: no column {', '.join(map(repr, missing))} in the table "
+                         f"(its columns: {', '.join(map(str, df.columns))})")
+    if numeric and (text := [n for n in names if not pd.api.types.is_numeric_dtype(df[n])]):
+        raise ValueError(f"{argument}: {', '.join(map(repr, text))} not numeric: a metric is a number per row")
+    return names
 
 
 def to_xarray(df: pd.DataFrame, dims: list[str], metrics: list[str] | None = None) -> Any:
@@ -163,6 +180,8 @@ def to_xarray(df: pd.DataFrame, dims: list[str], metrics: list[str] | None = Non
         import xarray  # noqa: F401
     except ImportError as e:  # pragma: no cover - depends on the install
         raise ImportError("to_xarray needs xarray: pip install xarray") from e
+    dims = _columns(df, "dims", dims)
+    metrics = _columns(df, "metrics", metrics, numeric=True) if metrics is not None else None
     data = df.set_index(dims)
     if data.index.has_duplicates:
         raise ValueError(f"{dims} do not identify the rows: add the columns that do (e.g. flow, receiver)")
