@@ -142,3 +142,19 @@ def test_a_campaign_stopped_part_way_or_by_an_error_leaves_the_cluster_no_task()
             assert _tasks_left(ex.client) == {}
         finally:
             ex.close()
+
+
+def test_clients_that_fail_while_made_do_not_hang_the_next_one():
+    """A client that fails while it is made (a malformed address) is closed
+    at once: left to the garbage collector, its close ran inside the next
+    client's start, which holds the lock that close waits for, and the
+    process hung. A collection at every allocation makes that certain
+    here; the process must end, and say each error."""
+    import subprocess
+
+    code = ("import gc\nfrom mediasim.campaign import DaskExecutor\nfrom mediasim.errors import CampaignError\n"
+            "gc.set_threshold(1, 1, 1)\nfor _ in range(4):\n    try:\n        DaskExecutor('no-port-here')\n"
+            "    except CampaignError as e:\n        print(e)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "Dask scheduler 'no-port-here': missing port number in address 'no-port-here'\n" * 4

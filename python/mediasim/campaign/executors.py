@@ -232,7 +232,7 @@ class DaskExecutor:
             self.client = address
             return
         try:
-            self.client = Client(address)
+            self.client = _client(address)
         except (ValueError, OSError, TimeoutError) as e:
             # A malformed address or a cluster that does not answer: name
             # it, before any run is stored.
@@ -256,6 +256,25 @@ class DaskExecutor:
     def close(self) -> None:
         if self._own:
             self.client.close()
+
+
+def _client(address: str) -> Any:
+    """A ``distributed.Client`` of ``address``. One that fails while it is
+    made (a malformed address, a scheduler that does not answer) is closed
+    here: left to the garbage collector, its close could run inside the
+    next client's start, which holds the lock that close waits for, and
+    hang the process."""
+    from distributed import Client
+
+    class _Closing(Client):
+        def __init__(self, address: str) -> None:
+            try:
+                super().__init__(address)
+            except BaseException:
+                self.close()
+                raise
+
+    return _Closing(address)
 
 
 def make_executor(workers: int | None = None, scheduler: str | None = None) -> LocalExecutor | DaskExecutor:
