@@ -1008,6 +1008,13 @@ def test_summary_and_xarray_of_a_campaigns_table():
     assert summary(df, "rate", "loss").equals(wide)  # one name for a list of one
 
 
+def test_to_xarray_without_xarray_names_the_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "xarray", None)  # as if xarray were not installed
+    with pytest.raises(ImportError) as e:
+        to_xarray(pd.DataFrame({"rate": [1], "loss": [0.1]}), ["rate"])
+    assert str(e.value) == "to_xarray needs xarray: pip install 'mediasim[xarray]'"
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda df: summary(df, ["rat"], ["loss"]), "by: no column 'rat' in the table"),
     (lambda df: summary(df, ["rate"], ["loss", "los", "x"]), "metrics: no column 'los', 'x' in the table"),
@@ -1026,6 +1033,9 @@ def test_summary_takes_numeric_metrics_at_a_level_between_0_and_1():
     with pytest.raises(ValueError) as e:
         summary(df, ["rate"], ["flow"])
     assert str(e.value) == "metrics: 'flow' not numeric: a metric is a number per row"
+    with pytest.raises(ValueError) as e:
+        summary(df.assign(kind="x"), ["rate"], ["flow", "loss", "kind"])
+    assert str(e.value) == "metrics: 'flow', 'kind' not numeric: a metric is a number per row"
     with pytest.raises(ValueError) as e:
         to_xarray(df, ["flow"], ["flow"])
     assert str(e.value) == "metrics: 'flow' not numeric: a metric is a number per row"

@@ -290,7 +290,9 @@ def test_text_parameters_that_name_a_choice_or_hold_a_format_are_checked_when_se
 
 
 def test_a_rate_may_be_0_only_where_its_study_says_so():
-    from mediasim.experiments import svc
+    from mediasim.experiments import iw10, svc
+
+    assert iw10.Params().with_overrides({"uplink_rate_bps": "0.5"}).uplink_rate_bps == 0.5  # above 0 is a rate
 
     p = svc.Params().with_overrides({"ppacc_eps_bps": "0", "ppacc_kappa_bps": "0"})
     assert (p.ppacc_eps_bps, p.ppacc_kappa_bps) == (0, 0)

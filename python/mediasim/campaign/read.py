@@ -178,8 +178,8 @@ def to_xarray(df: pd.DataFrame, dims: list[str], metrics: list[str] | None = Non
     per name in ``dims`` (the parameters, ``replication``, ...)."""
     try:
         import xarray  # noqa: F401
-    except ImportError as e:  # pragma: no cover - depends on the install
-        raise ImportError("to_xarray needs xarray: pip install xarray") from e
+    except ImportError as e:
+        raise ImportError("to_xarray needs xarray: pip install 'mediasim[xarray]'") from e
     dims = _columns(df, "dims", dims)
     metrics = _columns(df, "metrics", metrics, numeric=True) if metrics is not None else None
     data = df.set_index(dims)

@@ -161,7 +161,7 @@ class StudyParams:
         problems += self._value_problems(named={x.split(" ")[0] for x in problems})
         if problems:  # check_more may build on the counts
             raise ParamsError(self.study, problems)
-        problems += self.check_more()
+        problems = self.check_more()
         if problems:
             raise ParamsError(self.study, problems)
 
