@@ -172,11 +172,11 @@ class StudyParams:
         """Every list holds a value (but those in ``may_be_empty``) and a
         pair or a group its length; every number is finite and at least 0
         (no study has a parameter below 0), a whole number below 2**64 (the
-        engine's widest integers), a rate (a name ending in
-        ``_bps``) above 0 but in ``zero_rates``, a fraction at most 1.
-        Checked here, before any scenario is made from them, so that a
-        campaign does not run its first points and fail at the one a value
-        reaches. Fields in ``named`` have a problem said already."""
+        engine's widest integers), a rate (a name ending in ``_bps``) above
+        0 but in ``zero_rates``, a fraction at most 1. Checked here, before
+        any scenario is made from them, so that a campaign does not run its
+        first points and fail at the one a value reaches. Fields in
+        ``named`` have a problem said already."""
         problems = []
         hints = typing.get_type_hints(type(self))
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
