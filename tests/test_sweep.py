@@ -288,8 +288,14 @@ def test_a_grid_that_repeats_itself_is_refused(examples):
     ("{\"type\": \"red\", \"min_th\": 5},{\"type\": \"droptail\"}", ["{\"type\": \"red\", \"min_th\": 5}",
                                                                    "{\"type\": \"droptail\"}"]),
     ("", []),
+    # A comma, bracket or quote inside a JSON string is the string's.
+    ('"a,b",c', ['"a,b"', "c"]),
+    ('["x]",1],2', ['["x]",1]', "2"]),
+    (r'"a\",b",c', [r'"a\",b"', "c"]),
+    (r'"a\\",b', [r'"a\\"', "b"]),
+    ('{"k": "}"},2', ['{"k": "}"}', "2"]),
 ])
-def test_sweep_values_split_at_commas_outside_brackets_and_braces(text, values):
+def test_sweep_values_split_at_commas_outside_brackets_braces_and_strings(text, values):
     from mediasim.cli_commands import _split_values
 
     assert _split_values(text) == values

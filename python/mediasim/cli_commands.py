@@ -200,14 +200,21 @@ def _check_scheduler(scheduler: str | None) -> None:
 
 
 def _split_values(text: str) -> list[str]:
-    """Splits V1,V2,... at commas outside brackets and braces (JSON values)."""
+    """Splits V1,V2,... at commas outside brackets, braces and JSON's
+    double-quoted strings ("a,b" is one value; \" inside one is a quote)."""
     parts, depth, cur = [], 0, ""
+    quoted = escaped = False
     for ch in text:
-        if ch in "[{":
+        if quoted:
+            quoted = escaped or ch != '"'
+            escaped = not escaped and ch == "\\"
+        elif ch == '"':
+            quoted = True
+        elif ch in "[{":
             depth += 1
         elif ch in "]}":
             depth -= 1
-        if ch == "," and depth == 0:
+        if ch == "," and depth == 0 and not quoted:
             parts.append(cur.strip())
             cur = ""
         else:
