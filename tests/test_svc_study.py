@@ -497,3 +497,17 @@ def test_fec_figures_without_repairs_or_flows():
     assert got["repair_loss_x"] == 0.0
     from mediasim.media import fec_residual_loss
     assert got["residual_model_x"] == pytest.approx(fec_residual_loss("rs", p.fec_k, p.fec_n, 0.05, 0.0))
+
+
+def test_the_fec_part_is_left_out_with_no_shares_or_buffers_and_the_report_says_so(tmp_path):
+    """An empty ``fec_shares`` or ``fec_buffers`` is the way to leave the
+    FEC runs out (``may_be_empty``); an empty ``transports`` is refused, as
+    the transports' part cannot be left out."""
+    p = svc.Params().quick().with_overrides({"fec_shares": "", "buffers": "5,80"})
+    svc.reproduce(p, tmp_path, workers=1, progress=False)
+    report = (tmp_path / "report.md").read_text()
+    assert "## FEC\n\nNot run: `fec_shares` or `fec_buffers` is empty." in report
+    assert "## TFRC and PPACC across AF1 buffer sizes" in report and not (tmp_path / "fec.png").exists()
+    assert svc.Params().with_overrides({"fec_buffers": ""}).fec_buffers == ()
+    with pytest.raises(ValueError, match="svc: transports must hold at least one value"):
+        svc.Params().with_overrides({"transports": ""})

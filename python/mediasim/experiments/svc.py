@@ -41,6 +41,7 @@ class Params(StudyParams):
     count_fields: ClassVar[tuple[str, ...]] = ("video_flows", "tcp_flows")
     zero_rates: ClassVar[tuple[str, ...]] = ("ppacc_eps_bps", "ppacc_kappa_bps")  # no step of that kind
     fractions: ClassVar[tuple[str, ...]] = ("wred_w_q", "ppacc_a_weight")
+    may_be_empty: ClassVar[tuple[str, ...]] = ("fec_shares", "fec_buffers")  # no FEC runs
 
     # --- stated by the study ---
     bottleneck_rate_bps: float = 3e6

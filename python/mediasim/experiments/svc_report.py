@@ -309,6 +309,8 @@ def write(p: Params, rows: pd.DataFrame, delays: dict, out: Path, sens: pd.DataF
             md_table(fec_checks(f)),
             "",
         ]
+    else:  # fec_shares or fec_buffers left empty
+        md += ["## FEC", "", "Not run: `fec_shares` or `fec_buffers` is empty.", ""]
     if sens is not None:
         from . import svc_sensitivity
 
