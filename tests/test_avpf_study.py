@@ -325,3 +325,21 @@ def test_case_tables_follow_the_studys_definitions_by_hand():
     sender = t["case7_sender"].iloc[0]
     assert (sender["scenario"], sender["k"], sender["failure_rate_mean"]) == (1, 1.0, 0.25)
     assert t["case9_newpred"]["waiting_time_mean_s_mean"].tolist() == [0.3]
+
+
+def test_a_run_with_nothing_to_report_or_wait_for_still_writes_its_report(tmp_path):
+    """No feedback errors (cases 5 and 7: no member wants to send feedback,
+    no loss is reported) and no FTP flows (case 10: nothing waits): the
+    figures no run had stay in the tables as empty, the statement with no
+    figure is left out and the waiting times' plot keeps a linear axis,
+    where these ended in KeyErrors and a log axis over zeros."""
+    r = CliRunner().invoke(main, ["reproduce", "avpf", "--quick", "--case", "5", "--case", "7", "--case", "10",
+                                  "--set", "feedback_byte_error_rate=0", "--set", "ftp_flows_per_side=0",
+                                  "--out", str(tmp_path), "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    sender = pd.read_csv(tmp_path / "case7_sender.csv")
+    assert len(sender) > 0 and sender["loss_report_delay_mean_s_mean"].isna().all()
+    assert (pd.read_csv(tmp_path / "case10_newpred.csv")["waiting_time_mean_s_mean"].fillna(0) == 0).all()
+    report = (tmp_path / "report.md").read_text()
+    assert "Shared losses let suppression work" not in report
+    assert (tmp_path / "case10_dither_variants.png").stat().st_size > 0

@@ -360,6 +360,8 @@ def case_9(p: Params, ftp: bool) -> list[tuple[dict, Scenario]]:
 RTP_FIGURES = ("rtcp_share_pct", "fb_wanted", "fb_sent", "fb_suppressed", "fb_discarded", "mwt_s", "early_packets",
                "loss_report_delay_mean_s", "loss_reports", "losses_multiply_reported", "recoveries",
                "recovery_time_mean_s", "waiting_time_mean_s")
+#: What ``analyse`` measures per member, every run.
+FIGURES = frozenset({*RTP_FIGURES, "media_loss_rate"})
 
 
 def analyse(res, job: Job) -> list[dict[str, Any]]:
@@ -411,7 +413,10 @@ def tables(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     out: dict[str, pd.DataFrame] = {}
     pct = {"rtcp_share_pct": (0.0, 100.0)}
     for case in sorted(rows["case"].unique()):
-        d = rows[rows["case"] == case].dropna(axis=1, how="all")
+        d = rows[rows["case"] == case]
+        # Other cases' labels go (empty here); a figure stays even when no
+        # run had one (no loss reported without feedback errors, say).
+        d = d[[c for c in d.columns if c in FIGURES or d[c].notna().any()]]
         keys = [c for c in ("session_bw_bps", "senders", "profiles", "topology", "condition", "loss", "profile")
                 if c in d.columns]
         if case in (1, 2, 3):
@@ -482,7 +487,8 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
             y = g["mwt_s_mean"].to_numpy(dtype=float)
             zeros += int((y <= 0).sum())
             ax.plot(labels, np.where(y > 0, y, np.nan), marker="o", label=prof)
-        ax.set_yscale("log")
+        if zeros < len(d):  # a log axis needs a point above 0
+            ax.set_yscale("log")
         if zeros:
             ax.text(0.01, 0.01, f"{zeros} point(s) at 0 s left out (log axis)", transform=ax.transAxes, fontsize=7)
         ax.set_ylabel("mean waiting time of feedback (s)")
@@ -492,8 +498,8 @@ def plots(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
         fig.tight_layout()
         fig.savefig(out / "case4_mwt.png", dpi=120)
         made.append("case4_mwt.png")
+    made += plot_dither_variants(t, out)  # cases 9 and 10, each if it ran
     if "case9_newpred" in t:
-        made += plot_dither_variants(t, out)
         d = t["case9_newpred"]
         d = d[d["p2p_dither"] == d["p2p_dither"].iloc[0]]
         delays = sorted(d["link2_delay_ms"].unique())
@@ -550,7 +556,8 @@ def plot_dither_variants(t: dict[str, pd.DataFrame], out: Path) -> list[str]:
         for i, col in enumerate(m.columns):
             ax.bar([x + i * width for x in range(len(m))], m[col], width=width, label=f"T_dither_max = {col}")
         ax.set_xticks([x + width * (len(m.columns) - 1) / 2 for x in range(len(m))], m.index, rotation=45, fontsize=7)
-        ax.set_yscale("log")
+        if (m.to_numpy() > 0).any():  # no waiting at all (no congestion, no loss): a linear axis at 0
+            ax.set_yscale("log")
         ax.set_xlabel("session (kbit/s:frames/s:segments)")
         ax.set_ylabel("NEWPRED waiting time (s)")
         ax.set_title(f"Case {case}: the study's dither against the RFC point-to-point rule")

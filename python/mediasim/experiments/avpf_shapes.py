@@ -87,7 +87,7 @@ def waiting(t: dict[str, pd.DataFrame]) -> list[tuple[str, str, bool]]:
 
 def suppression(t: dict[str, pd.DataFrame]) -> list[tuple[str, str, bool]]:
     d = t.get("case5_feedback")
-    if d is None:
+    if d is None or d.empty:  # no member wanted to send feedback
         return []
     rate = d["fb_suppressed_mean"] / d["fb_wanted_mean"]
     shared, spread = rate[d["losses"] == "shared"], rate[d["losses"] == "distributed"]
