@@ -134,8 +134,6 @@ class StudyParams:
     study: ClassVar[str]
     #: Fields that count the flows or nodes the study's scenarios create.
     count_fields: ClassVar[tuple[str, ...]] = ()
-    #: Rate fields (``_bps``) for which 0 means something (a step of none).
-    zero_rates: ClassVar[tuple[str, ...]] = ()
     #: Fields that hold probabilities or fractions: from 0 to 1.
     fractions: ClassVar[tuple[str, ...]] = ()
     #: List fields that may be empty (a part of the study left out); any
@@ -173,10 +171,10 @@ class StudyParams:
         pair or a group its length; every number is finite and at least 0
         (no study has a parameter below 0), a whole number below 2**64 (the
         engine's widest integers), a rate (a name ending in ``_bps``) above
-        0 but in ``zero_rates``, a fraction at most 1. Checked here, before
-        any scenario is made from them, so that a campaign does not run its
-        first points and fail at the one a value reaches. Fields in
-        ``named`` have a problem said already."""
+        0, a fraction at most 1. Checked here, before any scenario is made
+        from them, so that a campaign does not run its first points and fail
+        at the one a value reaches. Fields in ``named`` have a problem said
+        already."""
         problems = []
         hints = typing.get_type_hints(type(self))
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
@@ -193,7 +191,7 @@ class StudyParams:
                 problems.append(f"{f.name} must be below 2**64 (got a number of {len(str(abs(bad)))} digits)")
             elif (bad := next((x for x in values if isinstance(x, float) and not math.isfinite(x)), None)) is not None:
                 problems.append(f"{f.name} must be a finite number (got {bad})")
-            elif f.name.endswith("_bps") and f.name not in self.zero_rates:
+            elif f.name.endswith("_bps"):
                 if (bad := next((x for x in values if x <= 0), None)) is not None:
                     problems.append(f"{f.name} must be above 0 bit/s (got {bad:g})")
             elif (bad := next((x for x in values if x < 0), None)) is not None:

@@ -39,7 +39,6 @@ CASES: tuple[int, ...] = ()  # the study contract: no cases
 class Params(StudyParams):
     study: ClassVar[str] = NAME
     count_fields: ClassVar[tuple[str, ...]] = ("video_flows", "tcp_flows")
-    zero_rates: ClassVar[tuple[str, ...]] = ("ppacc_eps_bps", "ppacc_kappa_bps")  # no step of that kind
     fractions: ClassVar[tuple[str, ...]] = ("wred_w_q", "ppacc_a_weight")
     may_be_empty: ClassVar[tuple[str, ...]] = ("fec_shares", "fec_buffers")  # no FEC runs
 
