@@ -173,7 +173,10 @@ def test_every_study_refuses_a_number_below_0_a_rate_at_0_a_fraction_above_1_and
             p.with_overrides({field: ",".join([text] * len(value)) if isinstance(value, tuple) else text})
         return str(e.value)
 
-    seen = {"numbers": 0, "fractions": 0}
+    fields = {f.name for f in dataclasses.fields(p)}
+    for declared in ("count_fields", "fractions", "positive", "may_be_empty"):  # a misspelt name checks nothing
+        assert set(getattr(type(p), declared)) <= fields, declared
+    seen = {"numbers": 0, "fractions": 0, "positive": 0}
     for f in dataclasses.fields(p):
         value = getattr(p, f.name)
         first = value[0] if isinstance(value, tuple) else value
@@ -187,11 +190,15 @@ def test_every_study_refuses_a_number_below_0_a_rate_at_0_a_fraction_above_1_and
                 else f"{f.name} must be at least 0 (got -1)") in problem(f.name, value, "-1")
         if rate:
             assert f"{f.name} must be above 0 bit/s (got 0)" in problem(f.name, value, "0")
+        elif f.name in type(p).positive:
+            seen["positive"] += 1
+            assert f"{f.name} must be above 0 (got 0)" in problem(f.name, value, "0")
         if f.name in type(p).fractions:
             seen["fractions"] += 1
             assert f"{f.name} must be from 0 to 1 (got 1.5)" in problem(f.name, value, "1.5")
             p.with_overrides({f.name: ",".join(["1"] * len(value)) if isinstance(value, tuple) else "1"})
     assert seen["numbers"] >= 10 and seen["fractions"] == len(type(p).fractions)
+    assert seen["positive"] == len(type(p).positive)
 
 
 def _problem(params: Any, **overrides: str) -> str:

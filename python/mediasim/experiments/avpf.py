@@ -46,6 +46,9 @@ class Params(StudyParams):
     count_fields: ClassVar[tuple[str, ...]] = ("ftp_flows_per_side",)
     fractions: ClassVar[tuple[str, ...]] = ("loss_rates", "byte_error_rate", "feedback_byte_error_rate",
                                             "newpred_loss_rates")
+    positive: ClassVar[tuple[str, ...]] = ("max_feedback_delay_ms", "payload_2m", "payload_200k", "payload_20k",
+                                           "congestion_factor", "congestion_buffer_packets", "case4_buffer_packets",
+                                           "newpred_duration_s")
 
     # --- stated by the study ---
     session_bws_bps: tuple[float, ...] = (2e6, 200e3, 20e3)  # cases 1-2

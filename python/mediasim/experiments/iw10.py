@@ -47,6 +47,8 @@ HAS_SENSITIVITY = False
 class Params(StudyParams):
     study: ClassVar[str] = NAME
     count_fields: ClassVar[tuple[str, ...]] = ("flows",)
+    positive: ClassVar[tuple[str, ...]] = ("total_bytes", "mss_bytes", "cbr_interval_ms", "buffer_packets",
+                                           "min_rto_ms", "delack_timeout_ms")
 
     # --- stated by the study ---
     flows: tuple[int, ...] = (1, 2, 6)

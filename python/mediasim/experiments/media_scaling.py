@@ -45,6 +45,10 @@ class Params(StudyParams):
     study: ClassVar[str] = NAME
     count_fields: ClassVar[tuple[str, ...]] = ("ftp_flows", "mm_flows", "mpeg_flows", "late_ftp")
     fractions: ClassVar[tuple[str, ...]] = ("red_w_q", "red_max_p")
+    positive: ClassVar[tuple[str, ...]] = ("packet_bytes", "tcp_max_window_packets", "red_max_th", "red_w_q",
+                                           "red_max_p", "mpeg_frame_rate", "red_limit_packets",
+                                           "red_mean_packet_bytes", "tcp_min_rto_ms", "tcp_initial_window",
+                                           "timeout_factor", "feedback_bytes")
 
     # --- stated by the study ---
     bottleneck_rate_bps: float = 6e6

@@ -136,6 +136,9 @@ class StudyParams:
     count_fields: ClassVar[tuple[str, ...]] = ()
     #: Fields that hold probabilities or fractions: from 0 to 1.
     fractions: ClassVar[tuple[str, ...]] = ()
+    #: Fields that are above 0 (a size, a timer, a count the scenario
+    #: cannot take at 0), besides the rates, which all are.
+    positive: ClassVar[tuple[str, ...]] = ()
     #: List fields that may be empty (a part of the study left out); any
     #: other list holds at least one value.
     may_be_empty: ClassVar[tuple[str, ...]] = ()
@@ -170,8 +173,8 @@ class StudyParams:
         """Every list holds a value (but those in ``may_be_empty``) and a
         pair or a group its length; every number is finite and at least 0
         (no study has a parameter below 0), a whole number below 2**64 (the
-        engine's widest integers), a rate (a name ending in ``_bps``) above
-        0, a fraction at most 1. Checked here, before any scenario is made
+        engine's widest integers), a rate (a name ending in ``_bps``) and a
+        field in ``positive`` above 0, a fraction at most 1. Checked here, before any scenario is made
         from them, so that a campaign does not run its first points and fail
         at the one a value reaches. Fields in ``named`` have a problem said
         already."""
@@ -196,6 +199,8 @@ class StudyParams:
                     problems.append(f"{f.name} must be above 0 bit/s (got {bad:g})")
             elif (bad := next((x for x in values if x < 0), None)) is not None:
                 problems.append(f"{f.name} must be at least 0 (got {bad:g})")
+            elif f.name in self.positive and 0 in values:
+                problems.append(f"{f.name} must be above 0 (got 0)")
             elif f.name in self.fractions and (bad := next((x for x in values if x > 1), None)) is not None:
                 problems.append(f"{f.name} must be from 0 to 1 (got {bad:g})")
         return problems

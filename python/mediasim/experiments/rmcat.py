@@ -77,6 +77,7 @@ class Case:
 @dataclass
 class Params(StudyParams):
     study: ClassVar[str] = NAME
+    positive: ClassVar[tuple[str, ...]] = ("media_payload_bytes", "fps")
 
     # --- stated by RFC 8867 ---
     capacity_bps: float = 4e6  # unless a case says otherwise

@@ -66,6 +66,8 @@ CASES: tuple[int, ...] = ()  # the study contract: scenarios, not cases
 class Params(StudyParams):
     study: ClassVar[str] = NAME
     count_fields: ClassVar[tuple[str, ...]] = ("receivers_per_dr",)
+    positive: ClassVar[tuple[str, ...]] = ("send_interval_ms", "rcv_hack_interval_ms", "dr_hack_interval_ms", "cong_c",
+                                           "ws", "data_packet_bytes", "initial_window", "repair_interval_ms")
 
     # --- stated by the study ---
     receivers_per_dr: int = 50

@@ -40,6 +40,9 @@ class Params(StudyParams):
     study: ClassVar[str] = NAME
     count_fields: ClassVar[tuple[str, ...]] = ("video_flows", "tcp_flows")
     fractions: ClassVar[tuple[str, ...]] = ("wred_w_q", "ppacc_a_weight")
+    positive: ClassVar[tuple[str, ...]] = ("packet_bytes", "af2_buffer_packets", "wred_w_q", "tcp_mss_bytes",
+                                           "playout_delay_ms", "ppacc_a_weight", "ppacc_short_timer_ms",
+                                           "ppacc_long_timer_max_gops", "ppacc_feedback_ms", "fec_k")
     may_be_empty: ClassVar[tuple[str, ...]] = ("fec_shares", "fec_buffers")  # no FEC runs
 
     # --- stated by the study ---
