@@ -150,6 +150,24 @@ def test_cases_are_checked_before_any_run():
         rmcat.Params(case58_resume="pause").check()
 
 
+def test_case_57s_transfers_are_bounded_by_the_engines_flows_before_any_is_drawn():
+    """Ten sources over 300 s, one transfer per mean off time: at 0.01 s,
+    300,010 transfers (flows), beyond the engine's 200,000; at 0.02 s,
+    150,010. A schedule the engine refuses is not drawn first (at 1 us it
+    was three billion transfers drawn one by one)."""
+    import random
+
+    with pytest.raises(ValueError) as e:
+        rmcat.Params(case57_off_mean_s=0.01).check()
+    assert str(e.value) == ("rmcat: case57_off_mean_s: about 300,010 transfers in case 5.7, more than the engine's "
+                            "200,000 flows")
+    rmcat.Params(case57_off_mean_s=0.02).check()
+    rmcat.Params(case57_off_mean_s=1e-6, cases=(1, 2)).check()  # case 5.7 not run: nothing drawn
+    p = rmcat.Params(case57_off_mean_s=1.0)
+    drawn = len(rmcat.short_tcp_schedule(p, rmcat.cases(p)[7], random.Random(1)))
+    assert abs(drawn - rmcat._expected_transfers(p)) < 0.05 * rmcat._expected_transfers(p)  # the estimate is fair
+
+
 def test_screams_pacing_factor_reaches_only_screams_pacer():
     import dataclasses
 
@@ -260,3 +278,14 @@ def test_shape_checks_quote_the_figures_they_judge():
     # The 5.1 figures: the settled ratio's mean over the delays, the worst
     # queue, convergence and swing of them.
     assert list(c["value"]) == ["0.900", "55.5 ms", "7.2 s", "0.100", "0.970", "3.0 s; 120 ms", f"{0.6 + 0.01 * i ** 2:.3f}"]
+
+
+def test_a_flow_that_plays_no_frame_has_no_frame_delay_rather_than_a_failed_run(tmp_path):
+    """At 10^-6 frames/s beside a long TCP flow (case 6, NADA) the one
+    frame sent is not played: its delay, a null in the media table, is NaN
+    in the study's figures, where float() of the null failed the run."""
+    p = rmcat.Params().quick().with_overrides({"fps": "1e-6", "cases": "6", "controllers": "nada",
+                                               "one_way_delays_ms": "50"})
+    rmcat.reproduce(p, tmp_path, workers=1, progress=False)
+    media = pd.read_parquet(tmp_path / "flows.parquet").query("flow == 'm0'")
+    assert len(media) > 0 and media["frame_delay_ms"].isna().all()

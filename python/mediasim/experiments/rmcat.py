@@ -23,7 +23,7 @@ import pandas as pd
 from ..outfolder import one_output
 from ..scenario import Scenario
 from ..sweep import Job, run_many
-from .params import StudyParams
+from .params import MAX_ITEMS, StudyParams
 
 NAME = "rmcat"
 CASES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
@@ -130,6 +130,11 @@ class Params(StudyParams):
             problems.append("tcp_cc must be cubic or reno")
         if min(self.queue_ms, self.case56_queue_ms, self.feedback_interval_ms, self.case57_off_mean_s) <= 0:
             problems.append("queue_ms, case56_queue_ms, feedback_interval_ms and case57_off_mean_s must be positive")
+        elif 7 in self.cases and (n := _expected_transfers(self)) > MAX_ITEMS:
+            # Each transfer is a flow: a schedule the engine cannot take
+            # would be drawn, transfer by transfer, before it refused it.
+            problems.append(f"case57_off_mean_s: about {n:,.0f} transfers in case 5.7, more than the engine's "
+                            f"{MAX_ITEMS:,} flows")
         if self.case58_resume not in ("hold", "restart"):
             problems.append(f"case58_resume must be hold or restart (got {self.case58_resume!r})")
         if not 0 < self.scream_pacing_factor <= 10:
@@ -219,6 +224,14 @@ def nominal_capacity(case: Case) -> float:
     """The capacity the drop-tail queue is sized for (its first value; a
     trace's mean is 2 Mbit/s or less)."""
     return case.forward[0][1] if case.forward else 2e6
+
+
+def _expected_transfers(p: Params) -> float:
+    """About how many transfers ``short_tcp_schedule`` draws: each source
+    one per mean off time over the case, and its first (the time scale
+    cancels)."""
+    case = cases(p)[7]
+    return case.short_tcp * (1 + case.duration_s / p.case57_off_mean_s)
 
 
 def short_tcp_schedule(p: Params, case: Case, rng: random.Random) -> list[tuple[float, int]]:
@@ -395,6 +408,12 @@ def settled_cv(case: Case, rate: pd.DataFrame, share: np.ndarray, leg: Leg) -> f
     return float(x.std() / x.mean()) if len(x) > 1 and x.mean() > 0 else float("nan")
 
 
+def _float(x: Any) -> float:
+    """A table's figure as a float; one the run had none of (no packet
+    delivered, no frame played: a null) is NaN."""
+    return float("nan") if pd.isna(x) else float(x)
+
+
 def jain(x: np.ndarray) -> float:
     x = x[np.isfinite(x)]
     return float(x.sum() ** 2 / (len(x) * (x ** 2).sum())) if len(x) and (x ** 2).sum() > 0 else float("nan")
@@ -433,14 +452,14 @@ def analyse(res, job: Job) -> dict[str, Any]:
             else float("nan"),
             "settled_ratio": settled_ratio(case, send, share, leg),
             "settled_cv": settled_cv(case, send, share, leg),
-            "queuing_mean_ms": float(fl["delay_mean_ms"] - fl["delay_min_ms"]),
-            "queuing_p95_ms": float(fl["delay_p95_ms"] - fl["delay_min_ms"]),
+            "queuing_mean_ms": _float(fl["delay_mean_ms"] - fl["delay_min_ms"]),
+            "queuing_p95_ms": _float(fl["delay_p95_ms"] - fl["delay_min_ms"]),
             "loss_pct": 100 * float(fl["loss_rate"]),
             "rate_cv": float(half.std() / half.mean()) if len(half) > 1 and half.mean() > 0 else float("nan"),
             "converge_s": float(np.nanmean(conv)) if conv and np.isfinite(conv).any() else float("nan"),
             "unconverged_steps": int(np.sum(~np.isfinite(conv))) if conv else 0,
             "feedback_pct": 100 * float(md["feedback_bytes_received"]) / max(float(md["media_payload_bytes"]), 1),
-            "frame_delay_ms": float(md["frame_delay_mean_ms"]),
+            "frame_delay_ms": _float(md["frame_delay_mean_ms"]),
             "frames_late_pct": 100 * float(md["frames_late"]) / max(float(md["frames_played"] + md["frames_lost"]), 1),
             "freezes": int(md["freezes"]),
         })

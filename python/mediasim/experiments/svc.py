@@ -259,7 +259,9 @@ def analyse(res, job: Job) -> dict[str, Any]:
     pk = res.packets
     d = pk[pk["flow"].isin(videos) & (pk["recv_s"] >= p.warmup_s)]["delay_ms"].to_numpy()
     s = res.columns("svc")
-    q25, q50, q75, q99 = (float(x) for x in np.percentile(d, [25, 50, 75, 99]))
+    # No video delivered after the warm-up (an AF1 reservation too small to
+    # carry any): no quantiles.
+    q25, q50, q75, q99 = (float(x) for x in np.percentile(d, [25, 50, 75, 99])) if len(d) else [float("nan")] * 4
     row = {**job.labels, "replication": job.replication, **class_losses(res),
            "video_kbps": float(np.mean([bps[f] for f in videos]) / 1e3),
            "tcp_kbps": float(np.mean([bps[f"tcp{i}"] for i in range(p.tcp_flows)]) / 1e3),

@@ -144,10 +144,10 @@ def shape_checks(t: pd.DataFrame, delays: dict[tuple[str, int], np.ndarray] | No
     af11 = {x: np.array([_at(t, x, b, "byte_loss_af11") for b in bs]) for x in ("tfrc", "ppacc")}
     lt = loss["tfrc"][0]
     l12 = _at(t, "tfrc", b0, "byte_loss_af12")
-    thr = [_at(t, "tfrc", b, "video_kbps") / _at(t, "ppacc", b, "video_kbps") for b in bs]
+    thr = [_ratio(_at(t, "tfrc", b, "video_kbps"), _at(t, "ppacc", b, "video_kbps")) for b in bs]
     kbps = t["video_kbps_mean"]
-    p99 = [_at(t, "ppacc", b, "delay_p99_ms") / _at(t, "tfrc", b, "delay_p99_ms") for b in bs]
-    p50 = [_at(t, "ppacc", b, "delay_p50_ms") / _at(t, "tfrc", b, "delay_p50_ms") for b in bs]
+    p99 = [_ratio(_at(t, "ppacc", b, "delay_p99_ms"), _at(t, "tfrc", b, "delay_p99_ms")) for b in bs]
+    p50 = [_ratio(_at(t, "ppacc", b, "delay_p50_ms"), _at(t, "tfrc", b, "delay_p50_ms")) for b in bs]
     rows = [
         ("With small AF1 buffers TFRC loses more than 10% of the video bytes",
          f"{lt:.2%} at {b0} packets", lt > 0.10),
@@ -190,6 +190,11 @@ def shape_checks(t: pd.DataFrame, delays: dict[tuple[str, int], np.ndarray] | No
              f"TFRC {r['tfrc']:.2f}",
              r["ppacc"] >= 0.9 and grow > 0 and r["tfrc"] < r["ppacc"]))
     return pd.DataFrame(rows, columns=["expected (study)", "measured", "holds"])
+
+
+def _ratio(a: float, b: float) -> float:
+    """a / b; NaN where b is 0 (no video got through to compare)."""
+    return a / b if b else float("nan")
 
 
 def fec_checks(f: pd.DataFrame) -> pd.DataFrame:
@@ -260,7 +265,8 @@ def write(p: Params, rows: pd.DataFrame, delays: dict, out: Path, sens: pd.DataF
     if not f.empty:
         plot_fec(f, out / "fec.png")
     quart = pd.DataFrame([{"transport": k[0], "buffer": k[1], "packets": len(v),
-                           **{f"p{q}_ms": float(np.percentile(v, q)) for q in (1, 25, 50, 75, 99)}}
+                           **{f"p{q}_ms": float(np.percentile(v, q)) if len(v) else float("nan")
+                              for q in (1, 25, 50, 75, 99)}}
                           for k, v in sorted(delays.items())])
     quart.to_csv(out / "delay_quantiles.csv", index=False)
     md = [
