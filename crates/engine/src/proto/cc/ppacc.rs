@@ -81,9 +81,11 @@ impl PpaccSpec {
     }
 
     pub fn check(&self, p: &str, c: &mut Checker) {
+        // The receiver reports every feedback_ms: a period, so at least
+        // 1 us (a report every nanosecond stalls the clock).
+        c.interval_ms(format_args!("{p}.feedback_ms"), self.feedback_ms);
         for (f, v) in [
             ("capacity_bps", Some(self.capacity_bps)),
-            ("feedback_ms", Some(self.feedback_ms)),
             ("initial_bps", Some(self.initial_bps)),
             ("eps_bps", self.eps_bps),
             ("kappa_bps", self.kappa_bps),
@@ -293,6 +295,7 @@ mod tests {
         assert_eq!(said(ok), Vec::<String>::new());
         for (field, value) in [
             ("feedback_ms", "0"),
+            ("feedback_ms", "0.0001"),
             ("initial_bps", "-1"),
             ("eps_bps", "0"),
             ("kappa_bps", "0"),
