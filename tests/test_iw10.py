@@ -98,6 +98,19 @@ def test_scenario_matches_the_study_definition():
     assert cell["duration_s"] == 21.0 + math.ceil(200 * 12000 / iw10.min_rate_bps(traces.builtin("lte-2mbps")))
 
 
+def test_the_run_outlasts_a_judged_packets_base_delay_and_a_full_buffer(tmp_path):
+    """1 s past the observation window at the defaults (25 ms + 50 x 1500 B
+    at 2 Mbit/s = 0.325 s, with 0.5 s to spare); with a 2 s base delay,
+    ceil(2 + 0.3 + 0.5) = 3 s past it, where the voice packets sent at its
+    end were still in flight when the run ended and the study stopped."""
+    assert iw10.Params().duration_s == 21.0
+    assert iw10.Params(one_way_delay_ms=2000.0).duration_s == 23.0
+    assert iw10.Params(bottleneck_rate_bps=2e5).duration_s == 20.0 + math.ceil(0.025 + 3.0 + 0.5)
+    r = CliRunner().invoke(main, ["reproduce", "iw10", "--quick", "--set", "one_way_delay_ms=2000", "--set",
+                                  "accesses=wired", "--set", "flows=1", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+
+
 
 
 @pytest.fixture(scope="module")

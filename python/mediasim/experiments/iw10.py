@@ -83,9 +83,14 @@ class Params(StudyParams):
 
     @property
     def duration_s(self) -> float:
-        # Run 1 s past the observation window: the longest queueing delay
-        # (50 x 1500 B at 2 Mbit/s = 0.3 s) cannot leave a judged packet in flight.
-        return self.observation_s[1] + 1.0
+        """The run length over the wired access: past the observation
+        window by 1 s, or by whole seconds enough for a judged packet sent
+        at its end to arrive behind a full buffer (the base delay and the
+        buffer's packets at the bottleneck rate, with half a second to
+        spare), whichever is longer. At the defaults, 25 ms + 50 x 1500 B
+        at 2 Mbit/s = 0.33 s: 1 s."""
+        full_buffer_s = self.buffer_packets * (self.mss_bytes + 40) * 8 / self.bottleneck_rate_bps
+        return self.observation_s[1] + max(1.0, math.ceil(self.one_way_delay_ms / 1e3 + full_buffer_s + 0.5))
 
     def access_duration_s(self, access: str) -> float:
         """The run length over ``access``: 1 s past the observation window
