@@ -89,18 +89,23 @@ class Params(StudyParams):
         buffer's packets at the bottleneck rate, with half a second to
         spare), whichever is longer. At the defaults, 25 ms + 50 x 1500 B
         at 2 Mbit/s = 0.33 s: 1 s."""
-        full_buffer_s = self.buffer_packets * (self.mss_bytes + 40) * 8 / self.bottleneck_rate_bps
+        full_buffer_s = self.buffer_packets * self.packet_bits / self.bottleneck_rate_bps
         return self.observation_s[1] + max(1.0, math.ceil(self.one_way_delay_ms / 1e3 + full_buffer_s + 0.5))
 
+    @property
+    def packet_bits(self) -> int:
+        """A full TCP segment on the wire (TCP and IPv4 headers, 40 bytes)."""
+        return (self.mss_bytes + 40) * 8
+
     def access_duration_s(self, access: str) -> float:
-        """The run length over ``access``: 1 s past the observation window
-        plus the time a full buffer takes to drain at the access's lowest
-        rate (a cellular trace's lowest 1 s window), so that every judged
+        """The run length over ``access``: the wired run's, plus for the
+        cellular access the time its full buffer takes to drain at the
+        trace's lowest rate (its lowest 1 s window), so that every judged
         voice packet is delivered or dropped."""
         if access == "wired":
             return self.duration_s
         rate = min_rate_bps(self.cellular_ms())
-        return self.duration_s + math.ceil(self.cellular_buffer_packets * 1500 * 8 / rate)
+        return self.duration_s + math.ceil(self.cellular_buffer_packets * self.packet_bits / rate)
 
     def cellular_ms(self) -> list[int]:
         """The cellular downlink's opportunities (a builtin trace or a file)."""

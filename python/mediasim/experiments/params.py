@@ -149,17 +149,17 @@ class StudyParams:
         return apply_overrides(self, overrides, self.study)  # type: ignore[attr-defined]
 
     def check(self) -> None:
-        problems = []
+        named: dict[str, str] = {}  # field: its problem
         if not 1 <= self.replications <= MAX_REPLICATIONS:
-            problems.append(f"replications must be from 1 to {MAX_REPLICATIONS:,} (got {self.replications})")
+            named["replications"] = f"must be from 1 to {MAX_REPLICATIONS:,} (got {self.replications})"
         seed = getattr(self, "seed", 0)
         if not 0 <= seed < 2 ** 64:
-            problems.append(f"seed must be from 0 to 2**64 - 1 (got {seed})")
+            named["seed"] = f"must be from 0 to 2**64 - 1 (got {seed})"
         for name in self.count_fields:
             v = getattr(self, name)
             if any(x > MAX_ITEMS for x in (v if isinstance(v, tuple) else (v,))):
-                problems.append(f"{name} must be at most {MAX_ITEMS:,} (the engine's limit on flows and nodes)")
-        problems += self._value_problems(named={x.split(" ")[0] for x in problems})
+                named[name] = f"must be at most {MAX_ITEMS:,} (the engine's limit on flows and nodes)"
+        problems = [f"{k} {m}" for k, m in named.items()] + self._value_problems(named=set(named))
         if problems:  # check_more may build on the counts
             raise ParamsError(self.study, problems)
         problems = self.check_more()
@@ -174,10 +174,10 @@ class StudyParams:
         pair or a group its length; every number is finite and at least 0
         (no study has a parameter below 0), a whole number below 2**64 (the
         engine's widest integers), a rate (a name ending in ``_bps``) and a
-        field in ``positive`` above 0, a fraction at most 1. Checked here, before any scenario is made
-        from them, so that a campaign does not run its first points and fail
-        at the one a value reaches. Fields in ``named`` have a problem said
-        already."""
+        field in ``positive`` above 0, a fraction at most 1. Checked here,
+        before any scenario is made from them, so that a campaign does not
+        run its first points and fail at the one a value reaches. Fields in
+        ``named`` have a problem said already."""
         problems = []
         hints = typing.get_type_hints(type(self))
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
