@@ -861,7 +861,7 @@ def test_any_json_campaign_file_is_planned_or_its_problems_named(tmp_path):
 
     from mediasim.campaign.run import plan_campaign
     from mediasim.campaign.spec import load_campaign
-    from mediasim.campaign.study_run import plan_study_campaign
+    from mediasim.campaign.study_plan import plan_study_campaign
     from mediasim.errors import ScenarioError
 
     (tmp_path / "x.toml").write_text('duration_s = 1\n[[nodes]]\nname = "a"\n')

@@ -36,3 +36,39 @@ def test_the_readme_does_not_call_a_supported_feature_unsupported():
     readme = (ROOT / "README.md").read_text()
     unsupported = readme.split("## Not supported yet", 1)[1].split("\n## ", 1)[0]
     assert "Dask" not in unsupported  # campaigns run on Dask clusters (docs/campaigns.md)
+
+
+def test_the_campaign_pages_dry_runs_print_what_the_command_prints(tmp_path):
+    """Each ``$ mediasim campaign ... --dry-run`` block of
+    docs/campaigns.md, run with its folder in ``tmp_path``: the command's
+    output is the block's (``c.toml`` is the block's own description of
+    the example before it)."""
+    import re
+    import shlex
+
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    page = (ROOT / "docs" / "campaigns.md").read_text()
+    blocks = [b for b in re.findall(r"```text\n(.*?)```", page, re.S) if b.startswith("$ mediasim campaign")]
+    assert len(blocks) == 3
+    for block in blocks:
+        command, *said = block.rstrip("\n").split("\n")
+        args = shlex.split(command[2:], comments=True)[1:]
+        assert "--dry-run" in args
+        if args[1] == "c.toml":  # "the example above, its grid mss_bytes = [1460, 100000]"
+            example = (ROOT / "examples" / "campaigns" / "iw10_access_rate.toml").read_text()
+            assert "\nrate = [1e6, 2e6, 4e6]\n" in example
+            (tmp_path / "c.toml").write_text(example.replace("\nrate = [1e6, 2e6, 4e6]\n",
+                                                             "\nmss_bytes = [1460, 100000]\n"))
+            args[1] = str(tmp_path / "c.toml")
+        else:
+            args[1] = str(ROOT / args[1])
+        folder = args[args.index("--out") + 1] if "--out" in args else None
+        if folder:
+            args[args.index("--out") + 1] = str(tmp_path / "out")
+        r = CliRunner().invoke(main, args)
+        out = r.output.replace(str(tmp_path / "out"), folder) if folder else r.output
+        assert out.rstrip("\n").split("\n") == said, block
+        assert r.exit_code == (2 if said[0].startswith("error:") else 0)

@@ -21,6 +21,7 @@ from mediasim.campaign import read_sweep
 from mediasim.errors import TableNotFound
 from mediasim.campaign.spec import load_campaign
 from mediasim.campaign.study import point_key
+from mediasim.campaign.study_plan import plan_study_campaign
 from mediasim.campaign.study_run import run_study_campaign
 from mediasim.errors import CampaignError
 from mediasim.experiments import iw10
@@ -50,6 +51,10 @@ def test_points_are_the_study_run_directly_and_share_their_runs(tmp_path):
     # Jitter buffers are read by the analysis alone: the second point's
     # runs are the first one's.
     spec = load_campaign(campaign(tmp_path, "jitter_buffers_ms = [[40], [40, 100]]\n"))
+    # The dry run counts each run once however many points share it, and
+    # the campaign runs what it counted.
+    assert "the points to run make 4 runs of 2 scenarios, every one valid: 0 already stored, 4 to run\n" in (
+        plan_study_campaign(spec))
     r = run_study_campaign(spec, progress=False)
     assert (r.points, r.ran, r.reused, r.failed) == (2, 2, 0, [])
     assert (r.runs_ran, r.runs_reused) == (4, 4)
@@ -94,6 +99,9 @@ def test_a_resumed_study_campaign_redoes_only_unfinished_points_from_stored_runs
     # the stored runs.
     (spec.out / "points" / "bottleneck_rate_bps=2000000.0" / "point.json").unlink()
     (spec.out / "points" / ".partial" / "x").mkdir(parents=True)
+    assert plan_study_campaign(spec).splitlines()[2:4] == [
+        "the points to run make 4 runs of 2 scenarios, every one valid: 4 already stored, 0 to run",
+        "nothing was run or written (dry run)"]
     resumed = run_study_campaign(spec, progress=False)
     assert (resumed.reused, resumed.ran, resumed.runs_ran, resumed.runs_reused) == (1, 1, 0, 4)
     assert not (spec.out / "points" / ".partial" / "x").exists()
@@ -448,7 +456,7 @@ def test_the_campaign_command_runs_a_study_campaign_says_what_it_did_and_fails_w
 def test_a_study_campaigns_dry_run_names_the_points_to_run_and_writes_nothing(tmp_path):
     from click.testing import CliRunner
 
-    from mediasim.campaign.study_run import MAX_POINTS_NAMED, plan_study_campaign
+    from mediasim.campaign.study_plan import MAX_POINTS_NAMED
     from mediasim.cli import main
 
     out = tmp_path / "out"
@@ -457,14 +465,16 @@ def test_a_study_campaigns_dry_run_names_the_points_to_run_and_writes_nothing(tm
     assert r.exit_code == 0, r.output
     assert r.output == (f"2 points of iw10: 0 already stored in {out}, 2 to run\n"
                         "  to run: bottleneck_rate_bps=1000000.0\n  to run: bottleneck_rate_bps=2000000.0\n"
-                        "nothing was run or written (dry run: the study's parameters are checked at every point; "
-                        "each point's scenarios are made, checked and run as its study goes)\n")
+                        "the points to run make 8 runs of 4 scenarios, every one valid: 0 already stored, 8 to run\n"
+                        "nothing was run or written (dry run)\n")
     assert not out.exists()
     run_study_campaign(load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6]\n")), progress=False)
     before = sorted((str(p), p.stat().st_size if p.is_file() else -1) for p in out.rglob("*"))
     plan = plan_study_campaign(load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n")))
-    assert plan.splitlines()[:2] == [f"2 points of iw10: 1 already stored in {out}, 1 to run",
-                                     "  to run: bottleneck_rate_bps=2000000.0"]
+    assert plan.splitlines() == [f"2 points of iw10: 1 already stored in {out}, 1 to run",
+                                 "  to run: bottleneck_rate_bps=2000000.0",
+                                 "the points to run make 4 runs of 2 scenarios, every one valid: 0 already stored, "
+                                 "4 to run", "nothing was run or written (dry run)"]
     assert sorted((str(p), p.stat().st_size if p.is_file() else -1) for p in out.rglob("*")) == before
     # Past the points a dry run names, the rest are counted.
     many = plan_study_campaign(load_campaign(campaign(tmp_path, f"buffer_packets = {list(range(10, 22))}\n")))
@@ -480,10 +490,75 @@ def test_a_study_campaigns_dry_run_names_the_points_to_run_and_writes_nothing(tm
     assert (r.exit_code, r.stdout) == (2, ""), r.output
     assert r.stderr.startswith(f"error: {tmp_path / 'mine'} holds files that are not a campaign (no campaign.json)")
     one = plan_study_campaign(load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6]\n")))
-    assert one.startswith(f"1 point of iw10: 1 already stored in {out}, 0 to run\nnothing was run"), one
+    assert one == f"1 point of iw10: 1 already stored in {out}, 0 to run\nnothing was run or written (dry run)"
     # A point whose parameters the study refuses is said as a real run says it.
     r = CliRunner().invoke(main, ["campaign", str(campaign(tmp_path, "jitter_buffers_ms = [[-1]]\n")), "--dry-run"])
     assert r.exit_code == 2 and "grid: iw10: jitter_buffers_ms must be at least 0 (got -1)" in r.output, r.output
+
+
+def test_a_scenario_the_engine_refuses_at_one_point_stops_the_campaign_before_anything_runs(tmp_path):
+    """The study's parameters take the value; the scenario the study makes
+    of it is refused, by the dry run and by a real run alike, before any
+    point runs or anything is written."""
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    f = campaign(tmp_path, "mss_bytes = [1460, 100000]\n")
+    said = ("1 of 2 points of iw10 would fail:\n"
+            "  flows[1].tcp.mss_bytes: must be 1..=65495 (got 100000) (where mss_bytes = 100000)")
+    for flags in ([], ["--dry-run"]):
+        r = CliRunner().invoke(main, ["campaign", str(f), *flags])
+        assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"error: {said}\n"), flags
+    with pytest.raises(CampaignError) as e:
+        run_study_campaign(load_campaign(f), progress=False)
+    assert str(e.value) == said
+    assert not (tmp_path / "out").exists()
+    # A problem at every point is said so; the points already stored are
+    # not made again.
+    every = campaign(tmp_path, "buffer_packets = [20, 30]\n", extra="mss_bytes = 100000\n")
+    with pytest.raises(CampaignError) as e:
+        plan_study_campaign(load_campaign(every))
+    assert str(e.value) == ("2 of 2 points of iw10 would fail:\n"
+                            "  flows[1].tcp.mss_bytes: must be 1..=65495 (got 100000) (at every grid point)")
+    run_study_campaign(load_campaign(campaign(tmp_path, "mss_bytes = [1460]\n")), progress=False)
+    with pytest.raises(CampaignError, match="^1 of 1 point of iw10 would fail:\n  flows"):
+        plan_study_campaign(load_campaign(campaign(tmp_path, "mss_bytes = [1460, 100000]\n")))
+
+
+def test_a_sensitivity_setting_the_study_refuses_is_named_with_the_point(tmp_path):
+    """A value that suits the study's default but not one of its
+    sensitivity settings (22.5 s + 1 s of spread ends inside the 25 s run,
+    + 3 s does not)."""
+    f = tmp_path / "c.toml"
+    f.write_text('study = "media-scaling"\nout = "out"\nquick = true\nsensitivity = true\nreplications = 1\n'
+                 "[grid]\njoin_s = [15, 22.5]\n")
+    with pytest.raises(CampaignError) as e:
+        plan_study_campaign(load_campaign(f))
+    assert str(e.value) == (
+        "1 of 2 points of media-scaling would fail:\n  parameters: media-scaling: start_spread_s must end before the "
+        "run does (sensitivity setting start_spread_s, high: 3.0) (where join_s = 22.5)")
+
+
+def test_a_study_campaign_with_sensitivity_runs_what_its_dry_run_counted(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('study = "media-scaling"\nout = "out"\nquick = true\nsensitivity = true\nreplications = 1\n'
+                 "workers = 2\n[grid]\nseed = [4]\n")
+    spec = load_campaign(f)
+    plan = plan_study_campaign(spec)
+    counted = int(re.search(r"make (\d+) runs of (\d+) scenarios", plan).group(1))
+    assert counted > 10 and f"0 already stored, {counted} to run" in plan
+    r = run_study_campaign(spec, progress=False)
+    # Every counted run ran once; the sensitivity's default setting is the study's own run.
+    assert (r.ran, r.failed, r.runs_ran, r.runs_reused) == (1, [], counted, 1)
+    runs = [d for d in sorted((spec.out / "runs").iterdir()) if (d / "run.json").is_file()]
+    assert len(runs) == counted
+    # A damaged run (its marker gone) is counted as one to run again.
+    run = runs[0]
+    (run / "run.json").unlink()
+    (spec.out / "points" / "seed=4" / "point.json").unlink()
+    assert (f"{counted - 1} already stored, 1 to run (of which 1 damaged, to be run again)"
+            in plan_study_campaign(spec))
 
 
 def test_a_points_folder_name_says_its_labels_and_a_long_one_ends_in_a_hash():

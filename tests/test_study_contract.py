@@ -415,3 +415,45 @@ def test_the_reports_parameter_section_lists_every_field_and_its_value():
         "| counts       | (5,)       |\n"
         "| width        | 1.0        |", ""]
 
+
+
+class _Stop(Exception):
+    pass
+
+
+class _Recorder:
+    """A study campaign's run cache that keeps the jobs of the first
+    ``run_many`` it serves and stops the study there."""
+
+    def __init__(self) -> None:
+        self.jobs: list[Any] = []
+
+    def run_many(self, jobs, analyse, progress, desc):
+        self.jobs = list(jobs)
+        raise _Stop
+
+
+def _runs(jobs) -> list[str]:
+    from mediasim.campaign.keys import run_key
+
+    return [run_key(j.scenario, j.seed, j.replication, "build") for j in jobs]
+
+
+@pytest.mark.parametrize("name, options, changes", [
+    ("iw10", {}, {}), ("media-scaling", {}, {}), ("svc", {}, {}), ("rmtp", {}, {}),
+    ("rmtp", {}, {"compare_variant": "true"}), ("rmcat", {}, {}), ("rmcat", {"cases": (2, 6)}, {}),
+    ("avpf", {}, {}), ("avpf", {"cases": (3, 9)}, {})])
+def test_study_jobs_are_the_runs_reproduce_makes(tmp_path, name, options, changes):
+    """What a study campaign counts and checks before it runs (the
+    study's ``study_jobs``) is what ``reproduce`` runs first, in its
+    order; with sensitivity, those runs and then more."""
+    mod = experiments.get(name)
+    p = mod.Params().quick().with_overrides(changes)
+    rec = _Recorder()
+    with pytest.raises(_Stop):
+        mod.reproduce(p, tmp_path / "out", progress=False, cache=rec, **options)
+    planned = mod.study_jobs(p, **options)
+    assert planned and _runs(planned) == _runs(rec.jobs)
+    if mod.HAS_SENSITIVITY:
+        more = mod.study_jobs(p, sensitivity=True, **options)
+        assert _runs(more[:len(planned)]) == _runs(planned) and len(more) > 2 * len(planned)

@@ -85,7 +85,8 @@ def campaign_cmd(file, out, workers, scheduler, dry_run) -> None:
 def _run_study_campaign(spec, workers, scheduler, dry_run: bool) -> None:
     import dataclasses
 
-    from .campaign.study_run import plan_study_campaign, run_study_campaign
+    from .campaign.study_plan import plan_study_campaign
+    from .campaign.study_run import run_study_campaign
     from .errors import CampaignError
 
     spec = dataclasses.replace(spec, workers=workers or spec.workers, scheduler=scheduler or spec.scheduler)

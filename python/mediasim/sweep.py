@@ -201,7 +201,15 @@ def grid_problems(jobs: list[Job], replications: int = 1) -> str | None:
                 at.setdefault((path, message), []).append(job.labels)
     if not at:
         return None
-    lines = [f"invalid scenario at {bad} of {len(points)} grid points:"]
+    return problems_by_point(f"invalid scenario at {bad} of {len(points)} grid points:", at, points)
+
+
+def problems_by_point(heading: str, at: dict[tuple[str, str], list[dict[str, Any]]],
+                      points: list[dict[str, Any]]) -> str:
+    """``heading``, then each problem (``(path, message)``) of ``at`` on a
+    line of its own with where it was found among ``points`` (each by its
+    labels); at most ``MAX_PROBLEMS_SAID`` of them."""
+    lines = [heading]
     lines += [f"  {p}: {m} ({_where(found, points)})" for (p, m), found in list(at.items())[:MAX_PROBLEMS_SAID]]
     if len(at) > MAX_PROBLEMS_SAID:
         lines.append(f"  and {len(at) - MAX_PROBLEMS_SAID} more problems")

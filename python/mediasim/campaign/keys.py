@@ -28,5 +28,10 @@ def engine_identity() -> dict[str, str]:
 
 
 def run_key(scenario: dict[str, Any], seed: int, replication: int, engine_build: str) -> str:
-    blob = json.dumps([canonical(scenario), int(seed), int(replication), engine_build])
+    return canonical_run_key(canonical(scenario), seed, replication, engine_build)
+
+
+def canonical_run_key(text: str, seed: int, replication: int, engine_build: str) -> str:
+    """``run_key`` of a scenario already made ``canonical`` (``text``)."""
+    blob = json.dumps([text, int(seed), int(replication), engine_build])
     return hashlib.sha256(blob.encode()).hexdigest()[:20]

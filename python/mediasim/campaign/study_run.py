@@ -18,33 +18,9 @@ from .executors import make_executor
 from .keys import engine_identity
 from .store import RunStore
 from .study import MARKER, Point, StudyCampaign, StudyCampaignReport, point_done, point_key
+from .study_plan import point_runs, points_to_run
 
 log = _logger("campaign")
-
-
-#: The points to run that a dry run names; the rest are counted.
-MAX_POINTS_NAMED = 10
-
-
-def plan_study_campaign(spec: StudyCampaign) -> str:
-    """What ``run_study_campaign(spec)`` would do, with nothing run, made
-    or changed: its points (every one's study parameters checked), those
-    already stored and those to run. A point's scenarios are neither
-    checked nor counted here: its study makes them as it goes, some from
-    the results of others."""
-    engine = engine_identity()
-    store = RunStore.check(spec.out, engine)
-    points, options = spec.points(), spec.options()
-    todo = [pt.name for pt in points if not point_done(
-        store.root / "points" / pt.name, point_key(spec.study, pt.params, options, engine["engine_build"]))]
-    s = (f"{len(points)} point{'s' * (len(points) != 1)} of {spec.study}: {len(points) - len(todo)} already stored "
-         f"in {store.root}, {len(todo)} to run")
-    for name in todo[:MAX_POINTS_NAMED]:
-        s += f"\n  to run: {name}"
-    if len(todo) > MAX_POINTS_NAMED:
-        s += f"\n  ... and {len(todo) - MAX_POINTS_NAMED} more"
-    return s + ("\nnothing was run or written (dry run: the study's parameters are checked at every point; each "
-                "point's scenarios are made, checked and run as its study goes)")
 
 
 def run_study_campaign(spec: StudyCampaign, progress: bool = True, executor: Any = None) -> StudyCampaignReport:
@@ -52,8 +28,12 @@ def run_study_campaign(spec: StudyCampaign, progress: bool = True, executor: Any
     invocation did. A point that fails is recorded in ``failed/`` and the
     others go on."""
     engine = engine_identity()
-    store = RunStore.open(spec.out, engine)
     points, options = spec.points(), spec.options()
+    # Every scenario of the points to run is checked before anything runs
+    # or is written: a campaign does not run its first points only to stop
+    # at a later one's bad value.
+    point_runs(spec, points_to_run(spec, RunStore.check(spec.out, engine), points), engine["engine_build"])
+    store = RunStore.open(spec.out, engine)
     keys = {pt.name: point_key(spec.study, pt.params, options, engine["engine_build"]) for pt in points}
     root = store.root / "points"
     shutil.rmtree(root / ".partial", ignore_errors=True)

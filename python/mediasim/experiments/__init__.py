@@ -5,9 +5,12 @@ Each module defines a ``Params`` dataclass (every value the study did not
 state is marked as chosen here, ``quick()`` gives the small version,
 ``with_overrides`` takes ``--set`` values), ``CASES`` (its case numbers,
 ``()`` for a study without cases), ``HAS_SENSITIVITY`` (whether it has
-one-at-a-time sensitivity runs), and ``reproduce(params, out, workers,
+one-at-a-time sensitivity runs), ``reproduce(params, out, workers,
 progress, *, overwrite, cache, **options)``, which writes its tables,
-plots and report.md into ``out`` (staged: ``mediasim.outfolder``). The
+plots and report.md into ``out`` (staged: ``mediasim.outfolder``), and
+``study_jobs(params, **options)``, every run that ``reproduce`` makes with
+those options, made from the parameters alone (a study campaign counts and
+checks them before it runs any: ``mediasim.campaign.study_plan``). The
 command line, ``reproduce all`` and study campaigns all go through
 ``reproduce`` below, which checks the options against what the study
 offers and adds the self-contained report.html.
@@ -39,6 +42,8 @@ class StudyModule(Protocol):
 
     def reproduce(self, p: Any, out: Path, workers: int | None = None, progress: bool = True, **options: Any
                   ) -> Path: ...
+
+    def study_jobs(self, p: Any, **options: Any) -> list[Any]: ...
 
 
 def get(name: str) -> StudyModule:

@@ -412,6 +412,14 @@ def build_jobs(p: Params, cases: tuple[int, ...]) -> list[Job]:
             for labels, sc in specs for r in range(p.replications)]
 
 
+def study_jobs(p: Params, cases: tuple[int, ...] = CASES, sensitivity: bool = False) -> list[Job]:
+    """Every run ``reproduce(p, ..., cases=cases, sensitivity=sensitivity)``
+    makes, in its order (the ``StudyModule`` contract)."""
+    from . import avpf_sensitivity
+
+    return build_jobs(p, cases) + (avpf_sensitivity.jobs(p, cases) if sensitivity else [])
+
+
 def tables(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     out: dict[str, pd.DataFrame] = {}
     pct = {"rtcp_share_pct": (0.0, 100.0)}

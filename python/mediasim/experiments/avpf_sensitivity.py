@@ -22,6 +22,7 @@ from ..reporting.plots import subplots
 from ..reporting.tables import md_table
 from ..sweep import run_many
 from . import avpf
+from . import one_at_a_time as oat
 
 SHARE, TREES, FEEDBACK = (1, 2, 3), (3, 5, 6, 7, 8), (5, 6, 7, 8)
 
@@ -128,20 +129,32 @@ def settings(p: avpf.Params, cases: tuple[int, ...]) -> list[Setting]:
     return out
 
 
+def jobs(p: avpf.Params, cases: tuple[int, ...]) -> list[Any]:
+    """Every run of the sensitivity settings, in the order ``run`` runs them."""
+    return _setting_jobs(settings(p, cases))[0]
+
+
+def _setting_jobs(todo: list[Setting]) -> tuple[list[Any], list[tuple[int, int]]]:
+    """Each setting's jobs (its parameters checked first) in one list, and
+    each setting's span of it."""
+    for s in todo:
+        oat.check_setting(s.params, f"{s.name}, {s.which}" + ("" if s.value is None else f": {s.value}"))
+    out: list[Any] = []
+    spans: list[tuple[int, int]] = []
+    for s in todo:
+        js = avpf.build_jobs(s.params, s.cases)
+        spans.append((len(out), len(out) + len(js)))
+        out += js
+    return out, spans
+
+
 def run(p: avpf.Params, cases: tuple[int, ...], workers: int | None = None, progress: bool = True,
         cache: Any = None) -> pd.DataFrame:
     """One row per (open value, case, metric): the base, low and high values
     and their relative change from the base."""
     todo = settings(p, cases)
-    for s in todo:
-        s.params.check()
-    jobs: list[Any] = []
-    spans: list[tuple[int, int]] = []
-    for s in todo:
-        js = avpf.build_jobs(s.params, s.cases)
-        spans.append((len(jobs), len(jobs) + len(js)))
-        jobs += js
-    results = run_many(jobs, workers=workers, progress=progress, desc="avpf sensitivity runs", analyse=avpf.analyse,
+    all_jobs, spans = _setting_jobs(todo)
+    results = run_many(all_jobs, workers=workers, progress=progress, desc="avpf sensitivity runs", analyse=avpf.analyse,
                        cache=cache)
     metrics = []
     for s, (a, b) in zip(todo, spans):

@@ -244,6 +244,12 @@ def jobs(p: Params) -> list[Job]:
 METRICS = [f"level_{lv}" for lv in LEVELS] + ["good_quality", "pure_loss", "delayed_loss", "loss"]
 
 
+def study_jobs(p: Params) -> list[Job]:
+    """Every run ``reproduce(p, ...)`` makes, in its order (the
+    ``StudyModule`` contract)."""
+    return jobs(p)
+
+
 def aggregate(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     keys = ["access", "flows", "iw", "jitter_buffer_ms"]
     bounds = {m: (0.0, 1.0) for m in METRICS}

@@ -235,6 +235,14 @@ def jobs(p: Params) -> list[Job]:
     return [Job(data, seed=p.seed, replication=r, labels={"_params": p}) for r in range(p.replications)]
 
 
+def study_jobs(p: Params, sensitivity: bool = False) -> list[Job]:
+    """Every run ``reproduce(p, ..., sensitivity=sensitivity)`` makes, in
+    its order (the ``StudyModule`` contract)."""
+    from . import media_scaling_sensitivity as sens
+
+    return jobs(p) + (sens.jobs(p) if sensitivity else [])
+
+
 def aggregate(parts: list[dict[str, Any]]) -> dict[str, pd.DataFrame]:
     tp = pd.concat([x["throughput"] for x in parts], ignore_index=True)
     # Only flows under way in a window (a late flow has none before it joins).

@@ -46,11 +46,15 @@ def headline(part: dict[str, Any], p: ms.Params) -> dict[str, float]:
         "jitter_ratio": cv["ftp"] / cv["mm"]}
 
 
+def jobs(p: ms.Params) -> list[Any]:
+    """Every run of the sensitivity settings, in the order ``run`` runs them."""
+    return oat.set_jobs(oat.settings(p, OPEN_VALUES), ms.jobs)[0]
+
+
 def run(p: ms.Params, workers: int | None = None, progress: bool = True, cache: Any = None) -> pd.DataFrame:
     """Per setting: each headline's mean and 95% half-width over replications."""
     sets = oat.settings(p, OPEN_VALUES)
-    jobs = [j for _, _, q in sets for j in ms.jobs(q)]
-    parts = run_many(jobs, workers=workers, progress=progress, desc="media-scaling sensitivity", analyse=ms.analyse,
+    parts = run_many(jobs(p), workers=workers, progress=progress, desc="media-scaling sensitivity", analyse=ms.analyse,
                      cache=cache)
     per_rep, k = [], 0
     for _, _, q in sets:

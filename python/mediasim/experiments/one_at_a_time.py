@@ -34,6 +34,32 @@ def settings(p: Any, open_values: Sequence[OpenValue]) -> list[tuple[str, str, A
     return out
 
 
+def set_jobs(sets: list[tuple[str, str, Any]], jobs_of: Callable[[Any], list]
+             ) -> tuple[list[Any], list[tuple[int, int]]]:
+    """Every setting's jobs (``jobs_of`` its parameters, each checked
+    first) in one list, and each setting's span of it."""
+    jobs: list[Any] = []
+    spans: list[tuple[int, int]] = []
+    for value, setting, q in sets:
+        check_setting(q, f"{value}, {setting}")
+        js = jobs_of(q)
+        spans.append((len(jobs), len(jobs) + len(js)))
+        jobs += js
+    return jobs, spans
+
+
+def check_setting(q: Any, setting: str) -> None:
+    """``q.check()``, its problems said with the ``setting`` whose
+    parameters they are (a value the user set may suit the study's
+    default yet not a setting's low or high)."""
+    from .params import ParamsError
+
+    try:
+        q.check()
+    except ParamsError as e:
+        raise ParamsError(q.study, [f"{pr} (sensitivity setting {setting})" for pr in e.problems]) from None
+
+
 def run_sets(sets: list[tuple[str, str, Any]], jobs_of: Callable[[Any], list], analyse: Callable,
              rows_of: Callable[[Any], list[dict[str, Any]]], headline: Callable[[pd.DataFrame], dict[str, float]],
              headlines: Sequence[str], desc: str, workers: int | None, progress: bool,
@@ -43,13 +69,7 @@ def run_sets(sets: list[tuple[str, str, Any]], jobs_of: Callable[[Any], list], a
     ``summarise``."""
     from ..sweep import run_many
 
-    jobs: list[Any] = []
-    spans: list[tuple[int, int]] = []
-    for _, _, q in sets:
-        q.check()
-        js = jobs_of(q)
-        spans.append((len(jobs), len(jobs) + len(js)))
-        jobs += js
+    jobs, spans = set_jobs(sets, jobs_of)
     parts = run_many(jobs, workers=workers, progress=progress, desc=desc, analyse=analyse, cache=cache)
     per_rep = []
     for a, b in spans:

@@ -510,6 +510,20 @@ def jobs(p: Params) -> list[Job]:
     return out
 
 
+def _narrowed(p: Params, cases: tuple[int, ...] | None) -> Params:
+    """``p`` with only ``cases``, when given (``reproduce``'s option)."""
+    return dataclasses.replace(p, cases=tuple(cases)) if cases else p
+
+
+def study_jobs(p: Params, cases: tuple[int, ...] | None = None, sensitivity: bool = False) -> list[Job]:
+    """Every run ``reproduce(p, ..., cases=cases, sensitivity=sensitivity)``
+    makes, in its order (the ``StudyModule`` contract)."""
+    from . import rmcat_sensitivity
+
+    p = _narrowed(p, cases)
+    return jobs(p) + (rmcat_sensitivity.jobs(p) if sensitivity else [])
+
+
 def run(p: Params, workers: int | None = None, progress: bool = True, cache: Any = None
         ) -> dict[str, pd.DataFrame]:
     """Every run's figures: ``flows`` (one row per media flow), ``runs``
@@ -536,8 +550,7 @@ def reproduce(p: Params, out: Path, workers: int | None = None, progress: bool =
     values the RFCs leave open (rmcat_sensitivity.py)."""
     from . import rmcat_report
 
-    if cases:
-        p = dataclasses.replace(p, cases=tuple(cases))
+    p = _narrowed(p, cases)
     p.check()
     t = run(p, workers, progress, cache)
     sens = None

@@ -54,6 +54,11 @@ def headline(rows: pd.DataFrame) -> dict[str, float]:
             "c7_share": f.loc[7]["share_ratio"].mean(), "c8_resume_queue_ms": f.loc[8]["resume_queue_peak_ms"].mean()}
 
 
+def jobs(p: rmcat.Params) -> list[Any]:
+    """Every run of the sensitivity settings, in the order ``run`` runs them."""
+    return oat.set_jobs(oat.settings(reduced(p), OPEN_VALUES), rmcat.jobs)[0]
+
+
 def run(p: rmcat.Params, workers: int | None = None, progress: bool = True, cache: Any = None) -> pd.DataFrame:
     """Per setting: each headline's mean and 95% half-width over replications."""
     return oat.run_sets(oat.settings(reduced(p), OPEN_VALUES), rmcat.jobs, rmcat.analyse, rows_of, headline,

@@ -229,12 +229,24 @@ def jobs(p: Params) -> list[Job]:
     return out
 
 
+def _main_jobs(p: Params) -> list[Job]:
+    """The study's runs: its DR variant's, then (``compare_variant``) the other's."""
+    return jobs(p) + (jobs(other_variant(p)) if p.compare_variant else [])
+
+
+def study_jobs(p: Params, sensitivity: bool = False) -> list[Job]:
+    """Every run ``reproduce(p, ..., sensitivity=sensitivity)`` makes, in
+    its order (the ``StudyModule`` contract)."""
+    from . import rmtp_sensitivity
+
+    return _main_jobs(p) + (rmtp_sensitivity.jobs(p) if sensitivity else [])
+
+
 def run(p: Params, workers: int | None = None, progress: bool = True, cache: Any = None) -> pd.DataFrame:
     """Every member of every run, one row each (``agents``: which DR
     variant; with ``compare_variant`` both)."""
     p.check()
-    todo = jobs(p) + (jobs(other_variant(p)) if p.compare_variant else [])
-    parts = run_many(todo, workers=workers, progress=progress, desc="rmtp runs", analyse=analyse, cache=cache)
+    parts = run_many(_main_jobs(p), workers=workers, progress=progress, desc="rmtp runs", analyse=analyse, cache=cache)
     return pd.DataFrame([row for rows in parts for row in rows])
 
 

@@ -293,6 +293,14 @@ def jobs(p: Params) -> list[Job]:
     return out
 
 
+def study_jobs(p: Params, sensitivity: bool = False) -> list[Job]:
+    """Every run ``reproduce(p, ..., sensitivity=sensitivity)`` makes, in
+    its order (the ``StudyModule`` contract)."""
+    from . import svc_sensitivity
+
+    return jobs(p) + (svc_sensitivity.jobs(p) if sensitivity else [])
+
+
 def run(p: Params, workers: int | None = None, progress: bool = True, cache: Any = None) -> tuple[pd.DataFrame, dict]:
     """Every run's row, and the video delays pooled over replications per
     (transport, buffer) of the transport sweep."""

@@ -90,6 +90,11 @@ def headline(rows: pd.DataFrame) -> dict[str, float]:
     }
 
 
+def jobs(p: svc.Params) -> list[Any]:
+    """Every run of the sensitivity settings, in the order ``run`` runs them."""
+    return oat.set_jobs(oat.settings(reduced(p), OPEN_VALUES), svc.jobs)[0]
+
+
 def run(p: svc.Params, workers: int | None = None, progress: bool = True, cache: Any = None) -> pd.DataFrame:
     """Per setting: each headline's mean and 95% half-width over replications."""
     return oat.run_sets(oat.settings(reduced(p), OPEN_VALUES), svc.jobs, svc.analyse, lambda part: [part["row"]],
