@@ -526,6 +526,40 @@ def test_a_scenario_the_engine_refuses_at_one_point_stops_the_campaign_before_an
         plan_study_campaign(load_campaign(campaign(tmp_path, "mss_bytes = [1460, 100000]\n")))
 
 
+def test_a_scenario_that_cannot_be_read_in_and_a_problem_without_a_path_are_said(tmp_path, monkeypatch):
+    """A trace file gone between the study's check of its parameters and
+    the reading of its scenarios; the engine refusing a scenario without
+    naming a field (it always names one today)."""
+    from mediasim.campaign import study_plan
+    from mediasim.errors import ScenarioError
+
+    f = tmp_path / "c.toml"  # one run, said as one
+    f.write_text('study = "iw10"\nout = "out"\nquick = true\nreplications = 1\n[set]\nflows = [1]\n'
+                 'initial_windows = [10]\naccesses = ["wired"]\n[grid]\nbuffer_packets = [100]\n')
+    spec = load_campaign(f)
+    assert "\nthe points to run make 1 run of 1 scenario, every one valid: 0 already stored, 1 to run\n" in (
+        plan_study_campaign(spec))
+
+    def unreadable(scenario):
+        raise ScenarioError.at("links[1].ab.trace.file", "no such trace file: gone.trace")
+
+    with monkeypatch.context() as m:
+        m.setattr(study_plan, "canonical", unreadable)
+        with pytest.raises(CampaignError) as e:
+            plan_study_campaign(spec)
+    assert str(e.value) == ("1 of 1 point of iw10 would fail:\n"
+                            "  links[1].ab.trace.file: no such trace file: gone.trace (where buffer_packets = 100)")
+
+    def refuse(text):
+        raise ScenarioError("refused, no field named")
+
+    monkeypatch.setattr(study_plan._engine, "validate", refuse)
+    with pytest.raises(CampaignError) as e:
+        plan_study_campaign(spec)
+    assert str(e.value) == ("1 of 1 point of iw10 would fail:\n"
+                            "  scenario: refused, no field named (where buffer_packets = 100)")
+
+
 def test_a_sensitivity_setting_the_study_refuses_is_named_with_the_point(tmp_path):
     """A value that suits the study's default but not one of its
     sensitivity settings (22.5 s + 1 s of spread ends inside the 25 s run,

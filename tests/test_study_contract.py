@@ -161,7 +161,7 @@ def test_every_study_refuses_counts_no_run_can_use_before_building_anything():
 
 
 @pytest.mark.parametrize("name", list(experiments.STUDIES))
-def test_every_study_refuses_a_number_below_0_a_rate_at_0_a_fraction_above_1_and_a_non_finite_number(name):
+def test_every_study_refuses_a_number_below_0_a_rate_below_1_a_fraction_above_1_and_a_non_finite_number(name):
     """Named by ``--set`` itself: a campaign over such a value is refused
     before its first point runs, not failed at the point it reaches."""
     p = experiments.get(name).Params()
@@ -186,10 +186,10 @@ def test_every_study_refuses_a_number_below_0_a_rate_at_0_a_fraction_above_1_and
             assert f"{f.name} must be a finite number (got nan)" in problem(f.name, value, "nan")
         rate = f.name.endswith("_bps")
         seen["numbers"] += 1
-        assert (f"{f.name} must be above 0 bit/s (got -1)" if rate
+        assert (f"{f.name} must be at least 1 bit/s (got -1)" if rate
                 else f"{f.name} must be at least 0 (got -1)") in problem(f.name, value, "-1")
         if rate:
-            assert f"{f.name} must be above 0 bit/s (got 0)" in problem(f.name, value, "0")
+            assert f"{f.name} must be at least 1 bit/s (got 0)" in problem(f.name, value, "0")
         elif f.name in type(p).positive:
             seen["positive"] += 1
             assert f"{f.name} must be above 0 (got 0)" in problem(f.name, value, "0")
@@ -296,15 +296,17 @@ def test_text_parameters_that_name_a_choice_or_hold_a_format_are_checked_when_se
     assert media_scaling.Params().with_overrides({"mpeg_gop": "IPPP"}).mpeg_gop == "IPPP"
 
 
-def test_a_rate_is_above_0_and_every_problem_is_said_in_the_fields_order():
+def test_a_rate_is_at_least_1_bit_per_s_and_every_problem_is_said_in_the_fields_order():
     """Every rate, PPACC's steps too (the engine takes none at 0)."""
     from mediasim.experiments import iw10, svc
 
-    assert iw10.Params().with_overrides({"uplink_rate_bps": "0.5"}).uplink_rate_bps == 0.5  # above 0 is a rate
+    assert iw10.Params().with_overrides({"uplink_rate_bps": "1"}).uplink_rate_bps == 1.0  # the engine's least link rate
+    assert _problem(iw10.Params(), uplink_rate_bps="0.99") == (
+        "iw10: uplink_rate_bps must be at least 1 bit/s (got 0.99)")
     with pytest.raises(ValueError) as e:
         svc.Params().with_overrides({"bottleneck_rate_bps": "0", "ppacc_eps_bps": "0", "duration_s": "-1"})
-    assert str(e.value) == ("svc: bottleneck_rate_bps must be above 0 bit/s (got 0); duration_s must be at least 0 "
-                            "(got -1); ppacc_eps_bps must be above 0 bit/s (got 0)")
+    assert str(e.value) == ("svc: bottleneck_rate_bps must be at least 1 bit/s (got 0); duration_s must be at least 0 "
+                            "(got -1); ppacc_eps_bps must be at least 1 bit/s (got 0)")
 
 
 def test_a_study_campaign_with_a_negative_rate_at_one_point_is_refused_before_any_runs(tmp_path):
@@ -313,7 +315,7 @@ def test_a_study_campaign_with_a_negative_rate_at_one_point_is_refused_before_an
                     '[grid]\nbottleneck_rate_bps = [2e6, -1]\n')
     r = CliRunner().invoke(main, ["campaign", str(spec)])
     assert r.exit_code == 2, r.output
-    assert "bottleneck_rate_bps must be above 0 bit/s (got -1)" in r.output
+    assert "bottleneck_rate_bps must be at least 1 bit/s (got -1)" in r.output
     assert not (tmp_path / "out").exists()
 
 
@@ -457,3 +459,82 @@ def test_study_jobs_are_the_runs_reproduce_makes(tmp_path, name, options, change
     if mod.HAS_SENSITIVITY:
         more = mod.study_jobs(p, sensitivity=True, **options)
         assert _runs(more[:len(planned)]) == _runs(planned) and len(more) > 2 * len(planned)
+
+
+@pytest.mark.parametrize("name", list(experiments.STUDIES))
+def test_a_small_value_the_study_takes_makes_scenarios_the_engine_takes(name):
+    """Every numeric parameter at 0, 1 and 0.001, alone on the quick
+    parameters: the study's check refuses it, or the engine takes every
+    scenario the study makes of it. A value the engine would refuse is
+    named in the study's terms when it is set, not as a scenario field the
+    user never wrote (packet_bytes 1 once reached the engine as an MSS of
+    -39). Large values are left to the engine's own bounds, which name the
+    value given; a campaign meets them before it runs anything."""
+    from mediasim import _engine
+    from mediasim.campaign.keys import canonical
+    from mediasim.errors import ScenarioError
+
+    mod = experiments.get(name)
+    base = mod.Params().quick()
+    taken, refused = 0, 0
+    for f in dataclasses.fields(base):
+        value = getattr(base, f.name)
+        first = value[0] if isinstance(value, tuple) and value else value
+        if isinstance(first, bool) or not isinstance(first, int | float) or f.name in ("seed", "replications"):
+            continue
+        for x in (0, 1, 0.001):
+            if isinstance(first, int) and x != int(x):
+                continue
+            v = type(first)(x)
+            q = dataclasses.replace(base, **{f.name: tuple([v] * len(value)) if isinstance(value, tuple) else v})
+            try:
+                q.check()
+            except ValueError:
+                refused += 1
+                continue
+            taken += 1
+            problems = []
+            for text in {canonical(j.scenario) for j in mod.study_jobs(q)}:
+                try:
+                    _engine.validate(text)
+                except ScenarioError as e:
+                    problems += e.errors
+            assert not problems, (f.name, x, problems[:3])
+    assert taken >= 10 and refused >= 5
+
+
+@pytest.mark.parametrize("name, refused, taken, said", [
+    ("media-scaling", {"packet_bytes": "40"}, {"packet_bytes": "41"},
+     "packet_bytes must be 41..65535, above the 40 bytes of TCP/IP headers (got 40)"),
+    ("media-scaling", {"packet_bytes": "65536"}, {"packet_bytes": "65535"},
+     "packet_bytes must be 41..65535, above the 40 bytes of TCP/IP headers (got 65536)"),
+    ("media-scaling", {"red_max_th": "5"}, {"red_max_th": "5.01"}, "red_max_th must be above red_min_th (5; got 5)"),
+    ("media-scaling", {"timeout_factor": "0.99"}, {"timeout_factor": "1"},
+     "timeout_factor must be at least 1 control RTT (got 0.99)"),
+    ("media-scaling", {"feedback_bytes": "27"}, {"feedback_bytes": "28"},
+     "feedback_bytes must be at least 28, a UDP/IP packet (got 27)"),
+    ("media-scaling", {"tcp_min_rto_ms": "60001"}, {"tcp_min_rto_ms": "60000"},
+     "tcp_min_rto_ms must be at most 60000, TCP's maximum RTO (got 60001)"),
+    ("iw10", {"total_bytes": "5"}, {"total_bytes": "6"}, "total_bytes must give each of 6 flows a byte (got 5)"),
+    ("svc", {"fec_buffers": "5,1"}, {"fec_buffers": "2"}, "fec_buffers must be at least 2 packets"),
+    ("svc", {"packet_bytes": "40"}, {"packet_bytes": "41"}, "packet_bytes must be at least 41 (got 40)"),
+    ("svc", {"start_spread_s": "60"}, {"start_spread_s": "59.9"},
+     "start_spread_s must end before the video does at duration_s (60 s; got 60)"),
+    ("rmtp", {"cong_a": "31"}, {"cong_a": "30"}, "cong_a must be at most cong_c (30; got 31)"),
+    ("rmtp", {"initial_window": "11"}, {"initial_window": "10"}, "initial_window must be at most ws (10; got 11)"),
+    ("rmtp", {"data_packet_bytes": "43"}, {"data_packet_bytes": "44"},
+     "data_packet_bytes must be at least 44 (got 43)"),
+    ("rmcat", {"start_bps": "149999"}, {"start_bps": "150000"},
+     "start_bps must be from min_bps to max_bps (150000 to 1500000; got 149999)"),
+    ("rmcat", {"start_bps": "1500001"}, {"start_bps": "1500000"},
+     "start_bps must be from min_bps to max_bps (150000 to 1500000; got 1500001)"),
+    ("avpf", {"newpred_duration_s": "1"}, {"newpred_duration_s": "1.01"},
+     "newpred_duration_s must exceed the FTP flows' 1 s start spread (got 1)"),
+    ("avpf", {"multicast_bws_bps": "1.1,64e3"}, {"multicast_bws_bps": "1.12,64e3"},
+     "congestion_factor times the least of multicast_bws_bps must be at least 1 bit/s, case 3's congested link "
+     "(got 0.99)"),
+])
+def test_a_value_the_engine_would_refuse_is_named_in_the_studys_terms_at_its_bound(name, refused, taken, said):
+    p = experiments.get(name).Params()
+    assert _problem(p, **refused) == f"{name}: {said}"
+    p.with_overrides(taken)

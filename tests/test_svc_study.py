@@ -514,10 +514,10 @@ def test_the_fec_part_is_left_out_with_no_shares_or_buffers_and_the_report_says_
 
 
 def test_a_reservation_that_carries_no_video_still_gives_a_report(tmp_path):
-    """An AF1 reservation of 10^-6 bit/s delivers no video after the
+    """An AF1 reservation of 1 bit/s delivers no video after the
     warm-up: no delay quantiles (NaN) and no throughput ratio to compare,
     where the empty quantiles and a division by 0 failed the run."""
-    p = svc.Params().quick().with_overrides({"af1_reserved_bps": "1e-6", "fec_shares": "", "buffers": "5,80"})
+    p = svc.Params().quick().with_overrides({"af1_reserved_bps": "1", "fec_shares": "", "buffers": "5,80"})
     svc.reproduce(p, tmp_path, workers=1, progress=False)
     q = pd.read_csv(tmp_path / "delay_quantiles.csv")
     assert (q["packets"] == 0).all() and q["p50_ms"].isna().all()

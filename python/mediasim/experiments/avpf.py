@@ -37,6 +37,8 @@ from .params import StudyParams
 
 NAME = "avpf"
 CASES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+#: Case 9's FTP flows start uniformly over the run's first second.
+NEWPRED_FTP_JITTER_S = 1.0
 HAS_SENSITIVITY = True
 
 
@@ -124,6 +126,12 @@ class Params(StudyParams):
                             "of the bottleneck and the cross traffic adds the rest")
         elif self.case4_load * self.case4_link_factor <= 1.0:
             problems.append("case4_load * case4_link_factor must exceed 1 (room for cross traffic)")
+        if self.newpred_duration_s <= NEWPRED_FTP_JITTER_S:
+            problems.append(f"newpred_duration_s must exceed the FTP flows' {NEWPRED_FTP_JITTER_S:g} s start spread "
+                            f"(got {self.newpred_duration_s:g})")
+        if (low := min(self.multicast_bws_bps) * self.congestion_factor) < 1:
+            problems.append(f"congestion_factor times the least of multicast_bws_bps must be at least 1 bit/s, case "
+                            f"3's congested link (got {low:g})")
         if bad := [s for s in self.newpred_sessions if not _session_reads(s)]:
             problems.append(f"newpred_sessions must be kbit/s:frames/s:segments/frame, each above 0 and segments "
                             f"whole (e.g. 32:4:3; got {bad})")
@@ -331,7 +339,7 @@ def newpred_chain(p: Params, bw: float, fps: float, segs: int, delay_ms: float, 
                 sc.node(a).node(b)
                 sc.link(a, near, rate_bps=100e6, delay_ms=1.0)
                 sc.link(far, b, rate_bps=100e6, delay_ms=1.0)
-                sc.flow(f"ftp-{side}{i}", "tcp", src=a, dst=b, start_s=0.0, start_jitter_s=1.0,
+                sc.flow(f"ftp-{side}{i}", "tcp", src=a, dst=b, start_s=0.0, start_jitter_s=NEWPRED_FTP_JITTER_S,
                         tcp={"flavor": "sack"})
     sc.data["rtp_sessions"] = [{
         "name": "s", "transport": "unicast", "session_bw_bps": bw, "media_payload_bytes": 100,

@@ -139,6 +139,8 @@ class Params(StudyParams):
                     problems.append("cellular_trace has a second without capacity: no run length bounds its queue")
             except ScenarioError as e:
                 problems.append(f"cellular_trace: {e.errors[0][1] if e.errors else e}")
+        if self.total_bytes < max(self.flows):
+            problems.append(f"total_bytes must give each of {max(self.flows)} flows a byte (got {self.total_bytes})")
         if self.cellular_buffer_packets < 1:
             problems.append("cellular_buffer_packets must be at least 1")
         if self.tcp_flavor not in ("reno", "newreno", "sack"):

@@ -106,6 +106,19 @@ class Params(StudyParams):
             problems.append("jitter_window_s must be (start, end) with start < end")
         if self.join_s + self.start_spread_s >= self.duration_s:
             problems.append("start_spread_s must end before the run does")
+        # The engine's own bounds, said here in the study's terms (a TCP
+        # segment is packet_bytes less 40 bytes of TCP/IP headers).
+        if not 40 < self.packet_bytes <= 65535:
+            problems.append(f"packet_bytes must be 41..65535, above the 40 bytes of TCP/IP headers (got "
+                            f"{self.packet_bytes})")
+        if self.tcp_min_rto_ms > 60_000:  # the engine's maximum RTO, RFC 6298 (2.5)
+            problems.append(f"tcp_min_rto_ms must be at most 60000, TCP's maximum RTO (got {self.tcp_min_rto_ms:g})")
+        if self.red_max_th <= self.red_min_th:
+            problems.append(f"red_max_th must be above red_min_th ({self.red_min_th:g}; got {self.red_max_th:g})")
+        if self.timeout_factor < 1:
+            problems.append(f"timeout_factor must be at least 1 control RTT (got {self.timeout_factor:g})")
+        if self.feedback_bytes < 28:
+            problems.append(f"feedback_bytes must be at least 28, a UDP/IP packet (got {self.feedback_bytes})")
         if not self.mpeg_gop.startswith("I") or set(self.mpeg_gop) - set("IPB"):  # the engine's rule for a gop
             problems.append(f"mpeg_gop must be I, P and B frames starting with I (got {self.mpeg_gop!r})")
         return problems

@@ -173,8 +173,9 @@ class StudyParams:
         """Every list holds a value (but those in ``may_be_empty``) and a
         pair or a group its length; every number is finite and at least 0
         (no study has a parameter below 0), a whole number below 2**64 (the
-        engine's widest integers), a rate (a name ending in ``_bps``) and a
-        field in ``positive`` above 0, a fraction at most 1. Checked here,
+        engine's widest integers), a rate (a name ending in ``_bps``) at
+        least 1 bit/s (the engine's least link rate), a field in
+        ``positive`` above 0, a fraction at most 1. Checked here,
         before any scenario is made from them, so that a campaign does not
         run its first points and fail at the one a value reaches. Fields in
         ``named`` have a problem said already."""
@@ -195,8 +196,8 @@ class StudyParams:
             elif (bad := next((x for x in values if isinstance(x, float) and not math.isfinite(x)), None)) is not None:
                 problems.append(f"{f.name} must be a finite number (got {bad})")
             elif f.name.endswith("_bps"):
-                if (bad := next((x for x in values if x <= 0), None)) is not None:
-                    problems.append(f"{f.name} must be above 0 bit/s (got {bad:g})")
+                if (bad := next((x for x in values if x < 1), None)) is not None:
+                    problems.append(f"{f.name} must be at least 1 bit/s (got {bad:g})")
             elif (bad := next((x for x in values if x < 0), None)) is not None:
                 problems.append(f"{f.name} must be at least 0 (got {bad:g})")
             elif f.name in self.positive and 0 in values:

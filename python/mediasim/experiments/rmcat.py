@@ -135,6 +135,9 @@ class Params(StudyParams):
             # would be drawn, transfer by transfer, before it refused it.
             problems.append(f"case57_off_mean_s: about {n:,.0f} transfers in case 5.7, more than the engine's "
                             f"{MAX_ITEMS:,} flows")
+        if not self.min_bps <= self.start_bps <= self.max_bps:  # the controllers' own rule
+            problems.append(f"start_bps must be from min_bps to max_bps ({self.min_bps:.10g} to {self.max_bps:.10g}; "
+                            f"got {self.start_bps:.10g})")
         if self.case58_resume not in ("hold", "restart"):
             problems.append(f"case58_resume must be hold or restart (got {self.case58_resume!r})")
         if not 0 < self.scream_pacing_factor <= 10:

@@ -117,6 +117,13 @@ class Params(StudyParams):
             problems.append("queue_limit_packets must be at least 1")
         if min(self.duration_s, self.duration_78_s) <= 0:
             problems.append("durations must be positive")
+        # The engine's own bounds, said here in the study's terms.
+        if self.cong_a > self.cong_c:
+            problems.append(f"cong_a must be at most cong_c ({self.cong_c}; got {self.cong_a})")
+        if self.initial_window > self.ws:
+            problems.append(f"initial_window must be at most ws ({self.ws}; got {self.initial_window})")
+        if self.data_packet_bytes < 44:  # IP, UDP and RMTP's own 16-byte header
+            problems.append(f"data_packet_bytes must be at least 44 (got {self.data_packet_bytes})")
         return problems
 
 

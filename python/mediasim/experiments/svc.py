@@ -112,10 +112,17 @@ class Params(StudyParams):
         problems = []
         if min(self.buffers) < 2:
             problems.append("buffers must be at least 2 packets")
+        if self.fec_buffers and min(self.fec_buffers) < 2:
+            problems.append("fec_buffers must be at least 2 packets")
+        if self.packet_bytes < 41:  # IP, UDP and RTP headers and a byte of payload
+            problems.append(f"packet_bytes must be at least 41 (got {self.packet_bytes})")
         if self.af1_reserved_bps >= self.bottleneck_rate_bps:
             problems.append("af1_reserved_bps must leave room for AF2")
         if self.warmup_s >= self.duration_s:
             problems.append("warmup_s must be inside the run")
+        if self.start_spread_s >= self.duration_s:
+            problems.append(f"start_spread_s must end before the video does at duration_s ({self.duration_s:g} s; "
+                            f"got {self.start_spread_s:g})")
         if bad := [t for t in (*self.transports, self.fec_transport) if t not in ("tfrc", "ppacc")]:
             problems.append(f"transports and fec_transport must be tfrc or ppacc (got {bad})")
         if any(k > self.video_flows for k in self.fec_shares):
