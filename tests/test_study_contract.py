@@ -6,6 +6,7 @@ its declarations, not by probing it."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any, ClassVar
 
 import pytest
@@ -538,3 +539,50 @@ def test_a_value_the_engine_would_refuse_is_named_in_the_studys_terms_at_its_bou
     p = experiments.get(name).Params()
     assert _problem(p, **refused) == f"{name}: {said}"
     p.with_overrides(taken)
+
+
+def test_reproduce_dry_run_counts_the_runs_checks_each_scenario_and_writes_nothing(tmp_path):
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["reproduce", "avpf", "--quick", "--case", "3", "--case", "4", "--dry-run",
+                                  "--out", str(out)])
+    jobs = experiments.get("avpf").study_jobs(experiments.get("avpf").Params().quick(), cases=(3, 4))
+    scenarios = len({json.dumps(j.scenario, sort_keys=True) for j in jobs})
+    assert (r.exit_code, r.output) == (0, f"avpf: {len(jobs)} runs of {scenarios} scenarios, every one valid\n"
+                                          f"output into {out}/\nnothing was run or written (dry run)\n")
+    assert not out.exists()
+    r = CliRunner().invoke(main, ["reproduce", "iw10", "--quick", "--set", "mss_bytes=100000", "--set", "flows=1",
+                                  "--set", "accesses=wired", "--dry-run", "--out", str(out)])
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == "error: iw10 would fail:\n  flows[1].tcp.mss_bytes: must be 1..=65495 (got 100000)\n"
+    # An output folder the real run would refuse is refused the same way.
+    out.mkdir()
+    (out / "mine.txt").write_text("mine")
+    r = CliRunner().invoke(main, ["reproduce", "iw10", "--quick", "--dry-run", "--out", str(out), "--overwrite"])
+    assert r.exit_code == 2 and "holds files that are not a mediasim output" in r.stderr
+    r = CliRunner().invoke(main, ["reproduce", "all", "--quick", "--dry-run", "--out", str(tmp_path / "all")])
+    lines = r.output.splitlines()
+    assert r.exit_code == 0 and len(lines) == len(experiments.STUDIES) + 2, r.output
+    for name, line in zip(experiments.STUDIES, lines):
+        n = len(experiments.get(name).study_jobs(experiments.get(name).Params().quick()))
+        assert line.startswith(f"{name}: {n} runs of ") and line.endswith(", every one valid")
+    assert lines[-2:] == [f"output into {tmp_path / 'all'}/ (index.md, index.html, one folder per study)",
+                          "nothing was run or written (dry run)"]
+    assert not (tmp_path / "all").exists()
+
+
+def test_a_value_only_a_sensitivity_setting_refuses_stops_reproduce_before_any_run(tmp_path, monkeypatch):
+    """22.5 s + the default 1 s of start spread ends inside the 25 s quick
+    run; the sensitivity setting's 3 s does not. Said before the study's
+    own runs, not after them."""
+    from mediasim.experiments import media_scaling
+
+    def no_runs(*args, **kwargs):
+        raise AssertionError("a run was started")
+
+    monkeypatch.setattr(media_scaling, "run_many", no_runs)
+    r = CliRunner().invoke(main, ["reproduce", "media-scaling", "--quick", "--sensitivity", "--set", "join_s=22.5",
+                                  "--out", str(tmp_path / "out")])
+    assert (r.exit_code, r.stderr) == (2, (
+        "error: media-scaling would fail:\n  parameters: media-scaling: start_spread_s must end before the run does "
+        "(sensitivity setting start_spread_s, high: 3.0)\n")), r.output
+    assert not (tmp_path / "out").exists()

@@ -573,7 +573,10 @@ def _red_crosscheck(save_references: bool) -> None:
               help="Also vary each value the study leaves open, one at a time (studies that support it, e.g. avpf).")
 @click.option("--overwrite", is_flag=True,
               help="Replace OUT if it holds an earlier output (whole, once this one is complete).")
-def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cases, sensitivity, overwrite) -> None:
+@click.option("--dry-run", is_flag=True, help="Check the parameters, the options, OUT and every scenario the study "
+              "would run, and count its runs; run and write nothing.")
+def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cases, sensitivity, overwrite,
+                  dry_run) -> None:
     """Run reference study STUDY and write its tables, plots and report:
 
     \b
@@ -594,7 +597,16 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
 
     if study == "all":
         if overrides or cases or sensitivity or replications is not None or seed is not None:
-            _fail("reproduce all takes only --out, --quick and --workers")
+            _fail("reproduce all takes only --out, --quick, --workers, --overwrite and --dry-run")
+        if dry_run:
+            folder = Path(out or "results")
+            _dry_run_output(folder, overwrite)
+            for name in STUDIES:
+                params = experiments.get(name).Params()
+                click.echo(_study_runs_line(name, params.quick() if quick else params, {}))
+            click.echo(f"output into {folder}/ (index.md, index.html, one folder per study)\n"
+                       "nothing was run or written (dry run)")
+            return
         from .experiments.all import reproduce_all
 
         t0 = time.perf_counter()
@@ -626,7 +638,12 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
         _fail("\n".join(f"{study}: {x}" for x in e.problems))
     out_dir = Path(out or f"results/{study}")
     try:
-        experiments.options(study, cases, sensitivity)  # before any run: what the study offers
+        options = experiments.options(study, cases, sensitivity)  # before any run: what the study offers
+        if dry_run:
+            _dry_run_output(out_dir, overwrite)
+            click.echo(f"{_study_runs_line(study, params, options)}\noutput into {out_dir}/\n"
+                       "nothing was run or written (dry run)")
+            return
         report = experiments.reproduce(study, params, out_dir, workers=workers, overwrite=overwrite, cases=cases,
                                        sensitivity=sensitivity)
     except experiments.OptionError as e:
@@ -635,6 +652,28 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
         _fail(str(e))
     click.echo(report.read_text())
     click.echo(f"\nwritten to {out_dir}/")
+
+
+def _dry_run_output(folder, overwrite: bool) -> None:
+    """A dry run's check that ``folder`` would take the output."""
+    from .outfolder import check_free
+
+    try:
+        check_free(folder, overwrite)
+    except OSError as e:
+        _fail(str(e))
+
+
+def _study_runs_line(study: str, params, options: dict) -> str:
+    """What a study's dry run says of its runs (each scenario checked)."""
+    from .campaign.study_plan import study_runs
+
+    try:
+        runs = study_runs(study, params, options)
+    except ValueError as e:
+        _fail(str(e))
+    n, s = runs.jobs, runs.scenarios
+    return f"{study}: {n} run{'s' * (n != 1)} of {s} scenario{'s' * (s != 1)}, every one valid"
 
 
 @click.command("demo", short_help="The demo study (voice over a dumbbell).")

@@ -23,10 +23,12 @@ MAX_POINTS_NAMED = 10
 @dataclass
 class PointRuns:
     """The distinct runs of some points (their campaign keys) and how many
-    distinct scenarios those runs hold, every one of them valid."""
+    distinct scenarios those runs hold, every one of them valid; ``jobs``
+    counts every run asked for, those that points share each time."""
 
     keys: set[str]
     scenarios: int
+    jobs: int = 0
 
 
 def points_to_run(spec: StudyCampaign, store: RunStore, points: list[Point]) -> list[Point]:
@@ -36,24 +38,27 @@ def points_to_run(spec: StudyCampaign, store: RunStore, points: list[Point]) -> 
                                                    point_key(spec.study, pt.params, options, build))]
 
 
-def point_runs(spec: StudyCampaign, points: list[Point], engine_build: str) -> PointRuns:
-    """The runs of ``points``; a CampaignError if some point's runs cannot
-    be made or hold an invalid scenario, saying each problem once with the
-    points where it is found."""
-    study, options = spec.module(), spec.options()
-    checked: dict[str, list[tuple[str, str]]] = {}  # canonical scenario -> its problems
-    found: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    keys: set[str] = set()
-    bad = 0
-    for pt in points:
-        mine: dict[tuple[str, str], None] = {}  # the point's problems, in the order found
+class _Runs:
+    """The runs of one study's parameter sets, found one set at a time;
+    each distinct scenario checked once over them all."""
+
+    def __init__(self, study: Any, options: dict[str, Any], engine_build: str):
+        self.study, self.options, self.build = study, options, engine_build
+        self.checked: dict[str, list[tuple[str, str]]] = {}  # canonical scenario -> its problems
+        self.keys: set[str] = set()
+        self.jobs = 0
+
+    def problems(self, params: Any) -> list[tuple[str, str]]:
+        """What stops the runs of ``params`` (``(where, problem)``, each
+        once, in the order found); their runs counted and keyed."""
+        mine: dict[tuple[str, str], None] = {}
         try:
-            jobs = study.study_jobs(pt.params, **options)
+            jobs = self.study.study_jobs(params, **self.options)
         except ValueError as e:  # a sensitivity setting's parameters the study refuses
-            mine[("parameters", str(e))] = None
-            jobs = []
+            return [("parameters", str(e))]
         texts: dict[int, str] = {}  # a study's replications share one scenario
         for j in jobs:
+            self.jobs += 1
             text = texts.get(id(j.scenario))
             if text is None:
                 try:
@@ -61,10 +66,25 @@ def point_runs(spec: StudyCampaign, points: list[Point], engine_build: str) -> P
                 except ScenarioError as e:  # a trace file it names cannot be read
                     mine.update(dict.fromkeys(_errors(e)))
                     continue
-            if text not in checked:
-                checked[text] = _problems(text)
-            mine.update(dict.fromkeys(checked[text]))
-            keys.add(canonical_run_key(text, j.seed, j.replication, engine_build))
+            if text not in self.checked:
+                self.checked[text] = _problems(text)
+            mine.update(dict.fromkeys(self.checked[text]))
+            self.keys.add(canonical_run_key(text, j.seed, j.replication, self.build))
+        return list(mine)
+
+    def found(self) -> PointRuns:
+        return PointRuns(self.keys, len(self.checked), self.jobs)
+
+
+def point_runs(spec: StudyCampaign, points: list[Point], engine_build: str) -> PointRuns:
+    """The runs of ``points``; a CampaignError if some point's runs cannot
+    be made or hold an invalid scenario, saying each problem once with the
+    points where it is found."""
+    runs = _Runs(spec.module(), spec.options(), engine_build)
+    found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    bad = 0
+    for pt in points:
+        mine = runs.problems(pt.params)
         bad += bool(mine)
         for problem in mine:
             found.setdefault(problem, []).append(pt.labels)
@@ -74,7 +94,22 @@ def point_runs(spec: StudyCampaign, points: list[Point], engine_build: str) -> P
         raise CampaignError(problems_by_point(
             f"{bad} of {len(points)} point{'s' * (len(points) != 1)} of {spec.study} would fail:", found,
             [pt.labels for pt in points]))
-    return PointRuns(keys, len(checked))
+    return runs.found()
+
+
+def study_runs(name: str, params: Any, options: dict[str, Any]) -> PointRuns:
+    """The runs ``experiments.reproduce(name, params, **options)`` would
+    make, every scenario checked; a ValueError saying each problem (at
+    most ``MAX_PROBLEMS_SAID``) if some cannot be made or run."""
+    from .. import experiments
+    from ..sweep import MAX_PROBLEMS_SAID
+
+    runs = _Runs(experiments.get(name), options, engine_identity()["engine_build"])
+    if problems := runs.problems(params):
+        lines = [f"  {where}: {problem}" for where, problem in problems[:MAX_PROBLEMS_SAID]]
+        more = len(problems) - MAX_PROBLEMS_SAID
+        raise ValueError("\n".join([f"{name} would fail:", *lines] + [f"  and {more} more problems"] * (more > 0)))
+    return runs.found()
 
 
 def _problems(text: str) -> list[tuple[str, str]]:

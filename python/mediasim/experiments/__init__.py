@@ -87,11 +87,16 @@ def reproduce(name: str, params: Any, out: str | Path, *, workers: int | None = 
     """Runs study ``name`` with ``params`` into ``out`` and returns its
     report.md, with report.html beside it (``stamp``: the line saying what
     ran it; by default the engine's version and build, seed and
-    replications)."""
+    replications). A ValueError, before anything runs, if some run
+    cannot be made or its scenario is invalid."""
     from .. import _engine
+    from ..campaign.study_plan import study_runs
     from ..reporting.html import report_html
 
     opts = options(name, cases, sensitivity)
+    # Every scenario checked before the first run: a bad value that only a
+    # sensitivity setting's runs reach is said now, not hours in.
+    study_runs(name, params, opts)
     report = get(name).reproduce(params, Path(out), workers=workers, progress=progress, overwrite=overwrite,
                                  cache=cache, **opts)
     if stamp is None:
