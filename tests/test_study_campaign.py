@@ -20,6 +20,7 @@ import pytest
 from mediasim.campaign import read_sweep
 from mediasim.errors import TableNotFound
 from mediasim.campaign.spec import load_campaign
+from mediasim.campaign.keys import package_build, run_key
 from mediasim.campaign.study import point_key
 from mediasim.campaign.study_plan import plan_study_campaign
 from mediasim.campaign.study_run import run_study_campaign
@@ -73,7 +74,10 @@ def test_points_are_the_study_run_directly_and_share_their_runs(tmp_path):
     marker = json.loads((stored / "point.json").read_text())
     listed = json.loads((spec.out / "campaign.json").read_text())["points"]
     assert marker["key"] == next(pt["key"] for pt in listed if pt["name"] == stored.name)
-    assert marker["key"] == point_key("iw10", spec.points()[1].params, {}, marker["engine_build"])
+    params = spec.points()[1].params
+    runs = [run_key(j.scenario, j.seed, j.replication, marker["engine_build"]) for j in iw10.study_jobs(params)]
+    assert marker["key"] == point_key("iw10", params, {}, marker["engine_build"], runs, package_build())
+    assert marker["package_build"] == package_build()
     assert (marker["study"], marker["labels"], marker["options"]) == ("iw10", {"jitter_buffers_ms": "40,100"}, {})
     assert marker["params"]["jitter_buffers_ms"] == "(40.0, 100.0)" and marker["params"]["seed"] == "3"
     assert marker["files"] == {str(f.relative_to(stored)): f.stat().st_size for f in sorted(stored.rglob("*"))
@@ -662,10 +666,8 @@ def test_a_study_campaign_report_says_what_was_done_and_each_failure():
                       "folder)\n  failed {'rate': 1}: E: x")
 
 
-def test_a_points_key_covers_its_study_parameters_options_and_engine_build():
+def test_a_points_key_covers_its_study_parameters_options_engine_runs_and_package():
     from dataclasses import dataclass
-
-    from mediasim.campaign.study import point_key
 
     @dataclass
     class P:
@@ -673,16 +675,67 @@ def test_a_points_key_covers_its_study_parameters_options_and_engine_build():
         trace: Path = Path("traces/a.txt")  # not JSON by itself: keyed by its text
         sizes: tuple = (1, 2)
 
-    key = point_key("iw10", P(), {"cases": [1], "sensitivity": False}, "build-1")
+    opts = {"cases": [1], "sensitivity": False}
+    key = point_key("iw10", P(), opts, "build-1", ["run-a", "run-b"], "package-1")
     # The same bytes as before: a changed rule would redo every stored point of every campaign folder.
-    assert key == "66c488ec427ab1216834"
-    assert key == point_key("iw10", P(), {"sensitivity": False, "cases": [1]}, "build-1")  # options in any order
-    others = [point_key("svc", P(), {"cases": [1], "sensitivity": False}, "build-1"),
-              point_key("iw10", P(rate_bps=2e6), {"cases": [1], "sensitivity": False}, "build-1"),
-              point_key("iw10", P(trace=Path("b.txt")), {"cases": [1], "sensitivity": False}, "build-1"),
-              point_key("iw10", P(), {"cases": [2], "sensitivity": False}, "build-1"),
-              point_key("iw10", P(), {"cases": [1], "sensitivity": False}, "build-2")]
-    assert len({key, *others}) == 6
+    assert key == "ce6f38092f231d04ad5b"
+    # Options in any order, runs in any order.
+    assert key == point_key("iw10", P(), {"sensitivity": False, "cases": [1]}, "build-1", ["run-b", "run-a"],
+                            "package-1")
+    others = [point_key("svc", P(), opts, "build-1", ["run-a", "run-b"], "package-1"),
+              point_key("iw10", P(rate_bps=2e6), opts, "build-1", ["run-a", "run-b"], "package-1"),
+              point_key("iw10", P(trace=Path("b.txt")), opts, "build-1", ["run-a", "run-b"], "package-1"),
+              point_key("iw10", P(), {"cases": [2], "sensitivity": False}, "build-1", ["run-a", "run-b"], "package-1"),
+              point_key("iw10", P(), opts, "build-2", ["run-a", "run-b"], "package-1"),
+              point_key("iw10", P(), opts, "build-1", ["run-a", "run-c"], "package-1"),
+              point_key("iw10", P(), opts, "build-1", ["run-a"], "package-1"),
+              point_key("iw10", P(), opts, "build-1", ["run-a", "run-b"], "package-2")]
+    assert len({key, *others}) == 9
+
+
+def test_the_package_build_covers_the_packages_code_and_data_not_its_caches_or_engine(tmp_path):
+    import shutil
+
+    import mediasim
+
+    root = tmp_path / "mediasim"
+    shutil.copytree(Path(mediasim.__file__).parent, root, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    build = package_build(root)
+    assert build == package_build(Path(mediasim.__file__).parent) and len(build) == 16
+    (root / "__pycache__").mkdir()
+    (root / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"cache")
+    (root / "_engine.abi3.so").write_bytes(b"another build of the engine")
+    assert package_build.__wrapped__(root) == build
+    for change in (lambda: (root / "experiments" / "iw10.py").write_text("# another analysis\n"),
+                   lambda: (root / "data" / "dumbbell.toml").unlink(),
+                   lambda: (root / "extra.py").write_text("")):
+        change()
+        assert package_build.__wrapped__(root) != build
+        build = package_build.__wrapped__(root)
+
+
+def test_a_point_is_made_again_when_a_trace_file_it_reads_or_the_package_changes(tmp_path, monkeypatch):
+    """Its name and parameters the same: the point's key covers the trace's
+    contents (through its runs' keys) and the analysis (the package's
+    build); the analysis alone changed, the stored runs serve it again."""
+    from mediasim.campaign import study_plan
+
+    trace = tmp_path / "link.trace"
+    trace.write_text("\n".join(str(t) for t in range(1, 1001)) + "\n")  # 12 Mbit/s
+    f = tmp_path / "c.toml"
+    f.write_text(f'study = "iw10"\nout = "out"\nquick = true\nreplications = 1\nworkers = 1\n[set]\n'
+                 f'flows = [1]\ninitial_windows = [10]\naccesses = ["cellular"]\ncellular_trace = "{trace}"\n'
+                 "[grid]\ncellular_buffer_packets = [100]\n")
+    spec = load_campaign(f)
+    first = run_study_campaign(spec, progress=False)
+    assert (first.ran, first.runs_ran) == (1, 1)
+    assert (run_study_campaign(spec, progress=False).reused) == 1
+    trace.write_text("\n".join(str(t) for t in range(1, 1001, 2)) + "\n")  # half the rate, the same name
+    again = run_study_campaign(spec, progress=False)
+    assert (again.reused, again.ran, again.runs_ran) == (0, 1, 1)
+    monkeypatch.setattr(study_plan, "package_build", lambda: "another analysis")
+    analysed = run_study_campaign(spec, progress=False)
+    assert (analysed.reused, analysed.ran, analysed.runs_ran, analysed.runs_reused) == (0, 1, 0, 1)
 
 
 def test_each_point_reaches_the_study_with_the_campaigns_options_workers_and_progress(tmp_path, monkeypatch, caplog):

@@ -5,8 +5,10 @@ anything that could change a result changes the key."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 
@@ -25,6 +27,21 @@ def engine_identity() -> dict[str, str]:
     from .. import _engine
 
     return {"engine_version": _engine.version(), "engine_build": _engine.build_id()}
+
+
+@functools.cache
+def package_build(root: Path | None = None) -> str:
+    """A hash of the mediasim package's own files: its Python code and
+    data, but not the compiled engine (``engine_build`` covers that). A
+    study campaign's point is the study's analysis of its runs, so its key
+    covers this too: a changed analysis makes the point again, from its
+    stored runs. ``root``: the package's folder (by default this one)."""
+    root = root or Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".so", ".pyd", ".pyc"):
+            h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def run_key(scenario: dict[str, Any], seed: int, replication: int, engine_build: str) -> str:

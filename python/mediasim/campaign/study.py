@@ -22,8 +22,10 @@ in any campaign)::
 Every run of every point goes through the campaign folder
 (``mediasim.campaign.cache``): a point cut short by a kill is redone from
 its stored runs, and points that share a run run it once. A point is keyed
-by the study, its parameters, its options and the engine build; a changed
-parameter is a new point. ``read_sweep(out, table)`` returns one study
+by the study, its parameters, its options, the engine build, its runs'
+keys (a trace file it reads is keyed by its contents) and the package's
+build (its analysis); a change to any of them is a new point, made from
+the runs already stored where they are the same. ``read_sweep(out, table)`` returns one study
 table over all points with a column per grid parameter.
 """
 
@@ -159,8 +161,14 @@ def _name(labels: dict[str, Any]) -> str:
     return text
 
 
-def point_key(study: str, params: Any, options: dict[str, Any], engine_build: str) -> str:
-    blob = json.dumps([study, dataclasses.asdict(params), options, engine_build], sort_keys=True, default=str)
+def point_key(study: str, params: Any, options: dict[str, Any], engine_build: str, runs: list[str],
+              package: str) -> str:
+    """What identifies a point's outputs: the study, its parameters and
+    options, the engine build, its runs' keys (which cover whatever the
+    runs read, a trace file's contents too) and the package's build
+    (``keys.package_build``: the analysis that makes the tables)."""
+    blob = json.dumps([study, dataclasses.asdict(params), options, engine_build, sorted(runs), package],
+                      sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 

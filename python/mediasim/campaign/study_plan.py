@@ -1,9 +1,11 @@
 """What a study campaign's points would run, found without running any:
 each point's runs made from its parameters (the study's ``study_jobs``),
-every distinct scenario checked by the engine's own validation, every run
-keyed as the campaign keys it. A dry run says what it found
+every run keyed as the campaign keys it, and every distinct scenario of
+the points to run checked by the engine's own validation. A point's key
+covers its runs' keys, so a point is made again when anything its runs
+read changes (a trace file's contents too). A dry run says what it found
 (``plan_study_campaign``); a real run refuses, before it runs or writes
-anything, a campaign that holds an invalid scenario (``point_runs``)."""
+anything, a campaign that holds an invalid scenario (``plan_points``)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 
 from .. import _engine
 from ..errors import CampaignError, ScenarioError
-from .keys import canonical, canonical_run_key, engine_identity
+from .keys import canonical, canonical_run_key, engine_identity, package_build
 from .store import RunStore
 from .study import Point, StudyCampaign, point_done, point_key
 
@@ -31,11 +33,14 @@ class PointRuns:
     jobs: int = 0
 
 
-def points_to_run(spec: StudyCampaign, store: RunStore, points: list[Point]) -> list[Point]:
-    """The ``points`` not already stored whole in ``store``."""
-    options, build = spec.options(), store.engine["engine_build"]
-    return [pt for pt in points if not point_done(store.root / "points" / pt.name,
-                                                   point_key(spec.study, pt.params, options, build))]
+@dataclass
+class PointsPlan:
+    """Every point's key, the points not stored whole, and the runs of
+    those (``PointRuns``)."""
+
+    keys: dict[str, str]
+    todo: list[Point]
+    runs: PointRuns
 
 
 class _Runs:
@@ -48,53 +53,72 @@ class _Runs:
         self.keys: set[str] = set()
         self.jobs = 0
 
-    def problems(self, params: Any) -> list[tuple[str, str]]:
-        """What stops the runs of ``params`` (``(where, problem)``, each
-        once, in the order found); their runs counted and keyed."""
-        mine: dict[tuple[str, str], None] = {}
+    def made(self, params: Any) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+        """The runs of ``params`` unchecked: their keys and distinct
+        scenarios (canonical), and what stopped some being made."""
         try:
             jobs = self.study.study_jobs(params, **self.options)
         except ValueError as e:  # a sensitivity setting's parameters the study refuses
-            return [("parameters", str(e))]
+            return [], [], [("parameters", str(e))]
+        keys: list[str] = []
         texts: dict[int, str] = {}  # a study's replications share one scenario
+        problems: list[tuple[str, str]] = []
         for j in jobs:
-            self.jobs += 1
             text = texts.get(id(j.scenario))
             if text is None:
                 try:
                     text = texts[id(j.scenario)] = canonical(j.scenario)
                 except ScenarioError as e:  # a trace file it names cannot be read
-                    mine.update(dict.fromkeys(_errors(e)))
+                    problems += _errors(e)
                     continue
+            keys.append(canonical_run_key(text, j.seed, j.replication, self.build))
+        return keys, list(dict.fromkeys(texts.values())), problems
+
+    def checked_runs(self, keys: list[str], texts: list[str], problems: list[tuple[str, str]]
+                     ) -> list[tuple[str, str]]:
+        """What stops runs ``made`` (each once, in the order found), every
+        scenario checked; the runs counted."""
+        mine = dict.fromkeys(problems)
+        for text in texts:
             if text not in self.checked:
                 self.checked[text] = _problems(text)
             mine.update(dict.fromkeys(self.checked[text]))
-            self.keys.add(canonical_run_key(text, j.seed, j.replication, self.build))
+        self.jobs += len(keys)
+        self.keys.update(keys)
         return list(mine)
 
     def found(self) -> PointRuns:
         return PointRuns(self.keys, len(self.checked), self.jobs)
 
 
-def point_runs(spec: StudyCampaign, points: list[Point], engine_build: str) -> PointRuns:
-    """The runs of ``points``; a CampaignError if some point's runs cannot
-    be made or hold an invalid scenario, saying each problem once with the
-    points where it is found."""
-    runs = _Runs(spec.module(), spec.options(), engine_build)
+def plan_points(spec: StudyCampaign, store: RunStore, points: list[Point]) -> PointsPlan:
+    """Each point's key, the points not stored whole in ``store``, and the
+    runs of those; a CampaignError if some point to run cannot be made or
+    holds an invalid scenario, saying each problem once with the points
+    where it is found."""
+    options, build = spec.options(), store.engine["engine_build"]
+    runs = _Runs(spec.module(), options, build)
+    keys: dict[str, str] = {}
+    todo: list[Point] = []
     found: dict[tuple[str, str], list[dict[str, Any]]] = {}
     bad = 0
     for pt in points:
-        mine = runs.problems(pt.params)
-        bad += bool(mine)
-        for problem in mine:
+        made = runs.made(pt.params)
+        keys[pt.name] = point_key(spec.study, pt.params, options, build, made[0], package_build())
+        if point_done(store.root / "points" / pt.name, keys[pt.name]):
+            continue
+        todo.append(pt)
+        problems = runs.checked_runs(*made)
+        bad += bool(problems)
+        for problem in problems:
             found.setdefault(problem, []).append(pt.labels)
     if found:
         from ..sweep import problems_by_point
 
         raise CampaignError(problems_by_point(
-            f"{bad} of {len(points)} point{'s' * (len(points) != 1)} of {spec.study} would fail:", found,
-            [pt.labels for pt in points]))
-    return runs.found()
+            f"{bad} of {len(todo)} point{'s' * (len(todo) != 1)} of {spec.study} would fail:", found,
+            [pt.labels for pt in todo]))
+    return PointsPlan(keys, todo, runs.found())
 
 
 def study_runs(name: str, params: Any, options: dict[str, Any]) -> PointRuns:
@@ -105,7 +129,7 @@ def study_runs(name: str, params: Any, options: dict[str, Any]) -> PointRuns:
     from ..sweep import MAX_PROBLEMS_SAID
 
     runs = _Runs(experiments.get(name), options, engine_identity()["engine_build"])
-    if problems := runs.problems(params):
+    if problems := runs.checked_runs(*runs.made(params)):
         lines = [f"  {where}: {problem}" for where, problem in problems[:MAX_PROBLEMS_SAID]]
         more = len(problems) - MAX_PROBLEMS_SAID
         raise ValueError("\n".join([f"{name} would fail:", *lines] + [f"  and {more} more problems"] * (more > 0)))
@@ -130,11 +154,10 @@ def plan_study_campaign(spec: StudyCampaign) -> str:
     already stored and those to run, and the runs of the points to run
     (every scenario checked; runs that points share and runs already
     stored counted once)."""
-    engine = engine_identity()
-    store = RunStore.check(spec.out, engine)
+    store = RunStore.check(spec.out, engine_identity())
     points = spec.points()
-    todo = points_to_run(spec, store, points)
-    runs = point_runs(spec, todo, engine["engine_build"])
+    plan = plan_points(spec, store, points)
+    todo, runs = plan.todo, plan.runs
     s = (f"{len(points)} point{'s' * (len(points) != 1)} of {spec.study}: {len(points) - len(todo)} already stored "
          f"in {store.root}, {len(todo)} to run")
     for pt in todo[:MAX_POINTS_NAMED]:

@@ -15,10 +15,10 @@ from ..log import get as _logger
 from . import cache
 from .atomic import remove, write_bytes, write_json
 from .executors import make_executor
-from .keys import engine_identity
+from .keys import engine_identity, package_build
 from .store import RunStore
-from .study import MARKER, Point, StudyCampaign, StudyCampaignReport, point_done, point_key
-from .study_plan import point_runs, points_to_run
+from .study import MARKER, Point, StudyCampaign, StudyCampaignReport, point_done
+from .study_plan import plan_points
 
 log = _logger("campaign")
 
@@ -32,9 +32,8 @@ def run_study_campaign(spec: StudyCampaign, progress: bool = True, executor: Any
     # Every scenario of the points to run is checked before anything runs
     # or is written: a campaign does not run its first points only to stop
     # at a later one's bad value.
-    point_runs(spec, points_to_run(spec, RunStore.check(spec.out, engine), points), engine["engine_build"])
+    keys = plan_points(spec, RunStore.check(spec.out, engine), points).keys
     store = RunStore.open(spec.out, engine)
-    keys = {pt.name: point_key(spec.study, pt.params, options, engine["engine_build"]) for pt in points}
     root = store.root / "points"
     shutil.rmtree(root / ".partial", ignore_errors=True)
     write_json(store.root / "campaign.json", {
@@ -87,7 +86,8 @@ def _run_point(spec: StudyCampaign, pt: Point, key: str, options: dict[str, Any]
     files = {str(p.relative_to(tmp)): p.stat().st_size for p in sorted(tmp.rglob("*")) if p.is_file()}
     # No wall time in the marker: the same point writes the same bytes.
     write_json(tmp / MARKER, {"key": key, "study": spec.study, "labels": pt.labels, "options": options,
-                              "params": _params_text(pt.params), **store.engine, "files": files})
+                              "params": _params_text(pt.params), **store.engine, "package_build": package_build(),
+                              "files": files})
     log.info("%s point %s: %.1f s", spec.study, pt.labels, time.perf_counter() - t0)
     dest = root / pt.name
     remove(dest)
