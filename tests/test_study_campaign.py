@@ -544,15 +544,21 @@ def test_a_scenario_that_cannot_be_read_in_and_a_problem_without_a_path_are_said
     assert "\nthe points to run make 1 run of 1 scenario, every one valid: 0 already stored, 1 to run\n" in (
         plan_study_campaign(spec))
 
-    def unreadable(scenario):
-        raise ScenarioError.at("links[1].ab.trace.file", "no such trace file: gone.trace")
+    read = []
 
+    def unreadable(scenario):
+        read.append(scenario)
+        raise ScenarioError.at("links[1].ab.trace.file", f"no such trace file: gone-{len(read)}.trace")
+
+    f.write_text(f.read_text().replace("initial_windows = [10]", "initial_windows = [3, 10]"))  # two scenarios
     with monkeypatch.context() as m:
         m.setattr(study_plan, "canonical", unreadable)
         with pytest.raises(CampaignError) as e:
-            plan_study_campaign(spec)
+            plan_study_campaign(load_campaign(f))
+    # Each scenario's problem is said, not only the first's or the last's.
     assert str(e.value) == ("1 of 1 point of iw10 would fail:\n"
-                            "  links[1].ab.trace.file: no such trace file: gone.trace (where buffer_packets = 100)")
+                            "  links[1].ab.trace.file: no such trace file: gone-1.trace (where buffer_packets = 100)\n"
+                            "  links[1].ab.trace.file: no such trace file: gone-2.trace (where buffer_packets = 100)")
 
     def refuse(text):
         raise ScenarioError("refused, no field named")

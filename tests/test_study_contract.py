@@ -586,3 +586,18 @@ def test_a_value_only_a_sensitivity_setting_refuses_stops_reproduce_before_any_r
         "error: media-scaling would fail:\n  parameters: media-scaling: start_spread_s must end before the run does "
         "(sensitivity setting start_spread_s, high: 3.0)\n")), r.output
     assert not (tmp_path / "out").exists()
+
+
+def test_reproduce_says_at_most_30_problems_then_how_many_more():
+    from mediasim.campaign.study_plan import study_runs
+    from mediasim.experiments import svc
+
+    said = {}
+    for n in (30, 31):
+        p = svc.Params().quick().with_overrides({"tcp_flows": str(n), "tcp_mss_bytes": "100000", "fec_shares": ""})
+        with pytest.raises(ValueError) as e:
+            study_runs("svc", p, {})
+        said[n] = str(e.value).splitlines()
+    assert said[30][0] == "svc would fail:" and len(said[30]) == 31
+    assert said[30][1:] == [f"  flows[{4 + i}].tcp.mss_bytes: must be 1..=65495 (got 100000)" for i in range(30)]
+    assert said[31] == [*said[30], "  and 1 more problems"]
