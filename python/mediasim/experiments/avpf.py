@@ -126,6 +126,9 @@ class Params(StudyParams):
                             "of the bottleneck and the cross traffic adds the rest")
         elif self.case4_load * self.case4_link_factor <= 1.0:
             problems.append("case4_load * case4_link_factor must exceed 1 (room for cross traffic)")
+        for name in ("payload_2m", "payload_200k", "payload_20k"):
+            if (size := getattr(self, name)) > 65495:
+                problems.append(f"{name} must be at most 65495, an RTP payload (got {size})")
         if self.newpred_duration_s <= NEWPRED_FTP_JITTER_S:
             problems.append(f"newpred_duration_s must exceed the FTP flows' {NEWPRED_FTP_JITTER_S:g} s start spread "
                             f"(got {self.newpred_duration_s:g})")

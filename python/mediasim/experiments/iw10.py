@@ -139,6 +139,14 @@ class Params(StudyParams):
                     problems.append("cellular_trace has a second without capacity: no run length bounds its queue")
             except ScenarioError as e:
                 problems.append(f"cellular_trace: {e.errors[0][1] if e.errors else e}")
+        # The engine's own bounds, said here in the study's terms.
+        if self.tcp_start_s + self.tcp_start_spread_s >= self.duration_s:
+            problems.append(f"tcp_start_s + tcp_start_spread_s must be before the run ends at {self.duration_s:g} s "
+                            f"(got {self.tcp_start_s + self.tcp_start_spread_s:g})")
+        if (udp := self.cbr_payload_bytes + self.rtp_header_bytes) > 65507:
+            problems.append(f"cbr_payload_bytes + rtp_header_bytes must be at most 65507, a UDP payload (got {udp})")
+        if self.min_rto_ms > 60_000:  # the engine's maximum RTO, RFC 6298 (2.5)
+            problems.append(f"min_rto_ms must be at most 60000, TCP's maximum RTO (got {self.min_rto_ms:g})")
         if self.total_bytes < max(self.flows):
             problems.append(f"total_bytes must give each of {max(self.flows)} flows a byte (got {self.total_bytes})")
         if self.cellular_buffer_packets < 1:
