@@ -785,6 +785,7 @@ def test_each_point_reaches_the_study_with_the_campaigns_options_workers_and_pro
     kw = calls[0][3]
     assert (kw["cases"], kw["sensitivity"], kw["workers"], kw["progress"]) == ((1,), True, 3, True)
     assert kw["stamp"].endswith("avpf at {'seed': 5}") and isinstance(kw["cache"], study_run.cache.RunCache)
+    assert kw["scenarios_checked"] is True  # by the campaign, every point's before any ran: not again per point
     assert "avpf: point {'seed': 5}" in caplog.messages and "avpf: point {'seed': 6}" in caplog.messages
     assert [m for m in caplog.messages if re.fullmatch(r"avpf point \{'seed': 6\}: \d+\.\d s", m)]  # its wall time
     info = json.loads((spec.out / "campaign.json").read_text())

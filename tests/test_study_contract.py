@@ -641,3 +641,17 @@ def test_reproduce_says_at_most_30_problems_then_how_many_more():
     assert said[30][0] == "svc would fail:" and len(said[30]) == 31
     assert said[30][1:] == [f"  flows[{4 + i}].tcp.mss_bytes: must be 1..=65495 (got 100000)" for i in range(30)]
     assert said[31] == [*said[30], "  and 1 more problems"]
+
+
+def test_the_driver_checks_the_scenarios_unless_its_caller_has(tmp_path, monkeypatch):
+    from mediasim.campaign import study_plan
+
+    checked = []
+    real = study_plan.study_runs
+    monkeypatch.setattr(study_plan, "study_runs", lambda *a: checked.append(a[0]) or real(*a))
+    p = experiments.get("iw10").Params().quick().with_overrides({"replications": "1", "flows": "1",
+                                                                 "accesses": "wired"})
+    experiments.reproduce("iw10", p, tmp_path / "a", workers=1, progress=False)
+    experiments.reproduce("iw10", p, tmp_path / "b", workers=1, progress=False, scenarios_checked=True)
+    assert checked == ["iw10"]
+    assert (tmp_path / "b" / "report.html").is_file()

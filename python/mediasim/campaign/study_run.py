@@ -75,7 +75,8 @@ def _run_point(spec: StudyCampaign, pt: Point, key: str, options: dict[str, Any]
         experiments.reproduce(spec.study, pt.params, tmp, workers=spec.workers, progress=progress, cache=served,
                               stamp=f"mediasim {store.engine['engine_version']} (engine build "
                                     f"{store.engine['engine_build']}); {spec.study} at {pt.labels}",
-                              cases=options.get("cases"), sensitivity=options.get("sensitivity", False))
+                              cases=options.get("cases"), sensitivity=options.get("sensitivity", False),
+                              scenarios_checked=True)  # every point's, by plan_points before any ran
     except Exception as e:  # noqa: BLE001 - recorded; the other points go on
         shutil.rmtree(tmp, ignore_errors=True)
         error = f"{type(e).__name__}: {e}"

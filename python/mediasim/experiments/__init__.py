@@ -83,12 +83,15 @@ def options(name: str, cases: tuple[int, ...] | list[int] | None = None, sensiti
 
 def reproduce(name: str, params: Any, out: str | Path, *, workers: int | None = None, progress: bool = True,
               overwrite: bool = False, cache: Any = None, stamp: str | None = None,
-              cases: tuple[int, ...] | list[int] | None = None, sensitivity: bool = False) -> Path:
+              cases: tuple[int, ...] | list[int] | None = None, sensitivity: bool = False,
+              scenarios_checked: bool = False) -> Path:
     """Runs study ``name`` with ``params`` into ``out`` and returns its
     report.md, with report.html beside it (``stamp``: the line saying what
     ran it; by default the engine's version and build, seed and
     replications). A ValueError, before anything runs, if some run
-    cannot be made or its scenario is invalid."""
+    cannot be made or its scenario is invalid; ``scenarios_checked``: the
+    caller has checked them (a study campaign, for all its points before
+    any runs)."""
     from .. import _engine
     from ..campaign.study_plan import study_runs
     from ..reporting.html import report_html
@@ -96,7 +99,8 @@ def reproduce(name: str, params: Any, out: str | Path, *, workers: int | None = 
     opts = options(name, cases, sensitivity)
     # Every scenario checked before the first run: a bad value that only a
     # sensitivity setting's runs reach is said now, not hours in.
-    study_runs(name, params, opts)
+    if not scenarios_checked:
+        study_runs(name, params, opts)
     report = get(name).reproduce(params, Path(out), workers=workers, progress=progress, overwrite=overwrite,
                                  cache=cache, **opts)
     if stamp is None:
