@@ -75,6 +75,14 @@ def test_each_problem_of_a_scenario_file_is_said_whole(tmp_path, monkeypatch):
     assert at_limit.stat().st_size == 3 << 20 and plain.read_file(at_limit)["description"][0] == "x"
     over = write(tmp_path, "bigger.json", at_limit.read_bytes() + b" ")
     assert read_file_says(over) == (str(over), "larger than 3 MiB")
+    # A device's size is 0 to the file system, and /dev/zero never ends: it
+    # is read one byte past the limit, no further.
+    zero = tmp_path / "zero.toml"
+    zero.symlink_to("/dev/zero")
+    assert read_file_says(zero) == (str(zero), "larger than 3 MiB")
+    # The format is known from the name before anything is read.
+    assert read_file_says("/dev/zero") == ("/dev/zero", "unknown file format '' "
+                                           "(scenario and campaign files are .json, .toml, .yaml or .yml)")
 
 
 @pytest.mark.parametrize("name,content,fragment", [

@@ -348,6 +348,14 @@ def test_bench_memory_quick_prints_a_packet_as_at_least_its_struct():
     assert rows["per TCP flow"] > 1000
 
 
+def test_demo_refuses_a_count_of_replications_beyond_the_studies_limit_before_writing(tmp_path):
+    from mediasim.experiments.params import MAX_REPLICATIONS
+
+    r = invoke("demo", "--out", tmp_path / "d", "--replications", MAX_REPLICATIONS + 1)
+    assert r.exit_code == 2 and r.output == "error: demo: replications must be from 1 to 10,000 (got 10001)\n"
+    assert not (tmp_path / "d").exists() and list(tmp_path.iterdir()) == []
+
+
 def test_demo_writes_tables_plots_and_report(tmp_path):
     r = invoke("demo", "--out", tmp_path, "--replications", 2, "--workers", 2)
     assert r.exit_code == 0, r.output

@@ -338,6 +338,24 @@ def test_the_rmtp_summary_turns_crowded_labels():
     assert all(t.get_rotation() == 60 for t in ax.get_xticklabels())
 
 
+def test_throughput_bins_stop_at_their_limit_before_any_grid_is_made():
+    import pandas as pd
+
+    from mediasim.reporting.run_plots import MAX_BINS, throughput_series
+
+    assert MAX_BINS == 100_000
+    p = pd.DataFrame({"flow": ["a"], "recv_s": [99.9], "size_bytes": [100]})
+    assert len(throughput_series(p, 1e-3, end_s=100.0)) == 100_000
+    with pytest.raises(ValueError) as e:
+        throughput_series(p, 0.999e-3, end_s=100.0)
+    assert str(e.value) == ("a throughput bin of 0.000999 s makes 1e+05 bins over 100 s; "
+                            "at most 100,000 (bins of at least 0.001 s)")
+    with pytest.raises(ValueError) as e:  # no end: the span is the last arrival's time
+        throughput_series(p, 1e-300)
+    assert str(e.value) == ("a throughput bin of 1e-300 s makes 9.99e+301 bins over 99.9 s; "
+                            "at most 100,000 (bins of at least 0.000999 s)")
+
+
 def test_throughput_bins_of_any_width_and_the_default_end():
     import pandas as pd
 

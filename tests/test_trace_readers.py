@@ -317,3 +317,29 @@ def test_a_trace_already_filled_in_is_kept_and_its_file_not_read_again(tmp_path)
     assert [t["trace"].get("opportunities_ms") for t in out["links"]] == [[5, 9], [3], traces.builtin("constant-12mbps")]
     assert out["rtp_sessions"] == data["rtp_sessions"]
 
+
+
+def test_line_ends_of_any_platform_are_read_alike(tmp_path):
+    for end in (b"\n", b"\r\n", b"\r"):
+        assert traces.read(write(tmp_path, end.join([b"1", b"5", b""]))) == [1, 5]
+        assert traces.read_frames(write(tmp_path, end.join([b"900 I", b"300", b""]))) == ([900, 300], [0])
+        assert traces.read_nal_units(write(tmp_path, end.join([b"0.0 900 0 0 0", b""]))) == [[0.0, 900, 0, 0, 0]]
+
+
+def test_every_trace_reader_stops_at_the_size_limit_even_where_the_file_system_gives_no_size(tmp_path, monkeypatch):
+    """A file beyond plain.MAX_FILE_BYTES is refused without being held:
+    a regular file by its size, a device (its size is 0 to the file
+    system; /dev/zero never ends) once one byte past the limit is read."""
+    from mediasim import media, plain
+
+    monkeypatch.setattr(plain, "MAX_FILE_BYTES", 1 << 20)
+    at_limit = write(tmp_path, b"1\n" * (1 << 19), "at.txt")
+    assert at_limit.stat().st_size == 1 << 20 and len(traces.read(at_limit)) == 1 << 19
+    zero = tmp_path / "zero.txt"
+    zero.symlink_to("/dev/zero")
+    for p in (write(tmp_path, b"1\n" * (1 << 19) + b"1", "over.txt"), zero):
+        assert said(traces.read, p) == ("trace.file", f"cannot read the trace file {p}: larger than 1 MiB")
+        assert said(traces.read_frames, p) == ("source.file", f"cannot read the frame trace {p}: larger than 1 MiB")
+        assert said(traces.read_nal_units, p) == (
+            "source.file", f"cannot read the NAL-unit trace {p}: larger than 1 MiB")
+        assert said(media.read_trace, p) == (str(p), "cannot read the trace: larger than 1 MiB")

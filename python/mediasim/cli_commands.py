@@ -689,9 +689,12 @@ def demo_cmd(out, replications, seed, workers, overwrite) -> None:
     from pathlib import Path
 
     from .experiments.demo import run_demo
+    from .experiments.params import ParamsError
 
     try:
         report = run_demo(Path(out), replications=replications, seed=seed, workers=workers, overwrite=overwrite)
+    except ParamsError as e:
+        _fail(str(e))
     except OSError as e:
         _fail(str(e))
     click.echo(report.read_text())

@@ -25,7 +25,7 @@ from typing import Any
 
 from . import _engine
 from .errors import ScenarioError
-from .plain import not_utf8
+from .plain import not_utf8, read_bytes
 from .traces import read_nal_units, whole_number
 
 Trace = list[list[Any]]  # [[type, bytes], ...], as a flow's "frames" field
@@ -46,7 +46,7 @@ def read_trace(path: str | Path) -> Trace:
     path = Path(path)
     frames: Trace = []
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bytes(path).decode("utf-8")
     except FileNotFoundError:
         raise ScenarioError.at(str(path), "no such trace file") from None
     except UnicodeDecodeError as e:

@@ -10,9 +10,11 @@ to gigabytes).
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import stat
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -47,17 +49,17 @@ def read_file(path: str | Path) -> dict[str, Any]:
         raise FileNotFoundError(f"scenario file not found: {p}")
     if os.path.isdir(p):
         raise ScenarioError.at(p, "is a folder, not a file")
-    if os.path.getsize(p) > MAX_FILE_BYTES:
-        raise ScenarioError.at(p, f"larger than {MAX_FILE_BYTES >> 20} MiB")
-    try:
-        with open(p, "rb") as fh:
-            text = fh.read().decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ScenarioError.at(p, not_utf8(e)) from None
     suffix = os.path.splitext(p)[1].lower()
     if suffix not in (".json", ".toml", ".yaml", ".yml"):
         raise ScenarioError.at(str(p), f"unknown file format {suffix!r} "
                                        "(scenario and campaign files are .json, .toml, .yaml or .yml)")
+    try:
+        text = read_bytes(p).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ScenarioError.at(p, not_utf8(e)) from None
+    except OSError as e:
+        said = e.strerror if e.errno == errno.EFBIG and e.strerror else f"cannot read: {e.strerror or e}"
+        raise ScenarioError.at(p, said) from None
     try:
         data = _parse(suffix, text)
     except ValueError as e:  # each format's parse error (YAML's is made one below)
@@ -67,6 +69,23 @@ def read_file(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):  # said alike of scenario and campaign files
         raise ScenarioError.at(str(p), f"must be a table of fields (got {_kind(data)})")
     check(data, str(p))
+    return data
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of the file at ``path``; a file of more than
+    ``MAX_FILE_BYTES`` is an OSError (EFBIG) whose ``strerror`` says so.
+    The size is taken from the file system where it gives one, and
+    otherwise (a device such as /dev/zero, a pipe) found by reading no more
+    than one byte past the limit, so that no file makes the reader hold
+    more."""
+    limit = MAX_FILE_BYTES
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        too_large = stat.S_ISREG(st.st_mode) and st.st_size > limit
+        data = b"" if too_large else fh.read(limit + 1)
+    if too_large or len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit >> 20} MiB")
     return data
 
 

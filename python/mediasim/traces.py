@@ -53,10 +53,11 @@ def whole_number(word: str, max_digits: int = 18) -> int | None:
 def _read_text(path: str | Path, field: str, what: str) -> str:
     """The text of the file at ``path``; a missing or unreadable file is a
     ScenarioError naming ``field``."""
-    from .plain import not_utf8
+    from .plain import not_utf8, read_bytes
 
     try:
-        return Path(path).read_text(encoding="utf-8")
+        # Line ends as text mode reads them (\r\n and \r are \n).
+        return read_bytes(path).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except FileNotFoundError:
         raise ScenarioError.at(field, f"no such {what}: {path}") from None
     except UnicodeDecodeError as e:

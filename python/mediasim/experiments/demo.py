@@ -15,6 +15,7 @@ import pandas as pd
 from matplotlib.ticker import NullFormatter
 
 from ..outfolder import one_output
+from .params import MAX_REPLICATIONS, ParamsError
 from ..reporting.plots import subplots
 from ..scenario import load_scenario
 from ..reporting.tables import md_table
@@ -29,6 +30,8 @@ METRICS = ["loss_rate", "delay_mean_ms", "delay_p99_ms", "jitter_ms", "throughpu
 @one_output("demo")
 def run_demo(out: Path, replications: int = 8, seed: int = 1, workers: int | None = None,
              overwrite: bool = False) -> Path:
+    if not 1 <= replications <= MAX_REPLICATIONS:
+        raise ParamsError("demo", [f"replications must be from 1 to {MAX_REPLICATIONS:,} (got {replications})"])
     base = load_scenario(EXAMPLE)
     jobs = []
     for b in BUFFERS:

@@ -25,10 +25,20 @@ NEEDS = ("no table to plot: run with --packets (throughput, delay), --series (TC
          "measure.queue_sample_ms (queues) or a changing link (capacity), and --out")
 
 
+#: The most throughput bins a plot makes: a picture of about a thousand
+#: pixels' width shows no more, and the grid of bins is held in memory.
+MAX_BINS = 100_000
+
+
 def throughput_series(packets: pd.DataFrame, bin_s: float, end_s: float | None = None) -> pd.DataFrame:
     """Received bit/s per flow in bins of ``bin_s`` (time at the bin's
     start), every bin from 0 to ``end_s`` (default: to the bin of the last
-    arrival), a bin without arrivals at 0."""
+    arrival), a bin without arrivals at 0. More than ``MAX_BINS`` bins is a
+    ValueError saying the least bin that fits."""
+    span_s = end_s if end_s is not None else (float(packets["recv_s"].max()) if len(packets) else 0.0)
+    if span_s / bin_s > MAX_BINS:
+        raise ValueError(f"a throughput bin of {bin_s:g} s makes {span_s / bin_s:.3g} bins over {span_s:g} s; "
+                         f"at most {MAX_BINS:,} (bins of at least {span_s / MAX_BINS:.3g} s)")
     t = (packets["recv_s"] // bin_s) * bin_s
     bits = packets["size_bytes"].astype("int64") * 8
     sums = bits.groupby([packets["flow"].astype(str), t]).sum() / bin_s
