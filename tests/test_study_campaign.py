@@ -333,6 +333,27 @@ def test_grid_values_that_name_the_same_folder_are_refused(tmp_path):
     assert str(e.value) == f"{f}: grid: two points have the same name; give distinct values"
 
 
+def test_a_grid_of_more_points_than_the_limit_is_refused_before_any_point_is_made(tmp_path, monkeypatch):
+    from mediasim.campaign import study
+
+    assert study.MAX_POINTS == 10_000
+    f = tmp_path / "c.toml"
+    # 10,000 x 10,000 points: made one by one, this took minutes.
+    values = ", ".join(str(1000 * (i + 1)) for i in range(10_000))
+    f.write_text(f'study = "iw10"\nout = "o"\nquick = true\n[grid]\naccess_rate_bps = [{values}]\n'
+                 f'bottleneck_rate_bps = [{values}]\n')
+    with pytest.raises(CampaignError) as e:
+        load_campaign(f).points()
+    assert str(e.value) == f"{f}: grid: 100,000,000 points, more than 10,000"
+    monkeypatch.setattr(study, "MAX_POINTS", 6)
+    f.write_text('study = "iw10"\nout = "o"\n[grid]\nflows = [1, 2, 3]\nseed = [1, 2]\n')
+    assert len(load_campaign(f).points()) == 6
+    f.write_text('study = "iw10"\nout = "o"\n[grid]\nflows = [1, 2, 3, 4]\nseed = [1, 2]\n')
+    with pytest.raises(CampaignError) as e:
+        load_campaign(f).points()
+    assert str(e.value) == f"{f}: grid: 8 points, more than 6"
+
+
 def test_a_study_campaign_file_gives_its_flags_and_counts(tmp_path):
     f = tmp_path / "c.toml"
     f.write_text('study = "iw10"\nout = "o"\n[grid]\nseed = [1]\n')

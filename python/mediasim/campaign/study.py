@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,10 @@ from .atomic import read_json
 from .spec import CampaignBase
 
 MARKER = "point.json"
+#: chosen: the most points a study campaign's grid may have. Each point is
+#: a whole study (its runs, tables, plots and report), so a grid beyond
+#: this is surely mistyped, and its points are not listed one by one.
+MAX_POINTS = 10_000
 
 
 @dataclass
@@ -112,6 +117,9 @@ class StudyCampaign(CampaignBase):
         except CampaignError as e:  # the grid's unreadable names and values too, so one reading says both
             raise CampaignError("\n".join([str(e), *self._grid_reading_problems()])) from None
         keys = list(self.grid)
+        size = math.prod(len(v) for v in self.grid.values())
+        if size > MAX_POINTS:
+            raise CampaignError(f"{self.where}: grid: {size:,} points, more than {MAX_POINTS:,}")
         out = []
         problems: dict[str, None] = {}  # each point's, each said once, in order
         for combo in itertools.product(*(self.grid[k] for k in keys)):
