@@ -34,7 +34,7 @@ def test_parquet_round_trip(examples, tmp_path):
     assert list(back.packets["receiver"].cat.categories) == list(res.packets["receiver"].cat.categories)
 
 
-def test_a_damaged_run_folder_is_named_not_a_decoder_error(examples, tmp_path):
+def test_a_damaged_run_folder_is_named_not_a_decoder_error(examples, tmp_path, monkeypatch):
     sc = mediasim.load_scenario(examples / "dumbbell.toml").with_overrides({"duration_s": 3})
     mediasim.run(sc, seed=1, out=tmp_path / "r")
     meta = tmp_path / "r" / "meta.json"
@@ -48,6 +48,16 @@ def test_a_damaged_run_folder_is_named_not_a_decoder_error(examples, tmp_path):
         meta.write_bytes(text)
         with pytest.raises(ValueError, match=f"meta.json: {fragment}.*the run folder is damaged"):
             Results.read_parquet(tmp_path / "r")
+    # A device never ends: read one byte past the limit of any file read.
+    from mediasim import plain
+
+    meta.unlink()
+    meta.symlink_to("/dev/zero")
+    monkeypatch.setattr(plain, "MAX_FILE_BYTES", 1 << 20)
+    with pytest.raises(ValueError) as e:
+        Results.read_parquet(tmp_path / "r")
+    assert str(e.value) == f"{meta}: cannot read (larger than 1 MiB); the run folder is damaged"
+    meta.unlink()
     meta.write_bytes(good)
     assert Results.read_parquet(tmp_path / "r").links is not None
 

@@ -462,13 +462,27 @@ def test_seeds_and_replications_are_the_engines_64_bit_integers(examples):
     assert a.flows.equals(b.flows)
     r = CliRunner().invoke(main, ["run", str(path), "--seed", str(2 ** 64)])
     assert r.exit_code != 0 and "Traceback" not in r.output and "0<=x<=18446744073709551615" in r.output
+    # A job takes them as a run does, when it is made: a campaign keyed
+    # grid(seed="x")'s runs with a raw int() error before.
+    for bad in (-1, 2 ** 64, 1.5, "x", True, None):
+        for make in (lambda: mediasim.Job({}, seed=bad), lambda: mediasim.grid(path, {"duration_s": [1]}, seed=bad),
+                     lambda: mediasim.replications(path, 2, seed=bad)):
+            with pytest.raises(ValueError) as e:
+                make()
+            assert str(e.value) == f"seed must be an integer from 0 to 2**64 - 1 (got {bad!r})"
+        with pytest.raises(ValueError) as e:
+            mediasim.Job({}, replication=bad)
+        assert str(e.value) == f"replication must be an integer from 0 to 2**64 - 1 (got {bad!r})"
+    job = mediasim.Job({}, seed=np.uint64(2 ** 64 - 1), replication=np.int8(3))
+    assert (job.seed, job.replication, type(job.seed), type(job.replication)) == (2 ** 64 - 1, 3, int, int)
 
 
 def test_budgets_and_switches_of_run_take_their_own_types(examples):
     path = examples / "dumbbell.toml"
     for bad in (0, 2 ** 64, 1.5, "10", True):
-        with pytest.raises(ValueError, match="max_events must be"):
+        with pytest.raises(ValueError) as e:
             mediasim.run(path, max_events=bad)
+        assert str(e.value) == f"max_events must be an integer from 1 to 2**64 - 1 (got {bad!r})"
     for name in ("max_wall_s", "max_memory_mb"):
         for bad in (0, -1, float("nan"), float("inf"), "1", True):
             with pytest.raises(ValueError, match=f"{name} must be a positive, finite number"):

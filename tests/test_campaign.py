@@ -111,8 +111,14 @@ def test_the_default_workers_are_the_cpus_this_process_may_use(monkeypatch):
 
     assert isinstance(make_executor(5), LocalExecutor) and make_executor(5).workers == 5
     assert make_executor().workers == 1  # the CPUs available: unknown, as patched above
-    with pytest.raises(ValueError, match=r"^workers must be at least 1 \(got 0\)$"):
-        LocalExecutor(0)
+    import numpy as np
+
+    assert LocalExecutor(np.int64(3)).workers == 3 and type(LocalExecutor(np.int64(3)).workers) is int
+    for bad in (0, -1, 1.5, float("nan"), True, "2", [2]):
+        for make in (LocalExecutor, make_executor, lambda w: make_executor(w, "tcp://127.0.0.1:1")):
+            with pytest.raises(ValueError) as e:
+                make(bad)
+            assert str(e.value) == f"workers must be a whole number, at least 1 (got {bad!r})"
 
 
 def test_an_error_in_a_helper_is_raised_here_with_its_traceback():

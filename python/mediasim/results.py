@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import table_columns
+from .plain import read_bytes
 
 if TYPE_CHECKING:
     # Imported where a DataFrame is made or read: a run that only writes
@@ -409,13 +410,15 @@ class Results:
         not list is not this run's."""
         d = Path(directory)
         try:
-            meta = json.loads((d / "meta.json").read_text())
+            meta = json.loads(read_bytes(d / "meta.json"))
         except (FileNotFoundError, NotADirectoryError):
             raise FileNotFoundError(f"{d}: not a run folder ({'a file' if d.is_file() else 'no meta.json'})") from None
         except IsADirectoryError:
             raise ValueError(f"{d / 'meta.json'}: a folder, not a run's metadata; the run folder is damaged") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ValueError(f"{d / 'meta.json'}: not JSON ({e}); the run folder is damaged") from None
+        except OSError as e:  # larger than any run's metadata, or unreadable
+            raise ValueError(f"{d / 'meta.json'}: cannot read ({e.strerror or e}); the run folder is damaged") from None
         if not isinstance(meta, dict) or not isinstance(meta.get("tables", []), list):
             raise ValueError(f"{d / 'meta.json'}: not a run's metadata (a table with a list of tables); "
                              "the run folder is damaged")

@@ -99,15 +99,16 @@ def with_recording(sc: Scenario, packets: bool = False, series: bool = False) ->
     return sc
 
 
-def _u64(name: str, v: Any) -> int:
-    """``v`` as the engine's unsigned 64-bit integer (any integer type,
-    numpy's too; not a bool), or a ValueError naming ``name``."""
+def _u64(name: str, v: Any, least: int = 0) -> int:
+    """``v`` as the engine's unsigned 64-bit integer, at least ``least``
+    (any integer type, numpy's too; not a bool), or a ValueError naming
+    ``name``."""
     try:
         i = operator.index(v)
     except TypeError:
         i = None
-    if i is None or isinstance(v, bool) or not 0 <= i < 2 ** 64:
-        raise ValueError(f"{name} must be an integer from 0 to 2**64 - 1 (got {v!r})")
+    if i is None or isinstance(v, bool) or not least <= i < 2 ** 64:
+        raise ValueError(f"{name} must be an integer from {least} to 2**64 - 1 (got {v!r})")
     return i
 
 
@@ -122,8 +123,8 @@ def engine_run(sc: Scenario, seed: int = 0, replication: int = 0, out: str | Pat
 
     seed, replication = _u64("seed", seed), _u64("replication", replication)
     pcap_dir = os.path.join(os.fspath(out), "pcap") if out is not None else None
-    if max_events is not None and _u64("max_events", max_events) == 0:
-        raise ValueError("max_events must be positive (got 0)")
+    if max_events is not None:
+        _u64("max_events", max_events, least=1)
     for name, v in (("max_wall_s", max_wall_s), ("max_memory_mb", max_memory_mb)):
         if v is not None and not (isinstance(v, Real) and not isinstance(v, bool) and 0 < v < math.inf):
             raise ValueError(f"{name} must be a positive, finite number (got {v!r})")

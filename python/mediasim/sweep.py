@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .results import Results
-from .runner import run
+from .runner import _u64, run
 from .errors import ScenarioError
 from .scenario import Scenario, as_scenario
 
@@ -32,6 +32,10 @@ class Job:
     replication: int = 0
     labels: dict[str, Any] = field(default_factory=dict)
     out: str | None = None
+
+    def __post_init__(self) -> None:
+        # Said when the job is made, not when a campaign keys or runs it.
+        self.seed, self.replication = _u64("seed", self.seed), _u64("replication", self.replication)
 
     @property
     def key(self) -> str:

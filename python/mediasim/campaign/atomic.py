@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..plain import read_bytes
+
 
 def write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
@@ -52,7 +54,7 @@ def write_json(path: Path, value: Any) -> None:
 def read_json(path: Path) -> Any | None:
     """The JSON in ``path``, or None if it is missing, empty or damaged."""
     try:
-        return json.loads(path.read_text())
+        return json.loads(read_bytes(path))
     except (OSError, ValueError):
         return None
 

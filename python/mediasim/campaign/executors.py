@@ -5,6 +5,7 @@ seeded by its own seed and replication)."""
 
 from __future__ import annotations
 
+import operator
 import os
 import pickle
 from collections.abc import Callable, Iterator
@@ -159,6 +160,18 @@ class _RemoteTraceback(Exception):
         return f"\n(in a helper process)\n{self.args[0]}"
 
 
+def _count(name: str, v: Any) -> int:
+    """``v`` as a whole number of at least 1 (numpy's integers too; not a
+    bool), or a ValueError naming ``name``."""
+    try:
+        n = operator.index(v)
+    except TypeError:
+        n = 0
+    if isinstance(v, bool) or n < 1:
+        raise ValueError(f"{name} must be a whole number, at least 1 (got {v!r})")
+    return n
+
+
 class LocalExecutor:
     """Runs on ``workers`` processes (default: the CPUs available): this
     one and ``workers - 1`` helpers; ``workers=1`` runs in this process
@@ -174,9 +187,7 @@ class LocalExecutor:
     thread of this process contends for the GIL with its runs."""
 
     def __init__(self, workers: int | None = None):
-        if workers is not None and workers < 1:
-            raise ValueError(f"workers must be at least 1 (got {workers})")
-        self.workers = workers or available_cpus()
+        self.workers = available_cpus() if workers is None else _count("workers", workers)
 
     def __repr__(self) -> str:
         return f"LocalExecutor(workers={self.workers})"
@@ -278,4 +289,9 @@ def _client(address: str) -> Any:
 
 
 def make_executor(workers: int | None = None, scheduler: str | None = None) -> LocalExecutor | DaskExecutor:
+    """The executor of ``scheduler`` (a Dask cluster), else of ``workers``
+    local processes; ``workers`` is checked either way, so that a bad
+    count is never passed over unseen."""
+    if workers is not None:
+        _count("workers", workers)
     return DaskExecutor(scheduler) if scheduler else LocalExecutor(workers)
