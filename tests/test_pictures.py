@@ -117,6 +117,57 @@ def test_show_names_forty_nodes_without_addresses_and_an_unnamed_scenario_as_suc
     assert "<text" in svg and "n39</text>" in svg  # text stays text (not paths with the text in a comment)
 
 
+def test_a_large_scenario_is_laid_out_as_the_tree_a_breadth_first_search_finds():
+    import networkx as nx
+
+    from mediasim.reporting.topology import tree_positions
+
+    # A source, two routers (of 2 and 3 receivers) listed after a leaf:
+    # the root is the node of most links, r2 (4), not the first listed.
+    g = nx.Graph([("a0", "r1"), ("r1", "a1"), ("r2", "r1"), ("r2", "b0"), ("r2", "b1"), ("r2", "b2")])
+    pos = tree_positions(g)
+    assert {v: x for v, (x, _) in pos.items()} == {"r2": 0, "r1": 0.5, "b0": 0.5, "b1": 0.5, "b2": 0.5,
+                                                   "a0": 1, "a1": 1}
+    # Leaves evenly spaced from the top in the search's order (r1's
+    # children first: r1 is r2's first neighbour); a parent at its
+    # children's mean height.
+    leaves = ["a0", "a1", "b0", "b1", "b2"]
+    assert [pos[v][1] for v in leaves] == [1.0, 0.75, 0.5, 0.25, 0.0]
+    assert pos["r1"][1] == 0.875 and pos["r2"][1] == (0.875 + 0.5 + 0.25 + 0.0) / 4
+    # A chain of 5,000 nodes (no recursion) from its root, node 1 (the
+    # first of two links): leaves 0 and 4999, each node of 2..4999 level
+    # with its one child; parts stacked in order, a lone node a leaf of
+    # its own at x = 0.
+    chain = nx.path_graph(5000)
+    chain.add_node("alone")
+    pos = tree_positions(chain)
+    assert (pos[1], pos[0], pos[4999], pos["alone"]) == ((0.0, 0.75), (1 / 4998, 1.0), (1.0, 0.5), (0.0, 0.0))
+    assert {pos[i][1] for i in range(2, 5000)} == {0.5}
+
+
+def test_show_draws_a_large_scenario_as_a_tree_without_names(tmp_path):
+    from matplotlib.collections import PathCollection
+
+    from mediasim.reporting import topology
+
+    def star(n):
+        return {"name": "s", "duration_s": 1.0, "nodes": [{"name": "hub"}] + [{"name": f"n{i}"} for i in range(n)],
+                "links": [{"a": f"n{i}", "b": "hub", "rate_bps": 1e6, "delay_ms": 1} for i in range(n)]}
+
+    assert (topology.MAX_KAMADA_KAWAI_NODES, topology.MAX_NAMED_NODES) == (200, 400)
+    for nodes, tree, title in ((200, False, "s: 1.0 s"), (201, True, "s: 1.0 s"), (400, True, "s: 1.0 s"),
+                               (401, True, "s: 1.0 s, 401 nodes (unnamed above 400)")):
+        data = star(nodes - 1)
+        fig = figures_saved_by(lambda: topology.draw(data, tmp_path / "d.png"))[0]
+        graph = fig.axes[0]
+        [dots] = [c for c in graph.collections if isinstance(c, PathCollection)]
+        xs = [x for x, _ in dots.get_offsets()]
+        # As a tree, the hub on the left and every leaf at the right;
+        # Kamada-Kawai puts the hub among its leaves.
+        assert (xs[0] == 0 and set(xs[1:]) == {1}) == tree, nodes
+        assert len(graph.texts) == (nodes if nodes <= 400 else 0) and graph.get_title() == title
+
+
 def test_show_names_a_bad_field_or_file_type(examples, tmp_path):
     r = CliRunner().invoke(main, ["show", str(examples / "dumbbell.toml"), "--set", "links[0].rate_bps=-1"])
     assert r.exit_code == 2 and "links[0].rate_bps" in r.output
