@@ -389,6 +389,25 @@ def test_the_rmtp_summary_turns_crowded_labels():
     assert all(t.get_rotation() == 60 for t in ax.get_xticklabels())
 
 
+def test_a_panels_legend_lists_twenty_entries_at_most_and_counts_the_rest(tmp_path):
+    import json
+
+    import mediasim
+    from mediasim.reporting import run_plots
+
+    assert run_plots.MAX_LEGEND == 20
+    for n, said in ((20, [f"f{i:02d}" for i in range(20)]), (21, [f"f{i:02d}" for i in range(19)] + ["... and 2 more"])):
+        flows = [{"name": f"f{i:02d}", "type": "cbr", "src": "a", "dst": "b", "payload_bytes": 100,
+                  "interval_ms": 100, "start_s": i / 1000} for i in range(n)]
+        sc = tmp_path / f"s{n}.json"
+        sc.write_text(json.dumps({"duration_s": 1, "nodes": [{"name": "a"}, {"name": "b"}],
+                                  "links": [{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 1}], "flows": flows}))
+        mediasim.run(sc, packets=True, out=tmp_path / f"r{n}")
+        fig = figures_saved_by(lambda: run_plots.plot_run(tmp_path / f"r{n}"))[0]
+        for ax in fig.axes:  # throughput and delay
+            assert [t.get_text() for t in ax.get_legend().get_texts()] == said
+
+
 def test_throughput_bins_stop_at_their_limit_before_any_grid_is_made():
     import pandas as pd
 

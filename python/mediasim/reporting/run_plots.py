@@ -114,6 +114,26 @@ class _Ctx:
         return self.colours.get(flow)
 
 
+#: chosen: the most entries a panel's legend lists; more run off the
+#: panel (two columns of ten fill a panel's height at its font size).
+MAX_LEGEND = 20
+
+
+def legend(ax) -> None:
+    """The panel's legend, of at most ``MAX_LEGEND`` entries: beyond that,
+    the first ones and a last entry that counts the rest."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    if len(handles) > MAX_LEGEND:
+        from matplotlib.lines import Line2D
+
+        rest = len(handles) - (MAX_LEGEND - 1)
+        handles = handles[:MAX_LEGEND - 1] + [Line2D([], [], linestyle="none")]
+        labels = labels[:MAX_LEGEND - 1] + [f"... and {rest} more"]
+    ax.legend(handles, labels, fontsize=7, loc="upper right", ncol=2)
+
+
 def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1.0,
              flows: list[str] | None = None) -> Path:
     """Draws the panels a run folder's tables allow (``panels``), one under
@@ -139,8 +159,7 @@ def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1
     for ax, name in zip(axes[:, 0], names):
         _PANELS[name](ax, ctx)
         ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7, loc="upper right", ncol=2)
+        legend(ax)
     axes[-1, 0].set_xlabel("simulated time (s)")
     axes[-1, 0].set_xlim(0, ctx.end_s)  # shared by every panel
     fig.suptitle(f"{res.meta.get('scenario')}: seed {res.meta.get('seed')}, replication {res.meta.get('replication')}")
