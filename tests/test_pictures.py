@@ -396,7 +396,8 @@ def test_a_panels_legend_lists_twenty_entries_at_most_and_counts_the_rest(tmp_pa
     from mediasim.reporting import run_plots
 
     assert run_plots.MAX_LEGEND == 20
-    for n, said in ((20, [f"f{i:02d}" for i in range(20)]), (21, [f"f{i:02d}" for i in range(19)] + ["... and 2 more"])):
+    names = [f"f{i:02d}" for i in range(20)]
+    for n, said in ((20, names), (21, names[:19] + ["... and 2 more"])):
         flows = [{"name": f"f{i:02d}", "type": "cbr", "src": "a", "dst": "b", "payload_bytes": 100,
                   "interval_ms": 100, "start_s": i / 1000} for i in range(n)]
         sc = tmp_path / f"s{n}.json"
