@@ -764,6 +764,22 @@ def test_helpers_end_on_their_own_once_every_result_is_in():
     assert not multiprocessing.active_children()
 
 
+def test_a_grids_replications_share_their_points_scenario_and_its_canonical_text_is_made_once(monkeypatch):
+    from mediasim.campaign import keys
+
+    jobs = mediasim.grid(mediasim.Scenario("x", duration_s=1), {"duration_s": [1, 2]}, replications=3)
+    assert [len({id(j.scenario) for j in jobs[i:i + 3]}) for i in (0, 3)] == [1, 1]
+    assert jobs[0].scenario is not jobs[3].scenario and jobs[0].scenario == {**jobs[3].scenario, "duration_s": 1}
+    made = []
+    real = keys.canonical
+    monkeypatch.setattr(keys, "canonical", lambda sc: made.append(sc) or real(sc))
+    assert keys.run_keys(jobs, "b") == [keys.run_key(j.scenario, j.seed, j.replication, "b") for j in jobs]
+    assert made[:2] == [jobs[0].scenario, jobs[3].scenario] and len(made) == 2 + len(jobs)  # then run_key's own
+    # Equal scenarios held apart are each made once: keyed alike.
+    twins = [mediasim.Job({"duration_s": 1}), mediasim.Job({"duration_s": 1})]
+    assert len(set(keys.run_keys(twins, "b"))) == 1
+
+
 def test_the_canonical_scenario_is_sorted_compact_and_finite():
     # The run key covers the scenario as this text: the same scenario with
     # its fields in another order is the same run; NaN has no JSON text.

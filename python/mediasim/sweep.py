@@ -177,7 +177,8 @@ def grid(scenario: Scenario | dict | str | Path, vary: dict[str, list[Any]], rep
     for combo in itertools.product(*(vary[k] for k in keys)):
         sc = base.with_overrides({aliases.get(k, k): v for k, v in zip(keys, combo)})
         labels = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in zip(keys, combo)}
-        jobs += [Job(sc.to_dict(), seed=seed, replication=r, labels=dict(labels)) for r in range(replications)]
+        data = sc.to_dict()  # one copy per point, its replications' to share (as replications() does)
+        jobs += [Job(data, seed=seed, replication=r, labels=dict(labels)) for r in range(replications)]
     return jobs
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .keys import run_key
+from .keys import run_keys
 from .store import RunStore
 from .worker import Outcome, Task, execute
 
@@ -34,9 +34,9 @@ class RunCache:
 
         build = self.store.engine["engine_build"]
         items = []
-        for i, j in enumerate(jobs):
+        for i, (j, key) in enumerate(zip(jobs, run_keys(jobs, build))):
             labels = {k: v for k, v in j.labels.items() if not k.startswith("_")}
-            task = Task(run_key(j.scenario, j.seed, j.replication, build), j.scenario, j.seed, j.replication, labels)
+            task = Task(key, j.scenario, j.seed, j.replication, labels)
             items.append((i, j, task, analyse, str(self.store.root)))
         out: list[Any] = [None] * len(items)
         bar = progress_bar(len(items), desc, progress)

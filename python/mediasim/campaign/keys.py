@@ -48,6 +48,20 @@ def run_key(scenario: dict[str, Any], seed: int, replication: int, engine_build:
     return canonical_run_key(canonical(scenario), seed, replication, engine_build)
 
 
+def run_keys(jobs: list[Any], engine_build: str) -> list[str]:
+    """``run_key`` of each job, each scenario made ``canonical`` once
+    however many jobs share it (a grid's replications share their
+    point's)."""
+    texts: dict[int, str] = {}  # by id: the jobs hold their scenarios alive meanwhile
+    out = []
+    for j in jobs:
+        text = texts.get(id(j.scenario))
+        if text is None:
+            text = texts[id(j.scenario)] = canonical(j.scenario)
+        out.append(canonical_run_key(text, j.seed, j.replication, engine_build))
+    return out
+
+
 def canonical_run_key(text: str, seed: int, replication: int, engine_build: str) -> str:
     """``run_key`` of a scenario already made ``canonical`` (``text``)."""
     blob = json.dumps([text, int(seed), int(replication), engine_build])

@@ -12,7 +12,7 @@ from ..log import bar as progress_bar
 from ..log import get as _logger
 from .atomic import write_json
 from .executors import LocalExecutor, make_executor
-from .keys import engine_identity, run_key
+from .keys import engine_identity, run_keys
 from .store import RunStore
 from .worker import Task, execute
 
@@ -82,8 +82,7 @@ def plan_campaign(jobs: list[Any], out: str | Path) -> CampaignPlan:
 def tasks_of(jobs: list[Any], engine_build: str) -> list[Task]:
     """One task per distinct run (identical jobs share one)."""
     seen: dict[str, Task] = {}
-    for j in jobs:
-        key = run_key(j.scenario, j.seed, j.replication, engine_build)
+    for j, key in zip(jobs, run_keys(jobs, engine_build)):
         labels = {k: v for k, v in j.labels.items() if not k.startswith("_")}
         seen.setdefault(key, Task(key, j.scenario, j.seed, j.replication, labels))
     return list(seen.values())
