@@ -6,6 +6,7 @@ its declarations, not by probing it."""
 from __future__ import annotations
 
 import dataclasses
+import typing
 import json
 from typing import Any, ClassVar
 
@@ -641,6 +642,68 @@ def test_reproduce_says_at_most_30_problems_then_how_many_more():
     assert said[30][0] == "svc would fail:" and len(said[30]) == 31
     assert said[30][1:] == [f"  flows[{4 + i}].tcp.mss_bytes: must be 1..=65495 (got 100000)" for i in range(30)]
     assert said[31] == [*said[30], "  and 1 more problems"]
+
+
+def test_every_list_parameter_holds_at_most_100_values():
+    from mediasim.experiments import STUDIES, get
+    from mediasim.experiments.params import MAX_VALUES
+
+    assert MAX_VALUES == 100
+    iw10 = get("iw10").Params()
+    assert len(iw10.with_overrides({"flows": ",".join(map(str, range(1, 101)))}).flows) == 100
+    with pytest.raises(ValueError) as e:
+        iw10.with_overrides({"flows": ",".join(map(str, range(1, 102)))})
+    assert str(e.value) == "iw10: flows must hold at most 100 values (got 101)"
+    # Every list, grouped ones (each group a value) too: beyond it, said alone.
+    lists = 0
+    for name in STUDIES:
+        params = get(name).Params()
+        hints = typing.get_type_hints(type(params))
+        for f in dataclasses.fields(params):
+            v = getattr(params, f.name)
+            if isinstance(v, tuple) and v and typing.get_args(hints[f.name])[-1:] == (Ellipsis,):  # not a pair
+                lists += 1
+                long = dataclasses.replace(params, **{f.name: v[:1] * 101})
+                with pytest.raises(ValueError) as e:
+                    long.check()
+                assert str(e.value) == f"{name}: {f.name} must hold at most 100 values (got 101)", f.name
+    assert lists >= 20
+
+
+def test_a_studys_runs_and_scenarios_are_limited_as_they_are_made(monkeypatch):
+    from mediasim.campaign import study_plan
+    from mediasim.campaign.study_plan import study_runs
+    from mediasim.experiments import avpf, iw10
+
+    assert (study_plan.MAX_JOBS, study_plan.MAX_STUDY_SCENARIOS) == (1_000_000, 30_000)
+    # AVPF's 380 quick runs; IW10's 12 scenarios (3 flow counts, 2
+    # windows, 2 accesses): each at a limit of as many, and of one fewer.
+    for name, p, limit, kind, n in (("avpf", avpf.Params().quick(), "MAX_JOBS", "runs", 380),
+                                    ("iw10", iw10.Params(), "MAX_STUDY_SCENARIOS", "scenarios", 12)):
+        monkeypatch.setattr(study_plan, limit, n)
+        runs = study_runs(name, p, {})
+        assert (runs.jobs if kind == "runs" else runs.scenarios) == n
+        monkeypatch.setattr(study_plan, limit, n - 1)
+        with pytest.raises(ValueError) as e:
+            study_runs(name, p, {})
+        assert str(e.value) == f"{name} would fail:\n  parameters: they make more than {n - 1} {kind} (a study's most)"
+        monkeypatch.undo()
+
+
+def test_the_limit_on_what_is_made_counts_only_within_it_and_each_kind_alone():
+    from mediasim import Job, Scenario
+    from mediasim._budget import TooMany, making_at_most
+
+    with making_at_most(runs=2, scenarios=1):
+        Scenario("a")
+        Job({}), Job({})
+        with pytest.raises(TooMany) as runs:
+            Job({})
+        with pytest.raises(TooMany) as scenarios:
+            Scenario.from_dict({})
+    assert (str(runs.value), runs.value.kind, runs.value.most) == ("more than 2 runs", "runs", 2)
+    assert (str(scenarios.value), scenarios.value.kind) == ("more than 1 scenarios", "scenarios")
+    assert len([Job({}) for _ in range(5)]) == 5 and Scenario("b")  # outside: nothing counted
 
 
 def test_the_driver_checks_the_scenarios_unless_its_caller_has(tmp_path, monkeypatch):

@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from . import _engine, plain
+from ._budget import made
 from .errors import ScenarioError, likely_meant
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ class Scenario:
     """
 
     def __init__(self, name: str = "", duration_s: float = 10.0, **fields: Any):
+        made("scenarios")
         self.data: dict[str, Any] = {"name": name, "duration_s": duration_s, "nodes": [], "links": []}
         self.data.update(fields)
 
@@ -37,6 +39,7 @@ class Scenario:
     def from_dict(cls, data: dict[str, Any]) -> "Scenario":
         if not isinstance(data, dict):
             raise TypeError(f"a scenario is a table of fields (a dict), not {type(data).__name__}")
+        made("scenarios")
         sc = cls.__new__(cls)
         sc.data = copy.deepcopy(data)
         return sc

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._budget import made
 from .results import Results
 from .runner import _u64, run
 from .errors import ScenarioError
@@ -36,6 +37,7 @@ class Job:
     def __post_init__(self) -> None:
         # Said when the job is made, not when a campaign keys or runs it.
         self.seed, self.replication = _u64("seed", self.seed), _u64("replication", self.replication)
+        made("runs")
 
     @property
     def key(self) -> str:

@@ -14,6 +14,14 @@ from typing import Any
 
 from .. import _engine
 from ..errors import CampaignError, ScenarioError
+from .._budget import TooMany, making_at_most
+from ..sweep import MAX_JOBS
+
+#: chosen: the most scenarios one study's parameters may make (its most
+#: runs are a grid's, ``MAX_JOBS``). The most any study makes is 2,940
+#: (RMCAT's with its sensitivity; AVPF's 2,762); AVPF's NEWPRED
+#: scenarios took about 100 kB each while its runs were made.
+MAX_STUDY_SCENARIOS = 30_000
 from .keys import canonical, canonical_run_key, engine_identity, package_build
 from .store import RunStore
 from .study import Point, StudyCampaign, point_done, point_key
@@ -57,7 +65,10 @@ class _Runs:
         """The runs of ``params`` unchecked: their keys and distinct
         scenarios (canonical), and what stopped some being made."""
         try:
-            jobs = self.study.study_jobs(params, **self.options)
+            with making_at_most(runs=MAX_JOBS, scenarios=MAX_STUDY_SCENARIOS):
+                jobs = self.study.study_jobs(params, **self.options)
+        except TooMany as e:
+            return [], [], [("parameters", f"they make {e} (a study's most)")]
         except ValueError as e:  # a sensitivity setting's parameters the study refuses
             return [], [], [("parameters", str(e))]
         keys: list[str] = []

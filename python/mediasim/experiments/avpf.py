@@ -419,8 +419,9 @@ def build_jobs(p: Params, cases: tuple[int, ...]) -> list[Job]:
         specs += case_9(p, ftp=False)
     if 10 in cases:
         specs += case_9(p, ftp=True)
-    return [Job(sc.to_dict(), seed=p.seed, replication=r, labels=labels)
-            for labels, sc in specs for r in range(p.replications)]
+    # One copy of each scenario, its replications' to share.
+    return [Job(data, seed=p.seed, replication=r, labels=labels)
+            for labels, data in ((labels, sc.to_dict()) for labels, sc in specs) for r in range(p.replications)]
 
 
 def study_jobs(p: Params, cases: tuple[int, ...] = CASES, sensitivity: bool = False) -> list[Job]:
