@@ -521,6 +521,25 @@ def test_a_study_campaigns_dry_run_names_the_points_to_run_and_writes_nothing(tm
     assert r.exit_code == 2 and "grid: iw10: jitter_buffers_ms must be at least 0 (got -1)" in r.output, r.output
 
 
+def test_the_points_to_run_make_at_most_as_many_runs_as_a_grid(tmp_path, monkeypatch):
+    from mediasim.campaign import study_plan
+
+    assert study_plan.MAX_JOBS == 1_000_000
+    f = campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n")  # 4 runs a point
+    monkeypatch.setattr(study_plan, "MAX_JOBS", 8)
+    assert "make 8 runs of 4 scenarios" in plan_study_campaign(load_campaign(f))
+    monkeypatch.setattr(study_plan, "MAX_JOBS", 7)
+    with pytest.raises(CampaignError) as e:
+        plan_study_campaign(load_campaign(f))
+    assert str(e.value) == f"{f}: the points to run make more than 7 runs (a campaign's most, as a grid's)"
+    # A point stored whole is not counted.
+    monkeypatch.undo()
+    run_study_campaign(load_campaign(campaign(tmp_path, "bottleneck_rate_bps = [1e6]\n")), progress=False)
+    monkeypatch.setattr(study_plan, "MAX_JOBS", 4)
+    f = campaign(tmp_path, "bottleneck_rate_bps = [1e6, 2e6]\n")
+    assert "make 4 runs of 2 scenarios" in plan_study_campaign(load_campaign(f))
+
+
 def test_a_scenario_the_engine_refuses_at_one_point_stops_the_campaign_before_anything_runs(tmp_path):
     """The study's parameters take the value; the scenario the study makes
     of it is refused, by the dry run and by a real run alike, before any

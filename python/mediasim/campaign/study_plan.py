@@ -9,6 +9,7 @@ anything, a campaign that holds an invalid scenario (``plan_points``)."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +58,7 @@ class _Runs:
 
     def __init__(self, study: Any, options: dict[str, Any], engine_build: str):
         self.study, self.options, self.build = study, options, engine_build
-        self.checked: dict[str, list[tuple[str, str]]] = {}  # canonical scenario -> its problems
+        self.checked: dict[bytes, list[tuple[str, str]]] = {}  # canonical scenario's digest -> its problems
         self.keys: set[str] = set()
         self.jobs = 0
 
@@ -91,9 +92,11 @@ class _Runs:
         scenario checked; the runs counted."""
         mine = dict.fromkeys(problems)
         for text in texts:
-            if text not in self.checked:
-                self.checked[text] = _problems(text)
-            mine.update(dict.fromkeys(self.checked[text]))
+            # By digest: a campaign's points may hold many scenarios of tens of kB each.
+            digest = hashlib.sha256(text.encode()).digest()
+            if digest not in self.checked:
+                self.checked[digest] = _problems(text)
+            mine.update(dict.fromkeys(self.checked[digest]))
         self.jobs += len(keys)
         self.keys.update(keys)
         return list(mine)
@@ -120,6 +123,9 @@ def plan_points(spec: StudyCampaign, store: RunStore, points: list[Point]) -> Po
             continue
         todo.append(pt)
         problems = runs.checked_runs(*made)
+        if runs.jobs > MAX_JOBS:
+            raise CampaignError(f"{spec.where}: the points to run make more than {MAX_JOBS:,} runs "
+                                "(a campaign's most, as a grid's)")
         bad += bool(problems)
         for problem in problems:
             found.setdefault(problem, []).append(pt.labels)
