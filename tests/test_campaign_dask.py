@@ -71,6 +71,34 @@ def test_a_scheduler_address_that_cannot_be_used_is_named_before_the_folder_is_m
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert "Dask scheduler 'no-port-here': missing port number" in r.output
     assert not out.exists()
+    # A tls:// address without a TLS configuration: Dask's TypeError, named.
+    r = CliRunner().invoke(main, ["-q", "sweep", str(examples / "dumbbell.toml"), "--vary", "duration_s=5",
+                                  "--scheduler", "tls://127.0.0.1:1", "--out", str(out)])
+    assert (r.exit_code, r.stdout) == (2, "") and not out.exists(), r.output
+    assert r.stderr.startswith("error: Dask scheduler 'tls://127.0.0.1:1': TLS expects a `ssl_context` argument")
+
+
+def test_an_empty_scheduler_address_is_refused_not_taken_for_the_local_pool(tmp_path, examples):
+    from click.testing import CliRunner
+
+    from mediasim.campaign.executors import make_executor
+    from mediasim.cli import main
+
+    f = tmp_path / "c.toml"
+    f.write_text(f'scenario = "{examples / "dumbbell.toml"}"\nout = "o"\n[grid]\nduration_s = [5]\n')
+    for args in (["sweep", str(examples / "dumbbell.toml"), "--vary", "duration_s=5", "--out", str(tmp_path / "s")],
+                 ["campaign", str(f)]):
+        for blank in ("", " "):
+            r = CliRunner().invoke(main, [*args, "--scheduler", blank])
+            assert r.exit_code == 2 and "Invalid value for '--scheduler': an empty address; give one such as " \
+                                       "tcp://host:8786" in r.stderr, r.output
+    f.write_text(f.read_text().replace("[grid]", 'scheduler = " "\n[grid]'))
+    r = CliRunner().invoke(main, ["campaign", str(f)])
+    assert (r.exit_code, r.stderr) == (2, f"error: {f}: scheduler: must be an address such as tcp://host:8786\n")
+    with pytest.raises(ValueError) as e:
+        make_executor(2, "")
+    assert str(e.value) == "scheduler: an empty address (give one such as tcp://host:8786, or none)"
+    assert not (tmp_path / "o").exists() and not (tmp_path / "s").exists()
 
 
 def test_a_dry_run_names_a_scheduler_that_cannot_be_used(tmp_path, examples):

@@ -20,6 +20,14 @@ from .reporting.tables import md_table
 from .scenario import load_scenario, parse_value
 
 
+def _address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A scheduler's address as given; an empty one (which would mean the
+    local pool) is refused."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("an empty address; give one such as tcp://host:8786", ctx, param)
+    return value
+
+
 @click.command("sweep", short_help="Run a scenario over a grid x replications.")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--vary", "vary", multiple=True, metavar="PATH=V1,V2,...", required=True,
@@ -32,7 +40,7 @@ from .scenario import load_scenario, parse_value
 @click.option("--seed", type=U64, default=0, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Local processes (default: the CPUs this process may use).")
-@click.option("--scheduler", default=None, metavar="ADDRESS",
+@click.option("--scheduler", default=None, metavar="ADDRESS", callback=_address,
               help="Run on a Dask cluster (tcp://host:8786) instead of local processes.")
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Campaign folder (resumable).")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Fixed overrides applied first.")
@@ -57,7 +65,8 @@ def sweep_cmd(scenario, vary, alias, replications, seed, workers, scheduler, out
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Campaign folder (default: the file's).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Local processes (default: the file's, "
               "else the CPUs this process may use).")
-@click.option("--scheduler", default=None, metavar="ADDRESS", help="A Dask cluster (default: the file's).")
+@click.option("--scheduler", default=None, metavar="ADDRESS", callback=_address,
+              help="A Dask cluster (default: the file's).")
 @click.option("--dry-run", is_flag=True, help="Check the file and every grid point, and say what would run and "
               "what is already stored; run and write nothing.")
 def campaign_cmd(file, out, workers, scheduler, dry_run) -> None:

@@ -244,9 +244,10 @@ class DaskExecutor:
             return
         try:
             self.client = _client(address)
-        except (ValueError, OSError, TimeoutError) as e:
-            # A malformed address or a cluster that does not answer: name
-            # it, before any run is stored.
+        except (ValueError, OSError, TimeoutError, TypeError) as e:
+            # A malformed address, a cluster that does not answer, or a
+            # tls:// address without a TLS configuration (Dask's TypeError):
+            # name it, before any run is stored.
             from ..errors import CampaignError
 
             raise CampaignError(f"Dask scheduler {address!r}: {e}") from e
@@ -294,4 +295,6 @@ def make_executor(workers: int | None = None, scheduler: str | None = None) -> L
     count is never passed over unseen."""
     if workers is not None:
         _count("workers", workers)
+    if isinstance(scheduler, str) and not scheduler.strip():
+        raise ValueError("scheduler: an empty address (give one such as tcp://host:8786, or none)")
     return DaskExecutor(scheduler) if scheduler else LocalExecutor(workers)

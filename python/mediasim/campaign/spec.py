@@ -145,7 +145,7 @@ def load_campaign(path: str | Path, out: str | Path | None = None) -> CampaignSp
     problems += [f"{where}: grid.{k}: must be a non-empty list of values" for k, v in grid.items()
                  if not isinstance(v, list) or not v]
     scheduler = d.get("scheduler")
-    if scheduler is not None and not isinstance(scheduler, str):
+    if scheduler is not None and not (isinstance(scheduler, str) and scheduler.strip()):
         problems.append(f"{where}: scheduler: must be an address such as tcp://host:8786")
     common: dict[str, Any] = dict(grid=grid, aliases=aliases, overrides=_table(d, "set", where, problems),
                                   workers=_int(d, "workers", where, None, 1, problems), scheduler=scheduler)
