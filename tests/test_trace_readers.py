@@ -343,3 +343,26 @@ def test_every_trace_reader_stops_at_the_size_limit_even_where_the_file_system_g
         assert said(traces.read_nal_units, p) == (
             "source.file", f"cannot read the NAL-unit trace {p}: larger than 1 MiB")
         assert said(media.read_trace, p) == (str(p), "cannot read the trace: larger than 1 MiB")
+
+
+def test_a_trace_is_written_whole_or_not_at_all_through_links_and_into_devices(tmp_path, monkeypatch):
+    import os
+
+    p = traces.write(tmp_path / "t.txt", [1, 2, 3])
+    assert p.read_text() == "1\n2\n3\n" and sorted(x.name for x in tmp_path.iterdir()) == ["t.txt"]
+    # A write that fails (a full disk) leaves the old trace, and nothing beside it.
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        traces.write(p, [5, 6])
+    monkeypatch.undo()
+    assert p.read_text() == "1\n2\n3\n" and sorted(x.name for x in tmp_path.iterdir()) == ["t.txt"]
+    # A link's target is written, the link kept; a device stays a device.
+    link = tmp_path / "link.txt"
+    link.symlink_to(p)
+    traces.write(link, [7])
+    assert link.is_symlink() and p.read_text() == "7\n"
+    traces.write("/dev/null", [1])
+    assert not Path("/dev/null").is_file() and Path("/dev/null").exists()

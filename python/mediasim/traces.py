@@ -96,10 +96,12 @@ def read(path: str | Path, field: str = "trace.file") -> list[int]:
 
 
 def write(path: str | Path, ms: list[int]) -> Path:
-    """Writes ``ms`` as a Mahimahi trace (one number per line)."""
-    p = Path(path)
-    p.write_text("".join(f"{m}\n" for m in ms))
-    return p
+    """Writes ``ms`` as a Mahimahi trace (one number per line), whole or not
+    at all: a trace cut short would read as a shorter trace."""
+    from .campaign.atomic import write_bytes
+
+    write_bytes(path, "".join(f"{m}\n" for m in ms).encode())
+    return Path(path)
 
 
 def mean_rate_bps(ms: list[int], bytes_per_opportunity: int = OPPORTUNITY_BYTES) -> float:

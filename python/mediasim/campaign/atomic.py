@@ -14,13 +14,36 @@ from typing import Any
 from ..plain import read_bytes
 
 
-def write_bytes(path: Path, data: bytes) -> None:
+def write_bytes(path: str | Path, data: bytes) -> None:
+    """Writes ``data`` to ``path`` whole or not at all. A link is written
+    through (its target replaced); a device or a pipe is written where it
+    is, as renaming a file over it would replace the device itself."""
+    path = Path(os.path.realpath(path))
+    if path.exists() and not path.is_file():
+        with open(path, "wb") as f:
+            f.write(data)
+        return
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk or Ctrl-C: no half-written file left beside
+        raise
+
+
+def save_figure(fig: Any, path: str | Path, **savefig: Any) -> Path:
+    """Saves a matplotlib figure to ``path`` as ``write_bytes`` writes, in
+    the format its suffix names; returns ``path``."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format=Path(path).suffix[1:].lower(), **savefig)
+    write_bytes(path, buf.getvalue())
+    return Path(path)
 
 
 def write_new_files(folder: Path, files: dict[str, bytes]) -> None:

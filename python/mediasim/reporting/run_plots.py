@@ -142,6 +142,7 @@ def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1
     but the control flows). Returns the picture's path."""
     from matplotlib.figure import Figure
 
+    from ..campaign.atomic import save_figure
     from ..results import Results
 
     res = Results.read_parquet(folder)
@@ -165,7 +166,7 @@ def plot_run(folder: str | Path, out: str | Path | None = None, bin_s: float = 1
     fig.suptitle(f"{res.meta.get('scenario')}: seed {res.meta.get('seed')}, replication {res.meta.get('replication')}")
     fig.tight_layout()
     path = Path(out) if out else Path(folder) / "plots.png"
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)  # whole or not at all
     return path
 
 

@@ -182,6 +182,8 @@ def draw(data: dict[str, Any], path: str | Path) -> Path:
     import networkx as nx
     from matplotlib.figure import Figure
 
+    from ..campaign.atomic import save_figure
+
     curves = capacity_curves(data)
     g = nx.Graph()
     g.add_nodes_from(n["name"] for n in data["nodes"])
@@ -237,5 +239,5 @@ def draw(data: dict[str, Any], path: str | Path) -> Path:
     # A bare Figure: no backend switch in the caller's process. SVG text
     # stays text (searchable, editable).
     with matplotlib.rc_context({"svg.fonttype": "none"}):
-        fig.savefig(path, dpi=120)
+        save_figure(fig, path, dpi=120)  # whole or not at all
     return path
