@@ -706,6 +706,62 @@ def test_the_limit_on_what_is_made_counts_only_within_it_and_each_kind_alone():
     assert len([Job({}) for _ in range(5)]) == 5 and Scenario("b")  # outside: nothing counted
 
 
+def test_reproduce_with_a_runs_folder_stores_each_run_and_resumes_from_them_after_a_failure(tmp_path, monkeypatch):
+    """The study's analysis fails after its runs: nothing is written to
+    the output, the runs stay stored, and the next invocation reads them
+    back, running none, into the output a study without a store writes."""
+    from mediasim import _engine, read_sweep
+    from mediasim.experiments import iw10
+
+    p = iw10.Params().quick()
+    runs, out = tmp_path / "runs", tmp_path / "out"
+
+    def broken(rows):
+        raise RuntimeError("an analysis bug")
+
+    monkeypatch.setattr(iw10, "aggregate", broken)
+    with pytest.raises(RuntimeError, match="an analysis bug"):
+        experiments.reproduce("iw10", p, out, workers=1, progress=False, runs=runs)
+    assert not out.exists() and len([d for d in (runs / "runs").iterdir() if not d.name.startswith(".")]) == 48
+    monkeypatch.undo()
+
+    def no_engine(*a, **k):
+        raise AssertionError("a stored run was run again")
+
+    monkeypatch.setattr(_engine, "run", no_engine)
+    experiments.reproduce("iw10", p, out, workers=1, progress=False, runs=runs)
+    monkeypatch.undo()
+    experiments.reproduce("iw10", p, tmp_path / "plain", workers=1, progress=False)
+    for f in ("summary.parquet", "replications.parquet", "report.md"):
+        assert (out / f).read_bytes() == (tmp_path / "plain" / f).read_bytes(), f
+    flows = read_sweep(runs, "flows")  # the study's runs, read back as a campaign's
+    assert flows.groupby(["seed", "replication", "access", "flows", "iw"]).ngroups == 48
+    with pytest.raises(ValueError, match="give runs \\(a folder\\) or cache, not both"):
+        experiments.reproduce("iw10", p, tmp_path / "x", runs=runs, cache=object())
+
+
+def test_reproduce_dry_run_counts_the_runs_stored_in_a_runs_folder(tmp_path):
+    from click.testing import CliRunner
+
+    from mediasim.cli import main
+
+    args = ["reproduce", "iw10", "--quick", "--out", str(tmp_path / "out"), "--runs", str(tmp_path / "runs")]
+    r = CliRunner().invoke(main, [*args, "--dry-run"])
+    assert r.exit_code == 0 and r.output.splitlines()[1] == f"runs in {tmp_path / 'runs'}/: 0 of 48 stored, 48 to run"
+    assert not (tmp_path / "runs").exists()
+    assert CliRunner().invoke(main, ["-q", *args]).exit_code == 0
+    r = CliRunner().invoke(main, [*args, "--dry-run", "--out", str(tmp_path / "out2")])
+    assert r.output.splitlines()[1] == f"runs in {tmp_path / 'runs'}/: 48 of 48 stored, 0 to run"
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    for flags in ([], ["--dry-run"]):
+        r = CliRunner().invoke(main, [*args[:-1], str(tmp_path / "mine"), "--out", str(tmp_path / "o3"), *flags])
+        assert r.exit_code == 2 and r.stderr.startswith(f"error: {tmp_path / 'mine'} holds files that are not a "
+                                                        "campaign"), r.output
+    r = CliRunner().invoke(main, ["reproduce", "all", "--runs", str(tmp_path / "runs")])
+    assert r.exit_code == 2 and "reproduce all takes only" in r.stderr
+
+
 def test_the_driver_checks_the_scenarios_unless_its_caller_has(tmp_path, monkeypatch):
     from mediasim.campaign import study_plan
 

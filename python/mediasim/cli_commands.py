@@ -582,10 +582,13 @@ def _red_crosscheck(save_references: bool) -> None:
               help="Also vary each value the study leaves open, one at a time (studies that support it, e.g. avpf).")
 @click.option("--overwrite", is_flag=True,
               help="Replace OUT if it holds an earlier output (whole, once this one is complete).")
+@click.option("--runs", "runs_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Store every run in campaign folder DIR as it finishes, and reuse the runs stored there: a "
+                   "study cut short, or failing after its runs, resumes from them.")
 @click.option("--dry-run", is_flag=True, help="Check the parameters, the options, OUT and every scenario the study "
               "would run, and count its runs; run and write nothing.")
 def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cases, sensitivity, overwrite,
-                  dry_run) -> None:
+                  runs_dir, dry_run) -> None:
     """Run reference study STUDY and write its tables, plots and report:
 
     \b
@@ -602,10 +605,11 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
     from pathlib import Path
 
     from . import experiments
+    from .errors import CampaignError
     from .experiments.params import ParamsError
 
     if study == "all":
-        if overrides or cases or sensitivity or replications is not None or seed is not None:
+        if overrides or cases or sensitivity or replications is not None or seed is not None or runs_dir:
             _fail("reproduce all takes only --out, --quick, --workers, --overwrite and --dry-run")
         if dry_run:
             folder = Path(out or "results")
@@ -650,14 +654,14 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
         options = experiments.options(study, cases, sensitivity)  # before any run: what the study offers
         if dry_run:
             _dry_run_output(out_dir, overwrite)
-            click.echo(f"{_study_runs_line(study, params, options)}\noutput into {out_dir}/\n"
+            click.echo(f"{_study_runs_line(study, params, options, runs_dir)}\noutput into {out_dir}/\n"
                        "nothing was run or written (dry run)")
             return
         report = experiments.reproduce(study, params, out_dir, workers=workers, overwrite=overwrite, cases=cases,
-                                       sensitivity=sensitivity)
+                                       sensitivity=sensitivity, runs=runs_dir)
     except experiments.OptionError as e:
         _fail(f"--{'case' if e.option == 'cases' else e.option}: {e}")
-    except (ValueError, OSError) as e:
+    except (ValueError, OSError, CampaignError) as e:
         _fail(str(e))
     click.echo(report.read_text())
     click.echo(f"\nwritten to {out_dir}/")
@@ -673,16 +677,25 @@ def _dry_run_output(folder, overwrite: bool) -> None:
         _fail(str(e))
 
 
-def _study_runs_line(study: str, params, options: dict) -> str:
-    """What a study's dry run says of its runs (each scenario checked)."""
+def _study_runs_line(study: str, params, options: dict, runs_dir: str | None = None) -> str:
+    """What a study's dry run says of its runs (each scenario checked),
+    and with ``runs_dir`` how many of them are stored there."""
+    from .campaign.keys import engine_identity
+    from .campaign.store import RunStore
     from .campaign.study_plan import study_runs
+    from .errors import CampaignError
 
     try:
         runs = study_runs(study, params, options)
-    except ValueError as e:
+        store = RunStore.check(runs_dir, engine_identity()) if runs_dir is not None else None
+    except (ValueError, CampaignError) as e:
         _fail(str(e))
     n, s = runs.jobs, runs.scenarios
-    return f"{study}: {n} run{'s' * (n != 1)} of {s} scenario{'s' * (s != 1)}, every one valid"
+    line = f"{study}: {n} run{'s' * (n != 1)} of {s} scenario{'s' * (s != 1)}, every one valid"
+    if store is not None:
+        stored = sum(store.status(k) == "done" for k in runs.keys)
+        line += f"\nruns in {runs_dir}/: {stored} of {len(runs.keys)} stored, {len(runs.keys) - stored} to run"
+    return line
 
 
 @click.command("demo", short_help="The demo study (voice over a dumbbell).")

@@ -4,6 +4,8 @@ failures recorded without stopping the others."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,4 +159,26 @@ def _write_index(store: RunStore, tasks: list[Task], aliases: dict[str, str]) ->
     })
 
 
-__all__ = ["CampaignReport", "LocalExecutor", "run_campaign", "tasks_of"]
+@contextlib.contextmanager
+def stored_runs(folder: str | Path, jobs: list[Any], workers: int | None = None) -> Iterator[Any]:
+    """A ``RunCache`` over the campaign folder ``folder`` (made if needed)
+    for ``jobs``, on ``workers`` local processes: each run is stored there
+    as it finishes, and one already stored is read back instead of run
+    again, so that work cut short (a kill, a failure after the runs) is
+    not lost. campaign.json lists ``jobs``' runs: ``read_sweep(folder,
+    table)`` reads them back. A folder of another engine build's runs is
+    refused."""
+    from .cache import RunCache
+
+    engine = engine_identity()
+    store = RunStore.open(folder, engine)
+    _write_index(store, tasks_of(jobs, engine["engine_build"]), {})
+    ex = make_executor(workers)
+    try:
+        yield RunCache(store, ex)
+    finally:
+        if hasattr(ex, "close"):
+            ex.close()
+
+
+__all__ = ["CampaignReport", "LocalExecutor", "run_campaign", "stored_runs", "tasks_of"]

@@ -84,14 +84,18 @@ def options(name: str, cases: tuple[int, ...] | list[int] | None = None, sensiti
 def reproduce(name: str, params: Any, out: str | Path, *, workers: int | None = None, progress: bool = True,
               overwrite: bool = False, cache: Any = None, stamp: str | None = None,
               cases: tuple[int, ...] | list[int] | None = None, sensitivity: bool = False,
-              scenarios_checked: bool = False) -> Path:
+              scenarios_checked: bool = False, runs: str | Path | None = None) -> Path:
     """Runs study ``name`` with ``params`` into ``out`` and returns its
     report.md, with report.html beside it (``stamp``: the line saying what
     ran it; by default the engine's version and build, seed and
     replications). A ValueError, before anything runs, if some run
     cannot be made or its scenario is invalid; ``scenarios_checked``: the
     caller has checked them (a study campaign, for all its points before
-    any runs)."""
+    any runs). ``runs``: a campaign folder that stores every run as it
+    finishes and serves those stored there (``campaign.stored_runs``), so
+    that a study cut short, or failing after its runs, is resumed from
+    them."""
+    import contextlib
     from .. import _engine
     from ..campaign.study_plan import study_runs
     from ..reporting.html import report_html
@@ -101,8 +105,16 @@ def reproduce(name: str, params: Any, out: str | Path, *, workers: int | None = 
     # sensitivity setting's runs reach is said now, not hours in.
     if not scenarios_checked:
         study_runs(name, params, opts)
-    report = get(name).reproduce(params, Path(out), workers=workers, progress=progress, overwrite=overwrite,
-                                 cache=cache, **opts)
+    if runs is not None and cache is not None:
+        raise ValueError("reproduce: give runs (a folder) or cache, not both")
+    store: Any = contextlib.nullcontext(cache)
+    if runs is not None:
+        from ..campaign.run import stored_runs
+
+        store = stored_runs(runs, get(name).study_jobs(params, **opts), workers)
+    with store as served:
+        report = get(name).reproduce(params, Path(out), workers=workers, progress=progress, overwrite=overwrite,
+                                     cache=served, **opts)
     if stamp is None:
         stamp = (f"mediasim {_engine.version()} (engine build {_engine.build_id()}); seed {params.seed}, "
                  f"{params.replications} replications")
