@@ -14,18 +14,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _engine
-from ..errors import CampaignError, ScenarioError
 from .._budget import TooMany, making_at_most
+from ..errors import CampaignError, ScenarioError
 from ..sweep import MAX_JOBS
+from .keys import canonical, canonical_run_key, engine_identity, package_build
+from .store import RunStore
+from .study import Point, StudyCampaign, point_done, point_key
 
 #: chosen: the most scenarios one study's parameters may make (its most
 #: runs are a grid's, ``MAX_JOBS``). The most any study makes is 2,940
 #: (RMCAT's with its sensitivity; AVPF's 2,762); AVPF's NEWPRED
 #: scenarios took about 100 kB each while its runs were made.
 MAX_STUDY_SCENARIOS = 30_000
-from .keys import canonical, canonical_run_key, engine_identity, package_build
-from .store import RunStore
-from .study import Point, StudyCampaign, point_done, point_key
 
 #: The points to run that a dry run names; the rest are counted.
 MAX_POINTS_NAMED = 10

@@ -96,6 +96,7 @@ def reproduce(name: str, params: Any, out: str | Path, *, workers: int | None = 
     that a study cut short, or failing after its runs, is resumed from
     them."""
     import contextlib
+
     from .. import _engine
     from ..campaign.study_plan import study_runs
     from ..reporting.html import report_html

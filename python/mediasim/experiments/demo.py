@@ -15,12 +15,12 @@ import pandas as pd
 from matplotlib.ticker import NullFormatter
 
 from ..outfolder import one_output
-from .params import MAX_REPLICATIONS, ParamsError
 from ..reporting.plots import subplots
 from ..scenario import load_scenario
 from ..reporting.tables import md_table
 from ..stats import summarize
 from ..sweep import Job, combine, run_many
+from .params import MAX_REPLICATIONS, ParamsError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "dumbbell.toml"
 BUFFERS = [3, 5, 10, 20, 50]
