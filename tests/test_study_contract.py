@@ -738,6 +738,12 @@ def test_reproduce_with_a_runs_folder_stores_each_run_and_resumes_from_them_afte
     assert flows.groupby(["seed", "replication", "access", "flows", "iw"]).ngroups == 48
     with pytest.raises(ValueError, match="give runs \\(a folder\\) or cache, not both"):
         experiments.reproduce("iw10", p, tmp_path / "x", runs=runs, cache=object())
+    for o, r in ((tmp_path / "x", tmp_path / "x"), (tmp_path / "x", tmp_path / "x" / "r"), (runs / "o", runs)):
+        with pytest.raises(ValueError) as e:
+            experiments.reproduce("iw10", p, o, runs=r)
+        assert str(e.value) == (f"the runs' folder {r} and the output folder {o} must be apart, "
+                                "neither inside the other")
+    assert not (tmp_path / "x").exists() and not (runs / "o").exists()
 
 
 def test_reproduce_dry_run_counts_the_runs_stored_in_a_runs_folder(tmp_path):
@@ -758,6 +764,10 @@ def test_reproduce_dry_run_counts_the_runs_stored_in_a_runs_folder(tmp_path):
         r = CliRunner().invoke(main, [*args[:-1], str(tmp_path / "mine"), "--out", str(tmp_path / "o3"), *flags])
         assert r.exit_code == 2 and r.stderr.startswith(f"error: {tmp_path / 'mine'} holds files that are not a "
                                                         "campaign"), r.output
+    r = CliRunner().invoke(main, [*args[:3], "--out", str(tmp_path / "runs" / "o"), "--runs", str(tmp_path / "runs"),
+                                  "--dry-run"])
+    assert (r.exit_code, r.stderr) == (2, f"error: the runs' folder {tmp_path / 'runs'} and the output folder "
+                                          f"{tmp_path / 'runs' / 'o'} must be apart, neither inside the other\n")
     r = CliRunner().invoke(main, ["reproduce", "all", "--runs", str(tmp_path / "runs")])
     assert r.exit_code == 2 and "reproduce all takes only" in r.stderr
 

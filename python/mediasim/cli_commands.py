@@ -654,6 +654,8 @@ def reproduce_cmd(study, out, replications, seed, quick, workers, overrides, cas
         options = experiments.options(study, cases, sensitivity)  # before any run: what the study offers
         if dry_run:
             _dry_run_output(out_dir, overwrite)
+            if runs_dir is not None:
+                experiments.check_apart(runs_dir, out_dir)
             click.echo(f"{_study_runs_line(study, params, options, runs_dir)}\noutput into {out_dir}/\n"
                        "nothing was run or written (dry run)")
             return

@@ -81,6 +81,15 @@ def options(name: str, cases: tuple[int, ...] | list[int] | None = None, sensiti
     return out
 
 
+def check_apart(runs: str | Path, out: str | Path) -> None:
+    """A ValueError unless the runs' folder and the output folder are
+    apart: one folder holding both would be a mix of a campaign and a
+    study's output."""
+    a, b = Path(runs).resolve(), Path(out).resolve()
+    if a == b or a in b.parents or b in a.parents:
+        raise ValueError(f"the runs' folder {runs} and the output folder {out} must be apart, neither inside the other")
+
+
 def reproduce(name: str, params: Any, out: str | Path, *, workers: int | None = None, progress: bool = True,
               overwrite: bool = False, cache: Any = None, stamp: str | None = None,
               cases: tuple[int, ...] | list[int] | None = None, sensitivity: bool = False,
@@ -108,6 +117,8 @@ def reproduce(name: str, params: Any, out: str | Path, *, workers: int | None = 
         study_runs(name, params, opts)
     if runs is not None and cache is not None:
         raise ValueError("reproduce: give runs (a folder) or cache, not both")
+    if runs is not None:
+        check_apart(runs, out)
     store: Any = contextlib.nullcontext(cache)
     if runs is not None:
         from ..campaign.run import stored_runs
