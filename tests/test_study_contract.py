@@ -545,6 +545,11 @@ def test_a_value_the_study_takes_makes_scenarios_the_engine_takes_or_refuses_as_
     ("rmtp", {"initial_window": "11"}, {"initial_window": "10"}, "initial_window must be at most ws (10; got 11)"),
     ("rmtp", {"data_packet_bytes": "43"}, {"data_packet_bytes": "44"},
      "data_packet_bytes must be at least 44 (got 43)"),
+    ("rmcat", {"jitter_std_ms": "500000000.1"}, {"jitter_std_ms": "500000000"},
+     "jitter_std_ms must be at most 500000000, half the engine's bound on the jitter (1e9 ms; got 500000000.1)"),
+    ("svc", {"svc_layer_scale": "2500000.1"}, {"svc_layer_scale": "2500000"},
+     "svc_layer_scale must be above 0 and at most 2500000, which keeps every layer at most 1e12 bit/s "
+     "(got 2500000.1)"),
     ("rmcat", {"start_bps": "149999"}, {"start_bps": "150000"},
      "start_bps must be from min_bps to max_bps (150000 to 1500000; got 149999)"),
     ("rmcat", {"start_bps": "1500001"}, {"start_bps": "1500000"},

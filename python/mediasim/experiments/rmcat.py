@@ -135,6 +135,9 @@ class Params(StudyParams):
             # would be drawn, transfer by transfer, before it refused it.
             problems.append(f"case57_off_mean_s: about {n:,.0f} transfers in case 5.7, more than the engine's "
                             f"{MAX_ITEMS:,} flows")
+        if self.jitter_std_ms > 5e8:  # the jitter's bound is twice it, at most 1e9 ms (the engine's)
+            problems.append(f"jitter_std_ms must be at most 500000000, half the engine's bound on the jitter "
+                            f"(1e9 ms; got {self.jitter_std_ms:.10g})")
         if not self.min_bps <= self.start_bps <= self.max_bps:  # the controllers' own rule
             problems.append(f"start_bps must be from min_bps to max_bps ({self.min_bps:.10g} to {self.max_bps:.10g}; "
                             f"got {self.start_bps:.10g})")

@@ -131,8 +131,10 @@ class Params(StudyParams):
             problems.append(f"tcp_flavor must be reno, newreno or sack (got {self.tcp_flavor!r})")
         if not self.ppacc_pacing_factor >= 1:
             problems.append(f"ppacc_pacing_factor must be at least 1 (got {self.ppacc_pacing_factor})")
-        if self.svc_layer_scale <= 0:
-            problems.append("svc_layer_scale must be above 0")
+        most = 1e12 / max(max(row) for row in LAYER_BPS)  # the engine's bound on a rate (scenario/units.rs)
+        if not 0 < self.svc_layer_scale <= most:
+            problems.append(f"svc_layer_scale must be above 0 and at most {most:.10g}, which keeps every layer at most "
+                            f"1e12 bit/s (got {self.svc_layer_scale:.10g})")
         if len(self.wred_profiles) != 3 or any(not (lo < hi <= 1.0 and 0 < p <= 1)
                                                for lo, hi, p in self.wred_profiles):
             problems.append("wred_profiles: three (min, max, max_p) with 0 <= min < max <= 1, max_p in (0, 1]")
