@@ -102,10 +102,12 @@ class Params(StudyParams):
     ftp_flows_per_side: int = 32  # study (simulation B)
     seed: int = 1
 
+    def stated_payloads(self) -> dict[float, int]:
+        """The payload_* fields, by the session bandwidth they are for."""
+        return {2e6: self.payload_2m, 200e3: self.payload_200k, 20e3: self.payload_20k}
+
     def payload(self, bw: float) -> int:
-        return {2e6: self.payload_2m, 200e3: self.payload_200k, 20e3: self.payload_20k}.get(
-            bw, max(20, int(bw * 0.02 / 8))  # chosen: 20 ms of media otherwise
-        )
+        return self.stated_payloads().get(bw, max(20, int(bw * 0.02 / 8)))  # chosen: 20 ms of media otherwise
 
     def quick(self) -> "Params":
         # Fewer replications, same length: shorter runs leave 16-member
@@ -129,6 +131,11 @@ class Params(StudyParams):
         for name in ("payload_2m", "payload_200k", "payload_20k"):
             if (size := getattr(self, name)) > 65495:
                 problems.append(f"{name} must be at most 65495, an RTP payload (got {size})")
+        for name in ("session_bws_bps", "multicast_bws_bps"):  # their sessions' payloads, where not stated
+            if big := [bw for bw in getattr(self, name)
+                       if bw not in self.stated_payloads() and self.payload(bw) > 65495]:
+                problems.append(f"{name}: {big[0]:.10g} bit/s makes 20 ms payloads of {self.payload(big[0]):,} "
+                                "bytes, more than an RTP payload's 65495")
         if self.newpred_duration_s <= NEWPRED_FTP_JITTER_S:
             problems.append(f"newpred_duration_s must exceed the FTP flows' {NEWPRED_FTP_JITTER_S:g} s start spread "
                             f"(got {self.newpred_duration_s:g})")
