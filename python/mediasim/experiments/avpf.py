@@ -131,6 +131,14 @@ class Params(StudyParams):
         for name in ("payload_2m", "payload_200k", "payload_20k"):
             if (size := getattr(self, name)) > 65495:
                 problems.append(f"{name} must be at most 65495, an RTP payload (got {size})")
+        for bw, field in CASE4_SESSIONS:  # case 4's links and cross traffic within the engine's bounds
+            rate, cross_bps = case4_rates(self, bw, getattr(self, field))
+            pps = cross_bps / ((getattr(self, field) + 12) * 8)
+            if rate > 1e12 or pps > 1e6:  # the engine's bounds on a rate and a packet rate (scenario/units.rs)
+                problems.append(f"case4_link_factor: {self.case4_link_factor:.10g} makes case 4's {bw:g} bit/s "
+                                f"bottleneck {rate:.4g} bit/s and its cross traffic {pps:,.0f} packets/s; the "
+                                "engine takes at most 1e12 bit/s and 1e6 packets/s")
+                break  # said once
         for name in ("session_bws_bps", "multicast_bws_bps"):  # their sessions' payloads, where not stated
             if big := [bw for bw in getattr(self, name)
                        if bw not in self.stated_payloads() and self.payload(bw) > 65495]:
@@ -176,18 +184,28 @@ def t2(p: Params, bw: float, loss: dict | None = None, congested: bool = False) 
     return sc
 
 
+#: Case 4's sessions: bandwidth (bit/s) and the field of its payload.
+CASE4_SESSIONS = ((2e6, "payload_2m"), (20e3, "payload_20k"))
+
+
+def case4_rates(p: Params, bw: float, payload: int) -> tuple[float, float]:
+    """Case 4's bottleneck rate and its Poisson cross traffic's rate
+    (bit/s of payload_bytes = payload + 12, as the flow is given): the
+    bottleneck at case4_load less the media."""
+    rate = bw * p.case4_link_factor
+    wire = payload + 12 + 28  # RTP, UDP and IPv4 headers
+    return rate, (p.case4_load * rate - bw) * (payload + 12) / wire
+
+
 def t2_cross(p: Params, bw: float, payload: int) -> Scenario:
     """T-2 with case 4's moderate congestion: a bottleneck shared with
     Poisson cross traffic of media-size packets."""
     sc = Scenario("t2", duration_s=p.duration_s)
     sc.node("A1").node("A2")
-    rate = bw * p.case4_link_factor
+    rate, cross_bps = case4_rates(p, bw, payload)
     sc.link("A1", "A2", rate_bps=rate, delay_ms=p.unicast_delay_ms,
             queue={"type": "droptail", "limit_packets": p.case4_buffer_packets})
-    wire = payload + 12 + 28  # RTP, UDP and IPv4 headers
-    cross_wire_bps = p.case4_load * rate - bw
-    sc.flow("cross", "poisson", src="A1", dst="A2", payload_bytes=payload + 12,
-            rate_bps=cross_wire_bps * (payload + 12) / wire)
+    sc.flow("cross", "poisson", src="A1", dst="A2", payload_bytes=payload + 12, rate_bps=cross_bps)
     return sc
 
 
@@ -263,7 +281,7 @@ def case_3(p: Params) -> list[tuple[dict, Scenario]]:
 
 def case_4(p: Params) -> list[tuple[dict, Scenario]]:
     out = []
-    for bw, payload in ((2e6, p.payload_2m), (20e3, p.payload_20k)):
+    for bw, payload in ((bw, getattr(p, field)) for bw, field in CASE4_SESSIONS):
         for loss_label in [*(f"plr {x:g}" for x in p.loss_rates), "congestion"]:
             for prof in ("avp", "avpf"):
                 if loss_label == "congestion":
