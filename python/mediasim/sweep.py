@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 @dataclass
 class Job:
     """One run: a scenario, its seed and replication, and labels that
-    identify it in combined tables (e.g. the swept parameters)."""
+    identify it in combined tables (e.g. the swept parameters). The seed
+    and replication are checked when the job is made (the engine's 64-bit
+    unsigned integers, numpy's too; a ValueError naming the field)."""
 
     scenario: dict[str, Any]
     seed: int = 0
