@@ -118,7 +118,7 @@ def test_the_default_workers_are_the_cpus_this_process_may_use(monkeypatch):
         for make in (LocalExecutor, make_executor, lambda w: make_executor(w, "tcp://127.0.0.1:1")):
             with pytest.raises(ValueError) as e:
                 make(bad)
-            assert str(e.value) == f"workers must be a whole number, at least 1 (got {bad!r})"
+            assert str(e.value) == f"workers must be an integer from 1 to 2**64 - 1 (got {bad!r})"
 
 
 def test_an_error_in_a_helper_is_raised_here_with_its_traceback():

@@ -5,11 +5,12 @@ seeded by its own seed and replication)."""
 
 from __future__ import annotations
 
-import operator
 import os
 import pickle
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from ..runner import _u64
 
 
 def available_cpus() -> int:
@@ -160,18 +161,6 @@ class _RemoteTraceback(Exception):
         return f"\n(in a helper process)\n{self.args[0]}"
 
 
-def _count(name: str, v: Any) -> int:
-    """``v`` as a whole number of at least 1 (numpy's integers too; not a
-    bool), or a ValueError naming ``name``."""
-    try:
-        n = operator.index(v)
-    except TypeError:
-        n = 0
-    if isinstance(v, bool) or n < 1:
-        raise ValueError(f"{name} must be a whole number, at least 1 (got {v!r})")
-    return n
-
-
 class LocalExecutor:
     """Runs on ``workers`` processes (default: the CPUs available): this
     one and ``workers - 1`` helpers; ``workers=1`` runs in this process
@@ -187,7 +176,7 @@ class LocalExecutor:
     thread of this process contends for the GIL with its runs."""
 
     def __init__(self, workers: int | None = None):
-        self.workers = available_cpus() if workers is None else _count("workers", workers)
+        self.workers = available_cpus() if workers is None else _u64("workers", workers, least=1)
 
     def __repr__(self) -> str:
         return f"LocalExecutor(workers={self.workers})"
@@ -294,7 +283,7 @@ def make_executor(workers: int | None = None, scheduler: str | None = None) -> L
     local processes; ``workers`` is checked either way, so that a bad
     count is never passed over unseen."""
     if workers is not None:
-        _count("workers", workers)
+        _u64("workers", workers, least=1)
     if isinstance(scheduler, str) and not scheduler.strip():
         raise ValueError("scheduler: an empty address (give one such as tcp://host:8786, or none)")
     return DaskExecutor(scheduler) if scheduler else LocalExecutor(workers)
