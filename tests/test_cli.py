@@ -149,6 +149,24 @@ def test_validate_and_schema(examples):
     assert "duration_s" in schema["required"]
 
 
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_allow_takes_fields_of_the_scenario_by_name_and_refuses_a_path_that_leads_nowhere(examples, command):
+    # Its own process each time: a warning filter set by --allow lasts for the process.
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "mediasim", command, str(examples / "dumbbell.toml"),
+                               "--set", "links[name=bottleneck].rate_bps=2000", "--set", "duration_s=3", *args],
+                              capture_output=True, text=True)
+
+    r = cli("--allow", "links[name=bottleneck].rate_bps")
+    assert r.returncode == 0 and "ImplausibleValue" not in r.stderr, r.stderr
+    r = cli()
+    assert r.returncode == 0 and "links[3].rate_bps: 2000 bit/s is below 10 kbit/s" in r.stderr, r.stderr
+    r = cli("--allow", "links[3].rate_bs", "--allow", "all")
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr.startswith(
+        "error: --allow links[3].rate_bs: no field 'rate_bs' (did you mean 'rate_bps'?"), r.stderr
+
+
 def test_every_lazy_command_loads_under_its_name():
     """The commands kept out of `mediasim run`'s imports are found under the
     names the group lists."""

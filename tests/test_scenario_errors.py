@@ -256,6 +256,33 @@ def test_an_override_path_that_leads_nowhere_is_named_as_one_problem(path, probl
     assert sc.data == base()  # nothing was set
 
 
+def test_a_field_is_read_by_path_and_named_by_index_and_a_path_that_leads_nowhere_is_named():
+    d = base()
+    d["links"][0]["name"] = "wire"
+    sc = mediasim.Scenario.from_dict(d)
+    assert sc.get("links[name=wire].delay_ms") == d["links"][0]["delay_ms"]
+    assert sc.get("flows[name=f]") is sc.data["flows"][0]
+    assert sc.get("nodes[1].name") == "b"
+    assert sc.indexed_path("links[name=wire].delay_ms") == "links[0].delay_ms"
+    assert sc.indexed_path("nodes[name=b]") == "nodes[1]"
+    assert sc.indexed_path("duration_s") == "duration_s"
+    for path, problem in [
+        ("flows[name=g].start_s", "no item named 'g' (the items are named 'f')"),
+        ("links[0].rate_bs", "no field 'rate_bs' (did you mean 'rate_bps'? the table has 'a', 'b', 'rate_bps', "
+                             "'delay_ms', 'name')"),
+        ("links[1]", "no list item 1 (the list has 1 item: 0 to 0)"),
+        ("duration_s.x", "not a table"),
+        ("links[-1]", "cannot parse this path"),
+    ]:
+        for read in (sc.get, sc.indexed_path):
+            with pytest.raises(ScenarioError) as e:
+                read(path)
+            assert e.value.errors == [(path, problem)]
+    assert sc.data == d  # reading creates nothing
+    with pytest.raises(TypeError, match="a field path is text"):
+        sc.get(0)  # type: ignore[arg-type]
+
+
 def test_every_override_path_that_leads_nowhere_is_named_at_once(examples):
     sc = mediasim.Scenario.from_dict(base())
     with pytest.raises(ScenarioError) as e:

@@ -304,6 +304,27 @@ def test_unit_slips_warn_at_their_field_and_can_be_silenced(examples):
         warnings.simplefilter("error")
         allow(["all"])
         sc.validate()
+    # With the scenario, a path may select by name, and must lead somewhere.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        allow(["links[name=bottleneck].rate_bps", "links[0]"], sc)  # a link: every warning of it
+        sc.validate()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        allow(["links[name=bottleneck].delay_ms", "links[0].rate_bps"], sc)
+        sc.validate()
+    assert sorted(str(x.message).split(":")[0] for x in w) == ["links[0].delay_ms", "links[3].rate_bps"]
+    with pytest.raises(ScenarioError) as e:
+        allow(["links[name=bottlenek].rate_bps", "all", "links[0].rate_bs"], sc)
+    assert [p for p, _ in e.value.errors] == ["links[name=bottlenek].rate_bps", "links[0].rate_bs"]
+    assert "did you mean 'rate_bps'" in e.value.errors[1][1]
+    # A link's path silences its own fields, not another link's whose index it begins.
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        allow(["links[1]"])
+        for path in ("links[1].rate_bps", "links[1].ab.delay_ms", "links[10].rate_bps", "links[1]x.y"):
+            warnings.warn(f"{path}: slip", ImplausibleValue)
+    assert [str(x.message) for x in w] == ["links[10].rate_bps: slip", "links[1]x.y: slip"]
 
 
 # 8. Same seed, same bytes.

@@ -78,6 +78,17 @@ def _load(path: str, overrides: tuple[str, ...]):
         _fail(str(e))
 
 
+def _allow(paths: tuple[str, ...], sc) -> None:
+    """``--allow``: each path must lead to a field of the scenario (a typo
+    would silence nothing)."""
+    from .runner import allow
+
+    try:
+        allow(paths, sc)
+    except ScenarioError as e:
+        _fail("--allow " + "; ".join(f"{p}: {m}" for p, m in e.errors))
+
+
 def _fmt_table(df) -> str:
     return md_table(df, 4)
 
@@ -150,7 +161,8 @@ def main(verbose: int, quiet: bool) -> None:
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
               help="Override a scenario field, e.g. --set links[0].rate_bps=2e6 (repeatable).")
 @click.option("--allow", "allow", multiple=True, metavar="PATH",
-              help="Accept an implausible value of this field without a warning (repeatable; 'all' for every one).")
+              help="Accept an implausible value of this field, or of the fields under it, without a warning "
+                   "(repeatable; 'all' for every one).")
 @click.option("--max-events", type=click.IntRange(1, 2 ** 64 - 1), default=None,
               help="End the run cleanly after this many events, with what was measured so far.")
 @click.option("--max-wall", "max_wall_s", type=POSITIVE, default=None,
@@ -165,10 +177,9 @@ def run_cmd(scenario, seed, replication, out, overwrite, pcap, trace, packets, s
 
     from .errors import RunStoppedEarly
     from .run_report import run_text
-    from .runner import allow as allow_fields
 
-    allow_fields(allow)
     sc = _load(scenario, overrides)
+    _allow(allow, sc)
     if packets:
         sc.measure(packets=True)
     if series:
@@ -219,14 +230,13 @@ def _run_for_print(sc, seed, replication, out, overwrite, pcap, trace, max_event
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a field first.")
 @click.option("--allow", "allow", multiple=True, metavar="PATH",
-              help="Accept an implausible value of this field without a warning (repeatable; 'all' for every one).")
+              help="Accept an implausible value of this field, or of the fields under it, without a warning "
+                   "(repeatable; 'all' for every one).")
 def validate_cmd(scenario, overrides, allow) -> None:
     """Check SCENARIO and report every problem with its field path, and
     warn of values that are valid but probably unit slips."""
-    from .runner import allow as allow_fields
-
-    allow_fields(allow)
     sc = _load(scenario, overrides)
+    _allow(allow, sc)
     try:
         sc.validate()
     except ScenarioError as e:

@@ -171,18 +171,34 @@ def warn_implausible(scenario_json: str, stacklevel: int = 2) -> None:
         warnings.warn(f"{path}: {msg}", ImplausibleValue, stacklevel=stacklevel)
 
 
-def allow(paths: tuple[str, ...] | list[str]) -> None:
-    """Silences the ``ImplausibleValue`` warnings of these fields (``all``:
-    every one) in this process (``--allow`` on the command line)."""
+def allow(paths: tuple[str, ...] | list[str], scenario: Scenario | None = None) -> None:
+    """Silences the ``ImplausibleValue`` warnings of these fields and of
+    the fields under them (``links[3]``: every warning of link 3; ``all``:
+    every one) in this process (``--allow`` on the command line). With
+    ``scenario``, each path must lead to a field of it (a ScenarioError
+    names every one that does not, before anything is silenced), and may
+    select items by name (``links[name=bottleneck].rate_bps``)."""
     import re
 
-    from .errors import ImplausibleValue
+    from .errors import ImplausibleValue, ScenarioError
 
+    if scenario is not None:
+        found: list[str] = []
+        errors: list[tuple[str, str]] = []
+        for p in paths:
+            try:
+                found.append(p if p == "all" else scenario.indexed_path(p))
+            except ScenarioError as e:
+                errors += e.errors
+        if errors:
+            raise ScenarioError("; ".join(f"{p}: {m}" for p, m in errors), errors)
+        paths = found
     for p in paths:
         if p == "all":
             warnings.simplefilter("ignore", ImplausibleValue)
         else:
-            warnings.filterwarnings("ignore", message=re.escape(p) + ":", category=ImplausibleValue)
+            # The message starts "PATH: " or, for a field under PATH, "PATH.x: " or "PATH[i]...: ".
+            warnings.filterwarnings("ignore", message=re.escape(p) + r"([.\[][^:]*)?:", category=ImplausibleValue)
 
 
 def _sim_time_bar(sc: Scenario, on: bool):

@@ -159,6 +159,19 @@ class Scenario:
             cur[last] = value
         return self
 
+    def get(self, path: str) -> Any:
+        """The value of one field by path, as `set` takes it (``get("links[0].rate_bps")``,
+        ``get("flows[name=voice].start_s")``); a ScenarioError names the
+        part of the path that leads nowhere."""
+        return _walk(self.data, path)[0]
+
+    def indexed_path(self, path: str) -> str:
+        """``path`` with each item selected by name written as its index
+        (``links[name=bottleneck].rate_bps`` -> ``links[3].rate_bps``), the
+        form in which warnings and the engine's errors name a field; a
+        ScenarioError if the path leads nowhere."""
+        return _walk(self.data, path)[1]
+
     def with_overrides(self, overrides: dict[str, Any]) -> "Scenario":
         """A copy with each ``path: value`` of ``overrides`` set (as `set`
         does); one ScenarioError names every path that leads nowhere."""
@@ -294,6 +307,20 @@ def _no_field(cur: dict, key: str) -> str:
     close = likely_meant(key, have)
     meant = f"did you mean {close!r}? " if close else ""
     return f"no field {key!r} ({meant}the table has {_listing(have) or 'no fields'})"
+
+
+def _walk(data: Any, path: str) -> tuple[Any, str]:
+    """The value at ``path`` in ``data`` and the path with indices for names."""
+    if not isinstance(path, str):
+        raise TypeError(f"a field path is text, such as 'links[0].rate_bps' (got {path!r})")
+    cur, parts = data, list[str]()
+    for k in _parse_path(path):
+        item = cur
+        cur = _step(cur, k, path, create=False)
+        if isinstance(k, tuple):
+            k = next(i for i, x in enumerate(item) if x is cur)
+        parts.append(f"[{k}]" if isinstance(k, int) else f".{k}" if parts else k)
+    return cur, "".join(parts)
 
 
 def _step(cur: Any, key: Any, path: str, create: bool) -> Any:
