@@ -8,7 +8,7 @@ workers or the order in which jobs finish.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -132,7 +132,7 @@ def combine(results: list[Results], table: str) -> "Any":
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def grid(scenario: Scenario | dict | str | Path, vary: dict[str, list[Any]], replications: int = 1,
+def grid(scenario: Scenario | dict | str | Path, vary: Mapping[str, Iterable[Any]], replications: int = 1,
          seed: int = 0, aliases: dict[str, str] | None = None) -> list[Job]:
     """Jobs for every combination of the values in ``vary`` times
     ``replications``. A key of ``vary`` is an override path, or an alias
@@ -149,16 +149,16 @@ def grid(scenario: Scenario | dict | str | Path, vary: dict[str, list[Any]], rep
     if scalar:
         raise ScenarioError("an axis without a list of values",
                             [(aliases.get(k, k), f"give a list of values (got {vary[k]!r})") for k in scalar])
-    vary = {k: list(values) for k, values in vary.items()}
+    axes = {k: list(values) for k, values in vary.items()}
     problems = []
     fields: dict[str, str] = {}
-    for k in vary:
+    for k in axes:
         path = aliases.get(k, k)
         if path in fields:
             # The later override would win and label its runs wrongly.
             problems.append((path, f"varied twice (as {fields[path]!r} and {k!r})"))
         fields.setdefault(path, k)
-    for k, values in vary.items():
+    for k, values in axes.items():
         seen = set()
         for v in values:
             key = repr(v)
@@ -167,18 +167,18 @@ def grid(scenario: Scenario | dict | str | Path, vary: dict[str, list[Any]], rep
             seen.add(key)
     if problems:
         raise ScenarioError("a grid that repeats itself", problems)
-    empty = [k for k, values in vary.items() if not values]
+    empty = [k for k, values in axes.items() if not values]
     if empty:
         # A grid with an axis of no values has no runs: surely a mistake.
         raise ScenarioError("an axis without values",
                             [(aliases.get(k, k), "no values to vary it over") for k in empty])
-    size = math.prod(len(v) for v in vary.values()) * replications
+    size = math.prod(len(v) for v in axes.values()) * replications
     if size > MAX_JOBS:
         raise ValueError(f"the grid has {size:,} runs, more than {MAX_JOBS:,}")
     base = as_scenario(scenario)
-    keys = list(vary)
+    keys = list(axes)
     jobs = []
-    for combo in itertools.product(*(vary[k] for k in keys)):
+    for combo in itertools.product(*(axes[k] for k in keys)):
         sc = base.with_overrides({aliases.get(k, k): v for k, v in zip(keys, combo)})
         labels = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in zip(keys, combo)}
         data = sc.to_dict()  # one copy per point, its replications' to share (as replications() does)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from ..runner import _u64
@@ -181,7 +181,7 @@ class LocalExecutor:
     def __repr__(self) -> str:
         return f"LocalExecutor(workers={self.workers})"
 
-    def map_unordered(self, fn: Callable[[Any], Any], tasks: list[Any]) -> Iterator[Any]:
+    def map_unordered(self, fn: Callable[[Any], Any], tasks: list[Any]) -> Generator[Any, None, None]:
         if self.workers == 1 or len(tasks) <= 1:
             for t in tasks:
                 yield fn(t)
@@ -244,7 +244,7 @@ class DaskExecutor:
     def __repr__(self) -> str:
         return f"DaskExecutor({self.client.scheduler.address})"
 
-    def map_unordered(self, fn: Callable[[Any], Any], tasks: list[Any]) -> Iterator[Any]:
+    def map_unordered(self, fn: Callable[[Any], Any], tasks: list[Any]) -> Generator[Any, None, None]:
         from distributed import as_completed
 
         futs = self.client.map(fn, tasks, pure=False)
