@@ -26,7 +26,7 @@ cycles meet the feedback's phase, by up to a fifth of the rate on either
 side; the mean over the intervals does not. The two are not the same
 program (the reference code had moved on from the RFC by then: its fast
 start, its window validation, its pacing), so agreement is a tolerance
-(``TOLERANCE``), not equality; ``tests/test_scream_crosscheck.py`` holds
+(``TOLERANCE``), not equality; ``tests/test_controller_crosschecks.py`` holds
 mediasim's live figures to the reference's stored ones
 (tests/data/scream_references.json).
 
@@ -38,15 +38,12 @@ and stores its figures). A reference check, not a dependency.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from .media_loop import (CAPS, DURATION_S, ONE_WAY_MS, QUEUE_BYTES, Row, backoff_s, call_scenario, print_rows,
-                         stretches, within)
+from . import media_loop
+from .media_loop import Row, Run, call_scenario, mean_figures
 
 REFERENCES = Path(__file__).resolve().parents[3] / "tests" / "data" / "scream_references.json"
 HARNESS = Path(__file__).with_name("scream_harness.cpp")
@@ -82,68 +79,10 @@ def scenario(pacing_factor: float = PACING_HEADROOM, feedback_ms: float = FEEDBA
     return call_scenario("scream-crosscheck", sender, MAX_BPS)
 
 
-def figures(samples: list[dict[str, float]], lost: int) -> dict[str, Any]:
-    """The compared figures from 100 ms samples {t, target_bps, sent_bps,
-    sojourn_ms (NaN when no packet left the queue)}."""
-    out = []
-    for start, end, cap in stretches():
-        w = [s for s in samples if start < s["t"] <= end]
-        soj = [s["sojourn_ms"] for s in w if s["sojourn_ms"] == s["sojourn_ms"]]
-        out.append({"from_s": start, "to_s": end, "capacity_bps": cap,
-                    "rate_share": sum(s["sent_bps"] for s in w) / len(w) / cap,
-                    "sojourn_ms": sum(soj) / len(soj) if soj else float("nan")})
-    first_cap = CAPS[0][1]
-    ramp = next((s["t"] for s in samples if s["sent_bps"] >= 0.8 * first_cap), float("nan"))
-    return {"stretches": out, "ramp_s": ramp, "backoff_s": backoff_s(samples, "target_bps"), "lost": lost}
-
-
 def mediasim_samples(pacing_factor: float = PACING_HEADROOM, feedback_ms: float = FEEDBACK_MS[0],
-                     **cc: float) -> tuple[list[dict[str, float]], int]:
+                     **cc: float) -> Run:
     """mediasim's run, in the reference harness's 100 ms samples."""
-    import numpy as np
-
-    import mediasim
-
-    res = mediasim.run(mediasim.Scenario.from_dict(scenario(pacing_factor, feedback_ms, **cc)))
-    s = res.tables["media_series"]
-    target = s[s["var"] == "target_bps"].sort_values("time_s")
-    p = res.tables["packets"]
-    p = p[p["flow"] == "c/s/rtp"]
-    bins = np.arange(0.0, DURATION_S + 1e-9, 0.1)
-    sent = np.histogram(p["sent_s"], bins=bins, weights=p["size_bytes"])[0] * 8 / 0.1
-    got = p[p["recv_s"].notna()]
-    leave = got["recv_s"] - ONE_WAY_MS / 1e3  # when it left the bottleneck
-    soj_sum = np.histogram(leave, bins=bins, weights=got["delay_ms"] - ONE_WAY_MS)[0]
-    soj_n = np.histogram(leave, bins=bins)[0]
-    samples = []
-    for i, t in enumerate(bins[1:]):
-        before = target[target["time_s"] <= t + 1e-9]
-        samples.append({"t": round(float(t), 1),
-                        "target_bps": float(before["value"].iloc[-1]) if len(before) else START_BPS,
-                        "sent_bps": float(sent[i]),
-                        "sojourn_ms": float(soj_sum[i] / soj_n[i]) if soj_n[i] else float("nan")})
-    lost = int(res.tables["flows"].set_index("flow").loc["c/s/rtp", "lost"])
-    return samples, lost
-
-
-#: A stored run's sample rows, column by column.
-SAMPLE_COLUMNS = ("t", "target_bps", "sent_bps", "sojourn_ms")
-
-
-def stored_runs(doc: dict[str, Any]) -> list[tuple[list[dict[str, float]], int]]:
-    """The reference's runs (samples, lost) as stored, in interval order."""
-    return [([dict(zip(doc["columns"], row)) for row in r["samples"]], r["lost"]) for r in doc["runs"].values()]
-
-
-def mean_figures(runs: list[tuple[list[dict[str, float]], int]]) -> dict[str, Any]:
-    """The figures of each run (samples, lost), averaged; packets lost summed."""
-    each = [figures(samples, lost) for samples, lost in runs]
-    out = {k: sum(f[k] for f in each) / len(each) for k in ("ramp_s", "backoff_s")}
-    out["stretches"] = [{**s, **{k: sum(f["stretches"][i][k] for f in each) / len(each)
-                                 for k in ("rate_share", "sojourn_ms")}}
-                        for i, s in enumerate(each[0]["stretches"])]
-    out["lost"] = sum(f["lost"] for f in each)
-    return out
+    return media_loop.mediasim_samples(scenario(pacing_factor, feedback_ms, **cc), START_BPS)
 
 
 def mediasim_figures(pacing_factor: float = PACING_HEADROOM, **cc: float) -> dict[str, Any]:
@@ -151,7 +90,7 @@ def mediasim_figures(pacing_factor: float = PACING_HEADROOM, **cc: float) -> dic
     return mean_figures([mediasim_samples(pacing_factor, fb, **cc) for fb in FEEDBACK_MS])
 
 
-def reference_runs(src: Path) -> dict[str, tuple[list[dict[str, float]], int]]:
+def reference_runs(src: Path) -> dict[str, Run]:
     """Builds the harness once with the reference's sources in ``src`` (a
     checkout of ``REF_REPO``) and runs it at each of ``FEEDBACK_MS``:
     (samples, lost) by interval."""
@@ -159,72 +98,22 @@ def reference_runs(src: Path) -> dict[str, tuple[list[dict[str, float]], int]]:
     parts = [code / f for f in ("ScreamTx.cpp", "ScreamRx.cpp", "RtpQueue.cpp")]
     if not all(p.exists() for p in parts):
         raise RuntimeError(f"{src} is not a checkout of {REF_REPO} (no code/ScreamTx.cpp)")
-    with tempfile.TemporaryDirectory() as tmp:
-        exe = Path(tmp) / "scream_harness"
-        subprocess.run(["g++", "-O2", "-std=c++14", f"-I{code}", "-o", str(exe), str(HARNESS), *map(str, parts)],
-                       check=True, capture_output=True, text=True)
-        return {str(fb): _run_harness(exe, fb) for fb in FEEDBACK_MS}
-
-
-def _run_harness(exe: Path, feedback_ms: float) -> tuple[list[dict[str, float]], int]:
-    """One run of the built harness with feedback every ``feedback_ms``."""
-    args = [DURATION_S, FPS, feedback_ms, ONE_WAY_MS, QUEUE_BYTES, MIN_BPS, START_BPS, MAX_BPS]
-    steps = [f"{t}:{c}" for t, c in CAPS]
-    out = subprocess.run([str(exe), *map(str, args), *steps], check=True, capture_output=True, text=True).stdout
-    samples, lost = [], 0
-    for line in out.splitlines():
-        t, target, sent, soj, lost_so_far = line.split()
-        samples.append({"t": float(t), "target_bps": float(target), "sent_bps": float(sent),
-                        "sojourn_ms": float(soj) if float(soj) >= 0 else float("nan")})
-        lost = int(lost_so_far)
-    return samples, lost
+    return media_loop.harness_runs(HARNESS, parts, code, FPS, FEEDBACK_MS, (MIN_BPS, START_BPS, MAX_BPS))
 
 
 def differences(ours: dict[str, Any], ref: dict[str, Any]) -> list[Row]:
     """(figure, mediasim, reference, tolerance, within) for each compared figure."""
-    rows = []
-    for a, b in zip(ours["stretches"], ref["stretches"]):
-        span = f"{a['from_s']:.0f}-{a['to_s']:.0f} s"
-        rows += [within(f"{k} {span}", a[k], b[k], TOLERANCE[k]) for k in ("rate_share", "sojourn_ms")]
-    rows += [within(k, ours[k], ref[k], TOLERANCE[k]) for k in ("ramp_s", "backoff_s")]
-    rows.append(("lost", ours["lost"], ref["lost"], 0.0, ours["lost"] == ref["lost"]))
-    return rows
+    return media_loop.differences(ours, ref, TOLERANCE)
 
 
 def main(argv: list[str]) -> int:
-    if "--save-references" in argv:
-        if "--scream-src" not in argv or argv.index("--scream-src") + 1 >= len(argv):
-            print(f"--save-references needs --scream-src DIR (a checkout of {REF_REPO} at {REF_COMMIT})",
-                  file=sys.stderr)
-            return 2
-        src = Path(argv[argv.index("--scream-src") + 1])
-        runs = reference_runs(src)
-        ref = mean_figures(list(runs.values()))
-        doc = {"about": "Ericsson's SCReAM (ScreamTx/ScreamRx) in mediasim's harness on the cross-check's path "
-                        "(mediasim.validation.scream_crosscheck), one run per feedback interval (ms); "
-                        "tests/test_scream_crosscheck.py holds mediasim's figures to these within the module's "
-                        "TOLERANCE.",
-               "provenance": {"repository": REF_REPO, "commit": REF_COMMIT,
-                              "command": "python -m mediasim.validation.scream_crosscheck --save-references "
-                                         "--scream-src DIR"},
-               "figures": ref, "columns": list(SAMPLE_COLUMNS),
-               "runs": {fb: {"lost": lost, "samples": [[s[c] for c in SAMPLE_COLUMNS] for s in samples]}
-                        for fb, (samples, lost) in runs.items()}}
-        REFERENCES.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
-        print(f"wrote {REFERENCES}")
-    else:
-        ref = json.loads(REFERENCES.read_text())["figures"]
-    ours = mediasim_figures()
-    rows = differences(ours, ref)
-    print_rows(rows, "reference")
-    for what, factor, cc in [("paced at RFC 8298's 1 x cwnd / s_rtt", 1.0, {}),
-                             ("with the reference's TX_QUEUE_SIZE_FACTOR 0.2", PACING_HEADROOM,
-                              {"tx_queue_size_factor": 0.2})]:
-        alt = mediasim_figures(factor, **cc)
-        shares = " / ".join(f"{x['rate_share']:.3f}" for x in alt["stretches"])
-        sojourns = " / ".join(f"{x['sojourn_ms']:.1f}" for x in alt["stretches"])
-        print(f"mediasim {what}: rate_share {shares}, sojourn_ms {sojourns}")
-    return 0 if all(r[4] for r in rows) else 1
+    about = ("Ericsson's SCReAM (ScreamTx/ScreamRx) in mediasim's harness on the cross-check's path "
+             "(mediasim.validation.scream_crosscheck), one run per feedback interval (ms); "
+             "tests/test_controller_crosschecks.py holds mediasim's figures to these within the module's TOLERANCE.")
+    alternatives: list[tuple[str, dict[str, Any]]] = [
+        ("paced at RFC 8298's 1 x cwnd / s_rtt", {"pacing_factor": 1.0}),
+        ("with the reference's TX_QUEUE_SIZE_FACTOR 0.2", {"tx_queue_size_factor": 0.2})]
+    return media_loop.main(argv, sys.modules[__name__], "--scream-src", about, alternatives)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 //! message (4.3):
 //!
 //! - accelerated ramp-up (rmode 0: no loss or mark in LOGWIN, every
-//!   queuing delay under QEPS): r_ref = max(r_ref, (1 + gamma) r_recv),
+//!   filtered queuing delay, or each packet's, under QEPS): r_ref = max(r_ref, (1 + gamma) r_recv),
 //!   gamma = min(GAMMA_MAX, QBOUND / (rtt + DELTA + DFILT));
 //! - gradual update (rmode 1): x_offset = x_curr - PRIO XREF RMAX / r_ref,
 //!   x_diff = x_curr - x_prev; r_ref -= KAPPA (delta / TAU) (x_offset /
@@ -41,6 +41,21 @@ defaults! {
     d_gamma_max: 0.5; d_qbound: 50.0; d_multiloss: 7.0; d_qth: 50.0; d_lambda: 0.5;
     d_plrref: 0.01; d_pmrref: 0.01; d_dloss: 10.0; d_dmark: 2.0; d_fps: 30.0; d_beta_s: 0.1;
     d_beta_v: 0.1; d_alpha: 0.1; d_x_max: 500.0;
+}
+
+/// Which queuing delays the accelerated ramp-up's test looks at (RFC
+/// 8698 4.2 asks that "d_fwd - d_base < QEPS for all previous delay
+/// samples within the observation window LOGWIN", and leaves the delay's
+/// filtering open).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NadaRampUpDelay {
+    /// The filtered delay d_tilde (the least of the last 15): one late
+    /// packet does not end the ramp-up.
+    #[default]
+    Filtered,
+    /// Each packet's own queuing delay, as Cisco's ns3-rmcat tests it.
+    Raw,
 }
 
 /// NADA (RFC 8698) on the member's per-packet feedback; the RFC's
@@ -117,6 +132,10 @@ pub struct NadaSpec {
     /// The congestion signal's cap, ms.
     #[serde(default = "d_x_max")]
     pub x_max_ms: f64,
+    /// The delays the ramp-up's QEPS test looks at: `filtered` (d_tilde)
+    /// or `raw` (each packet's).
+    #[serde(default)]
+    pub rampup_delay: NadaRampUpDelay,
 }
 
 impl CcModel for NadaSpec {
@@ -208,6 +227,7 @@ impl Nada {
             logwin: ms(s.logwin_ms),
             qeps_ms: s.qeps_ms,
             x_max_ms: s.x_max_ms,
+            rampup_raw: s.rampup_delay == NadaRampUpDelay::Raw,
         });
         Nada {
             r_ref: s.start_bps,

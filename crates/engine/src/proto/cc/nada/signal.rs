@@ -12,7 +12,8 @@
 //! loss-based competitor's, and NADA then reacts to the loss, not the
 //! delay. The receiving rate is the bytes received over the last LOGWIN.
 //! rmode is 0 (accelerated ramp-up) while no loss or mark was seen within
-//! LOGWIN and every filtered queuing delay (d_tilde) in it is under QEPS.
+//! LOGWIN and every filtered queuing delay (d_tilde) in it is under QEPS
+//! (or, with `rampup_raw`, every packet's own queuing delay).
 
 use crate::sim::SimTime;
 use std::collections::VecDeque;
@@ -33,6 +34,8 @@ pub struct Consts {
     pub qeps_ms: f64,
     /// The signal's cap, ms.
     pub x_max_ms: f64,
+    /// The ramp-up's test on each packet's queuing delay, not d_tilde.
+    pub rampup_raw: bool,
 }
 
 pub struct Signal {
@@ -43,7 +46,7 @@ pub struct Signal {
     pub p_mark: f64,
     last_loss: Option<SimTime>,
     loss_interval_s: Option<f64>,
-    /// (arrival, bytes, d_tilde ms, loss or mark) within LOGWIN.
+    /// (arrival, bytes, the ramp-up test's delay ms, loss or mark) within LOGWIN.
     window: VecDeque<(SimTime, u32, f64, bool)>,
     /// The newest arrival time reported (receiver's clock).
     latest_arrival: SimTime,
@@ -79,10 +82,14 @@ impl Signal {
             self.recent_queue_ms.pop_front();
         }
         // The window keeps the filtered delay, so one late packet does not
-        // end the ramp-up.
-        let filtered = self.d_tilde();
+        // end the ramp-up (or, as an option, each packet's own).
+        let tested = if self.c.rampup_raw {
+            q_ms
+        } else {
+            self.d_tilde()
+        };
         self.latest_arrival = self.latest_arrival.max(arrival);
-        self.window.push_back((arrival, bytes, filtered, ecn == 3));
+        self.window.push_back((arrival, bytes, tested, ecn == 3));
     }
 
     /// A packet reported lost at `now`.

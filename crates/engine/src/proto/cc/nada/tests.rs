@@ -60,6 +60,12 @@ fn the_rate_shaping_buffer_splits_the_rates() {
 }
 
 pub(super) fn signal() -> Signal {
+    signal_testing(false)
+}
+
+/// The signal with the RFC's constants, its ramp-up test on each
+/// packet's delay (`rampup_raw`) or on d_tilde.
+fn signal_testing(rampup_raw: bool) -> Signal {
     Signal::new(Consts {
         qth_ms: 50.0,
         lambda: 0.5,
@@ -72,6 +78,7 @@ pub(super) fn signal() -> Signal {
         logwin: SimTime::from_millis(500),
         qeps_ms: 10.0,
         x_max_ms: 500.0,
+        rampup_raw,
     })
 }
 
@@ -80,18 +87,39 @@ fn at(ms: f64) -> SimTime {
 }
 
 /// Queuing delay against the least one-way delay, through a 15-tap
-/// minimum filter: one late packet among steady ones does not count.
+/// minimum filter: one late packet among steady ones does not count. With
+/// the ramp-up's test on each packet's own delay (ns3-rmcat's), that
+/// packet ends the ramp-up, and the signal is still the filtered delay.
 #[test]
 fn queuing_delay_is_the_minimum_of_the_last_fifteen() {
-    let mut s = signal();
-    for i in 0..20 {
-        let extra = if i == 19 { 40.0 } else { 5.0 };
-        let base = if i == 0 { 50.0 } else { 50.0 + extra };
-        s.on_received(at(10.0 * i as f64), at(10.0 * i as f64 + base), 1000, 0);
+    for (raw, rmode) in [(false, 0), (true, 1)] {
+        let mut s = signal_testing(raw);
+        for i in 0..20 {
+            let extra = if i == 19 { 40.0 } else { 5.0 };
+            let base = if i == 0 { 50.0 } else { 50.0 + extra };
+            s.on_received(at(10.0 * i as f64), at(10.0 * i as f64 + base), 1000, 0);
+        }
+        let x = s.update(at(300.0), 20, 0, 0);
+        assert!((x - 5.0).abs() < 1e-9, "{x}");
+        assert_eq!(
+            s.rmode(),
+            rmode,
+            "under QEPS, no loss; raw delays tested: {raw}"
+        );
     }
-    let x = s.update(at(300.0), 20, 0, 0);
-    assert!((x - 5.0).abs() < 1e-9, "{x}");
-    assert_eq!(s.rmode(), 0, "under QEPS, no loss");
+}
+
+/// With raw delays, every packet's just under QEPS (9.9 ms over the
+/// least) keeps the ramp-up.
+#[test]
+fn with_raw_delays_each_under_qeps_keeps_the_ramp_up() {
+    let mut s = signal_testing(true);
+    for i in 0..20 {
+        let owd = if i == 0 { 50.0 } else { 59.9 };
+        s.on_received(at(10.0 * i as f64), at(10.0 * i as f64 + owd), 1000, 0);
+    }
+    s.update(at(300.0), 20, 0, 0);
+    assert_eq!(s.rmode(), 0);
 }
 
 /// Ramp-up needs every filtered delay in LOGWIN under QEPS (10 ms): a
