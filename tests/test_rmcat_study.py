@@ -148,6 +148,8 @@ def test_cases_are_checked_before_any_run():
         rmcat.Params(scream_pacing_factor=0.0).check()
     with pytest.raises(ValueError, match="case58_resume must be hold or restart"):
         rmcat.Params(case58_resume="pause").check()
+    with pytest.raises(ValueError, match="nada_rampup_delay must be filtered or raw"):
+        rmcat.Params(nada_rampup_delay="rawx").check()
 
 
 def test_case_57s_transfers_are_bounded_by_the_engines_flows_before_any_is_drawn():
@@ -177,6 +179,19 @@ def test_screams_pacing_factor_reaches_only_screams_pacer():
         sc = rmcat.scenario(p, 1, ctl, 50.0, "droptail", 0).data
         factors[ctl] = sc["rtp_sessions"][0]["members"][0]["pacer"]["factor"]
     assert factors == {"gcc": 2.5, "nada": 1.0, "scream": 1.5}
+
+
+def test_nadas_ramp_up_test_reaches_only_nadas_controller():
+    import dataclasses
+
+    def ccs(p):
+        return {ctl: rmcat.scenario(p, 1, ctl, 50.0, "droptail", 0).data["rtp_sessions"][0]["members"][0]["cc"]
+                for ctl in rmcat.CONTROLLERS}
+
+    default, raw = ccs(rmcat.Params()), ccs(dataclasses.replace(rmcat.Params(), nada_rampup_delay="raw"))
+    assert raw["nada"] == {**default["nada"], "rampup_delay": "raw"}
+    assert "rampup_delay" not in default["nada"]  # the engine's default, so the default scenarios are as before
+    assert {k: v for k, v in raw.items() if k != "nada"} == {k: v for k, v in default.items() if k != "nada"}
 
 
 def test_the_command_runs_the_cases_asked_for(tmp_path):

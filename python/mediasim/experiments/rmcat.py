@@ -96,6 +96,7 @@ class Params(StudyParams):
     case57_off_mean_s: float = 10.0
     scream_pacing_factor: float = 1.0  # SCReAM's pacer: RFC 8298's cwnd / s_rtt (the reference code: x1.5)
     case58_resume: str = "hold"  # 5.8: the session pauses, its controller kept ("restart": a fresh one at the resume)
+    nada_rampup_delay: str = "filtered"  # NADA's ramp-up test on d_tilde ("raw": each packet's, RFC 8698 and ns3-rmcat)
     # --- chosen here ---
     controllers: tuple[str, ...] = ("gcc", "nada", "scream")
     cases: tuple[int, ...] = CASES
@@ -143,6 +144,8 @@ class Params(StudyParams):
                             f"got {self.start_bps:.10g})")
         if self.case58_resume not in ("hold", "restart"):
             problems.append(f"case58_resume must be hold or restart (got {self.case58_resume!r})")
+        if self.nada_rampup_delay not in ("filtered", "raw"):
+            problems.append(f"nada_rampup_delay must be filtered or raw (got {self.nada_rampup_delay!r})")
         if not 0 < self.scream_pacing_factor <= 10:
             problems.append("scream_pacing_factor must be in (0, 10]")
         if not 0 < self.converge_band < 1:
@@ -284,6 +287,8 @@ def scenario(p: Params, number: int, controller: str, one_way_ms: float, aqm: st
     cc, feedback, pacer = CONTROLLERS[controller]
     if cc["type"] == "scream":
         pacer = {**pacer, "factor": p.scream_pacing_factor}
+    if cc["type"] == "nada" and p.nada_rampup_delay != "filtered":  # the engine's default left out of the scenario
+        cc = {**cc, "rampup_delay": p.nada_rampup_delay}
     placed: set[int] = set()
     for leg in legs(case):
         i = leg.flow

@@ -30,6 +30,7 @@ OPEN_VALUES: tuple[tuple[str, Any, Any], ...] = (
     ("case56_queue_ms", 300.0, 1000.0),
     ("case57_file_kb", (30.0, 50.0), (100.0, 1000.0)),
     ("scream_pacing_factor", 1.0, 1.5),
+    ("nada_rampup_delay", "raw", "filtered"),
     ("case58_resume", "restart", "hold"),
 )
 HEADLINES = ("c1_share", "c1_queuing_ms", "c4_jain", "c6_share", "c7_share", "c8_resume_queue_ms")
