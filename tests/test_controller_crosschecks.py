@@ -18,6 +18,24 @@ CHECKS = {"scream": scream_crosscheck, "nada": nada_crosscheck}
 SETTLED = {"scream": ((0.9, 1.02), (0.0, 100.0)), "nada": ((0.97, 1.01), (15.0, 45.0))}
 
 
+#: The model pages' tables (docs/models/scream.md, nada.md): each figure, mediasim's and the reference's, to the
+#: digits the page gives.
+PAGE_TABLES = {
+    "scream": {"rate_share 20-30 s": (0.955, 0.945), "rate_share 40-50 s": (0.981, 0.943),
+               "rate_share 60-70 s": (0.932, 0.950), "sojourn_ms 20-30 s": (30.5, 26.5),
+               "sojourn_ms 40-50 s": (55.5, 30.6), "sojourn_ms 60-70 s": (32.8, 32.7), "ramp_s": (4.7, 5.1),
+               "backoff_s": (0.76, 0.86), "lost": (0, 0)},
+    "nada": {"rate_share 20-30 s": (0.999, 1.000), "rate_share 40-50 s": (0.998, 0.994),
+             "rate_share 60-70 s": (0.993, 1.000), "sojourn_ms 20-30 s": (20.0, 19.5),
+             "sojourn_ms 40-50 s": (37.2, 31.0), "sojourn_ms 60-70 s": (19.8, 19.5), "ramp_s": (5.1, 7.6),
+             "backoff_s": (0.86, 0.94), "lost": (0, 3)},
+}
+
+
+def _digits(value: float) -> int:
+    return len(str(value).partition(".")[2])
+
+
 @pytest.fixture(scope="module", params=list(CHECKS))
 def check(request):
     """(name, module, the stored reference, mediasim's figures)."""
@@ -38,29 +56,41 @@ def test_mediasim_agrees_with_the_reference_code(check):
     rows = x.differences(ours, stored["figures"])
     assert len(rows) == 9
     assert all(ok for *_, ok in rows), rows
+    for n, a, b, *_ in rows:
+        page = PAGE_TABLES[name][n]
+        assert (round(a, _digits(page[0])), round(b, _digits(page[1]))) == page, (n, a, b)
     (rate_lo, rate_hi), (soj_lo, soj_hi) = SETTLED[name]
     for s in [*ours["stretches"], *stored["figures"]["stretches"]]:
         assert rate_lo < s["rate_share"] < rate_hi and soj_lo < s["sojourn_ms"] < soj_hi, (name, s)
 
 
-@pytest.mark.parametrize("name,cc,failed", [
+@pytest.mark.parametrize("name,cc,failed,figures", [
     # RFC 8298's RAMP_UP_SPEED (200 kbit/s per second) halved or doubled.
-    ("scream", {"ramp_up_speed_bps": 100e3}, ["ramp_s"]),
-    ("scream", {"ramp_up_speed_bps": 400e3}, ["ramp_s"]),
+    ("scream", {"ramp_up_speed_bps": 100e3}, ["ramp_s"], {"ramp_s": 7.5}),
+    ("scream", {"ramp_up_speed_bps": 400e3}, ["ramp_s"], {"ramp_s": 4.1}),
     # The queue NADA stands on follows XREF.
-    ("nada", {"xref_ms": 20.0}, ["sojourn_ms 20-30 s", "sojourn_ms 40-50 s", "sojourn_ms 60-70 s"]),
+    ("nada", {"xref_ms": 20.0}, ["sojourn_ms 20-30 s", "sojourn_ms 40-50 s", "sojourn_ms 60-70 s"],
+     {"sojourn_ms 20-30 s": 35, "sojourn_ms 40-50 s": 62, "sojourn_ms 60-70 s": 35}),
     # KAPPA doubled backs off faster after the drop.
-    ("nada", {"kappa": 1.0}, ["backoff_s"]),
+    ("nada", {"kappa": 1.0}, ["backoff_s"], {"backoff_s": 0.64}),
     # DFILT halved raises the ramp-up's gamma (QBOUND / (RTT + DELTA + DFILT)).
-    ("nada", {"dfilt_ms": 60.0}, ["ramp_s"]),
+    ("nada", {"dfilt_ms": 60.0}, ["ramp_s"], {"ramp_s": 4.4}),
+    # Not told: GAMMA_MAX halved (gamma, 0.15 here, is under it), and QBOUND halved, whose slower ramp-up
+    # comes to the reference's.
+    ("nada", {"gamma_max": 0.25}, [], {"ramp_s": 5.1}),
+    ("nada", {"qbound_ms": 25.0}, [], {"ramp_s": 7.7}),
 ])
-def test_the_check_tells_a_changed_constant(name, cc, failed):
+def test_the_check_tells_a_changed_constant(name, cc, failed, figures):
     """One of the RFC's constants changed moves its figures out of the
-    tolerance, and only those: the check can tell."""
+    tolerance, and only those: the check can tell (the figures as the
+    model pages give them, to their last digit)."""
     x = CHECKS[name]
     stored = json.loads(x.REFERENCES.read_text())
-    alt = x.mediasim_figures(**cc)
-    assert [n for n, *_, ok in x.differences(alt, stored["figures"]) if not ok] == failed
+    rows = x.differences(x.mediasim_figures(**cc), stored["figures"])
+    assert [n for n, *_, ok in rows if not ok] == failed
+    ours = {n: value for n, value, *_ in rows}
+    for n, value in figures.items():
+        assert round(ours[n], _digits(value)) == value, (n, ours[n])
 
 
 def test_nadas_ramp_up_on_each_packets_delay_stalls_in_some_runs():
