@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _engine
+from ..campaign import atomic
 from .bench import tcp_dumbbell
 from .crosscheck_metrics import jain, sawtooth, verdict
 from .refsim import ns2_dumbbell
@@ -209,7 +210,7 @@ def save_references(path: Path = REFERENCES, with_ns3: bool = True) -> Path:
             if sim not in ran:
                 doc["runs"] += [r for r in old["runs"] if r["simulator"] == sim]
                 doc["provenance"][sim] = old["provenance"].get(sim)
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    atomic.write_bytes(path, (json.dumps(doc, indent=1) + "\n").encode())  # whole or not at all
     return path
 
 

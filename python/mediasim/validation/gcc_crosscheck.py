@@ -31,6 +31,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..campaign import atomic
+
 REFERENCES = Path(__file__).resolve().parents[3] / "tests" / "data" / "gcc_references.json"
 AIORTC_PYTHON = os.environ.get("MEDIASIM_AIORTC_PYTHON", "/opt/aiortcenv/venv/bin/python")
 GROUPS = 1500
@@ -101,7 +103,7 @@ def main(argv: list[str]) -> None:
                "provenance": {"aiortc": ref["version"],
                               "command": "python -m mediasim.validation.gcc_crosscheck --save-references"},
                "inputs": xs, "outputs": ref["outputs"]}
-        REFERENCES.write_text(json.dumps(doc) + "\n")
+        atomic.write_bytes(REFERENCES, (json.dumps(doc) + "\n").encode())  # whole or not at all
         print(f"wrote {REFERENCES}: {summary(ref['outputs'])}")
         return
     doc = json.loads(REFERENCES.read_text())

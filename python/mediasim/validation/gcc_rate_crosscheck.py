@@ -40,6 +40,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..campaign import atomic
 from .gcc_crosscheck import AIORTC_PYTHON
 from .media_loop import DURATION_S, Row, backoff_s, call_scenario, print_rows, stretches, within
 
@@ -145,7 +146,7 @@ def main(argv: list[str]) -> int:
             samples = sample([(t, v) for t, v in ref["points"]])
             doc["runs"][e] = {"packets": len(packets), "digest": digest(packets),
                               "figures": figures(samples), "samples": samples}
-        REFERENCES.write_text(json.dumps(doc, indent=1) + "\n")
+        atomic.write_bytes(REFERENCES, (json.dumps(doc, indent=1) + "\n").encode())  # whole or not at all
         print(f"wrote {REFERENCES}")
     doc = json.loads(REFERENCES.read_text())
     ok = True

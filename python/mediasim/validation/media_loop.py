@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..campaign import atomic
+
 DURATION_S = 70.0
 ONE_WAY_MS = 50.0
 QUEUE_BYTES = 37_500  # 300 ms at 1 Mbit/s (RFC 8867)
@@ -202,7 +204,7 @@ def main(argv: list[str], check: Any, src_option: str, about: str,
         ref = mean_figures(list(runs.values()))
         command = f"python -m {check.__spec__.name} --save-references {src_option} DIR"
         provenance = {"repository": check.REF_REPO, "commit": check.REF_COMMIT, "command": command}
-        check.REFERENCES.write_text(runs_document(about, provenance, ref, runs))
+        atomic.write_bytes(check.REFERENCES, runs_document(about, provenance, ref, runs).encode())  # whole or not at all
         print(f"wrote {check.REFERENCES}")
     else:
         ref = json.loads(check.REFERENCES.read_text())["figures"]
