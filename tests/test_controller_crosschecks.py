@@ -132,3 +132,16 @@ def test_nadas_ramp_up_is_quicker_in_every_run_than_the_references():
     # Its few losses, where its queue peaks after the drop: 1 and 2 in two of the five runs.
     assert sorted(lost for _, lost in media_loop.stored_runs(stored)) == [0, 0, 0, 1, 2]
     assert 4.8 <= min(ours) and max(ours) <= 5.4, ours
+
+
+def test_nadas_per_packet_ramp_up_test_stalls_on_rfc_8888s_rounding_alone():
+    """With transport-wide feedback (arrival times in 250 us, not RFC
+    8888's 1/1024 s), the per-packet test never puts a full packet over
+    QEPS on the empty link: every run ramps up, 80% of the capacity in 4.8
+    to 5.6 s, as with the filtered delay (docs/models/nada.md)."""
+    ramps = []
+    for fb in nada_crosscheck.FEEDBACK_MS:
+        doc = nada_crosscheck.scenario(fb, rampup_delay="raw")
+        doc["rtp_sessions"][0]["members"][0]["feedback"]["format"] = "twcc"
+        ramps.append(media_loop.figures(*media_loop.mediasim_samples(doc, nada_crosscheck.START_BPS))["ramp_s"])
+    assert 4.8 <= min(ramps) and max(ramps) <= 5.6, ramps
