@@ -61,12 +61,14 @@ REFERENCE_BETAS = {"beta_v": 0.0, "beta_s": 0.0}
 
 #: Allowed difference, mediasim against the reference, per figure (each a
 #: mean over the feedback intervals; packets lost summed over the runs).
-#: The time to ramp up has the widest: the reference ends the accelerated
+#: The time to ramp up has the widest: the reference counts a packet's
+#: payload in its receiving rate, mediasim the packet on the wire, so the
+#: reference's (1 + gamma) r_recv is the lower; and it ends the accelerated
 #: ramp-up on any packet's queuing delay over QEPS, mediasim on the
 #: filtered delay (``rampup_delay``; the command prints mediasim with each
 #: packet's delay as well). The reference loses a packet or two in some
 #: runs at the drop, where its queue peaks, mediasim none.
-TOLERANCE = {"rate_share": 0.03, "sojourn_ms": 8.0, "ramp_s": 3.0, "backoff_s": 0.25, "lost": 5.0}
+TOLERANCE = {"rate_share": 0.03, "sojourn_ms": 8.0, "ramp_s": 4.0, "backoff_s": 0.25, "lost": 5.0}
 
 
 def scenario(feedback_ms: float = FEEDBACK_MS[0], **cc: Any) -> dict[str, Any]:

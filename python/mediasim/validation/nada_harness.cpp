@@ -9,7 +9,7 @@
 // mediasim's sources do: a frame's payload is the rate over one plus the
 // share the last frame's RTP, UDP and IP headers took of its payload), cut
 // into RTP packets of at most MAX_RTP bytes, held in a rate-shaping buffer
-// and sent one by one at r_send (each packet waits its size over r_send
+// and sent one by one at r_send (each packet waits its payload over r_send
 // after the one before; a packet into an empty buffer leaves at once, or
 // when the last one's wait ends); r_vin and r_send are taken from the
 // controller's reference rate at each feedback, with ns3-rmcat's BETA_V =
@@ -75,10 +75,12 @@ int main(int argc, char** argv) {
         const int size = shaping.front();
         shaping.pop_front();
         const uint16_t seq = next_seq++;
-        nada.processSendPacket(now, seq, size);
+        // ns3-rmcat's sender counts a packet's payload, its codec's output, both
+        // to the controller and in its wait; the RTP header is added after.
+        const int payload = size - RTP_HEADER;
+        nada.processSendPacket(now, seq, payload);
         bottleneck.send(now, seq, size);
-        // ns3-rmcat's wait counts the bytes it hands to the socket (the RTP packet).
-        next_send = now + (uint64_t)(size * 8e6 / r_send);
+        next_send = now + (uint64_t)(payload * 8e6 / r_send);
         if (!shaping.empty()) {
             send_armed = true;
             q.at(next_send, SEND);
