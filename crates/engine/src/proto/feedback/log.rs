@@ -144,8 +144,11 @@ impl ArrivalLog {
         })
     }
 
-    /// One or more messages: a new one starts where a receive delta would
-    /// not fit 16 signed bits of 250 us (libwebrtc does the same).
+    /// One or more messages: the first starts at the range's first packet,
+    /// received or not (the base sequence number may be a lost packet's, as
+    /// in libwebrtc; the first receive delta counts from the reference
+    /// time); a new one starts where a receive delta would not fit 16
+    /// signed bits of 250 us (libwebrtc does the same).
     fn twcc(
         &mut self,
         range: std::ops::RangeInclusive<u64>,
@@ -156,11 +159,14 @@ impl ArrivalLog {
         let mut out = Vec::with_capacity(1);
         let mut cur: Option<(Twcc, i64)> = None;
         let last_seq = *range.end();
+        // Lost packets at the range's start, before the first message's
+        // first received one: reported at the head of that message.
+        let mut leading = 0u64;
         for s in range {
             let Some((at, _)) = arrived(s) else {
-                // A message starts at a received packet.
-                if let Some((t, _)) = cur.as_mut() {
-                    t.statuses.push(Status::NotReceived);
+                match cur.as_mut() {
+                    Some((t, _)) => t.statuses.push(Status::NotReceived),
+                    None => leading += 1,
                 }
                 continue;
             };
@@ -173,13 +179,15 @@ impl ArrivalLog {
                 }
                 out.push(RtcpPacket::Twcc(cur.take().expect("started").0));
             }
-            // A new message at this packet: its first delta counts from
-            // the reference time (0..=255 units of 250 us).
+            // A new message at this packet (after the leading lost ones, in
+            // the first): its first delta counts from the reference time
+            // (0..=255 units of 250 us).
             let reference = u / per_ref;
+            let base = s - std::mem::take(&mut leading);
             let t = Twcc {
                 sender_ssrc: self.sender_ssrc,
                 media_ssrc: self.media_ssrc,
-                base_seq: s as u16,
+                base_seq: base as u16,
                 // 23 bits: mediasim's references stay positive (they wrap
                 // after 149 hours of simulated time).
                 reference_time: (reference & 0x7F_FFFF) as i32,
@@ -187,7 +195,8 @@ impl ArrivalLog {
                 // Room for every packet to the end of the range: one
                 // allocation per message.
                 statuses: {
-                    let mut v = Vec::with_capacity((last_seq - s + 1) as usize);
+                    let mut v = Vec::with_capacity((last_seq - base + 1) as usize);
+                    v.resize((s - base) as usize, Status::NotReceived);
                     v.push(Status::Received((u - reference * per_ref) as i32));
                     v
                 },

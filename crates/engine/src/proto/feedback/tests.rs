@@ -2,7 +2,7 @@
 //! happened, to the format's resolution.
 use super::*;
 use crate::sim::SimTime;
-use crate::wire::rtcp::Metric;
+use crate::wire::rtcp::{Metric, RtcpPacket, Status};
 
 /// Sends `n` packets from extended number `first`, 5 ms apart, 1000 bytes;
 /// those in `lost` never arrive, the others after `transit` plus `extra(i)`.
@@ -109,11 +109,57 @@ fn twcc_reports_arrivals_to_250_us_across_wraps_and_long_gaps() {
         },
         100,
     );
-    // A message starts at a received packet and ends at the highest one:
-    // packets 0 and 99 (lost, at the ends) are not reported.
+    // The receiver learns of the session at its first arrival, and a
+    // message ends at the highest packet received: packets 0 and 99 (lost,
+    // at the ends) are not reported.
     check(&res, &truth, (65_530, 98), &lost, 250_000);
     assert_eq!(res[0].seq, 65_531);
     assert!(msgs >= 2, "{msgs}");
+}
+
+/// Losses at the start of a message's range (packets 10, 11, 20, 30 and
+/// 31 follow the last packet an earlier message reported) are reported
+/// lost at the head of the next message, in both formats: every packet
+/// from the first received to the last is reported once.
+#[test]
+fn losses_at_the_start_of_a_range_are_reported() {
+    let lost = [10, 11, 20, 30, 31, 35];
+    for format in [Format::Twcc, Format::Rfc8888] {
+        let (res, truth, msgs) = exchange(
+            format,
+            65_530,
+            40,
+            &lost,
+            |i| SimTime::from_micros(113 * i),
+            10,
+        );
+        check(&res, &truth, (65_530, 40), &lost, 500_000);
+        assert_eq!(
+            res.iter().filter(|r| !r.received).count(),
+            lost.len(),
+            "{format:?}"
+        );
+        assert_eq!(msgs, 4, "{format:?}");
+    }
+    // The message after packet 9's starts at lost packet 10, and its first
+    // receive delta (packet 12's) counts from the reference time.
+    let mut log = ArrivalLog::new(Format::Twcc, 2, 1);
+    log.on_packet(SimTime::from_millis(5), 9, 0);
+    log.flush(SimTime::from_millis(6));
+    log.on_packet(SimTime::from_millis(70), 12, 0);
+    let RtcpPacket::Twcc(t) = log.flush(SimTime::from_millis(71)).remove(0) else {
+        panic!("a TWCC message");
+    };
+    assert_eq!(t.base_seq, 10);
+    assert_eq!(t.reference_time, 1);
+    assert_eq!(
+        t.statuses,
+        [
+            Status::NotReceived,
+            Status::NotReceived,
+            Status::Received(24)
+        ]
+    );
 }
 
 #[test]
