@@ -424,3 +424,109 @@ fn twcc_length_is_counted_as_written_short_and_long() {
         assert_eq!(RtcpPacket::parse(&bytes).unwrap(), (p, bytes.len()));
     }
 }
+
+/// Bytes a libwebrtc-style encoder writes for short messages: a message
+/// whose statuses are all one symbol is one run-length chunk however short
+/// (three received: 0x2003), and so is a run that ends the message after a
+/// vector chunk. A message of two run-length chunks and no received packet
+/// (no deltas, no padding) parses to its end.
+#[test]
+fn twcc_short_runs_at_the_end_are_run_length_chunks() {
+    use twcc::Status::{NotReceived as N, Received as R};
+    let msg = |statuses: Vec<twcc::Status>| {
+        RtcpPacket::Twcc(Twcc {
+            sender_ssrc: 1,
+            media_ssrc: 2,
+            base_seq: 3,
+            reference_time: 4,
+            fb_count: 0,
+            statuses,
+        })
+    };
+    let three = msg(vec![R(5); 3]);
+    let b = bytes_of(&three);
+    assert_eq!(&b[20..], &[0x20, 0x03, 5, 5, 5, 0, 0, 0]);
+    assert_eq!(RtcpPacket::parse(&b), Ok((three, 28)));
+    let mut statuses: Vec<_> = (0..14).map(|i| if i % 2 == 0 { R(1) } else { N }).collect();
+    statuses.extend([R(2); 3]);
+    let tail = msg(statuses);
+    let b = bytes_of(&tail);
+    assert_eq!(&b[20..24], &[0xAA, 0xAA, 0x20, 0x03]);
+    assert_eq!(RtcpPacket::parse(&b), Ok((tail, b.len())));
+    // 7 lost, then 7 lost (two runs of 7: 0x0007 0x0007), 24 bytes in all.
+    let lost = [
+        0x8F, 205, 0, 5, 0, 0, 0, 1, 0, 0, 0, 2, 0, 3, 0, 14, 0, 0, 4, 0, 0x00, 0x07, 0x00, 0x07,
+    ];
+    let (p, n) = RtcpPacket::parse(&lost).expect("two chunks to the end");
+    assert_eq!((p, n), (msg(vec![N; 14]), 24));
+}
+
+/// A message cut short is an error that says how many bytes the part it
+/// reached needs and how many there are (common header included).
+#[test]
+fn truncated_feedback_says_what_it_needs() {
+    let body = |len: usize, fill: &[u8]| {
+        let mut b = vec![0x8F, 205, 0, (len / 4) as u8];
+        b.extend_from_slice(fill);
+        b.resize(4 + len, 0);
+        b
+    };
+    let need = |need: usize, have: usize| Err(WireError::Truncated { need, have });
+    // 12 bytes of body: the fixed part needs 16.
+    assert_eq!(RtcpPacket::parse(&body(12, &[])), need(20, 16));
+    // A status count of 2 and no room for a chunk.
+    let fixed = [0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 0];
+    assert_eq!(RtcpPacket::parse(&body(16, &fixed)), need(22, 20));
+    // Two received packets with large deltas (a 2-bit vector 2, 2): the
+    // first delta fills the body's last two bytes, the second is missing.
+    let mut two = fixed.to_vec();
+    two.extend([0xE8, 0x00, 0x01, 0x2C]);
+    assert_eq!(RtcpPacket::parse(&body(20, &two)), need(26, 24));
+    // Three with small deltas (a run of three 1s): the third is missing.
+    let mut three = fixed.to_vec();
+    three[11] = 3;
+    three.extend([0x20, 0x03, 7, 7]);
+    assert_eq!(RtcpPacket::parse(&body(20, &three)), need(25, 24));
+}
+
+/// RFC 8888 (3.1): a report block is cut short, or reports more packets
+/// than a message may (16,384): an error naming the field, with the
+/// packet's length (common header included) or the count it gave.
+#[test]
+fn ccfb_blocks_cut_short_or_too_long_are_named() {
+    let ccfb = |block: &[u8], metrics_bytes: usize| {
+        let mut b = vec![0x8B, 205, 0, 0, 0, 0, 0, 1];
+        b.extend_from_slice(block);
+        b.resize(b.len() + metrics_bytes, 0);
+        b.extend([0, 0, 0, 9]); // report timestamp
+        let words = (b.len() / 4 - 1) as u16;
+        b[2..4].copy_from_slice(&words.to_be_bytes());
+        RtcpPacket::parse(&b)
+    };
+    let length = |value: u64| {
+        Err(WireError::BadField {
+            field: "ccfb length",
+            value,
+        })
+    };
+    // No block at all; a body shorter than its SSRC and timestamp; half a
+    // block's header.
+    assert_eq!(ccfb(&[], 0).map(|(_, n)| n), Ok(12));
+    assert_eq!(RtcpPacket::parse(&[0x8B, 205, 0, 1, 0, 0, 0, 1]), length(8));
+    assert_eq!(ccfb(&[0, 0, 0, 2], 0), length(16));
+    // Four packets announced (8 bytes of metrics), none there.
+    assert_eq!(ccfb(&[0, 0, 0, 2, 0, 5, 0, 4], 0), length(20));
+    // The most a block may report, and one more.
+    let (p, _) = ccfb(&[0, 0, 0, 2, 0, 5, 0x40, 0x00], 2 * 16_384).expect("16,384 reports");
+    let RtcpPacket::Ccfb(c) = p else {
+        panic!("RFC 8888")
+    };
+    assert_eq!(c.blocks[0].metrics.len(), 16_384);
+    assert_eq!(
+        ccfb(&[0, 0, 0, 2, 0, 5, 0x40, 0x01], 2 * 16_386),
+        Err(WireError::BadField {
+            field: "ccfb num_reports",
+            value: 16_385
+        })
+    );
+}
