@@ -1,8 +1,8 @@
 """The path the media controller cross-checks run (``gcc_rate_crosscheck``,
-``scream_crosscheck``, ``nada_crosscheck``): RFC 8867 case 5.1's pattern,
-shortened. One call from s to r over one link of 1 Mbit/s, 0.6 at 30 s
-and 1 again at 50 s (70 s in all), 50 ms one way, 300 ms (37,500 bytes)
-of drop-tail queue. Also what they compare: figures over the last 10 s of
+``scream_crosscheck``, ``nada_crosscheck``, ``nada_loss``): RFC 8867 case
+5.1's pattern, shortened. One call from s to r over one link of 1 Mbit/s,
+0.6 at 30 s and 1 again at 50 s (70 s in all), 50 ms one way, 300 ms
+(37,500 bytes) of drop-tail queue, and optionally random loss. Also what they compare: figures over the last 10 s of
 each capacity stretch, the back-off after the drop, and the printed table
 of differences; and, for the closed-loop checks against a reference's
 code in a C++ harness (SCReAM, NADA), building and running the harness,
@@ -28,11 +28,15 @@ CAPS = [(0.0, 1e6), (30.0, 0.6e6), (50.0, 1e6)]
 Row = tuple[str, float, float, float, bool]
 
 
-def call_scenario(name: str, sender: dict[str, Any], session_bw_bps: float) -> dict[str, Any]:
+def call_scenario(name: str, sender: dict[str, Any], session_bw_bps: float, loss: float = 0.0) -> dict[str, Any]:
     """The path with one RTP session: ``sender`` (a member on node s) to a
-    plain receiver on r; series and the packets table on."""
-    link = {"a": "s", "b": "r", "rate_bps": CAPS[0][1], "delay_ms": ONE_WAY_MS,
-            "ab": {"rate_bps": [[t, c] for t, c in CAPS]},
+    plain receiver on r; series and the packets table on. ``loss``: each
+    packet's probability of being lost on the link from s to r (the
+    ``packet`` model; the media's and the sender's RTCP)."""
+    ab: dict[str, Any] = {"rate_bps": [[t, c] for t, c in CAPS]}
+    if loss:
+        ab["loss"] = {"type": "packet", "rate": loss}
+    link = {"a": "s", "b": "r", "rate_bps": CAPS[0][1], "delay_ms": ONE_WAY_MS, "ab": ab,
             "queue": {"type": "droptail", "limit_bytes": QUEUE_BYTES}}
     return {"name": name, "duration_s": DURATION_S, "measure": {"series": True, "packets": True},
             "nodes": [{"name": "s"}, {"name": "r"}], "links": [link],
@@ -111,14 +115,15 @@ def differences(ours: dict[str, Any], ref: dict[str, Any], tolerance: dict[str, 
     return rows
 
 
-def mediasim_samples(doc: dict[str, Any], start_bps: float) -> Run:
-    """mediasim's run of the scenario ``doc`` (a `call_scenario`), in the
-    harnesses' 100 ms samples (the target before the first is ``start_bps``)."""
+def mediasim_samples(doc: dict[str, Any], start_bps: float, seed: int = 0) -> Run:
+    """mediasim's run of the scenario ``doc`` (a `call_scenario`) with
+    ``seed``, in the harnesses' 100 ms samples (the target before the first
+    is ``start_bps``)."""
     import numpy as np
 
     import mediasim
 
-    res = mediasim.run(mediasim.Scenario.from_dict(doc))
+    res = mediasim.run(mediasim.Scenario.from_dict(doc), seed=seed)
     s = res.tables["media_series"]
     target = s[s["var"] == "target_bps"].sort_values("time_s")
     p = res.tables["packets"]
@@ -157,23 +162,31 @@ def runs_document(about: str, provenance: dict[str, str], ref: dict[str, Any], r
 
 
 def harness_runs(harness: Path, sources: list[Path], include: Path, fps: float, feedback_ms: tuple[float, ...],
-                 rates_bps: tuple[float, float, float]) -> dict[str, Run]:
+                 rates_bps: tuple[float, float, float], loss: float = 0.0,
+                 seeds: tuple[int, ...] = (0,)) -> dict[str, Run]:
     """Builds ``harness`` once with the reference's ``sources`` (g++, the
     headers in ``include``) and runs it on the path at each of
     ``feedback_ms``: (samples, lost) by interval. ``rates_bps``: the
-    controller's least, starting and greatest rates."""
+    controller's least, starting and greatest rates. With ``loss``, each
+    interval runs once per seed of ``seeds``, keyed "interval/seed"."""
     with tempfile.TemporaryDirectory() as tmp:
         exe = Path(tmp) / harness.stem
         subprocess.run(["g++", "-O2", "-std=c++14", f"-I{include}", "-o", str(exe), str(harness), *map(str, sources)],
                        check=True, capture_output=True, text=True)
-        return {str(fb): _run_harness(exe, fps, fb, rates_bps) for fb in feedback_ms}
+        if not loss:
+            return {str(fb): _run_harness(exe, fps, fb, rates_bps) for fb in feedback_ms}
+        return {f"{fb}/{seed}": _run_harness(exe, fps, fb, rates_bps, [f"loss={loss}", f"seed={seed}"])
+                for fb in feedback_ms for seed in seeds}
 
 
-def _run_harness(exe: Path, fps: float, feedback_ms: float, rates_bps: tuple[float, float, float]) -> Run:
-    """One run of a built harness with feedback every ``feedback_ms``."""
+def _run_harness(exe: Path, fps: float, feedback_ms: float, rates_bps: tuple[float, float, float],
+                 extra: list[str] | None = None) -> Run:
+    """One run of a built harness with feedback every ``feedback_ms``
+    (``extra``: the harness's optional arguments, path_harness.h)."""
     args = [DURATION_S, fps, feedback_ms, ONE_WAY_MS, QUEUE_BYTES, *rates_bps]
     steps = [f"{t}:{c}" for t, c in CAPS]
-    out = subprocess.run([str(exe), *map(str, args), *steps], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([str(exe), *map(str, args), *steps, *(extra or [])],
+                         check=True, capture_output=True, text=True).stdout
     samples, lost = [], 0
     for line in out.splitlines():
         t, target, sent, soj, lost_so_far = line.split()

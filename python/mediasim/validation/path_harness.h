@@ -7,6 +7,10 @@
 //
 // Arguments: duration_s fps fb_interval_ms one_way_ms queue_bytes
 //            min_bps start_bps max_bps then capacity steps as at_s:bps ...
+//            and, optionally, loss=P seed=N: each packet that leaves the
+//            queue is lost with probability P (as a mediasim link's
+//            `packet` loss model, which drops on arrival), drawn from
+//            splitmix64 seeded with N (0 if not given).
 // Log, one line each 100 ms: t_s target_bps sent_bps queue_delay_ms lost
 // (sent_bps: wire bytes sent in the last 100 ms; queue_delay_ms: the mean
 // bottleneck sojourn, own transmission included, of the packets that left
@@ -36,6 +40,8 @@ struct Args {
     long queue_limit;
     float min_bps, start_bps, max_bps;
     std::vector<std::pair<uint64_t, double>> caps;
+    double loss = 0;
+    uint64_t seed = 0;
 
     double capacity(uint64_t t) const {
         double c = caps[0].second;
@@ -61,12 +67,28 @@ inline bool parse(int argc, char** argv, Args& a) {
     a.start_bps = std::atof(argv[7]);
     a.max_bps = std::atof(argv[8]);
     for (int i = 9; i < argc; i++) {
+        if (std::sscanf(argv[i], "loss=%lf", &a.loss) == 1) {
+            if (a.loss < 0 || a.loss >= 1) {
+                std::fprintf(stderr, "bad loss %s (0 <= P < 1)\n", argv[i]);
+                return false;
+            }
+            continue;
+        }
+        unsigned long long seed = 0;
+        if (std::sscanf(argv[i], "seed=%llu", &seed) == 1) {
+            a.seed = seed;
+            continue;
+        }
         double at_s = 0, bps = 0;
         if (std::sscanf(argv[i], "%lf:%lf", &at_s, &bps) != 2 || bps <= 0) {
             std::fprintf(stderr, "bad capacity step %s\n", argv[i]);
             return false;
         }
         a.caps.push_back({(uint64_t)(at_s * 1e6), bps});
+    }
+    if (a.caps.empty()) {
+        std::fprintf(stderr, "no capacity step\n");
+        return false;
     }
     return true;
 }
@@ -115,7 +137,7 @@ private:
 class Bottleneck {
 public:
     Bottleneck(const Args& a, Events& ev, int tx_done, int arrive)
-        : a_(a), ev_(ev), tx_done_(tx_done), arrive_(arrive) {}
+        : a_(a), ev_(ev), tx_done_(tx_done), arrive_(arrive), rng_(a.seed) {}
 
     // A packet of `rtp_bytes` sent at `now`: queued, or dropped if the queue is full.
     void send(uint64_t now, uint16_t seq, int rtp_bytes) {
@@ -132,17 +154,23 @@ public:
         }
     }
 
-    // The head packet's last bit left at `now`.
+    // The head packet's last bit left at `now`: it arrives after the
+    // one-way delay, or is lost (counted; its sojourn is not, as in
+    // mediasim's figures, which are those of packets received).
     void tx_done(uint64_t now) {
         Packet p = queue_.front();
         queue_.pop_front();
         queued_bytes_ -= p.rtp_bytes + IP_UDP;
-        sojourn_sum_ms_ += (now - p.enqueued) / 1e3;
-        sojourns_++;
-        Event a = ev_.make(now + a_.delay_us, arrive_);
-        a.seq = p.seq;
-        a.size = p.rtp_bytes;
-        ev_.push(a);
+        if (a_.loss > 0 && uniform() < a_.loss) {
+            lost_++;
+        } else {
+            sojourn_sum_ms_ += (now - p.enqueued) / 1e3;
+            sojourns_++;
+            Event a = ev_.make(now + a_.delay_us, arrive_);
+            a.seq = p.seq;
+            a.size = p.rtp_bytes;
+            ev_.push(a);
+        }
         if (!queue_.empty()) {
             ev_.at(now + wire_us(queue_.front().rtp_bytes, now), tx_done_);
         } else {
@@ -165,6 +193,13 @@ private:
         int rtp_bytes;
         uint64_t enqueued;
     };
+    // splitmix64's next value as a double in [0, 1).
+    double uniform() {
+        uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;  // 2^53
+    }
     uint64_t wire_us(int rtp_bytes, uint64_t now) const {
         return (uint64_t)((rtp_bytes + IP_UDP) * 8e6 / a_.capacity(now));
     }
@@ -178,6 +213,7 @@ private:
     long sent_bytes_ = 0, lost_ = 0;
     double sojourn_sum_ms_ = 0;
     long sojourns_ = 0;
+    uint64_t rng_;
 };
 
 }  // namespace path
