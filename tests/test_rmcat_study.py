@@ -150,6 +150,9 @@ def test_cases_are_checked_before_any_run():
         rmcat.Params(case58_resume="pause").check()
     with pytest.raises(ValueError, match="nada_rampup_delay must be filtered or raw"):
         rmcat.Params(nada_rampup_delay="rawx").check()
+    for bad, why in ((-1.0, "at least 0"), (1e5, r"in \[0, 10000\] ms"), (float("nan"), "a finite number")):
+        with pytest.raises(ValueError, match=f"gcc_loss_decrease_interval_ms must be {why}"):
+            rmcat.Params(gcc_loss_decrease_interval_ms=bad).check()
 
 
 def test_case_57s_transfers_are_bounded_by_the_engines_flows_before_any_is_drawn():
@@ -192,6 +195,20 @@ def test_nadas_ramp_up_test_reaches_only_nadas_controller():
     assert raw["nada"] == {**default["nada"], "rampup_delay": "raw"}
     assert "rampup_delay" not in default["nada"]  # the engine's default, so the default scenarios are as before
     assert {k: v for k, v in raw.items() if k != "nada"} == {k: v for k, v in default.items() if k != "nada"}
+
+
+def test_gccs_loss_decrease_interval_reaches_only_gccs_controller():
+    import dataclasses
+
+    def ccs(p):
+        return {ctl: rmcat.scenario(p, 1, ctl, 50.0, "droptail", 0).data["rtp_sessions"][0]["members"][0]["cc"]
+                for ctl in rmcat.CONTROLLERS}
+
+    default = ccs(rmcat.Params())
+    draft = ccs(dataclasses.replace(rmcat.Params(), gcc_loss_decrease_interval_ms=0.0))
+    assert draft["gcc"] == {**default["gcc"], "loss_decrease_interval_ms": 0.0}
+    assert "loss_decrease_interval_ms" not in default["gcc"]  # the engine's default (300 ms)
+    assert {k: v for k, v in draft.items() if k != "gcc"} == {k: v for k, v in default.items() if k != "gcc"}
 
 
 def test_the_command_runs_the_cases_asked_for(tmp_path):

@@ -97,6 +97,7 @@ class Params(StudyParams):
     scream_pacing_factor: float = 1.0  # SCReAM's pacer: RFC 8298's cwnd / s_rtt (the reference code: x1.5)
     case58_resume: str = "hold"  # 5.8: the session pauses, its controller kept ("restart": a fresh one at the resume)
     nada_rampup_delay: str = "filtered"  # NADA's ramp-up test on d_tilde ("raw": each packet's, RFC 8698 and ns3-rmcat)
+    gcc_loss_decrease_interval_ms: float = 300.0  # GCC: libwebrtc's wait between loss-based cuts (the draft's: 0)
     # --- chosen here ---
     controllers: tuple[str, ...] = ("gcc", "nada", "scream")
     cases: tuple[int, ...] = CASES
@@ -148,6 +149,9 @@ class Params(StudyParams):
             problems.append(f"nada_rampup_delay must be filtered or raw (got {self.nada_rampup_delay!r})")
         if not 0 < self.scream_pacing_factor <= 10:
             problems.append("scream_pacing_factor must be in (0, 10]")
+        if self.gcc_loss_decrease_interval_ms > 10_000:  # below 0 and NaN: the shared checks
+            problems.append(f"gcc_loss_decrease_interval_ms must be in [0, 10000] ms "
+                            f"(got {self.gcc_loss_decrease_interval_ms:.10g})")
         if not 0 < self.converge_band < 1:
             problems.append("converge_band must be in (0, 1)")
         return problems
@@ -289,6 +293,8 @@ def scenario(p: Params, number: int, controller: str, one_way_ms: float, aqm: st
         pacer = {**pacer, "factor": p.scream_pacing_factor}
     if cc["type"] == "nada" and p.nada_rampup_delay != "filtered":  # the engine's default left out of the scenario
         cc = {**cc, "rampup_delay": p.nada_rampup_delay}
+    if cc["type"] == "gcc" and p.gcc_loss_decrease_interval_ms != 300.0:  # the engine's default, likewise
+        cc = {**cc, "loss_decrease_interval_ms": p.gcc_loss_decrease_interval_ms}
     placed: set[int] = set()
     for leg in legs(case):
         i = leg.flow

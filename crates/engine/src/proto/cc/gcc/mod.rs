@@ -25,7 +25,7 @@ use super::fixed::NoFeedback;
 use super::{CcMedia, CcModel, CcSite, Departure, FeedbackReceiver, RateController, Stamp};
 use crate::net::Payload;
 use crate::proto::feedback::PacketResult;
-use crate::scenario::check::Checker;
+use crate::scenario::check::{Checker, MAX_DELAY_MS};
 use crate::sim::{Series, SimTime};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -72,6 +72,7 @@ defaults! {
     d_loss_high: f64 = 0.1;
     d_loss_low: f64 = 0.02;
     d_loss_increase: f64 = 1.05;
+    d_loss_decrease_interval_ms: f64 = 300.0;
 }
 
 /// GCC (draft-ietf-rmcat-gcc-02) on the member's per-packet feedback.
@@ -149,6 +150,11 @@ pub struct GccSpec {
     /// Its factor when it rises.
     #[serde(default = "d_loss_increase")]
     pub loss_increase: f64,
+    /// A loss-based decrease waits this long plus an RTT after the last,
+    /// ms (libwebrtc's 300; 0: no wait, every pool over `loss_high` cuts,
+    /// as the draft acts on every report).
+    #[serde(default = "d_loss_decrease_interval_ms")]
+    pub loss_decrease_interval_ms: f64,
 }
 
 impl GccSpec {
@@ -183,6 +189,9 @@ impl CcModel for GccSpec {
         }
         c.non_negative(format_args!("{path}.overuse_time_ms"), self.overuse_time_ms);
         c.interval_ms(format_args!("{path}.rate_window_ms"), self.rate_window_ms);
+        let interval = format!("{path}.loss_decrease_interval_ms");
+        c.non_negative(&interval, self.loss_decrease_interval_ms);
+        c.at_most(&interval, self.loss_decrease_interval_ms, MAX_DELAY_MS);
         c.at_least_one(
             format_args!("{path}.loss_min_packets"),
             Some(self.loss_min_packets as u64),
@@ -294,9 +303,8 @@ impl Gcc {
             loss: LossBased::new(
                 s.start_bps,
                 s.loss_min_packets as u64,
-                s.loss_high,
-                s.loss_low,
-                s.loss_increase,
+                (s.loss_high, s.loss_low, s.loss_increase),
+                SimTime::from_millis_f64(s.loss_decrease_interval_ms),
             ),
             received: RateWindow::new(SimTime::from_millis_f64(s.rate_window_ms)),
             min_bps: s.min_bps,
@@ -386,7 +394,7 @@ impl RateController for Gcc {
         self.rtt.update(now, results);
         let rtt = self.rtt.get().unwrap_or(RTT_START);
         let a_hat = self.aimd.update(now, usage, self.received.rate_bps(), rtt);
-        let as_bps = self.loss.on_report(received, lost, a_hat);
+        let as_bps = self.loss.on_report(now, received, lost, a_hat, rtt);
         self.target_bps = as_bps.clamp(self.min_bps, self.max_bps);
         self.series.push_change(now, self.target_bps);
         self.estimate_series.push_change(now, a_hat);
