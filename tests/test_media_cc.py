@@ -94,6 +94,7 @@ def test_a_controller_without_per_packet_feedback_is_named(name):
     ("trendline_window", 1, "2..=1000"),
     ("estimator", "nonsense", "nonsense"),
     ("loss_low", 0.5, "at most loss_high"),
+    ("loss_decrease_interval_ms", -300, "non-negative"),
 ])
 def test_bad_gcc_fields_are_named(field, value, words):
     sc = controlled_call(**{field: value})

@@ -202,6 +202,15 @@ fn bad_fields_are_named() {
         ""
     );
     assert!(errors(serde_json::json!({"k_up": -0.1})).contains("cc.k_up"));
+    // The wait between loss-based cuts: 0 (none) up to the engine's bound on delays.
+    for (x, ok) in [(0.0, true), (-1.0, false), (1e9, true), (1.1e9, false)] {
+        let text = errors(serde_json::json!({ "loss_decrease_interval_ms": x }));
+        assert_eq!(text.is_empty(), ok, "{x}: {text}");
+        assert!(
+            ok || text.contains("cc.loss_decrease_interval_ms"),
+            "{text}"
+        );
+    }
 }
 
 /// The target's series starts at the start rate; each packet sent is
