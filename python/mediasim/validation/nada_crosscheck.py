@@ -71,16 +71,19 @@ REFERENCE_BETAS = {"beta_v": 0.0, "beta_s": 0.0}
 TOLERANCE = {"rate_share": 0.03, "sojourn_ms": 8.0, "ramp_s": 4.0, "backoff_s": 0.25, "lost": 5.0}
 
 
-def scenario(feedback_ms: float = FEEDBACK_MS[0], **cc: Any) -> dict[str, Any]:
-    """mediasim's side of the loop, as a scenario document; ``cc``
-    overrides NADA's fields (by default the reference's rate shaping)."""
+def scenario(feedback_ms: float = FEEDBACK_MS[0], feedback_format: str = "rfc8888", loss: float = 0.0,
+             **cc: Any) -> dict[str, Any]:
+    """mediasim's side of the loop, as a scenario document, with feedback
+    in ``feedback_format`` and each packet on the way lost with
+    probability ``loss``; ``cc`` overrides NADA's fields (by default the
+    reference's rate shaping)."""
     sender = {"media": True, "max_packet_bytes": MAX_RTP_BYTES + IP_UDP_BYTES,
               "source": {"type": "trace", "fps": FPS, "frames_bytes": [1000]},
               "pacer": {"factor": 1.0, "burst_ms": 0},
-              "feedback": {"format": "rfc8888", "interval_ms": feedback_ms},
+              "feedback": {"format": feedback_format, "interval_ms": feedback_ms},
               "cc": {"type": "nada", "rmin_bps": MIN_BPS, "start_bps": START_BPS, "rmax_bps": MAX_BPS,
                      **REFERENCE_BETAS, **cc}}
-    return call_scenario("nada-crosscheck", sender, MAX_BPS)
+    return call_scenario("nada-crosscheck", sender, MAX_BPS, loss)
 
 
 def mediasim_samples(feedback_ms: float = FEEDBACK_MS[0], **cc: Any) -> Run:

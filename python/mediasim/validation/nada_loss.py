@@ -82,14 +82,9 @@ def mediasim_figures(loss: float, fmt: str = "rfc8888", **cc: Any) -> dict[str, 
     """mediasim's figures at ``loss`` with feedback ``fmt`` and NADA's
     fields ``cc`` (over the reference's rate shaping), over every interval
     and seed."""
-    runs = []
-    for fb in FEEDBACK_MS:
-        doc = nada_crosscheck.scenario(fb, **cc)
-        member = doc["rtp_sessions"][0]["members"][0]
-        member["feedback"] = {"format": fmt, "interval_ms": fb}
-        lossy = media_loop.call_scenario("nada-loss", member, nada_crosscheck.MAX_BPS, loss)
-        runs += [media_loop.mediasim_samples(lossy, nada_crosscheck.START_BPS, seed) for seed in SEEDS]
-    return figures(runs)
+    return figures([media_loop.mediasim_samples(nada_crosscheck.scenario(fb, fmt, loss, **cc),
+                                                nada_crosscheck.START_BPS, seed)
+                    for fb in FEEDBACK_MS for seed in SEEDS])
 
 
 def reference_figures(src: Path) -> dict[str, dict[str, Any]]:
