@@ -1,0 +1,156 @@
+"""The figures the study pages (``docs/experiments/*.md``) quote from the
+full studies, held to the runs that made them.
+
+A study's full run (with its sensitivity runs) takes minutes, too long for
+the test suite, which runs each study in quick mode. This command runs the
+full studies, takes from their tables every figure a page's results quote
+(``study_figures``), and checks that the page says it: each figure is a
+piece of text the page must contain, whitespace aside. ``--update`` stores
+the figures in ``tests/data/study_pages.json`` with the key of the code
+that made them: the quick studies' output hashes (the baseline of
+``output_hashes``) and each study's full-size parameters and open values.
+``tests/test_study_pages.py`` holds every page to its stored figures, and
+the stored key to the current code, so a change that moves any study's
+results fails until the full studies are run again and the pages say what
+they find.
+
+What the key does not see: a change that moves only full-length results
+and no quick run's table (every quick run runs every case, so such a
+change would have to act only past the quick runs' shortened times).
+
+``python -m mediasim.validation.study_pages --run DIR`` runs the studies
+into DIR (about 8 minutes on 2 cores); ``--from DIR`` reads a folder such
+a run wrote; either with ``--update`` stores the figures once every page
+says them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from . import output_hashes
+from .study_figures import FIGURES
+
+ROOT = Path(__file__).resolve().parents[3]
+PAGES = ROOT / "docs" / "experiments"
+STORED = ROOT / "tests" / "data" / "study_pages.json"
+
+
+def page_path(study: str) -> Path:
+    return PAGES / f"{study}.md"
+
+
+def normalise(text: str) -> str:
+    """Text with every run of whitespace one space: a page wraps its prose
+    where it likes."""
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def study_key(study: str) -> str:
+    """What a study's full results depend on beyond its quick runs: its
+    full-size parameters and the values its sensitivity runs set."""
+    from .. import experiments
+
+    mod = experiments.get(study)
+    params = json.dumps(dataclasses.asdict(mod.Params()), sort_keys=True, default=repr)
+    sens = ""
+    if mod.HAS_SENSITIVITY:
+        sens = repr(import_module(f"..experiments.{experiments.STUDIES[study]}_sensitivity", __package__).OPEN_VALUES)
+    return hashlib.sha256(f"{params}\n{sens}".encode()).hexdigest()[:32]
+
+
+def key(baseline: dict[str, str] | None = None) -> dict[str, Any]:
+    """The stored figures' key: the quick studies' output hashes (from the
+    ``output_hashes`` baseline, which CI holds to the code) and each
+    study's own key."""
+    hashes = output_hashes.load_baseline() if baseline is None else baseline
+    quick = sorted(f"{k}={v}" for k, v in hashes.items() if k.startswith("study:"))
+    return {"quick_outputs": hashlib.sha256("\n".join(quick).encode()).hexdigest()[:32],
+            "studies": {s: study_key(s) for s in sorted(FIGURES)}}
+
+
+def run(root: Path, workers: int | None = None, progress: bool = False) -> None:
+    """Every study at full size, with its sensitivity runs, into
+    ``root/<study>``."""
+    from .. import experiments
+
+    for study in sorted(FIGURES):
+        mod = experiments.get(study)
+        experiments.reproduce(study, mod.Params(), root / study, workers=workers, progress=progress,
+                              sensitivity=mod.HAS_SENSITIVITY, overwrite=True)
+
+
+def study_figures(root: Path) -> dict[str, dict[str, str]]:
+    """Each study's figures as its page should quote them, from the folder
+    ``root/<study>`` its full run wrote."""
+    out = {}
+    for study, figures_of in sorted(FIGURES.items()):
+        folder = root / study
+        if not (folder / "report.md").is_file():
+            raise FileNotFoundError(f"{folder}: no full run of {study} here (report.md missing)")
+        out[study] = figures_of(folder)
+    return out
+
+
+def unsaid(figures: dict[str, dict[str, str]], page_of: Callable[[str], Path] = page_path
+           ) -> list[tuple[str, str, str]]:
+    """(study, figure, text) of every figure its page does not say."""
+    missing = []
+    for study, figs in sorted(figures.items()):
+        page = normalise(page_of(study).read_text())
+        missing += [(study, name, text) for name, text in figs.items() if normalise(text) not in page]
+    return missing
+
+
+def load() -> dict[str, Any]:
+    return json.loads(STORED.read_text())
+
+
+def save(figures: dict[str, dict[str, str]], path: Path = STORED) -> None:
+    doc = {"about": "Figures the study pages quote from the full studies, and the key of the code that made "
+                    "them; see python/mediasim/validation/study_pages.py. Update with "
+                    "python -m mediasim.validation.study_pages --run DIR --update.",
+           "key": key(), "figures": figures}
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import time
+
+    ap = argparse.ArgumentParser(prog="python -m mediasim.validation.study_pages",
+                                 description=__doc__.split("\n\n")[0])
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--run", type=Path, metavar="DIR", help="run every full study into DIR (replaced)")
+    src.add_argument("--from", dest="from_", type=Path, metavar="DIR", help="read the full studies DIR holds")
+    ap.add_argument("--update", action="store_true", help="store the figures once every page says them")
+    ap.add_argument("--workers", type=int, default=None)
+    args = ap.parse_args(argv)
+    root = args.run or args.from_
+    if args.run:
+        t0 = time.perf_counter()
+        run(root, args.workers, progress=True)
+        print(f"full studies written to {root} in {time.perf_counter() - t0:.0f} s")
+    figures = study_figures(root)
+    missing = unsaid(figures)
+    for study, name, text in missing:
+        print(f"{page_path(study).relative_to(ROOT)}: {name}: does not say {text!r}")
+    total = sum(len(f) for f in figures.values())
+    print(f"{total} figures from {len(figures)} studies; {len(missing)} not on their pages")
+    if missing:
+        return 1
+    if args.update:
+        save(figures)
+        print(f"stored in {STORED.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,74 @@
+"""The study pages (docs/experiments/*.md) say what the full studies found:
+every figure stored from the last full run (mediasim.validation.study_pages)
+is on its page, and the code that made them is the code as it is now."""
+
+from mediasim import experiments
+from mediasim.validation import output_hashes, study_figures, study_pages
+
+UPDATE = "python -m mediasim.validation.study_pages --run DIR --update"
+
+
+def test_every_study_has_stored_figures():
+    figures = study_pages.load()["figures"]
+    assert set(figures) == set(experiments.STUDIES) == set(study_figures.FIGURES)
+    for study, figs in figures.items():
+        assert len(figs) >= 2, study
+        assert all(t.strip() for t in figs.values()), study
+        assert sum(any(ch.isdigit() for ch in t) for t in figs.values()) >= len(figs) / 2, study
+
+
+def test_every_stored_figure_is_on_its_page():
+    missing = study_pages.unsaid(study_pages.load()["figures"])
+    assert missing == [], "\n".join(f"{s}: {n}: {t}" for s, n, t in missing)
+
+
+def test_the_stored_figures_come_from_the_code_as_it_is():
+    # A change that moves a quick study's tables, a study's full-size
+    # parameters or its sensitivity values needs the full studies run again.
+    assert study_pages.load()["key"] == study_pages.key(), f"results have moved since the figures were stored: {UPDATE}"
+
+
+def test_the_key_follows_the_quick_studies_and_nothing_else():
+    base = output_hashes.load_baseline()
+    key = study_pages.key(base)
+    study_entry = next(k for k in base if k.startswith("study:rmcat:"))
+    example_entry = next(k for k in base if k.startswith("example:"))
+    assert study_pages.key({**base, study_entry: "0" * 32})["quick_outputs"] != key["quick_outputs"]
+    assert study_pages.key({**base, example_entry: "0" * 32}) == key
+    assert len(set(key["studies"].values())) == len(experiments.STUDIES)
+
+
+def test_a_page_that_says_another_figure_is_caught(tmp_path):
+    figures = {"rmcat": {"a": "settled 0.877 and\n 0.961", "b": "| 5.1 | 0.877 |"}}
+    page = tmp_path / "rmcat.md"
+    # Wrapped otherwise, the same text: said.
+    page.write_text("text settled 0.877\nand 0.961 more\n\n| 5.1 | 0.877 | 0.9 |\n")
+    assert study_pages.unsaid(figures, lambda s: tmp_path / f"{s}.md") == []
+    page.write_text("text settled 0.878 and 0.961 more\n\n| 5.1 | 0.877 | 0.9 |\n")
+    assert study_pages.unsaid(figures, lambda s: tmp_path / f"{s}.md") == [
+        ("rmcat", "a", "settled 0.877 and\n 0.961")]
+
+
+def test_a_report_table_is_read_cell_by_cell(tmp_path):
+    (tmp_path / "report.md").write_text(
+        "# Study\n\n## The shapes\n\nIntro.\n\n| expected   | measured | holds |\n|:--|:--|:--|\n"
+        "| a rule     | 0.5      | True  |\n\nBetween.\n\n| x | y |\n|--:|--:|\n| 1 | 2 |\n\n"
+        "## Next\n\n| z |\n|--|\n| 9 |\n")
+    assert study_figures.report_table(tmp_path, "The shapes") == [["expected", "measured", "holds"],
+                                                                  ["a rule", "0.5", "True"]]
+    assert study_figures.report_table(tmp_path, "The shapes", 1) == [["x", "y"], ["1", "2"]]
+    assert study_figures.table_rows(tmp_path, "Next", "z") == {"z, header": "| z |", "z, row 1": "| 9 |"}
+    for heading, index in (("Missing", 0), ("The shapes", 2)):
+        try:
+            study_figures.report_table(tmp_path, heading, index)
+        except ValueError as e:
+            assert heading in str(e)
+        else:
+            raise AssertionError(f"{heading} {index}: no error")
+
+
+def test_the_stored_file_is_what_save_writes(tmp_path):
+    stored = study_pages.load()
+    out = tmp_path / "pages.json"
+    study_pages.save(stored["figures"], out)
+    assert out.read_text() == study_pages.STORED.read_text()
