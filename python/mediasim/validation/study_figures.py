@@ -69,11 +69,104 @@ def table_rows(folder: Path, heading: str, name: str, index: int = 0) -> Figures
 
 # --- avpf ---------------------------------------------------------------------------------------
 
+def _span(values: pd.Series, fmt: str) -> str:
+    lo, hi = format(values.min(), fmt), format(values.max(), fmt)
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
 def avpf(folder: Path) -> Figures:
-    return table_rows(folder, "The study's expected shapes", "expected shapes")
+    out = table_rows(folder, "The study's expected shapes", "expected shapes")
+    both = pd.concat([_csv(folder, f"case{c}_total") for c in (1, 2)])
+    share = both.set_index(["session_bw_bps", "profiles"])["rtcp_share_pct_mean"]
+    three = _csv(folder, "case3_total")["rtcp_share_pct_mean"]
+    top = both["session_bw_bps"].max()
+    out["cases 1-3, RTCP shares"] = (
+        f"use {_span(share.xs('both AVPF', level='profiles'), '.2f')}% (cases 1-2) and {_span(three, '.2f')}% "
+        f"(case 3) of the session bandwidth for RTCP in every row. Both AVP at {top / 1e6:g} Mbit/s: "
+        f"{_span(share.xs((top, 'both AVP')), '.3f')}%")
+    c4 = _csv(folder, "case4_feedback").set_index(["session_bw_bps", "loss", "profile"])
+    low, high = (c4.xs(b, level="session_bw_bps") for b in (c4.index.get_level_values(0).min(),
+                                                             c4.index.get_level_values(0).max()))
+    avpf_low = low.xs("AVPF", level="profile")
+    waits = {k: f"{1000 * v:.0f}" for k, v in avpf_low["mwt_s_mean"].items()}
+    discarded = avpf_low["fb_discarded_mean"] / avpf_low["fb_wanted_mean"]
+    out["case 4, waits"] = (
+        f"AVP feedback waits {_span(c4.xs('AVP', level='profile')['mwt_s_mean'], '.2f')} s, about half the 5 s "
+        f"minimum (timer reconsideration makes AVP intervals average 5 s). AVPF waits {waits['plr 0.001']} to "
+        f"{max(waits.values(), key=int)} ms: {waits['plr 0.001']} at 0.001")
+    out["case 4, AVPF at the low rate"] = (
+        f"{waits['plr 0.01']} ms at 0.01 and {waits['congestion']} ms under the moderate congestion")
+    rates = sorted(c4.index.get_level_values(0).unique())
+    congested = low.xs("congestion", level="loss")["media_loss_rate_mean"] * 100
+    out["case 4, discarded"] = (
+        f"{_span(discarded[discarded > 0] * 100, '.0f')}% of the feedback passes the 1 s bound and is discarded. "
+        f"At {rates[-1] / 1e6:g} Mbit/s AVPF waits at most "
+        f"{1000 * high.xs('AVPF', level='profile')['mwt_s_mean'].max():.0f} ms. The moderate congestion loses "
+        f"{_span(congested, '.1f')}% of the media at {rates[0] / 1e3:g} kbit/s")
+    out.update(_avpf_multicast(folder))
+    return out
+
+
+def _avpf_multicast(folder: Path) -> Figures:
+    """Cases 6-10's findings: suppression with RTT-based dithers, the k and
+    l grids of cases 7 and 8, and NEWPRED's waits."""
+    out = {}
+    c6 = _csv(folder, "case6_feedback").set_index(["losses", "member"])
+    shared, spread = c6.loc["shared"], c6.loc["distributed"]
+    suppressed = shared["fb_suppressed_mean"] / shared["fb_wanted_mean"] * 100
+    out["case 6"] = (
+        f"(A2) reports first ({1000 * shared.loc['A2', 'mwt_s_mean']:.0f} ms, suppressed "
+        f"{suppressed['A2']:.0f}%); the far mobile members are suppressed {_span(suppressed.drop('A2'), '.0f')}%. "
+        f"With distributed losses the RTT-based dither buys nothing: waits of {_span(spread['mwt_s_mean'], '.2f')} s "
+        f"and {spread['fb_discarded_mean'].mean():.0f} of about {spread['fb_wanted_mean'].mean():.0f} reports past "
+        f"the 1 s bound")
+    k = _csv(folder, "case7_sender").set_index(["scenario", "k"])
+    fail, delay = k["failure_rate_mean"], k["loss_report_delay_mean_s_mean"]
+    one, two, three = (k.loc[s] for s in (1, 2, 3))
+    flat = two.index[(two["failure_rate_mean"] == two["failure_rate_mean"].iloc[-1]).argmax()]
+    best = three["failure_rate_mean"].idxmin()
+    out["case 7"] = (
+        f"the failure rate stays at {_span(one['failure_rate_mean'], '.2f')} for every k and the loss report delay "
+        f"grows from {1000 * delay[(1, 0.1)]:.0f} to {1000 * delay[(1, 4.0)]:.0f} ms")
+    out["case 7, scenario 2"] = (
+        f"the failure rate falls from {fail[(2, 0.1)]:.2f} at k = 0.1 to {fail[(2, flat)]:.2f} at k >= {flat:g}, "
+        f"the delay rising from {delay[(2, 0.1)]:.2f} to {delay[(2, flat)]:.2f} s; beyond k = {flat:g} nothing changes")
+    out["case 7, scenario 3"] = (
+        f"falls from {fail[(3, 0.1)]:.2f} to {fail[(3, best)]:.2f} at k = {best:g} (delay {delay[(3, 0.1)]:.2f} to "
+        f"{delay[(3, best)]:.2f} s) and rises again to {fail[(3, 4.0)]:.2f} at k = 4")
+    ls = _csv(folder, "case8_sender").set_index(["scenario", "l"])
+    lfail = ls["failure_rate_mean"]
+
+    def grows(s: int) -> str:
+        before = lfail.loc[s][lfail.loc[s].index < 1]
+        start = f"{before.iloc[0]:.2f}" if before.is_monotonic_decreasing else _span(before, ".2f")
+        return f"{start} to {lfail[(s, 1.0)]:.2f}"
+
+    out["case 8"] = (f"(scenario 1 {grows(1)}, scenario 2 {grows(2)}, scenario 3 {grows(3)})")
+    ldelay = ls["loss_report_delay_mean_s_mean"]
+    out["cases 7 against 8"] = (
+        f"(scenario 1: {fail[(1, 1.0)]:.2f} against {lfail[(1, 0.5)]:.2f} at the defaults k = 1 and l = 0.5, "
+        f"with a shorter delay; scenario 3: {fail[(3, 1.0)]:.2f} against {lfail[(3, 0.5)]:.2f} at "
+        f"{delay[(3, 1.0)]:.2f} s against {ldelay[(3, 0.5)]:.2f} s). In scenario 2 the gain is smaller "
+        f"({fail[(2, 1.0)]:.2f} at {delay[(2, 1.0)]:.2f} s against {lfail[(2, 1.0)]:.2f} at {ldelay[(2, 1.0)]:.2f} s "
+        f"for l = 1)")
+    c9 = _csv(folder, "case9_newpred").groupby("p2p_dither")["waiting_time_mean_s_mean"].mean()
+    out["case 9, over the grid"] = (
+        f"{c9['0 (RFC p2p)']:.3f} s against {c9['l*T_rr (study)']:.3f} s averaged over the grid")
+    c10 = _csv(folder, "case10_newpred").groupby("p2p_dither")["waiting_time_mean_s_mean"]
+    lo, hi, mean = (1000 * c10.min(), 1000 * c10.max(), 1000 * c10.mean())
+    study, rfc = "l*T_rr (study)", "0 (RFC p2p)"
+    out["case 10"] = (
+        f"waiting times of {lo[study]:.0f}-{hi[study]:.0f} ms under the study's dither, {lo[rfc]:.0f}-{hi[rfc]:.0f} ms "
+        f"under the RFC rule (means {mean[study]:.0f} and {mean[rfc]:.0f} ms)")
+    return out
 
 
 # --- iw10 -----------------------------------------------------------------------------------------
+
+def _holds(yes: bool) -> str:
+    return "holds" if yes else "does not hold"
+
 
 def iw10(folder: Path) -> Figures:
     from ..experiments import iw10 as study
@@ -93,15 +186,12 @@ def iw10(folder: Path) -> Figures:
         small, large = min(p.jitter_buffers_ms), max(p.jitter_buffers_ms)
         gain = (gq.xs(large, level="jitter_buffer_ms") - gq.xs(small, level="jitter_buffer_ms")).mean()
 
-        def holds(yes: bool) -> str:
-            return "holds" if yes else "does not hold"
-
         out[f"conclusions, {access}"] = (
             f"| {labels[access]} "
-            f"| {holds(iw10_.mean() < iw3.mean())}: {iw3.mean():.3f} vs {iw10_.mean():.3f}, "
+            f"| {_holds(iw10_.mean() < iw3.mean())}: {iw3.mean():.3f} vs {iw10_.mean():.3f}, "
             f"IW10 lower in {lower} of {len(iw3)} pairs "
-            f"| {holds(six.mean() < one.mean())}: {one.mean():.3f} with {few} flow, {six.mean():.3f} with {many} "
-            f"| {holds(gain > 0)}: +{gain:.3f} from {small:g} to {large:g} ms |")
+            f"| {_holds(six.mean() < one.mean())}: {one.mean():.3f} with {few} flow, {six.mean():.3f} with {many} "
+            f"| {_holds(gain > 0)}: +{gain:.3f} from {small:g} to {large:g} ms |")
     return out
 
 
@@ -153,9 +243,19 @@ def rmcat(folder: Path) -> Figures:
         six = ", ".join(f"{fq.loc[(6, k), 'settled_ratio_mean']:.2f}" for k in ctls)
         out["5.6 FQ-CoDel"] = f"FQ-CoDel gives each about half of it ({six})"
         q1 = _and([f"{fq.loc[(1, k), 'queuing_mean_ms_mean']:.0f}" for k in ctls])
-        out["5.1 FQ-CoDel queuing"] = f"(5.1: {q1} ms)"
+        fq1 = s[(s["aqm"] == "fq_codel") & (s["case"] == 1)]
+        dt1 = drop[drop["case"] == 1]
+        out["5.1 FQ-CoDel queuing"] = f"(5.1: {q1} ms) at a loss of {_span(fq1['loss_pct_mean'], '.1f')}%"
+        out["5.1 FQ-CoDel swing"] = (f"(5.1's `settled_cv` {_span(fq1['settled_cv_mean'], '.2f')} against "
+                                     f"{_span(dt1['settled_cv_mean'], '.2f')} behind drop-tail")
+        nada = fq1[fq1["controller"] == "nada"]["settled_cv_mean"], dt1[dt1["controller"] == "nada"]["settled_cv_mean"]
+        out["5.1 FQ-CoDel swing, NADA"] = f"{_span(nada[0], '.2f')} against {_span(nada[1], '.2f')})"
     six = ", ".join(f"{at.loc[(6, k), 'settled_ratio_mean']:.2f}" for k in ctls)
     out["5.6 drop-tail"] = f"(settled {six} at {first:g} ms)"
+    edge = at.loc[(10, "nada")]
+    out["lte-edge, NADA"] = (f"NADA keeps its rate ({edge.settled_ratio_mean:.2f} of the share) at "
+                             f"{edge.queuing_mean_ms_mean:.0f} ms of queuing and {edge.frame_delay_ms_mean:.0f} ms "
+                             f"of frame delay")
 
     sens = _csv(folder, "sensitivity").set_index(["value", "setting"])
     default = sens.loc[("default", "-")]
@@ -186,6 +286,17 @@ def media_scaling(folder: Path) -> Figures:
         cells = [f"{r.share_of_fair:.2f} ({r.throughput_kbps_ci_low / fair:.2f}-{r.throughput_kbps_ci_high / fair:.2f})"
                  for r in w.set_index("kind").loc[["ftp", "mm", "mpeg"]].itertuples()]
         out[f"share by kind, {window}"] = _row([f"{window} ({flows} flows, {fair:.0f} kbit/s each)", *cells])
+    flows = _csv(folder, "throughput")
+    windows = list(flows["window"].unique())
+    share = flows.groupby("window")["share_of_fair"]
+    out["fair shares"] = (f"Every flow is within {_span(flows['share_of_fair'], '.2f')} of its fair share; with "
+                          f"{len(flows[flows['window'] == windows[0]]['flow'].unique())} flows all are within "
+                          f"{_span(share.get_group(windows[0]), '.2f')}")
+    last = k[k["window"] == windows[-1]].set_index("kind")["share_of_fair"]
+    scale = _csv(folder, "scales")
+    mm_scale = scale[(scale["window"] == windows[-1]) & (scale["kind"] == "mm")]["mean_scale_mean"].mean()
+    out["greedier"] = f"MM_APP takes {last['mm']:.2f} fair shares, its scale averaging {mm_scale:.1f}"
+    out["greedier, TCP"] = f"while TCP falls to {last['ftp']:.2f}"
     out.update(table_rows(folder, "Sensitivity", "sensitivity, beyond noise", index=1))
     sens = _csv(folder, "sensitivity")
     default = sens.iloc[0]
@@ -234,7 +345,43 @@ def svc(folder: Path) -> Figures:
             _pct(all4.residual_model_fec_flows_mean, "#.2g"), _pct(all4.repair_loss_fec_flows_mean, ".1f"),
             _pct(two.residual_loss_plain_flows_mean),
             f"{one.goodput_kbps_fec_flows_mean:.0f} / {one.goodput_kbps_plain_flows_mean:.0f}"])
+    ratio = t.loc["ppacc"]["byte_loss_mean"] / t.loc["tfrc"]["byte_loss_mean"]
+    out["PPACC over TFRC, ends"] = (
+        f"({ratio.iloc[0]:.2f} of TFRC's loss at {ratio.index[0]} packets, {_span(ratio.iloc[1:4], '.1f')} from "
+        f"{ratio.index[1]} to {ratio.index[3]}, {ratio.iloc[-1]:.2f} at {ratio.index[-1]})")
+    out.update(_svc_fec(f))
     return out
+
+
+def _svc_fec(f: pd.DataFrame) -> Figures:
+    """The FEC findings: the gain by buffer, the flows without FEC, the
+    flow that adds FEC alone, and all four with it."""
+    none, one, two, four = (f.loc[k] for k in (0, 1, 2, 4))
+    buffers = list(none.index)
+    gain = (none["residual_loss_plain_flows_mean"] - four["residual_loss_fec_flows_mean"]) * 100
+    others = pd.concat([none["residual_loss_plain_flows_mean"] - x["residual_loss_plain_flows_mean"]
+                        for x in (one, two)]) * 100
+    tcp = four["tcp_kbps_mean"] / none["tcp_kbps_mean"]
+    fec = f.drop(index=0, level="fec_flows")
+    model = fec["residual_loss_fec_flows_mean"] / fec["residual_model_fec_flows_mean"]
+    alone = one["goodput_kbps_fec_flows_mean"], one["goodput_kbps_plain_flows_mean"]
+    first, last = buffers[0], buffers[-1]
+    return {
+        "FEC gain by buffer": f"({gain[first]:.1f} points at {first} packets, {gain[last]:.1f} at {last})",
+        "FEC, the others": (f"the others' media loss falls by {_span(others, '.1f')} points (beyond noise)"),
+        "FEC, TCP": f"TCP, in its own DRR class, keeps {_span(tcp, '.2f')} of its throughput",
+        "FEC, the model": (f"(median {model.median():.1f} times, up to {model.max():.0f} at large buffers"),
+        "FEC alone, repairs lost": f"({_span(one['repair_loss_fec_flows_mean'] * 100, '.0f')}% of them are dropped)",
+        "FEC alone, goodput": (f"its goodput is {_span(alone[0], '.0f')} kbit/s against {_span(alone[1], '.0f')} "
+                               f"kbit/s for the flows without FEC"),
+        "FEC, all four": (
+            f"level with no FEC at {first} packets ({four.loc[first, 'goodput_kbps_fec_flows_mean']:.0f} against "
+            f"{none.loc[first, 'goodput_kbps_plain_flows_mean']:.0f} kbit/s) and below it at {last} packets "
+            f"({four.loc[last, 'goodput_kbps_fec_flows_mean']:.0f} against "
+            f"{none.loc[last, 'goodput_kbps_plain_flows_mean']:.0f}), while the decodable share rises from "
+            f"{_span(none['decodable_share_mean'] * 100, '.0f')}% to "
+            f"{_span(four['decodable_share_mean'] * 100, '.0f')}%"),
+    }
 
 
 # --- rmtp ---------------------------------------------------------------------------------------
