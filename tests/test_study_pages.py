@@ -38,6 +38,15 @@ def test_the_key_follows_the_quick_studies_and_nothing_else():
     assert len(set(key["studies"].values())) == len(experiments.STUDIES)
 
 
+def test_the_key_follows_the_variants(monkeypatch):
+    key = study_pages.key()
+    variant, figures_of = study_figures.VARIANTS["rmcat-restart"]
+    moved = study_figures.Variant(variant.study, (*variant.settings, ("replications", 3)), variant.cases)
+    monkeypatch.setitem(study_figures.VARIANTS, "rmcat-restart", (moved, figures_of))
+    assert study_pages.key()["variants"] != key["variants"]
+    assert study_pages.key()["studies"] == key["studies"]
+
+
 def test_a_page_that_says_another_figure_is_caught(tmp_path):
     figures = {"rmcat": {"a": "settled 0.877 and\n 0.961", "b": "| 5.1 | 0.877 |"}}
     page = tmp_path / "rmcat.md"

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -437,6 +439,90 @@ def rmtp(folder: Path) -> Figures:
         f"delay {d.delay_5_s:.2f} s (5) and {d.delay_6_s:.3f} s (6), subgroup ratio {d.worst_subgroup_ratio:.3f}.")
     out.update(table_rows(folder, "Sensitivity", "sensitivity, beyond noise", index=1))
     return out
+
+
+# --- variants: runs with values set otherwise, which the pages quote --------------------------------
+
+@dataclass(frozen=True)
+class Variant:
+    """A study run at full size with ``settings`` (field, value) in place of
+    its defaults, on ``cases`` (all if empty), whose figures its page quotes."""
+
+    study: str
+    settings: tuple[tuple[str, Any], ...]
+    cases: tuple[int, ...] = ()
+
+
+def rmcat_restart(folder: Path) -> Figures:
+    """5.8 with a fresh session at the resume: how long each controller
+    takes to reach its share, how many runs never do, the queue's peak."""
+    runs = pd.read_parquet(folder / "runs.parquet")
+    c8 = runs[runs["case"] == 8].groupby("controller", sort=False)
+    conv, peak = c8["resume_converge_s"].mean(), c8["resume_queue_peak_ms"].mean()
+    never = c8["resume_converge_s"].apply(lambda x: int(x.isna().sum()))
+    n = int(c8.size().iloc[0])
+    ctls = list(conv.index)
+    missed = [f"{never[k]} of {RMCAT_NAMES[k]}'s {n} runs" if i == 0 else f"{never[k]} of {RMCAT_NAMES[k]}'s"
+              for i, k in enumerate(k for k in ctls if never[k])]
+    return {"5.8 restart": (
+        f"{_and([f'{conv[k]:.0f}' for k in ctls])} s on average to reach its share ({_and(missed)} never reach it), "
+        f"with peaks of {_and([f'{peak[k]:.0f}' for k in ctls])} ms")}
+
+
+def _shape_measured(folder: Path, heading: str, starts: str) -> str:
+    rows = report_table(folder, heading)
+    return next(r[1] for r in rows if r[0].startswith(starts))
+
+
+def svc_paced(folder: Path) -> Figures:
+    """PPACC shaped and paced at 2.5 times its target."""
+    t = _csv(folder, "transports").set_index(["transport", "buffer"]).loc["ppacc"]
+    first, last = t.index[0], t.index[-1]
+    shapes = report_table(folder, "The study's expected shapes")
+    held = sum(r[2] == "True" for r in shapes[1:])
+    grows = re.search(r"max (\d+) -> (\d+) ms .* correlation with the buffer ([-\d.]+)",
+                      _shape_measured(folder, "The study's expected shapes", "PPACC's maximum delay"))
+    if grows is None:
+        raise ValueError(f"{folder}: PPACC's maximum delay not found in the expected shapes")
+    return {"PPACC paced": (
+        f"keeps the loss low at small buffers ({_pct(t.loc[first, 'byte_loss_mean'])}% at {first} packets, "
+        f"{t.loc[first, 'video_kbps_mean']:.0f} kbit/s a flow) and the 99th percentile at "
+        f"{_span(t['delay_p99_ms_mean'], '.0f')} ms, but the send buffer still sets the maximum delay "
+        f"({grows[1]} to {grows[2]} ms, correlation with the buffer {grows[3]}), and the loss at {last} packets is "
+        f"{_pct(t.loc[last, 'byte_loss_mean'])}%, near TFRC's: {held} of {len(shapes) - 1} hold")}
+
+
+def svc_probing(folder: Path) -> Figures:
+    """PPACC with larger steps, a quicker estimate and shorter timers."""
+    t = _csv(folder, "transports").set_index(["transport", "buffer"])
+    last = t.loc["tfrc"].index[-1]
+    return {"PPACC probing": (f"({_pct(t.loc[('ppacc', last), 'byte_loss_mean'])}% against "
+                              f"{_pct(t.loc[('tfrc', last), 'byte_loss_mean'])}% at {last};")}
+
+
+NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 10: "ten"}
+
+
+def iw10_small_buffer(folder: Path) -> Figures:
+    """The wired access with a small buffer: which case harms the voice most."""
+    s = _csv(folder, "summary")
+    wired = s[s["access"] == "wired"].groupby(["flows", "iw"])["good_quality_mean"].mean()
+    flows, iw = wired.idxmin()
+    return {"small buffer, most harmful": (
+        f"{NUMBER_WORDS.get(flows, str(flows))} parallel IW{iw} flows become the most harmful case")}
+
+
+#: Each variant's folder name, the run, and its figures (which its study's page quotes).
+VARIANTS: dict[str, tuple[Variant, Callable[[Path], Figures]]] = {
+    "rmcat-restart": (Variant("rmcat", (("case58_resume", "restart"), ("one_way_delays_ms", (50.0,)),
+                                        ("aqm_variant", False)), cases=(8,)), rmcat_restart),
+    "svc-paced": (Variant("svc", (("ppacc_shaping", True), ("ppacc_pacing_factor", 2.5), ("fec_shares", ()))),
+                  svc_paced),
+    "svc-probing": (Variant("svc", (("ppacc_eps_bps", 10e3), ("ppacc_kappa_bps", 100e3), ("ppacc_a_weight", 0.125),
+                                    ("ppacc_short_timer_ms", 533.0), ("ppacc_long_timer_max_gops", 4),
+                                    ("fec_shares", ()))), svc_probing),
+    "iw10-small-buffer": (Variant("iw10", (("buffer_packets", 10),)), iw10_small_buffer),
+}
 
 
 FIGURES: dict[str, Callable[[Path], Figures]] = {

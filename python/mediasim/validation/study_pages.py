@@ -3,12 +3,14 @@ full studies, held to the runs that made them.
 
 A study's full run (with its sensitivity runs) takes minutes, too long for
 the test suite, which runs each study in quick mode. This command runs the
-full studies, takes from their tables every figure a page's results quote
+full studies and the variants their pages quote (``study_figures.VARIANTS``),
+takes from their tables every figure a page's results quote
 (``study_figures``), and checks that the page says it: each figure is a
 piece of text the page must contain, whitespace aside. ``--update`` stores
 the figures in ``tests/data/study_pages.json`` with the key of the code
 that made them: the quick studies' output hashes (the baseline of
-``output_hashes``) and each study's full-size parameters and open values.
+``output_hashes``), each study's full-size parameters and open values, and
+the variants' settings.
 ``tests/test_study_pages.py`` holds every page to its stored figures, and
 the stored key to the current code, so a change that moves any study's
 results fails until the full studies are run again and the pages say what
@@ -36,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from . import output_hashes
-from .study_figures import FIGURES
+from .study_figures import FIGURES, VARIANTS
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGES = ROOT / "docs" / "experiments"
@@ -72,30 +74,40 @@ def key(baseline: dict[str, str] | None = None) -> dict[str, Any]:
     study's own key."""
     hashes = output_hashes.load_baseline() if baseline is None else baseline
     quick = sorted(f"{k}={v}" for k, v in hashes.items() if k.startswith("study:"))
+    variants = repr(sorted((name, v) for name, (v, _) in VARIANTS.items()))
     return {"quick_outputs": hashlib.sha256("\n".join(quick).encode()).hexdigest()[:32],
-            "studies": {s: study_key(s) for s in sorted(FIGURES)}}
+            "studies": {s: study_key(s) for s in sorted(FIGURES)},
+            "variants": hashlib.sha256(variants.encode()).hexdigest()[:32]}
 
 
 def run(root: Path, workers: int | None = None, progress: bool = False) -> None:
     """Every study at full size, with its sensitivity runs, into
-    ``root/<study>``."""
+    ``root/<study>``, and each variant into ``root/<variant>``."""
     from .. import experiments
 
     for study in sorted(FIGURES):
         mod = experiments.get(study)
         experiments.reproduce(study, mod.Params(), root / study, workers=workers, progress=progress,
                               sensitivity=mod.HAS_SENSITIVITY, overwrite=True)
+    for name, (v, _) in sorted(VARIANTS.items()):
+        params = dataclasses.replace(experiments.get(v.study).Params(), **dict(v.settings))
+        experiments.reproduce(v.study, params, root / name, workers=workers, progress=progress,
+                              cases=v.cases or None, overwrite=True)
 
 
 def study_figures(root: Path) -> dict[str, dict[str, str]]:
     """Each study's figures as its page should quote them, from the folder
-    ``root/<study>`` its full run wrote."""
-    out = {}
-    for study, figures_of in sorted(FIGURES.items()):
-        folder = root / study
+    ``root/<study>`` its full run wrote and ``root/<variant>`` of each
+    variant the page quotes."""
+    def folder_of(name: str) -> Path:
+        folder = root / name
         if not (folder / "report.md").is_file():
-            raise FileNotFoundError(f"{folder}: no full run of {study} here (report.md missing)")
-        out[study] = figures_of(folder)
+            raise FileNotFoundError(f"{folder}: no full run of {name} here (report.md missing)")
+        return folder
+
+    out = {study: figures_of(folder_of(study)) for study, figures_of in sorted(FIGURES.items())}
+    for name, (v, figures_of) in sorted(VARIANTS.items()):
+        out[v.study].update({f"{name}: {k}": text for k, text in figures_of(folder_of(name)).items()})
     return out
 
 
