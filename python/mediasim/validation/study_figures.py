@@ -106,7 +106,60 @@ def avpf(folder: Path) -> Figures:
         f"{1000 * high.xs('AVPF', level='profile')['mwt_s_mean'].max():.0f} ms. The moderate congestion loses "
         f"{_span(congested, '.1f')}% of the media at {rates[0] / 1e3:g} kbit/s")
     out.update(_avpf_multicast(folder))
+    out.update(_avpf_sensitivity(_csv(folder, "sensitivity")))
     return out
+
+
+def _avpf_sensitivity(d: pd.DataFrame) -> Figures:
+    """The sensitivity findings: what no setting moves, what the congestion
+    set-up moves in case 4, the mobile links' delay, the overloaded
+    low-bandwidth links."""
+    seed, d = d[d["value"] == "seed"], d[d["value"] != "seed"]
+
+    def at(rows: pd.DataFrame) -> pd.Series:
+        return pd.concat([rows["at_default"], rows["at_low"], rows["at_high"]]).dropna()
+
+    def change(rows: pd.DataFrame) -> pd.Series:
+        return pd.concat([rows["change_low_pct"], rows["change_high_pct"]]).dropna()
+
+    def metric(name: str, case: int, rows: pd.DataFrame = d) -> pd.DataFrame:
+        return rows[(rows["metric"] == name) & (rows["case"] == case)]
+
+    rtcp = d[d["metric"].str.startswith("RTCP share")]
+    avp, avpf = metric("MWT AVP (s)", 4), metric("MWT AVPF (s)", 4)
+    newpred = d[d["metric"] == "NEWPRED waiting time (s)"]
+    noise = change(metric("MWT AVPF (s)", 4, seed)).abs().max()
+    moved = avpf[(avpf[["change_low_pct", "change_high_pct"]].abs() > noise).any(axis=1)]
+    beyond = change(moved).abs()
+    beyond = beyond[beyond > noise]
+    ratio = (avp.set_index("value")[["at_low", "at_high"]] / avpf.set_index("value")[["at_low", "at_high"]]).stack()
+    mobile = d[d["value"] == "mobile_delay_ms"]
+    lowbw = d[(d["value"] == "lowbw_bps")]
+    collapse = lowbw[lowbw["metric"].isin(["failure rate", "suppression rate, shared losses"])]["change_low_pct"]
+
+    def moves(name: str) -> str:
+        r = metric(name, 7, mobile).iloc[0]
+        return f"{r.change_low_pct:+.0f}% / {r.change_high_pct:+.0f}%"
+
+    return {
+        "sensitivity, unmoved": (
+            f"(cases 1-3: {_span(at(rtcp), '.2f')}% at every setting, at most {change(rtcp).abs().max():.1f}% from "
+            f"the default), AVP's waiting time (case 4: {_span(at(avp), '.2f')} s, within "
+            f"{change(avp).abs().max():.1f}%, under the {change(metric('MWT AVP (s)', 4, seed)).abs().max():.0f}% "
+            f"seed-to-seed change), and NEWPRED's waiting time (cases 9-10: within "
+            f"{change(newpred).abs().max():.0f}%)"),
+        "sensitivity, AVPF in case 4": (
+            f"({1000 * avpf['at_default'].iloc[0]:.0f} ms at the defaults, noise {noise:.0f}%) moves by "
+            f"{_span(beyond, '.0f')}% with the congestion set-up and the run length "
+            f"({_span(at(moved) * 1000, '.0f')} ms). Every setting leaves it {_span(ratio, '.0f')} times below AVP's"),
+        "sensitivity, mobile delay": (f"moves case 7's failure rate by {moves('failure rate')} and the loss report "
+                                      f"delay by {moves('loss report delay (s)')}"),
+        "sensitivity, overloaded links": (
+            f"(case 7's loss report delay rises "
+            f"{1 + metric('loss report delay (s)', 7, lowbw)['change_low_pct'].iloc[0] / 100:.0f}-fold) and its own "
+            f"congestion losses, reported by it alone, swamp the shared ones (failure and suppression rates fall by "
+            f"{-collapse.max():.0f}%)"),
+    }
 
 
 def _avpf_multicast(folder: Path) -> Figures:
@@ -352,7 +405,65 @@ def svc(folder: Path) -> Figures:
         f"({ratio.iloc[0]:.2f} of TFRC's loss at {ratio.index[0]} packets, {_span(ratio.iloc[1:4], '.1f')} from "
         f"{ratio.index[1]} to {ratio.index[3]}, {ratio.iloc[-1]:.2f} at {ratio.index[-1]})")
     out.update(_svc_fec(f))
+    out.update(_svc_sensitivity(_csv(folder, "sensitivity")))
     return out
+
+
+def _svc_sensitivity(d: pd.DataFrame) -> Figures:
+    """What each open value moves (the page's sensitivity table, cell by
+    cell) and the noise it is judged against."""
+    rows = {(r.value, r.setting.split(":")[0]): r for r in d.itertuples()}
+    base = rows[("default", "-")]
+
+    def lo(v: str) -> Any:
+        return rows[(v, "low")]
+
+    def hi(v: str) -> Any:
+        return rows[(v, "high")]
+
+    quiet = [rows[(v, side)].loss_ratio_largest for v in ("ppacc_eps_bps", "ppacc_long_timer_max_gops",
+                                                          "ppacc_feedback_ms") for side in ("low", "high")]
+    bd, ad, wq, sz, sc, tm = (
+        "bottleneck_delay_ms", "access_delay_ms", "wred_w_q", "packet_bytes", "svc_layer_scale", "ppacc_short_timer_ms")
+    spacing = lo("ppacc_capacity_spacing")
+    return {
+        "sensitivity, noise": (f"(PPACC's loss at 5 packets: {np.sqrt(2) * base.ppacc_loss_pct_half:.2f} points; the "
+                               f"loss ratio at 80: {np.sqrt(2) * base.loss_ratio_largest_half:.2f})"),
+        "sensitivity, bottleneck delay": (
+            f"TFRC's loss at 5 packets {lo(bd).tfrc_loss_pct:.1f}% / {hi(bd).tfrc_loss_pct:.1f}% (default "
+            f"{base.tfrc_loss_pct:.1f}%)"),
+        "sensitivity, bottleneck delay, PPACC": (
+            f"PPACC's ({_span(pd.Series([lo(bd).ppacc_loss_pct, hi(bd).ppacc_loss_pct]), '.1f')}%) does not depend "
+            f"on it. At 60 ms PPACC loses {hi(bd).loss_ratio_largest:.2f} times TFRC's loss at 80 packets"),
+        "sensitivity, access delay": (f"TFRC {lo(ad).tfrc_loss_pct:.1f}% / {hi(ad).tfrc_loss_pct:.1f}%; the loss "
+                                      f"ratio at 80 packets {hi(ad).loss_ratio_largest:.2f} at 20 ms"),
+        "sensitivity, w_q low": f"at 0.002 PPACC loses {lo(wq).loss_ratio_largest:.2f} times TFRC's loss at 80 packets",
+        "sensitivity, w_q high": (f"at 0.2, {hi(wq).loss_ratio_largest:.2f} times, and AF12 less AF11 "
+                                  f"{hi(wq).af12_minus_af11_pct - base.af12_minus_af11_pct:+.1f} points"),
+        "sensitivity, WRED profiles": (
+            f"PPACC's loss ratio at 80 packets {hi('wred_profiles').loss_ratio_largest:.2f}; overlapping: FEC's cut "
+            f"{lo('wred_profiles').fec_cut_pct - base.fec_cut_pct:+.1f} points"),
+        "sensitivity, start spread": (f"PPACC loses {lo('start_spread_s').ppacc_loss_pct:.0f}% at 5 packets"),
+        "sensitivity, packet size": (f"TFRC's loss {lo(sz).tfrc_loss_pct:.1f}% / {hi(sz).tfrc_loss_pct:.1f}%; "
+                                     f"throughput ratio {lo(sz).throughput_ratio:.2f} at 1000"),
+        "sensitivity, source rate": (
+            f"TFRC's loss {lo(sc).tfrc_loss_pct:.1f}% / {hi(sc).tfrc_loss_pct:.1f}%; AF12 less AF11 "
+            f"{lo(sc).af12_minus_af11_pct:.1f} / {hi(sc).af12_minus_af11_pct:.1f} points"),
+        "sensitivity, kappa": (
+            f"the loss ratio at 80 packets {lo('ppacc_kappa_bps').loss_ratio_largest:.2f} / "
+            f"{hi('ppacc_kappa_bps').loss_ratio_largest:.2f} (default {base.loss_ratio_largest:.2f})"),
+        "sensitivity, EWMA weight": (f"the loss ratio at 80 packets {lo('ppacc_a_weight').loss_ratio_largest:.2f} / "
+                                     f"{hi('ppacc_a_weight').loss_ratio_largest:.2f}"),
+        "sensitivity, short timer": (
+            f"the loss ratio at 80 packets {lo(tm).loss_ratio_largest:.2f} / {hi(tm).loss_ratio_largest:.2f}; "
+            f"throughput ratio {lo(tm).throughput_ratio:.2f} / {hi(tm).throughput_ratio:.2f} (default "
+            f"{base.throughput_ratio:.2f})"),
+        "sensitivity, quiet PPACC values": f"(the loss ratio at 80 packets {_span(pd.Series(quiet), '.2f')})",
+        "sensitivity, capacity spacing": (
+            f"off: PPACC's loss at 5 packets {spacing.ppacc_loss_pct:.1f}% (default {base.ppacc_loss_pct:.1f}%), "
+            f"AF12 less AF11 {spacing.af12_minus_af11_pct - base.af12_minus_af11_pct:+.1f} points, throughput "
+            f"ratio {spacing.throughput_ratio:.2f}"),
+    }
 
 
 def _svc_fec(f: pd.DataFrame) -> Figures:
@@ -438,6 +549,24 @@ def rmtp(folder: Path) -> Figures:
         f"DR share {d.dr_share_3:.3f}, premature share {d.premature_share_3:.3f}, P' gap {d.p_prime_gap_3:+.3f}, "
         f"delay {d.delay_5_s:.2f} s (5) and {d.delay_6_s:.3f} s (6), subgroup ratio {d.worst_subgroup_ratio:.3f}.")
     out.update(table_rows(folder, "Sensitivity", "sensitivity, beyond noise", index=1))
+    r = {(x.value, x.setting.split(":")[0]): x for x in sens.itertuples()}
+    small, large = r[("data_packet_bytes", "low")], r[("data_packet_bytes", "high")]
+    fast, slow = r[("repair_interval_ms", "low")], r[("repair_interval_ms", "high")]
+    hold, custody = r[("dr_repair_holdoff_ms", "high")], r[("dr_acknowledges", "high")]
+    out["sensitivity, in absolute terms"] = (
+        f"delay in 5 falls to {small.delay_5_s:.2f} s, the subgroup ratio rises to {small.worst_subgroup_ratio:.2f}; "
+        f"at 700 bytes delay in 5 is {large.delay_5_s:.1f} s and the ratio {large.worst_subgroup_ratio:.2f}. - "
+        f"**DR repair round**: delay in 5 {fast.delay_5_s:.1f} s at 100 ms, {slow.delay_5_s:.2f} s at 800 ms, where "
+        f"the DR share in 3 falls to {slow.dr_share_3:.2f} and the ratio rises to {slow.worst_subgroup_ratio:.2f}. "
+        f"- **DR repair hold-off**: 300 ms is the default (a round is 300 ms); at 1 s the DR share in 3 falls to "
+        f"{hold.dr_share_3:.2f}, delay in 5 to {hold.delay_5_s:.2f} s, and the ratio rises to "
+        f"{hold.worst_subgroup_ratio:.2f}. - **DR agents**: custodial DRs raise the DR share in 3 to "
+        f"{custody.dr_share_3:.2f}, the premature share to {custody.premature_share_3:.2f}, delay in 5 to "
+        f"{custody.delay_5_s:.0f} s (the repair storm) and the ratio to {custody.worst_subgroup_ratio:.2f}. - "
+        f"**Scenario 6's sender-DR delay** at 300 ms: delay in 6 "
+        f"{r[('scenario6_sender_dr_delay_ms', 'high')].delay_6_s:.2f} s ({d.delay_6_s:.2f} at 200 ms)")
+    original = sens[sens["value"] != "dr_acknowledges"]["worst_subgroup_ratio"]
+    out["sensitivity, worst subgroup"] = f"holds under every setting (ratio {_span(original, '.2f')})"
     return out
 
 
@@ -451,6 +580,7 @@ class Variant:
     study: str
     settings: tuple[tuple[str, Any], ...]
     cases: tuple[int, ...] = ()
+    quick: bool = False  # the study's quick size, the settings on top
 
 
 def rmcat_restart(folder: Path) -> Figures:
@@ -500,6 +630,23 @@ def svc_probing(folder: Path) -> Figures:
                               f"{_pct(t.loc[('tfrc', last), 'byte_loss_mean'])}% at {last};")}
 
 
+def avpf_core_delay(folder: Path) -> Figures:
+    """Case 7 on the quick grid with 20 ms core links, against the quick
+    default beside it (``avpf-quick``): the loss report delay and failure
+    rate over the k grid."""
+    base, far = (_csv(f, "case7_sender").set_index(["scenario", "k"]) for f in (folder.parent / "avpf-quick", folder))
+    delay, fail = "loss_report_delay_mean_s_mean", "failure_rate_mean"
+    growth = far[delay] / base[delay]
+    return {
+        "core delay, scenario 1": (
+            f"({_span(base.loc[1, delay], '.3f')} s to {_span(far.loc[1, delay], '.3f')} s over the k grid), grows "
+            f"{_span(growth.loc[3], '.1f')} times in scenario 3, and moves by at most "
+            f"{100 * (growth.loc[2] - 1).abs().max():.0f}% in scenario 2"),
+        "core delay, failures": (f"raises scenario 1's failure rate ({_span(base.loc[1, fail], '.2f')} to "
+                                 f"{_span(far.loc[1, fail], '.2f')})"),
+    }
+
+
 NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 10: "ten"}
 
 
@@ -522,6 +669,8 @@ VARIANTS: dict[str, tuple[Variant, Callable[[Path], Figures]]] = {
                                     ("ppacc_short_timer_ms", 533.0), ("ppacc_long_timer_max_gops", 4),
                                     ("fec_shares", ()))), svc_probing),
     "iw10-small-buffer": (Variant("iw10", (("buffer_packets", 10),)), iw10_small_buffer),
+    "avpf-quick": (Variant("avpf", (), cases=(7,), quick=True), lambda folder: {}),
+    "avpf-quick-core-delay": (Variant("avpf", (("core_delay_ms", 20.0),), cases=(7,), quick=True), avpf_core_delay),
 }
 
 

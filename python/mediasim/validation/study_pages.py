@@ -90,7 +90,8 @@ def run(root: Path, workers: int | None = None, progress: bool = False) -> None:
         experiments.reproduce(study, mod.Params(), root / study, workers=workers, progress=progress,
                               sensitivity=mod.HAS_SENSITIVITY, overwrite=True)
     for name, (v, _) in sorted(VARIANTS.items()):
-        params = dataclasses.replace(experiments.get(v.study).Params(), **dict(v.settings))
+        params = experiments.get(v.study).Params()
+        params = dataclasses.replace(params.quick() if v.quick else params, **dict(v.settings))
         experiments.reproduce(v.study, params, root / name, workers=workers, progress=progress,
                               cases=v.cases or None, overwrite=True)
 
