@@ -5,6 +5,8 @@ in tests/data/gcc_rate_references.json with a digest of the packets it was
 fed; mediasim's run is repeated here and held to them."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +57,16 @@ def test_the_check_tells_a_different_decrease_factor(stored, beta, monkeypatch):
     _, ours = g.mediasim_run("trendline")
     rows = g.differences(g.figures(ours), stored["runs"]["trendline"]["figures"])
     assert not all(ok for *_, ok in rows)
+
+
+def test_the_gcc_page_gives_these_figures(stored, run):
+    """docs/models/gcc.md's table row for each filter is this run's and the
+    stored reference's figures."""
+    estimator, (_, ours) = run
+    ref = stored["runs"][estimator]["figures"]
+    mine = g.figures(ours)
+    cells = [f"{a['estimate_share']:.3f}, {b['estimate_share']:.3f}" for a, b in zip(mine["stretches"],
+                                                                                       ref["stretches"])]
+    row = f"| {estimator} | {' | '.join(cells)} | {mine['backoff_s']:.1f} s, {ref['backoff_s']:.1f} s |"
+    page = re.sub(r"\s+", " ", (Path(__file__).parents[1] / "docs" / "models" / "gcc.md").read_text())
+    assert row in page, row

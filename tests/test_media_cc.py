@@ -206,3 +206,26 @@ def test_the_gcc_crosschecks_stored_inputs_are_the_generators():
     assert doc["inputs"] == g.inputs()
     s = g.summary(doc["outputs"])
     assert s["groups"] == 1500 and min(s["normal"], s["underuse"], s["overuse"]) > 10
+
+
+def test_gccs_loss_based_rises_do_not_hold_back_a_clean_ramp_up():
+    """Without loss, libwebrtc's rise (1.08 times the last second's least,
+    on every message) keeps GCC's target at its delay-based estimate
+    through the ramp-up: the same as with a loss-based rate that never
+    binds (the aiortc check's call, its first 18 s)."""
+    import pandas as pd
+
+    from mediasim.validation import gcc_rate_crosscheck as g
+
+    def target(cc_fields):
+        d = g.scenario("trendline")
+        d["rtp_sessions"][0]["members"][0]["cc"].update(cc_fields)
+        s = mediasim.run(mediasim.Scenario.from_dict(d)).tables["media_series"]
+        s = s[(s["var"] == "target_bps") & (s["time_s"] <= 18.0)]
+        return s.set_index("time_s")["value"]
+
+    # A 1 us window and a factor of 10: As is the delay-based estimate after every message.
+    ours, free = target({}), target({"loss_increase": 10.0, "loss_increase_window_ms": 0.001})
+    both = pd.concat([ours.rename("ours"), free.rename("free")], axis=1).sort_index().ffill().dropna()
+    assert len(both) > 100 and both["free"].iloc[-1] > 2 * both["free"].iloc[0]  # a ramp-up
+    assert (both["ours"] / both["free"]).between(0.99, 1.01).all()

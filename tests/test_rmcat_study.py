@@ -211,6 +211,30 @@ def test_gccs_loss_decrease_interval_reaches_only_gccs_controller():
     assert {k: v for k, v in draft.items() if k != "gcc"} == {k: v for k, v in default.items() if k != "gcc"}
 
 
+def test_gccs_loss_increase_reaches_only_gccs_controller_and_libwebrtcs_is_the_engines_default():
+    import dataclasses
+
+    import mediasim
+
+    def ccs(p):
+        return {ctl: rmcat.scenario(p, 1, ctl, 50.0, "droptail", 0).data["rtp_sessions"][0]["members"][0]["cc"]
+                for ctl in rmcat.CONTROLLERS}
+
+    default = ccs(rmcat.Params())
+    draft = ccs(dataclasses.replace(rmcat.Params(), gcc_loss_increase="draft"))
+    assert draft["gcc"] == {**default["gcc"], "loss_increase": 1.05, "loss_increase_window_ms": 0.0}
+    assert {k: v for k, v in draft.items() if k != "gcc"} == {k: v for k, v in default.items() if k != "gcc"}
+    # Spelt out, libwebrtc's rule runs as the engine's default does, bit for bit.
+    p = dataclasses.replace(rmcat.Params(), time_scale=0.2)
+    sc = rmcat.scenario(p, 1, "gcc", 50.0, "droptail", 0)
+    spelt = rmcat.scenario(p, 1, "gcc", 50.0, "droptail", 0)
+    spelt.data["rtp_sessions"][0]["members"][0]["cc"].update(rmcat.GCC_LOSS_INCREASE["libwebrtc"])
+    a, b = (mediasim.run(x, seed=3).tables["flows"] for x in (sc, spelt))
+    assert a.equals(b)
+    with pytest.raises(ValueError, match="gcc_loss_increase must be libwebrtc or draft"):
+        rmcat.Params(gcc_loss_increase="fast").check()
+
+
 def test_the_command_runs_the_cases_asked_for(tmp_path):
     from click.testing import CliRunner
 

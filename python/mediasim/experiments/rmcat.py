@@ -40,6 +40,12 @@ CASE_NAMES = {
     10: "cellular, lte-edge trace",
 }
 CELLULAR = {9: "lte-2mbps", 10: "lte-edge"}
+#: GCC's loss-based rises, as its cc fields: libwebrtc's (the engine's
+#: default) and the draft's factor on every pool.
+GCC_LOSS_INCREASE: dict[str, dict[str, float]] = {
+    "libwebrtc": {"loss_increase": 1.08, "loss_increase_window_ms": 1000.0},
+    "draft": {"loss_increase": 1.05, "loss_increase_window_ms": 0.0},
+}
 #: 5.8: how long after the resume the bottleneck's queue peak is taken, s.
 RESUME_WINDOW_S = 10.0
 
@@ -98,6 +104,9 @@ class Params(StudyParams):
     case58_resume: str = "hold"  # 5.8: the session pauses, its controller kept ("restart": a fresh one at the resume)
     nada_rampup_delay: str = "filtered"  # NADA's ramp-up test on d_tilde ("raw": each packet's, RFC 8698 and ns3-rmcat)
     gcc_loss_decrease_interval_ms: float = 300.0  # GCC: libwebrtc's wait between loss-based cuts (the draft's: 0)
+    # GCC's loss-based rises: "libwebrtc" (1.08 over the last second's least, plus 1 kbit/s) or "draft" (x1.05
+    # on every clean 20-packet pool)
+    gcc_loss_increase: str = "libwebrtc"
     # --- chosen here ---
     controllers: tuple[str, ...] = ("gcc", "nada", "scream")
     cases: tuple[int, ...] = CASES
@@ -145,6 +154,8 @@ class Params(StudyParams):
                             f"got {self.start_bps:.10g})")
         if self.case58_resume not in ("hold", "restart"):
             problems.append(f"case58_resume must be hold or restart (got {self.case58_resume!r})")
+        if self.gcc_loss_increase not in GCC_LOSS_INCREASE:
+            problems.append(f"gcc_loss_increase must be libwebrtc or draft (got {self.gcc_loss_increase!r})")
         if self.nada_rampup_delay not in ("filtered", "raw"):
             problems.append(f"nada_rampup_delay must be filtered or raw (got {self.nada_rampup_delay!r})")
         if not 0 < self.scream_pacing_factor <= 10:
@@ -295,6 +306,8 @@ def scenario(p: Params, number: int, controller: str, one_way_ms: float, aqm: st
         cc = {**cc, "rampup_delay": p.nada_rampup_delay}
     if cc["type"] == "gcc" and p.gcc_loss_decrease_interval_ms != 300.0:  # the engine's default, likewise
         cc = {**cc, "loss_decrease_interval_ms": p.gcc_loss_decrease_interval_ms}
+    if cc["type"] == "gcc" and p.gcc_loss_increase != "libwebrtc":
+        cc = {**cc, **GCC_LOSS_INCREASE[p.gcc_loss_increase]}
     placed: set[int] = set()
     for leg in legs(case):
         i = leg.flow

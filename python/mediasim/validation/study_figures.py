@@ -316,13 +316,30 @@ def rmcat(folder: Path) -> Figures:
     default = sens.loc[("default", "-")]
     fast = sens.loc[("feedback_interval_ms", "low: 20.0")]
     out["sensitivity, feedback every 20 ms"] = (
-        f"feedback every 20 ms instead of {p.feedback_interval_ms:g} adds {fast.c1_share - default.c1_share:.3f} "
+        f"every 20 ms instead of {p.feedback_interval_ms:g} adds {fast.c1_share - default.c1_share:.3f} "
         f"to 5.1's share ({default.c1_share:.2f})")
     restart = sens.loc[("case58_resume", "low: restart")].c8_resume_queue_ms
-    short = sens.loc[("queue_ms", "low: 100.0")].c8_resume_queue_ms
+    short_q = sens.loc[("queue_ms", "low: 100.0")]
+    short = short_q.c8_resume_queue_ms
     out["sensitivity, 5.8's queue"] = (
         f"5.8's queue after the resume ({default.c8_resume_queue_ms:.0f} ms, the mean over the controllers) falls "
         f"to {restart:.0f} ms with a fresh controller at the resume and to {short:.0f} ms behind a 100 ms queue")
+    high = {v: sens.loc[(v, s)] for v, s in (("queue_ms", "high: 1000.0"), ("jitter_std_ms", "high: 15.0"),
+                                             ("case57_file_kb", "high: (100.0, 1000.0)"),
+                                             ("scream_pacing_factor", "high: 1.5"))}
+    out["sensitivity, queue and jitter"] = (
+        f"the queue size moves 5.1's queuing delay ({short_q.c1_queuing_ms - default.c1_queuing_ms:+.1f} ms at 100 ms "
+        f"of queue, {high['queue_ms'].c1_queuing_ms - default.c1_queuing_ms:+.1f} ms at 1000); jitter of 15 ms adds "
+        f"{high['jitter_std_ms'].c1_queuing_ms - default.c1_queuing_ms:.1f} ms to it")
+    out["sensitivity, 5.7's files"] = (f"with 100-1000 kB transfers the media's share falls from "
+                                       f"{default.c7_share:.2f} to {high['case57_file_kb'].c7_share:.2f}")
+    out["sensitivity, SCReAM's pacing"] = (
+        f"(5.1's queuing delay {high['scream_pacing_factor'].c1_queuing_ms - default.c1_queuing_ms:+.1f} ms, the "
+        f"mean over the three controllers)")
+    raw = sens.loc[("nada_rampup_delay", "low: raw")]
+    out["sensitivity, NADA's raw ramp-up"] = (
+        f"lowers 5.1's share by {default.c1_share - raw.c1_share:.3f}, the mean over the three controllers: NADA's "
+        f"own by {3 * (default.c1_share - raw.c1_share):.2f}")
     out.update(table_rows(folder, "Sensitivity", "sensitivity, beyond noise", index=1))
     return out
 
@@ -599,6 +616,18 @@ def rmcat_restart(folder: Path) -> Figures:
         f"with peaks of {_and([f'{peak[k]:.0f}' for k in ctls])} ms")}
 
 
+def rmcat_gcc_cut_every_pool(folder: Path) -> Figures:
+    """5.1 with GCC cutting for every pool over 10% lost: how far its
+    settled rate swings at each one-way delay."""
+    s = _csv(folder, "summary")
+    cv = s[(s["case"] == 1) & (s["aqm"] == "droptail")].set_index("one_way_ms")["settled_cv_mean"]
+    return {"5.1, GCC cutting for every pool": (
+        f"(`gcc_loss_decrease_interval_ms = 0`) its rate at {cv.index[-1]:g} ms one way swings {cv.iloc[-1]:.3f}, "
+        f"past the band"),
+        "5.1, GCC cutting for every pool, first delay": (
+            f"at {cv.index[0]:g} ms one way, where its settled swing is {cv.iloc[0]:.3f}")}
+
+
 def _shape_measured(folder: Path, heading: str, starts: str) -> str:
     rows = report_table(folder, heading)
     return next(r[1] for r in rows if r[0].startswith(starts))
@@ -663,6 +692,8 @@ def iw10_small_buffer(folder: Path) -> Figures:
 VARIANTS: dict[str, tuple[Variant, Callable[[Path], Figures]]] = {
     "rmcat-restart": (Variant("rmcat", (("case58_resume", "restart"), ("one_way_delays_ms", (50.0,)),
                                         ("aqm_variant", False)), cases=(8,)), rmcat_restart),
+    "rmcat-gcc-cut-every-pool": (Variant("rmcat", (("gcc_loss_decrease_interval_ms", 0.0), ("controllers", ("gcc",)),
+                                                   ("aqm_variant", False)), cases=(1,)), rmcat_gcc_cut_every_pool),
     "svc-paced": (Variant("svc", (("ppacc_shaping", True), ("ppacc_pacing_factor", 2.5), ("fec_shares", ()))),
                   svc_paced),
     "svc-probing": (Variant("svc", (("ppacc_eps_bps", 10e3), ("ppacc_kappa_bps", 100e3), ("ppacc_a_weight", 0.125),

@@ -71,7 +71,8 @@ defaults! {
     d_loss_min_packets: u32 = 20;
     d_loss_high: f64 = 0.1;
     d_loss_low: f64 = 0.02;
-    d_loss_increase: f64 = 1.05;
+    d_loss_increase: f64 = 1.08;
+    d_loss_increase_window_ms: f64 = 1000.0;
     d_loss_decrease_interval_ms: f64 = 300.0;
 }
 
@@ -147,9 +148,14 @@ pub struct GccSpec {
     /// Below this it rises.
     #[serde(default = "d_loss_low")]
     pub loss_low: f64,
-    /// Its factor when it rises.
+    /// Its factor when it rises (libwebrtc's 1.08; the draft's 1.05).
     #[serde(default = "d_loss_increase")]
     pub loss_increase: f64,
+    /// A rise sets the loss-based rate to `loss_increase` times its least
+    /// over this window, plus 1 kbit/s, ms (libwebrtc's 1000; 0: it
+    /// multiplies by `loss_increase` on every pool under `loss_low`).
+    #[serde(default = "d_loss_increase_window_ms")]
+    pub loss_increase_window_ms: f64,
     /// A loss-based decrease waits this long plus an RTT after the last,
     /// ms (libwebrtc's 300; 0: no wait, every pool over `loss_high` cuts,
     /// as the draft acts on every report).
@@ -189,9 +195,14 @@ impl CcModel for GccSpec {
         }
         c.non_negative(format_args!("{path}.overuse_time_ms"), self.overuse_time_ms);
         c.interval_ms(format_args!("{path}.rate_window_ms"), self.rate_window_ms);
-        let interval = format!("{path}.loss_decrease_interval_ms");
-        c.non_negative(&interval, self.loss_decrease_interval_ms);
-        c.at_most(&interval, self.loss_decrease_interval_ms, MAX_DELAY_MS);
+        for (name, x) in [
+            ("loss_decrease_interval_ms", self.loss_decrease_interval_ms),
+            ("loss_increase_window_ms", self.loss_increase_window_ms),
+        ] {
+            let field = format!("{path}.{name}");
+            c.non_negative(&field, x);
+            c.at_most(&field, x, MAX_DELAY_MS);
+        }
         c.at_least_one(
             format_args!("{path}.loss_min_packets"),
             Some(self.loss_min_packets as u64),
@@ -304,7 +315,10 @@ impl Gcc {
                 s.start_bps,
                 s.loss_min_packets as u64,
                 (s.loss_high, s.loss_low, s.loss_increase),
-                SimTime::from_millis_f64(s.loss_decrease_interval_ms),
+                (
+                    SimTime::from_millis_f64(s.loss_increase_window_ms),
+                    SimTime::from_millis_f64(s.loss_decrease_interval_ms),
+                ),
             ),
             received: RateWindow::new(SimTime::from_millis_f64(s.rate_window_ms)),
             min_bps: s.min_bps,

@@ -202,14 +202,14 @@ fn bad_fields_are_named() {
         ""
     );
     assert!(errors(serde_json::json!({"k_up": -0.1})).contains("cc.k_up"));
-    // The wait between loss-based cuts: 0 (none) up to the engine's bound on delays.
-    for (x, ok) in [(0.0, true), (-1.0, false), (1e9, true), (1.1e9, false)] {
-        let text = errors(serde_json::json!({ "loss_decrease_interval_ms": x }));
-        assert_eq!(text.is_empty(), ok, "{x}: {text}");
-        assert!(
-            ok || text.contains("cc.loss_decrease_interval_ms"),
-            "{text}"
-        );
+    // The wait between loss-based cuts and the window of its rises: 0
+    // (none) up to the engine's bound on delays.
+    for field in ["loss_decrease_interval_ms", "loss_increase_window_ms"] {
+        for (x, ok) in [(0.0, true), (-1.0, false), (1e9, true), (1.1e9, false)] {
+            let text = errors(serde_json::json!({ field: x }));
+            assert_eq!(text.is_empty(), ok, "{field} {x}: {text}");
+            assert!(ok || text.contains(&format!("cc.{field}")), "{text}");
+        }
     }
 }
 
