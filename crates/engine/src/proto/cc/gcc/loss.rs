@@ -243,6 +243,10 @@ mod tests {
         let held = l.on_report(ms(100), 19, 1, 2e6, rtt);
         assert_eq!(held, 1.08e6 + 1000.0);
         assert_eq!(l.on_report(ms(150), 1, 0, 2e6, rtt), held);
+        // Exactly 2% (the band is open at its end): held too.
+        let mut edge = windowed(1000);
+        assert_eq!(edge.on_report(ms(0), 98, 2, 2e6, rtt), 1e6);
+        assert_eq!(edge.on_report(ms(50), 1, 0, 2e6, rtt), 1e6);
     }
 
     /// Without a window every clean pool multiplies As (the draft's rule
