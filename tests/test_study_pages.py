@@ -2,6 +2,8 @@
 every figure stored from the last full run (mediasim.validation.study_pages)
 is on its page, and the code that made them is the code as it is now."""
 
+import json
+
 from mediasim import experiments
 from mediasim.validation import output_hashes, study_figures, study_pages
 
@@ -81,3 +83,17 @@ def test_the_stored_file_is_what_save_writes(tmp_path):
     out = tmp_path / "pages.json"
     study_pages.save(stored["figures"], out)
     assert out.read_text() == study_pages.STORED.read_text()
+
+
+def test_only_a_folder_the_current_code_ran_is_read(tmp_path, capsys):
+    # No key: a folder of plain `mediasim reproduce` runs, or a --run cut short.
+    assert study_pages.main(["--from", str(tmp_path)]) == 2
+    assert "no key.json" in capsys.readouterr().out
+    # Another code's key: refused before any figure is read.
+    stale = {**study_pages.key(), "quick_outputs": "0" * 32}
+    (tmp_path / study_pages.KEY_FILE).write_text(json.dumps(stale))
+    assert study_pages.main(["--from", str(tmp_path), "--update"]) == 2
+    assert "made by other code" in capsys.readouterr().out
+    # The current key: accepted (here the studies' folders are then missing).
+    (tmp_path / study_pages.KEY_FILE).write_text(json.dumps(study_pages.key()))
+    study_pages.check_key(tmp_path)

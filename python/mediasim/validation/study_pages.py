@@ -21,9 +21,10 @@ and no quick run's table (every quick run runs every case, so such a
 change would have to act only past the quick runs' shortened times).
 
 ``python -m mediasim.validation.study_pages --run DIR`` runs the studies
-into DIR (about 8 minutes on 2 cores); ``--from DIR`` reads a folder such
-a run wrote; either with ``--update`` stores the figures once every page
-says them.
+into DIR (about 8 minutes on 2 cores) and writes the key last;
+``--from DIR`` reads a folder such a run wrote, if its key is the current
+code's; either with ``--update`` stores the figures once every page says
+them.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from .study_figures import FIGURES, VARIANTS
 ROOT = Path(__file__).resolve().parents[3]
 PAGES = ROOT / "docs" / "experiments"
 STORED = ROOT / "tests" / "data" / "study_pages.json"
+#: The key of the code that wrote a --run folder, in that folder.
+KEY_FILE = "key.json"
 
 
 def page_path(study: str) -> Path:
@@ -82,9 +85,12 @@ def key(baseline: dict[str, str] | None = None) -> dict[str, Any]:
 
 def run(root: Path, workers: int | None = None, progress: bool = False) -> None:
     """Every study at full size, with its sensitivity runs, into
-    ``root/<study>``, and each variant into ``root/<variant>``."""
+    ``root/<study>``, and each variant into ``root/<variant>``; then the
+    key of the code that ran them, in ``root/key.json``, last, so that a
+    run cut short leaves none."""
     from .. import experiments
 
+    (root / KEY_FILE).unlink(missing_ok=True)
     for study in sorted(FIGURES):
         mod = experiments.get(study)
         experiments.reproduce(study, mod.Params(), root / study, workers=workers, progress=progress,
@@ -94,6 +100,19 @@ def run(root: Path, workers: int | None = None, progress: bool = False) -> None:
         params = dataclasses.replace(params.quick() if v.quick else params, **dict(v.settings))
         experiments.reproduce(v.study, params, root / name, workers=workers, progress=progress,
                               cases=v.cases or None, overwrite=True)
+    (root / KEY_FILE).write_text(json.dumps(key(), indent=1, sort_keys=True) + "\n")
+
+
+def check_key(root: Path) -> None:
+    """A folder's runs are the current code's: ``run`` wrote them under the
+    key the code has now. Figures from older runs stored under today's key
+    would pass the tests while saying what the code no longer does."""
+    path = root / KEY_FILE
+    if not path.is_file():
+        raise ValueError(f"{root}: no {KEY_FILE}; only a folder written by --run (and not cut short) can be read")
+    if json.loads(path.read_text()) != key():
+        raise ValueError(f"{root}: its runs were made by other code or settings ({KEY_FILE} differs from the "
+                         f"current key); run the studies again with --run")
 
 
 def study_figures(root: Path) -> dict[str, dict[str, str]]:
@@ -151,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         run(root, args.workers, progress=True)
         print(f"full studies written to {root} in {time.perf_counter() - t0:.0f} s")
+    try:
+        check_key(root)
+    except ValueError as e:
+        print(f"error: {e}")
+        return 2
     figures = study_figures(root)
     missing = unsaid(figures)
     for study, name, text in missing:
