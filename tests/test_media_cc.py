@@ -95,6 +95,8 @@ def test_a_controller_without_per_packet_feedback_is_named(name):
     ("estimator", "nonsense", "nonsense"),
     ("loss_low", 0.5, "at most loss_high"),
     ("loss_decrease_interval_ms", -300, "non-negative"),
+    ("loss_increase_window_ms", -1000, "non-negative"),
+    ("loss_increase_window_ms", 2e9, "at most"),
 ])
 def test_bad_gcc_fields_are_named(field, value, words):
     sc = controlled_call(**{field: value})

@@ -184,12 +184,14 @@ def test_screams_pacing_factor_reaches_only_screams_pacer():
     assert factors == {"gcc": 2.5, "nada": 1.0, "scream": 1.5}
 
 
+def ccs(p):
+    """Each controller's cc fields in case 5.1's scenario under ``p``."""
+    return {ctl: rmcat.scenario(p, 1, ctl, 50.0, "droptail", 0).data["rtp_sessions"][0]["members"][0]["cc"]
+            for ctl in rmcat.CONTROLLERS}
+
+
 def test_nadas_ramp_up_test_reaches_only_nadas_controller():
     import dataclasses
-
-    def ccs(p):
-        return {ctl: rmcat.scenario(p, 1, ctl, 50.0, "droptail", 0).data["rtp_sessions"][0]["members"][0]["cc"]
-                for ctl in rmcat.CONTROLLERS}
 
     default, raw = ccs(rmcat.Params()), ccs(dataclasses.replace(rmcat.Params(), nada_rampup_delay="raw"))
     assert raw["nada"] == {**default["nada"], "rampup_delay": "raw"}
@@ -199,10 +201,6 @@ def test_nadas_ramp_up_test_reaches_only_nadas_controller():
 
 def test_gccs_loss_decrease_interval_reaches_only_gccs_controller():
     import dataclasses
-
-    def ccs(p):
-        return {ctl: rmcat.scenario(p, 1, ctl, 50.0, "droptail", 0).data["rtp_sessions"][0]["members"][0]["cc"]
-                for ctl in rmcat.CONTROLLERS}
 
     default = ccs(rmcat.Params())
     draft = ccs(dataclasses.replace(rmcat.Params(), gcc_loss_decrease_interval_ms=0.0))
@@ -215,10 +213,6 @@ def test_gccs_loss_increase_reaches_only_gccs_controller_and_libwebrtcs_is_the_e
     import dataclasses
 
     import mediasim
-
-    def ccs(p):
-        return {ctl: rmcat.scenario(p, 1, ctl, 50.0, "droptail", 0).data["rtp_sessions"][0]["members"][0]["cc"]
-                for ctl in rmcat.CONTROLLERS}
 
     default = ccs(rmcat.Params())
     draft = ccs(dataclasses.replace(rmcat.Params(), gcc_loss_increase="draft"))

@@ -97,3 +97,11 @@ def test_only_a_folder_the_current_code_ran_is_read(tmp_path, capsys):
     # The current key: accepted (here the studies' folders are then missing).
     (tmp_path / study_pages.KEY_FILE).write_text(json.dumps(study_pages.key()))
     study_pages.check_key(tmp_path)
+
+
+def test_a_bad_worker_count_is_named(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as e:
+        study_pages.main(["--run", "unused", "--workers", "0"])
+    assert e.value.code == 2 and "--workers must be at least 1 (got 0)" in capsys.readouterr().err

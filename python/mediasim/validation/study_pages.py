@@ -165,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--update", action="store_true", help="store the figures once every page says them")
     ap.add_argument("--workers", type=int, default=None)
     args = ap.parse_args(argv)
+    if args.workers is not None and args.workers < 1:
+        ap.error(f"--workers must be at least 1 (got {args.workers})")
     root = args.run or args.from_
     if args.run:
         t0 = time.perf_counter()
