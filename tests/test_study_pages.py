@@ -49,6 +49,16 @@ def test_the_key_follows_the_variants(monkeypatch):
     assert study_pages.key()["studies"] == key["studies"]
 
 
+def test_the_key_follows_the_values_a_studys_sensitivity_runs_set(monkeypatch):
+    from mediasim.experiments import rmtp_sensitivity, svc_sensitivity
+
+    key = study_pages.key()["studies"]
+    monkeypatch.setattr(rmtp_sensitivity, "STATED_VALUES", (("rcv_hack_interval_ms", 150.0, 900.0),))
+    monkeypatch.setattr(svc_sensitivity, "OPEN_VALUES", svc_sensitivity.OPEN_VALUES[1:])
+    moved = study_pages.key()["studies"]
+    assert {s for s in key if moved[s] != key[s]} == {"rmtp", "svc"}
+
+
 def test_a_page_that_says_another_figure_is_caught(tmp_path):
     figures = {"rmcat": {"a": "settled 0.877 and\n 0.961", "b": "| 5.1 | 0.877 |"}}
     page = tmp_path / "rmcat.md"

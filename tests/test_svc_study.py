@@ -216,6 +216,21 @@ def test_ppacc_probing_hard_and_often_loses_more_than_tfrc_at_a_large_buffer():
         assert loss(hard, "ppacc", seed) > 1.5 * tfrc
 
 
+def test_the_worst_ppacc_run_at_five_packets_sinks_to_its_floor():
+    # docs/experiments/svc.md, "PPACC at 5 packets": when every IDR loses
+    # packets, the short timer keeps the flows in DECREASE down to their
+    # 64 kbit/s floor; the page quotes this run's loss.
+    from pathlib import Path
+
+    import mediasim
+
+    res = mediasim.run(svc.scenario(svc.Params(), "ppacc", 5), seed=19)
+    loss = svc.class_losses(res)["byte_loss"]
+    assert loss > 0.1 and set(res.svc["final_rate_bps"]) == {64e3}
+    page = " ".join((Path(__file__).parents[1] / "docs/experiments/svc.md").read_text().split())
+    assert f"({100 * loss:.1f}% in `mediasim.run(svc.scenario(svc.Params(), \"ppacc\", 5), seed=19)`)" in page
+
+
 def test_sensitivity_headlines_compare_the_transports_at_the_largest_buffer():
     from mediasim.experiments import svc_sensitivity as sens
 

@@ -194,6 +194,13 @@ def shape_checks(s: pd.DataFrame, g: pd.DataFrame, ceiling_pps: float) -> pd.Dat
         rows.append(("a DR repairs many more packets than there were distinct losses",
                      f"DR repairs per packet lost in the subgroup: 2 {x2:.2f}, 3 {x3:.2f} (many: above 1.2)",
                      min(x2, x3) > 1.2))
+    if {3, 4, 5} <= have:
+        share = {k: sv("dr_share", k) for k in (3, 4, 5)}
+        x3, x5 = _get(g, "dr_retx_per_loss", 3, 0), _get(g, "dr_retx_per_loss", 5, 0)
+        rows.append(("in 5 the DR does not fulfil its local recovery role (its Rcv_hack_int badly matched to the RTT)",
+                     f"DR share of repairs: 5 {share[5]:.2f} against 3 {share[3]:.2f} and 4 {share[4]:.2f} (same "
+                     f"losses); DR repairs per packet lost in the subgroup: 5 {x5:.2f} against 3 {x3:.2f} (asked "
+                     "again before its repair arrives)", share[5] < min(share[3], share[4]) - 0.01 and x5 > x3))
     if 5 in have:
         a, b = sv("sender_retx", 5), sv("dr_retx_total", 5)
         rows.append(("on the slow tree (5) the sender carries the repairs: it retransmits far more than the DR",

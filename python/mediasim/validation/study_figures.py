@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..experiments import rmtp as rmtp_study
+
 Figures = dict[str, str]
 
 
@@ -403,6 +405,14 @@ def svc(folder: Path) -> Figures:
     small = t.loc[("ppacc", min(t.loc["ppacc"].index))]
     out["PPACC at the smallest buffer"] = (
         f"({_pct(small.byte_loss_mean)} ± {100 * (small.byte_loss_ci_high - small.byte_loss_mean):.2g}%)")
+    reps = pd.read_parquet(folder / "replications.parquet")
+    reps = reps[(reps["part"] == "transports") & (reps["buffer"] == min(t.loc["ppacc"].index))]
+    by_run = reps.pivot_table(index="replication", columns="transport", values="byte_loss")
+    worse = by_run[by_run["ppacc"] > by_run["tfrc"]]["ppacc"]
+    out["PPACC at the smallest buffer, runs above TFRC"] = (
+        f"in {len(worse)} of {len(by_run)} it loses more than TFRC"
+        + (f" ({_and([f'{100 * x:.1f}%' for x in worse])})" if len(worse) > 1 else
+           f" ({100 * worse.iloc[0]:.1f}%)" if len(worse) else ""))
     for heading, name in (("The study's expected shapes", "expected shapes"),
                           ("The same with PPACC shaping on", "expected shapes, shaping on")):
         rows = table_rows(folder, heading, name)
@@ -557,14 +567,17 @@ def rmtp(folder: Path) -> Figures:
     sens = _csv(folder, "sensitivity")
     d = sens.iloc[0]
     noise = {h: f"{np.sqrt(2) * d[f'{h}_half']:.2g}" for h in
-             ("dr_share_3", "premature_share_3", "p_prime_gap_3", "delay_5_s", "delay_6_s", "worst_subgroup_ratio")}
+             ("dr_share_3", "premature_share_3", "p_prime_gap_3", "delay_5_s", "delay_6_s", "worst_subgroup_ratio",
+              "dr_share_5", "dr_repeats_5")}
     out["sensitivity, noise"] = (
         f"DR share {noise['dr_share_3']}, premature share {noise['premature_share_3']}, P' gap "
         f"{noise['p_prime_gap_3']}, delay in 5 {noise['delay_5_s']} s, in 6 {noise['delay_6_s']} s, the subgroup "
-        f"ratio {noise['worst_subgroup_ratio']}.")
+        f"ratio {noise['worst_subgroup_ratio']}, DR share in 5 {noise['dr_share_5']}, repairs per loss in 5 "
+        f"{noise['dr_repeats_5']}.")
     out["sensitivity, defaults"] = (
         f"DR share {d.dr_share_3:.3f}, premature share {d.premature_share_3:.3f}, P' gap {d.p_prime_gap_3:+.3f}, "
-        f"delay {d.delay_5_s:.2f} s (5) and {d.delay_6_s:.3f} s (6), subgroup ratio {d.worst_subgroup_ratio:.3f}.")
+        f"delay {d.delay_5_s:.2f} s (5) and {d.delay_6_s:.3f} s (6), subgroup ratio {d.worst_subgroup_ratio:.3f}, "
+        f"DR share in 5 {d.dr_share_5:.3f}, repairs per loss in 5 {d.dr_repeats_5:.2f}.")
     out.update(table_rows(folder, "Sensitivity", "sensitivity, beyond noise", index=1))
     r = {(x.value, x.setting.split(":")[0]): x for x in sens.itertuples()}
     small, large = r[("data_packet_bytes", "low")], r[("data_packet_bytes", "high")]
@@ -582,6 +595,34 @@ def rmtp(folder: Path) -> Figures:
         f"{custody.delay_5_s:.0f} s (the repair storm) and the ratio to {custody.worst_subgroup_ratio:.2f}. - "
         f"**Scenario 6's sender-DR delay** at 300 ms: delay in 6 "
         f"{r[('scenario6_sender_dr_delay_ms', 'high')].delay_6_s:.2f} s ({d.delay_6_s:.2f} at 200 ms)")
+    short, long = r[("rcv_hack_interval_ms", "low (stated)")], r[("rcv_hack_interval_ms", "high (stated)")]
+    out["sensitivity, HACK period"] = (
+        f"at 150 ms the DR repairs each loss {short.dr_repeats_5:.0f} times and its share rises to "
+        f"{short.dr_share_5:.2f}; at 600 ms it repairs each about once ({long.dr_repeats_5:.2f}) and the sender "
+        f"carries the repairs (DR share {long.dr_share_5:.2f}: the sender retransmits "
+        f"{(1 - long.dr_share_5) / long.dr_share_5:.1f} times what the DR does), but scenario 3's DR share falls "
+        f"to {long.dr_share_3:.2f}")
+    out["sensitivity, hold-off on the slow tree"] = (
+        f"with a 1 s repair hold-off the DR's share in 5 is {hold.dr_share_5:.2f} and each loss is repaired "
+        f"{hold.dr_repeats_5:.2f} times")
+    sub5 = sub.get_group(("original", 5, 500.0)).iloc[0]
+    sub3 = sub.get_group(("original", 3, 500.0)).iloc[0]
+    s5, s3, s4 = (sender.loc[("original", k, 500.0)] for k in (5, 3, 4))
+    out["slow tree, repairs per loss"] = (
+        f"repairs each lost packet {sub5.dr_retx_per_loss_mean:.1f} times ({sub3.dr_retx_per_loss_mean:.2f} in "
+        f"scenario 3")
+    q20 = r[("queue_limit_packets", "low")]
+    out["sensitivity, short queues"] = f"its DR repairs more (share {q20.dr_share_5:.2f} in 5)"
+    params = rmtp_study.Params()
+    bits = 8 * params.data_packet_bytes
+    out["slow tree, window crossing"] = (
+        f"a {params.data_packet_bytes}-byte packet takes {1e3 * bits / 28e3:.0f} ms on a 28 kbit/s link and a "
+        f"window of {params.ws} takes {params.ws * bits / 28e3:.2f} s, so a receiver asks again every "
+        f"{params.rcv_hack_interval_ms / 1e3:g} s")
+    out["slow tree, window crossing in 3"] = f"where a window crosses a 64 kbit/s link in {params.ws * bits / 64e3:.3g} s"
+    out["slow tree, DR share"] = (
+        f"its share of repairs is {s5.dr_share_mean:.2f}, against {s3.dr_share_mean:.2f} and "
+        f"{s4.dr_share_mean:.2f} on the trees with the same losses")
     original = sens[sens["value"] != "dr_acknowledges"]["worst_subgroup_ratio"]
     out["sensitivity, worst subgroup"] = f"holds under every setting (ratio {_span(original, '.2f')})"
     return out

@@ -67,7 +67,9 @@ def study_key(study: str) -> str:
     params = json.dumps(dataclasses.asdict(mod.Params()), sort_keys=True, default=repr)
     sens = ""
     if mod.HAS_SENSITIVITY:
-        sens = repr(import_module(f"..experiments.{experiments.STUDIES[study]}_sensitivity", __package__).OPEN_VALUES)
+        m = import_module(f"..experiments.{experiments.STUDIES[study]}_sensitivity", __package__)
+        # Stated values some studies also vary (rmtp's HACK period).
+        sens = repr(m.OPEN_VALUES) + (f"\n{m.STATED_VALUES!r}" if hasattr(m, "STATED_VALUES") else "")
     return hashlib.sha256(f"{params}\n{sens}".encode()).hexdigest()[:32]
 
 
