@@ -1,5 +1,5 @@
 """The path the media controller cross-checks run (``gcc_rate_crosscheck``,
-``scream_crosscheck``, ``nada_crosscheck``, ``nada_loss``): RFC 8867 case
+``scream_crosscheck``, ``scream_v2_crosscheck``, ``nada_crosscheck``, ``nada_loss``): RFC 8867 case
 5.1's pattern, shortened. One call from s to r over one link of 1 Mbit/s,
 0.6 at 30 s and 1 again at 50 s (70 s in all), 50 ms one way, 300 ms
 (37,500 bytes) of drop-tail queue, and optionally random loss. Also what they compare: figures over the last 10 s of

@@ -35,7 +35,6 @@ namespace {
 
 const int MAX_RTP = 1200;  // RTP packet bytes, header included
 const int RTP_HEADER = 12;
-const int IP_UDP = path::IP_UDP;
 
 enum Kind { FRAME, SEND, TX_DONE, ARRIVE, FEEDBACK_TIMER, FEEDBACK_ARRIVE, LOG };
 
@@ -69,7 +68,7 @@ int main(int argc, char** argv) {
     uint16_t next_seq = 0;
     std::vector<rmcat::SenderBasedController::FeedbackItem> pending;
     std::vector<std::vector<rmcat::SenderBasedController::FeedbackItem>> batches;
-    double overhead_share = 0.0;
+    path::Packetiser packetiser(MAX_RTP, RTP_HEADER);
 
     auto send_one = [&](uint64_t now) {
         const int size = shaping.front();
@@ -91,18 +90,10 @@ int main(int argc, char** argv) {
         path::Event e = q.pop();
         const uint64_t now = e.at;
         if (now > args.end_us) break;
+        if (path::path_event(e, TX_DONE, LOG, bottleneck, q, r_vin)) continue;
         switch (e.kind) {
         case FRAME: {
-            int bytes = (int)(r_vin / 8.0 / fps / (1.0 + overhead_share));
-            const int frame_payload = bytes;
-            int packets = 0;
-            while (bytes > 0) {
-                int payload = bytes < MAX_RTP - RTP_HEADER ? bytes : MAX_RTP - RTP_HEADER;
-                bytes -= payload;
-                shaping.push_back(payload + RTP_HEADER);
-                packets++;
-            }
-            overhead_share = frame_payload > 0 ? (double)packets * (RTP_HEADER + IP_UDP) / frame_payload : 0.0;
+            packetiser.frame(r_vin, fps, [&](int rtp_bytes, bool) { shaping.push_back(rtp_bytes); });
             if (!send_armed && !shaping.empty()) {
                 if (now >= next_send) {
                     send_one(now);
@@ -117,9 +108,6 @@ int main(int argc, char** argv) {
         case SEND:
             send_armed = false;
             if (!shaping.empty()) send_one(now);
-            break;
-        case TX_DONE:
-            bottleneck.tx_done(now);
             break;
         case ARRIVE:
             pending.push_back({e.seq, now, 0});
@@ -141,10 +129,6 @@ int main(int argc, char** argv) {
             // RmcatSender::CalcBufferParams with BETA_V = BETA_S = 0.
             r_vin = std::max(min_bps, nada.getBandwidth(now));
             r_send = std::min(max_bps, nada.getBandwidth(now));
-            break;
-        case LOG:
-            bottleneck.log(now, r_vin);
-            q.at(now + path::LOG_US, LOG);
             break;
         }
     }

@@ -216,6 +216,53 @@ private:
     uint64_t rng_;
 };
 
+// A sender's frames: target_bps / fps bytes less the share the last
+// frame's RTP, UDP and IP headers took of its payload (the target is the
+// wire rate, which RFC 8298 section 5 has the encoder compensate for, as
+// mediasim's sources do), cut into RTP packets of at most `max_rtp` bytes.
+class Packetiser {
+public:
+    Packetiser(int max_rtp, int rtp_header) : max_rtp_(max_rtp), rtp_header_(rtp_header) {}
+
+    // One frame at `target_bps`: `push(rtp_bytes, last)` for each of its
+    // packets in order; returns the frame's RTP bytes.
+    template <class Push>
+    int frame(double target_bps, double fps, Push push) {
+        int bytes = (int)(target_bps / 8.0 / fps / (1.0 + overhead_share_));
+        const int frame_payload = bytes;
+        int frame_rtp = 0, packets = 0;
+        while (bytes > 0) {
+            int payload = bytes < max_rtp_ - rtp_header_ ? bytes : max_rtp_ - rtp_header_;
+            bytes -= payload;
+            push(payload + rtp_header_, bytes == 0);
+            frame_rtp += payload + rtp_header_;
+            packets++;
+        }
+        overhead_share_ = frame_payload > 0 ? (double)packets * (rtp_header_ + IP_UDP) / frame_payload : 0.0;
+        return frame_rtp;
+    }
+
+private:
+    int max_rtp_, rtp_header_;
+    double overhead_share_ = 0.0;
+};
+
+// The events every harness handles alike, of its kinds `tx_done` and
+// `log`: the bottleneck's transmission ends, and the 100 ms log line with
+// the sender's `target_bps`. true if `e` was one of them.
+inline bool path_event(const Event& e, int tx_done, int log, Bottleneck& b, Events& q, double target_bps) {
+    if (e.kind == tx_done) {
+        b.tx_done(e.at);
+        return true;
+    }
+    if (e.kind == log) {
+        b.log(e.at, target_bps);
+        q.at(e.at + LOG_US, log);
+        return true;
+    }
+    return false;
+}
+
 }  // namespace path
 
 #endif

@@ -67,7 +67,7 @@ TOLERANCE = {"rate_share": 0.05, "sojourn_ms": 30.0, "ramp_s": 1.0, "backoff_s":
 
 
 def scenario(pacing_factor: float = PACING_HEADROOM, feedback_ms: float = FEEDBACK_MS[0],
-             **cc: float) -> dict[str, Any]:
+             **cc: Any) -> dict[str, Any]:
     """mediasim's side of the loop, as a scenario document; the pacer's
     factor is the reference's headroom unless given (1.0 is RFC 8298's
     pacing rate itself), and ``cc`` overrides SCReAM's fields."""
@@ -80,12 +80,12 @@ def scenario(pacing_factor: float = PACING_HEADROOM, feedback_ms: float = FEEDBA
 
 
 def mediasim_samples(pacing_factor: float = PACING_HEADROOM, feedback_ms: float = FEEDBACK_MS[0],
-                     **cc: float) -> Run:
+                     **cc: Any) -> Run:
     """mediasim's run, in the reference harness's 100 ms samples."""
     return media_loop.mediasim_samples(scenario(pacing_factor, feedback_ms, **cc), START_BPS)
 
 
-def mediasim_figures(pacing_factor: float = PACING_HEADROOM, **cc: float) -> dict[str, Any]:
+def mediasim_figures(pacing_factor: float = PACING_HEADROOM, **cc: Any) -> dict[str, Any]:
     """mediasim's figures, the mean over the feedback intervals."""
     return mean_figures([mediasim_samples(pacing_factor, fb, **cc) for fb in FEEDBACK_MS])
 

@@ -27,7 +27,6 @@ namespace {
 
 const int MAX_RTP = 1200;      // RTP packet bytes, header included
 const int RTP_HEADER = 12;
-const int IP_UDP = path::IP_UDP;
 const uint32_t SSRC = 10;
 
 enum Kind { FRAME, TRY_SEND, TX_DONE, ARRIVE, FEEDBACK_TIMER, FEEDBACK_ARRIVE, LOG };
@@ -57,7 +56,7 @@ int main(int argc, char** argv) {
     uint64_t next_send = 0;  // ScreamTx's earliest time to ask again
     bool send_armed = false;
     double last_target = args.start_bps;
-    double overhead_share = 0.0;
+    path::Packetiser packetiser(MAX_RTP, RTP_HEADER);
 
     auto try_send = [&](uint64_t now) {
         while (now >= next_send) {
@@ -94,21 +93,14 @@ int main(int argc, char** argv) {
         path::Event e = q.pop();
         const uint64_t now = e.at;
         if (now > args.end_us) break;
+        if (path::path_event(e, TX_DONE, LOG, bottleneck, q, last_target)) continue;
         switch (e.kind) {
         case FRAME: {
             float t = tx.getTargetBitrate(SSRC);
             if (t > 0) last_target = t;  // -1 flags a loss (a key-frame request)
-            int bytes = (int)(last_target / 8.0 / fps / (1.0 + overhead_share));
-            int frame_rtp = 0, packets = 0;
-            const int frame_payload = bytes;
-            while (bytes > 0) {
-                int payload = bytes < MAX_RTP - RTP_HEADER ? bytes : MAX_RTP - RTP_HEADER;
-                bytes -= payload;
-                rtp_queue.push(nullptr, payload + RTP_HEADER, next_seq++, now / 1e6f);
-                frame_rtp += payload + RTP_HEADER;
-                packets++;
-            }
-            overhead_share = frame_payload > 0 ? (double)packets * (RTP_HEADER + IP_UDP) / frame_payload : 0.0;
+            int frame_rtp = packetiser.frame(last_target, fps, [&](int rtp_bytes, bool) {
+                rtp_queue.push(nullptr, rtp_bytes, next_seq++, now / 1e6f);
+            });
             rtp_queue.setSizeOfLastFrame(frame_rtp);
             tx.newMediaFrame(now, SSRC, frame_rtp);
             try_send(now);
@@ -118,9 +110,6 @@ int main(int argc, char** argv) {
         case TRY_SEND:
             send_armed = false;
             try_send(now);
-            break;
-        case TX_DONE:
-            bottleneck.tx_done(now);
             break;
         case ARRIVE:
             rx.receive(now, nullptr, SSRC, e.size, e.seq);
@@ -143,10 +132,6 @@ int main(int argc, char** argv) {
             tx.incomingFeedback(now, SSRC, e.ts, e.seq, e.ack);
             next_send = now;
             try_send(now);
-            break;
-        case LOG:
-            bottleneck.log(now, last_target);
-            q.at(now + path::LOG_US, LOG);
             break;
         }
     }
