@@ -176,6 +176,29 @@ def test_deep_nesting_in_a_file_or_in_code(tmp_path):
     fails(sc, "nested too deeply")
 
 
+def test_a_scenarios_copy_shares_nothing_that_can_change():
+    from mediasim import plain
+
+    trace = [[0.0, 1e6], [30.0, 0.6e6]]
+    sc = mediasim.Scenario.from_dict({"name": "x", "duration_s": 1, "nodes": [{"id": "a", "tags": ("t", [1])}],
+                                      "links": [], "steps": trace, "same": trace, "none": None, "on": True})
+    d = sc.to_dict()
+    assert d == sc.data and d["nodes"][0]["tags"] == ("t", [1])
+    # Tables and lists, and those inside a tuple, are new; text and numbers are immutable and shared.
+    assert d["steps"] is not sc.data["steps"] and d["steps"][1] is not sc.data["steps"][1]
+    assert d["nodes"][0]["tags"][1] is not sc.data["nodes"][0]["tags"][1]
+    d["steps"][1][1] = 0.3e6
+    assert sc.data["steps"][1][1] == 0.6e6 and trace[1][1] == 0.6e6
+    # Deeper than plain data may go, it still copies (and check names the depth).
+    deep: list = []
+    x = deep
+    for _ in range(plain.MAX_DEPTH + 5):
+        x.append([])
+        x = x[0]
+    copied = plain.copy_of(deep)
+    assert copied == deep and copied is not deep
+
+
 def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path):
     lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
     for i in range(1, 10):

@@ -8,7 +8,6 @@ validation happens in the engine and names the offending field.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import re
@@ -41,11 +40,11 @@ class Scenario:
             raise TypeError(f"a scenario is a table of fields (a dict), not {type(data).__name__}")
         made("scenarios")
         sc = cls.__new__(cls)
-        sc.data = copy.deepcopy(data)
+        sc.data = plain.copy_of(data)
         return sc
 
     def to_dict(self) -> dict[str, Any]:
-        return copy.deepcopy(self.data)
+        return plain.copy_of(self.data)
 
     def to_json(self) -> str:
         # Only plain data within the limits goes to the engine (a date or a

@@ -19,7 +19,6 @@ Python version.
 
 from __future__ import annotations
 
-import copy
 import math
 import os
 import random
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import plain
 from .errors import ScenarioError
 
 #: Bytes one Mahimahi opportunity carries (its MTU-sized PACKET_SIZE).
@@ -321,7 +321,7 @@ def read_in(data: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]
     to say)."""
     if not needs_resolving(data):
         return data, [], set()
-    out = copy.deepcopy(data)
+    out = plain.copy_of(data)
     problems: list[tuple[str, str]] = []
     left_empty: set[str] = set()
     for path, t in _traces(out):
