@@ -61,6 +61,22 @@ def test_case_4_congestion_is_moderate_as_in_the_study(study):
         assert 0.5 * plr < cong < 2 * plr, (prof, cong, plr)
 
 
+def test_case_4_dithering_as_a_group_waits_hundreds_of_milliseconds(study, tmp_path):
+    # RFC 4585's point-to-point T_dither_max is 0: AVPF's Early feedback
+    # waits tens of milliseconds at most (the study's); with the group
+    # rule l * T_rr (case4_dither = "multiparty") hundreds.
+    r = CliRunner().invoke(main, ["reproduce", "avpf", "--quick", "--case", "4", "--set", "case4_dither=multiparty",
+                                  "--out", str(tmp_path / "o"), "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    at = {}
+    for name, folder in (("zero", study), ("multiparty", tmp_path / "o")):
+        t = pd.read_csv(folder / "case4_feedback.csv").set_index(["session_bw_bps", "loss", "profile"])
+        at[name] = [t.loc[(20e3, loss, "AVPF"), "mwt_s_mean"] for loss in ("plr 0.001", "plr 0.01")]
+    assert max(at["zero"]) < 0.1 < 0.2 < min(at["multiparty"])
+    r = CliRunner().invoke(main, ["reproduce", "avpf", "--quick", "--set", "case4_dither=group", "--dry-run"])
+    assert r.exit_code != 0 and 'case4_dither must be "multiparty" or "zero"' in r.output
+
+
 @pytest.fixture(scope="module")
 def multicast(tmp_path_factory):
     out = tmp_path_factory.mktemp("avpf_mc")

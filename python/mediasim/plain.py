@@ -158,7 +158,7 @@ _ATOMS = (str, int, float, bool, type(None))
 def copy_of(value: Any, depth: int = 0) -> Any:
     """A copy of scenario data: its tables and lists copied all the way
     down, its text, numbers, booleans and nulls shared (they cannot be
-    changed). Several times as quick as ``copy.deepcopy`` on the large
+    changed). About twice as quick as ``copy.deepcopy`` on the large
     tables studies build (a cellular trace's steps, a schedule of TCP
     transfers), which keeps every run's document its own. Anything else,
     and what lies deeper than ``MAX_DEPTH`` (which ``check`` then names),

@@ -99,6 +99,10 @@ class Params(StudyParams):
     # the multiparty rule l * T_rr; the RFC's point-to-point rule (0) is run
     # beside it as a variant. Values: "multiparty", "zero".
     newpred_dithers: tuple[str, ...] = ("multiparty", "zero")  # study, RFC variant
+    # T_dither_max in case 4's two-member session: RFC 4585's point-to-point
+    # 0 (the study's waits of tens of milliseconds rule out dithering), or
+    # "multiparty" (l * T_rr, as the NEWPRED agent).
+    case4_dither: str = "zero"  # chosen
     ftp_flows_per_side: int = 32  # study (simulation B)
     seed: int = 1
 
@@ -153,6 +157,8 @@ class Params(StudyParams):
         if bad := [s for s in self.newpred_sessions if not _session_reads(s)]:
             problems.append(f"newpred_sessions must be kbit/s:frames/s:segments/frame, each above 0 and segments "
                             f"whole (e.g. 32:4:3; got {bad})")
+        if self.case4_dither not in ("multiparty", "zero"):
+            problems.append(f"case4_dither must be \"multiparty\" or \"zero\" (got {self.case4_dither!r})")
         bad = [d for d in self.newpred_dithers if d not in ("multiparty", "zero")]
         if bad:
             problems.append(f"newpred_dithers must name \"multiparty\" and/or \"zero\" (got {list(self.newpred_dithers)})")
@@ -290,8 +296,9 @@ def case_4(p: Params) -> list[tuple[dict, Scenario]]:
                     sc = t2(p, bw, loss={"type": "packet", "rate": float(loss_label.split()[1])})
                 members: list[dict[str, Any]] = [{"node": "A1", "media": True, "profile": prof},
                                                  {"node": "A2", "profile": prof}]
-                out.append(({"case": 4, "session_bw_bps": bw, "loss": loss_label, "profile": prof.upper()},
-                            session(sc, bw, payload, members, "unicast", p)))
+                sc = session(sc, bw, payload, members, "unicast", p)
+                sc.data["rtp_sessions"][0]["avpf"]["point_to_point_dither"] = p.case4_dither
+                out.append(({"case": 4, "session_bw_bps": bw, "loss": loss_label, "profile": prof.upper()}, sc))
     return out
 
 

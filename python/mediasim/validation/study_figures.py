@@ -730,6 +730,18 @@ def iw10_small_buffer(folder: Path) -> Figures:
 
 
 #: Each variant's folder name, the run, and its figures (which its study's page quotes).
+def avpf_case4_dither(folder: Path) -> Figures:
+    """Case 4 on the quick grid with its two members dithering as a group
+    would (``case4_dither = "multiparty"``): the mean wait at the least
+    bandwidth, AVPF, at two loss rates."""
+    t = _csv(folder, "case4_feedback")
+    t = t[(t["profile"] == "AVPF") & (t["session_bw_bps"] == t["session_bw_bps"].min())].set_index("loss")["mwt_s_mean"]
+    kbps = f"{_csv(folder, 'case4_feedback')['session_bw_bps'].min() / 1e3:g}"
+    return {"case 4 dithering point-to-point": (
+        f"the mean wait at {kbps} kbit/s with 0.001 loss becomes {t['plr 0.001']:.2f} s, and "
+        f"{t['plr 0.01']:.2f} s at 0.01")}
+
+
 VARIANTS: dict[str, tuple[Variant, Callable[[Path], Figures]]] = {
     "rmcat-restart": (Variant("rmcat", (("case58_resume", "restart"), ("one_way_delays_ms", (50.0,)),
                                         ("aqm_variant", False)), cases=(8,)), rmcat_restart),
@@ -743,6 +755,8 @@ VARIANTS: dict[str, tuple[Variant, Callable[[Path], Figures]]] = {
     "iw10-small-buffer": (Variant("iw10", (("buffer_packets", 10),)), iw10_small_buffer),
     "avpf-quick": (Variant("avpf", (), cases=(7,), quick=True), lambda folder: {}),
     "avpf-quick-core-delay": (Variant("avpf", (("core_delay_ms", 20.0),), cases=(7,), quick=True), avpf_core_delay),
+    "avpf-quick-case4-dither": (Variant("avpf", (("case4_dither", "multiparty"),), cases=(4,), quick=True),
+                                avpf_case4_dither),
 }
 
 
