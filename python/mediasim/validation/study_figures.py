@@ -486,6 +486,9 @@ def _svc_sensitivity(d: pd.DataFrame) -> Figures:
             f"throughput ratio {lo(tm).throughput_ratio:.2f} / {hi(tm).throughput_ratio:.2f} (default "
             f"{base.throughput_ratio:.2f})"),
         "sensitivity, quiet PPACC values": f"(the loss ratio at 80 packets {_span(pd.Series(quiet), '.2f')})",
+        "sensitivity, capacity spacing, throughput": (
+            f"TFRC's throughput over PPACC's, averaged over the buffers, rises from {base.throughput_ratio:.2f} to "
+            f"{spacing.throughput_ratio:.2f}"),
         "sensitivity, capacity spacing": (
             f"off: PPACC's loss at 5 packets {spacing.ppacc_loss_pct:.1f}% (default {base.ppacc_loss_pct:.1f}%), "
             f"AF12 less AF11 {spacing.af12_minus_af11_pct - base.af12_minus_af11_pct:+.1f} points, throughput "
