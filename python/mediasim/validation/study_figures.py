@@ -616,13 +616,16 @@ def rmtp(folder: Path) -> Figures:
         f"scenario 3")
     q20 = r[("queue_limit_packets", "low")]
     out["sensitivity, short queues"] = f"its DR repairs more (share {q20.dr_share_5:.2f} in 5)"
+    # What a window takes on the DR-receiver links of the slow tree (5) and of 3: the study's rates.
     params = rmtp_study.Params()
     bits = 8 * params.data_packet_bytes
+    slow, three = (rmtp_study.study_subgroups(params)[k][0].dr_receiver_bps for k in (5, 3))
     out["slow tree, window crossing"] = (
-        f"a {params.data_packet_bytes}-byte packet takes {1e3 * bits / 28e3:.0f} ms on a 28 kbit/s link and a "
-        f"window of {params.ws} takes {params.ws * bits / 28e3:.2f} s, so a receiver asks again every "
+        f"a {params.data_packet_bytes}-byte packet takes {1e3 * bits / slow:.0f} ms on a {slow / 1e3:g} kbit/s "
+        f"link and a window of {params.ws} takes {params.ws * bits / slow:.2f} s, so a receiver asks again every "
         f"{params.rcv_hack_interval_ms / 1e3:g} s")
-    out["slow tree, window crossing in 3"] = f"where a window crosses a 64 kbit/s link in {params.ws * bits / 64e3:.3g} s"
+    out["slow tree, window crossing in 3"] = (
+        f"where a window crosses a {three / 1e3:g} kbit/s link in {params.ws * bits / three:.3g} s")
     out["slow tree, DR share"] = (
         f"its share of repairs is {s5.dr_share_mean:.2f}, against {s3.dr_share_mean:.2f} and "
         f"{s4.dr_share_mean:.2f} on the trees with the same losses")
@@ -732,19 +735,19 @@ def iw10_small_buffer(folder: Path) -> Figures:
         f"{NUMBER_WORDS.get(flows, str(flows))} parallel IW{iw} flows become the most harmful case")}
 
 
-#: Each variant's folder name, the run, and its figures (which its study's page quotes).
 def avpf_case4_dither(folder: Path) -> Figures:
     """Case 4 on the quick grid with its two members dithering as a group
     would (``case4_dither = "multiparty"``): the mean wait at the least
     bandwidth, AVPF, at two loss rates."""
     t = _csv(folder, "case4_feedback")
-    t = t[(t["profile"] == "AVPF") & (t["session_bw_bps"] == t["session_bw_bps"].min())].set_index("loss")["mwt_s_mean"]
-    kbps = f"{_csv(folder, 'case4_feedback')['session_bw_bps'].min() / 1e3:g}"
+    least = t["session_bw_bps"].min()
+    wait = t[(t["profile"] == "AVPF") & (t["session_bw_bps"] == least)].set_index("loss")["mwt_s_mean"]
     return {"case 4 dithering point-to-point": (
-        f"the mean wait at {kbps} kbit/s with 0.001 loss becomes {t['plr 0.001']:.2f} s, and "
-        f"{t['plr 0.01']:.2f} s at 0.01")}
+        f"the mean wait at {least / 1e3:g} kbit/s with 0.001 loss becomes {wait['plr 0.001']:.2f} s, and "
+        f"{wait['plr 0.01']:.2f} s at 0.01")}
 
 
+#: Each variant's folder name, the run, and its figures (which its study's page quotes).
 VARIANTS: dict[str, tuple[Variant, Callable[[Path], Figures]]] = {
     "rmcat-restart": (Variant("rmcat", (("case58_resume", "restart"), ("one_way_delays_ms", (50.0,)),
                                         ("aqm_variant", False)), cases=(8,)), rmcat_restart),
