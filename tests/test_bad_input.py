@@ -181,9 +181,10 @@ def test_a_scenarios_copy_shares_nothing_that_can_change():
 
     trace = [[0.0, 1e6], [30.0, 0.6e6]]
     sc = mediasim.Scenario.from_dict({"name": "x", "duration_s": 1, "nodes": [{"id": "a", "tags": ("t", [1])}],
-                                      "links": [], "steps": trace, "same": trace, "none": None, "on": True})
+                                      "links": [], "steps": trace, "same": trace, "none": None, "on": True,
+                                      "pair": ("u", [2])})
     d = sc.to_dict()
-    assert d == sc.data and d["nodes"][0]["tags"] == ("t", [1])
+    assert d == sc.data and d["nodes"][0]["tags"] == ("t", [1]) and d["pair"] == ("u", [2])
     # Tables and lists, and those inside a tuple, are new; text and numbers are immutable and shared.
     assert d["steps"] is not sc.data["steps"] and d["steps"][1] is not sc.data["steps"][1]
     assert d["nodes"][0]["tags"][1] is not sc.data["nodes"][0]["tags"][1]
@@ -197,6 +198,16 @@ def test_a_scenarios_copy_shares_nothing_that_can_change():
         x = x[0]
     copied = plain.copy_of(deep)
     assert copied == deep and copied is not deep
+    # A table or list that holds itself: copied down to the limit, then as deepcopy copies a cycle.
+    loop: list = []
+    loop.append(loop)
+    cycle: dict = {}
+    cycle["self"] = cycle
+    copied = plain.copy_of({"loop": loop, "cycle": cycle})
+    inner = copied["loop"]
+    for _ in range(plain.MAX_DEPTH):
+        inner = inner[0]
+    assert inner is inner[0] and inner is not loop
 
 
 def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path):

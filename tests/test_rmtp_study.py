@@ -288,6 +288,7 @@ _ONE_FAILS = [
     ({("sender", 5, 500, "dr_share"): 0.79}, 9),  # not below 3's and 4's (0.80) by 0.01
     ({("sender", 4, 500, "dr_share"): 0.455}, 9),
     ({("sub", 5, 500, 0, "dr_retx_per_loss"): 1.35}, 9),  # no more repeats than 3's
+    ({("sender", 3, 500, "dr_share"): 0.44, ("sender", 6, 500, "dr_share"): 0.40}, 9),  # 3's, not 4's, the lower
     ({("sender", 5, 500, "sender_retx"): 3379}, 10),
     ({("sender", 2, 500, "throughput_pps"): 4.09}, 11),
     ({("sender", 2, 500, "throughput_pps"): 4.82}, 11),
@@ -416,6 +417,14 @@ def test_the_report_quotes_the_figures_each_statement_compares():
     c = shape_checks(*_rmtp_tables(), ceiling_pps=5.0)
     assert list(c.columns) == ["expected (study)", "measured", "holds"]
     assert list(zip(c["expected (study)"], c["measured"])) == [(s, m) for s, _, m in _STATEMENTS]
+
+
+def test_the_slow_trees_statement_quotes_each_trees_share():
+    from mediasim.experiments.rmtp_report import shape_checks
+
+    changes = {("sender", 3, 500, "dr_share"): 0.70, ("sender", 4, 500, "dr_share"): 0.85}
+    c = shape_checks(*_rmtp_tables(changes=changes), ceiling_pps=5.0).set_index("expected (study)")
+    assert c["measured"][_STATEMENTS[9][0]].startswith("DR share of repairs: 5 0.45 against 3 0.70 and 4 0.85 ")
 
 
 def test_the_subgroups_pace_compares_the_lengths_both_scenarios_ran():

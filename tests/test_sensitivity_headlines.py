@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 
-def _rmtp_rows(sender_retx=40, dr_retx=(35, 25)):
+def _rmtp_rows(sender_retx=40, dr_retx=(35, 25), p_prime_5=0.05):
     # Scenario 2's sender and DR (first: the headlines find scenario 3's by
     # its number), and scenario 5's DR, are not read.
     rows = [{"scenario": 2, "role": "sender", "subgroup": -1, "retx": 1000, "premature_retx": 0},
@@ -22,7 +22,7 @@ def _rmtp_rows(sender_retx=40, dr_retx=(35, 25)):
     rows += [{"scenario": 5, "role": "receiver", "subgroup": 0, "delay_s": d} for d in (1.0, 3.0)]
     rows += [{"scenario": 5, "role": "dr", "subgroup": 0, "delay_s": 100.0, "retx": 30},
              {"scenario": 5, "role": "sender", "subgroup": -1, "retx": 90, "new_sent": 400},
-             {"scenario": 5, "role": "subgroup", "subgroup": 0, "p_prime_sim": 0.05, "p_prime_model": 0.42}]
+             {"scenario": 5, "role": "subgroup", "subgroup": 0, "p_prime_sim": p_prime_5, "p_prime_model": 0.42}]
     rows += [{"scenario": 6, "role": "receiver", "subgroup": 0, "delay_s": d} for d in (0.5, 0.75)]
     for k, thr0, thr1 in ((7, (2.0, 2.2), (1.0,)), (8, (4.0, 4.4), (10.0,))):
         rows += [{"scenario": k, "role": "receiver", "subgroup": 0, "throughput_pps": t} for t in thr0]
@@ -45,6 +45,8 @@ def test_rmtp_headlines_read_scenario_3s_repairs_and_the_receivers_of_5_to_8():
     # The slow tree: the DR's 30 repairs against the sender's 90, and per
     # distinct loss (P' 0.05 of 400 new packets: 20).
     assert h["dr_share_5"] == pytest.approx(0.25) and h["dr_repeats_5"] == pytest.approx(1.5)
+    # No loss on the slow tree: no repairs per loss.
+    assert math.isnan(sens.headline(_rmtp_rows(p_prime_5=0.0))["dr_repeats_5"])
     # No retransmissions at all: no shares.
     h = sens.headline(_rmtp_rows(sender_retx=0, dr_retx=(0, 0)))
     assert math.isnan(h["dr_share_3"]) and math.isnan(h["premature_share_3"])
