@@ -205,6 +205,19 @@ def shape_checks(s: pd.DataFrame, g: pd.DataFrame, ceiling_pps: float) -> pd.Dat
         a, b = sv("sender_retx", 5), sv("dr_retx_total", 5)
         rows.append(("on the slow tree (5) the sender carries the repairs: it retransmits far more than the DR",
                      f"sender {a:.0f}, DR {b:.0f} (far more: at least twice)", a >= 2 * b))
+    rows += _pace_and_delay_checks(s, g, ceiling_pps)
+    return pd.DataFrame(rows, columns=["expected (study)", "measured", "holds"])
+
+
+def _pace_and_delay_checks(s: pd.DataFrame, g: pd.DataFrame, ceiling_pps: float) -> list[tuple[str, str, bool]]:
+    """The statements on throughput, the session's pace, delay and P', in
+    the report's order (``shape_checks``' second half)."""
+    have = set(s["scenario"])
+    rows: list[tuple[str, str, bool]] = []
+
+    def sv(m: str, k: int) -> float:
+        return _get(s, m, k)
+
     single = [k for k in range(1, 7) if k in have]
     if {1, 2, 3, 4, 5} <= have:
         t = {k: sv("throughput_pps", k) for k in single}
@@ -249,7 +262,7 @@ def shape_checks(s: pd.DataFrame, g: pd.DataFrame, ceiling_pps: float) -> pd.Dat
         rows.append(("P' matches 1 - (1-q)(1-r)^n (scenarios 2 and 3, the study's)",
                      ", ".join(f"{int(r.scenario)}: {r.p_prime_sim_mean:.4f} vs {r.p_prime_model_mean:.4f}"
                                for r in inside.itertuples()), bool(inside["model_inside_ci"].all())))
-    return pd.DataFrame(rows, columns=["expected (study)", "measured", "holds"])
+    return rows
 
 
 def p_prime_table(g: pd.DataFrame) -> pd.DataFrame:
