@@ -163,14 +163,57 @@ def test_case_57s_transfers_are_bounded_by_the_engines_flows_before_any_is_drawn
     import random
 
     with pytest.raises(ValueError) as e:
-        rmcat.Params(case57_off_mean_s=0.01).check()
+        rmcat.Params(case57_off_mean_s=0.01, case57_schedule="open").check()
     assert str(e.value) == ("rmcat: case57_off_mean_s: about 300,010 transfers in case 5.7, more than the engine's "
                             "200,000 flows")
-    rmcat.Params(case57_off_mean_s=0.02).check()
-    rmcat.Params(case57_off_mean_s=1e-6, cases=(1, 2)).check()  # case 5.7 not run: nothing drawn
-    p = rmcat.Params(case57_off_mean_s=1.0)
+    rmcat.Params(case57_off_mean_s=0.02, case57_schedule="open").check()
+    rmcat.Params(case57_off_mean_s=1e-6, cases=(1, 2), case57_schedule="open").check()  # 5.7 not run: none drawn
+    # The closed loop has ten flows whatever the off time: each transfer
+    # takes its round trips, so the run bounds their number.
+    rmcat.Params(case57_off_mean_s=1e-6).check()
+    with pytest.raises(ValueError, match="case57_schedule must be closed or open"):
+        rmcat.Params(case57_schedule="shut").check()
+    p = rmcat.Params(case57_off_mean_s=1.0, case57_schedule="open")
     drawn = len(rmcat.short_tcp_schedule(p, rmcat.cases(p)[7], random.Random(1)))
     assert abs(drawn - rmcat._expected_transfers(p)) < 0.05 * rmcat._expected_transfers(p)  # the estimate is fair
+
+
+def test_case_57s_sources_idle_after_each_transfer_ends():
+    """RFC 8867 5.7's closed loop: ten flows of transfers, two starting
+    on, sizes in bytes from kB, the off time shortened with the case;
+    each source's transfers follow one another, so fewer start than the
+    open schedule's when a transfer takes long."""
+    import dataclasses
+
+    import mediasim
+
+    p = dataclasses.replace(rmcat.Params().quick(), case57_file_kb=(100.0, 1000.0))
+    sc = rmcat.scenario(p, 7, "nada", 50.0, "droptail", 0)
+    web = [f for f in sc.to_dict()["flows"] if f["name"].startswith("web")]
+    assert len(web) == 10 and all("bytes" not in f for f in web)
+    assert [f["transfers"]["start_on"] for f in web] == [True, True] + [False] * 8
+    assert web[0]["transfers"]["size_bytes"] == [100_000, 1_000_000]
+    assert web[0]["transfers"]["off_mean_s"] == pytest.approx(10.0 * 0.4)
+    closed = mediasim.run(sc, seed=1).tables["tcp"]
+    got = rmcat.short_transfers(closed, 7)
+    assert got["tcp_transfers"] == closed["transfers"].sum() > 10
+    done = closed["transfers_done"].astype(float)
+    assert got["tcp_completion_s"] == pytest.approx((closed["transfer_time_mean_s"] * done).sum() / done.sum())
+    # Each source has at most one transfer under way.
+    assert ((closed["transfers"] - closed["transfers_done"]).between(0, 1)).all()
+    opened = mediasim.run(rmcat.scenario(dataclasses.replace(p, case57_schedule="open"), 7, "nada", 50.0,
+                                         "droptail", 0), seed=1).tables["tcp"]
+    o = rmcat.short_transfers(opened, 7)
+    assert o["tcp_transfers"] == len(opened)
+    assert o["tcp_completion_s"] == pytest.approx((opened["sender_done_s"] - opened["start_s"]).mean())
+    # With 100-1000 kB files the open schedule offers more than the link
+    # carries: five times the transfers start, most of them never end, and
+    # those that do take longer.
+    assert o["tcp_transfers"] > 5 * got["tcp_transfers"]
+    assert opened["sender_done_s"].notna().mean() < 0.5 < (closed["transfers_done"].sum() / got["tcp_transfers"])
+    assert o["tcp_completion_s"] > got["tcp_completion_s"]
+    assert rmcat.short_transfers(closed, 6) == {"tcp_transfers": 0, "tcp_completion_s": pytest.approx(float("nan"),
+                                                                                                      nan_ok=True)}
 
 
 def test_screams_pacing_factor_reaches_only_screams_pacer():

@@ -1,5 +1,6 @@
 """Wireshark's dissectors (tshark) read mediasim's pcap files: no malformed
-packets, checksums good, TCP retransmissions counted alike, RTP and RTCP
+packets, checksums good, TCP retransmissions counted alike, a flow of TCP
+transfers seen as one connection each, RTP and RTCP
 (with Generic NACKs) decoded, transport-wide feedback and its RTP header
 extension decoded, RFC 8888 feedback framed. Runs scripts/check-pcap-tshark.
 
@@ -20,6 +21,9 @@ def test_tshark_decodes_every_pcap_cleanly():
     assert lines[-1] == "tshark check: OK"
     retx = next(line for line in lines if "retransmissions:" in line)
     assert "0 malformed" in retx
+    # A flow of transfers: each connection its own on the wire.
+    transfers = next(line for line in lines if "transfers:" in line)
+    assert "mediasim 5, tshark 5 SYNs in 5 connections; 0 retransmissions; 0 malformed" in transfers
     rtp = next(line for line in lines if " RTP, " in line)
     assert "with NACK" in rtp and "0 malformed" in rtp
     assert sum("packets  0 expert warnings  0 bad checksums" in line for line in lines) >= 10

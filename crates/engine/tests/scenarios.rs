@@ -101,6 +101,7 @@ fn app_tables_have_their_declared_columns() {
         ("rtp_avpf_multicast.json", "newpred"),
         ("rmtp_tree.json", ""),
         ("tcp_web_and_voice.json", ""),
+        ("tcp_web_and_voice.json", "web transfers"),
         ("calls.json", ""),
     ];
     for (file, variant) in runs {
@@ -111,6 +112,11 @@ fn app_tables_have_their_declared_columns() {
             "newpred" => {
                 v["rtp_sessions"][0]["newpred"] =
                     serde_json::json!({"frames_per_s": 10, "segments_per_frame": 4})
+            }
+            "web transfers" => {
+                let f = &mut v["flows"][1];
+                f.as_object_mut().unwrap().remove("bytes");
+                f["transfers"] = serde_json::json!({"size_bytes": [20000, 60000], "off_mean_s": 1});
             }
             "svc over tfrc" => {
                 let f = (v["flows"].as_array_mut().unwrap().iter_mut())

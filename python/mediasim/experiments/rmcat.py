@@ -100,6 +100,10 @@ class Params(StudyParams):
     case56_queue_ms: float = 300.0  # 5.6: 300 ms (the deep variant: 1000)
     case57_file_kb: tuple[float, float] = (30.0, 50.0)  # 5.7: uniform sizes (another implementation: 100-1000 kB)
     case57_off_mean_s: float = 10.0
+    # 5.7's sources: "closed" (RFC 8867: each idle an exponential time after its transfer ends; a flow of
+    # transfers, one connection each) or "open" (each transfer an exponential time after the last one started,
+    # drawn up front whatever the network does)
+    case57_schedule: str = "closed"
     scream_pacing_factor: float = 1.0  # SCReAM's pacer: RFC 8298's cwnd / s_rtt (the reference code: x1.5)
     case58_resume: str = "hold"  # 5.8: the session pauses, its controller kept ("restart": a fresh one at the resume)
     nada_rampup_delay: str = "filtered"  # NADA's ramp-up test on d_tilde ("raw": each packet's, RFC 8698 and ns3-rmcat)
@@ -141,7 +145,7 @@ class Params(StudyParams):
             problems.append("tcp_cc must be cubic or reno")
         if min(self.queue_ms, self.case56_queue_ms, self.feedback_interval_ms, self.case57_off_mean_s) <= 0:
             problems.append("queue_ms, case56_queue_ms, feedback_interval_ms and case57_off_mean_s must be positive")
-        elif 7 in self.cases and (n := _expected_transfers(self)) > MAX_ITEMS:
+        elif 7 in self.cases and self.case57_schedule == "open" and (n := _expected_transfers(self)) > MAX_ITEMS:
             # Each transfer is a flow: a schedule the engine cannot take
             # would be drawn, transfer by transfer, before it refused it.
             problems.append(f"case57_off_mean_s: about {n:,.0f} transfers in case 5.7, more than the engine's "
@@ -152,6 +156,8 @@ class Params(StudyParams):
         if not self.min_bps <= self.start_bps <= self.max_bps:  # the controllers' own rule
             problems.append(f"start_bps must be from min_bps to max_bps ({self.min_bps:.10g} to {self.max_bps:.10g}; "
                             f"got {self.start_bps:.10g})")
+        if self.case57_schedule not in ("closed", "open"):
+            problems.append(f"case57_schedule must be closed or open (got {self.case57_schedule!r})")
         if self.case58_resume not in ("hold", "restart"):
             problems.append(f"case58_resume must be hold or restart (got {self.case58_resume!r})")
         if self.gcc_loss_increase not in GCC_LOSS_INCREASE:
@@ -341,9 +347,16 @@ def scenario(p: Params, number: int, controller: str, one_way_ms: float, aqm: st
         sc.node("tr")
         sc.link("ts", "a", rate_bps=100e6, delay_ms=(one_way_ms - 1) / 2)
         sc.link("b", "tr", rate_bps=100e6, delay_ms=(one_way_ms - 1) / 2)
-        rng = random.Random(f"rmcat-5.7:{p.seed}:{replication}")
-        for k, (t, size) in enumerate(short_tcp_schedule(p, case, rng)):
-            sc.flow(f"web{k}", "tcp", src="ts", dst="tr", cc=tcp_cc, bytes=size, start_s=t)
+        if p.case57_schedule == "closed":
+            lo, hi = p.case57_file_kb
+            for i in range(case.short_tcp):
+                transfers = {"size_bytes": [int(lo * 1000), int(hi * 1000)],
+                             "off_mean_s": p.case57_off_mean_s * p.time_scale, "start_on": i < 2}
+                sc.flow(f"web{i}", "tcp", src="ts", dst="tr", cc=tcp_cc, transfers=transfers)
+        else:
+            rng = random.Random(f"rmcat-5.7:{p.seed}:{replication}")
+            for k, (t, size) in enumerate(short_tcp_schedule(p, case, rng)):
+                sc.flow(f"web{k}", "tcp", src="ts", dst="tr", cc=tcp_cc, bytes=size, start_s=t)
     return sc
 
 
@@ -502,14 +515,25 @@ def analyse(res, job: Job) -> dict[str, Any]:
     tcp = res.tables["tcp"]
     run = {**base, "utilisation": util, "jain": jain(np.array(late)) if len(late) > 1 else float("nan"),
            "tcp_goodput_bps": float(tcp["goodput_bps"].sum()) if len(tcp) and number == 6 else float("nan"),
-           "tcp_transfers": int(len(tcp)) if number == 7 else 0,
-           "tcp_completion_s": float(tcp["completion_time_s"].mean()) if number == 7 and len(tcp) else float("nan"),
+           **short_transfers(tcp, number),
            "resume_converge_s": resume_conv,
            "resume_queue_peak_ms": resume_queue_peak_ms(res, case, p, resume)}
     cap_series = fwd[["time_s", "capacity_bps"]].assign(**{k: base[k] for k in ("case", "one_way_ms", "aqm",
                                                                               "controller", "replication")})
     return {"flows": rows, "run": run, "series": pd.concat(series) if series else pd.DataFrame(),
             "capacity": cap_series}
+
+
+def short_transfers(tcp: pd.DataFrame, number: int) -> dict[str, float]:
+    """5.7's transfers: how many started and their mean time from SYN to
+    the FIN's ACK (the sender's view, for either schedule)."""
+    if number != 7 or not len(tcp):
+        return {"tcp_transfers": 0, "tcp_completion_s": float("nan")}
+    if tcp["transfers"].notna().any():  # closed: a flow of transfers per source
+        done = tcp["transfers_done"].astype(float)
+        took = float((tcp["transfer_time_mean_s"] * done).sum() / done.sum()) if done.sum() else float("nan")
+        return {"tcp_transfers": int(tcp["transfers"].sum()), "tcp_completion_s": took}
+    return {"tcp_transfers": int(len(tcp)), "tcp_completion_s": float((tcp["sender_done_s"] - tcp["start_s"]).mean())}
 
 
 def resume_queue_peak_ms(res, case: Case, p: Params, resume: float | None) -> float:

@@ -29,6 +29,7 @@ OPEN_VALUES: tuple[tuple[str, Any, Any], ...] = (
     ("tcp_cc", "reno", "cubic"),
     ("case56_queue_ms", 300.0, 1000.0),
     ("case57_file_kb", (30.0, 50.0), (100.0, 1000.0)),
+    ("case57_schedule", "open", "closed"),
     ("scream_pacing_factor", 1.0, 1.5),
     ("nada_rampup_delay", "raw", "filtered"),
     ("gcc_loss_decrease_interval_ms", 0.0, 300.0),

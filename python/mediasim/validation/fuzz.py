@@ -70,8 +70,8 @@ def bases() -> list[dict[str, Any]]:
     ``STUDY_BASE_S``): TCP with IW10, every AVPF case, media scaling
     through RED, SVC over TFRC and over PPACC with FEC, RMTP, and the RMCAT
     cases' controllers (GCC, NADA, SCReAM and SCReAMv2 with L4S) over
-    capacity steps in both directions, a cellular trace, FQ-CoDel and a
-    paused flow."""
+    capacity steps in both directions, a cellular trace, FQ-CoDel, short
+    TCP transfers and a paused flow."""
     from ..plain import read_file
 
     return ([read_file(p) for p in sorted(EXAMPLES.iterdir()) if p.suffix in (".toml", ".yaml", ".json")]
@@ -103,7 +103,8 @@ def study_bases() -> list[dict[str, Any]]:
 #: RMCAT cases (RFC 8867 numbering, 9 the first cellular trace) and the
 #: controller and queue each base runs: together every controller, both
 #: capacity schedules, the trace, FQ-CoDel and a pause.
-RMCAT_BASES = ((1, "gcc", "droptail"), (3, "nada", "fq_codel"), (8, "scream", "droptail"), (9, "gcc", "droptail"))
+RMCAT_BASES = ((1, "gcc", "droptail"), (3, "nada", "fq_codel"), (7, "nada", "droptail"), (8, "scream", "droptail"),
+               (9, "gcc", "droptail"))
 
 
 def rmcat_bases(rmcat: Any) -> list[dict[str, Any]]:

@@ -33,6 +33,11 @@ pub struct TcpHeader {
     pub n_sack: u8,
     /// MSS option value (sent on SYN segments only).
     pub mss: u16,
+    /// Which of a flow's successive connections the segment belongs to
+    /// (a `tcp` flow with `transfers` opens one per transfer on the same
+    /// ports). On the wire it is the connection's initial sequence number
+    /// (`wire::tcp::wire_isn`).
+    pub conn: u32,
 }
 
 impl TcpHeader {

@@ -77,6 +77,7 @@ fn mutated_and_truncated_valid_packets_never_panic() {
         sack: [(10, 20), (30, 40), (0, 0)],
         n_sack: 2,
         mss: 0,
+        conn: 0,
     };
     let mut seg = vec![0u8; h.header_bytes() as usize + 8];
     tcp::emit(&h, 1, 2, &mut seg, [10, 0, 0, 1], [10, 0, 0, 1]);

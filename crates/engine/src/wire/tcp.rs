@@ -8,8 +8,20 @@ pub const PROTO_TCP: u8 = 6;
 /// Window scale shift announced on SYN segments.
 pub const WINDOW_SHIFT: u8 = 7;
 
+/// The initial sequence number on the wire of a flow's connection `conn`
+/// (both ends alike): 0 for the first, so a flow of one connection keeps
+/// its relative numbers; later ones spread over the 32-bit space (a
+/// golden-ratio step), so a dissector sees each new SYN on the reused
+/// ports as a new connection (RFC 9293 3.4.1: a new incarnation gets a new
+/// ISN).
+pub fn wire_isn(conn: u32) -> u32 {
+    conn.wrapping_mul(0x9E37_79B9)
+}
+
 /// Writes the TCP header of `h` (length `h.header_bytes()`) plus checksum
 /// into `seg`, which holds the whole segment (header and payload).
+/// Sequence, acknowledgement (when ACK is set) and SACK numbers are offset
+/// by the connection's [`wire_isn`].
 pub fn emit(
     h: &TcpHeader,
     src_port: u16,
@@ -22,8 +34,15 @@ pub fn emit(
     let syn = h.has(tcp_flags::SYN);
     seg[0..2].copy_from_slice(&src_port.to_be_bytes());
     seg[2..4].copy_from_slice(&dst_port.to_be_bytes());
-    seg[4..8].copy_from_slice(&(h.seq as u32).to_be_bytes());
-    seg[8..12].copy_from_slice(&(h.ack as u32).to_be_bytes());
+    let isn = wire_isn(h.conn);
+    let on_wire = |x: u64| (x as u32).wrapping_add(isn);
+    seg[4..8].copy_from_slice(&on_wire(h.seq).to_be_bytes());
+    let ack = if h.has(tcp_flags::ACK) {
+        on_wire(h.ack)
+    } else {
+        h.ack as u32
+    };
+    seg[8..12].copy_from_slice(&ack.to_be_bytes());
     seg[12] = ((hl / 4) as u8) << 4;
     seg[13] = h.flags;
     // RFC 7323 2.2: the window in a SYN is never scaled.
@@ -40,8 +59,8 @@ pub fn emit(
         o[2] = 5;
         o[3] = 2 + 8 * h.n_sack;
         for (i, &(l, r)) in h.sack_blocks().iter().enumerate() {
-            o[4 + 8 * i..8 + 8 * i].copy_from_slice(&(l as u32).to_be_bytes());
-            o[8 + 8 * i..12 + 8 * i].copy_from_slice(&(r as u32).to_be_bytes());
+            o[4 + 8 * i..8 + 8 * i].copy_from_slice(&on_wire(l).to_be_bytes());
+            o[8 + 8 * i..12 + 8 * i].copy_from_slice(&on_wire(r).to_be_bytes());
         }
     }
     let len = seg.len() as u32;
@@ -191,6 +210,39 @@ mod tests {
     }
 
     #[test]
+    fn a_later_connection_is_offset_by_its_own_initial_sequence_number() {
+        assert_eq!(wire_isn(0), 0);
+        assert_eq!(wire_isn(1), 0x9E37_79B9);
+        assert_eq!(wire_isn(2), 0x3C6E_F372); // 2 x 0x9E3779B9 mod 2^32
+        let h = TcpHeader {
+            seq: 1,
+            ack: 2921,
+            flags: ACK,
+            wnd: 1 << 20,
+            sack: [(4381, 5841), (0, 0), (0, 0)],
+            n_sack: 1,
+            conn: 1,
+            ..Default::default()
+        };
+        let mut seg = vec![0u8; h.header_bytes() as usize];
+        emit(&h, 80, 1000, &mut seg, [10, 0, 0, 2], [10, 0, 0, 1]);
+        let (back, ..) = parse(&seg, [10, 0, 0, 2], [10, 0, 0, 1]).unwrap();
+        let isn = 0x9E37_79B9u64;
+        assert_eq!((back.seq, back.ack), (1 + isn, 2921 + isn));
+        assert_eq!(back.sack_blocks(), [(4381 + isn, 5841 + isn)]);
+        // Without ACK the acknowledgement field stays as it was (zero).
+        let syn = TcpHeader {
+            flags: SYN,
+            conn: 1,
+            ..Default::default()
+        };
+        let mut seg = vec![0u8; syn.header_bytes() as usize];
+        emit(&syn, 80, 1000, &mut seg, [10, 0, 0, 2], [10, 0, 0, 1]);
+        let (back, ..) = parse(&seg, [10, 0, 0, 2], [10, 0, 0, 1]).unwrap();
+        assert_eq!((back.seq, back.ack), (isn, 0));
+    }
+
+    #[test]
     fn sack_blocks_round_trip() {
         let h = TcpHeader {
             seq: 1,
@@ -200,6 +252,7 @@ mod tests {
             sack: [(4381, 5841), (7301, 8761), (0, 0)],
             n_sack: 2,
             mss: 0,
+            conn: 0,
         };
         let mut seg = vec![0u8; h.header_bytes() as usize + 10];
         emit(&h, 80, 1000, &mut seg, [10, 0, 0, 2], [10, 0, 0, 1]);

@@ -8,13 +8,19 @@
 //! every ACK therefore costs no event.
 
 pub mod spec;
+pub mod transfers;
 
 use super::{Action, App, AppStats, PacketTemplate};
 use crate::net::packet::{ecn, IPV4_HEADER_BYTES};
 use crate::net::{Packet, Transport};
+use crate::proto::cc::WindowSpec;
+use crate::proto::tcp::receiver::ReceiverStats;
+use crate::proto::tcp::sender::{SenderState, SenderStats};
 use crate::proto::tcp::{Segment, TcpConfig, TcpReceiver, TcpSender};
-use crate::sim::SimTime;
+use crate::sim::{Series, SimTime};
+use std::borrow::Cow;
 use std::cell::RefCell;
+use transfers::Transfers;
 
 use super::Col::{Count, Measure};
 
@@ -47,6 +53,13 @@ pub const TABLE: super::AppTable = super::AppTable {
         Count("out_of_order_segments"),
         Count("duplicate_segments"),
         Count("ce_received"),
+        // A flow of transfers (`transfers`): started, completed, and the
+        // mean time from SYN to the FIN's ACK; segments of an earlier
+        // connection reaching the sink after a later one began.
+        Count("transfers"),
+        Count("transfers_done"),
+        Measure("transfer_time_mean_s"),
+        Count("stale_segments"),
     ],
     series: true,
 };
@@ -76,6 +89,8 @@ struct Endpoint {
     tpl: PacketTemplate,
     timer_at: Option<SimTime>,
     next_ord: u64,
+    /// The connection its segments belong to (a flow of transfers).
+    conn: u32,
 }
 
 impl Endpoint {
@@ -84,11 +99,13 @@ impl Endpoint {
             tpl,
             timer_at: None,
             next_ord: 0,
+            conn: 0,
         }
     }
 
     fn flush(&mut self, segs: &mut Vec<Segment>, deadline: Option<SimTime>, out: &mut Vec<Action>) {
-        for s in segs.drain(..) {
+        for mut s in segs.drain(..) {
+            s.hdr.conn = self.conn;
             let mut p = self.tpl.make(self.next_ord);
             self.next_ord += 1;
             p.size_bytes = IPV4_HEADER_BYTES + s.hdr.header_bytes() + s.payload;
@@ -117,7 +134,26 @@ pub struct TcpSource {
     ep: Endpoint,
     snd: TcpSender,
     bytes: Option<u64>,
+    /// A flow of transfers: how the next connections are made, and the
+    /// tally of those before the current one.
+    more: Option<Box<More>>,
 }
+
+/// A flow of transfers beyond its current connection.
+pub struct More {
+    plan: Transfers,
+    cfg: TcpConfig,
+    /// Builds each connection's window controller.
+    window: WindowSpec,
+    /// Counts of the connections before the current one.
+    before: SenderStats,
+    acked_before: u64,
+    /// Each completed transfer's duration, s, at its completion.
+    times: Series,
+}
+
+/// The timer token that opens a flow's next transfer (0 is the RTO's).
+const NEXT_TRANSFER: u64 = 1;
 
 impl TcpSource {
     pub fn new(
@@ -130,81 +166,207 @@ impl TcpSource {
             ep: Endpoint::new(tpl),
             snd: TcpSender::new(cfg, bytes).with_window(window),
             bytes,
+            more: None,
         }
+    }
+
+    /// A source of successive transfers (`plan`), each a new connection.
+    pub fn transfers(
+        tpl: PacketTemplate,
+        cfg: TcpConfig,
+        window: WindowSpec,
+        plan: Transfers,
+    ) -> Self {
+        // Idle until the first transfer opens its own connection.
+        let snd = TcpSender::new(cfg.clone(), Some(0));
+        let more = More {
+            plan,
+            cfg,
+            window,
+            before: SenderStats::default(),
+            acked_before: 0,
+            times: Series::default(),
+        };
+        TcpSource {
+            ep: Endpoint::new(tpl),
+            snd,
+            bytes: None,
+            more: Some(Box::new(more)),
+        }
+    }
+
+    /// Opens the next transfer's connection.
+    fn open(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        let m = self.more.as_mut().expect("a flow of transfers");
+        m.plan.next_at = None;
+        let size = m.plan.next_size();
+        m.before.absorb(&self.snd.stats);
+        m.acked_before += self.snd.bytes_acked();
+        let mut snd =
+            TcpSender::new(m.cfg.clone(), Some(size)).with_window(m.window.model().build());
+        snd.adopt_series(&mut self.snd);
+        self.snd = snd;
+        // Connections are told apart by their number (serial arithmetic
+        // at the sink, so wrapping is harmless).
+        self.ep.conn = (m.plan.started - 1) as u32;
+        with_segs(|segs| {
+            self.snd.start(now, segs);
+            self.ep.flush(segs, self.snd.deadline(), out);
+        })
+    }
+
+    /// After the sender's input: a transfer that has just completed is
+    /// counted, and the next one's start timed.
+    fn after_input(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        let Some(m) = &mut self.more else { return };
+        if self.snd.state != SenderState::Done || m.plan.done >= m.plan.started {
+            return;
+        }
+        let st = &self.snd.stats;
+        let took = now - st.started_at.expect("a started connection");
+        m.times.push(now, took.as_secs_f64());
+        if let Some(at) = m.plan.completed(now, took) {
+            out.push(Action::Timer {
+                at,
+                token: NEXT_TRANSFER,
+            });
+        }
+    }
+
+    /// The sender's counts over every connection, the bytes acknowledged,
+    /// and when the flow finished.
+    fn totals(&self) -> (Cow<'_, SenderStats>, u64, Option<SimTime>) {
+        let acked = self.snd.bytes_acked();
+        let Some(m) = &self.more else {
+            return (
+                Cow::Borrowed(&self.snd.stats),
+                acked,
+                self.snd.stats.done_at,
+            );
+        };
+        let mut st = m.before.clone();
+        st.absorb(&self.snd.stats);
+        let done = if m.plan.finished() {
+            self.snd.stats.done_at
+        } else {
+            None
+        };
+        (Cow::Owned(st), m.acked_before + acked, done)
     }
 }
 
 impl App for TcpSource {
     fn set_series(&mut self, rows: usize) {
         self.snd.set_series(rows);
+        if let Some(m) = &mut self.more {
+            m.times.set_rows(rows);
+        }
     }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        if let Some(m) = &mut self.more {
+            if m.plan.start_on {
+                return self.open(now, out);
+            }
+            let at = now + m.plan.off_time();
+            m.plan.next_at = Some(at);
+            return out.push(Action::Timer {
+                at,
+                token: NEXT_TRANSFER,
+            });
+        }
         with_segs(|segs| {
             self.snd.start(now, segs);
             self.ep.flush(segs, self.snd.deadline(), out);
         })
     }
-    fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Action>) {
+    fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
+        if token == NEXT_TRANSFER {
+            return self.open(now, out);
+        }
         self.ep.timer_fired(now);
         with_segs(|segs| {
             self.snd.on_timer(now, segs);
             self.ep.flush(segs, self.snd.deadline(), out);
-        })
+        });
+        self.after_input(now, out);
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let Transport::Tcp(h) = &pkt.transport {
+            // An ACK of an earlier connection of the flow.
+            if h.conn != self.ep.conn {
+                return;
+            }
             with_segs(|segs| {
                 self.snd.on_segment(now, h, segs);
                 self.ep.flush(segs, self.snd.deadline(), out);
-            })
+            });
+            self.after_input(now, out);
         }
     }
     fn stats(&self, end: SimTime) -> Option<AppStats> {
-        let st = &self.snd.stats;
+        let (st, acked, done_at) = self.totals();
         let start = st.started_at.unwrap_or(end);
-        let until = st.done_at.unwrap_or(end);
+        let until = done_at.unwrap_or(end);
         let active = until.saturating_sub(start).as_secs_f64();
-        let acked = self.snd.bytes_acked();
         let s = self.snd.series();
+        let bytes = match &self.more {
+            Some(m) => Some(m.plan.bytes),
+            None => self.bytes,
+        };
+        let mut values = vec![
+            ("bytes", bytes.map_or(f64::NAN, |b| b as f64)),
+            ("start_s", secs(st.started_at)),
+            ("established_s", secs(st.established_at)),
+            ("sender_done_s", secs(done_at)),
+            ("bytes_acked", acked as f64),
+            (
+                "goodput_bps",
+                if active > 0.0 {
+                    acked as f64 * 8.0 / active
+                } else {
+                    f64::NAN
+                },
+            ),
+            ("segments_sent", st.segments_sent as f64),
+            ("data_bytes_sent", st.data_bytes_sent as f64),
+            ("retransmissions", st.retransmissions as f64),
+            ("timeouts", st.timeouts as f64),
+            ("fast_recoveries", st.fast_recoveries as f64),
+            ("limited_transmits", st.limited_transmits as f64),
+            ("ecn_reductions", st.ecn_reductions as f64),
+            ("rtt_samples", st.rtt_samples as f64),
+            (
+                "srtt_ms",
+                self.snd.srtt().map_or(f64::NAN, |t| t.as_secs_f64() * 1e3),
+            ),
+            ("final_cwnd_bytes", self.snd.cwnd() as f64),
+        ];
+        let mut series = vec![
+            ("cwnd_bytes", s.cwnd.points().to_vec()),
+            ("ssthresh_bytes", s.ssthresh.points().to_vec()),
+            ("rtt_s", s.rtt.points().to_vec()),
+            ("srtt_s", s.srtt.points().to_vec()),
+            ("rto_s", s.rto.points().to_vec()),
+            ("recovery", s.recovery.points().to_vec()),
+        ];
+        if let Some(m) = &self.more {
+            let p = &m.plan;
+            let mean = p.time_sum_s / p.done as f64;
+            values.extend([
+                ("transfers", p.started as f64),
+                ("transfers_done", p.done as f64),
+                (
+                    "transfer_time_mean_s",
+                    if p.done > 0 { mean } else { f64::NAN },
+                ),
+            ]);
+            series.push(("transfer_s", m.times.points().to_vec()));
+        }
         Some(AppStats {
             table: "tcp",
             flow: self.ep.tpl.flow,
-            values: vec![
-                ("bytes", self.bytes.map_or(f64::NAN, |b| b as f64)),
-                ("start_s", secs(st.started_at)),
-                ("established_s", secs(st.established_at)),
-                ("sender_done_s", secs(st.done_at)),
-                ("bytes_acked", acked as f64),
-                (
-                    "goodput_bps",
-                    if active > 0.0 {
-                        acked as f64 * 8.0 / active
-                    } else {
-                        f64::NAN
-                    },
-                ),
-                ("segments_sent", st.segments_sent as f64),
-                ("data_bytes_sent", st.data_bytes_sent as f64),
-                ("retransmissions", st.retransmissions as f64),
-                ("timeouts", st.timeouts as f64),
-                ("fast_recoveries", st.fast_recoveries as f64),
-                ("limited_transmits", st.limited_transmits as f64),
-                ("ecn_reductions", st.ecn_reductions as f64),
-                ("rtt_samples", st.rtt_samples as f64),
-                (
-                    "srtt_ms",
-                    self.snd.srtt().map_or(f64::NAN, |t| t.as_secs_f64() * 1e3),
-                ),
-                ("final_cwnd_bytes", self.snd.cwnd() as f64),
-            ],
-            series: vec![
-                ("cwnd_bytes", s.cwnd.points().to_vec()),
-                ("ssthresh_bytes", s.ssthresh.points().to_vec()),
-                ("rtt_s", s.rtt.points().to_vec()),
-                ("srtt_s", s.srtt.points().to_vec()),
-                ("rto_s", s.rto.points().to_vec()),
-                ("recovery", s.recovery.points().to_vec()),
-            ],
+            values,
+            series,
         })
     }
 }
@@ -215,6 +377,17 @@ pub struct TcpSink {
     /// The data flow this sink receives (its packets carry the ACK flow id).
     data_flow: crate::net::FlowId,
     start: SimTime,
+    /// A flow of transfers: the connections before the current one.
+    before: Option<Box<SinkBefore>>,
+}
+
+/// What a sink of successive connections keeps of the earlier ones.
+pub struct SinkBefore {
+    cfg: TcpConfig,
+    stats: ReceiverStats,
+    bytes: u64,
+    /// Segments of an earlier connection arriving after a later one began.
+    stale: u64,
 }
 
 impl TcpSink {
@@ -229,7 +402,41 @@ impl TcpSink {
             rcv: TcpReceiver::new(cfg),
             data_flow,
             start,
+            before: None,
         }
+    }
+
+    /// The sink of a flow of transfers: a new connection replaces the
+    /// current one.
+    pub fn of_transfers(mut self, cfg: TcpConfig) -> Self {
+        self.before = Some(Box::new(SinkBefore {
+            cfg,
+            stats: ReceiverStats::default(),
+            bytes: 0,
+            stale: 0,
+        }));
+        self
+    }
+
+    /// Whether a segment of connection `conn` is for the current
+    /// connection, after opening a new one for a later number.
+    fn take_conn(&mut self, conn: u32) -> bool {
+        let Some(b) = &mut self.before else {
+            return true;
+        };
+        if conn == self.ep.conn {
+            return true;
+        }
+        // Serial number arithmetic (RFC 1982): an earlier connection's.
+        if (conn.wrapping_sub(self.ep.conn) as i32) < 0 {
+            b.stale += 1;
+            return false;
+        }
+        b.stats.absorb(&self.rcv.stats);
+        b.bytes += self.rcv.bytes_in_order();
+        self.rcv = TcpReceiver::new(b.cfg.clone());
+        self.ep.conn = conn;
+        true
     }
 }
 
@@ -244,6 +451,9 @@ impl App for TcpSink {
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let Transport::Tcp(h) = &pkt.transport {
+            if !self.take_conn(h.conn) {
+                return;
+            }
             if pkt.ecn == ecn::CE {
                 self.rcv.note_ce();
             }
@@ -254,24 +464,40 @@ impl App for TcpSink {
         }
     }
     fn stats(&self, _end: SimTime) -> Option<AppStats> {
-        let st = &self.rcv.stats;
+        let (st, bytes, done_at) = match &self.before {
+            None => (
+                Cow::Borrowed(&self.rcv.stats),
+                self.rcv.bytes_in_order(),
+                self.rcv.stats.done_at,
+            ),
+            Some(b) => {
+                let mut st = b.stats.clone();
+                st.absorb(&self.rcv.stats);
+                // A flow of transfers has no one end (the source's row
+                // gives each transfer's time).
+                (Cow::Owned(st), b.bytes + self.rcv.bytes_in_order(), None)
+            }
+        };
+        let mut values = vec![
+            ("receiver_done_s", secs(done_at)),
+            (
+                "completion_time_s",
+                done_at.map_or(f64::NAN, |d| (d - self.start).as_secs_f64()),
+            ),
+            ("bytes_delivered", bytes as f64),
+            ("acks_sent", st.acks_sent as f64),
+            ("delayed_acks", st.delayed_acks as f64),
+            ("out_of_order_segments", st.out_of_order as f64),
+            ("duplicate_segments", st.duplicates as f64),
+            ("ce_received", st.ce_received as f64),
+        ];
+        if let Some(b) = &self.before {
+            values.push(("stale_segments", b.stale as f64));
+        }
         Some(AppStats {
             table: "tcp",
             flow: self.data_flow,
-            values: vec![
-                ("receiver_done_s", secs(st.done_at)),
-                (
-                    "completion_time_s",
-                    st.done_at
-                        .map_or(f64::NAN, |d| (d - self.start).as_secs_f64()),
-                ),
-                ("bytes_delivered", self.rcv.bytes_in_order() as f64),
-                ("acks_sent", st.acks_sent as f64),
-                ("delayed_acks", st.delayed_acks as f64),
-                ("out_of_order_segments", st.out_of_order as f64),
-                ("duplicate_segments", st.duplicates as f64),
-                ("ce_received", st.ce_received as f64),
-            ],
+            values,
             series: vec![],
         })
     }

@@ -2,6 +2,7 @@
 //! checks, the mapping onto [`TcpConfig`], and construction (a source, a
 //! sink, and the flow "<name>/ack" for the ACKs).
 
+use super::transfers::{Transfers, TransfersSpec};
 use super::{TcpSink, TcpSource};
 use crate::app::flow::{
     add_flow_pair_meta, claim_and_add, return_template, FlowCommon, FlowModel, ResolvedFlow,
@@ -21,6 +22,10 @@ pub struct TcpFlowSpec {
     /// Bytes to transfer; absent means an unlimited (bulk) source.
     #[serde(default)]
     pub bytes: Option<u64>,
+    /// Instead of `bytes`: successive transfers, each on a new
+    /// connection, with exponential idle times between them.
+    #[serde(default)]
+    pub transfers: Option<TransfersSpec>,
     /// TCP options.
     #[serde(default)]
     pub tcp: Option<TcpSpec>,
@@ -143,6 +148,15 @@ impl FlowModel for TcpFlowSpec {
     fn validate(&self, flow: &FlowCommon, p: &str, _scope: &Scope<'_>, c: &mut Checker) {
         crate::app::flow::require_unicast(flow, p, "tcp", c);
         c.at_least_one(format_args!("{p}.bytes"), self.bytes);
+        if let Some(t) = &self.transfers {
+            if self.bytes.is_some() {
+                c.err(
+                    format!("{p}.transfers"),
+                    "give bytes or transfers, not both",
+                );
+            }
+            t.validate(&format!("{p}.transfers"), c);
+        }
         if let Some(t) = &self.tcp {
             t.validate(&format!("{p}.tcp"), c);
         }
@@ -152,13 +166,21 @@ impl FlowModel for TcpFlowSpec {
     }
     fn build(&self, f: &ResolvedFlow<'_>, ctx: &mut BuildCtx<'_>) {
         let d = f.receivers[0];
-        let cfg = tcp_config(self.tcp.as_ref(), self.bytes.is_some());
+        let finite = self.bytes.is_some() || self.transfers.is_some();
+        let cfg = tcp_config(self.tcp.as_ref(), finite);
         let tpl = f.udp_template(0);
         let ack_tpl = return_template(f, &tpl);
-        let window = self.cc.clone().unwrap_or_default().model().build();
-        let source = TcpSource::new(tpl, cfg.clone(), self.bytes, window);
+        let window = self.cc.clone().unwrap_or_default();
+        let mut sink = TcpSink::new(ack_tpl, cfg.clone(), f.id, f.start);
+        let source = match &self.transfers {
+            None => TcpSource::new(tpl, cfg.clone(), self.bytes, window.model().build()),
+            Some(t) => {
+                let rng = ctx.stream(&format!("flow:{}:transfers", f.spec.name));
+                sink = sink.of_transfers(cfg.clone());
+                TcpSource::transfers(tpl, cfg, window, Transfers::new(t, rng))
+            }
+        };
         claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);
-        let sink = TcpSink::new(ack_tpl, cfg, f.id, f.start);
         claim_and_add(f, "dst_port", d, f.dst_port, Box::new(sink), ctx);
         add_flow_pair_meta(f, "tcp", self.derived_suffixes()[0], "tcp_ack", ctx);
     }

@@ -31,6 +31,19 @@ pub struct ReceiverStats {
     pub done_at: Option<SimTime>,
 }
 
+impl ReceiverStats {
+    /// Adds a finished connection's counts (a flow of several).
+    pub fn absorb(&mut self, o: &ReceiverStats) {
+        self.segments += o.segments;
+        self.out_of_order += o.out_of_order;
+        self.duplicates += o.duplicates;
+        self.acks_sent += o.acks_sent;
+        self.delayed_acks += o.delayed_acks;
+        self.ce_received += o.ce_received;
+        self.first_data_at = self.first_data_at.or(o.first_data_at);
+    }
+}
+
 pub struct TcpReceiver {
     cfg: TcpConfig,
     pub state: ReceiverState,
@@ -218,6 +231,7 @@ impl TcpReceiver {
             sack,
             n_sack,
             mss: 0,
+            conn: 0,
         };
         out.push(Segment {
             hdr: crate::net::header::boxed(hdr),

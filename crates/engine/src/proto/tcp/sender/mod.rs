@@ -38,6 +38,23 @@ pub struct SenderStats {
     pub done_at: Option<SimTime>,
 }
 
+impl SenderStats {
+    /// Adds a finished connection's counts (a flow of several); the times
+    /// are the first connection's.
+    pub fn absorb(&mut self, o: &SenderStats) {
+        self.segments_sent += o.segments_sent;
+        self.data_bytes_sent += o.data_bytes_sent;
+        self.retransmissions += o.retransmissions;
+        self.timeouts += o.timeouts;
+        self.fast_recoveries += o.fast_recoveries;
+        self.limited_transmits += o.limited_transmits;
+        self.ecn_reductions += o.ecn_reductions;
+        self.rtt_samples += o.rtt_samples;
+        self.started_at = self.started_at.or(o.started_at);
+        self.established_at = self.established_at.or(o.established_at);
+    }
+}
+
 /// Time series, recorded when the value changes.
 #[derive(Clone, Debug, Default)]
 pub struct SenderSeries {
@@ -195,6 +212,13 @@ impl TcpSender {
 
     pub fn series(&self) -> &SenderSeries {
         &self.series
+    }
+
+    /// Continues `prev`'s series (a flow's next connection records on
+    /// where its last left off, within the same row limit).
+    pub fn adopt_series(&mut self, prev: &mut TcpSender) {
+        self.series_on = prev.series_on;
+        self.series = std::mem::take(&mut prev.series);
     }
 
     pub fn cwnd(&self) -> u64 {
