@@ -137,6 +137,10 @@ pub struct TcpSource {
     /// A flow of transfers: how the next connections are made, and the
     /// tally of those before the current one.
     more: Option<Box<More>>,
+    /// The flow's `stop_s`, if before the run's end: from then on the
+    /// source sends nothing (an abort; no RST is modelled).
+    stop: Option<SimTime>,
+    stopped: bool,
 }
 
 /// A flow of transfers beyond its current connection.
@@ -154,6 +158,8 @@ pub struct More {
 
 /// The timer token that opens a flow's next transfer (0 is the RTO's).
 const NEXT_TRANSFER: u64 = 1;
+/// The timer token of the flow's `stop_s`.
+const STOP: u64 = 2;
 
 impl TcpSource {
     pub fn new(
@@ -167,7 +173,15 @@ impl TcpSource {
             snd: TcpSender::new(cfg, bytes).with_window(window),
             bytes,
             more: None,
+            stop: None,
+            stopped: false,
         }
+    }
+
+    /// Sends nothing at or after `stop` (`None`: until the run ends).
+    pub fn with_stop(mut self, stop: Option<SimTime>) -> Self {
+        self.stop = stop;
+        self
     }
 
     /// A source of successive transfers (`plan`), each a new connection.
@@ -192,6 +206,8 @@ impl TcpSource {
             snd,
             bytes: None,
             more: Some(Box::new(more)),
+            stop: None,
+            stopped: false,
         }
     }
 
@@ -263,6 +279,14 @@ impl App for TcpSource {
         }
     }
     fn on_start(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        if let Some(at) = self.stop {
+            // A start jittered to the stop or past it sends nothing.
+            if now >= at {
+                self.stopped = true;
+                return;
+            }
+            out.push(Action::Timer { at, token: STOP });
+        }
         if let Some(m) = &mut self.more {
             if m.plan.start_on {
                 return self.open(now, out);
@@ -280,6 +304,10 @@ impl App for TcpSource {
         })
     }
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Action>) {
+        self.stopped |= token == STOP;
+        if self.stopped {
+            return;
+        }
         if token == NEXT_TRANSFER {
             return self.open(now, out);
         }
@@ -292,8 +320,9 @@ impl App for TcpSource {
     }
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Vec<Action>) {
         if let Transport::Tcp(h) = &pkt.transport {
-            // An ACK of an earlier connection of the flow.
-            if h.conn != self.ep.conn {
+            // An ACK of an earlier connection of the flow, or the flow
+            // has stopped.
+            if h.conn != self.ep.conn || self.stopped {
                 return;
             }
             with_segs(|segs| {
@@ -306,7 +335,7 @@ impl App for TcpSource {
     fn stats(&self, end: SimTime) -> Option<AppStats> {
         let (st, acked, done_at) = self.totals();
         let start = st.started_at.unwrap_or(end);
-        let until = done_at.unwrap_or(end);
+        let until = done_at.unwrap_or(end).min(self.stop.unwrap_or(end));
         let active = until.saturating_sub(start).as_secs_f64();
         let s = self.snd.series();
         let bytes = match &self.more {
@@ -656,6 +685,36 @@ mod tests {
         }
         let rtts = vars.iter().filter(|x| *x == "rtt_s").count();
         assert_eq!(rtts as f64, one(&out, "rtt_samples"));
+    }
+
+    #[test]
+    fn a_flow_sends_nothing_at_or_after_its_stop() {
+        // A bulk source stopped at 1 s of a 3 s run, and a transfer whose
+        // stop comes before its end: neither sends a packet from then on.
+        for (fields, flow) in [
+            (r#""stop_s": 1"#, 0),
+            (r#""bytes": 5000000, "stop_s": 1"#, 0),
+        ] {
+            let text = format!(
+                r#"{{"duration_s": 3, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+                "links": [{{"a": "a", "b": "b", "rate_bps": 1e7, "delay_ms": 1}}],
+                "flows": [{{"name": "t", "type": "tcp", "src": "a", "dst": "b", {fields}}}],
+                "measure": {{"packets": true}}}}"#
+            );
+            let out = run_text(&text);
+            let flows = numbers(&out, "packets", "flow");
+            let sent = numbers(&out, "packets", "sent_ns");
+            let last = (0..flows.len())
+                .filter(|&i| flows[i] == flow as f64)
+                .map(|i| sent[i])
+                .fold(0.0, f64::max);
+            assert!(last > 0.9e9 && last < 1e9, "{fields}: {last}");
+            // Goodput over the time it ran; no end.
+            let acked = one(&out, "bytes_acked");
+            assert!((one(&out, "goodput_bps") - acked * 8.0).abs() < 1e-6 * acked * 8.0);
+            assert!(one(&out, "sender_done_s").is_nan());
+            assert!(acked > 0.8e6 && acked < 1.25e6, "{acked}");
+        }
     }
 
     #[test]

@@ -180,6 +180,7 @@ impl FlowModel for TcpFlowSpec {
                 TcpSource::transfers(tpl, cfg, window, Transfers::new(t, rng))
             }
         };
+        let source = source.with_stop((f.stop < ctx.horizon).then_some(f.stop));
         claim_and_add(f, "src_port", f.src, f.src_port, Box::new(source), ctx);
         claim_and_add(f, "dst_port", d, f.dst_port, Box::new(sink), ctx);
         add_flow_pair_meta(f, "tcp", self.derived_suffixes()[0], "tcp_ack", ctx);

@@ -315,6 +315,17 @@ mod tests {
     }
 
     #[test]
+    fn no_transfer_goes_on_past_the_flows_stop() {
+        let t = r#""transfers": {"size_bytes": [20000, 20000], "off_mean_s": 0.2}, "stop_s": 5"#;
+        let out = run(&format!(", {t}"), 20.0);
+        let c = completions(&out);
+        assert!(c.len() > 10 && c.iter().all(|&(at, _)| at < 5.0), "{c:?}");
+        let (started, done) = (one(&out, "transfers"), one(&out, "transfers_done"));
+        assert!(started == done || started == done + 1.0, "{started} {done}");
+        assert_eq!(done as usize, c.len());
+    }
+
+    #[test]
     fn a_flow_that_starts_idle_waits_an_off_time_first() {
         let t = r#"{"size_bytes": [5000, 5000], "off_mean_s": 2, "max_transfers": 1, "start_on": false}"#;
         let out = run(&format!(r#", "transfers": {t}"#), 60.0);
