@@ -144,7 +144,7 @@ pub struct TcpSource {
 }
 
 /// A flow of transfers beyond its current connection.
-pub struct More {
+struct More {
     plan: Transfers,
     cfg: TcpConfig,
     /// Builds each connection's window controller.
@@ -411,7 +411,7 @@ pub struct TcpSink {
 }
 
 /// What a sink of successive connections keeps of the earlier ones.
-pub struct SinkBefore {
+struct SinkBefore {
     cfg: TcpConfig,
     stats: ReceiverStats,
     bytes: u64,
