@@ -350,6 +350,30 @@ mod tests {
     }
 
     #[test]
+    fn the_first_transfer_is_connection_zero() {
+        // Its numbers on the wire are then those of a lone connection.
+        use crate::app::testing::udp_template;
+        use crate::app::{Action, App, TcpSource};
+        use crate::net::Transport;
+        let s = spec(r#"{"size_bytes": [1000, 1000], "off_mean_s": 1}"#);
+        let cfg = crate::proto::tcp::TcpConfig::default();
+        let plan = Transfers::new(&s, RngStreams::new(1, 0).stream("t"));
+        let mut src = TcpSource::transfers(udp_template(0), cfg, Default::default(), plan);
+        let mut out = Vec::new();
+        src.on_start(SimTime::ZERO, &mut out);
+        let conns: Vec<u32> = (out.iter())
+            .filter_map(|a| match a {
+                Action::Send(p) => match &p.transport {
+                    Transport::Tcp(h) => Some(h.conn),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        assert_eq!(conns, [0]);
+    }
+
+    #[test]
     fn a_sink_of_transfers_opens_a_new_connection_and_ignores_earlier_ones() {
         use crate::app::testing::udp_template;
         use crate::app::{Action, App, TcpSink};
