@@ -216,6 +216,20 @@ def test_case_57s_sources_idle_after_each_transfer_ends():
                                                                                                       nan_ok=True)}
 
 
+def test_case_57s_transfers_with_none_done_have_no_mean_time():
+    """A closed loop whose transfers are all still under way at the end:
+    counted as started, with no completion time."""
+    import math
+
+    import pandas as pd
+
+    tcp = pd.DataFrame({"transfers": pd.array([1, 1], dtype="Int64"),
+                        "transfers_done": pd.array([0, 0], dtype="Int64"),
+                        "transfer_time_mean_s": [float("nan")] * 2})
+    got = rmcat.short_transfers(tcp, 7)
+    assert got["tcp_transfers"] == 2 and math.isnan(got["tcp_completion_s"])
+
+
 def test_screams_pacing_factor_reaches_only_screams_pacer():
     import dataclasses
 
