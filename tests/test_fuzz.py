@@ -11,6 +11,7 @@ import pytest
 import mediasim
 from mediasim.validation import fuzz
 
+EXAMPLE = Path(__file__).parents[1] / "examples" / "dumbbell.toml"
 CORPUS = sorted((Path(__file__).parent / "data" / "fuzz_corpus").iterdir())
 
 
@@ -51,3 +52,51 @@ def test_a_refusal_in_the_readers_jargon_or_without_a_field_counts_as_a_failure(
         assert outcome(("nodes[0]", "fine"), ("nodes[1]", jargon)) == "jargon", jargon
     assert outcome(("", "must be a number (got true)")) == "jargon"  # no field named
     assert "jargon" in fuzz.FAILURES
+
+
+def test_a_scaled_number_keeps_its_type_and_nothing_else_is_scaled():
+    assert fuzz._scaled(3, 0.1) == 1 and isinstance(fuzz._scaled(3, 0.1), int)  # not rounded to 0
+    assert fuzz._scaled(-3, 1e-9) == -1 and fuzz._scaled(3, 0) == 0 and fuzz._scaled(0, 1e9) == 0
+    assert fuzz._scaled(7, 1e3) == 7000 and isinstance(fuzz._scaled(7, 1.1), int)
+    assert fuzz._scaled(2.5, -1) == -2.5 and isinstance(fuzz._scaled(2.0, 2), float)
+    assert fuzz._scaled(True, 10) is True and fuzz._scaled("5", 10) == "5" and fuzz._scaled(None, 2) is None
+    assert fuzz._scaled(2 ** 1100, 1e9) == 2 ** 1100  # too large for a float: left as it is
+
+
+def test_a_scale_mutation_changes_one_number_and_nothing_else():
+    base = {"a": "x", "b": [True, 4, {"c": 2.5}], "d": None}
+    numbers = [(["b", 1], 4), (["b", 2, "c"], 2.5)]
+    for at in range(6):
+        out = fuzz.mutate(base, [("scale", at, 2)])
+        changed = [path for path, v in numbers if _get(out, path) != v]
+        assert len(changed) == 1, (at, out)
+        assert out["a"] == "x" and out["b"][0] is True and out["d"] is None
+    assert fuzz.mutate(base, [("scale", 0, 2)])["b"][1] == 8
+    assert fuzz.mutate(base, [("scale", 1, 2)])["b"][2]["c"] == 5.0
+    assert fuzz.mutate({"a": "x"}, [("scale", 3, 2)]) == {"a": "x"}  # no number: unchanged
+
+
+def _get(x, path):
+    for k in path:
+        x = x[k]
+    return x
+
+
+def test_the_digest_of_a_run_sees_its_results_and_not_its_wall_time():
+    a = mediasim.run(EXAMPLE, seed=1)
+    b = mediasim.run(EXAMPLE, seed=1)
+    assert fuzz.digest(a) == fuzz.digest(b)
+    assert fuzz.digest(mediasim.run(EXAMPLE, seed=2)) != fuzz.digest(a)
+
+
+def test_an_input_whose_second_run_differs_counts_as_a_failure(monkeypatch):
+    base_list = [mediasim.Scenario.from_dict(mediasim.load_scenario(EXAMPLE).to_dict()).to_dict()]
+    digests = iter(["one", "two"])
+    monkeypatch.setattr(fuzz, "digest", lambda res: next(digests))
+    # idx 0 reruns (0 // 1 % RERUN_EVERY == 0); a scale by 1 leaves the input as it was.
+    assert fuzz.probe((0, [("scale", 0, 1)], None, []), base_list)[0] == "nondeterministic"
+    assert "nondeterministic" in fuzz.FAILURES
+    monkeypatch.setattr(fuzz, "digest", lambda res: "same")
+    assert fuzz.probe((0, [("scale", 0, 1)], None, []), base_list) == ("ok", "")
+    monkeypatch.setattr(fuzz, "digest", lambda res: next(digests))  # exhausted: a rerun would raise
+    assert fuzz.probe((2, [("scale", 0, 1)], None, []), base_list) == ("ok", "")  # 2 // 1 % 4: no rerun

@@ -5,14 +5,17 @@
 Inputs are the example scenarios and one scenario of every model from the
 reference studies (``bases``), mutated by Hypothesis strategies: a value
 replaced by anything JSON, YAML or TOML can hold (huge, tiny, negative,
-NaN, text, lists, tables), a field deleted or added, a list item
-duplicated; a third of them go through a file (JSON, YAML or TOML text,
-some with bytes flipped). Each input is loaded, validated, and if valid
-run under a budget. The property: every input ends in a ScenarioError or
-a finished run. Counted as failures: a Rust panic, any other exception (a
-raw traceback), a run over its memory budget, a run that does not end
-within its wall budget (a hang), and an input that `validate` accepts but
-that does not build. With ``--save`` the failing inputs are written there
+NaN, text, lists, tables), a number scaled (its type kept; half the
+inputs have only these, which mostly stay valid), a field deleted or
+added, a list item duplicated; a third of them go through a file (JSON,
+YAML or TOML text, some with bytes flipped). Each input is loaded,
+validated, and if valid run under a budget. The property: every input
+ends in a ScenarioError or a finished run. Counted as failures: a Rust
+panic, any other exception (a raw traceback), a run over its memory
+budget, a run that does not end within its wall budget (a hang), an input
+that `validate` accepts but that does not build, and a run that, made
+again with the same seed, gives other results (one in ``RERUN_EVERY`` of
+those that finish). With ``--save`` the failing inputs are written there
 (tests/data/fuzz_corpus keeps those fixed since as regression tests).
 """
 
@@ -20,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
+import math
 import os
 import re
 import tempfile
@@ -37,6 +42,11 @@ MAX_WALL_S = 2.0
 MAX_MEMORY_MB = 3000.0
 HANG_S = 20.0
 
+#: Factors of the "scale" mutation: a number made much smaller or larger,
+#: zero or negative, its type kept, so that most such inputs stay valid and
+#: reach the engine with values at the edges of what it accepts.
+SCALES = [0, -1, 1e-9, 1e-3, 0.1, 0.5, 0.9, 1.1, 2, 10, 1e3, 1e6, 1e9]
+
 INTERESTING = [0, -1, 1, 2 ** 31, 2 ** 63, 2 ** 64, 1e-300, 1e300, 0.5, 1e-9, 1e15, -0.0, "", "a", "a/b", "nan",
                "inf", "1e6", [], {}, None, True]
 
@@ -48,15 +58,19 @@ def _strategies():
             | st.text(max_size=16) | st.sampled_from(INTERESTING))
     value = st.recursive(leaf, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=8), c,
                                                                                     max_size=3), max_leaves=6)
+    scale = st.tuples(st.just("scale"), st.integers(0, 10 ** 6), st.sampled_from(SCALES))
     mutation = st.one_of(
         st.tuples(st.just("set"), st.integers(0, 10 ** 6), value),
+        scale,
         st.tuples(st.just("delete"), st.integers(0, 10 ** 6), st.none()),
         st.tuples(st.just("dup"), st.integers(0, 10 ** 6), st.none()),
         st.tuples(st.just("add"), st.integers(0, 10 ** 6), st.tuples(st.text(max_size=10), value)),
     )
     as_file = st.sampled_from([None, None, "json", "yaml", "toml"])
     flips = st.lists(st.tuples(st.integers(0, 10 ** 6), st.integers(0, 255)), max_size=3)
-    return st.tuples(st.integers(0, 10 ** 6), st.lists(mutation, min_size=1, max_size=4), as_file, flips)
+    # Half the inputs only scale numbers: most of those stay valid and run.
+    mutations = st.lists(mutation, min_size=1, max_size=4) | st.lists(scale, min_size=1, max_size=4)
+    return st.tuples(st.integers(0, 10 ** 6), mutations, as_file, flips)
 
 
 # Simulated seconds of a study scenario used as a fuzzing base: long
@@ -139,6 +153,10 @@ def mutate(base: dict[str, Any], mutations: list) -> dict[str, Any]:
     data = copy.deepcopy(base)
     for op, at, arg in mutations:
         places = _places(data, [])
+        if op == "scale":  # among the numbers only
+            places = [(c, k) for c, k in places if _number(c[k])]
+            if not places:
+                continue
         if not places:
             break
         cont, key = places[at % len(places)]
@@ -146,6 +164,8 @@ def mutate(base: dict[str, Any], mutations: list) -> dict[str, Any]:
         # mutations, and one inside the other would make a cycle.
         if op == "set":
             cont[key] = copy.deepcopy(arg)
+        elif op == "scale":
+            cont[key] = _scaled(cont[key], arg)
         elif op == "delete":
             del cont[key]
         elif op == "dup" and isinstance(cont, list):
@@ -153,6 +173,27 @@ def mutate(base: dict[str, Any], mutations: list) -> dict[str, Any]:
         elif op == "add" and isinstance(cont[key], dict):
             cont[key][arg[0]] = copy.deepcopy(arg[1])
     return data
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _scaled(x: Any, factor: float) -> Any:
+    """A number times ``factor``; a whole number stays whole, rounded but
+    not to 0 unless it was 0 or the factor is (a count of 3 times 0.1 is
+    1)."""
+    if not _number(x):
+        return x
+    try:
+        y = x * factor
+    except OverflowError:  # a whole number beyond any float
+        return x
+    if isinstance(x, int):
+        if not math.isfinite(y):
+            return x
+        return round(y) or (0 if y == 0 else int(math.copysign(1, y)))
+    return y
 
 
 def _text(data: dict[str, Any], fmt: str) -> bytes:
@@ -222,10 +263,35 @@ def probe(case: tuple, base_list: list[dict[str, Any]]) -> tuple[str, str]:
             return "hang", f"{wall:.1f} s"
         if (res.meta.get("stopped_early") or "").startswith("max_memory_mb"):
             return "memory", res.meta["stopped_early"]
-        return ("stopped" if res.meta.get("stopped_early") else "ok"), ""
+        if res.meta.get("stopped_early"):
+            return "stopped", ""
+        if (idx // len(base_list)) % RERUN_EVERY == 0:
+            again = mediasim.run(sc, seed=1, max_events=MAX_EVENTS, max_wall_s=HANG_S, max_memory_mb=MAX_MEMORY_MB)
+            if digest(again) != digest(res):
+                return "nondeterministic", "the same scenario and seed gave other results"
+        return "ok", ""
     except BaseException as e:  # noqa: BLE001 - classifying every way out is the point
         kind = "panic" if type(e).__name__ == "PanicException" else "traceback"
         return kind, f"{type(e).__name__}: {str(e)[:300]}"
+
+
+#: One in this many inputs that run to their end runs again, and must give
+#: the same results to the bit.
+RERUN_EVERY = 4
+
+
+def digest(res: Any) -> str:
+    """A hash of everything a run's results hold but its wall time: the
+    metadata and every column of every table, bytes and dtype."""
+    import numpy as np
+
+    h = hashlib.sha256(json.dumps({k: v for k, v in res.meta.items() if k != "wall_s"}, sort_keys=True,
+                                  default=repr).encode())
+    for name in sorted(res.tables):
+        for col, arr in sorted(res.columns(name).items()):
+            h.update(f"{name}.{col}:{arr.dtype}:".encode())
+            h.update(arr.tobytes() if arr.dtype != np.dtype(object) else repr(arr.tolist()).encode())
+    return h.hexdigest()
 
 
 #: The reader's own words for a wrong type, a wrong name, an unknown or an
@@ -245,7 +311,7 @@ def _rejected(e: Any) -> tuple[str, str]:
     return "rejected", ""
 
 
-FAILURES = ("panic", "traceback", "memory", "hang", "unbuildable", "jargon")
+FAILURES = ("panic", "traceback", "memory", "hang", "unbuildable", "jargon", "nondeterministic")
 
 
 def _chunk(args: tuple[int, int, int]) -> tuple[Counter, list]:
