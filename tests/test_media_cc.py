@@ -231,3 +231,50 @@ def test_gccs_loss_based_rises_do_not_hold_back_a_clean_ramp_up():
     both = pd.concat([ours.rename("ours"), free.rename("free")], axis=1).sort_index().ffill().dropna()
     assert len(both) > 100 and both["free"].iloc[-1] > 2 * both["free"].iloc[0]  # a ramp-up
     assert (both["ours"] / both["free"]).between(0.99, 1.01).all()
+
+
+def _start(probing, capacity_bps=4e6, duration_s=6.0):
+    """A GCC call from its 300 kbit/s start on a path of ``capacity_bps``
+    (R_max 5 Mbit/s), with or without libwebrtc's start-up probes."""
+    sc = controlled_call(caps=[[0, capacity_bps]], duration_s=duration_s, probing=probing, max_bps=5e6)
+    sc.data["rtp_sessions"][0]["session_bw_bps"] = 6e6
+    sc.measure(series=True, packets=True)
+    res = mediasim.run(sc, seed=1)
+    assert_balanced(res)
+    s = res.tables["media_series"]
+    return res, s[s["var"] == "target_bps"].set_index("time_s")["value"]
+
+
+def test_gccs_start_up_probes_find_the_capacity_within_a_second():
+    """libwebrtc's initial probes (3 and 6 times the start rate, then twice
+    each estimate that reaches 0.7 of the last probe) take the target from
+    300 kbit/s to the path's 4 Mbit/s range within a second; without them
+    the multiplicative increase (8% a second) is still under 0.5 Mbit/s."""
+    res, probed = _start(True)
+    _, plain = _start(False)
+    at = lambda x, t: x[x.index <= t].iloc[-1]  # noqa: E731
+    assert at(probed, 1.0) > 2.5e6, probed[probed.index <= 1.0]
+    assert at(plain, 1.0) < 0.5e6 and at(plain, 5.9) < 0.6e6
+    # The probes asked for more than the start's two: 0.9, 1.8, then 3.6
+    # (twice the 1.8 result) capped at R_max.
+    assert probed[probed.index <= 1.0].max() <= 5e6
+    m = res.tables["media"].iloc[0]
+    # Padding: each 224 octets after IPv4, UDP, RTP and the 8-byte extension.
+    assert m["padding_packets"] > 0 and m["padding_bytes"] == m["padding_packets"] * (224 + 48)
+    # Padding carries no media: the media rate is the frames' alone.
+    assert m["media_payload_bytes"] * 8 / 6.0 == pytest.approx(m["media_rate_bps"], rel=1e-9)
+    pk = res.tables["packets"]
+    pk = pk[pk["flow"] == "c/s/rtp"]
+    assert (pk["size_bytes"] == 272).sum() >= m["padding_packets"] - 1  # delivered (at most one in flight)
+
+
+def test_a_probe_through_a_narrow_path_reads_its_capacity():
+    """A path of 1 Mbit/s: the 1.8 Mbit/s probe comes back at the path's
+    rate, so the estimate is 0.95 of it (libwebrtc's saturated probe), not
+    the probe's rate; the target stays under the capacity."""
+    _, probed = _start(True, capacity_bps=1e6, duration_s=3.0)
+    early = probed[(probed.index > 0) & (probed.index <= 1.0)]
+    # The first probe (0.9 Mbit/s) passes; the second reads the path.
+    assert early.iloc[0] == pytest.approx(0.9e6, rel=0.01), early
+    assert early.iloc[1] == pytest.approx(0.95e6, rel=0.01), early
+    assert early.max() < 1.01e6, early

@@ -8,6 +8,7 @@ scripts/setup installs tshark where it can (root with apt-get). In CI the
 test requires it; elsewhere, without tshark, it is reported as not run,
 with the reason, never passed."""
 
+import re
 import subprocess
 
 from conftest import ROOT, require_tool
@@ -31,3 +32,6 @@ def test_tshark_decodes_every_pcap_cleanly():
     for fmt in ("twcc", "rfc8888"):
         line = next(x for x in lines if f"calls/{fmt}/" in x)
         assert "0 malformed" in line and "feedback: mediasim" in line
+    # GCC's probes: tshark finds every padding-only packet mediasim sent.
+    line = next(x for x in lines if "calls/gcc/" in x)
+    assert re.search(r"padding: mediasim (\d+), tshark \1 padding-only RTP packets; 0 malformed", line), line

@@ -111,6 +111,9 @@ class Params(StudyParams):
     # GCC's loss-based rises: "libwebrtc" (1.08 over the last second's least, plus 1 kbit/s) or "draft" (x1.05
     # on every clean 20-packet pool)
     gcc_loss_increase: str = "libwebrtc"
+    # GCC's start: libwebrtc's probes (3 and 6 times R_start, then twice each target near the last probe, with
+    # padding), or none (False: the draft's start, the multiplicative increase from R_start)
+    gcc_probing: bool = True
     # --- chosen here ---
     controllers: tuple[str, ...] = ("gcc", "nada", "scream")
     cases: tuple[int, ...] = CASES
@@ -314,6 +317,8 @@ def scenario(p: Params, number: int, controller: str, one_way_ms: float, aqm: st
         cc = {**cc, "loss_decrease_interval_ms": p.gcc_loss_decrease_interval_ms}
     if cc["type"] == "gcc" and p.gcc_loss_increase != "libwebrtc":
         cc = {**cc, **GCC_LOSS_INCREASE[p.gcc_loss_increase]}
+    if cc["type"] == "gcc" and not p.gcc_probing:
+        cc = {**cc, "probing": False}
     placed: set[int] = set()
     for leg in legs(case):
         i = leg.flow

@@ -34,6 +34,7 @@ OPEN_VALUES: tuple[tuple[str, Any, Any], ...] = (
     ("nada_rampup_delay", "raw", "filtered"),
     ("gcc_loss_decrease_interval_ms", 0.0, 300.0),
     ("gcc_loss_increase", "draft", "libwebrtc"),
+    ("gcc_probing", False, True),
     ("case58_resume", "restart", "hold"),
 )
 HEADLINES = ("c1_share", "c1_queuing_ms", "c4_jain", "c6_share", "c7_share", "c8_resume_queue_ms")

@@ -109,6 +109,7 @@ fn rtp_length_version_and_marker() {
         timestamp: 9000,
         ssrc: 42,
         transport_seq: None,
+        padding: false,
     };
     let mut b = vec![0u8; 12];
     h.emit(&mut b);
@@ -218,6 +219,7 @@ fn rtp_marker_off_and_rtcp_feedback_of_unknown_formats() {
         timestamp: 2,
         ssrc: 3,
         transport_seq: None,
+        padding: false,
     };
     let mut b = vec![0u8; 12];
     h.emit(&mut b);

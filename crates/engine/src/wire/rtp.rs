@@ -24,6 +24,9 @@ pub struct RtpHeader {
     pub ssrc: u32,
     /// The transport-wide sequence number, when the stream carries it.
     pub transport_seq: Option<u16>,
+    /// P: the packet ends in padding whose last octet counts it (RFC 3550
+    /// 5.1; the payload writes it, [`emit_padding_count`]).
+    pub padding: bool,
 }
 
 impl RtpHeader {
@@ -34,8 +37,8 @@ impl RtpHeader {
 
     /// Writes the header into `buf` (at least [`Self::wire_len`] bytes).
     pub fn emit(&self, buf: &mut [u8]) {
-        // V=2, P=0, X (extension present), CC=0
-        buf[0] = 0x80 | (self.transport_seq.is_some() as u8) << 4;
+        // V=2, P, X (extension present), CC=0
+        buf[0] = 0x80 | (self.padding as u8) << 5 | (self.transport_seq.is_some() as u8) << 4;
         buf[1] = (self.marker as u8) << 7 | (self.payload_type & 0x7f);
         buf[2..4].copy_from_slice(&self.seq.to_be_bytes());
         buf[4..8].copy_from_slice(&self.timestamp.to_be_bytes());
@@ -75,7 +78,18 @@ impl RtpHeader {
             timestamp: u32::from_be_bytes(buf[4..8].try_into().unwrap()),
             ssrc: u32::from_be_bytes(buf[8..12].try_into().unwrap()),
             transport_seq,
+            padding: buf[0] & 0x20 != 0,
         })
+    }
+}
+
+/// Writes a padded packet's last octet: the count of padding octets after
+/// a header of `header_len` bytes, the whole rest of `packet` (a
+/// padding-only packet; RFC 3550 5.1 allows at most 255).
+pub fn emit_padding_count(packet: &mut [u8], header_len: usize) {
+    let count = packet.len().saturating_sub(header_len).min(255) as u8;
+    if let Some(last) = packet.last_mut() {
+        *last = count;
     }
 }
 
@@ -138,6 +152,7 @@ mod tests {
             timestamp: 0xdeadbeef,
             ssrc: 7,
             transport_seq: None,
+            padding: false,
         };
         let mut b = [0u8; 12];
         h.emit(&mut b);
@@ -161,6 +176,7 @@ mod tests {
             timestamp: 2,
             ssrc: 3,
             transport_seq: Some(0xABCD),
+            padding: false,
         };
         assert_eq!(h.wire_len(), 20);
         let mut b = [0u8; 20];
@@ -183,5 +199,27 @@ mod tests {
         let mut wrong = b;
         wrong[12] = 0x10; // a two-byte-header profile: not ours
         assert!(RtpHeader::parse(&wrong).is_err());
+    }
+
+    /// A padding-only packet (RFC 3550 5.1): P set, and the last of the
+    /// octets after the header counts them all.
+    #[test]
+    fn a_padding_only_packet() {
+        let h = RtpHeader {
+            marker: false,
+            payload_type: 96,
+            seq: 9,
+            timestamp: 10,
+            ssrc: 11,
+            transport_seq: Some(5),
+            padding: true,
+        };
+        let mut b = vec![0u8; 20 + 224];
+        h.emit(&mut b);
+        emit_padding_count(&mut b, h.wire_len());
+        assert_eq!(b[0], 0xB0, "V=2, P, X");
+        assert_eq!(b[243], 224);
+        assert!(b[20..243].iter().all(|&x| x == 0));
+        assert_eq!(RtpHeader::parse(&b), Ok(h));
     }
 }

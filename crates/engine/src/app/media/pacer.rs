@@ -46,6 +46,12 @@ impl<T> Pacer<T> {
         if self.next_release()? > now {
             return None;
         }
+        self.pop_now(now, target_bps)
+    }
+
+    /// The head packet at `now` whatever the pace says, with the time it
+    /// waited; leaving counts against the pace as in [`Self::pop`].
+    pub fn pop_now(&mut self, now: SimTime, target_bps: f64) -> Option<(T, SimTime)> {
         let (item, bytes, queued_at) = self.queue.pop_front()?;
         self.queued_bytes -= bytes as u64;
         let rate = (target_bps * self.factor).max(1.0);

@@ -34,7 +34,12 @@ pub struct SenderStats {
     pub frames: u64,
     pub key_frames: u64,
     pub payload_bytes: u64,
+    /// RTP packets sent, padding included.
     pub packets: u64,
+    /// Padding-only packets a controller's bandwidth probes needed, and
+    /// their bytes on the wire.
+    pub padding_packets: u64,
+    pub padding_bytes: u64,
     /// Time packets waited in the pacer: sum, count, maximum.
     pub pacer_wait_sum: SimTime,
     pub pacer_waits: u64,
@@ -88,7 +93,13 @@ pub struct FrameSender {
     /// first that has not ended by the last frame.
     pauses: Vec<(SimTime, SimTime)>,
     next_pause: usize,
+    /// The last frame's capture time (padding carries its RTP timestamp).
+    last_capture: SimTime,
 }
+
+/// Padding octets in a padding-only packet: libwebrtc's most
+/// (kMaxPaddingLength), under RFC 3550's 255.
+pub const PADDING_BYTES: u32 = 224;
 
 impl FrameSender {
     pub fn new(
@@ -129,6 +140,7 @@ impl FrameSender {
             results: Vec::new(),
             pauses: Vec::new(),
             next_pause: 0,
+            last_capture: SimTime::ZERO,
         }
     }
 
@@ -194,6 +206,7 @@ impl FrameSender {
             key: frame.key,
         };
         self.frame_index = self.frame_index.wrapping_add(1);
+        self.last_capture = now;
         self.stats.frames += 1;
         self.stats.key_frames += frame.key as u64;
         self.stats.payload_bytes += frame.bytes as u64;
@@ -250,6 +263,22 @@ impl FrameSender {
         false
     }
 
+    /// The pacer's head packet, whatever its pace says (a bandwidth probe
+    /// sends it): leaving counts against the pace as any packet does.
+    pub fn release_head(&mut self, now: SimTime, target_bps: f64) -> Option<Queued> {
+        let (q, waited) = self.pacer.as_mut()?.pop_now(now, target_bps)?;
+        let st = &mut self.stats;
+        st.pacer_wait_sum += waited;
+        st.pacer_waits += 1;
+        st.pacer_wait_max = st.pacer_wait_max.max(waited);
+        Some(q)
+    }
+
+    /// Whether the pacer holds a packet.
+    pub fn pacer_holds(&self) -> bool {
+        self.pacer.as_ref().is_some_and(|p| !p.is_empty())
+    }
+
     /// How long the pacer's head packet has waited.
     pub fn pacer_head_wait(&self, now: SimTime) -> Option<SimTime> {
         self.pacer.as_ref().and_then(|p| p.head_wait(now))
@@ -277,17 +306,65 @@ impl FrameSender {
         ssrc: u32,
         seq: u16,
     ) -> Packet {
-        let mut p = tpl.make(seq as u64);
-        p.size_bytes = q.payload + self.overhead;
-        let transport_seq = (self.format == Some(Format::Twcc)).then(|| {
-            let t = self.transport_seq;
-            self.transport_seq += 1;
-            t as u16
+        let mut p = self.wire_packet(now, tpl, q.payload, seq);
+        p.app = RtpData::payload(RtpData {
+            ssrc,
+            seq,
+            timestamp: super::compound::rtp_ts(q.tag.capture),
+            repair: None,
+            stamp: None,
+            frame: Some(q.tag),
+            marker: q.marker,
+            transport_seq: self.last_transport_seq(),
+            padding: false,
         });
-        // Feedback is keyed by the transport-wide number or the RTP one.
-        let key = match transport_seq {
-            Some(_) => self.transport_seq - 1,
-            None => self.stats.packets,
+        p
+    }
+
+    /// A padding-only packet (RTP sequence number `seq`) for a bandwidth
+    /// probe, with the last frame's timestamp, recorded in the send
+    /// history as media is.
+    pub fn padding(&mut self, now: SimTime, tpl: &PacketTemplate, ssrc: u32, seq: u16) -> Packet {
+        let mut p = self.wire_packet(now, tpl, PADDING_BYTES, seq);
+        self.stats.padding_packets += 1;
+        self.stats.padding_bytes += p.size_bytes as u64;
+        p.app = RtpData::payload(RtpData {
+            ssrc,
+            seq,
+            timestamp: super::compound::rtp_ts(self.last_capture),
+            repair: None,
+            stamp: None,
+            frame: None,
+            marker: false,
+            transport_seq: self.last_transport_seq(),
+            padding: true,
+        });
+        p
+    }
+
+    /// The transport-wide number the last packet took, with that format.
+    fn last_transport_seq(&self) -> Option<u16> {
+        (self.format == Some(Format::Twcc)).then(|| (self.transport_seq - 1) as u16)
+    }
+
+    /// A packet of `payload` bytes after the headers: its transport-wide
+    /// number taken, recorded in the send history and the sending rate.
+    fn wire_packet(
+        &mut self,
+        now: SimTime,
+        tpl: &PacketTemplate,
+        payload: u32,
+        seq: u16,
+    ) -> Packet {
+        let mut p = tpl.make(seq as u64);
+        p.size_bytes = payload + self.overhead;
+        // Feedback is keyed by the transport-wide number or the RTP one
+        // (the count of packets sent: padding takes RTP numbers too).
+        let key = if self.format == Some(Format::Twcc) {
+            self.transport_seq += 1;
+            self.transport_seq - 1
+        } else {
+            self.stats.packets
         };
         if self.format.is_some() {
             self.history.on_sent(key, now, p.size_bytes);
@@ -306,16 +383,6 @@ impl FrameSender {
             self.window_bytes = 0;
         }
         self.window_bytes += p.size_bytes as u64;
-        p.app = RtpData::payload(RtpData {
-            ssrc,
-            seq,
-            timestamp: super::compound::rtp_ts(q.tag.capture),
-            repair: None,
-            stamp: None,
-            frame: Some(q.tag),
-            marker: q.marker,
-            transport_seq,
-        });
         p
     }
 

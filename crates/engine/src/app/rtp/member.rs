@@ -17,7 +17,7 @@ use crate::measure::RunningMean;
 use crate::net::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::net::Payload;
 use crate::net::{FlowId, Packet};
-use crate::proto::cc::{Departure, RateController};
+use crate::proto::cc::{Departure, ProbeSend, RateController};
 use crate::proto::feedback::{extend16, FeedbackMessage};
 use crate::proto::rtp::{RtcpScheduler, SourceStats, Transmit};
 use crate::sim::{SimRng, SimTime};
@@ -309,6 +309,9 @@ impl RtpMember {
     /// when the window holds the head packet back, at the feedback or the
     /// controller's timer that opens it.
     fn pace(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        if self.probe_step(now, out) {
+            return;
+        }
         let target = self.frame_pacing();
         let window = self.paced.as_ref().and_then(|pm| pm.cc.send_window());
         let Some(fs) = self.frames.as_mut() else {
@@ -332,6 +335,40 @@ impl RtpMember {
         }
     }
 
+    /// Sends what a bandwidth probe the controller has under way (GCC's
+    /// start-up probes) lets go now, at the probe's rate: the pacer's head
+    /// packets, padding when it holds none. Returns whether the probe
+    /// holds the pacer (its own pace resumes once the probe is sent); a
+    /// probe starts only once media is queued, as libwebrtc's prober waits.
+    fn probe_step(&mut self, now: SimTime, out: &mut Vec<Action>) -> bool {
+        let target = self.frame_pacing();
+        loop {
+            let Some(next) = self.paced.as_ref().and_then(|pm| pm.cc.probe()) else {
+                return false;
+            };
+            let holds = self.frames.as_ref().is_some_and(|fs| fs.pacer_holds());
+            match next {
+                ProbeSend::WithMedia if !holds => return false,
+                ProbeSend::At(at) if at > now => {
+                    if at < self.stop {
+                        crate::app::arm_timer(&mut self.pace_timer, at, TOKEN_PACE, out);
+                    }
+                    return true;
+                }
+                _ if now >= self.stop => return true,
+                _ => {}
+            }
+            let head = match self.frames.as_mut() {
+                Some(fs) if holds => fs.release_head(now, target),
+                _ => None,
+            };
+            match head {
+                Some(q) => self.emit_frame_packet(now, &q, out),
+                None => self.emit_padding(now, out),
+            }
+        }
+    }
+
     /// Arms the frame media controller's own timer, if it wants one.
     fn arm_cc_timer(&mut self, out: &mut Vec<Action>) {
         if let Some(pm) = self.paced.as_mut() {
@@ -345,7 +382,31 @@ impl RtpMember {
         let (Some(fs), Some(m)) = (self.frames.as_mut(), &self.media) else {
             return;
         };
-        let mut p = fs.packet(now, &m.template, q, self.ssrc, self.seq);
+        let p = fs.packet(now, &m.template, q, self.ssrc, self.seq);
+        self.send_frame_media(now, p, q.payload, out);
+    }
+
+    /// A padding-only packet for a bandwidth probe.
+    #[cold]
+    fn emit_padding(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        let (Some(fs), Some(m)) = (self.frames.as_mut(), &self.media) else {
+            return;
+        };
+        let p = fs.padding(now, &m.template, self.ssrc, self.seq);
+        // RFC 3550 6.4.1: the sender's octet count leaves padding out.
+        self.send_frame_media(now, p, 0, out);
+    }
+
+    /// Stamps a frame media packet (or padding) of `payload` octets and
+    /// sends it.
+    #[inline]
+    fn send_frame_media(
+        &mut self,
+        now: SimTime,
+        mut p: Packet,
+        payload: u32,
+        out: &mut Vec<Action>,
+    ) {
         if let Some(pm) = self.paced.as_mut() {
             let d = Departure {
                 bytes: p.size_bytes,
@@ -359,7 +420,7 @@ impl RtpMember {
             }
         }
         self.sent.on_sent(now);
-        self.octets_sent = self.octets_sent.wrapping_add(q.payload);
+        self.octets_sent = self.octets_sent.wrapping_add(payload);
         self.packets_sent = self.packets_sent.wrapping_add(1);
         self.seq = self.seq.wrapping_add(1);
         self.sched.timing.on_own_rtp(now);
@@ -401,6 +462,8 @@ impl RtpMember {
                 ("pacer_delay_max_ms", st.pacer_wait_max.as_secs_f64() * 1e3),
                 ("pacer_queue_max_bytes", st.pacer_max_bytes as f64),
                 ("pacer_discarded_packets", st.pacer_discarded as f64),
+                ("padding_packets", st.padding_packets as f64),
+                ("padding_bytes", st.padding_bytes as f64),
                 ("feedback_received", st.fb_received as f64),
                 ("feedback_bytes_received", st.fb_bytes as f64),
                 ("packets_reported_received", st.reported_received as f64),
@@ -559,6 +622,7 @@ impl RtpMember {
                 frame: None,
                 marker: false,
                 transport_seq: None,
+                padding: false,
             });
             self.sent.on_sent(now);
             self.octets_sent = self.octets_sent.wrapping_add(p.payload_bytes() - 12);
@@ -591,6 +655,7 @@ impl RtpMember {
                 frame: None,
                 marker: false,
                 transport_seq: None,
+                padding: false,
             });
             self.repairs_sent += 1;
             out.push(Action::Send(p));

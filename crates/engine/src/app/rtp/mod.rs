@@ -70,6 +70,8 @@ pub const MEDIA_TABLE: super::AppTable = super::AppTable {
         Measure("pacer_delay_max_ms"),
         Count("pacer_queue_max_bytes"),
         Count("pacer_discarded_packets"),
+        Count("padding_packets"),
+        Count("padding_bytes"),
         Count("feedback_received"),
         Count("feedback_bytes_received"),
         Count("packets_reported_received"),

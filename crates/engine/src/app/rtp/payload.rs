@@ -26,6 +26,8 @@ pub struct RtpData {
     /// The transport-wide sequence number (header extension), with
     /// transport-wide feedback.
     pub transport_seq: Option<u16>,
+    /// A padding-only packet (a bandwidth probe's filler): no media.
+    pub padding: bool,
 }
 
 thread_local! {
@@ -56,9 +58,13 @@ impl AppPayload for RtpData {
                 timestamp: self.timestamp,
                 ssrc: self.ssrc,
                 transport_seq: self.transport_seq,
+                padding: self.padding,
             };
             if buf.len() >= h.wire_len() {
                 h.emit(buf);
+                if self.padding {
+                    rtp::emit_padding_count(buf, h.wire_len());
+                }
             }
         }
     }

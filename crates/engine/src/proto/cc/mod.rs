@@ -146,6 +146,17 @@ impl FeedbackRtt {
     }
 }
 
+/// When a bandwidth probe's next packet leaves (GCC's start-up probes):
+/// the pacer sends it, the head of its queue or padding when the queue is
+/// empty, whatever its own pace says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeSend {
+    /// A probe starts with the next media packet queued (none is yet).
+    WithMedia,
+    /// The next probe packet may leave at this time.
+    At(SimTime),
+}
+
 /// A rate controller's sending half.
 pub trait RateController: Send {
     /// The flow starts at `now`; time series keep at most `series_rows`.
@@ -163,6 +174,10 @@ pub trait RateController: Send {
     fn on_timer(&mut self, _now: SimTime) {}
     /// The rate the media should aim at, bit/s.
     fn target_bps(&self) -> f64;
+    /// A probe under way or asked for; `None` for none (the default).
+    fn probe(&self) -> Option<ProbeSend> {
+        None
+    }
     /// The rate packets are paced at, bit/s.
     fn pacing_bps(&self) -> f64 {
         self.target_bps()

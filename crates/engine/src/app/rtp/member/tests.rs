@@ -293,6 +293,7 @@ fn media_packet(ssrc: u32, seq: u16) -> Packet {
         frame: None,
         marker: false,
         transport_seq: None,
+        padding: false,
     });
     p
 }

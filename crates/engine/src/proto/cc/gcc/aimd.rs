@@ -143,6 +143,18 @@ impl Aimd {
         self.a_hat_bps
     }
 
+    /// A probe measured `bps` at `now`: the estimate is set to it
+    /// (libwebrtc's SetEstimate), within the bounds. Returns it.
+    pub fn set_estimate(&mut self, now: SimTime, bps: f64) -> f64 {
+        let a = bps.clamp(self.min_bps, self.max_bps);
+        if a < self.a_hat_bps {
+            self.last_decrease = Some(now);
+        }
+        self.a_hat_bps = a;
+        self.last_change = Some(now);
+        a
+    }
+
     fn update_max(&mut self, r_kbps: f64) {
         let avg = match self.avg_max_kbps {
             None => r_kbps,

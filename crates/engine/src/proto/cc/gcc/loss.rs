@@ -113,6 +113,15 @@ impl LossBased {
         self.as_bps
     }
 
+    /// As set to `bps` at `now` (a probe's result, or the start phase's
+    /// delay-based estimate: libwebrtc's SetSendBitrate), the window's
+    /// history starting afresh from it.
+    pub fn reset(&mut self, now: SimTime, bps: f64) {
+        self.as_bps = bps;
+        self.history.clear();
+        self.remember(now);
+    }
+
     /// As at `now` into the window's sliding minimum (libwebrtc records
     /// it before each update); entries older than the window leave, so
     /// the history holds at most the reports of one window.

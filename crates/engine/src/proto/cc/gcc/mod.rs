@@ -8,9 +8,15 @@
 //! received rate (`rate`). The loss-based controller (`loss`) caps the
 //! result; the target is within [min_bps, max_bps].
 //!
-//! What it leaves out (docs/models/gcc.md): probing, the application-
-//! limited region detector, ALR and the newer loss-based estimator of
-//! libwebrtc; the RTT is the newest packet's feedback delay (it includes
+//! With `probing`, the start of a call probes the path as libwebrtc does
+//! (`probe`): a probe's estimate sets the delay-based and the loss-based
+//! rate at once, and for the first `start_phase_ms` while no loss is
+//! reported the loss-based rate follows the delay-based one.
+//!
+//! What it leaves out (docs/models/gcc.md): probing beyond the start (in
+//! the application-limited region, periodic), the application-limited
+//! region detector and the newer loss-based estimator of libwebrtc; the
+//! RTT is the newest packet's feedback delay (it includes
 //! the feedback interval), smoothed.
 
 pub mod aimd;
@@ -18,6 +24,7 @@ pub mod arrival;
 pub mod detector;
 pub mod kalman;
 pub mod loss;
+pub mod probe;
 pub mod rate;
 pub mod trendline;
 
@@ -74,6 +81,12 @@ defaults! {
     d_loss_increase: f64 = 1.08;
     d_loss_increase_window_ms: f64 = 1000.0;
     d_loss_decrease_interval_ms: f64 = 300.0;
+    d_probing: bool = true;
+    d_probe_first: f64 = 3.0;
+    d_probe_second: f64 = 6.0;
+    d_probe_min_packets: u32 = 5;
+    d_probe_min_ms: f64 = 15.0;
+    d_start_phase_ms: f64 = 2000.0;
 }
 
 /// GCC (draft-ietf-rmcat-gcc-02) on the member's per-packet feedback.
@@ -161,6 +174,27 @@ pub struct GccSpec {
     /// as the draft acts on every report).
     #[serde(default = "d_loss_decrease_interval_ms")]
     pub loss_decrease_interval_ms: f64,
+    /// Probe the path at the start (libwebrtc's initial exponential
+    /// probing; the pacer pads when media does not fill a probe).
+    #[serde(default = "d_probing")]
+    pub probing: bool,
+    /// The first probe's rate over `start_bps` (libwebrtc's 3).
+    #[serde(default = "d_probe_first")]
+    pub probe_first_scale: f64,
+    /// The second probe's, sent right after it (6; 0: none).
+    #[serde(default = "d_probe_second")]
+    pub probe_second_scale: f64,
+    /// Packets in a probe (libwebrtc's 5).
+    #[serde(default = "d_probe_min_packets")]
+    pub probe_min_packets: u32,
+    /// A probe's bytes: at least its rate times this, ms (libwebrtc's 15).
+    #[serde(default = "d_probe_min_ms")]
+    pub probe_min_ms: f64,
+    /// With `probing`: for this long after the first feedback, while none
+    /// reports a loss, the loss-based rate follows the delay-based
+    /// estimate up (libwebrtc's start phase, 2000 ms).
+    #[serde(default = "d_start_phase_ms")]
+    pub start_phase_ms: f64,
 }
 
 impl GccSpec {
@@ -178,9 +212,46 @@ impl GccSpec {
     }
 }
 
+impl GccSpec {
+    fn validate_probing(&self, path: &str, c: &mut Checker) {
+        if !(self.probe_first_scale.is_finite() && self.probe_first_scale > 1.0) {
+            let msg = format!("must be above 1 (got {})", self.probe_first_scale);
+            c.err(format!("{path}.probe_first_scale"), msg);
+        }
+        let second = self.probe_second_scale;
+        if !(second.is_finite() && (second == 0.0 || second > 1.0)) {
+            c.err(
+                format!("{path}.probe_second_scale"),
+                format!("must be 0 (no second probe) or above 1 (got {second})"),
+            );
+        }
+        if !(1..=100).contains(&self.probe_min_packets) {
+            let msg = format!("must be 1..=100 packets (got {})", self.probe_min_packets);
+            c.err(format!("{path}.probe_min_packets"), msg);
+        }
+        c.interval_ms(format_args!("{path}.probe_min_ms"), self.probe_min_ms);
+        let field = format!("{path}.start_phase_ms");
+        c.non_negative(&field, self.start_phase_ms);
+        c.at_most(&field, self.start_phase_ms, MAX_DELAY_MS);
+    }
+
+    fn probe_shape(&self) -> probe::ProbeShape {
+        probe::ProbeShape {
+            first_scale: self.probe_first_scale,
+            second_scale: self.probe_second_scale,
+            min_packets: self.probe_min_packets,
+            min_duration: SimTime::from_millis_f64(self.probe_min_ms),
+        }
+    }
+}
+
 impl CcModel for GccSpec {
     fn validate(&self, path: &str, media: CcMedia, c: &mut Checker) {
         super::require_packet_feedback("gcc", path, media, c);
+        if self.probing && media.packet_feedback && !media.pacer {
+            let msg = "probes leave through the member's pacer: give the member a `pacer` (or set probing = false)";
+            c.err(format!("{path}.probing"), msg);
+        }
         for (name, x) in [
             ("start_bps", self.start_bps),
             ("min_bps", self.min_bps),
@@ -207,6 +278,7 @@ impl CcModel for GccSpec {
             format_args!("{path}.loss_min_packets"),
             Some(self.loss_min_packets as u64),
         );
+        self.validate_probing(path, c);
         super::check_rate_range(
             path,
             ("min_bps", self.min_bps),
@@ -288,6 +360,14 @@ pub struct Gcc {
     series: Series,
     estimate_series: Series,
     threshold_series: Series,
+    /// The probe's shape, with `probing`; the prober from the start.
+    probing: Option<probe::ProbeShape>,
+    prober: Option<probe::Prober>,
+    start_bps: f64,
+    start_phase: SimTime,
+    first_report: Option<SimTime>,
+    /// Probe estimates taken.
+    probe_results: u64,
 }
 
 /// The RTT assumed before the first feedback (libwebrtc's default).
@@ -331,6 +411,12 @@ impl Gcc {
             series: Series::default(),
             estimate_series: Series::default(),
             threshold_series: Series::default(),
+            probing: s.probing.then(|| s.probe_shape()),
+            prober: None,
+            start_bps: s.start_bps,
+            start_phase: SimTime::from_millis_f64(s.start_phase_ms),
+            first_report: None,
+            probe_results: 0,
         }
     }
 
@@ -372,11 +458,23 @@ impl RateController for Gcc {
             s.set_rows(series_rows);
         }
         self.series.push(now, self.target_bps);
+        self.prober = self
+            .probing
+            .map(|shape| probe::Prober::new(shape, self.start_bps, self.max_bps, now));
     }
 
     fn on_send(&mut self, now: SimTime, d: Departure) -> (Stamp, SimTime) {
         self.sent += 1;
+        // The send index is the key feedback reports the packet by: both
+        // count every packet the member sends, from 0.
+        if let Some(p) = &mut self.prober {
+            p.on_send(now, self.sent - 1, d.bytes);
+        }
         d.at_rate(now, self.sent - 1, self.target_bps)
+    }
+
+    fn probe(&self) -> Option<super::ProbeSend> {
+        self.prober.as_ref()?.next_send()
     }
 
     fn on_feedback(&mut self, _now: SimTime, _fb: &Payload, _next: SimTime) -> Option<SimTime> {
@@ -407,9 +505,34 @@ impl RateController for Gcc {
         self.by_arrival = by_arrival;
         self.rtt.update(now, results);
         let rtt = self.rtt.get().unwrap_or(RTT_START);
-        let a_hat = self.aimd.update(now, usage, self.received.rate_bps(), rtt);
-        let as_bps = self.loss.on_report(now, received, lost, a_hat, rtt);
+        let probed = self.prober.as_mut().and_then(|p| p.on_feedback(results));
+        let a_hat = match probed {
+            // libwebrtc: a probe's result, unless the path is overused,
+            // sets the delay-based estimate and the loss-based rate.
+            Some(bps) if usage != Usage::Overuse => {
+                self.probe_results += 1;
+                let a = self.aimd.set_estimate(now, bps);
+                self.loss.reset(now, a);
+                a
+            }
+            _ => self.aimd.update(now, usage, self.received.rate_bps(), rtt),
+        };
+        let mut as_bps = self.loss.on_report(now, received, lost, a_hat, rtt);
+        let first = *self.first_report.get_or_insert(now);
+        if self.probing.is_some()
+            && now.saturating_sub(first) < self.start_phase
+            && self.loss.last_p == 0.0
+            && a_hat > as_bps
+        {
+            // libwebrtc's start phase: the delay-based estimate is trusted
+            // while no loss is reported, so that probing can raise it.
+            self.loss.reset(now, a_hat);
+            as_bps = a_hat;
+        }
         self.target_bps = as_bps.clamp(self.min_bps, self.max_bps);
+        if let Some(p) = &mut self.prober {
+            p.on_estimate(now, self.target_bps);
+        }
         self.series.push_change(now, self.target_bps);
         self.estimate_series.push_change(now, a_hat);
         self.threshold_series
@@ -435,6 +558,8 @@ impl RateController for Gcc {
             "threshold_ms" => self.detector.threshold_ms,
             "estimate_bps" => self.aimd.a_hat_bps,
             "loss_based_bps" => self.loss.as_bps,
+            "probe_clusters" => self.prober.as_ref().map_or(0, |p| p.clusters) as f64,
+            "probe_results" => self.probe_results as f64,
             "rtt_ms" => self.rtt.get()?.as_secs_f64() * 1e3,
             _ => return None,
         })

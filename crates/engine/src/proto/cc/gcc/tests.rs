@@ -161,15 +161,33 @@ fn the_threshold_gains_follow_the_estimator() {
 }
 
 fn errors(fields: serde_json::Value) -> String {
+    errors_with(fields, true)
+}
+
+fn errors_with(fields: serde_json::Value, pacer: bool) -> String {
     let s: GccSpec = serde_json::from_value(fields).expect("spec");
     let media = CcMedia {
         packet_feedback: true,
-        pacer: true,
+        pacer,
         ..CcMedia::default()
     };
     let mut c = crate::scenario::check::Checker::default();
     s.validate("cc", media, &mut c);
     c.errs.iter().map(|e| format!("{e}\n")).collect()
+}
+
+/// `field` = `bad` is named; `field` = `good` passes.
+fn named(field: &str, bad: serde_json::Value, good: serde_json::Value) {
+    let text = errors(serde_json::json!({ field: bad }));
+    assert!(
+        text.contains(&format!("cc.{field}")),
+        "{field} = {bad}: {text}"
+    );
+    assert_eq!(
+        errors(serde_json::json!({ field: good })),
+        "",
+        "{field} = {good}"
+    );
 }
 
 /// beta, the smoothing and chi are in (0, 1), open at both ends; eta and
@@ -184,16 +202,7 @@ fn bad_fields_are_named() {
         ("eta", 0.999, 1.0),
         ("loss_increase", 0.9, 1.0),
     ] {
-        let text = errors(serde_json::json!({ field: bad }));
-        assert!(
-            text.contains(&format!("cc.{field}")),
-            "{field} = {bad}: {text}"
-        );
-        assert_eq!(
-            errors(serde_json::json!({ field: good })),
-            "",
-            "{field} = {good}"
-        );
+        named(field, bad.into(), good.into());
     }
     let text = errors(serde_json::json!({"loss_low": 0.2, "loss_high": 0.1}));
     assert!(text.contains("cc.loss_low"), "{text}");
@@ -278,4 +287,142 @@ fn the_loss_fraction_is_of_the_packets_reported() {
     g.on_packet_feedback(ms(100), &results);
     assert!((g.loss.last_p - 0.2).abs() < 1e-12, "{}", g.loss.last_p);
     assert_eq!(g.on_feedback(ms(150), &Payload::NONE, ms(200)), None);
+}
+
+fn spec_with(fields: serde_json::Value) -> GccSpec {
+    serde_json::from_value(fields).expect("spec")
+}
+
+fn result(seq: u64, sent_at: SimTime, bytes: u32, delay: SimTime) -> PacketResult {
+    PacketResult {
+        seq,
+        sent_at,
+        bytes,
+        received: true,
+        arrival: Some(sent_at + delay),
+        ecn: 0,
+    }
+}
+
+/// Probing (libwebrtc's start): the first cluster leaves at 3 x the start
+/// rate once media is there, its five packets 8.89 ms apart (1000 bytes at
+/// 900 kbit/s); through a path that carries it, its feedback sets the
+/// delay-based estimate and the loss-based rate, so the target, to the
+/// probe's rate. The second cluster (6 x) waits for the next media.
+#[test]
+fn a_probe_sets_the_target_to_what_the_path_carried() {
+    let ms = SimTime::from_millis;
+    let mut g = Gcc::new(&spec(GccEstimator::Trendline));
+    g.start(SimTime::ZERO, usize::MAX);
+    assert_eq!(g.probe(), Some(super::super::ProbeSend::WithMedia));
+    let mut results = Vec::new();
+    let mut t = ms(3);
+    for seq in 0..5 {
+        if let Some(super::super::ProbeSend::At(at)) = g.probe() {
+            assert!(at >= t);
+            t = at;
+        }
+        let d = Departure {
+            bytes: 1000,
+            due: t,
+            next_same_size: false,
+        };
+        g.on_send(t, d);
+        results.push(result(seq, t, 1000, ms(50)));
+    }
+    let gap = (results[1].sent_at - results[0].sent_at).as_secs_f64();
+    assert!((gap - 8000.0 / 900e3).abs() < 1e-9, "{gap}");
+    assert_eq!(g.probe(), Some(super::super::ProbeSend::WithMedia));
+    g.on_packet_feedback(t + ms(60), &results);
+    assert!((g.target_bps() - 900e3).abs() < 1.0, "{}", g.target_bps());
+    assert!((g.value("estimate_bps").unwrap() - 900e3).abs() < 1.0);
+    assert!((g.value("loss_based_bps").unwrap() - 900e3).abs() < 1.0);
+    assert_eq!(g.value("probe_results"), Some(1.0));
+    assert_eq!(g.value("probe_clusters"), Some(2.0));
+}
+
+/// Without probing nothing is probed, and the loss-based rate keeps its
+/// own pace from the start.
+#[test]
+fn without_probing_there_is_no_probe_and_no_start_phase() {
+    let ms = SimTime::from_millis;
+    let mut g = Gcc::new(&spec_with(serde_json::json!({"probing": false})));
+    g.start(SimTime::ZERO, usize::MAX);
+    assert_eq!(g.probe(), None);
+    g.aimd.set_estimate(ms(50), 1.2e6);
+    g.on_packet_feedback(ms(100), &[result(0, ms(10), 1000, ms(50))]);
+    assert!(g.target_bps() < 400e3, "{}", g.target_bps());
+    assert_eq!(g.value("probe_clusters"), Some(0.0));
+}
+
+/// libwebrtc's start phase: for `start_phase_ms` after the first feedback,
+/// while none reports a loss, the loss-based rate follows the delay-based
+/// estimate up; after it, or once a loss is reported, it rises at its own
+/// pace (1.08 times its least of the last second, plus 1 kbit/s).
+#[test]
+fn the_start_phase_lets_the_loss_based_rate_follow_the_estimate() {
+    let ms = SimTime::from_millis;
+    let fresh = || {
+        let mut g = Gcc::new(&spec(GccEstimator::Trendline));
+        g.start(SimTime::ZERO, usize::MAX);
+        g.on_packet_feedback(ms(100), &[result(0, ms(10), 1000, ms(50))]);
+        g
+    };
+    // Within the phase: followed.
+    let mut g = fresh();
+    g.aimd.set_estimate(ms(1000), 1.2e6);
+    g.on_packet_feedback(ms(2099), &[result(1, ms(2000), 1000, ms(50))]);
+    assert!(
+        (g.target_bps() - 1.2e6).abs() < 0.01e6,
+        "{}",
+        g.target_bps()
+    );
+    // 2 s after the first feedback: the loss-based rate's own pace.
+    let mut g = fresh();
+    g.aimd.set_estimate(ms(1000), 1.2e6);
+    g.on_packet_feedback(ms(2100), &[result(1, ms(2000), 1000, ms(50))]);
+    assert!(g.target_bps() < 400e3, "{}", g.target_bps());
+    // A loss reported: not followed, even within the phase.
+    let mut g = fresh();
+    g.aimd.set_estimate(ms(1000), 1.2e6);
+    let lost: Vec<PacketResult> = (1..=20)
+        .map(|s| PacketResult {
+            received: s != 5,
+            arrival: (s != 5).then_some(ms(1000 + s)),
+            ..result(s, ms(990 + s), 1000, ms(10))
+        })
+        .collect();
+    g.on_packet_feedback(ms(1100), &lost);
+    assert!(g.loss.last_p > 0.0);
+    assert!(g.target_bps() < 400e3, "{}", g.target_bps());
+    // Its length is a parameter: 0 turns it off.
+    let mut g = Gcc::new(&spec_with(serde_json::json!({"start_phase_ms": 0})));
+    g.start(SimTime::ZERO, usize::MAX);
+    g.aimd.set_estimate(ms(50), 1.2e6);
+    g.on_packet_feedback(ms(100), &[result(0, ms(10), 1000, ms(50))]);
+    assert!(g.target_bps() < 400e3, "{}", g.target_bps());
+}
+
+/// Probing's fields: the scales above 1 (the second may be 0: none), the
+/// packets 1..=100, the duration and start phase in range; probing needs
+/// the member's pacer.
+#[test]
+fn probing_fields_are_checked() {
+    use serde_json::json;
+    for (field, bad, good) in [
+        ("probe_first_scale", json!(1.0), json!(2.0)),
+        ("probe_second_scale", json!(0.5), json!(0.0)),
+        ("probe_min_packets", json!(0), json!(1)),
+        ("probe_min_packets", json!(101), json!(100)),
+        ("probe_min_ms", json!(0.0), json!(1.0)),
+        ("start_phase_ms", json!(-1.0), json!(0.0)),
+    ] {
+        named(field, bad, good);
+    }
+    let text = errors_with(json!({}), false);
+    assert!(
+        text.contains("cc.probing") && text.contains("pacer"),
+        "{text}"
+    );
+    assert_eq!(errors_with(json!({"probing": false}), false), "");
 }
