@@ -443,6 +443,152 @@ mod tests {
         assert!(p.queue.is_empty(), "done after a probe at the maximum");
     }
 
+    /// An aggregate of packets (send ms, arrival ms, bytes), in the order
+    /// given.
+    fn agg(packets: &[(f64, f64, u32)]) -> Aggregate {
+        let mut a = Aggregate::default();
+        for &(s, r, b) in packets {
+            a.add(ms(s), ms(r), b);
+        }
+        a
+    }
+
+    #[test]
+    fn the_estimate_takes_first_and_last_by_time_whatever_the_order() {
+        // 1000-byte packets 10 ms apart, arriving 12 ms apart.
+        let p: Vec<(f64, f64, u32)> = (0..5)
+            .map(|i| (10.0 * i as f64, 50.0 + 12.0 * i as f64, 1000))
+            .collect();
+        let forward = agg(&p).estimate(5, 1000).unwrap();
+        let mut rev = p.clone();
+        rev.reverse();
+        assert_eq!(agg(&rev).estimate(5, 1000), Some(forward));
+        // 4000 bytes over 48 ms of arrivals: 0.667 of the send rate, so
+        // 0.95 of the receive rate.
+        assert!(
+            (forward - 0.95 * 4000.0 * 8.0 / 0.048).abs() < 1e-6,
+            "{forward}"
+        );
+    }
+
+    #[test]
+    fn ties_keep_the_first_packet_seen() {
+        // Two packets leave together (a burst) and the first two arrive
+        // together (a link that delivers per ms): the earliest kept is the
+        // first seen, libwebrtc's strict comparisons.
+        let p = [
+            (0.0, 50.0, 1000),
+            (0.0, 50.0, 200),
+            (10.0, 60.0, 1000),
+            (20.0, 70.0, 1000),
+        ];
+        let a = agg(&p);
+        assert_eq!(a.first_send.unwrap().1, 1000);
+        assert_eq!(a.first_arrival.unwrap().1, 1000);
+        let q = [
+            (0.0, 50.0, 1000),
+            (10.0, 60.0, 1000),
+            (20.0, 70.0, 1000),
+            (20.0, 70.0, 200),
+        ];
+        let b = agg(&q);
+        assert_eq!(b.last_send.unwrap().1, 1000);
+        assert_eq!(b.last_arrival, Some(ms(70.0)));
+    }
+
+    #[test]
+    fn eighty_percent_of_the_packets_and_bytes_are_enough() {
+        let p = |n: usize, bytes: u32| -> Vec<(f64, f64, u32)> {
+            (0..n)
+                .map(|i| (10.0 * i as f64, 50.0 + 10.0 * i as f64, bytes))
+                .collect()
+        };
+        // 4 of 5 packets: enough; 3: not.
+        assert!(agg(&p(4, 1000)).estimate(5, 1000).is_some());
+        assert!(agg(&p(3, 1000)).estimate(5, 1000).is_none());
+        // 1400 of 1688 bytes (0.83): enough; 1000 (0.59): not.
+        assert!(agg(&p(7, 200)).estimate(5, 1688).is_some());
+        assert!(agg(&p(5, 200)).estimate(5, 1688).is_none());
+    }
+
+    #[test]
+    fn the_ratio_bounds_hold_at_their_edges() {
+        // Exactly 80% of the bytes: enough.
+        let p: Vec<_> = (0..5)
+            .map(|i| (10.0 * i as f64, 50.0 + 10.0 * i as f64, 200))
+            .collect();
+        assert!(agg(&p).estimate(5, 1250).is_some());
+        // Arrivals at exactly twice the send rate (4000 bytes over 40 ms
+        // sent, over 20 ms received): valid, the send rate; at 1.5 times too.
+        let twice: Vec<_> = (0..5)
+            .map(|i| (10.0 * i as f64, 50.0 + 5.0 * i as f64, 1000))
+            .collect();
+        assert_eq!(agg(&twice).estimate(5, 1000), Some(800e3));
+        let faster: Vec<_> = (0..5)
+            .map(|i| (10.0 * i as f64, 50.0 + 10.0 / 1.5 * i as f64, 1000))
+            .collect();
+        assert_eq!(agg(&faster).estimate(5, 1000), Some(800e3));
+        // A receive rate of exactly 0.9 of the send rate (9000 bytes but the
+        // first received, 10000 but the last sent, over 40 ms each): the
+        // path kept up, so the lesser rate, not 0.95 of it.
+        let sizes = [2000, 3000, 3000, 2000, 1000];
+        let edge: Vec<_> = (0..5)
+            .map(|i| (10.0 * i as f64, 50.0 + 10.0 * i as f64, sizes[i]))
+            .collect();
+        assert_eq!(agg(&edge).estimate(5, 1000), Some(1.8e6));
+    }
+
+    #[test]
+    fn intervals_of_zero_or_over_a_second_give_no_estimate() {
+        let same_send: Vec<_> = (0..5).map(|i| (0.0, 50.0 + i as f64, 1000)).collect();
+        assert!(agg(&same_send).estimate(5, 1000).is_none());
+        let same_arrival: Vec<_> = (0..5).map(|i| (i as f64, 50.0, 1000)).collect();
+        assert!(agg(&same_arrival).estimate(5, 1000).is_none());
+        // Exactly a second of sending and of arrivals: still valid.
+        let second: Vec<_> = (0..5)
+            .map(|i| (250.0 * i as f64, 50.0 + 250.0 * i as f64, 1000))
+            .collect();
+        assert!(agg(&second).estimate(5, 1000).is_some());
+        let long_send: Vec<_> = (0..5)
+            .map(|i| (251.0 * i as f64, 50.0 + 250.0 * i as f64, 1000))
+            .collect();
+        assert!(agg(&long_send).estimate(5, 1000).is_none());
+        let long_arrival: Vec<_> = (0..5)
+            .map(|i| (250.0 * i as f64, 50.0 + 251.0 * i as f64, 1000))
+            .collect();
+        assert!(agg(&long_arrival).estimate(5, 1000).is_none());
+    }
+
+    #[test]
+    fn a_clusters_feedback_is_forgotten_a_second_after_a_newer_ones() {
+        let mut p = Prober::new(shape(), 300e3, 10e6, SimTime::ZERO);
+        let mut seq = 0;
+        let first = send_cluster(&mut p, &mut seq, 0.0, 5e6, 1000);
+        p.on_feedback(&first);
+        let mut second = send_cluster(&mut p, &mut seq, 0.1, 5e6, 1000);
+        // Its newest arrival exactly a second after the first's: kept.
+        let shift = first.last().unwrap().arrival.unwrap() + SimTime::from_secs(1);
+        let last = second.len() - 1;
+        second[last].arrival = Some(shift);
+        p.on_feedback(&second);
+        assert_eq!(p.sent.len(), 2);
+        second[last].arrival = Some(shift + SimTime::from_nanos(1));
+        p.on_feedback(&second[last..]);
+        assert_eq!(p.sent.len(), 1);
+    }
+
+    #[test]
+    fn the_thresholds_to_probe_further_are_strict() {
+        let mut p = Prober::new(shape(), 300e3, 10e6, SimTime::ZERO);
+        p.queue.clear();
+        // Exactly 0.7 of the last probe (1.8 Mbit/s): no further probe.
+        p.on_estimate(ms(100.0), 0.7 * 1.8e6);
+        assert!(p.queue.is_empty());
+        // Exactly a second after the last probe: still waiting.
+        p.on_estimate(ms(1000.0), 1.3e6);
+        assert_eq!(p.queue.len(), 1);
+    }
+
     #[test]
     fn probing_ends_a_second_after_the_last_probe_without_a_result() {
         let mut p = Prober::new(shape(), 300e3, 10e6, SimTime::ZERO);
