@@ -343,12 +343,14 @@ impl FrameSender {
     }
 
     /// The transport-wide number the last packet took, with that format.
+    #[inline]
     fn last_transport_seq(&self) -> Option<u16> {
         (self.format == Some(Format::Twcc)).then(|| (self.transport_seq - 1) as u16)
     }
 
     /// A packet of `payload` bytes after the headers: its transport-wide
     /// number taken, recorded in the send history and the sending rate.
+    #[inline]
     fn wire_packet(
         &mut self,
         now: SimTime,

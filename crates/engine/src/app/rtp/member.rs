@@ -340,7 +340,17 @@ impl RtpMember {
     /// packets, padding when it holds none. Returns whether the probe
     /// holds the pacer (its own pace resumes once the probe is sent); a
     /// probe starts only once media is queued, as libwebrtc's prober waits.
+    #[inline]
     fn probe_step(&mut self, now: SimTime, out: &mut Vec<Action>) -> bool {
+        if self.paced.as_ref().and_then(|pm| pm.cc.probe()).is_none() {
+            return false;
+        }
+        self.probe_send(now, out)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn probe_send(&mut self, now: SimTime, out: &mut Vec<Action>) -> bool {
         let target = self.frame_pacing();
         loop {
             let Some(next) = self.paced.as_ref().and_then(|pm| pm.cc.probe()) else {
