@@ -210,9 +210,7 @@ impl GccSpec {
             GccEstimator::Kalman => 0.00018,
         })
     }
-}
 
-impl GccSpec {
     fn validate_probing(&self, path: &str, c: &mut Checker) {
         if !(self.probe_first_scale.is_finite() && self.probe_first_scale > 1.0) {
             let msg = format!("must be above 1 (got {})", self.probe_first_scale);

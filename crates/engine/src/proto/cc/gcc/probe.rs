@@ -453,6 +453,15 @@ mod tests {
         a
     }
 
+    /// `n` packets of `bytes`, sent `send_gap` ms apart from 0 and arriving
+    /// `recv_gap` ms apart from 50 ms, aggregated in order.
+    fn spaced(n: usize, send_gap: f64, recv_gap: f64, bytes: u32) -> Aggregate {
+        let p: Vec<_> = (0..n)
+            .map(|i| (send_gap * i as f64, 50.0 + recv_gap * i as f64, bytes))
+            .collect();
+        agg(&p)
+    }
+
     #[test]
     fn the_estimate_takes_first_and_last_by_time_whatever_the_order() {
         // 1000-byte packets 10 ms apart, arriving 12 ms apart.
@@ -498,36 +507,25 @@ mod tests {
 
     #[test]
     fn eighty_percent_of_the_packets_and_bytes_are_enough() {
-        let p = |n: usize, bytes: u32| -> Vec<(f64, f64, u32)> {
-            (0..n)
-                .map(|i| (10.0 * i as f64, 50.0 + 10.0 * i as f64, bytes))
-                .collect()
-        };
         // 4 of 5 packets: enough; 3: not.
-        assert!(agg(&p(4, 1000)).estimate(5, 1000).is_some());
-        assert!(agg(&p(3, 1000)).estimate(5, 1000).is_none());
+        assert!(spaced(4, 10.0, 10.0, 1000).estimate(5, 1000).is_some());
+        assert!(spaced(3, 10.0, 10.0, 1000).estimate(5, 1000).is_none());
         // 1400 of 1688 bytes (0.83): enough; 1000 (0.59): not.
-        assert!(agg(&p(7, 200)).estimate(5, 1688).is_some());
-        assert!(agg(&p(5, 200)).estimate(5, 1688).is_none());
+        assert!(spaced(7, 10.0, 10.0, 200).estimate(5, 1688).is_some());
+        assert!(spaced(5, 10.0, 10.0, 200).estimate(5, 1688).is_none());
     }
 
     #[test]
     fn the_ratio_bounds_hold_at_their_edges() {
         // Exactly 80% of the bytes: enough.
-        let p: Vec<_> = (0..5)
-            .map(|i| (10.0 * i as f64, 50.0 + 10.0 * i as f64, 200))
-            .collect();
-        assert!(agg(&p).estimate(5, 1250).is_some());
+        assert!(spaced(5, 10.0, 10.0, 200).estimate(5, 1250).is_some());
         // Arrivals at exactly twice the send rate (4000 bytes over 40 ms
         // sent, over 20 ms received): valid, the send rate; at 1.5 times too.
-        let twice: Vec<_> = (0..5)
-            .map(|i| (10.0 * i as f64, 50.0 + 5.0 * i as f64, 1000))
-            .collect();
-        assert_eq!(agg(&twice).estimate(5, 1000), Some(800e3));
-        let faster: Vec<_> = (0..5)
-            .map(|i| (10.0 * i as f64, 50.0 + 10.0 / 1.5 * i as f64, 1000))
-            .collect();
-        assert_eq!(agg(&faster).estimate(5, 1000), Some(800e3));
+        assert_eq!(spaced(5, 10.0, 5.0, 1000).estimate(5, 1000), Some(800e3));
+        assert_eq!(
+            spaced(5, 10.0, 10.0 / 1.5, 1000).estimate(5, 1000),
+            Some(800e3)
+        );
         // A receive rate of exactly 0.9 of the send rate (9000 bytes but the
         // first received, 10000 but the last sent, over 40 ms each): the
         // path kept up, so the lesser rate, not 0.95 of it.
@@ -540,23 +538,12 @@ mod tests {
 
     #[test]
     fn intervals_of_zero_or_over_a_second_give_no_estimate() {
-        let same_send: Vec<_> = (0..5).map(|i| (0.0, 50.0 + i as f64, 1000)).collect();
-        assert!(agg(&same_send).estimate(5, 1000).is_none());
-        let same_arrival: Vec<_> = (0..5).map(|i| (i as f64, 50.0, 1000)).collect();
-        assert!(agg(&same_arrival).estimate(5, 1000).is_none());
+        assert!(spaced(5, 0.0, 1.0, 1000).estimate(5, 1000).is_none());
+        assert!(spaced(5, 1.0, 0.0, 1000).estimate(5, 1000).is_none());
         // Exactly a second of sending and of arrivals: still valid.
-        let second: Vec<_> = (0..5)
-            .map(|i| (250.0 * i as f64, 50.0 + 250.0 * i as f64, 1000))
-            .collect();
-        assert!(agg(&second).estimate(5, 1000).is_some());
-        let long_send: Vec<_> = (0..5)
-            .map(|i| (251.0 * i as f64, 50.0 + 250.0 * i as f64, 1000))
-            .collect();
-        assert!(agg(&long_send).estimate(5, 1000).is_none());
-        let long_arrival: Vec<_> = (0..5)
-            .map(|i| (250.0 * i as f64, 50.0 + 251.0 * i as f64, 1000))
-            .collect();
-        assert!(agg(&long_arrival).estimate(5, 1000).is_none());
+        assert!(spaced(5, 250.0, 250.0, 1000).estimate(5, 1000).is_some());
+        assert!(spaced(5, 251.0, 250.0, 1000).estimate(5, 1000).is_none());
+        assert!(spaced(5, 250.0, 251.0, 1000).estimate(5, 1000).is_none());
     }
 
     #[test]
