@@ -99,6 +99,65 @@ def test_late_and_lost_frames_equal_a_direct_computation_from_the_packet_log(pac
     assert m["good_quality_pct"] == pytest.approx(100 * np.isin(levels, (0, 1)).mean())
 
 
+def test_reference_decoding_and_key_frame_requests_equal_a_direct_computation():
+    """Decoding by reference (docs/models/media.md): from the packet log
+    and the frame sizes alone, each frame played, late, lost, or, after a
+    lost frame and before the next key frame, undecodable; every PLI the
+    receiver sent reaches the sender, which answers with key frames (told
+    apart here by their size) at most every 300 ms."""
+    delay_ms, i_bytes = 75.0, 12345
+    sender = {"source": {"type": "synthetic", "fps": 30, "interval_noise": 0.01,
+                         "size_noise": 1e-9, "i_frame_bytes": i_bytes},
+              "stop_s": 9.0,
+              "receiver": {"playout": {"delay_ms": delay_ms, "decode": "reference"}}}
+    res = mediasim.run(call(cross_bps=0.8e6, **sender), seed=3)
+    assert_balanced(res)
+    pk = res.packets[res.packets["flow"].astype(str) == "v/alice/rtp"]
+    recv = dict(zip(pk["seq"].to_numpy(), pk["recv_ns"].to_numpy()))
+    dropped = set(res.drops[res.drops["flow"].astype(str) == "v/alice/rtp"]["seq"].to_numpy())
+    s = res.tables["media_series"]
+    sizes = s[s["var"].astype(str) == "frame_bytes"].sort_values("time_ns")["value"].to_numpy()
+    counts = dict.fromkeys(("played", "late", "lost", "undecodable"), 0)
+    chain, runs, run = False, [], 0
+    for (capture, seqs), size in zip(frames_from_the_logs(res), sizes):
+        key = size in (i_bytes - 1, i_bytes)
+        if any(q in dropped or q not in recv for q in seqs):
+            outcome, chain = "lost", False
+        elif not (key or chain):
+            outcome = "undecodable"
+        else:
+            chain = True
+            outcome = "late" if max(recv[q] for q in seqs) > capture + delay_ms * 1e6 else "played"
+        counts[outcome] += 1
+        if outcome == "undecodable":
+            run += 1
+        elif run:
+            runs, run = runs + [run], 0
+    m = res.tables["media"].iloc[0]
+    assert {k: m[f"frames_{k}"] for k in counts} == counts
+    assert counts["lost"] > 5 and counts["undecodable"] > 5
+    # A loss is seen at the next frame's first packet; the PLI, the key
+    # frame captured after it and its packets take about two frame
+    # intervals and a round trip (50 ms): a few frames, never many.
+    assert 1 < np.mean(runs) < 6 and max(runs) < 12, runs
+    keys = int(np.isin(sizes, (i_bytes - 1, i_bytes)).sum())
+    assert m["key_frames"] == keys == 1 + m["key_frames_on_request"]
+    # The reverse path loses nothing: every request arrives.
+    assert m["pli_received"] == m["key_frame_requests"] >= m["key_frames_on_request"] > 0
+    # A PLI is an RTCP packet of its own, beside the compounds, on bob's
+    # RTCP flow.
+    def rtcp_books(r):
+        bob = r.rtp.set_index("flow").loc["v/bob/rtcp"]
+        sent = r.flows.set_index("flow").loc["v/bob/rtcp", "sent"]
+        return bob["rtcp_packets"] - bob["early_packets"] - bob["regular_packets"], sent - bob["rtcp_packets"]
+    assert rtcp_books(res) == (m["key_frame_requests"], 0)
+    independent = mediasim.run(call(cross_bps=0.8e6, **{**sender, "receiver": {"playout": {"delay_ms": delay_ms}}}),
+                               seed=3)
+    i = independent.tables["media"].iloc[0]
+    assert (i["frames_undecodable"], i["key_frame_requests"], i["pli_received"]) == (0, 0, 0)
+    assert rtcp_books(independent) == (0, 0)
+
+
 def test_held_media_packets_give_the_per_packet_figures():
     """A receiving member holds media packets that arrive in order and
     takes them in at its next other event (app/rtp/held.rs). The figures

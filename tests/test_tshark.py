@@ -2,7 +2,7 @@
 packets, checksums good, TCP retransmissions counted alike, a flow of TCP
 transfers seen as one connection each, RTP and RTCP
 (with Generic NACKs) decoded, transport-wide feedback and its RTP header
-extension decoded, RFC 8888 feedback framed. Runs scripts/check-pcap-tshark.
+extension decoded, RFC 8888 feedback framed, PLIs decoded. Runs scripts/check-pcap-tshark.
 
 scripts/setup installs tshark where it can (root with apt-get). In CI the
 test requires it; elsewhere, without tshark, it is reported as not run,
@@ -35,3 +35,6 @@ def test_tshark_decodes_every_pcap_cleanly():
     # GCC's probes: tshark finds every padding-only packet mediasim sent.
     line = next(x for x in lines if "calls/gcc/" in x)
     assert re.search(r"padding: mediasim (\d+), tshark \1 padding-only RTP packets; 0 malformed", line), line
+    # Key-frame requests: tshark reads every PLI the sender received.
+    line = next(x for x in lines if "calls/pli/" in x)
+    assert re.search(r"PLI: mediasim (\d+) received of \d+ sent, tshark \1; 0 malformed", line), line

@@ -224,9 +224,9 @@ fn rtp_marker_off_and_rtcp_feedback_of_unknown_formats() {
     let mut b = vec![0u8; 12];
     h.emit(&mut b);
     assert_eq!(rtp::RtpHeader::parse(&b), Ok(h));
-    // RTPFB with FMT 3 (TMMBR) and PSFB with FMT 1 (PLI) are not parsed as
-    // Generic NACK or application feedback.
-    for (first, pt) in [(0x83u8, 205u8), (0x81, 206)] {
+    // RTPFB with FMT 3 (TMMBR) and PSFB with FMT 2 (SLI) are not parsed as
+    // Generic NACK, PLI or application feedback.
+    for (first, pt) in [(0x83u8, 205u8), (0x82, 206)] {
         let pkt = [first, pt, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2];
         assert_eq!(
             rtcp::RtcpPacket::parse(&pkt),

@@ -161,7 +161,11 @@ fn random_block(rng: &mut SimRng) -> ReportBlock {
 fn random_rtcp(rng: &mut SimRng) -> RtcpPacket {
     let ssrc = (uniform(rng) * 4e9) as u32;
     let blocks = |rng: &mut SimRng| (0..below(rng, 32)).map(|_| random_block(rng)).collect();
-    match below(rng, 8) {
+    match below(rng, 9) {
+        8 => RtcpPacket::Pli {
+            sender_ssrc: ssrc,
+            media_ssrc: ssrc ^ 3,
+        },
         6 => RtcpPacket::Ccfb(random_ccfb(rng, ssrc)),
         7 => RtcpPacket::Twcc(random_twcc(rng, ssrc)),
         0 => RtcpPacket::SenderReport {

@@ -34,4 +34,10 @@ pub trait FrameSource: Send {
     fn rate_bps(&self) -> f64;
     /// The frame captured at `now`, and the time until the next one.
     fn next_frame(&mut self, now: SimTime, rng: &mut SimRng) -> (Frame, SimTime);
+    /// The receiver asked for a key frame (a PLI): a source that can make
+    /// one makes the next frame a key frame and says so. A trace cannot,
+    /// and ignores it; voice frames need none.
+    fn request_key_frame(&mut self) -> bool {
+        false
+    }
 }

@@ -13,8 +13,21 @@
 //! - lost if it never completed (a packet lost), or was still incomplete
 //!   `hold` after its playout time.
 //!
-//! Frames are independently decodable here: a lost frame does not spoil
-//! the frames after it (no reference-picture model, no retransmission).
+//! Decoding (`decode`):
+//! - independent: every frame decodes alone; a lost frame does not spoil
+//!   the frames after it;
+//! - reference: each frame but a key frame refers to the frame before it
+//!   (one reference, as a real-time encoder's P-frames do), so a frame is
+//!   shown only when the chain back to a key frame is whole. A lost frame
+//!   breaks the chain; the frames after it are undecodable until a key
+//!   frame completes. A late frame is decoded, not shown: it keeps the
+//!   chain. The receiver then asks for a key frame (RFC 4585 6.3.1's PLI):
+//!   at once when it sees the loss (a frame's first packet arrives while
+//!   the frame before it is incomplete: paths keep packets in order, so
+//!   the missing ones are lost) or when it declares a frame lost, and
+//!   again every `key_retry` while no key frame after the loss has
+//!   completed (libwebrtc: 200 ms). No retransmission.
+//!
 //! Freezes (video) follow the WebRTC statistics' rule: a gap between two
 //! played frames longer than max(3 x, x + 150 ms), x the mean of the last
 //! 30 gaps, is a freeze, and the whole gap is its duration. A gap over
@@ -57,6 +70,17 @@ pub struct PlayoutParams {
     pub freeze_extra: SimTime,
     /// A gap between played frames over this is a pause, not a freeze.
     pub pause: SimTime,
+    pub decode: Decode,
+    /// With reference decoding, ask for a key frame when one is needed,
+    /// again after this long while none has come; `None`: never ask.
+    pub key_retry: Option<SimTime>,
+}
+
+/// How frames depend on each other (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decode {
+    Independent,
+    Reference,
 }
 
 /// What the receiver knows of a frame from its packets.
@@ -95,8 +119,18 @@ enum Slot {
         playout: SimTime,
         need: u32,
         got: u32,
+        key: bool,
     },
-    Done(Outcome, SimTime),
+    Done(Decided),
+}
+
+/// A frame's fate once known, kept until its turn to render.
+#[derive(Clone, Copy, Debug)]
+struct Decided {
+    outcome: Outcome,
+    playout: SimTime,
+    capture: SimTime,
+    key: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +138,8 @@ pub enum Outcome {
     Played,
     Late,
     Lost,
+    /// Complete, but its reference chain is broken (reference decoding).
+    Undecodable,
 }
 
 /// Counts the playout buffer keeps.
@@ -112,6 +148,10 @@ pub struct PlayoutStats {
     pub played: u64,
     pub late: u64,
     pub lost: u64,
+    /// Complete frames not shown for a broken reference chain.
+    pub undecodable: u64,
+    /// Key frames asked for (PLIs to send).
+    pub key_requests: u64,
     pub freezes: u64,
     pub freeze_total: SimTime,
     /// Gaps over `pause` between played frames, and their sum.
@@ -121,8 +161,8 @@ pub struct PlayoutStats {
     pub frame_delay: DelayStats,
     /// Capture to playout of played frames, summed (for the mean).
     pub playout_delay_sum: SimTime,
-    /// Runs of consecutive frames not played (late or lost), and the
-    /// frames in them (for the E-model's burst ratio).
+    /// Runs of consecutive frames not played (late, lost or undecodable),
+    /// and the frames in them (for the E-model's burst ratio).
     pub bad_runs: u64,
     pub bad_frames: u64,
     /// Frames at each level of the IW10 study's loss-period scale: 0
@@ -168,6 +208,17 @@ pub struct Playout {
     gaps: VecDeque<f64>,
     in_bad_run: bool,
     pub stats: PlayoutStats,
+    /// Reference decoding: the last frame rendered was decoded (a delta
+    /// frame after it decodes).
+    chain: bool,
+    /// Reference decoding: a frame at or before this index was lost, and
+    /// no key frame after it has completed.
+    key_needed_after: Option<u32>,
+    /// The highest index of a key frame that completed.
+    last_key_done: Option<u32>,
+    last_key_request: Option<SimTime>,
+    /// A key-frame request is due: the member sends it and clears this.
+    pub key_request: bool,
 }
 
 impl Playout {
@@ -189,7 +240,17 @@ impl Playout {
             gaps: VecDeque::new(),
             in_bad_run: false,
             stats: PlayoutStats::default(),
+            chain: false,
+            key_needed_after: None,
+            last_key_done: None,
+            last_key_request: None,
+            key_request: false,
         }
+    }
+
+    /// Whether a packet may make the buffer ask for a key frame.
+    pub fn asks_for_key_frames(&self) -> bool {
+        self.p.decode == Decode::Reference && self.p.key_retry.is_some()
     }
 
     /// The playout delay now in force.
@@ -240,6 +301,7 @@ impl Playout {
         match self.slots[k] {
             Slot::Done(..) => return, // already decided
             Slot::Unseen => {
+                let reference = self.p.decode == Decode::Reference;
                 self.adopt(now, tag.capture);
                 let playout = (tag.capture + self.delay).max(self.last_assigned);
                 self.last_assigned = playout;
@@ -255,13 +317,23 @@ impl Playout {
                         playout,
                         need: u32::MAX,
                         got: 0,
+                        key: false,
                     };
+                }
+                // Packets come in order: the frame before this one is
+                // incomplete for good (a placeholder included).
+                if reference
+                    && k > 0
+                    && matches!(self.slots[k - 1], Slot::Pending { need, got, .. } if got < need)
+                {
+                    self.note_loss(tag.index - 1);
                 }
                 self.slots[k] = Slot::Pending {
                     capture: tag.capture,
                     playout,
                     need: tag.packets,
                     got: 0,
+                    key: tag.key,
                 };
             }
             Slot::Pending {
@@ -275,6 +347,7 @@ impl Playout {
                     playout,
                     need: tag.packets,
                     got: 0,
+                    key: tag.key,
                 };
             }
             Slot::Pending { .. } => {}
@@ -284,24 +357,66 @@ impl Playout {
             playout,
             need,
             got,
+            key,
         } = &mut self.slots[k]
         else {
             unreachable!("pending above")
         };
         *got += 1;
         if *got >= *need {
-            let (capture, playout) = (*capture, *playout);
+            let (capture, playout, key) = (*capture, *playout, *key);
             self.estimate(now, now - capture);
             self.stats.frame_delay.add((now - capture).as_nanos());
             let outcome = if now <= playout {
-                self.stats.playout_delay_sum += playout - capture;
                 Outcome::Played
             } else {
                 Outcome::Late
             };
-            self.slots[k] = Slot::Done(outcome, playout);
+            self.slots[k] = Slot::Done(Decided {
+                outcome,
+                playout,
+                capture,
+                key,
+            });
+            if key {
+                self.key_done(tag.index);
+            }
         }
         self.render();
+        if self.key_needed_after.is_some() {
+            self.ask_key(now);
+        }
+    }
+
+    /// Reference decoding: frame `index` is lost; a key frame after it is
+    /// needed unless one has completed already.
+    #[cold]
+    fn note_loss(&mut self, index: u32) {
+        if self.p.decode != Decode::Reference || self.last_key_done.is_some_and(|k| k > index) {
+            return;
+        }
+        self.key_needed_after = Some(self.key_needed_after.map_or(index, |i| i.max(index)));
+    }
+
+    /// Key frame `index` completed.
+    fn key_done(&mut self, index: u32) {
+        self.last_key_done = Some(self.last_key_done.map_or(index, |k| k.max(index)));
+        if self.key_needed_after.is_some_and(|i| index > i) {
+            self.key_needed_after = None;
+        }
+    }
+
+    /// A key frame is needed: ask now unless asked within `key_retry`.
+    #[cold]
+    fn ask_key(&mut self, now: SimTime) {
+        let Some(retry) = self.p.key_retry else {
+            return;
+        };
+        if self.last_key_request.is_none_or(|t| now >= t + retry) {
+            self.last_key_request = Some(now);
+            self.key_request = true;
+            self.stats.key_requests += 1;
+        }
     }
 
     /// Adopts the adaptive estimate for a frame captured at `capture`.
@@ -335,8 +450,15 @@ impl Playout {
         for s in self.slots.iter_mut() {
             match *s {
                 Slot::Done(..) => continue,
-                Slot::Pending { playout, .. } if playout + hold <= now => {
-                    *s = Slot::Done(Outcome::Lost, playout);
+                Slot::Pending {
+                    playout, capture, ..
+                } if playout + hold <= now => {
+                    *s = Slot::Done(Decided {
+                        outcome: Outcome::Lost,
+                        playout,
+                        capture,
+                        key: false,
+                    });
                 }
                 _ => break,
             }
@@ -346,17 +468,35 @@ impl Playout {
 
     /// Renders decided frames in index order.
     fn render(&mut self) {
-        while let Some(&Slot::Done(outcome, at)) = self.slots.front() {
+        while let Some(&Slot::Done(d)) = self.slots.front() {
             self.slots.pop_front();
             self.next += 1;
-            self.count(outcome, at);
+            self.decode(d);
         }
     }
 
-    fn count(&mut self, outcome: Outcome, at: SimTime) {
+    /// Frame `next - 1`, decided, at its turn: reference decoding shows a
+    /// complete delta frame only after a decoded frame.
+    fn decode(&mut self, d: Decided) {
+        let mut outcome = d.outcome;
+        if self.p.decode == Decode::Reference {
+            match outcome {
+                Outcome::Lost => {
+                    self.chain = false;
+                    self.note_loss(self.next - 1);
+                }
+                _ if d.key || self.chain => self.chain = true,
+                _ => outcome = Outcome::Undecodable,
+            }
+        }
+        self.count(outcome, d.playout, d.capture);
+    }
+
+    fn count(&mut self, outcome: Outcome, at: SimTime, capture: SimTime) {
         match outcome {
             Outcome::Played => {
                 self.stats.played += 1;
+                self.stats.playout_delay_sum += at - capture;
                 self.stats.close_run();
                 self.stats.levels[0] += 1;
                 self.in_bad_run = false;
@@ -383,11 +523,11 @@ impl Playout {
                 }
                 self.last_played = Some(at);
             }
-            Outcome::Late | Outcome::Lost => {
-                if outcome == Outcome::Late {
-                    self.stats.late += 1;
-                } else {
-                    self.stats.lost += 1;
+            Outcome::Late | Outcome::Lost | Outcome::Undecodable => {
+                match outcome {
+                    Outcome::Late => self.stats.late += 1,
+                    Outcome::Lost => self.stats.lost += 1,
+                    _ => self.stats.undecodable += 1,
                 }
                 self.stats.bad_frames += 1;
                 self.stats.run += 1;
@@ -407,11 +547,23 @@ impl Playout {
         let slots = std::mem::take(&mut self.slots);
         for s in slots {
             match s {
-                Slot::Done(o, at) => self.count(o, at),
-                Slot::Pending { playout, .. } if playout <= end => {
-                    self.count(Outcome::Lost, playout)
+                Slot::Done(d) => {
+                    self.next += 1;
+                    self.decode(d);
                 }
-                _ => {}
+                Slot::Pending {
+                    playout, capture, ..
+                } if playout <= end => {
+                    self.next += 1;
+                    self.decode(Decided {
+                        outcome: Outcome::Lost,
+                        playout,
+                        capture,
+                        key: false,
+                    });
+                }
+                // Still in flight: not counted (the frames after it are).
+                _ => self.next += 1,
             }
         }
         self.stats.close_run();
@@ -435,6 +587,8 @@ mod tests {
             freeze_factor: 3.0,
             freeze_extra: ms(150),
             pause: ms(5000),
+            decode: Decode::Independent,
+            key_retry: None,
         })
     }
 
@@ -462,6 +616,119 @@ mod tests {
         // Completed: frame 0 in 90 ms, frame 1 in 110, frame 4 in 40.
         assert_eq!(s.frame_delay.summary_ns()[0], ms(80).as_nanos() as f64);
         assert_eq!(s.playout_delay_sum, ms(200));
+    }
+
+    /// A fixed 100 ms buffer decoding by reference, asking again for a
+    /// key frame after 200 ms.
+    fn by_reference() -> Playout {
+        Playout::new(PlayoutParams {
+            decode: Decode::Reference,
+            key_retry: Some(ms(200)),
+            ..fixed(100).p
+        })
+    }
+
+    /// Frame `i` of a stream captured every 40 ms: `key` or not, in
+    /// `packets` packets.
+    fn frame(i: u32, packets: u32, key: bool) -> FrameTag {
+        FrameTag {
+            key,
+            ..tag(i, packets)
+        }
+    }
+
+    /// Frames 0-40, one packet each 10 ms after capture but frame 3 (two
+    /// packets, the second lost); key frames 0 and 6. By reference, frame
+    /// 3 is lost and 4 and 5 cannot be decoded; the key frame request goes
+    /// out when frame 4's packet shows frame 3 incomplete (at 170 ms), and
+    /// not again: key frame 6 completed before the next try was due, and
+    /// before frame 3 was declared lost (at 1220 ms).
+    #[test]
+    fn by_reference_a_loss_spoils_the_frames_up_to_the_next_key_frame() {
+        let feed = |p: &mut Playout| {
+            let mut asked = vec![];
+            for i in 0..=40u32 {
+                let packets = if i == 3 { 2 } else { 1 };
+                p.on_packet(
+                    ms(40 * i as u64 + 10),
+                    &frame(i, packets, i % 6 == 0 && i < 7),
+                );
+                if std::mem::take(&mut p.key_request) {
+                    asked.push(40 * i + 10);
+                }
+            }
+            p.finish(ms(10_000));
+            asked
+        };
+        let mut p = by_reference();
+        assert_eq!(feed(&mut p), [170]);
+        let s = &p.stats;
+        assert_eq!(
+            (s.played, s.lost, s.undecodable, s.key_requests),
+            (38, 1, 2, 1)
+        );
+        assert_eq!((s.bad_runs, s.bad_frames, s.levels[2]), (1, 3, 3));
+        // Only shown frames count in the playout delay.
+        assert_eq!(s.playout_delay_sum, ms(100 * 38));
+        let mut p = fixed(100);
+        assert!(feed(&mut p).is_empty());
+        assert_eq!(
+            (p.stats.played, p.stats.lost, p.stats.undecodable),
+            (40, 1, 0)
+        );
+    }
+
+    /// No key frame after the loss: the request goes out when the loss is
+    /// seen (frame 1 skipped, at frame 2's arrival, 90 ms) and again at
+    /// the first packet 200 ms or more after the last request; none
+    /// without `key_retry`. Every frame after the loss is undecodable.
+    #[test]
+    fn by_reference_the_key_frame_request_repeats_until_one_comes() {
+        let feed = |p: &mut Playout| {
+            let mut asked = vec![];
+            for i in (0..=30u32).filter(|&i| i != 1) {
+                p.on_packet(ms(40 * i as u64 + 10), &frame(i, 1, i == 0));
+                if std::mem::take(&mut p.key_request) {
+                    asked.push(40 * i + 10);
+                }
+            }
+            p.finish(ms(10_000));
+            asked
+        };
+        let mut p = by_reference();
+        assert_eq!(feed(&mut p), [90, 290, 490, 690, 890, 1090]);
+        let s = &p.stats;
+        assert_eq!(
+            (s.played, s.lost, s.undecodable, s.key_requests),
+            (1, 1, 29, 6)
+        );
+        let mut p = Playout::new(PlayoutParams {
+            key_retry: None,
+            ..by_reference().p
+        });
+        assert!(feed(&mut p).is_empty());
+        assert_eq!((p.stats.undecodable, p.stats.key_requests), (29, 0));
+    }
+
+    /// A late frame is decoded, not shown: the frame after it decodes. A
+    /// delta frame first in the stream has no reference.
+    #[test]
+    fn by_reference_a_late_frame_keeps_the_chain() {
+        let mut p = by_reference();
+        p.on_packet(ms(10), &frame(0, 1, true));
+        p.on_packet(ms(150), &frame(1, 1, false)); // due at 140
+        p.on_packet(ms(160), &frame(2, 1, false));
+        p.finish(ms(1000));
+        let s = &p.stats;
+        assert_eq!(
+            (s.played, s.late, s.undecodable, s.key_requests),
+            (2, 1, 0, 0)
+        );
+        let mut p = by_reference();
+        p.on_packet(ms(10), &frame(0, 1, false));
+        p.on_packet(ms(50), &frame(1, 1, true));
+        p.finish(ms(1000));
+        assert_eq!((p.stats.played, p.stats.undecodable), (1, 1));
     }
 
     /// 40 frames 40 ms apart, then a 600 ms gap: one freeze of 600 ms.

@@ -4,7 +4,7 @@
 //! (docs/models/media.md).
 
 use super::pacer::Pacer;
-use super::playout::{PlayoutDelay, PlayoutParams};
+use super::playout::{Decode, PlayoutDelay, PlayoutParams};
 use super::FrameSource;
 use crate::proto::feedback::Format;
 use crate::scenario::check::Checker;
@@ -185,6 +185,24 @@ fn d_freeze_extra_ms() -> f64 {
 fn d_pause_ms() -> f64 {
     5000.0
 }
+fn d_true() -> bool {
+    true
+}
+fn d_key_frame_retry_ms() -> f64 {
+    200.0
+}
+
+/// How a video stream's frames depend on each other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DecodeSpec {
+    /// Every frame decodes alone.
+    #[default]
+    Independent,
+    /// Each frame but a key frame needs the frame before it decoded; the
+    /// receiver asks for key frames (PLI).
+    Reference,
+}
 
 /// The receiving member's playout buffer for the media it receives.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -219,6 +237,18 @@ pub struct PlayoutSpec {
     /// (WebRTC statistics' pauseCount: 5 s).
     #[serde(default = "d_pause_ms")]
     pub pause_ms: f64,
+    /// Video: frames decode alone (`independent`), or each needs the one
+    /// before it back to a key frame (`reference`).
+    #[serde(default)]
+    pub decode: DecodeSpec,
+    /// With `reference`: ask the sender for a key frame (RTCP PLI) when a
+    /// loss breaks the chain.
+    #[serde(default = "d_true")]
+    pub key_frame_requests: bool,
+    /// With `reference`: ask again after this long while no key frame has
+    /// come, ms (libwebrtc's 200).
+    #[serde(default = "d_key_frame_retry_ms")]
+    pub key_frame_retry_ms: f64,
 }
 
 impl PlayoutSpec {
@@ -245,6 +275,15 @@ impl PlayoutSpec {
         }
         c.positive(format_args!("{p}.freeze_factor"), self.freeze_factor);
         c.positive(format_args!("{p}.pause_ms"), self.pause_ms);
+        c.positive(
+            format_args!("{p}.key_frame_retry_ms"),
+            self.key_frame_retry_ms,
+        );
+        c.at_most(
+            format_args!("{p}.key_frame_retry_ms"),
+            self.key_frame_retry_ms,
+            60_000.0,
+        );
         c.at_most(format_args!("{p}.pause_ms"), self.pause_ms, 86_400_000.0);
         c.at_most(
             format_args!("{p}.freeze_factor"),
@@ -272,6 +311,11 @@ impl PlayoutSpec {
             freeze_factor: self.freeze_factor,
             freeze_extra: ms(self.freeze_extra_ms),
             pause: ms(self.pause_ms),
+            decode: match self.decode {
+                DecodeSpec::Independent => Decode::Independent,
+                DecodeSpec::Reference => Decode::Reference,
+            },
+            key_retry: self.key_frame_requests.then(|| ms(self.key_frame_retry_ms)),
         }
     }
 }

@@ -10,6 +10,7 @@
 //! - A smaller change moves the rate by at most `max_step` (10%), and
 //!   after any accepted change the codec ignores new targets for
 //!   `update_interval` (100 ms).
+//! - A key-frame request (a receiver's PLI) starts a transient phase too.
 //! - Frame sizes and intervals get zero-mean Laplacian noise relative to
 //!   their value (scale `size_noise` and `interval_noise`, 0.15 each);
 //!   a frame has at least 1 byte and an interval is never negative.
@@ -177,6 +178,14 @@ impl FrameSource for Synthetic {
         self.rate_bps
     }
 
+    /// A requested key frame starts a transient phase, as a big target
+    /// change does (RFC 8593 4.2): an I-frame, then frames shrunk to pay
+    /// for it. A transient under way restarts.
+    fn request_key_frame(&mut self) -> bool {
+        self.transient_left = self.p.transient_frames;
+        true
+    }
+
     fn next_frame(&mut self, _now: SimTime, rng: &mut SimRng) -> (Frame, SimTime) {
         let steady = self.rate_bps / (self.p.fps * 8.0);
         let mut bytes = steady;
@@ -304,6 +313,26 @@ mod tests {
         c.next_frame(SimTime::ZERO, &mut rng);
         let second = c.next_frame(SimTime::ZERO, &mut rng).0.bytes;
         assert!((second as f64 - 1000.0).abs() <= 1.0);
+    }
+
+    /// A key-frame request mid-stream: the next frame is the I-frame and
+    /// the phase's other frames follow, the rate unchanged.
+    #[test]
+    fn a_key_frame_request_starts_a_transient() {
+        let mut rng = RngStreams::new(4, 0).stream("codec");
+        let mut c = Synthetic::new(quiet(), 1e6);
+        for _ in 0..12 {
+            c.next_frame(SimTime::ZERO, &mut rng);
+        }
+        let (f, _) = c.next_frame(SimTime::ZERO, &mut rng);
+        assert!(!f.key && (f.bytes as f64 - 5000.0).abs() <= 1.0);
+        c.request_key_frame();
+        let (f, _) = c.next_frame(SimTime::ZERO, &mut rng);
+        assert!(f.key && (f.bytes as f64 - 4270.0).abs() <= 1.0, "{f:?}");
+        let (f, _) = c.next_frame(SimTime::ZERO, &mut rng);
+        let rest = (10.0 * 5000.0 - 4270.0) / 9.0;
+        assert!(!f.key && (f.bytes as f64 - rest).abs() <= 1.0, "{f:?}");
+        assert_eq!((c.rate_bps(), c.transient_left), (1e6, 8));
     }
 
     #[test]

@@ -268,6 +268,7 @@ impl RtpSessionSpec {
         Some(Viewer {
             playout: Playout::new(params),
             voice,
+            media_ssrc: plan.ssrc_base + k as u32,
             stream: stream?,
         })
     }

@@ -51,6 +51,10 @@ pub struct SenderStats {
     pub gap_sum_bps: f64,
     pub fb_received: u64,
     pub fb_bytes: u64,
+    /// Key-frame requests (PLI) received, and those the source answered
+    /// with a key frame.
+    pub pli_received: u64,
+    pub key_frames_on_request: u64,
     pub reported_received: u64,
     pub reported_lost: u64,
 }
@@ -95,7 +99,13 @@ pub struct FrameSender {
     next_pause: usize,
     /// The last frame's capture time (padding carries its RTP timestamp).
     last_capture: SimTime,
+    /// When the source last made a key frame on request.
+    last_key_on_request: Option<SimTime>,
 }
+
+/// Key frames made on request at most this often (libwebrtc's
+/// kMinKeyframeSendIntervalMs).
+pub const KEY_FRAME_MIN_INTERVAL: SimTime = SimTime::from_millis(300);
 
 /// Padding octets in a padding-only packet: libwebrtc's most
 /// (kMaxPaddingLength), under RFC 3550's 255.
@@ -141,6 +151,25 @@ impl FrameSender {
             pauses: Vec::new(),
             next_pause: 0,
             last_capture: SimTime::ZERO,
+            last_key_on_request: None,
+        }
+    }
+
+    /// The receiver asked for a key frame at `now` (a PLI): the source
+    /// makes its next frame one, at most once per `KEY_FRAME_MIN_INTERVAL`
+    /// (a request within it is counted and dropped, as libwebrtc's encoder
+    /// feedback does).
+    pub fn on_key_frame_request(&mut self, now: SimTime) {
+        self.stats.pli_received += 1;
+        if self
+            .last_key_on_request
+            .is_some_and(|t| now < t + KEY_FRAME_MIN_INTERVAL)
+        {
+            return;
+        }
+        if self.source.request_key_frame() {
+            self.last_key_on_request = Some(now);
+            self.stats.key_frames_on_request += 1;
         }
     }
 

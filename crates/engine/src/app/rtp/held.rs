@@ -60,6 +60,9 @@ pub struct FastRx {
     pub fb_armed: bool,
     pub next_seq: u16,
     pub ssrc: u32,
+    /// The playout buffer may act on any packet (it asks for key frames):
+    /// nothing is held.
+    pub never: bool,
     /// The feedback interval, when the member returns per-packet feedback.
     pub fb_every: Option<SimTime>,
     /// The feedback grid's origin: the first packet the log counted.

@@ -8,7 +8,7 @@
 use super::compound::{compound_bytes, merge_nacks, rtp_ts};
 use super::frames::{FrameSender, Queued};
 use super::held::{FastRx, Held};
-use super::payload::{RtcpCompound, RtcpReport, RtpData};
+use super::payload::{Pli, RtcpCompound, RtcpReport, RtpData};
 use super::sent::SentRecord;
 use super::viewer::{FeedbackOut, Viewer};
 use crate::app::paced::FeedbackEnd;
@@ -231,6 +231,9 @@ impl RtpMember {
         pp_feedback: Option<FeedbackOut>,
     ) -> Self {
         self.frames = frames;
+        self.fast.never = viewer
+            .as_ref()
+            .is_some_and(|v| v.playout.asks_for_key_frames());
         self.viewer = viewer;
         if let Some(fb) = &pp_feedback {
             self.fast.fb_every = Some(fb.interval);
@@ -461,6 +464,8 @@ impl RtpMember {
             values: vec![
                 ("frames_sent", st.frames as f64),
                 ("key_frames", st.key_frames as f64),
+                ("pli_received", st.pli_received as f64),
+                ("key_frames_on_request", st.key_frames_on_request as f64),
                 ("media_payload_bytes", st.payload_bytes as f64),
                 (
                     "media_rate_bps",
@@ -761,7 +766,7 @@ impl RtpMember {
         self.take_in(h, d.ssrc, d.repair, out);
         // Whether the next packet from this source may be held (held.rs).
         let src = self.sources.get(&d.ssrc).and_then(|s| s.next_seq);
-        self.fast.ok = src.is_some() && d.ssrc != self.ssrc;
+        self.fast.ok = src.is_some() && d.ssrc != self.ssrc && !self.fast.never;
         self.fast.ssrc = d.ssrc;
         self.fast.next_seq = src.unwrap_or(0);
     }
@@ -772,6 +777,9 @@ impl RtpMember {
     fn take_in(&mut self, h: &Held, ssrc: u32, repair: Option<SimTime>, out: &mut Vec<Action>) {
         if let (Some(tag), Some(v)) = (&h.frame, &mut self.viewer) {
             v.playout.on_packet(h.now, tag);
+            if v.playout.key_request {
+                self.send_pli(out);
+            }
         }
         if let Some(fb) = &mut self.pp_feedback {
             if fb.on_rtp(h.now, h, out) {
@@ -779,6 +787,29 @@ impl RtpMember {
             }
         }
         self.on_rtp(h.now, ssrc, h.seq, h.timestamp, repair);
+    }
+
+    /// The playout buffer wants a key frame: a PLI to the stream's sender
+    /// (RFC 4585 6.3.1) at once, alone as a reduced-size RTCP packet (RFC
+    /// 5506), as libwebrtc sends it: outside RFC 3550's report schedule,
+    /// its bytes counted with the member's RTCP.
+    #[cold]
+    #[inline(never)]
+    fn send_pli(&mut self, out: &mut Vec<Action>) {
+        let Some(v) = &mut self.viewer else {
+            return;
+        };
+        v.playout.key_request = false;
+        let size = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + Pli::WIRE_BYTES;
+        let mut p = self.rtcp_tpl.make(self.rtcp_packets);
+        p.size_bytes = size;
+        p.app = Payload::new(Pli {
+            sender_ssrc: self.ssrc,
+            media_ssrc: v.media_ssrc,
+        });
+        out.push(Action::Send(p));
+        self.rtcp_packets += 1;
+        self.rtcp_bytes += size as u64;
     }
 
     /// Processes the held packets (before anything else the member does).
@@ -854,6 +885,10 @@ impl RtpMember {
                         self.pace(now, out);
                     }
                 }
+            }
+        } else if let Some(pli) = pkt.app.get::<Pli>() {
+            if let Some(fs) = self.frames.as_mut().filter(|_| pli.media_ssrc == self.ssrc) {
+                fs.on_key_frame_request(now);
             }
         } else if let Some(c) = pkt.app.get::<RtcpCompound>() {
             // RTCP's schedule may move, and its sender may leave (a BYE).

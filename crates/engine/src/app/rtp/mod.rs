@@ -62,6 +62,8 @@ pub const MEDIA_TABLE: super::AppTable = super::AppTable {
     columns: &[
         Count("frames_sent"),
         Count("key_frames"),
+        Count("pli_received"),
+        Count("key_frames_on_request"),
         Count("media_payload_bytes"),
         Measure("media_rate_bps"),
         Measure("target_gap_mean_bps"),
@@ -79,6 +81,8 @@ pub const MEDIA_TABLE: super::AppTable = super::AppTable {
         Count("frames_played"),
         Count("frames_late"),
         Count("frames_lost"),
+        Count("frames_undecodable"),
+        Count("key_frame_requests"),
         Measure("frame_delay_mean_ms"),
         Measure("frame_delay_p95_ms"),
         Measure("frame_delay_max_ms"),

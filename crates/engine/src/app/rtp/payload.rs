@@ -115,3 +115,31 @@ impl AppPayload for RtcpCompound {
     }
     crate::payload_eq!();
 }
+
+/// A Picture Loss Indication (RFC 4585 6.3.1): the receiver of
+/// `media_ssrc`'s video asks it for a key frame. Sent alone, as a
+/// reduced-size RTCP packet (RFC 5506).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pli {
+    pub sender_ssrc: u32,
+    pub media_ssrc: u32,
+}
+
+impl Pli {
+    /// Its RTCP bytes: the header word and the two SSRCs.
+    pub const WIRE_BYTES: u32 = 12;
+}
+
+impl AppPayload for Pli {
+    fn emit(&self, _p: &Packet, _now: SimTime, buf: &mut [u8]) {
+        let mut bytes = Vec::with_capacity(Self::WIRE_BYTES as usize);
+        crate::wire::rtcp::RtcpPacket::Pli {
+            sender_ssrc: self.sender_ssrc,
+            media_ssrc: self.media_ssrc,
+        }
+        .emit(&mut bytes);
+        let n = bytes.len().min(buf.len());
+        buf[..n].copy_from_slice(&bytes[..n]);
+    }
+    crate::payload_eq!();
+}

@@ -336,6 +336,13 @@ impl RtpSessionSpec {
             if let Some(why) = why {
                 c.err(format!("{p}.playout"), why);
             }
+            let peer_voice = peer
+                .and_then(|x| x.source.as_ref())
+                .is_some_and(|s| s.model().voice().is_some());
+            if pl.decode == crate::app::media::spec::DecodeSpec::Reference && peer_voice {
+                let why = "`reference` is for video: voice frames decode alone";
+                c.err(format!("{p}.playout.decode"), why);
+            }
         }
     }
 

@@ -93,6 +93,8 @@ impl FeedbackOut {
 pub struct Viewer {
     pub playout: Playout,
     pub voice: Option<VoiceCodec>,
+    /// The played stream's sender (a PLI names it).
+    pub media_ssrc: u32,
     /// The played stream's RTP flow (the table row).
     pub stream: FlowId,
 }
@@ -113,6 +115,8 @@ impl Viewer {
             ("frames_played", s.played as f64),
             ("frames_late", s.late as f64),
             ("frames_lost", s.lost as f64),
+            ("frames_undecodable", s.undecodable as f64),
+            ("key_frame_requests", s.key_requests as f64),
             ("frame_delay_mean_ms", ms(d[0])),
             ("frame_delay_p95_ms", ms(d[3])),
             ("frame_delay_max_ms", ms(d[5])),
@@ -184,7 +188,7 @@ impl Viewer {
 mod tests {
     use super::{FeedbackOut, Held, Viewer};
     use crate::app::media::audio::CodecName;
-    use crate::app::media::playout::{FrameTag, Playout, PlayoutDelay, PlayoutParams};
+    use crate::app::media::playout::{Decode, FrameTag, Playout, PlayoutDelay, PlayoutParams};
     use crate::app::{Action, PacketTemplate};
     use crate::measure::emodel::{burst_ratio, mos, EModel};
     use crate::net::Dest;
@@ -279,6 +283,8 @@ mod tests {
             freeze_factor: 3.0,
             freeze_extra: ms(150),
             pause: ms(5000),
+            decode: Decode::Independent,
+            key_retry: None,
         });
         for &(at, frame, packets) in arrivals {
             playout.on_packet(ms(at), &tag(frame, packets));
@@ -286,6 +292,7 @@ mod tests {
         Viewer {
             playout,
             voice: voice.map(CodecName::codec),
+            media_ssrc: 7,
             stream: 3,
         }
     }

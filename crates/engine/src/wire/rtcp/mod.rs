@@ -1,6 +1,7 @@
 //! RTCP packets (RFC 3550 section 6.4-6.6) and RTCP feedback (RFC 4585
-//! section 6): SR, RR, SDES (CNAME), BYE, RTPFB Generic NACK and PSFB
-//! application-layer feedback, plus compound packets; congestion control
+//! section 6): SR, RR, SDES (CNAME), BYE, RTPFB Generic NACK, PSFB
+//! Picture Loss Indication and application-layer feedback, plus compound
+//! packets; congestion control
 //! feedback in both per-packet formats (`ccfb`: RFC 8888; `twcc`:
 //! transport-wide).
 
@@ -20,6 +21,8 @@ pub const PT_RTPFB: u8 = 205;
 pub const PT_PSFB: u8 = 206;
 /// RTPFB FMT 1: Generic NACK (RFC 4585 6.2.1).
 pub const FMT_NACK: u8 = 1;
+/// PSFB FMT 1: Picture Loss Indication (RFC 4585 6.3.1).
+pub const FMT_PLI: u8 = 1;
 /// PSFB FMT 15: application layer feedback (RFC 4585 6.4).
 pub const FMT_AFB: u8 = 15;
 const SDES_CNAME: u8 = 1;
@@ -64,6 +67,11 @@ pub enum RtcpPacket {
         sender_ssrc: u32,
         media_ssrc: u32,
         entries: Vec<(u16, u16)>,
+    },
+    /// Picture Loss Indication: no FCI (RFC 4585 6.3.1).
+    Pli {
+        sender_ssrc: u32,
+        media_ssrc: u32,
     },
     /// Application layer feedback: opaque FCI (a multiple of 4 bytes).
     AppFeedback {
@@ -178,6 +186,14 @@ impl RtcpPacket {
                     buf.extend_from_slice(&blp.to_be_bytes());
                 }
             }
+            RtcpPacket::Pli {
+                sender_ssrc,
+                media_ssrc,
+            } => {
+                header(buf, FMT_PLI, PT_PSFB, 8);
+                buf.extend_from_slice(&sender_ssrc.to_be_bytes());
+                buf.extend_from_slice(&media_ssrc.to_be_bytes());
+            }
             RtcpPacket::AppFeedback {
                 sender_ssrc,
                 media_ssrc,
@@ -205,6 +221,7 @@ impl RtcpPacket {
             RtcpPacket::Sdes { cname, .. } => (4 + 2 + cname.len().min(255) + 1).div_ceil(4) * 4,
             RtcpPacket::Bye { ssrcs } => 4 * ssrcs.len(),
             RtcpPacket::Nack { entries, .. } => 8 + 4 * entries.len(),
+            RtcpPacket::Pli { .. } => 8,
             RtcpPacket::AppFeedback { data, .. } => 8 + data.len().div_ceil(4) * 4,
             RtcpPacket::Ccfb(c) => return c.wire_len(),
             RtcpPacket::Twcc(t) => return t.wire_len(),
@@ -225,6 +242,7 @@ impl RtcpPacket {
             PT_SDES => b.sdes()?,
             PT_BYE => b.bye(count)?,
             PT_RTPFB if count as u8 == FMT_NACK => b.nack()?,
+            PT_PSFB if count as u8 == FMT_PLI => b.pli()?,
             PT_PSFB if count as u8 == FMT_AFB => b.app_feedback()?,
             PT_RTPFB if count as u8 == ccfb::FMT_CCFB => RtcpPacket::Ccfb(Ccfb::parse_body(b.b)?),
             PT_RTPFB if count as u8 == twcc::FMT_TWCC => RtcpPacket::Twcc(Twcc::parse_body(b.b)?),
@@ -393,6 +411,22 @@ impl Body<'_> {
             sender_ssrc: read_u32(self.b, 0),
             media_ssrc: read_u32(self.b, 4),
             entries,
+        })
+    }
+
+    /// PSFB Picture Loss Indication (RFC 4585 6.3.1): the two SSRCs and
+    /// no FCI; a body of any other length is malformed.
+    fn pli(&self) -> Result<RtcpPacket, WireError> {
+        self.need(8)?;
+        if self.b.len() != 8 {
+            return Err(WireError::BadField {
+                field: "pli length",
+                value: self.len as u64,
+            });
+        }
+        Ok(RtcpPacket::Pli {
+            sender_ssrc: read_u32(self.b, 0),
+            media_ssrc: read_u32(self.b, 4),
         })
     }
 

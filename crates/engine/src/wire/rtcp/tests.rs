@@ -96,6 +96,25 @@ fn every_packet_type_matches_hand_built_bytes() {
         0x8f, 206, 0, 4, 0, 0, 0, 2, 0, 0, 0, 1, 9, 8, 7, 6, 5, 0, 0, 0,
     ];
     assert_eq!(bytes_of(&afb), want, "PSFB application-layer feedback");
+    // RFC 4585 6.3.1: PSFB (206), FMT 1, length 2 (three words), the
+    // sender's and the media source's SSRCs, no FCI.
+    let pli = RtcpPacket::Pli {
+        sender_ssrc: 2,
+        media_ssrc: 0x0102_0304,
+    };
+    let want = [0x81, 206, 0, 2, 0, 0, 0, 2, 1, 2, 3, 4];
+    assert_eq!(bytes_of(&pli), want, "PSFB Picture Loss Indication");
+}
+
+/// A PLI carries no FCI: a PSFB FMT 1 with a longer or shorter body is
+/// malformed, not read as a PLI.
+#[test]
+fn a_pli_with_a_body_of_other_than_two_ssrcs_is_refused() {
+    for body_words in [1u8, 3] {
+        let mut pkt = vec![0x81, 206, 0, body_words];
+        pkt.resize(4 + 4 * body_words as usize, 7);
+        assert!(RtcpPacket::parse(&pkt).is_err(), "{body_words} words");
+    }
 }
 
 #[test]
@@ -127,6 +146,10 @@ fn every_packet_type_round_trips_alone_and_in_a_compound() {
             sender_ssrc: 2,
             media_ssrc: 1,
             data: vec![0, 7, 0, 2, 0, 7, 0, 3],
+        },
+        RtcpPacket::Pli {
+            sender_ssrc: 2,
+            media_ssrc: 1,
         },
     ];
     let mut compound = Vec::new();
