@@ -286,6 +286,35 @@ def test_gccs_loss_increase_reaches_only_gccs_controller_and_libwebrtcs_is_the_e
         rmcat.Params(gcc_loss_increase="fast").check()
 
 
+def test_decode_reaches_only_the_receivers_playout_and_the_late_share_counts_every_frame():
+    import dataclasses
+
+    p = dataclasses.replace(rmcat.Params(), time_scale=0.2, cases=(6,), one_way_delays_ms=(50.0,))
+    default, ref = (rmcat.scenario(q, 6, "gcc", 50.0, "droptail", 0).data
+                    for q in (p, dataclasses.replace(p, decode="reference")))
+    playout = [m.get("playout") for s in ref["rtp_sessions"] for m in s["members"]]
+    assert [x for x in playout if x] == [{"adaptive": True, "decode": "reference"}]
+    for s in ref["rtp_sessions"]:
+        for m in s["members"]:
+            if "playout" in m:
+                m["playout"].pop("decode")
+    assert ref == default  # the default names no decoding: the scenarios are as before
+    with pytest.raises(ValueError, match="decode must be independent or reference"):
+        rmcat.Params(decode="skip").check()
+    # Beside a long CUBIC flow media frames are lost: decoding by reference
+    # spoils more, and the late share is of every frame decided.
+    job = next(j for j in rmcat.jobs(dataclasses.replace(p, decode="reference", controllers=("gcc",),
+                                                           replications=1)))
+    import mediasim
+
+    res = mediasim.run(job.scenario, seed=job.seed)
+    md = res.tables["media"].iloc[0]
+    fl = rmcat.analyse(res, job)["flows"][0]
+    assert md["frames_undecodable"] > 0 and md["key_frame_requests"] > 0
+    decided = sum(md[f"frames_{k}"] for k in ("played", "late", "lost", "undecodable"))
+    assert fl["frames_late_pct"] == pytest.approx(100 * md["frames_late"] / decided)
+
+
 def test_the_command_runs_the_cases_asked_for(tmp_path):
     from click.testing import CliRunner
 

@@ -27,6 +27,8 @@ from .params import MAX_ITEMS, StudyParams
 
 NAME = "rmcat"
 CASES: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+# A received frame's fates (the media table's frames_<fate> columns): the late share is of all of them.
+SHOWN = ("played", "late", "lost", "undecodable")
 CASE_NAMES = {
     1: "5.1 variable capacity, one flow",
     2: "5.2 variable capacity, two flows",
@@ -115,6 +117,9 @@ class Params(StudyParams):
     # padding), or none (False: the draft's start, the multiplicative increase from R_start)
     gcc_probing: bool = True
     # --- chosen here ---
+    # The receiver's decoding: "independent" (each frame decodes alone) or "reference" (a lost frame spoils
+    # the frames up to the next key frame, which the receiver asks for with a PLI)
+    decode: str = "independent"
     controllers: tuple[str, ...] = ("gcc", "nada", "scream")
     cases: tuple[int, ...] = CASES
     aqm_variant: bool = True  # every case also behind FQ-CoDel
@@ -165,6 +170,8 @@ class Params(StudyParams):
             problems.append(f"case58_resume must be hold or restart (got {self.case58_resume!r})")
         if self.gcc_loss_increase not in GCC_LOSS_INCREASE:
             problems.append(f"gcc_loss_increase must be libwebrtc or draft (got {self.gcc_loss_increase!r})")
+        if self.decode not in ("independent", "reference"):
+            problems.append(f"decode must be independent or reference (got {self.decode!r})")
         if self.nada_rampup_delay not in ("filtered", "raw"):
             problems.append(f"nada_rampup_delay must be filtered or raw (got {self.nada_rampup_delay!r})")
         if not 0 < self.scream_pacing_factor <= 10:
@@ -337,7 +344,8 @@ def scenario(p: Params, number: int, controller: str, one_way_ms: float, aqm: st
                   "feedback": {**feedback, "interval_ms": p.feedback_interval_ms},
                   "cc": {**cc, "min_bps" if cc["type"] != "nada" else "rmin_bps": p.min_bps,
                          "max_bps" if cc["type"] != "nada" else "rmax_bps": p.max_bps, "start_bps": p.start_bps}}
-        sc.rtp_session(leg.name, [member, {"node": dst, "playout": {"adaptive": True}}], transport="unicast",
+        playout = {"adaptive": True, **({"decode": p.decode} if p.decode != "independent" else {})}
+        sc.rtp_session(leg.name, [member, {"node": dst, "playout": playout}], transport="unicast",
                        session_bw_bps=p.max_bps, media_payload_bytes=p.media_payload_bytes, start_s=leg.start_s,
                        avpf={"trr_interval_ms": 1000}, **stop)
     tcp_cc = {"type": p.tcp_cc}
@@ -508,7 +516,7 @@ def analyse(res, job: Job) -> dict[str, Any]:
             "unconverged_steps": int(np.sum(~np.isfinite(conv))) if conv else 0,
             "feedback_pct": 100 * float(md["feedback_bytes_received"]) / max(float(md["media_payload_bytes"]), 1),
             "frame_delay_ms": _float(md["frame_delay_mean_ms"]),
-            "frames_late_pct": 100 * float(md["frames_late"]) / max(float(md["frames_played"] + md["frames_lost"]), 1),
+            "frames_late_pct": 100 * float(md["frames_late"]) / max(float(sum(md[f"frames_{k}"] for k in SHOWN)), 1.0),
             "freezes": int(md["freezes"]),
         })
         series.append(send.assign(flow=leg.name, **{k: base[k] for k in ("case", "controller", "one_way_ms", "aqm",

@@ -44,6 +44,8 @@ CRITERIA = [
     ("feedback_pct", "feedback bytes over media payload bytes"),
     ("frame_delay_ms / freezes", "the viewer's side: capture to playout per frame, and freezes (a gap over 5 s, "
                                  "such as 5.8's pause, is a pause, not a freeze)"),
+    ("frames_late_pct", "frames complete after their playout time, of every frame the receiver decided on (played, "
+                        "late, lost, undecodable)"),
     ("resume_converge_s / resume_queue_peak_ms", "5.8: seconds from the resume to the first second the resumed flow "
                                                  "is within 15% of its share, and the bottleneck's largest queue "
                                                  "(as delay) in the 10 s after the resume"),

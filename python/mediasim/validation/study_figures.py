@@ -342,6 +342,19 @@ def rmcat(folder: Path) -> Figures:
     out["sensitivity, NADA's raw ramp-up"] = (
         f"lowers 5.1's share by {default.c1_share - raw.c1_share:.3f}, the mean over the three controllers: NADA's "
         f"own by {3 * (default.c1_share - raw.c1_share):.2f}")
+    freezes = {k: sens.loc[key].c6_freezes for k, key in {
+        "reference": ("decode", "high: reference"), "deep": ("case56_queue_ms", "high: 1000.0"),
+        "jitter": ("jitter_std_ms", "high: 15.0"), "reno": ("tcp_cc", "low: reno"),
+        "fb20": ("feedback_interval_ms", "low: 20.0"), "fb100": ("feedback_interval_ms", "high: 100.0")}.items()}
+    out["sensitivity, freezes"] = (
+        f"each media flow sees {default.c6_freezes:.1f} freezes on average (the mean over the controllers, "
+        f"{study.cases(p)[6].duration_s:.0f} s)")
+    out["sensitivity, freezes by reference"] = f"raises that to {freezes['reference']:.1f}"
+    out["sensitivity, what freezes depend on"] = (
+        f"{freezes['deep']:.1f} behind 5.6's deep 1000 ms queue, {freezes['jitter']:.1f} with 15 ms of jitter")
+    out["sensitivity, freezes by TCP and feedback"] = (
+        f"{freezes['reno']:.1f} beside Reno instead of CUBIC, {freezes['fb20']:.1f} and {freezes['fb100']:.1f} "
+        f"with feedback every 20 and 100 ms")
     out.update(table_rows(folder, "Sensitivity", "sensitivity, beyond noise", index=1))
     return out
 

@@ -470,20 +470,23 @@ impl Playout {
     fn render(&mut self) {
         while let Some(&Slot::Done(d)) = self.slots.front() {
             self.slots.pop_front();
+            self.decode(d, Some(self.next));
             self.next += 1;
-            self.decode(d);
         }
     }
 
-    /// Frame `next - 1`, decided, at its turn: reference decoding shows a
-    /// complete delta frame only after a decoded frame.
-    fn decode(&mut self, d: Decided) {
+    /// Frame `index` (`None` at the end of the run, when no request can
+    /// go out), decided, at its turn: reference decoding shows a complete
+    /// delta frame only after a decoded one.
+    fn decode(&mut self, d: Decided, index: Option<u32>) {
         let mut outcome = d.outcome;
         if self.p.decode == Decode::Reference {
             match outcome {
                 Outcome::Lost => {
                     self.chain = false;
-                    self.note_loss(self.next - 1);
+                    if let Some(i) = index {
+                        self.note_loss(i);
+                    }
                 }
                 _ if d.key || self.chain => self.chain = true,
                 _ => outcome = Outcome::Undecodable,
@@ -547,23 +550,20 @@ impl Playout {
         let slots = std::mem::take(&mut self.slots);
         for s in slots {
             match s {
-                Slot::Done(d) => {
-                    self.next += 1;
-                    self.decode(d);
-                }
+                Slot::Done(d) => self.decode(d, None),
                 Slot::Pending {
                     playout, capture, ..
                 } if playout <= end => {
-                    self.next += 1;
-                    self.decode(Decided {
+                    let lost = Decided {
                         outcome: Outcome::Lost,
                         playout,
                         capture,
                         key: false,
-                    });
+                    };
+                    self.decode(lost, None);
                 }
                 // Still in flight: not counted (the frames after it are).
-                _ => self.next += 1,
+                _ => {}
             }
         }
         self.stats.close_run();
@@ -708,6 +708,81 @@ mod tests {
         });
         assert!(feed(&mut p).is_empty());
         assert_eq!((p.stats.undecodable, p.stats.key_requests), (29, 0));
+    }
+
+    /// A key frame right after the lost frame ends the need: one request,
+    /// made when the key frame's first packet shows the loss, and none
+    /// after it completes (nor when frame 3 is declared lost, at 1220 ms).
+    #[test]
+    fn by_reference_a_key_frame_right_after_the_loss_ends_the_requests() {
+        let mut p = by_reference();
+        let mut asked = vec![];
+        for i in 0..=40u32 {
+            // Frame 3 loses its second packet; key frame 4 has two.
+            let packets = if i == 3 || i == 4 { 2 } else { 1 };
+            for _ in 0..packets - (i == 3) as u32 {
+                p.on_packet(ms(40 * i as u64 + 10), &frame(i, packets, i == 0 || i == 4));
+                if std::mem::take(&mut p.key_request) {
+                    asked.push(40 * i + 10);
+                }
+            }
+        }
+        p.finish(ms(10_000));
+        assert_eq!(asked, [170]);
+        let s = &p.stats;
+        assert_eq!(
+            (s.played, s.lost, s.undecodable, s.key_requests),
+            (40, 1, 0, 1)
+        );
+    }
+
+    /// A loss seen only when its frame is declared lost: frame 3 is
+    /// incomplete and the source then pauses for 1.5 s, so frame 4's
+    /// first packet finds frame 3 past its hold (1000 ms after its playout
+    /// time) before it shows the gap. Key frame 4 then ends the need: one
+    /// request.
+    #[test]
+    fn by_reference_a_loss_declared_at_the_hold_asks_once() {
+        let mut p = by_reference();
+        let mut asked = vec![];
+        let early = (0..=3u32).map(|i| (i, 40 * i as u64 + 10));
+        let late = (4..=20u32).map(|i| (i, 40 * i as u64 + 1500));
+        for (i, at) in early.chain(late) {
+            let packets = if i == 3 || i == 4 { 2 } else { 1 };
+            let tag = FrameTag {
+                capture: ms(at - 10),
+                ..frame(i, packets, i == 0 || i == 4)
+            };
+            for _ in 0..packets - (i == 3) as u32 {
+                p.on_packet(ms(at), &tag);
+                if std::mem::take(&mut p.key_request) {
+                    asked.push(at);
+                }
+            }
+        }
+        p.finish(ms(10_000));
+        assert_eq!(asked, [40 * 4 + 1500]);
+        assert_eq!(
+            (p.stats.lost, p.stats.undecodable, p.stats.key_requests),
+            (1, 0, 1)
+        );
+    }
+
+    /// Only reference decoding with requests may act on a packet (the
+    /// member holds packets for a batch otherwise).
+    #[test]
+    fn only_reference_decoding_with_requests_asks_for_key_frames() {
+        assert!(by_reference().asks_for_key_frames());
+        let quiet = |decode, key_retry| {
+            Playout::new(PlayoutParams {
+                decode,
+                key_retry,
+                ..fixed(100).p
+            })
+            .asks_for_key_frames()
+        };
+        assert!(!quiet(Decode::Reference, None));
+        assert!(!quiet(Decode::Independent, Some(ms(200))));
     }
 
     /// A late frame is decoded, not shown: the frame after it decodes. A

@@ -833,6 +833,8 @@ impl RtpMember {
                     v.playout.on_packet(h.now, tag);
                 }
             }
+            // A buffer that may ask for key frames is never held for.
+            debug_assert!(!v.playout.key_request);
         }
         if let Some(fb) = &mut self.pp_feedback {
             // A held packet makes no action: the feedback timer runs, and
