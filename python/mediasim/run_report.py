@@ -24,7 +24,8 @@ RTP = ["flow", "avpf", "rtcp_share_pct", "early_packets", "fb_wanted", "fb_sent"
 # A media stream's sender and viewer side: what the call looked and
 # sounded like (frames for video, the E-model for voice).
 MEDIA = ["flow", "frames_sent", "media_rate_bps", "pacer_delay_mean_ms", "frames_played", "frames_late",
-         "frames_lost", "frame_delay_mean_ms", "frame_delay_p95_ms", "freezes", "mouth_to_ear_ms", "r_factor", "mos"]
+         "frames_lost", "frames_undecodable", "frame_delay_mean_ms", "frame_delay_p95_ms", "freezes", "mouth_to_ear_ms",
+         "r_factor", "mos"]
 
 
 def _pick(table: dict[str, list[Any]], names: list[str]) -> dict[str, list[Any]]:
