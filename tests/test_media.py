@@ -282,6 +282,20 @@ def test_bad_media_fields_are_named(member, field, words):
     assert field in str(e.value) and words in str(e.value)
 
 
+@pytest.mark.parametrize("source,playout,field,words", [
+    ({"type": "voice", "codec": "g711"}, {"decode": "reference"}, "members[1].playout.decode", "for video"),
+    ({"type": "synthetic"}, {"decode": "chained"}, "decode", "chained"),
+    ({"type": "synthetic"}, {"decode": "reference", "key_frame_retry_ms": 0}, "members[1].playout.key_frame_retry_ms",
+     "positive"),
+    ({"type": "synthetic"}, {"key_frame_retry_ms": 1e9}, "members[1].playout.key_frame_retry_ms", "at most"),
+])
+def test_bad_decoding_fields_are_named(source, playout, field, words):
+    sc = call(source=source, receiver={"playout": playout})
+    with pytest.raises(ScenarioError) as e:
+        mediasim.run(sc)
+    assert field in str(e.value) and words in str(e.value)
+
+
 def test_a_paused_source_sends_no_frames_while_rtcp_and_the_sequence_carry_on():
     """RFC 8867 5.8's pause: from 4 to 9 s no frame is captured (the next
     is at 9 s exactly) and no media packet leaves, RTCP goes on, the
