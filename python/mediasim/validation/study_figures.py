@@ -314,6 +314,16 @@ def rmcat(folder: Path) -> Figures:
                              f"{edge.queuing_mean_ms_mean:.0f} ms of queuing and {edge.frame_delay_ms_mean:.0f} ms "
                              f"of frame delay")
 
+    out.update(_rmcat_sensitivity(folder, p))
+    return out
+
+
+def _rmcat_sensitivity(folder: Path, p: Any) -> Figures:
+    """The RMCAT page's sensitivity figures: its prose and the table of
+    changes beyond noise."""
+    from ..experiments import rmcat as study
+
+    out = {}
     sens = _csv(folder, "sensitivity").set_index(["value", "setting"])
     default = sens.loc[("default", "-")]
     fast = sens.loc[("feedback_interval_ms", "low: 20.0")]
