@@ -17,9 +17,10 @@ from mediasim.errors import ScenarioError
 from mediasim.experiments import quality
 
 
-def call(duration_s=12.0, rate_bps=2e6, limit=30, cross_bps=0.0, **sender):
+def call(duration_s=12.0, rate_bps=2e6, limit=30, cross_bps=0.0, loss=None, **sender):
     """alice -> router -> bob, a unicast RTP session from alice; bob's
-    member fields in ``sender.pop("receiver", {})``."""
+    member fields in ``sender.pop("receiver", {})``; ``loss``: the loss
+    model on the way to bob."""
     receiver = sender.pop("receiver", {})
     sc = mediasim.Scenario("call", duration_s=duration_s)
     sc.measure(packets=True, series=True)
@@ -27,7 +28,7 @@ def call(duration_s=12.0, rate_bps=2e6, limit=30, cross_bps=0.0, **sender):
         sc.node(n)
     sc.link("alice", "router", rate_bps=100e6, delay_ms=5)
     sc.link("router", "bob", rate_bps=rate_bps, delay_ms=20,
-            queue={"type": "droptail", "limit_packets": limit})
+            queue={"type": "droptail", "limit_packets": limit}, **({"ab": {"loss": loss}} if loss else {}))
     if cross_bps:
         sc.flow("cross", "poisson", src="alice", dst="bob", payload_bytes=972, rate_bps=cross_bps,
                 start_s=3, stop_s=8)
@@ -156,6 +157,91 @@ def test_reference_decoding_and_key_frame_requests_equal_a_direct_computation():
     i = independent.tables["media"].iloc[0]
     assert (i["frames_undecodable"], i["key_frame_requests"], i["pli_received"]) == (0, 0, 0)
     assert rtcp_books(independent) == (0, 0)
+
+
+def rtx_osns(pcap_path, rtx_ssrc):
+    """{retransmission's RTP sequence number: its OSN}, read off the wire:
+    RTP packets of SSRC ``rtx_ssrc`` with payload type 97, the OSN the
+    payload's first two bytes (RFC 4588 4)."""
+    import struct
+
+    import dpkt
+
+    out = {}
+    with open(pcap_path, "rb") as fh:
+        for _, buf in dpkt.pcap.Reader(fh):
+            udp = buf[20:]
+            if len(udp) < 8 + 14 or struct.unpack("!H", udp[2:4])[0] != 5004:
+                continue
+            rtp = udp[8:]
+            pt, seq, ssrc = rtp[1] & 0x7F, struct.unpack("!H", rtp[2:4])[0], struct.unpack("!I", rtp[8:12])[0]
+            if ssrc == rtx_ssrc:
+                assert pt == 97
+                at = 12 + (4 + 4 * struct.unpack("!H", rtp[14:16])[0] if rtp[0] & 0x10 else 0)
+                out[seq] = struct.unpack("!H", rtp[at:at + 2])[0]
+    return out
+
+
+def test_retransmissions_equal_a_direct_computation_from_the_wire_and_the_packet_log(tmp_path):
+    """NACK and RFC 4588 retransmission (docs/models/media.md): from the
+    pcap (which packet each retransmission repeats) and the packet log
+    alone, a frame completes when its last packet arrives, original or
+    first retransmission; its played, late and lost counts equal the
+    engine's. Every retransmission repeats a packet lost on the way;
+    every one that arrives is taken in once, the rest are duplicates."""
+    delay_ms = 150.0
+    sender = {"source": {"type": "synthetic", "fps": 30, "interval_noise": 0.01}, "stop_s": 9.0, "pacer": {},
+              "receiver": {"playout": {"delay_ms": delay_ms, "nack": True}}}
+    loss = {"type": "packet", "rate": 0.1}
+    res = mediasim.run(call(loss=loss, **sender), seed=3, out=tmp_path, pcap=True)
+    assert_balanced(res)
+    m = res.tables["media"].iloc[0]
+    f = res.flows.set_index("flow")
+    flow = res.packets["flow"].astype(str)
+    media = res.packets[flow == "v/alice/rtp"]
+    recv = dict(zip(media["seq"].to_numpy(), media["recv_ns"].to_numpy()))
+    dropped = set(res.drops[res.drops["flow"].astype(str) == "v/alice/rtp"]["seq"].to_numpy())
+    rtx = res.packets[flow == "v/alice/rtx"].sort_values("recv_ns")
+    osn = rtx_osns(tmp_path / "pcap" / "alice-router.pcap", 1001 + 500)
+    assert len(osn) == m["rtx_packets"] == f.loc["v/alice/rtx", "sent"] > 10
+    # Only lost packets are repeated, and every loss before the last
+    # arrival is repeated at least once (the reverse path loses nothing).
+    assert set(osn.values()) <= dropped
+    assert set(osn.values()) == {s for s in dropped if s < max(recv)}
+    # The first copy of each to arrive is taken in.
+    for seq, at in zip(rtx["seq"].to_numpy(), rtx["recv_ns"].to_numpy()):
+        recv.setdefault(osn[seq], at)
+    taken = len({osn[q] for q in rtx["seq"].to_numpy()})
+    assert (m["packets_recovered"], m["rtx_duplicates"]) == (taken, len(rtx) - taken)
+    assert m["packets_given_up"] == 0 and m["nack_received"] == m["nack_sent"] > 0
+    played = late = lost = 0
+    for capture, seqs in frames_from_the_logs(res):
+        if any(s not in recv for s in seqs):
+            lost += 1
+        elif max(recv[s] for s in seqs) > capture + delay_ms * 1e6:
+            late += 1
+        else:
+            played += 1
+    assert (m["frames_played"], m["frames_late"], m["frames_lost"]) == (played, late, lost)
+    # Retransmissions were lost too, and asked for again.
+    assert f.loc["v/alice/rtx", "lost"] > 0 and m["nack_requests"] > taken
+    # NACKs are RTCP packets of their own on bob's RTCP flow, each naming
+    # one or more packets; the books balance.
+    bob = res.rtp.set_index("flow").loc["v/bob/rtcp"]
+    assert bob["rtcp_packets"] - bob["early_packets"] - bob["regular_packets"] == m["nack_sent"]
+    assert f.loc["v/bob/rtcp", "sent"] == bob["rtcp_packets"]
+    assert m["nack_requests"] >= m["packets_recovered"] + m["packets_given_up"]
+    # Each retransmission is its original's size and the 2-byte OSN.
+    sizes = dict(zip(media["seq"].to_numpy(), media["size_bytes"].to_numpy()))
+    drops = res.drops[res.drops["flow"].astype(str) == "v/alice/rtp"]
+    sizes.update(zip(drops["seq"].to_numpy(), drops["size_bytes"].to_numpy()))
+    for seq, size in zip(rtx["seq"].to_numpy(), rtx["size_bytes"].to_numpy()):
+        assert size == sizes[osn[seq]] + 2
+    without = mediasim.run(call(loss=loss, **{**sender, "receiver": {"playout": {"delay_ms": delay_ms}}}), seed=3)
+    w = without.tables["media"].iloc[0]
+    assert w["rtx_packets"] == w["nack_sent"] == 0
+    assert lost <= 2 and late > 0 and w["frames_lost"] > 50 * max(lost, 1)
+    assert "v/alice/rtx" not in set(without.flows["flow"].astype(str))
 
 
 def test_held_media_packets_give_the_per_packet_figures():
@@ -288,6 +374,9 @@ def test_bad_media_fields_are_named(member, field, words):
     ({"type": "synthetic"}, {"decode": "reference", "key_frame_retry_ms": 0}, "members[1].playout.key_frame_retry_ms",
      "positive"),
     ({"type": "synthetic"}, {"key_frame_retry_ms": 1e9}, "members[1].playout.key_frame_retry_ms", "at most"),
+    ({"type": "synthetic"}, {"nack": True, "nack_retries": 0}, "members[1].playout.nack_retries", "1 to 100"),
+    ({"type": "synthetic"}, {"nack": True, "nack_rtt_ms": 0}, "members[1].playout.nack_rtt_ms", "positive"),
+    ({"type": "synthetic"}, {"nack": "yes"}, "members[1].playout.nack", "true or false"),
 ])
 def test_bad_decoding_fields_are_named(source, playout, field, words):
     sc = call(source=source, receiver={"playout": playout})

@@ -2,7 +2,8 @@
 packets, checksums good, TCP retransmissions counted alike, a flow of TCP
 transfers seen as one connection each, RTP and RTCP
 (with Generic NACKs) decoded, transport-wide feedback and its RTP header
-extension decoded, RFC 8888 feedback framed, PLIs decoded. Runs scripts/check-pcap-tshark.
+extension decoded, RFC 8888 feedback framed, PLIs decoded, NACKs and
+RFC 4588 retransmissions decoded. Runs scripts/check-pcap-tshark.
 
 scripts/setup installs tshark where it can (root with apt-get). In CI the
 test requires it; elsewhere, without tshark, it is reported as not run,
@@ -38,3 +39,8 @@ def test_tshark_decodes_every_pcap_cleanly():
     # Key-frame requests: tshark reads every PLI the sender received.
     line = next(x for x in lines if "calls/pli/" in x)
     assert re.search(r"PLI: mediasim (\d+) received of \d+ sent, tshark \1; 0 malformed", line), line
+    # Retransmission: tshark reads every NACK the sender received and
+    # every retransmission it sent, on a stream of their own.
+    line = next(x for x in lines if "calls/nack/" in x)
+    assert re.search(r"NACK: mediasim (\d+), tshark \1; RTX: mediasim (\d+), tshark \2, SSRC", line), line
+    assert "0 OSNs not sent; 0 malformed" in line

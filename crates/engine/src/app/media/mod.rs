@@ -6,6 +6,7 @@
 //! holds their scenario fields.
 
 pub mod audio;
+pub mod nack;
 pub mod pacer;
 pub mod packetiser;
 pub mod playout;

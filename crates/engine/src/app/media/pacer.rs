@@ -36,6 +36,13 @@ impl<T> Pacer<T> {
     }
 
     /// When the head packet may leave (None: the queue is empty).
+    /// Queues `item` ahead of everything queued (a retransmission:
+    /// libwebrtc's pacer sends those first), counted as waiting from `now`.
+    pub fn push_front(&mut self, now: SimTime, item: T, bytes: u32) {
+        self.queued_bytes += bytes as u64;
+        self.queue.push_front((item, bytes, now));
+    }
+
     pub fn next_release(&self) -> Option<SimTime> {
         (!self.queue.is_empty()).then(|| self.virtual_end.saturating_sub(self.burst))
     }

@@ -26,7 +26,9 @@
 //!   the frame before it is incomplete: paths keep packets in order, so
 //!   the missing ones are lost) or when it declares a frame lost, and
 //!   again every `key_retry` while no key frame after the loss has
-//!   completed (libwebrtc: 200 ms). No retransmission.
+//!   completed (libwebrtc: 200 ms). With retransmission (`nack`), a
+//!   missing packet may still come: the receiver asks for a key frame
+//!   only when it declares a frame lost.
 //!
 //! Freezes (video) follow the WebRTC statistics' rule: a gap between two
 //! played frames longer than max(3 x, x + 150 ms), x the mean of the last
@@ -74,6 +76,10 @@ pub struct PlayoutParams {
     /// With reference decoding, ask for a key frame when one is needed,
     /// again after this long while none has come; `None`: never ask.
     pub key_retry: Option<SimTime>,
+    /// Lost packets are asked for again (`nack`): a frame's missing
+    /// packets may still come, so a loss counts only when its frame is
+    /// declared lost.
+    pub retransmission: bool,
 }
 
 /// How frames depend on each other (module docs).
@@ -323,6 +329,7 @@ impl Playout {
                 // Packets come in order: the frame before this one is
                 // incomplete for good (a placeholder included).
                 if reference
+                    && !self.p.retransmission
                     && k > 0
                     && matches!(self.slots[k - 1], Slot::Pending { need, got, .. } if got < need)
                 {
@@ -589,6 +596,7 @@ mod tests {
             pause: ms(5000),
             decode: Decode::Independent,
             key_retry: None,
+            retransmission: false,
         })
     }
 
@@ -624,6 +632,7 @@ mod tests {
         Playout::new(PlayoutParams {
             decode: Decode::Reference,
             key_retry: Some(ms(200)),
+            retransmission: false,
             ..fixed(100).p
         })
     }
@@ -678,6 +687,52 @@ mod tests {
         );
     }
 
+    /// With retransmission, a frame's missing packet may still come: no
+    /// request when the next frame shows it incomplete. Frame 3's second
+    /// packet comes again at 250 ms, past its 220 ms playout time: frame 3
+    /// is late, decoded, and the chain holds (no undecodable frame). Never coming, frame 3 is lost
+    /// at its hold (1000 ms after its 220 ms playout time): the request
+    /// goes out then, at the first packet after it, and again 200 ms on.
+    #[test]
+    fn with_retransmission_a_loss_asks_for_a_key_frame_only_at_the_hold() {
+        let feed = |p: &mut Playout, repaired: bool| {
+            let mut asked = vec![];
+            for i in 0..=40u32 {
+                let at = 40 * i as u64 + 10;
+                let packets = if i == 3 { 2 } else { 1 };
+                p.on_packet(ms(at), &frame(i, packets, i == 0));
+                if repaired && i == 6 {
+                    p.on_packet(ms(at), &frame(3, 2, false));
+                }
+                if std::mem::take(&mut p.key_request) {
+                    asked.push(at);
+                }
+            }
+            p.finish(ms(10_000));
+            asked
+        };
+        let rtx = || {
+            Playout::new(PlayoutParams {
+                retransmission: true,
+                ..by_reference().p
+            })
+        };
+        let mut p = rtx();
+        assert!(feed(&mut p, true).is_empty());
+        let s = &p.stats;
+        assert_eq!((s.played, s.late, s.lost, s.undecodable), (40, 1, 0, 0));
+        let mut p = rtx();
+        assert_eq!(feed(&mut p, false), [1250, 1450]);
+        let s = &p.stats;
+        assert_eq!(
+            (s.played, s.lost, s.undecodable, s.key_requests),
+            (3, 1, 37, 2)
+        );
+        // Without retransmission the same loss asks at once (frame 4, 170 ms).
+        let mut p = by_reference();
+        assert_eq!(feed(&mut p, false)[0], 170);
+    }
+
     /// No key frame after the loss: the request goes out when the loss is
     /// seen (frame 1 skipped, at frame 2's arrival, 90 ms) and again at
     /// the first packet 200 ms or more after the last request; none
@@ -704,6 +759,7 @@ mod tests {
         );
         let mut p = Playout::new(PlayoutParams {
             key_retry: None,
+            retransmission: false,
             ..by_reference().p
         });
         assert!(feed(&mut p).is_empty());

@@ -3,6 +3,7 @@
 //! and construction. An RTP member names them beside `media = true`
 //! (docs/models/media.md).
 
+use super::nack::NackParams;
 use super::pacer::Pacer;
 use super::playout::{Decode, PlayoutDelay, PlayoutParams};
 use super::FrameSource;
@@ -249,6 +250,25 @@ pub struct PlayoutSpec {
     /// come, ms (libwebrtc's 200).
     #[serde(default = "d_key_frame_retry_ms")]
     pub key_frame_retry_ms: f64,
+    /// Ask for lost packets again (RTCP Generic NACK); the sender then
+    /// keeps what it sent and retransmits it (RFC 4588).
+    #[serde(default)]
+    pub nack: bool,
+    /// Requests per lost packet before it is given up (libwebrtc's 10).
+    #[serde(default = "d_nack_retries")]
+    pub nack_retries: u32,
+    /// The round trip a request is repeated after while the member has
+    /// no RFC 3550 estimate of its own, ms (libwebrtc's 100).
+    #[serde(default = "d_nack_rtt_ms")]
+    pub nack_rtt_ms: f64,
+}
+
+fn d_nack_retries() -> u32 {
+    10
+}
+
+fn d_nack_rtt_ms() -> f64 {
+    100.0
 }
 
 impl PlayoutSpec {
@@ -285,6 +305,12 @@ impl PlayoutSpec {
             60_000.0,
         );
         c.at_most(format_args!("{p}.pause_ms"), self.pause_ms, 86_400_000.0);
+        if !(1..=100).contains(&self.nack_retries) {
+            let msg = format!("must be 1 to 100 (got {})", self.nack_retries);
+            c.err(format!("{p}.nack_retries"), msg);
+        }
+        c.positive(format_args!("{p}.nack_rtt_ms"), self.nack_rtt_ms);
+        c.at_most(format_args!("{p}.nack_rtt_ms"), self.nack_rtt_ms, 60_000.0);
         c.at_most(
             format_args!("{p}.freeze_factor"),
             self.freeze_factor,
@@ -316,7 +342,16 @@ impl PlayoutSpec {
                 DecodeSpec::Reference => Decode::Reference,
             },
             key_retry: self.key_frame_requests.then(|| ms(self.key_frame_retry_ms)),
+            retransmission: self.nack,
         }
+    }
+
+    /// The retransmission requests' parameters, with `nack`.
+    pub fn nack_params(&self) -> Option<NackParams> {
+        self.nack.then(|| NackParams {
+            retries: self.nack_retries,
+            default_rtt: SimTime::from_millis_f64(self.nack_rtt_ms),
+        })
     }
 }
 

@@ -10,6 +10,7 @@ use super::spec::{
     RtpTransport,
 };
 use super::viewer::{FeedbackOut, Viewer};
+use crate::app::media::nack::NackRequester;
 use crate::app::media::playout::Playout;
 use crate::app::media::spec::SourceSite;
 use crate::app::paced::FeedbackEnd;
@@ -35,7 +36,8 @@ pub fn build_session(s: &RtpSessionSpec, k: usize, p: &str, ctx: &mut BuildCtx<'
             let rtp_flow = m.media.then(|| ids.next().expect("named"));
             let rtcp_flow = ids.next().expect("named");
             let fb_flow = s.peer_feedback(m).map(|_| ids.next().expect("named"));
-            (rtp_flow, rtcp_flow, fb_flow)
+            let rtx_flow = s.retransmits(m).then(|| ids.next().expect("named"));
+            (rtp_flow, rtcp_flow, fb_flow, rtx_flow)
         })
         .collect();
     for (j, cc) in halves.iter_mut().enumerate() {
@@ -44,8 +46,9 @@ pub fn build_session(s: &RtpSessionSpec, k: usize, p: &str, ctx: &mut BuildCtx<'
     }
 }
 
-/// A member's flows: RTP (a media sender), RTCP, feedback it returns.
-type MemberFlows = (Option<u32>, u32, Option<u32>);
+/// A member's flows: RTP (a media sender), RTCP, feedback it returns,
+/// retransmissions (RFC 4588) it sends.
+type MemberFlows = (Option<u32>, u32, Option<u32>, Option<u32>);
 
 /// One member's part of the media controllers: its own media's sending
 /// half, and the receiving half of its peer's (with the feedback size).
@@ -142,12 +145,16 @@ impl RtpSessionSpec {
         let tpl = |flow: u32, port: u16, payload: u32| {
             PacketTemplate::session_udp(flow, dst, port, payload)
         };
-        let (rtp_flow, rtcp_flow, fb_flow) = flows;
+        let (rtp_flow, rtcp_flow, fb_flow, rtx_flow) = flows;
+        // RFC 4588's session multiplexing: the retransmissions share the
+        // media's port, told apart by their SSRC.
+        let media_tpl = |f| PacketTemplate {
+            ecn: m.ecn.bits(),
+            ..tpl(f, plan.rtp_port, plan.payload + 12)
+        };
         let media = rtp_flow.map(|f| MediaConfig {
-            template: PacketTemplate {
-                ecn: m.ecn.bits(),
-                ..tpl(f, plan.rtp_port, plan.payload + 12)
-            },
+            template: media_tpl(f),
+            rtx_template: rtx_flow.map(media_tpl),
             interval: plan.interval,
         });
         let feedback = fb_flow.zip(fb).map(|(f, (rx, bytes))| {
@@ -206,9 +213,16 @@ impl RtpSessionSpec {
         if let Some(f) = fb_flow {
             let fb = FlowMeta {
                 name: format!("{}/{}/fb", self.name, m.node),
-                ..meta("rtp_feedback", ctx.horizon, Receivers::Each(others_fb))
+                ..meta(
+                    "rtp_feedback",
+                    ctx.horizon,
+                    Receivers::Each(others_fb.clone()),
+                )
             };
             ctx.add_flow_meta(f, fb);
+        }
+        if let Some(f) = rtx_flow {
+            ctx.add_flow_meta(f, meta("rtx", plan.stop, Receivers::Each(others_fb)));
         }
     }
 
@@ -249,6 +263,10 @@ impl RtpSessionSpec {
                     .collect(),
             ),
         )
+        .map(|fs| match self.retransmits(m) {
+            true => fs.with_retransmission(plan.rtx_ssrc(j)),
+            false => fs,
+        })
     }
 
     /// Member `j`'s playout buffer for member `k`'s stream (flow `stream`).
@@ -270,6 +288,9 @@ impl RtpSessionSpec {
             voice,
             media_ssrc: plan.ssrc_base + k as u32,
             stream: stream?,
+            nack: pl.nack_params().map(NackRequester::new),
+            nack_timer: None,
+            nacks_sent: 0,
         })
     }
 
@@ -401,6 +422,12 @@ impl SessionPlan {
             payload,
             interval,
         }
+    }
+
+    /// Member `j`'s retransmission stream's SSRC (RFC 4588: one of its
+    /// own), clear of the members' (a unicast session has two).
+    fn rtx_ssrc(&self, j: usize) -> u32 {
+        self.ssrc_base + 500 + j as u32
     }
 
     /// Where member `j` sends: the session's group along its tree, or the

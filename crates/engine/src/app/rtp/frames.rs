@@ -6,6 +6,7 @@
 //! and hands it the per-packet feedback that returns.
 
 use super::payload::RtpData;
+use super::rtx::RtxSender;
 use crate::app::media::pacer::Pacer;
 use crate::app::media::packetiser;
 use crate::app::media::playout::FrameTag;
@@ -22,10 +23,13 @@ const HISTORY: usize = 1 << 15;
 const SEND_WINDOW: SimTime = SimTime::from_millis(100);
 
 /// A packet waiting in the pacer.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Queued {
     pub payload: u32,
     pub tag: FrameTag,
     pub marker: bool,
+    /// A retransmission (RFC 4588) of the packet with this sequence number.
+    pub rtx: Option<u16>,
 }
 
 /// What the sender counts (the `media` table's sender columns).
@@ -101,11 +105,18 @@ pub struct FrameSender {
     last_capture: SimTime,
     /// When the source last made a key frame on request.
     last_key_on_request: Option<SimTime>,
+    /// The packets kept to answer retransmission requests (the receiver
+    /// asks for them: its `playout.nack`).
+    pub rtx: Option<RtxSender>,
 }
 
 /// Key frames made on request at most this often (libwebrtc's
 /// kMinKeyframeSendIntervalMs).
 pub const KEY_FRAME_MIN_INTERVAL: SimTime = SimTime::from_millis(300);
+
+/// The original sequence number an RFC 4588 retransmission's payload
+/// starts with.
+pub const RTX_OSN_BYTES: u32 = 2;
 
 /// Padding octets in a padding-only packet: libwebrtc's most
 /// (kMaxPaddingLength), under RFC 3550's 255.
@@ -152,7 +163,15 @@ impl FrameSender {
             next_pause: 0,
             last_capture: SimTime::ZERO,
             last_key_on_request: None,
+            rtx: None,
         }
+    }
+
+    /// Keeps the packets sent to answer retransmission requests, sending
+    /// the retransmissions as stream `rtx_ssrc`.
+    pub fn with_retransmission(mut self, rtx_ssrc: u32) -> Self {
+        self.rtx = Some(RtxSender::new(rtx_ssrc));
+        self
     }
 
     /// The receiver asked for a key frame at `now` (a PLI): the source
@@ -170,6 +189,35 @@ impl FrameSender {
         if self.source.request_key_frame() {
             self.last_key_on_request = Some(now);
             self.stats.key_frames_on_request += 1;
+        }
+    }
+
+    /// A Generic NACK named `seqs` at `now` (`rtt`: the member's round
+    /// trip estimate): the retransmissions to make go ahead of the media
+    /// in the pacer, or into `send_now` without one.
+    #[cold]
+    pub fn on_nack(
+        &mut self,
+        now: SimTime,
+        seqs: &[u16],
+        rtt: Option<SimTime>,
+        send_now: &mut Vec<Queued>,
+    ) {
+        let Some(r) = &mut self.rtx else {
+            return;
+        };
+        let mut again = Vec::new();
+        r.on_nack(now, seqs, rtt, &mut again);
+        match &mut self.pacer {
+            None => send_now.extend(again),
+            Some(p) => {
+                // In reverse, so that they leave in the order named.
+                for q in again.into_iter().rev() {
+                    let bytes = q.payload + RTX_OSN_BYTES + self.overhead;
+                    p.push_front(now, q, bytes);
+                }
+                self.stats.pacer_max_bytes = self.stats.pacer_max_bytes.max(p.queued_bytes());
+            }
         }
     }
 
@@ -246,6 +294,7 @@ impl FrameSender {
             payload,
             tag,
             marker: i + 1 == n,
+            rtx: None,
         });
         match &mut self.pacer {
             None => send_now.extend(packets),
@@ -326,7 +375,7 @@ impl FrameSender {
     }
 
     /// Builds the packet for `q` (RTP sequence number `seq`), recording
-    /// it in the send history.
+    /// it in the send history (and the retransmission history).
     pub fn packet(
         &mut self,
         now: SimTime,
@@ -335,8 +384,44 @@ impl FrameSender {
         ssrc: u32,
         seq: u16,
     ) -> Packet {
-        let mut p = self.wire_packet(now, tpl, q.payload, seq);
-        p.app = RtpData::payload(RtpData {
+        let mut p = self.wire_packet(now, tpl, q.payload, seq, false);
+        p.app = RtpData::payload(self.header(q, (ssrc, seq), None));
+        if let Some(r) = &mut self.rtx {
+            r.on_sent(now, seq, q);
+        }
+        p
+    }
+
+    /// The RFC 4588 retransmission of packet `osn` (`q`), on template
+    /// `rtx_tpl`: the retransmission stream's SSRC and next sequence
+    /// number, the original payload after the 2-byte OSN. It takes a
+    /// transport-wide number (transport-wide feedback reports it, and the
+    /// controller counts it); RFC 8888 feedback, which here reports the
+    /// media stream alone, does not.
+    #[cold]
+    #[inline(never)]
+    pub fn rtx_packet(
+        &mut self,
+        now: SimTime,
+        rtx_tpl: &PacketTemplate,
+        q: &Queued,
+        osn: u16,
+    ) -> Option<Packet> {
+        let r = self.rtx.as_mut()?;
+        let (ssrc, seq) = (r.ssrc, r.seq);
+        r.seq = r.seq.wrapping_add(1);
+        let mut p = self.wire_packet(now, rtx_tpl, q.payload + RTX_OSN_BYTES, seq, true);
+        if let Some(r) = &mut self.rtx {
+            r.stats.bytes += p.size_bytes as u64;
+        }
+        p.app = RtpData::payload(self.header(q, (ssrc, seq), Some(osn)));
+        Some(p)
+    }
+
+    /// The RTP header of `q` sent as (`ssrc`, `seq`), just numbered.
+    #[inline]
+    fn header(&self, q: &Queued, (ssrc, seq): (u32, u16), rtx: Option<u16>) -> RtpData {
+        RtpData {
             ssrc,
             seq,
             timestamp: super::compound::rtp_ts(q.tag.capture),
@@ -346,15 +431,15 @@ impl FrameSender {
             marker: q.marker,
             transport_seq: self.last_transport_seq(),
             padding: false,
-        });
-        p
+            rtx,
+        }
     }
 
     /// A padding-only packet (RTP sequence number `seq`) for a bandwidth
     /// probe, with the last frame's timestamp, recorded in the send
     /// history as media is.
     pub fn padding(&mut self, now: SimTime, tpl: &PacketTemplate, ssrc: u32, seq: u16) -> Packet {
-        let mut p = self.wire_packet(now, tpl, PADDING_BYTES, seq);
+        let mut p = self.wire_packet(now, tpl, PADDING_BYTES, seq, false);
         self.stats.padding_packets += 1;
         self.stats.padding_bytes += p.size_bytes as u64;
         p.app = RtpData::payload(RtpData {
@@ -367,6 +452,7 @@ impl FrameSender {
             marker: false,
             transport_seq: self.last_transport_seq(),
             padding: true,
+            rtx: None,
         });
         p
     }
@@ -379,6 +465,8 @@ impl FrameSender {
 
     /// A packet of `payload` bytes after the headers: its transport-wide
     /// number taken, recorded in the send history and the sending rate.
+    /// `rtx`: a retransmission, on a stream of its own (no media RTP
+    /// number, so RFC 8888's history does not take it).
     #[inline]
     fn wire_packet(
         &mut self,
@@ -386,6 +474,7 @@ impl FrameSender {
         tpl: &PacketTemplate,
         payload: u32,
         seq: u16,
+        rtx: bool,
     ) -> Packet {
         let mut p = tpl.make(seq as u64);
         p.size_bytes = payload + self.overhead;
@@ -393,14 +482,14 @@ impl FrameSender {
         // (the count of packets sent: padding takes RTP numbers too).
         let key = if self.format == Some(Format::Twcc) {
             self.transport_seq += 1;
-            self.transport_seq - 1
+            Some(self.transport_seq - 1)
         } else {
-            self.stats.packets
+            (!rtx).then_some(self.stats.packets)
         };
-        if self.format.is_some() {
+        if let (Some(_), Some(key)) = (self.format, key) {
             self.history.on_sent(key, now, p.size_bytes);
         }
-        self.stats.packets += 1;
+        self.stats.packets += !rtx as u64;
         // The sending rate over each 100 ms, recorded when the first packet
         // after it leaves (at the window's end; idle windows are skipped).
         if now >= self.window_start + SEND_WINDOW {
@@ -793,5 +882,67 @@ mod tests {
         }
         assert_eq!(f.frame_series.points(), [(ms(0), 1000.0)]);
         assert_eq!(f.target_series.points(), [(ms(0), 1e6)]);
+    }
+
+    /// With retransmission: the packets sent are kept; a NACK queues their
+    /// retransmissions ahead of the media in the pacer, in the order named.
+    /// Each goes on the retransmission stream (its own SSRC and numbers,
+    /// the OSN in the payload: 2 bytes more on the wire) with a
+    /// transport-wide number, and is not counted among the media's RTP
+    /// packets. Without a pacer they go at once.
+    #[test]
+    fn a_nack_queues_retransmissions_ahead_of_the_media() {
+        use crate::net::Dest;
+        let tpl = PacketTemplate::session_udp(7, Dest::Node(1), 5004, 0);
+        let pacer = Pacer::new(2.5, SimTime::ZERO);
+        let mut f = frames_of(2500, Some(pacer), Some(Format::Twcc)).with_retransmission(77);
+        let mut out = Vec::new();
+        f.capture(ms(0), 1e6, &mut out);
+        for t in [0, 4, 8] {
+            f.release(ms(t), 1e6, None, &mut out);
+        }
+        assert_eq!(out.len(), 3);
+        for (i, q) in out.iter().enumerate() {
+            f.packet(ms(100), &tpl, q, 5, i as u16);
+        }
+        f.capture(ms(110), 1e6, &mut Vec::new());
+        let mut now_q = Vec::new();
+        f.on_nack(ms(120), &[2, 0, 9], None, &mut now_q);
+        assert!(now_q.is_empty(), "through the pacer");
+        let mut go = Vec::new();
+        for t in 0..5 {
+            f.release(ms(200 + 5 * t), 1e6, None, &mut go);
+        }
+        let rtx: Vec<Option<u16>> = go.iter().map(|q| q.rtx).collect();
+        assert_eq!(rtx, [Some(2), Some(0), None, None, None]);
+        // 2500 bytes in 1152, 1152 and 196 (the extension takes 8 bytes).
+        assert_eq!((go[0].payload, go[1].payload), (196, 1152));
+        let p = f.rtx_packet(ms(200), &tpl, &go[0], 2).expect("kept");
+        assert_eq!(p.size_bytes, 196 + RTX_OSN_BYTES + f.overhead);
+        let d = p.app.get::<RtpData>().expect("RTP");
+        assert_eq!(
+            (d.ssrc, d.seq, d.rtx, d.transport_seq),
+            (77, 0, Some(2), Some(3))
+        );
+        assert_eq!(f.stats.packets, 3);
+        let st = f.rtx.as_ref().expect("on").stats;
+        assert_eq!(
+            (st.packets, st.not_kept, st.bytes),
+            (2, 1, p.size_bytes as u64)
+        );
+        // Without a pacer, the retransmission goes at once.
+        let mut f = frames_of(2500, None, None).with_retransmission(77);
+        let mut out = Vec::new();
+        f.capture(ms(0), 1e6, &mut out);
+        f.packet(ms(0), &tpl, &out[0], 5, 0);
+        let mut now_q = Vec::new();
+        f.on_nack(ms(50), &[0], None, &mut now_q);
+        assert_eq!(now_q.len(), 1);
+        assert_eq!(now_q[0].rtx, Some(0));
+        // Without retransmission, a NACK does nothing.
+        let mut f = frames_of(2500, None, None);
+        f.capture(ms(0), 1e6, &mut out);
+        f.on_nack(ms(50), &[0], None, &mut now_q);
+        assert_eq!(now_q.len(), 1);
     }
 }

@@ -8,7 +8,7 @@
 use super::compound::{compound_bytes, merge_nacks, rtp_ts};
 use super::frames::{FrameSender, Queued};
 use super::held::{FastRx, Held};
-use super::payload::{Pli, RtcpCompound, RtcpReport, RtpData};
+use super::payload::{Nack, Pli, RtcpCompound, RtcpReport, RtpData};
 use super::sent::SentRecord;
 use super::viewer::{FeedbackOut, Viewer};
 use crate::app::paced::FeedbackEnd;
@@ -39,6 +39,11 @@ const TOKEN_FRAME: u64 = 6;
 const TOKEN_PACE: u64 = 7;
 /// The per-packet feedback a receiver returns.
 pub const TOKEN_PPFB: u64 = 8;
+/// The receiver's retransmission requests (`nack`).
+const TOKEN_NACK: u64 = 9;
+/// Most sequence numbers one NACK message names (at most 250 entries:
+/// the message stays within 1012 bytes).
+const NACK_SEQS_MAX: usize = 250;
 
 /// `x` per second of `active_s` (NaN when the member was never active).
 fn per_s(x: f64, active_s: f64) -> f64 {
@@ -93,6 +98,9 @@ impl PacedMedia {
 
 pub struct MediaConfig {
     pub template: PacketTemplate,
+    /// The retransmission stream's (RFC 4588), when the receiver asks for
+    /// lost packets again.
+    pub rtx_template: Option<PacketTemplate>,
     /// Time between frames (one packet per frame unless NEWPRED).
     pub interval: SimTime,
 }
@@ -392,11 +400,49 @@ impl RtpMember {
     }
 
     fn emit_frame_packet(&mut self, now: SimTime, q: &Queued, out: &mut Vec<Action>) {
+        if let Some(osn) = q.rtx {
+            self.emit_rtx(now, q, osn, out);
+            return;
+        }
         let (Some(fs), Some(m)) = (self.frames.as_mut(), &self.media) else {
             return;
         };
         let p = fs.packet(now, &m.template, q, self.ssrc, self.seq);
         self.send_frame_media(now, p, q.payload, out);
+    }
+
+    /// A retransmission (RFC 4588) of media packet `osn`: on its own
+    /// stream, so neither the media's sequence numbers nor its RTCP
+    /// counts move; the controller counts it as any packet it sends.
+    #[cold]
+    #[inline(never)]
+    fn emit_rtx(&mut self, now: SimTime, q: &Queued, osn: u16, out: &mut Vec<Action>) {
+        let tpl = self.media.as_ref().and_then(|m| m.rtx_template.as_ref());
+        let (Some(fs), Some(tpl)) = (self.frames.as_mut(), tpl) else {
+            return;
+        };
+        let Some(mut p) = fs.rtx_packet(now, tpl, q, osn) else {
+            return;
+        };
+        self.stamp(now, &mut p);
+        out.push(Action::Send(p));
+    }
+
+    /// The controller's stamp on a packet leaving now.
+    #[inline]
+    fn stamp(&mut self, now: SimTime, p: &mut Packet) {
+        if let Some(pm) = self.paced.as_mut() {
+            let d = Departure {
+                bytes: p.size_bytes,
+                due: now,
+                next_same_size: false,
+            };
+            let (stamp, next) = pm.cc.on_send(now, d);
+            pm.next = next;
+            if let Some(data) = p.app.get_mut::<RtpData>() {
+                data.stamp = Some(stamp);
+            }
+        }
     }
 
     /// A padding-only packet for a bandwidth probe.
@@ -420,18 +466,7 @@ impl RtpMember {
         payload: u32,
         out: &mut Vec<Action>,
     ) {
-        if let Some(pm) = self.paced.as_mut() {
-            let d = Departure {
-                bytes: p.size_bytes,
-                due: now,
-                next_same_size: false,
-            };
-            let (stamp, next) = pm.cc.on_send(now, d);
-            pm.next = next;
-            if let Some(data) = p.app.get_mut::<RtpData>() {
-                data.stamp = Some(stamp);
-            }
-        }
+        self.stamp(now, &mut p);
         self.sent.on_sent(now);
         self.octets_sent = self.octets_sent.wrapping_add(payload);
         self.packets_sent = self.packets_sent.wrapping_add(1);
@@ -455,6 +490,7 @@ impl RtpMember {
             f64::NAN
         };
         let frames = st.frames.max(1) as f64;
+        let rtx = fs.rtx.as_ref().map(|r| r.stats).unwrap_or_default();
         AppStats {
             table: "media",
             flow: self
@@ -466,6 +502,10 @@ impl RtpMember {
                 ("key_frames", st.key_frames as f64),
                 ("pli_received", st.pli_received as f64),
                 ("key_frames_on_request", st.key_frames_on_request as f64),
+                ("nack_received", rtx.nacks as f64),
+                ("rtx_packets", rtx.packets as f64),
+                ("rtx_bytes", rtx.bytes as f64),
+                ("rtx_refused", (rtx.not_kept + rtx.too_soon) as f64),
                 ("media_payload_bytes", st.payload_bytes as f64),
                 (
                     "media_rate_bps",
@@ -638,6 +678,7 @@ impl RtpMember {
                 marker: false,
                 transport_seq: None,
                 padding: false,
+                rtx: None,
             });
             self.sent.on_sent(now);
             self.octets_sent = self.octets_sent.wrapping_add(p.payload_bytes() - 12);
@@ -671,13 +712,20 @@ impl RtpMember {
                 marker: false,
                 transport_seq: None,
                 padding: false,
+                rtx: None,
             });
             self.repairs_sent += 1;
             out.push(Action::Send(p));
         }
     }
 
-    fn on_rtp(&mut self, now: SimTime, ssrc: u32, seq: u16, ts: u32, repair: Option<SimTime>) {
+    fn on_rtp(
+        &mut self,
+        now: SimTime,
+        (ssrc, seq, ts): (u32, u16, u32),
+        repair: Option<SimTime>,
+        out: &mut Vec<Action>,
+    ) {
         if let Some(fb_sent) = repair {
             // A NEWPRED repair: recovery time from detection; waiting time is
             // that minus the round trip (feedback transit + repair transit).
@@ -711,7 +759,7 @@ impl RtpMember {
             src.next_seq = Some(seq.wrapping_add(1));
         }
         if let Some((first, n, ext_first)) = lost {
-            self.on_gap(now, ssrc, first, n, ext_first);
+            self.on_gap(now, ssrc, (first, n, ext_first), out);
         }
     }
 
@@ -719,7 +767,22 @@ impl RtpMember {
     /// feedback about them (rare beside packets in order, so out of line).
     #[cold]
     #[inline(never)]
-    fn on_gap(&mut self, now: SimTime, ssrc: u32, first: u16, n: u16, ext_first: u64) {
+    fn on_gap(
+        &mut self,
+        now: SimTime,
+        ssrc: u32,
+        (first, n, ext_first): (u16, u16, u64),
+        out: &mut Vec<Action>,
+    ) {
+        let played = self.viewer.as_mut().filter(|v| v.media_ssrc == ssrc);
+        if let Some(r) = played.and_then(|v| v.nack.as_mut()) {
+            // The played stream's losses are asked for again at once, in
+            // a NACK of their own (nack.rs), not through RTCP's schedule.
+            let mut ask = Vec::new();
+            r.on_gap(now, ext_first, n as u64, &mut ask);
+            self.send_nack(&ask, out);
+            return;
+        }
         self.loss_seen = true;
         let lost: Vec<u16> = (0..n).map(|i| first.wrapping_add(i)).collect();
         match self.newpred {
@@ -786,7 +849,7 @@ impl RtpMember {
                 self.fast.start_fb_timer(h.now, TOKEN_PPFB, out);
             }
         }
-        self.on_rtp(h.now, ssrc, h.seq, h.timestamp, repair);
+        self.on_rtp(h.now, (ssrc, h.seq, h.timestamp), repair, out);
     }
 
     /// The playout buffer wants a key frame: a PLI to the stream's sender
@@ -810,6 +873,115 @@ impl RtpMember {
         out.push(Action::Send(p));
         self.rtcp_packets += 1;
         self.rtcp_bytes += size as u64;
+    }
+
+    /// Generic NACKs (RFC 4585 6.2.1) for the played stream's packets
+    /// `seqs` (extended), each alone as a reduced-size RTCP packet (RFC
+    /// 5506) at once, as libwebrtc sends them: outside RFC 3550's report
+    /// schedule, their bytes counted with the member's RTCP. Then the
+    /// timer for the next requests.
+    #[cold]
+    #[inline(never)]
+    fn send_nack(&mut self, seqs: &[u64], out: &mut Vec<Action>) {
+        let Some(v) = &mut self.viewer else {
+            return;
+        };
+        for chunk in seqs.chunks(NACK_SEQS_MAX) {
+            let nack = Nack {
+                sender_ssrc: self.ssrc,
+                media_ssrc: v.media_ssrc,
+                seqs: chunk.iter().map(|&s| s as u16).collect(),
+            };
+            let size = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + nack.wire_bytes();
+            let mut p = self.rtcp_tpl.make(self.rtcp_packets);
+            p.size_bytes = size;
+            p.app = Payload::new(nack);
+            out.push(Action::Send(p));
+            self.rtcp_packets += 1;
+            self.rtcp_bytes += size as u64;
+            v.nacks_sent += 1;
+        }
+        let rtt = self.rtt_s.map(SimTime::from_secs_f64);
+        let next = v.nack.as_ref().and_then(|r| r.next_due(rtt));
+        if let Some(at) = next.filter(|&at| at < self.stop) {
+            crate::app::arm_timer(&mut v.nack_timer, at, TOKEN_NACK, out);
+        }
+    }
+
+    /// The retransmission requests' timer: the packets due are asked for
+    /// again (or given up).
+    #[cold]
+    fn nack_due(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        let rtt = self.rtt_s.map(SimTime::from_secs_f64);
+        let mut ask = Vec::new();
+        if let Some(v) = &mut self.viewer {
+            crate::app::timer_fired(&mut v.nack_timer, now);
+            if let Some(r) = &mut v.nack {
+                r.due(now, rtt, &mut ask);
+            }
+        }
+        self.send_nack(&ask, out);
+    }
+
+    /// A retransmission (RFC 4588) arrived (`h`: as its original packet
+    /// would have). The controller's receiving half and transport-wide
+    /// feedback count it as any packet; the playout buffer takes it in if
+    /// its original is still asked for (else it is a duplicate). Its
+    /// stream gets no reception statistics or report block.
+    #[cold]
+    #[inline(never)]
+    fn on_rtx(&mut self, d: &RtpData, h: &Held, pkt: &Packet, out: &mut Vec<Action>) {
+        let now = h.now;
+        if let (Some(s), Some(fb)) = (&d.stamp, &mut self.feedback) {
+            stamped_data(fb, now, s, pkt.size_bytes, out);
+        }
+        if let Some(fb) = &mut self.pp_feedback {
+            let twcc = fb.log.format() == crate::proto::feedback::Format::Twcc;
+            if twcc && fb.on_rtp(now, h, out) {
+                self.fast.start_fb_timer(now, TOKEN_PPFB, out);
+            }
+        }
+        let (Some(osn), Some(v)) = (d.rtx, &mut self.viewer) else {
+            return;
+        };
+        let near = (self.sources.get(&v.media_ssrc)).map_or(0, |s| s.stats.extended_max() as u64);
+        let wanted = v
+            .nack
+            .as_mut()
+            .is_some_and(|r| r.on_retransmission(extend16(osn, near)));
+        if let (true, Some(tag)) = (wanted, &h.frame) {
+            v.playout.on_packet(now, tag);
+            if v.playout.key_request {
+                self.send_pli(out);
+            }
+        }
+    }
+
+    /// A Generic NACK naming this member's media (`nack` at its
+    /// receiver): the packets still kept are retransmitted, ahead of the
+    /// media in the pacer (frames.rs, rtx.rs), after the member's stop
+    /// too, as its pacer still sends what it holds then. Its packets count
+    /// as loss reports (the `rtp` table's).
+    #[cold]
+    #[inline(never)]
+    fn on_nack(&mut self, now: SimTime, nack: &Nack, out: &mut Vec<Action>) {
+        for &s in &nack.seqs {
+            self.sent.on_report(now, s, nack.sender_ssrc);
+        }
+        let rtt = self.rtt_s.map(SimTime::from_secs_f64);
+        let Some(fs) = self.frames.as_mut() else {
+            return;
+        };
+        let mut now_packets = std::mem::take(&mut fs.released);
+        fs.on_nack(now, &nack.seqs, rtt, &mut now_packets);
+        for q in &now_packets {
+            self.emit_frame_packet(now, q, out);
+        }
+        now_packets.clear();
+        if let Some(fs) = self.frames.as_mut() {
+            fs.released = now_packets;
+        }
+        self.pace(now, out);
     }
 
     /// Processes the held packets (before anything else the member does).
@@ -887,6 +1059,10 @@ impl RtpMember {
                         self.pace(now, out);
                     }
                 }
+            }
+        } else if let Some(nack) = pkt.app.get::<Nack>() {
+            if nack.media_ssrc == self.ssrc {
+                self.on_nack(now, nack, out);
             }
         } else if let Some(pli) = pkt.app.get::<Pli>() {
             if let Some(fs) = self.frames.as_mut().filter(|_| pli.media_ssrc == self.ssrc) {
@@ -1009,7 +1185,7 @@ impl App for RtpMember {
         // events leave RTCP's quiet slots for the next event that does.
         let touches_rtcp = match token {
             TOKEN_MEDIA | TOKEN_FRAME | TOKEN_PACE => !self.sched.timing.we_sent(),
-            TOKEN_CC | TOKEN_FB | TOKEN_PPFB => false,
+            TOKEN_CC | TOKEN_FB | TOKEN_PPFB | TOKEN_NACK => false,
             _ => true,
         };
         let mut rtcp_moved = touches_rtcp && self.sched.catch_up(now, self.stop, &mut self.rng);
@@ -1048,6 +1224,7 @@ impl App for RtpMember {
                 crate::app::timer_fired(&mut self.pace_timer, now);
                 self.pace(now, out);
             }
+            TOKEN_NACK => self.nack_due(now, out),
             TOKEN_PPFB => {
                 // The feedback timer stops: the next packet starts it again.
                 self.fast.fb_armed = false;
@@ -1103,11 +1280,15 @@ impl App for RtpMember {
                 marker: d.marker,
                 ecn: pkt.ecn,
             };
-            let plain = d.stamp.is_none() && d.repair.is_none();
+            let plain = d.stamp.is_none() && d.repair.is_none() && d.rtx.is_none();
             if self.fast.hold(h, d.ssrc, plain, TOKEN_PPFB, out) {
                 return;
             }
             self.release_held();
+            if d.rtx.is_some() {
+                self.on_rtx(d, &h, pkt, out);
+                return;
+            }
             let mut rtcp_moved = self.sched.catch_up(now, self.stop, &mut self.rng);
             let generation = self.sched.timing.generation();
             // A media packet moves RTCP's schedule by a loss, or by a new

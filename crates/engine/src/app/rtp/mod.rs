@@ -7,6 +7,7 @@ pub mod frames;
 mod held;
 pub mod member;
 pub mod payload;
+pub mod rtx;
 mod sent;
 pub mod spec;
 pub mod viewer;
@@ -64,6 +65,10 @@ pub const MEDIA_TABLE: super::AppTable = super::AppTable {
         Count("key_frames"),
         Count("pli_received"),
         Count("key_frames_on_request"),
+        Count("nack_received"),
+        Count("rtx_packets"),
+        Count("rtx_bytes"),
+        Count("rtx_refused"),
         Count("media_payload_bytes"),
         Measure("media_rate_bps"),
         Measure("target_gap_mean_bps"),
@@ -83,6 +88,11 @@ pub const MEDIA_TABLE: super::AppTable = super::AppTable {
         Count("frames_lost"),
         Count("frames_undecodable"),
         Count("key_frame_requests"),
+        Count("nack_sent"),
+        Count("nack_requests"),
+        Count("packets_recovered"),
+        Count("packets_given_up"),
+        Count("rtx_duplicates"),
         Measure("frame_delay_mean_ms"),
         Measure("frame_delay_p95_ms"),
         Measure("frame_delay_max_ms"),

@@ -28,7 +28,16 @@ pub struct RtpData {
     pub transport_seq: Option<u16>,
     /// A padding-only packet (a bandwidth probe's filler): no media.
     pub padding: bool,
+    /// An RFC 4588 retransmission of the media packet with this sequence
+    /// number (OSN), on the retransmission stream (`ssrc`, `seq`).
+    pub rtx: Option<u16>,
 }
+
+/// The dynamic payload types mediasim's media and retransmission streams
+/// take (a session negotiates them in SDP; RFC 4588 8.6's `apt` ties the
+/// second to the first).
+pub const MEDIA_PT: u8 = 96;
+pub const RTX_PT: u8 = 97;
 
 thread_local! {
     static LOCAL: Local<Arc<RtpData>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -53,7 +62,7 @@ impl AppPayload for RtpData {
         if buf.len() >= rtp::HEADER_LEN {
             let h = rtp::RtpHeader {
                 marker: self.marker,
-                payload_type: 96,
+                payload_type: if self.rtx.is_some() { RTX_PT } else { MEDIA_PT },
                 seq: self.seq,
                 timestamp: self.timestamp,
                 ssrc: self.ssrc,
@@ -64,6 +73,11 @@ impl AppPayload for RtpData {
                 h.emit(buf);
                 if self.padding {
                     rtp::emit_padding_count(buf, h.wire_len());
+                }
+                // RFC 4588 4: the retransmission payload starts with the OSN.
+                let at = h.wire_len();
+                if let Some(osn) = self.rtx.filter(|_| buf.len() >= at + 2) {
+                    buf[at..at + 2].copy_from_slice(&osn.to_be_bytes());
                 }
             }
         }
@@ -142,4 +156,115 @@ impl AppPayload for Pli {
         buf[..n].copy_from_slice(&bytes[..n]);
     }
     crate::payload_eq!();
+}
+
+/// A Generic NACK (RFC 4585 6.2.1) sent alone, as a reduced-size RTCP
+/// packet (RFC 5506): the receiver of `media_ssrc`'s stream asks for the
+/// packets `seqs` again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nack {
+    pub sender_ssrc: u32,
+    pub media_ssrc: u32,
+    pub seqs: Vec<u16>,
+}
+
+impl Nack {
+    /// Its (PID, BLP) entries.
+    pub fn entries(&self) -> Vec<(u16, u16)> {
+        crate::wire::rtcp::nack_entries(&self.seqs)
+    }
+
+    /// Its RTCP bytes: the header word, the two SSRCs and 4 bytes per
+    /// entry.
+    pub fn wire_bytes(&self) -> u32 {
+        12 + 4 * self.entries().len() as u32
+    }
+}
+
+impl AppPayload for Nack {
+    fn emit(&self, _p: &Packet, _now: SimTime, buf: &mut [u8]) {
+        let mut bytes = Vec::with_capacity(self.wire_bytes() as usize);
+        crate::wire::rtcp::RtcpPacket::Nack {
+            sender_ssrc: self.sender_ssrc,
+            media_ssrc: self.media_ssrc,
+            entries: self.entries(),
+        }
+        .emit(&mut bytes);
+        let n = bytes.len().min(buf.len());
+        buf[..n].copy_from_slice(&bytes[..n]);
+    }
+    crate::payload_eq!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::PacketTemplate;
+    use crate::net::Dest;
+    use crate::wire::rtcp::{nack_seqs, RtcpPacket};
+
+    /// A NACK alone: the header word, two SSRCs and a 4-byte entry per
+    /// packet ID with the 16 after it in its bitmask (RFC 4585 6.2.1); its
+    /// bytes parse back to the packets it names.
+    #[test]
+    fn a_nack_alone_is_its_entries_on_the_wire() {
+        let n = Nack {
+            sender_ssrc: 2,
+            media_ssrc: 1,
+            seqs: vec![10, 11, 26, 27, 40],
+        };
+        // 11 and 26 are 1 and 16 after 10; 27 starts an entry, 40 is 13
+        // after it.
+        assert_eq!(n.entries(), [(10, 0x8001), (27, 0x1000)]);
+        assert_eq!(n.wire_bytes(), 20);
+        let p = PacketTemplate::session_udp(1, Dest::Node(1), 5005, 0).make(0);
+        let mut buf = vec![0u8; n.wire_bytes() as usize];
+        n.emit(&p, SimTime::ZERO, &mut buf);
+        let (parsed, len) = RtcpPacket::parse(&buf).expect("parses");
+        assert_eq!(len, buf.len());
+        let RtcpPacket::Nack {
+            sender_ssrc,
+            media_ssrc,
+            entries,
+        } = parsed
+        else {
+            panic!("a NACK: {parsed:?}");
+        };
+        assert_eq!((sender_ssrc, media_ssrc), (2, 1));
+        assert_eq!(nack_seqs(&entries), [10, 11, 26, 27, 40]);
+    }
+
+    /// A retransmission's RTP header carries payload type 97 and its own
+    /// SSRC and number; its payload starts with the OSN (RFC 4588 4).
+    #[test]
+    fn a_retransmission_carries_its_original_number() {
+        let d = RtpData {
+            ssrc: 501,
+            seq: 3,
+            timestamp: 9,
+            repair: None,
+            stamp: None,
+            frame: None,
+            marker: true,
+            transport_seq: Some(77),
+            padding: false,
+            rtx: Some(0xBEEF),
+        };
+        let p = PacketTemplate::session_udp(1, Dest::Node(1), 5004, 0).make(0);
+        let mut buf = vec![0u8; 40];
+        d.emit(&p, SimTime::ZERO, &mut buf);
+        let h = rtp::RtpHeader::parse(&buf).expect("parses");
+        assert_eq!(
+            (h.payload_type, h.ssrc, h.seq, h.marker),
+            (RTX_PT, 501, 3, true)
+        );
+        assert_eq!(h.transport_seq, Some(77));
+        assert_eq!(buf[h.wire_len()..h.wire_len() + 2], [0xBE, 0xEF]);
+        let media = RtpData { rtx: None, ..d };
+        media.emit(&p, SimTime::ZERO, &mut buf);
+        assert_eq!(
+            rtp::RtpHeader::parse(&buf).expect("parses").payload_type,
+            MEDIA_PT
+        );
+    }
 }

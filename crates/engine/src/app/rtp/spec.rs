@@ -206,6 +206,9 @@ impl SessionModel for RtpSessionSpec {
             if self.peer_feedback(m).is_some() {
                 v.push(format!("{}/{}/fb", self.name, m.node));
             }
+            if self.retransmits(m) {
+                v.push(format!("{}/{}/rtx", self.name, m.node));
+            }
         }
         v
     }
@@ -394,6 +397,20 @@ impl RtpSessionSpec {
 
     /// The member whose media `m` returns feedback about (a controller's
     /// or per-packet), if any.
+    /// Whether member `m` retransmits lost packets (RFC 4588): it sends
+    /// frame-based media to a unicast peer whose playout asks for them
+    /// (`playout.nack`).
+    pub(super) fn retransmits(&self, m: &RtpMemberSpec) -> bool {
+        if self.transport != RtpTransport::Unicast || self.members.len() != 2 {
+            return false;
+        }
+        let peer = self.members.iter().find(|x| x.node != m.node);
+        let asks = peer
+            .and_then(|x| x.playout.as_ref())
+            .is_some_and(|pl| pl.nack);
+        m.media && m.source.is_some() && asks
+    }
+
     pub(super) fn peer_feedback<'a>(&'a self, m: &RtpMemberSpec) -> Option<&'a RtpMemberSpec> {
         if self.transport != RtpTransport::Unicast || self.members.len() != 2 {
             return None;

@@ -4,6 +4,7 @@
 
 use super::held::Held;
 use crate::app::media::audio::VoiceCodec;
+use crate::app::media::nack::NackRequester;
 use crate::app::media::playout::Playout;
 use crate::app::{Action, AppStats, PacketTemplate};
 use crate::measure::emodel::{burst_ratio, mos, EModel};
@@ -93,10 +94,16 @@ impl FeedbackOut {
 pub struct Viewer {
     pub playout: Playout,
     pub voice: Option<VoiceCodec>,
-    /// The played stream's sender (a PLI names it).
+    /// The played stream's sender (a PLI or a NACK names it).
     pub media_ssrc: u32,
     /// The played stream's RTP flow (the table row).
     pub stream: FlowId,
+    /// Retransmission requests for the stream's lost packets (`nack`),
+    /// and when their timer is set for.
+    pub nack: Option<NackRequester>,
+    pub nack_timer: Option<SimTime>,
+    /// Generic NACK messages sent.
+    pub nacks_sent: u64,
 }
 
 impl Viewer {
@@ -142,6 +149,14 @@ impl Viewer {
             "frames_level_5",
         ];
         values.extend(LEVELS.iter().zip(s.levels).map(|(n, c)| (*n, c as f64)));
+        let n = self.nack.as_ref().map(|r| r.stats).unwrap_or_default();
+        values.extend([
+            ("nack_sent", self.nacks_sent as f64),
+            ("nack_requests", n.requested as f64),
+            ("packets_recovered", n.recovered as f64),
+            ("packets_given_up", n.given_up as f64),
+            ("rtx_duplicates", n.duplicates as f64),
+        ]);
         let total: u64 = s.levels.iter().sum();
         values.push((
             "good_quality_pct",
@@ -285,6 +300,7 @@ mod tests {
             pause: ms(5000),
             decode: Decode::Independent,
             key_retry: None,
+            retransmission: false,
         });
         for &(at, frame, packets) in arrivals {
             playout.on_packet(ms(at), &tag(frame, packets));
@@ -294,6 +310,9 @@ mod tests {
             voice: voice.map(CodecName::codec),
             media_ssrc: 7,
             stream: 3,
+            nack: None,
+            nack_timer: None,
+            nacks_sent: 0,
         }
     }
 

@@ -42,6 +42,7 @@ fn member(ssrc: u32, media: bool, stop: SimTime) -> RtpMember {
         |flow, payload| PacketTemplate::session_udp(flow, Dest::Node(3 - ssrc), 5004, payload);
     let media = media.then(|| MediaConfig {
         template: tpl(MEDIA_FLOW, 1012),
+        rtx_template: None,
         interval: ms(8.0),
     });
     let sched = RtcpScheduler::new(timing, Some(avpf));
@@ -294,6 +295,7 @@ fn media_packet(ssrc: u32, seq: u16) -> Packet {
         marker: false,
         transport_seq: None,
         padding: false,
+        rtx: None,
     });
     p
 }

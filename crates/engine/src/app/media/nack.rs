@@ -1,0 +1,261 @@
+//! The receiver's retransmission requests (`playout.nack`): which lost
+//! packets of the stream it plays to ask for in a Generic NACK (RFC 4585
+//! 6.2.1), and when to ask again, as libwebrtc's NACK module does:
+//! - a gap in sequence numbers is asked for at once (paths keep packets
+//!   in order, so the missing ones are lost);
+//! - a packet not yet recovered is asked for again once a round trip has
+//!   passed since the last request (`rtt`: the member's RFC 3550 estimate,
+//!   or `default_rtt` without one: libwebrtc's 100 ms);
+//! - after `retries` requests (libwebrtc's kMaxNackRetries, 10) it is
+//!   given up;
+//! - at most `MAX_LIST` packets wait: a larger gap gives up the oldest
+//!   (libwebrtc's kMaxNackPackets, 1000).
+//!
+//! A retransmission (RFC 4588) names its original sequence number: it is
+//! taken in if that packet is still asked for, else it is a duplicate (its
+//! original was recovered already, or given up).
+//!
+//! Sequence numbers here are extended past 16-bit wraps.
+
+use crate::sim::SimTime;
+use std::collections::VecDeque;
+
+/// Most packets waiting to be recovered (libwebrtc's kMaxNackPackets).
+pub const MAX_LIST: usize = 1000;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NackParams {
+    /// Requests per packet before it is given up.
+    pub retries: u32,
+    /// The round trip assumed before the member has an estimate.
+    pub default_rtt: SimTime,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Missing {
+    seq: u64,
+    /// When it was last asked for.
+    asked: SimTime,
+    tries: u32,
+}
+
+/// What the requester counts (the `media` table's receiver columns).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NackStats {
+    /// Packets asked for, each request counted (retries included).
+    pub requested: u64,
+    /// Lost packets whose retransmission arrived in time to be taken in.
+    pub recovered: u64,
+    /// Lost packets given up (retries spent, or pushed off the list).
+    pub given_up: u64,
+    /// Retransmissions of packets not asked for any more.
+    pub duplicates: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct NackRequester {
+    p: NackParams,
+    /// Packets asked for and not yet recovered, in ascending order.
+    list: VecDeque<Missing>,
+    pub stats: NackStats,
+}
+
+impl NackRequester {
+    pub fn new(p: NackParams) -> Self {
+        NackRequester {
+            p,
+            list: VecDeque::new(),
+            stats: NackStats::default(),
+        }
+    }
+
+    /// `n` packets from `first` on (extended) are missing at `now`: each
+    /// is asked for at once; returns them (as sent in the NACK) into `ask`.
+    pub fn on_gap(&mut self, now: SimTime, first: u64, n: u64, ask: &mut Vec<u64>) {
+        // Only the newest MAX_LIST of a larger gap can wait.
+        let n_kept = n.min(MAX_LIST as u64);
+        self.stats.given_up += n - n_kept;
+        let from = first + (n - n_kept);
+        while self.list.len() + n_kept as usize > MAX_LIST {
+            self.list.pop_front();
+            self.stats.given_up += 1;
+        }
+        for seq in from..first + n {
+            if self.list.back().is_some_and(|m| m.seq >= seq) {
+                continue; // not past what is listed: paths keep order
+            }
+            self.list.push_back(Missing {
+                seq,
+                asked: now,
+                tries: 1,
+            });
+            self.stats.requested += 1;
+            ask.push(seq);
+        }
+    }
+
+    /// A retransmission of packet `seq` arrived: whether it is taken in
+    /// (it was still asked for).
+    pub fn on_retransmission(&mut self, seq: u64) -> bool {
+        match self.list.binary_search_by_key(&seq, |m| m.seq) {
+            Ok(i) => {
+                self.list.remove(i);
+                self.stats.recovered += 1;
+                true
+            }
+            Err(_) => {
+                self.stats.duplicates += 1;
+                false
+            }
+        }
+    }
+
+    /// The packets to ask for again at `now` (a round trip `rtt`, if
+    /// known, since their last request), into `ask`; those whose retries
+    /// are spent are given up instead.
+    pub fn due(&mut self, now: SimTime, rtt: Option<SimTime>, ask: &mut Vec<u64>) {
+        let rtt = rtt.unwrap_or(self.p.default_rtt);
+        let retries = self.p.retries;
+        let stats = &mut self.stats;
+        self.list.retain_mut(|m| {
+            if m.asked + rtt > now {
+                return true;
+            }
+            if m.tries >= retries {
+                stats.given_up += 1;
+                return false;
+            }
+            m.tries += 1;
+            m.asked = now;
+            stats.requested += 1;
+            ask.push(m.seq);
+            true
+        });
+    }
+
+    /// When `due` next has something to do, with round trip `rtt`.
+    pub fn next_due(&self, rtt: Option<SimTime>) -> Option<SimTime> {
+        let rtt = rtt.unwrap_or(self.p.default_rtt);
+        self.list.iter().map(|m| m.asked + rtt).min()
+    }
+
+    /// Packets still asked for.
+    pub fn waiting(&self) -> usize {
+        self.list.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+
+    fn requester(retries: u32) -> NackRequester {
+        NackRequester::new(NackParams {
+            retries,
+            default_rtt: ms(100),
+        })
+    }
+
+    /// A gap is asked for at once; a retransmission of a listed packet is
+    /// taken in, a second copy of it is a duplicate.
+    #[test]
+    fn a_gap_is_asked_for_at_once_and_its_retransmission_taken_in_once() {
+        let mut r = requester(10);
+        let mut ask = Vec::new();
+        r.on_gap(ms(5), 70_000, 3, &mut ask);
+        assert_eq!(ask, [70_000, 70_001, 70_002]);
+        assert_eq!(r.waiting(), 3);
+        assert!(r.on_retransmission(70_001));
+        assert!(!r.on_retransmission(70_001), "a second copy");
+        assert!(!r.on_retransmission(69_999), "never asked for");
+        assert_eq!(
+            r.stats,
+            NackStats {
+                requested: 3,
+                recovered: 1,
+                duplicates: 2,
+                given_up: 0
+            }
+        );
+        assert_eq!(r.waiting(), 2);
+    }
+
+    /// A packet is asked for again once a round trip has passed since its
+    /// last request (the default 100 ms without an estimate, not a
+    /// nanosecond before), until its retries are spent; then it is given
+    /// up at the next round trip.
+    #[test]
+    fn requests_repeat_every_round_trip_until_the_retries_are_spent() {
+        let mut r = requester(3);
+        let mut ask = Vec::new();
+        r.on_gap(ms(0), 10, 1, &mut ask);
+        assert_eq!(r.next_due(None), Some(ms(100)));
+        assert_eq!(r.next_due(Some(ms(30))), Some(ms(30)));
+        ask.clear();
+        r.due(ms(100) - SimTime::from_nanos(1), None, &mut ask);
+        assert!(ask.is_empty());
+        r.due(ms(100), None, &mut ask);
+        assert_eq!(ask, [10]);
+        // With a 40 ms estimate: the third request at 140 ms.
+        ask.clear();
+        r.due(ms(139), Some(ms(40)), &mut ask);
+        assert!(ask.is_empty());
+        r.due(ms(140), Some(ms(40)), &mut ask);
+        assert_eq!(ask, [10]);
+        // Three requests made: the next round trip gives it up.
+        ask.clear();
+        r.due(ms(180), Some(ms(40)), &mut ask);
+        assert!(ask.is_empty());
+        assert_eq!(r.waiting(), 0);
+        assert_eq!(r.next_due(None), None);
+        assert_eq!((r.stats.requested, r.stats.given_up), (3, 1));
+        assert!(!r.on_retransmission(10), "given up: a duplicate");
+    }
+
+    /// One retry allowed: a single request, then given up.
+    #[test]
+    fn one_retry_means_one_request() {
+        let mut r = requester(1);
+        let mut ask = Vec::new();
+        r.on_gap(ms(0), 1, 2, &mut ask);
+        ask.clear();
+        r.due(ms(100), None, &mut ask);
+        assert!(ask.is_empty());
+        assert_eq!((r.stats.requested, r.stats.given_up), (2, 2));
+    }
+
+    /// The list holds at most MAX_LIST packets: a gap larger than that
+    /// asks for its newest MAX_LIST, and a new gap pushes the oldest off.
+    #[test]
+    fn the_list_is_bounded_and_gives_up_the_oldest() {
+        let mut r = requester(10);
+        let mut ask = Vec::new();
+        r.on_gap(ms(0), 0, MAX_LIST as u64 + 5, &mut ask);
+        assert_eq!(ask.len(), MAX_LIST);
+        assert_eq!(ask[0], 5);
+        assert_eq!(r.stats.given_up, 5);
+        ask.clear();
+        r.on_gap(ms(1), 2000, 2, &mut ask);
+        assert_eq!(ask, [2000, 2001]);
+        assert_eq!(r.waiting(), MAX_LIST);
+        assert_eq!(r.stats.given_up, 7);
+        assert!(!r.on_retransmission(5), "pushed off");
+        assert!(r.on_retransmission(7));
+    }
+
+    /// Packets are listed in order and only once: a gap overlapping what
+    /// is listed adds only the packets past it.
+    #[test]
+    fn a_gap_is_listed_once() {
+        let mut r = requester(10);
+        let mut ask = Vec::new();
+        r.on_gap(ms(0), 10, 3, &mut ask);
+        r.on_gap(ms(1), 11, 4, &mut ask);
+        assert_eq!(ask, [10, 11, 12, 13, 14]);
+        assert_eq!(r.waiting(), 5);
+    }
+}
