@@ -84,8 +84,9 @@ def bases() -> list[dict[str, Any]]:
     ``STUDY_BASE_S``): TCP with IW10, every AVPF case, media scaling
     through RED, SVC over TFRC and over PPACC with FEC, RMTP, and the RMCAT
     cases' controllers (GCC, NADA, SCReAM and SCReAMv2 with L4S) over
-    capacity steps in both directions, a cellular trace, FQ-CoDel, short
-    TCP transfers and a paused flow."""
+    capacity steps in both directions, a cellular trace (its viewers
+    asking for retransmissions), FQ-CoDel, short TCP transfers and a
+    paused flow."""
     from ..plain import read_file
 
     return ([read_file(p) for p in sorted(EXAMPLES.iterdir()) if p.suffix in (".toml", ".yaml", ".json")]
@@ -131,6 +132,12 @@ def rmcat_bases(rmcat: Any) -> list[dict[str, Any]]:
     v2 = rmcat.scenario(p, 1, "scream", 50.0, "fq_codel", 0).to_dict()
     for s in v2["rtp_sessions"]:
         s["members"][0]["cc"].update(version="v2", l4s=True)
+    # The cellular trace's viewers ask for lost packets again (NACK and
+    # retransmission), decoding by reference.
+    for s in out[-1]["rtp_sessions"]:
+        for m in s["members"]:
+            if "playout" in m:
+                m["playout"].update(nack=True, decode="reference")
     return out + [v2]
 
 
