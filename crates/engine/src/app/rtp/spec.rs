@@ -395,8 +395,6 @@ impl RtpSessionSpec {
         }
     }
 
-    /// The member whose media `m` returns feedback about (a controller's
-    /// or per-packet), if any.
     /// Whether member `m` retransmits lost packets (RFC 4588): it sends
     /// frame-based media to a unicast peer whose playout asks for them
     /// (`playout.nack`).
@@ -411,6 +409,8 @@ impl RtpSessionSpec {
         m.media && m.source.is_some() && asks
     }
 
+    /// The member whose media `m` returns feedback about (a controller's
+    /// or per-packet), if any.
     pub(super) fn peer_feedback<'a>(&'a self, m: &RtpMemberSpec) -> Option<&'a RtpMemberSpec> {
         if self.transport != RtpTransport::Unicast || self.members.len() != 2 {
             return None;
