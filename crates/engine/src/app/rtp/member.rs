@@ -632,15 +632,23 @@ impl RtpMember {
             early,
             cname: self.cname.clone(),
         };
-        let payload = compound_bytes(&c);
-        let size = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + payload as u32;
+        let payload = compound_bytes(&c) as u32;
+        let size = self.send_rtcp_packet(Payload::new(c), payload, out);
+        self.sched.on_sent(now, &tx, size as f64, &mut self.rng);
+    }
+
+    /// Sends an RTCP packet of `rtcp_bytes` (a compound, or a PLI or NACK
+    /// alone) on the member's RTCP flow, counted with its RTCP; returns
+    /// its size on the wire.
+    fn send_rtcp_packet(&mut self, app: Payload, rtcp_bytes: u32, out: &mut Vec<Action>) -> u32 {
+        let size = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + rtcp_bytes;
         let mut p = self.rtcp_tpl.make(self.rtcp_packets);
         p.size_bytes = size;
-        p.app = Payload::new(c);
+        p.app = app;
         out.push(Action::Send(p));
         self.rtcp_packets += 1;
         self.rtcp_bytes += size as u64;
-        self.sched.on_sent(now, &tx, size as f64, &mut self.rng);
+        size
     }
 
     fn send_media(&mut self, now: SimTime, out: &mut Vec<Action>) {
@@ -863,16 +871,11 @@ impl RtpMember {
             return;
         };
         v.playout.key_request = false;
-        let size = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + Pli::WIRE_BYTES;
-        let mut p = self.rtcp_tpl.make(self.rtcp_packets);
-        p.size_bytes = size;
-        p.app = Payload::new(Pli {
+        let pli = Pli {
             sender_ssrc: self.ssrc,
             media_ssrc: v.media_ssrc,
-        });
-        out.push(Action::Send(p));
-        self.rtcp_packets += 1;
-        self.rtcp_bytes += size as u64;
+        };
+        self.send_rtcp_packet(Payload::new(pli), Pli::WIRE_BYTES, out);
     }
 
     /// Generic NACKs (RFC 4585 6.2.1) for the played stream's packets
@@ -883,27 +886,26 @@ impl RtpMember {
     #[cold]
     #[inline(never)]
     fn send_nack(&mut self, seqs: &[u64], out: &mut Vec<Action>) {
-        let Some(v) = &mut self.viewer else {
+        let Some(media_ssrc) = self.viewer.as_ref().map(|v| v.media_ssrc) else {
             return;
         };
         for chunk in seqs.chunks(NACK_SEQS_MAX) {
             let nack = Nack {
                 sender_ssrc: self.ssrc,
-                media_ssrc: v.media_ssrc,
+                media_ssrc,
                 seqs: chunk.iter().map(|&s| s as u16).collect(),
             };
-            let size = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + nack.wire_bytes();
-            let mut p = self.rtcp_tpl.make(self.rtcp_packets);
-            p.size_bytes = size;
-            p.app = Payload::new(nack);
-            out.push(Action::Send(p));
-            self.rtcp_packets += 1;
-            self.rtcp_bytes += size as u64;
-            v.nacks_sent += 1;
+            let bytes = nack.wire_bytes();
+            self.send_rtcp_packet(Payload::new(nack), bytes, out);
         }
         let rtt = self.rtt_s.map(SimTime::from_secs_f64);
+        let stop = self.stop;
+        let Some(v) = &mut self.viewer else {
+            return;
+        };
+        v.nacks_sent += seqs.chunks(NACK_SEQS_MAX).len() as u64;
         let next = v.nack.as_ref().and_then(|r| r.next_due(rtt));
-        if let Some(at) = next.filter(|&at| at < self.stop) {
+        if let Some(at) = next.filter(|&at| at < stop) {
             crate::app::arm_timer(&mut v.nack_timer, at, TOKEN_NACK, out);
         }
     }
