@@ -6,7 +6,7 @@
 //! and hands it the per-packet feedback that returns.
 
 use super::payload::RtpData;
-use super::rtx::RtxSender;
+use super::rtx::{Answer, RtxSender};
 use crate::app::media::pacer::Pacer;
 use crate::app::media::packetiser;
 use crate::app::media::playout::FrameTag;
@@ -193,21 +193,27 @@ impl FrameSender {
     }
 
     /// A Generic NACK named `seqs` at `now` (`rtt`: the member's round
-    /// trip estimate): the retransmissions to make go ahead of the media
+    /// trip estimate; `target_bps`: the wire target, which retransmissions
+    /// may use at most): the retransmissions to make go ahead of the media
     /// in the pacer, or into `send_now` without one.
     #[cold]
     pub fn on_nack(
         &mut self,
         now: SimTime,
         seqs: &[u16],
-        rtt: Option<SimTime>,
+        (rtt, target_bps): (Option<SimTime>, f64),
         send_now: &mut Vec<Queued>,
     ) {
         let Some(r) = &mut self.rtx else {
             return;
         };
         let mut again = Vec::new();
-        r.on_nack(now, seqs, rtt, &mut again);
+        let answer = Answer {
+            rtt,
+            max_bps: target_bps,
+            extra_bytes: RTX_OSN_BYTES + self.overhead,
+        };
+        r.on_nack(now, seqs, answer, &mut again);
         match &mut self.pacer {
             None => send_now.extend(again),
             Some(p) => {
@@ -884,6 +890,34 @@ mod tests {
         assert_eq!(f.target_series.points(), [(ms(0), 1e6)]);
     }
 
+    /// Retransmissions are held to the wire target, each counted at its
+    /// wire bytes (payload, OSN and headers): two at once, then a third
+    /// 250 ms later goes when the two over 250 ms plus its own over
+    /// 500 ms (80 bit/s per byte) are within the target, and not when the
+    /// target is 1 bit/s less.
+    #[test]
+    fn retransmissions_are_held_to_the_target_in_wire_bytes() {
+        use crate::net::Dest;
+        let tpl = PacketTemplate::session_udp(7, Dest::Node(1), 5004, 0);
+        for (slack, sent) in [(0.0, 3), (-1.0, 2)] {
+            let mut f = frames_of(5000, None, None).with_retransmission(77);
+            let mut out = Vec::new();
+            f.capture(ms(0), 1e6, &mut out);
+            assert!(out[0].payload == out[2].payload && out[1].payload == out[2].payload);
+            for (i, q) in out.iter().enumerate() {
+                f.packet(ms(0), &tpl, q, 5, i as u16);
+            }
+            let wire = (out[0].payload + RTX_OSN_BYTES + f.overhead) as f64;
+            let target = 80.0 * wire + slack;
+            let mut now_q = Vec::new();
+            f.on_nack(ms(0), &[0, 1], (None, target), &mut now_q);
+            f.on_nack(ms(250), &[2], (None, target), &mut now_q);
+            assert_eq!(now_q.len(), sent);
+            let st = f.rtx.as_ref().expect("on").stats;
+            assert_eq!(st.rate_limited, 3 - sent as u64);
+        }
+    }
+
     /// With retransmission: the packets sent are kept; a NACK queues their
     /// retransmissions ahead of the media in the pacer, in the order named.
     /// Each goes on the retransmission stream (its own SSRC and numbers,
@@ -907,7 +941,7 @@ mod tests {
         }
         f.capture(ms(110), 1e6, &mut Vec::new());
         let mut now_q = Vec::new();
-        f.on_nack(ms(120), &[2, 0, 9], None, &mut now_q);
+        f.on_nack(ms(120), &[2, 0, 9], (None, 1e6), &mut now_q);
         assert!(now_q.is_empty(), "through the pacer");
         let mut go = Vec::new();
         for t in 0..5 {
@@ -936,13 +970,13 @@ mod tests {
         f.capture(ms(0), 1e6, &mut out);
         f.packet(ms(0), &tpl, &out[0], 5, 0);
         let mut now_q = Vec::new();
-        f.on_nack(ms(50), &[0], None, &mut now_q);
+        f.on_nack(ms(50), &[0], (None, 1e6), &mut now_q);
         assert_eq!(now_q.len(), 1);
         assert_eq!(now_q[0].rtx, Some(0));
         // Without retransmission, a NACK does nothing.
         let mut f = frames_of(2500, None, None);
         f.capture(ms(0), 1e6, &mut out);
-        f.on_nack(ms(50), &[0], None, &mut now_q);
+        f.on_nack(ms(50), &[0], (None, 1e6), &mut now_q);
         assert_eq!(now_q.len(), 1);
     }
 }

@@ -505,7 +505,11 @@ impl RtpMember {
                 ("nack_received", rtx.nacks as f64),
                 ("rtx_packets", rtx.packets as f64),
                 ("rtx_bytes", rtx.bytes as f64),
-                ("rtx_refused", (rtx.not_kept + rtx.too_soon) as f64),
+                (
+                    "rtx_refused",
+                    (rtx.not_kept + rtx.too_soon + rtx.rate_limited) as f64,
+                ),
+                ("rtx_rate_limited", rtx.rate_limited as f64),
                 ("media_payload_bytes", st.payload_bytes as f64),
                 (
                     "media_rate_bps",
@@ -971,11 +975,12 @@ impl RtpMember {
             self.sent.on_report(now, s, nack.sender_ssrc);
         }
         let rtt = self.rtt_s.map(SimTime::from_secs_f64);
+        let target = self.frame_target();
         let Some(fs) = self.frames.as_mut() else {
             return;
         };
         let mut now_packets = std::mem::take(&mut fs.released);
-        fs.on_nack(now, &nack.seqs, rtt, &mut now_packets);
+        fs.on_nack(now, &nack.seqs, (rtt, target), &mut now_packets);
         for q in &now_packets {
             self.emit_frame_packet(now, q, out);
         }

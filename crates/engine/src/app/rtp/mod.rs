@@ -69,6 +69,7 @@ pub const MEDIA_TABLE: super::AppTable = super::AppTable {
         Count("rtx_packets"),
         Count("rtx_bytes"),
         Count("rtx_refused"),
+        Count("rtx_rate_limited"),
         Count("media_payload_bytes"),
         Measure("media_rate_bps"),
         Measure("target_gap_mean_bps"),
