@@ -34,16 +34,13 @@ pub const RATE_WINDOW: SimTime = SimTime::from_millis(500);
 /// continuous time where they use 1 ms buckets. A retransmission is
 /// refused when the rate with it would pass the limit. The rate is not
 /// known (and nothing is refused) while the window holds nothing, or one
-/// retransmission only before the window has filled, or while less than
-/// no time has passed since the first (so a first burst in one instant
-/// goes whole, as there).
+/// retransmission only before the window has filled, or in the instant
+/// of the first retransmission (so a first burst goes whole, as there).
 #[derive(Default)]
 pub struct RateLimit {
-    /// Admitted retransmissions within the window: (time, wire bytes,
-    /// retransmissions), one entry per instant.
-    recent: VecDeque<(SimTime, u64, u64)>,
+    /// Admitted retransmissions within the window: (time, wire bytes).
+    recent: VecDeque<(SimTime, u32)>,
     bytes: u64,
-    count: u64,
     first: Option<SimTime>,
 }
 
@@ -51,12 +48,11 @@ impl RateLimit {
     /// Whether a retransmission of `bytes` may go at `now` within
     /// `max_bps`; if it may, it is counted.
     pub fn try_use(&mut self, now: SimTime, bytes: u32, max_bps: f64) -> bool {
-        while let Some(&(t, b, n)) = self.recent.front() {
+        while let Some(&(t, b)) = self.recent.front() {
             if t + RATE_WINDOW > now {
                 break;
             }
-            self.bytes -= b;
-            self.count -= n;
+            self.bytes -= b as u64;
             self.recent.pop_front();
         }
         if let Some(rate) = self.rate_bps(now) {
@@ -67,18 +63,15 @@ impl RateLimit {
         }
         self.first.get_or_insert(now);
         self.bytes += bytes as u64;
-        self.count += 1;
-        match self.recent.back_mut() {
-            Some((t, b, n)) if *t == now => (*b, *n) = (*b + bytes as u64, *n + 1),
-            _ => self.recent.push_back((now, bytes as u64, 1)),
-        }
+        self.recent.push_back((now, bytes));
         true
     }
 
     /// The rate (bit/s) over the window ending at `now`, if known.
     fn rate_bps(&self, now: SimTime) -> Option<f64> {
         let active = RATE_WINDOW.min(now.saturating_sub(self.first?));
-        if self.count == 0 || active == SimTime::ZERO || (self.count == 1 && active < RATE_WINDOW) {
+        let n = self.recent.len();
+        if n == 0 || active == SimTime::ZERO || (n == 1 && active < RATE_WINDOW) {
             return None;
         }
         Some(self.bytes as f64 * 8.0 / active.as_secs_f64())
@@ -306,22 +299,25 @@ mod tests {
         assert_eq!(out.iter().map(|x| x.payload).collect::<Vec<_>>(), [1, 2]);
     }
 
-    /// The limit at 80 kbit/s with 1000-byte retransmissions (16 kbit/s
+    /// The limit at 79 kbit/s with 1000-byte retransmissions (16 kbit/s
     /// each over the window): the rate is unknown for a first burst in
     /// one instant, then measured over the time since the first, then
-    /// over the last 500 ms; a retransmission goes while the rate with
-    /// it stays within the limit, to the nanosecond.
+    /// over the last 500 ms (a retransmission 500 ms old has left it); a
+    /// retransmission goes while the rate with it stays within the limit.
     #[test]
     fn retransmissions_stay_within_the_rate_over_the_window() {
         let mut l = RateLimit::default();
-        let max = 80_000.0;
+        let max = 79_000.0;
         let mut go = |t: SimTime| l.try_use(t, 1000, max);
         assert!(go(ms(0)) && go(ms(0)), "unknown rate: a first burst goes");
         assert!(!go(ms(100)), "2000 B over 100 ms is 160 kbit/s");
         assert!(go(ms(400)), "2000 B over 400 ms + 16 kbit/s = 56 kbit/s");
         assert!(go(ms(450)), "3000 B over 450 ms + 16 = 69.3 kbit/s");
         assert!(!go(ms(499)), "4000 B over 499 ms + 16 = 80.1 kbit/s");
-        assert!(go(ms(500)), "the two at 0 left: 2000 B + 16 = 48 kbit/s");
+        assert!(
+            go(ms(500)),
+            "the two at 0 left: 2000 B + 16 = 48 kbit/s (80 with them)"
+        );
         // One retransmission before the window has filled: unknown.
         let mut l = RateLimit::default();
         assert!(l.try_use(ms(0), 1000, max));
@@ -329,6 +325,15 @@ mod tests {
         assert!(!l.try_use(ms(20), 1000, max), "2000 B over 20 ms");
         // An empty window: unknown again, whatever came before.
         assert!(l.try_use(ms(2000), 1_000_000, max));
+        // One in a full window (the first was 500 ms or more before):
+        // known, 16 kbit/s + 16 over a 30 kbit/s limit.
+        let mut l = RateLimit::default();
+        assert!(l.try_use(ms(0), 1000, 30_000.0));
+        assert!(l.try_use(ms(300), 1000, 30_000.0), "one, 300 ms: unknown");
+        assert!(
+            !l.try_use(ms(700), 1000, 30_000.0),
+            "one, a full window: known"
+        );
     }
 
     /// Asked for a 1000-byte retransmission every millisecond, the sender
