@@ -120,6 +120,9 @@ class Params(StudyParams):
     # The receiver's decoding: "independent" (each frame decodes alone) or "reference" (a lost frame spoils
     # the frames up to the next key frame, which the receiver asks for with a PLI)
     decode: str = "independent"
+    # The receiver asks for lost packets again (RTCP Generic NACK; the sender answers with RFC 4588
+    # retransmissions, held to its target over 500 ms), as WebRTC's video does
+    nack: bool = False
     controllers: tuple[str, ...] = ("gcc", "nada", "scream")
     cases: tuple[int, ...] = CASES
     aqm_variant: bool = True  # every case also behind FQ-CoDel
@@ -344,7 +347,8 @@ def scenario(p: Params, number: int, controller: str, one_way_ms: float, aqm: st
                   "feedback": {**feedback, "interval_ms": p.feedback_interval_ms},
                   "cc": {**cc, "min_bps" if cc["type"] != "nada" else "rmin_bps": p.min_bps,
                          "max_bps" if cc["type"] != "nada" else "rmax_bps": p.max_bps, "start_bps": p.start_bps}}
-        playout = {"adaptive": True, **({"decode": p.decode} if p.decode != "independent" else {})}
+        playout = {"adaptive": True, **({"decode": p.decode} if p.decode != "independent" else {}),
+                   **({"nack": True} if p.nack else {})}
         sc.rtp_session(leg.name, [member, {"node": dst, "playout": playout}], transport="unicast",
                        session_bw_bps=p.max_bps, media_payload_bytes=p.media_payload_bytes, start_s=leg.start_s,
                        avpf={"trr_interval_ms": 1000}, **stop)

@@ -38,6 +38,7 @@ OPEN_VALUES: tuple[tuple[str, Any, Any], ...] = (
     ("gcc_probing", False, True),
     ("case58_resume", "restart", "hold"),
     ("decode", "independent", "reference"),
+    ("nack", False, True),
 )
 HEADLINES = ("c1_share", "c1_queuing_ms", "c4_jain", "c6_share", "c6_freezes", "c7_share", "c8_resume_queue_ms")
 
