@@ -53,6 +53,50 @@ def test_rtt_from_lsr_dlsr_and_loss_report_delay_at_the_sender():
     assert 2.0 < avp.loc["s/a1/rtcp", "loss_report_delay_mean_s"] < 3.0
 
 
+def test_members_without_media_get_their_rtt_from_rfc3611_extended_reports():
+    # a2 sends no media and no SRs: no report block carries an LSR for it.
+    # With xr_rtt its RRs carry an RRTR that a1 answers in a DLRR block.
+    def run(xr):
+        sc = mediasim.Scenario("u", duration_s=60)
+        sc.node("a1").node("a2").link("a1", "a2", rate_bps=10e6, delay_ms=10)
+        sc.data["rtp_sessions"] = [{
+            "name": "s", "transport": "unicast", "session_bw_bps": 200e3, "media_payload_bytes": 460,
+            "members": [{"node": "a1", "media": True}, {"node": "a2", "xr_rtt": xr}],
+        }]
+        res = mediasim.run(sc, seed=1)
+        assert_balanced(res)
+        return res.tables["rtp"].set_index("flow")
+    r = run(True)
+    a1, a2 = r.loc["s/a1/rtcp"], r.loc["s/a2/rtcp"]
+    assert a2["rtt_s"] == pytest.approx(0.020, abs=0.001)
+    # Every regular report of a2 is an RR with an RRTR; a1 answers each
+    # one it hears, save those a newer one replaced before its next report.
+    assert a2["rrtr_sent"] == a2["regular_packets"] > 40
+    assert 0.5 * a2["rrtr_sent"] < a1["dlrr_sent"] <= a2["rrtr_sent"]
+    assert a1["rrtr_sent"] == 0 and a2["dlrr_sent"] == 0
+    plain = run(False)
+    assert math.isnan(plain.loc["s/a2/rtcp", "rtt_s"])
+    assert (plain[["rrtr_sent", "dlrr_sent"]] == 0).all().all()
+    # The XR's bytes are counted: 20 per RR with an RRTR (8 + 12), at
+    # least 24 per answer (8 + 4 + 12).
+    extra = r["rtcp_bytes"] / r["rtcp_packets"] - plain["rtcp_bytes"] / plain["rtcp_packets"]
+    assert extra["s/a2/rtcp"] == pytest.approx(20, abs=1)
+    assert extra["s/a1/rtcp"] > 0
+
+
+def test_in_a_group_every_member_answers_the_rrtrs_it_hears():
+    sc = star()
+    for m in sc.data["rtp_sessions"][0]["members"][1:]:
+        m["xr_rtt"] = True
+    res = mediasim.run(sc, seed=2)
+    assert_balanced(res)
+    r = res.tables["rtp"].set_index("flow")
+    rx = r.drop(index="g/a1/rtcp")
+    # Every round trip between two members crosses the hub: 2 x (5 + 5) ms.
+    assert ((rx["rtt_s"] - 0.020).abs() < 0.001).all(), rx["rtt_s"]
+    assert (rx["rrtr_sent"] > 20).all() and (r["dlrr_sent"] > 20).all()
+
+
 def test_every_loss_is_reported_once_across_sequence_wraps():
     # 3,571 packets a second for 40 s: the 16-bit sequence wraps twice. A
     # loss whose number an earlier loss had is still a new loss; only the

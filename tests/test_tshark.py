@@ -3,7 +3,8 @@ packets, checksums good, TCP retransmissions counted alike, a flow of TCP
 transfers seen as one connection each, RTP and RTCP
 (with Generic NACKs) decoded, transport-wide feedback and its RTP header
 extension decoded, RFC 8888 feedback framed, PLIs decoded, NACKs and
-RFC 4588 retransmissions decoded. Runs scripts/check-pcap-tshark.
+RFC 4588 retransmissions decoded, RFC 3611 RRTR and DLRR blocks decoded.
+Runs scripts/check-pcap-tshark.
 
 scripts/setup installs tshark where it can (root with apt-get). In CI the
 test requires it; elsewhere, without tshark, it is reported as not run,
@@ -44,3 +45,8 @@ def test_tshark_decodes_every_pcap_cleanly():
     line = next(x for x in lines if "calls/nack/" in x)
     assert re.search(r"NACK: mediasim (\d+), tshark \1; RTX: mediasim (\d+), tshark \2, SSRC", line), line
     assert "0 OSNs not sent; 0 malformed" in line
+    # Extended reports: every RRTR the receiver sent and every DLRR answer,
+    # each naming an RRTR's time.
+    line = next(x for x in lines if "calls/xr/" in x)
+    assert re.search(r"RRTR: mediasim (\d+), tshark \1; DLRR: mediasim (\d+), tshark \2, 0 naming no RRTR; 0 malformed",
+                     line), line

@@ -3,7 +3,9 @@
 
 use crate::net::TcpHeader;
 use crate::sim::{uniform, RngStreams, SimRng};
-use crate::wire::rtcp::{Ccfb, CcfbBlock, Metric, ReportBlock, RtcpPacket, Status, Twcc};
+use crate::wire::rtcp::{
+    Ccfb, CcfbBlock, DlrrItem, Metric, ReportBlock, RtcpPacket, Status, Twcc, Xr,
+};
 use crate::wire::{ipv4, rtp, tcp, udp};
 
 fn bytes(rng: &mut SimRng, max: usize) -> Vec<u8> {
@@ -161,7 +163,8 @@ fn random_block(rng: &mut SimRng) -> ReportBlock {
 fn random_rtcp(rng: &mut SimRng) -> RtcpPacket {
     let ssrc = (uniform(rng) * 4e9) as u32;
     let blocks = |rng: &mut SimRng| (0..below(rng, 32)).map(|_| random_block(rng)).collect();
-    match below(rng, 9) {
+    match below(rng, 10) {
+        9 => RtcpPacket::Xr(random_xr(rng, ssrc)),
         8 => RtcpPacket::Pli {
             sender_ssrc: ssrc,
             media_ssrc: ssrc ^ 3,
@@ -263,6 +266,23 @@ fn random_ccfb(rng: &mut SimRng, ssrc: u32) -> Ccfb {
     }
 }
 
+/// An extended report with or without an RRTR block and 0-60 DLRR
+/// sub-blocks.
+fn random_xr(rng: &mut SimRng, ssrc: u32) -> Xr {
+    let mut u32r = || (uniform(rng) * 4_294_967_296.0) as u32;
+    Xr {
+        ssrc,
+        rrtr: (u32r() % 2 == 0).then(|| (u32r() as u64) << 32 | u32r() as u64),
+        dlrr: (0..u32r() % 61)
+            .map(|_| DlrrItem {
+                ssrc: u32r(),
+                lrr: u32r(),
+                dlrr: u32r(),
+            })
+            .collect(),
+    }
+}
+
 /// A transport-wide packet whose statuses come in stretches (runs of one
 /// kind, long enough for run-length chunks, and mixes that need one- and
 /// two-bit vectors), with small, large and negative deltas.
@@ -289,19 +309,20 @@ fn random_twcc(rng: &mut SimRng, ssrc: u32) -> Twcc {
     }
 }
 
-/// Both per-packet feedback formats: random well-formed packets parse back
-/// to what was written; with any one 16-bit word of the body replaced (a
-/// status chunk, a count, a metric word) or the packet cut, the parser
-/// returns an error or a packet, never panics, and never reports more
-/// statuses than the count field allows.
+/// Both per-packet feedback formats and extended reports: random
+/// well-formed packets parse back to what was written; with any one 16-bit
+/// word of the body replaced (a status chunk, a count, a metric word, a
+/// block type or length) or the packet cut, the parser returns an error or
+/// a packet, never panics, never reports more statuses than the count
+/// field allows, and never more DLRR sub-blocks than the packet holds.
 #[test]
 fn structured_feedback_formats_round_trip_and_survive_bad_words() {
     let mut rng = RngStreams::new(5, 0).stream("fuzz");
     for i in 0..20_000 {
-        let p = if i % 2 == 0 {
-            RtcpPacket::Ccfb(random_ccfb(&mut rng, i))
-        } else {
-            RtcpPacket::Twcc(random_twcc(&mut rng, i))
+        let p = match i % 3 {
+            0 => RtcpPacket::Ccfb(random_ccfb(&mut rng, i)),
+            1 => RtcpPacket::Twcc(random_twcc(&mut rng, i)),
+            _ => RtcpPacket::Xr(random_xr(&mut rng, i)),
         };
         let mut buf = Vec::new();
         p.emit(&mut buf);
@@ -315,6 +336,9 @@ fn structured_feedback_formats_round_trip_and_survive_bad_words() {
                 t.statuses.len(),
                 u16::from_be_bytes([buf[14], buf[15]]) as usize
             );
+        }
+        if let Ok((RtcpPacket::Xr(x), _)) = RtcpPacket::parse(&buf) {
+            assert!(x.dlrr.len() <= (buf.len() - 12) / 12);
         }
         let cut = below(&mut rng, buf.len() + 1);
         let _ = RtcpPacket::parse(&buf[..cut]);

@@ -352,6 +352,7 @@ impl RtpSessionSpec {
             self.session_bw_bps,
         );
         let app = if plan.leaves { app.with_bye() } else { app };
+        let app = if m.xr_rtt { app.with_xr_rtt() } else { app };
         match &self.newpred {
             Some(np) => app.with_newpred(NewpredConfig {
                 segments: np.segments_per_frame,

@@ -5,7 +5,7 @@ use super::member::RTP_CLOCK_HZ;
 use super::payload::RtcpCompound;
 use crate::proto::rtp::FbItem;
 use crate::sim::SimTime;
-use crate::wire::rtcp::{nack_entries, RtcpPacket};
+use crate::wire::rtcp::{nack_entries, DlrrItem, RtcpPacket, Xr};
 
 /// RTP timestamp of simulated time `now` (90 kHz clock).
 pub fn rtp_ts(now: SimTime) -> u32 {
@@ -49,8 +49,8 @@ pub fn compound_packets(c: &RtcpCompound, now: SimTime) -> Vec<RtcpPacket> {
             dlsr: ntp_short_duration(r.dlsr),
         })
         .collect();
-    // The report, the SDES, the NACKs and a BYE.
-    let mut v = Vec::with_capacity(3 + c.nacks.len());
+    // The report, the SDES, an XR, the NACKs and a BYE.
+    let mut v = Vec::with_capacity(4 + c.nacks.len());
     v.push(match c.sender {
         Some((packets, octets)) => RtcpPacket::SenderReport {
             ssrc: c.ssrc,
@@ -69,6 +69,21 @@ pub fn compound_packets(c: &RtcpCompound, now: SimTime) -> Vec<RtcpPacket> {
         ssrc: c.ssrc,
         cname: c.cname.clone(),
     });
+    if c.rrtr || !c.dlrr.is_empty() {
+        v.push(RtcpPacket::Xr(Xr {
+            ssrc: c.ssrc,
+            rrtr: c.rrtr.then(|| ntp64(now)),
+            dlrr: c
+                .dlrr
+                .iter()
+                .map(|d| DlrrItem {
+                    ssrc: d.ssrc,
+                    lrr: ntp_short(d.lrr),
+                    dlrr: ntp_short_duration(d.delay),
+                })
+                .collect(),
+        }));
+    }
     for (media, seqs) in &c.nacks {
         v.push(RtcpPacket::Nack {
             sender_ssrc: c.ssrc,
@@ -112,9 +127,10 @@ mod tests {
         RTP_CLOCK_HZ,
     };
     use crate::app::rtp::payload::{RtcpCompound, RtcpReport};
+    use crate::app::rtp::xr::Dlrr;
     use crate::proto::rtp::FbItem;
     use crate::sim::SimTime;
-    use crate::wire::rtcp::RtcpPacket;
+    use crate::wire::rtcp::{DlrrItem, RtcpPacket, Xr};
 
     /// RFC 3550 4: the 64-bit NTP timestamp is seconds in its high 32 bits
     /// and the fraction of a second in units of 2^-32 (truncated) in its
@@ -156,6 +172,8 @@ mod tests {
                 dlsr: SimTime::from_millis(250),
             }],
             nacks: vec![(0x2222, vec![1, 2, 5])],
+            rrtr: false,
+            dlrr: Vec::new(),
             app_layer_fb: false,
             bye: true,
             early: false,
@@ -213,6 +231,39 @@ mod tests {
     fn a_compound_has_the_rfc_sizes() {
         assert_eq!(compound_bytes(&compound(None)), 32 + 16 + 16 + 8);
         assert_eq!(compound_bytes(&compound(Some((1, 1)))), 52 + 16 + 16 + 8);
+    }
+
+    /// RFC 3611: the XR goes after the SDES, before the feedback; its
+    /// RRTR carries the send time as a 64-bit NTP timestamp (4.4) and each
+    /// DLRR sub-block the RRTR's middle 32 bits and the time held, 16.16
+    /// (4.5). With both, the compound grows by 8 + 12 + 4 + 12 bytes.
+    #[test]
+    fn an_extended_report_carries_the_rrtr_and_the_answers() {
+        let mut c = compound(None);
+        c.rrtr = true;
+        c.dlrr = vec![Dlrr {
+            ssrc: 0x3333,
+            lrr: SimTime::from_millis(1_500),
+            delay: SimTime::from_millis(250),
+        }];
+        let now = SimTime::from_millis(2_250);
+        let v = compound_packets(&c, now);
+        let want = Xr {
+            ssrc: 0x1111,
+            rrtr: Some((2 << 32) | 0x4000_0000),
+            dlrr: vec![DlrrItem {
+                ssrc: 0x3333,
+                lrr: 0x1_8000,
+                dlrr: 0x4000,
+            }],
+        };
+        assert_eq!(v[2], RtcpPacket::Xr(want));
+        assert!(matches!(v[3], RtcpPacket::Nack { .. }));
+        assert_eq!(compound_bytes(&c), compound_bytes(&compound(None)) + 36);
+        // A report with neither has no XR.
+        assert!(!compound_packets(&compound(None), now)
+            .iter()
+            .any(|p| matches!(p, RtcpPacket::Xr(_))));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::held::{FastRx, Held};
 use super::payload::{Nack, Pli, RtcpCompound, RtcpReport, RtpData};
 use super::sent::SentRecord;
 use super::viewer::{FeedbackOut, Viewer};
+use super::xr::XrEnd;
 use crate::app::paced::FeedbackEnd;
 use crate::app::{Action, App, AppStats, PacketTemplate};
 use crate::measure::RunningMean;
@@ -155,6 +156,8 @@ pub struct RtpMember {
     /// The feedback half of the peer's controller (its receiver).
     feedback: Option<FeedbackEnd>,
     newpred: Option<NewpredConfig>,
+    /// RFC 3611 RRTR/DLRR: the answers it owes, and its own RRTRs.
+    xr: XrEnd,
     cname: String,
     sends_sr: bool,
     rtcp_tpl: PacketTemplate,
@@ -216,6 +219,7 @@ impl RtpMember {
             bye_at: None,
             byes_sent: false,
             newpred: None,
+            xr: XrEnd::default(),
             detected: HashMap::default(),
             recovery_times: RunningMean::default(),
             waiting_times: RunningMean::default(),
@@ -554,6 +558,13 @@ impl RtpMember {
         self
     }
 
+    /// Sends RFC 3611 RRTR blocks in its receiver reports and takes its
+    /// RTT from the DLRR answers (`xr_rtt`).
+    pub fn with_xr_rtt(mut self) -> Self {
+        self.xr.asks = true;
+        self
+    }
+
     pub fn with_newpred(mut self, cfg: NewpredConfig) -> Self {
         self.newpred = Some(cfg);
         self
@@ -620,10 +631,13 @@ impl RtpMember {
             .then_some((self.packets_sent, self.octets_sent));
         // RFC 4585 3.1: an Early packet is a minimal compound (no report
         // blocks needed); a Regular one carries every report block.
-        let reports = if early {
-            Vec::new()
+        let (reports, (rrtr, dlrr)) = if early {
+            (Vec::new(), (false, Vec::new()))
         } else {
-            self.report_blocks(now)
+            (
+                self.report_blocks(now),
+                self.xr.for_report(now, sender.is_some()),
+            )
         };
         let nacks = merge_nacks(&fb);
         let c = RtcpCompound {
@@ -631,6 +645,8 @@ impl RtpMember {
             sender,
             reports,
             nacks,
+            rrtr,
+            dlrr,
             app_layer_fb: self.newpred.is_some(),
             bye,
             early,
@@ -1090,6 +1106,16 @@ impl RtpMember {
         }
     }
 
+    /// A round-trip sample from a report about this member: the media
+    /// source's take the place of any other's.
+    fn take_rtt(&mut self, rtt: SimTime, from_media_source: bool) {
+        if from_media_source || self.rtt_s.is_none() {
+            let rtt = rtt.as_secs_f64();
+            self.rtt_s = Some(rtt);
+            self.sched.set_rtt(rtt);
+        }
+    }
+
     /// An RTCP compound that was sent at `sent_at` (its SR timestamp).
     /// Out of line: about one a second, beside per-packet feedback every
     /// few tens of milliseconds that shares `on_control`.
@@ -1106,7 +1132,12 @@ impl RtpMember {
         if c.bye {
             self.sched.timing.on_bye(c.ssrc, now);
             self.sources.remove(&c.ssrc);
+            self.xr.heard.forget(c.ssrc);
             return;
+        }
+        if c.rrtr {
+            // RFC 3611 4.4: the RRTR's timestamp is its sending time.
+            self.xr.heard.on_rrtr(c.ssrc, sent_at, now);
         }
         // Only SR senders and media sources need an entry: in a large
         // session most members are neither, and an entry per member per
@@ -1121,15 +1152,15 @@ impl RtpMember {
             if rb.ssrc == self.ssrc {
                 if let Some(lsr) = rb.lsr {
                     // RFC 3550 6.4.1: RTT = A - LSR - DLSR.
-                    let rtt = now
-                        .saturating_sub(lsr)
-                        .saturating_sub(rb.dlsr)
-                        .as_secs_f64();
-                    if from_media_source || self.rtt_s.is_none() {
-                        self.rtt_s = Some(rtt);
-                        self.sched.set_rtt(rtt);
-                    }
+                    let rtt = now.saturating_sub(lsr).saturating_sub(rb.dlsr);
+                    self.take_rtt(rtt, from_media_source);
                 }
+            }
+        }
+        if self.xr.asks {
+            let me = self.ssrc;
+            for d in c.dlrr.iter().filter(|d| d.ssrc == me) {
+                self.take_rtt(super::xr::rtt(now, d), from_media_source);
             }
         }
         for (media, seqs) in &c.nacks {
@@ -1367,6 +1398,8 @@ impl App for RtpMember {
                 ("mwt_s", st.mean_wait_s()),
                 ("members", sched.timing.members() as f64),
                 ("rtt_s", self.rtt_s.unwrap_or(f64::NAN)),
+                ("rrtr_sent", self.xr.rrtr_sent as f64),
+                ("dlrr_sent", self.xr.dlrr_sent as f64),
                 ("loss_reports", self.sent.reports() as f64),
                 // Lost packets reported by more than one member (a
                 // suppression failure when the loss was shared).

@@ -11,6 +11,7 @@ pub mod rtx;
 mod sent;
 pub mod spec;
 pub mod viewer;
+pub mod xr;
 
 pub use compound::compound_packets;
 pub use member::{MediaConfig, NewpredConfig, RtpMember, RTP_CLOCK_HZ};
@@ -42,6 +43,8 @@ pub const TABLE: super::AppTable = super::AppTable {
         Measure("mwt_s"),
         Count("members"),
         Measure("rtt_s"),
+        Count("rrtr_sent"),
+        Count("dlrr_sent"),
         Count("loss_reports"),
         Count("losses_multiply_reported"),
         Count("loss_reports_unplaced"),

@@ -110,6 +110,11 @@ pub struct RtcpCompound {
     pub reports: Vec<RtcpReport>,
     /// Generic NACK feedback: (media SSRC, lost sequence numbers).
     pub nacks: Vec<(u32, Vec<u16>)>,
+    /// An RFC 3611 Receiver Reference Time block, stamped with the send
+    /// time (`xr_rtt`, a member that sends no SRs).
+    pub rrtr: bool,
+    /// RFC 3611 DLRR sub-blocks answering the RRTRs heard.
+    pub dlrr: Vec<super::xr::Dlrr>,
     /// Feedback sent as application-layer feedback (PSFB AFB) with one
     /// 4-byte NACK per lost segment (NEWPRED) instead of Generic NACK.
     pub app_layer_fb: bool,
@@ -119,9 +124,11 @@ pub struct RtcpCompound {
 }
 
 impl AppPayload for RtcpCompound {
-    fn emit(&self, _p: &Packet, now: SimTime, buf: &mut [u8]) {
+    fn emit(&self, p: &Packet, _now: SimTime, buf: &mut [u8]) {
         let mut bytes = Vec::with_capacity(buf.len());
-        for pk in super::compound::compound_packets(self, now) {
+        // The SR's and RRTR's timestamps say when the compound was sent,
+        // wherever it is captured (RFC 3550 6.4.1, RFC 3611 4.4).
+        for pk in super::compound::compound_packets(self, p.created_at) {
             pk.emit(&mut bytes);
         }
         let n = bytes.len().min(buf.len());

@@ -87,6 +87,11 @@ pub struct RtpMemberSpec {
     /// from the media sender's report blocks).
     #[serde(default)]
     pub sender_reports: bool,
+    /// RFC 3611's receiver RTT: sends a Receiver Reference Time block in
+    /// its receiver reports and takes its RTT from the DLRR answers (every
+    /// member answers the RRTRs it hears).
+    #[serde(default)]
+    pub xr_rtt: bool,
     /// A rate controller for this member's media (unicast sessions): one
     /// media packet leaves whenever it allows, and the other member
     /// returns its feedback in the flow "<session>/<other>/fb". Absent:

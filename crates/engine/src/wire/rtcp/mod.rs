@@ -3,13 +3,16 @@
 //! Picture Loss Indication and application-layer feedback, plus compound
 //! packets; congestion control
 //! feedback in both per-packet formats (`ccfb`: RFC 8888; `twcc`:
-//! transport-wide).
+//! transport-wide); extended reports with the RRTR and DLRR blocks (`xr`:
+//! RFC 3611).
 
 pub mod ccfb;
 pub mod twcc;
+pub mod xr;
 
 pub use ccfb::{Ccfb, CcfbBlock, Metric};
 pub use twcc::{Status, Twcc};
+pub use xr::{DlrrItem, Xr};
 
 use super::WireError;
 
@@ -83,6 +86,8 @@ pub enum RtcpPacket {
     Ccfb(Ccfb),
     /// Transport-wide congestion control feedback (RTPFB FMT 15).
     Twcc(Twcc),
+    /// Extended report (RFC 3611): RRTR and DLRR blocks.
+    Xr(Xr),
 }
 
 fn header(buf: &mut Vec<u8>, count: u8, pt: u8, body_len: usize) {
@@ -208,6 +213,7 @@ impl RtcpPacket {
             }
             RtcpPacket::Ccfb(c) => c.emit(buf),
             RtcpPacket::Twcc(t) => t.emit(buf),
+            RtcpPacket::Xr(x) => x.emit(buf),
         }
     }
 
@@ -225,6 +231,7 @@ impl RtcpPacket {
             RtcpPacket::AppFeedback { data, .. } => 8 + data.len().div_ceil(4) * 4,
             RtcpPacket::Ccfb(c) => return c.wire_len(),
             RtcpPacket::Twcc(t) => return t.wire_len(),
+            RtcpPacket::Xr(x) => return x.wire_len(),
         };
         4 + body
     }
@@ -246,6 +253,7 @@ impl RtcpPacket {
             PT_PSFB if count as u8 == FMT_AFB => b.app_feedback()?,
             PT_RTPFB if count as u8 == ccfb::FMT_CCFB => RtcpPacket::Ccfb(Ccfb::parse_body(b.b)?),
             PT_RTPFB if count as u8 == twcc::FMT_TWCC => RtcpPacket::Twcc(Twcc::parse_body(b.b)?),
+            xr::PT_XR => RtcpPacket::Xr(Xr::parse_body(b.b)?),
             other => {
                 return Err(WireError::BadField {
                     field: "rtcp packet type",

@@ -553,3 +553,113 @@ fn ccfb_blocks_cut_short_or_too_long_are_named() {
         })
     );
 }
+
+fn xr(rrtr: Option<u64>, n: usize) -> Xr {
+    Xr {
+        ssrc: 0x0a0b0c0d,
+        rrtr,
+        dlrr: (0..n as u32)
+            .map(|i| DlrrItem {
+                ssrc: 0x100 + i,
+                lrr: 0x00011000 + i,
+                dlrr: 0x8000,
+            })
+            .collect(),
+    }
+}
+
+/// RFC 3611 2, 4.4 and 4.5 written out by hand: the XR header (PT 207,
+/// reserved bits zero), an RRTR block (BT 4, block length 2) and a DLRR
+/// block (BT 5, block length 3 per sub-block).
+#[test]
+fn extended_report_matches_hand_built_bytes() {
+    let p = RtcpPacket::Xr(xr(Some(0x0102030405060708), 2));
+    let want = [
+        0x80, 207, 0, 11, // V=2, PT=XR, 12 words - 1
+        0x0a, 0x0b, 0x0c, 0x0d, // SSRC
+        4, 0, 0, 2, // RRTR: BT 4, reserved, block length 2
+        1, 2, 3, 4, 5, 6, 7, 8, // NTP timestamp
+        5, 0, 0, 6, // DLRR: BT 5, reserved, block length 3 x 2
+        0, 0, 1, 0, 0, 1, 0x10, 0, 0, 0, 0x80, 0, // SSRC_1, LRR, DLRR (0.5 s)
+        0, 0, 1, 1, 0, 1, 0x10, 1, 0, 0, 0x80, 0, // SSRC_2, LRR, DLRR
+    ];
+    assert_eq!(bytes_of(&p), want);
+    assert_eq!(RtcpPacket::parse(&want).unwrap(), (p, want.len()));
+    // Each block alone: an RRTR is 20 bytes, a lone DLRR 8 + 4 + 12 n.
+    let rrtr = RtcpPacket::Xr(xr(Some(7), 0));
+    assert_eq!(
+        bytes_of(&rrtr)[..12],
+        [0x80, 207, 0, 4, 0x0a, 0x0b, 0x0c, 0x0d, 4, 0, 0, 2]
+    );
+    for n in 0..60 {
+        for r in [None, Some(9)] {
+            let p = RtcpPacket::Xr(xr(r, n));
+            let b = bytes_of(&p);
+            assert_eq!(
+                (p.wire_len(), b.len()),
+                (
+                    b.len(),
+                    8 + 12 * r.iter().len() + (4 + 12 * n) * (n > 0) as usize
+                )
+            );
+            assert_eq!(RtcpPacket::parse_compound(&b).unwrap(), vec![p]);
+        }
+    }
+}
+
+/// RFC 3611 3: a block of a type the receiver does not know is skipped by
+/// its length; DLRR blocks add up; malformed blocks are named.
+#[test]
+fn extended_report_skips_unknown_blocks_and_names_bad_ones() {
+    let mut b = vec![0x80, 207, 0, 11, 0, 0, 0, 1];
+    b.extend_from_slice(&[1, 0, 0, 1, 9, 9, 9, 9]); // BT 1 (loss RLE), one word
+    b.extend_from_slice(&[5, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4]);
+    b.extend_from_slice(&[5, 0, 0, 0]); // an empty DLRR block
+    b.extend_from_slice(&[4, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 5]);
+    let p = RtcpPacket::parse(&b).unwrap().0;
+    let want = Xr {
+        ssrc: 1,
+        rrtr: Some(5),
+        dlrr: vec![DlrrItem {
+            ssrc: 2,
+            lrr: 3,
+            dlrr: 4,
+        }],
+    };
+    assert_eq!(p, RtcpPacket::Xr(want));
+    let bad = |bytes: &[u8]| RtcpPacket::parse(bytes).unwrap_err().to_string();
+    let rrtr3 = [
+        0x80, 207, 0, 5, 0, 0, 0, 1, 4, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ];
+    assert!(
+        bad(&rrtr3).contains("xr rrtr block length"),
+        "{}",
+        bad(&rrtr3)
+    );
+    let dlrr2 = [
+        0x80, 207, 0, 4, 0, 0, 0, 1, 5, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0,
+    ];
+    assert!(
+        bad(&dlrr2).contains("xr dlrr block length"),
+        "{}",
+        bad(&dlrr2)
+    );
+    let mut two = vec![0x80, 207, 0, 7, 0, 0, 0, 1];
+    two.extend_from_slice(&[
+        4, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 4, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2,
+    ]);
+    assert!(bad(&two).contains("xr rrtr blocks"), "{}", bad(&two));
+    // A block running past the packet; a packet with no SSRC.
+    let long = [0x80, 207, 0, 3, 0, 0, 0, 1, 5, 0, 0, 3, 0, 0, 0, 0];
+    assert!(matches!(
+        RtcpPacket::parse(&long),
+        Err(WireError::Truncated { need: 24, have: 16 })
+    ));
+    assert!(matches!(
+        RtcpPacket::parse(&[0x80, 207, 0, 0]),
+        Err(WireError::BadField {
+            field: "xr length",
+            ..
+        })
+    ));
+}

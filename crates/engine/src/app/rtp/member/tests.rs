@@ -344,6 +344,8 @@ fn report_about_1(ssrc: u32, sender: bool, lsr_ms: f64, dlsr_ms: f64) -> Packet 
             dlsr: ms(dlsr_ms),
         }],
         nacks: Vec::new(),
+        rrtr: false,
+        dlrr: Vec::new(),
         app_layer_fb: false,
         bye: false,
         early: false,
@@ -621,4 +623,60 @@ fn a_silent_member_is_timed_out() {
     };
     assert_eq!(members_at(20), 2.0);
     assert_eq!(members_at(40), 1.0);
+}
+
+/// RFC 3611's receiver RTT over the 10 ms path: the member that sends no
+/// media (2, `xr_rtt`) puts an RRTR in every regular report; the sender
+/// answers each in its next regular report with the RRTR's time and the
+/// time it held it, and member 2's RTT is exactly the 20 ms round trip.
+/// Without `xr_rtt` member 2 has no RTT and no XR is sent.
+#[test]
+fn a_member_without_media_gets_its_round_trip_from_dlrr_answers() {
+    let run = |xr: bool| {
+        let b = member(2, false, SimTime::from_secs(10));
+        let b = if xr { b.with_xr_rtt() } else { b };
+        pair(
+            [member(1, true, SimTime::from_secs(10)), b],
+            &[],
+            ms(5000.0),
+        )
+    };
+    let (m, log) = run(true);
+    let reports = |from: usize| -> Vec<(SimTime, RtcpCompound)> {
+        (log.iter())
+            .filter(|(_, f, _)| *f == from)
+            .filter_map(|(t, _, p)| p.app.get::<RtcpCompound>().map(|c| (*t, c.clone())))
+            .filter(|(_, c)| !c.early)
+            .collect()
+    };
+    let (from_a, from_b) = (reports(0), reports(1));
+    assert!(from_b.len() >= 3 && from_b.iter().all(|(_, c)| c.rrtr && c.dlrr.is_empty()));
+    // Each answer names the latest RRTR that arrived (10 ms after it
+    // left) before the answer was sent, with the time held since.
+    let mut answered = 0;
+    for (t, c) in &from_a {
+        assert!(!c.rrtr);
+        let heard: Vec<SimTime> = (from_b.iter())
+            .map(|(s, _)| *s)
+            .filter(|s| *s + ms(10.0) <= *t)
+            .collect();
+        match (c.dlrr.as_slice(), heard.last()) {
+            ([d], Some(&sent)) => {
+                assert_eq!((d.ssrc, d.lrr, d.delay), (2, sent, *t - sent - ms(10.0)));
+                answered += 1;
+            }
+            (d, _) => assert!(d.is_empty(), "{t:?} {c:?}"),
+        }
+    }
+    assert!(answered >= 2, "{answered}");
+    let stat = |m: &RtpMember, k: &str| value(&m.stats(ms(5000.0)).unwrap(), k);
+    assert_eq!(stat(&m[1], "rtt_s"), 0.020);
+    assert_eq!(stat(&m[1], "rrtr_sent"), from_b.len() as f64);
+    assert_eq!(stat(&m[0], "dlrr_sent"), answered as f64);
+    let (m, log) = run(false);
+    assert!(stat(&m[1], "rtt_s").is_nan());
+    assert!(!log.iter().any(|(_, _, p)| p
+        .app
+        .get::<RtcpCompound>()
+        .is_some_and(|c| c.rrtr || !c.dlrr.is_empty())));
 }
