@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -99,6 +101,20 @@ def figures_saved_by(fn) -> list:
     finally:
         Figure.savefig = real
     return made
+
+
+def pcap_records(pcap_path: Path) -> Iterator[tuple[int, int, bytes]]:
+    """(time in ns, IP packet bytes, IP packet) of each record of a pcap
+    file mediasim wrote (nanosecond pcap, raw IPv4), read record by record
+    so that times stay whole nanoseconds."""
+    with open(pcap_path, "rb") as fh:
+        data = fh.read()
+    assert struct.unpack("<I", data[:4])[0] == 0xA1B23C4D
+    at = 24
+    while at < len(data):
+        sec, nsec, incl, orig = struct.unpack("<IIII", data[at:at + 16])
+        yield sec * 10**9 + nsec, orig, data[at + 16:at + 16 + incl]
+        at += 16 + incl
 
 
 def require_tool(name: str) -> None:

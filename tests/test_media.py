@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import mediasim
-from conftest import assert_balanced
+from conftest import assert_balanced, pcap_records
 from mediasim.errors import ScenarioError
 from mediasim.experiments import quality
 
@@ -157,22 +157,6 @@ def test_reference_decoding_and_key_frame_requests_equal_a_direct_computation():
     i = independent.tables["media"].iloc[0]
     assert (i["frames_undecodable"], i["key_frame_requests"], i["pli_received"]) == (0, 0, 0)
     assert rtcp_books(independent) == (0, 0)
-
-
-def pcap_records(pcap_path):
-    """(time in ns, IP packet bytes, IP packet) of each record of a pcap
-    file mediasim wrote (nanosecond pcap, raw IPv4), read record by record
-    so that times stay whole nanoseconds."""
-    import struct
-
-    with open(pcap_path, "rb") as fh:
-        data = fh.read()
-    assert struct.unpack("<I", data[:4])[0] == 0xA1B23C4D
-    at = 24
-    while at < len(data):
-        sec, nsec, incl, orig = struct.unpack("<IIII", data[at:at + 16])
-        yield sec * 10**9 + nsec, orig, data[at + 16:at + 16 + incl]
-        at += 16 + incl
 
 
 def rtp_on_wire(pcap_path):

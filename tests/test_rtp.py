@@ -2,11 +2,12 @@
 feedback delay, suppression in multicast, RTT from LSR/DLSR, accounting."""
 
 import math
+import struct
 
 import pytest
 
 import mediasim
-from conftest import assert_balanced
+from conftest import assert_balanced, pcap_records
 
 
 def unicast(profile, duration_s=120, loss=0.01, bw=200e3, payload=460):
@@ -82,6 +83,50 @@ def test_members_without_media_get_their_rtt_from_rfc3611_extended_reports():
     extra = r["rtcp_bytes"] / r["rtcp_packets"] - plain["rtcp_bytes"] / plain["rtcp_packets"]
     assert extra["s/a2/rtcp"] == pytest.approx(20, abs=1)
     assert extra["s/a1/rtcp"] > 0
+
+
+def rtcp_timestamps(pcap_path, ip_src):
+    """{IP ident: (capture time in ns, the send time an SR or an RRTR block
+    says, in ns)} of the RTCP compounds from ``ip_src`` in a pcap file."""
+    out = {}
+    for ns, _, ip in pcap_records(pcap_path):
+        if ip[12:16] != bytes(ip_src) or struct.unpack("!H", ip[22:24])[0] % 2 == 0:
+            continue
+        at, rtcp = 0, ip[28:]
+        while at < len(rtcp):
+            pt, words = rtcp[at + 1], struct.unpack("!H", rtcp[at + 2:at + 4])[0]
+            ntp = None
+            if pt == 200:
+                ntp = struct.unpack("!Q", rtcp[at + 8:at + 16])[0]
+            elif pt == 207 and rtcp[at + 8] == 4:  # an XR with an RRTR first
+                ntp = struct.unpack("!Q", rtcp[at + 12:at + 20])[0]
+            if ntp is not None:
+                out[struct.unpack("!H", ip[4:6])[0]] = (ns, (ntp >> 32) * 10**9 + ((ntp & 0xFFFFFFFF) * 10**9 >> 32))
+            at += 4 * (words + 1)
+    return out
+
+
+def test_an_sr_or_rrtr_in_pcap_says_when_it_was_sent_wherever_captured(tmp_path):
+    # RFC 3550 6.4.1 and RFC 3611 4.4: the timestamp is the send time. The
+    # sender's own link records the packet as it starts on the wire (a's
+    # RTCP may wait there behind a media packet; b sends nothing else); a
+    # link further on records it a hop later, with the same stamp.
+    sc = mediasim.Scenario("x", duration_s=5)
+    sc.node("a").node("r").node("b")
+    sc.link("a", "r", rate_bps=100e6, delay_ms=5).link("r", "b", rate_bps=4e6, delay_ms=20)
+    sc.rtp_session("v", [{"node": "a", "media": True}, {"node": "b", "xr_rtt": True}],
+                   session_bw_bps=1e6, media_payload_bytes=1000, transport="unicast")
+    mediasim.run(sc, seed=1, out=tmp_path, pcap=True)
+    a_ip, b_ip = [10, 0, 0, 1], [10, 0, 0, 3]
+    for src, own, further, hop_ns in ((a_ip, "a-r", "r-b", 5e6), (b_ip, "r-b", "a-r", 20e6)):
+        at_src = rtcp_timestamps(tmp_path / "pcap" / f"{own}.pcap", src)
+        later = rtcp_timestamps(tmp_path / "pcap" / f"{further}.pcap", src)
+        assert len(at_src) > 5 and set(later) <= set(at_src)
+        waits = [ns - stamp for ns, stamp in at_src.values()]
+        # The NTP fraction is truncated: up to 1 ns early.
+        assert all(0 <= w <= (1 if src == b_ip else 1e6) for w in waits), waits
+        for ident, (ns, stamp) in later.items():
+            assert stamp == at_src[ident][1] and ns - stamp > hop_ns
 
 
 def test_in_a_group_every_member_answers_the_rrtrs_it_hears():
