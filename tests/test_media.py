@@ -248,6 +248,28 @@ def test_retransmissions_equal_a_direct_computation_from_the_wire_and_the_packet
     assert "v/alice/rtx" not in set(without.flows["flow"].astype(str))
 
 
+def test_recovered_frames_can_be_left_out_of_the_adaptive_delay():
+    """With an adaptive delay and NACK at 10% loss, a recovered frame took
+    a round trip more. Counted (the default), those delays raise the
+    playout delay; left out (skip_recovered), the delay is lower and more
+    frames are late. The option changes the viewer only: every packet
+    goes as before."""
+    def run(skip):
+        sc = call(loss={"type": "packet", "rate": 0.1}, source={"type": "synthetic", "fps": 30}, pacer={},
+                  receiver={"playout": {"adaptive": True, "nack": True, "skip_recovered": skip}})
+        res = mediasim.run(sc, seed=3)
+        assert_balanced(res)
+        return res
+    counted, skipped = run(False), run(True)
+    pd.testing.assert_frame_equal(counted.flows, skipped.flows, check_exact=True)
+    a, b = counted.tables["media"].iloc[0], skipped.tables["media"].iloc[0]
+    assert a["packets_recovered"] == b["packets_recovered"] > 50
+    assert b["playout_delay_mean_ms"] < 0.8 * a["playout_delay_mean_ms"]
+    assert b["frames_late"] > a["frames_late"] + 20
+    total = ["frames_played", "frames_late", "frames_lost"]
+    assert a[total].sum() == b[total].sum()
+
+
 def test_retransmissions_are_held_to_the_senders_target_over_500_ms(tmp_path):
     """At 60% loss the NACKs ask for more than the media's own rate; the
     sender retransmits within its wire target (no controller: the
@@ -423,6 +445,10 @@ def test_bad_media_fields_are_named(member, field, words):
     ({"type": "synthetic"}, {"nack": True, "nack_retries": 0}, "members[1].playout.nack_retries", "1 to 100"),
     ({"type": "synthetic"}, {"nack": True, "nack_rtt_ms": 0}, "members[1].playout.nack_rtt_ms", "positive"),
     ({"type": "synthetic"}, {"nack": "yes"}, "members[1].playout.nack", "true or false"),
+    ({"type": "synthetic"}, {"nack": True, "skip_recovered": True}, "members[1].playout.skip_recovered",
+     "adaptive = true and nack = true"),
+    ({"type": "synthetic"}, {"adaptive": True, "skip_recovered": True}, "members[1].playout.skip_recovered",
+     "adaptive = true and nack = true"),
 ])
 def test_bad_decoding_fields_are_named(source, playout, field, words):
     sc = call(source=source, receiver={"playout": playout})

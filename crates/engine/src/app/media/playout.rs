@@ -80,6 +80,9 @@ pub struct PlayoutParams {
     /// packets may still come, so a loss counts only when its frame is
     /// declared lost.
     pub retransmission: bool,
+    /// Frames a retransmission completed stay out of the adaptive
+    /// estimate (`skip_recovered`).
+    pub skip_recovered: bool,
 }
 
 /// How frames depend on each other (module docs).
@@ -126,6 +129,8 @@ enum Slot {
         need: u32,
         got: u32,
         key: bool,
+        /// One of its packets came by retransmission.
+        recovered: bool,
     },
     Done(Decided),
 }
@@ -296,6 +301,16 @@ impl Playout {
 
     /// A packet of frame `tag` arrived at `now`.
     pub fn on_packet(&mut self, now: SimTime, tag: &FrameTag) {
+        self.take(now, tag, false);
+    }
+
+    /// A retransmitted packet of frame `tag` arrived at `now`, its
+    /// original still missing.
+    pub fn on_recovered(&mut self, now: SimTime, tag: &FrameTag) {
+        self.take(now, tag, true);
+    }
+
+    fn take(&mut self, now: SimTime, tag: &FrameTag, by_rtx: bool) {
         self.finalise(now);
         let Some(k) = tag.index.checked_sub(self.next) else {
             return; // its frame was already rendered
@@ -324,6 +339,7 @@ impl Playout {
                         need: u32::MAX,
                         got: 0,
                         key: false,
+                        recovered: false,
                     };
                 }
                 // Packets come in order: the frame before this one is
@@ -341,6 +357,7 @@ impl Playout {
                     need: tag.packets,
                     got: 0,
                     key: tag.key,
+                    recovered: false,
                 };
             }
             Slot::Pending {
@@ -355,6 +372,7 @@ impl Playout {
                     need: tag.packets,
                     got: 0,
                     key: tag.key,
+                    recovered: false,
                 };
             }
             Slot::Pending { .. } => {}
@@ -365,14 +383,18 @@ impl Playout {
             need,
             got,
             key,
+            recovered,
         } = &mut self.slots[k]
         else {
             unreachable!("pending above")
         };
         *got += 1;
+        *recovered |= by_rtx;
         if *got >= *need {
             let (capture, playout, key) = (*capture, *playout, *key);
-            self.estimate(now, now - capture);
+            if !(*recovered && self.p.skip_recovered) {
+                self.estimate(now, now - capture);
+            }
             self.stats.frame_delay.add((now - capture).as_nanos());
             let outcome = if now <= playout {
                 Outcome::Played
@@ -597,6 +619,7 @@ mod tests {
             decode: Decode::Independent,
             key_retry: None,
             retransmission: false,
+            skip_recovered: false,
         })
     }
 
@@ -633,6 +656,7 @@ mod tests {
             decode: Decode::Reference,
             key_retry: Some(ms(200)),
             retransmission: false,
+            skip_recovered: false,
             ..fixed(100).p
         })
     }
@@ -714,6 +738,7 @@ mod tests {
         let rtx = || {
             Playout::new(PlayoutParams {
                 retransmission: true,
+                skip_recovered: false,
                 ..by_reference().p
             })
         };
@@ -760,6 +785,7 @@ mod tests {
         let mut p = Playout::new(PlayoutParams {
             key_retry: None,
             retransmission: false,
+            skip_recovered: false,
             ..by_reference().p
         });
         assert!(feed(&mut p).is_empty());
@@ -1120,6 +1146,45 @@ mod tests {
             q.on_packet(ms(40 * i + 50), &tag(i as u32, 1));
         }
         assert_eq!(q.delay(), ms(300));
+    }
+
+    /// A frame a retransmission completed: its 300 ms count in the
+    /// adaptive delay, unless `skip_recovered` leaves it out; either way
+    /// it is late on its own delay (as is frame 0, played at the 10 ms
+    /// minimum before any estimate). Frames every 40 ms take 50 ms, but
+    /// frame 1's second packet, a retransmission, comes at 340 ms.
+    #[test]
+    fn a_recovered_frame_can_be_left_out_of_the_adaptive_delay() {
+        for skip in [false, true] {
+            let mut p = Playout::new(PlayoutParams {
+                retransmission: true,
+                skip_recovered: skip,
+                ..highest_over_a_second()
+            });
+            p.on_packet(ms(50), &tag(0, 1));
+            p.on_packet(ms(90), &tag(1, 2));
+            for i in 2..8u64 {
+                p.on_packet(ms(40 * i + 50), &tag(i as u32, 1));
+            }
+            p.on_recovered(ms(340), &tag(1, 2));
+            for i in 8..12u64 {
+                p.on_packet(ms(40 * i + 50), &tag(i as u32, 1));
+            }
+            let want = if skip { ms(50) } else { ms(300) };
+            assert_eq!(p.delay(), want, "skip {skip}");
+            p.finish(ms(5000));
+            let s = &p.stats;
+            assert_eq!((s.played, s.late), (10, 2), "skip {skip}");
+        }
+        // A frame whose packets all came first-hand counts with it on.
+        let mut p = Playout::new(PlayoutParams {
+            retransmission: true,
+            skip_recovered: true,
+            ..highest_over_a_second()
+        });
+        p.on_packet(ms(300), &tag(0, 1));
+        p.on_packet(ms(330), &tag(1, 1));
+        assert_eq!(p.delay(), ms(300));
     }
 
     /// A frame completed exactly `window` before the next estimate still

@@ -261,6 +261,11 @@ pub struct PlayoutSpec {
     /// no RFC 3550 estimate of its own, ms (libwebrtc's 100).
     #[serde(default = "d_nack_rtt_ms")]
     pub nack_rtt_ms: f64,
+    /// With `adaptive` and `nack`: frames that a retransmission completed
+    /// are left out of the adaptive delay's recent delays (as libwebrtc's
+    /// jitter estimate leaves out frames delayed by retransmission).
+    #[serde(default)]
+    pub skip_recovered: bool,
 }
 
 fn d_nack_retries() -> u32 {
@@ -309,6 +314,10 @@ impl PlayoutSpec {
             let msg = format!("must be 1 to 100 (got {})", self.nack_retries);
             c.err(format!("{p}.nack_retries"), msg);
         }
+        if self.skip_recovered && !(self.adaptive && self.nack) {
+            let msg = "acts only with adaptive = true and nack = true";
+            c.err(format!("{p}.skip_recovered"), msg.to_string());
+        }
         c.positive(format_args!("{p}.nack_rtt_ms"), self.nack_rtt_ms);
         c.at_most(format_args!("{p}.nack_rtt_ms"), self.nack_rtt_ms, 60_000.0);
         c.at_most(
@@ -343,6 +352,7 @@ impl PlayoutSpec {
             },
             key_retry: self.key_frame_requests.then(|| ms(self.key_frame_retry_ms)),
             retransmission: self.nack,
+            skip_recovered: self.skip_recovered,
         }
     }
 

@@ -972,7 +972,7 @@ impl RtpMember {
             .as_mut()
             .is_some_and(|r| r.on_retransmission(extend16(osn, near)));
         if let (true, Some(tag)) = (wanted, &h.frame) {
-            v.playout.on_packet(now, tag);
+            v.playout.on_recovered(now, tag);
             if v.playout.key_request {
                 self.send_pli(out);
             }

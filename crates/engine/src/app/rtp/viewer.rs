@@ -301,6 +301,7 @@ mod tests {
             decode: Decode::Independent,
             key_retry: None,
             retransmission: false,
+            skip_recovered: false,
         });
         for &(at, frame, packets) in arrivals {
             playout.on_packet(ms(at), &tag(frame, packets));
