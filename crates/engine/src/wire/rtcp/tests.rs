@@ -659,7 +659,7 @@ fn extended_report_skips_unknown_blocks_and_names_bad_ones() {
         RtcpPacket::parse(&[0x80, 207, 0, 0]),
         Err(WireError::BadField {
             field: "xr length",
-            ..
+            value: 4
         })
     ));
 }
