@@ -135,6 +135,20 @@ enum Slot {
     Done(Decided),
 }
 
+impl Slot {
+    /// Frame `tag`, to be played at `playout`, waiting for its packets.
+    fn awaiting(tag: &FrameTag, playout: SimTime) -> Slot {
+        Slot::Pending {
+            capture: tag.capture,
+            playout,
+            need: tag.packets,
+            got: 0,
+            key: tag.key,
+            recovered: false,
+        }
+    }
+}
+
 /// A frame's fate once known, kept until its turn to render.
 #[derive(Clone, Copy, Debug)]
 struct Decided {
@@ -321,59 +335,14 @@ impl Playout {
         }
         match self.slots[k] {
             Slot::Done(..) => return, // already decided
-            Slot::Unseen => {
-                let reference = self.p.decode == Decode::Reference;
-                self.adopt(now, tag.capture);
-                let playout = (tag.capture + self.delay).max(self.last_assigned);
-                self.last_assigned = playout;
-                self.last_capture = Some(tag.capture);
-                // Frames skipped over before this one: lost unless their
-                // packets still come (due with this frame).
-                for s in self.slots.range_mut(..k).rev() {
-                    if !matches!(s, Slot::Unseen) {
-                        break;
-                    }
-                    *s = Slot::Pending {
-                        capture: tag.capture,
-                        playout,
-                        need: u32::MAX,
-                        got: 0,
-                        key: false,
-                        recovered: false,
-                    };
-                }
-                // Packets come in order: the frame before this one is
-                // incomplete for good (a placeholder included).
-                if reference
-                    && !self.p.retransmission
-                    && k > 0
-                    && matches!(self.slots[k - 1], Slot::Pending { need, got, .. } if got < need)
-                {
-                    self.note_loss(tag.index - 1);
-                }
-                self.slots[k] = Slot::Pending {
-                    capture: tag.capture,
-                    playout,
-                    need: tag.packets,
-                    got: 0,
-                    key: tag.key,
-                    recovered: false,
-                };
-            }
+            Slot::Unseen => self.first_seen(now, k, tag),
             Slot::Pending {
                 need: u32::MAX,
                 playout,
                 ..
             } => {
                 // A placeholder whose packets came after all.
-                self.slots[k] = Slot::Pending {
-                    capture: tag.capture,
-                    playout,
-                    need: tag.packets,
-                    got: 0,
-                    key: tag.key,
-                    recovered: false,
-                };
+                self.slots[k] = Slot::awaiting(tag, playout);
             }
             Slot::Pending { .. } => {}
         }
@@ -415,6 +384,41 @@ impl Playout {
         if self.key_needed_after.is_some() {
             self.ask_key(now);
         }
+    }
+
+    /// The first packet of frame `tag` (slot `k`): its playout time, and
+    /// the frames skipped over before it.
+    fn first_seen(&mut self, now: SimTime, k: usize, tag: &FrameTag) {
+        let reference = self.p.decode == Decode::Reference;
+        self.adopt(now, tag.capture);
+        let playout = (tag.capture + self.delay).max(self.last_assigned);
+        self.last_assigned = playout;
+        self.last_capture = Some(tag.capture);
+        // Frames skipped over before this one: lost unless their
+        // packets still come (due with this frame).
+        for s in self.slots.range_mut(..k).rev() {
+            if !matches!(s, Slot::Unseen) {
+                break;
+            }
+            *s = Slot::Pending {
+                capture: tag.capture,
+                playout,
+                need: u32::MAX,
+                got: 0,
+                key: false,
+                recovered: false,
+            };
+        }
+        // Packets come in order: the frame before this one is
+        // incomplete for good (a placeholder included).
+        if reference
+            && !self.p.retransmission
+            && k > 0
+            && matches!(self.slots[k - 1], Slot::Pending { need, got, .. } if got < need)
+        {
+            self.note_loss(tag.index - 1);
+        }
+        self.slots[k] = Slot::awaiting(tag, playout);
     }
 
     /// Reference decoding: frame `index` is lost; a key frame after it is
