@@ -270,6 +270,45 @@ def test_recovered_frames_can_be_left_out_of_the_adaptive_delay():
     assert a[total].sum() == b[total].sum()
 
 
+@pytest.mark.parametrize("decode_ms", [0.0, 5.0])
+def test_libwebrtcs_timing_plays_a_steady_path_at_its_delay_plus_the_target(decode_ms):
+    """libwebrtc's video timing (``estimator = "webrtc"``) on a path with
+    no cross traffic: every frame takes the same time, so the jitter
+    estimate is its floor, 1 ms of noise and 10 ms of OS jitter, and a
+    frame plays at its completion plus that, the decode time and 10 ms of
+    render delay (docs/models/media.md). Only the first frame, due on
+    arrival before the fit has a frame, is late."""
+    sc = call(source={"type": "constant"}, stop_s=9.0,
+              receiver={"playout": {"adaptive": True, "estimator": "webrtc", "decode_ms": decode_ms}})
+    res = mediasim.run(sc)
+    assert_balanced(res)
+    m = res.tables["media"].iloc[0]
+    assert (m["frames_late"], m["frames_lost"]) == (1, 0) and m["frames_played"] > 200
+    assert m["frame_delay_max_ms"] - m["frame_delay_mean_ms"] < 1.0  # a steady path
+    gap = m["playout_delay_mean_ms"] - m["frame_delay_mean_ms"]
+    assert gap == pytest.approx(21.0 + decode_ms, abs=0.5)
+
+
+def test_libwebrtcs_timing_changes_the_viewer_only():
+    """The estimator is the receiver's: with cross traffic every packet
+    goes as with the quantile estimator, and the frames are the same,
+    played, late or lost. libwebrtc's target stays under the path's worst
+    delay variation (it accepts a 1% chance of a 30 ms late frame), so on
+    this path some frames are late."""
+    def run(estimator):
+        sc = call(cross_bps=0.8e6, source={"type": "synthetic", "fps": 30}, stop_s=9.0,
+                  receiver={"playout": {"adaptive": True, "estimator": estimator}})
+        res = mediasim.run(sc, seed=3)
+        assert_balanced(res)
+        return res
+    quantile, webrtc = run("quantile"), run("webrtc")
+    pd.testing.assert_frame_equal(quantile.flows, webrtc.flows, check_exact=True)
+    a, b = quantile.tables["media"].iloc[0], webrtc.tables["media"].iloc[0]
+    total = ["frames_played", "frames_late", "frames_lost"]
+    assert a[total].sum() == b[total].sum() and a["frames_lost"] == b["frames_lost"]
+    assert b["frames_late"] > 1 and b["playout_delay_mean_ms"] != a["playout_delay_mean_ms"]
+
+
 def test_retransmissions_are_held_to_the_senders_target_over_500_ms(tmp_path):
     """At 60% loss the NACKs ask for more than the media's own rate; the
     sender retransmits within its wire target (no controller: the
@@ -449,6 +488,11 @@ def test_bad_media_fields_are_named(member, field, words):
      "adaptive = true and nack = true"),
     ({"type": "synthetic"}, {"adaptive": True, "skip_recovered": True}, "members[1].playout.skip_recovered",
      "adaptive = true and nack = true"),
+    ({"type": "synthetic"}, {"estimator": "webrtc"}, "members[1].playout.estimator", "adaptive = true"),
+    ({"type": "synthetic"}, {"adaptive": True, "estimator": "netEQ"}, "members[1].playout.estimator", "quantile"),
+    ({"type": "synthetic"}, {"adaptive": True, "estimator": "webrtc", "render_delay_ms": -1},
+     "members[1].playout.render_delay_ms", "non-negative"),
+    ({"type": "voice"}, {"adaptive": True, "estimator": "webrtc"}, "members[1].playout.estimator", "NetEQ"),
 ])
 def test_bad_decoding_fields_are_named(source, playout, field, words):
     sc = call(source=source, receiver={"playout": playout})

@@ -40,6 +40,9 @@ impl SimTime {
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 * 1e-9
     }
+    pub fn as_millis_f64(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
     pub fn saturating_sub(self, other: SimTime) -> SimTime {
         SimTime(self.0.saturating_sub(other.0))
     }

@@ -6,10 +6,12 @@
 //! holds their scenario fields.
 
 pub mod audio;
+pub mod jitter_estimate;
 pub mod nack;
 pub mod pacer;
 pub mod packetiser;
 pub mod playout;
+pub mod render_timing;
 pub mod spec;
 pub mod svc_trace;
 pub mod synthetic;

@@ -7,7 +7,10 @@
 //! the last `window` (2 s), within [min, max] (the target NetEQ and
 //! WebRTC's video jitter buffer aim at is of this kind: a high percentile
 //! of recent delays). Video adopts a new delay at every frame, voice only
-//! at the start of a talkspurt. A frame is
+//! at the start of a talkspurt. Or, for video, libwebrtc's timing
+//! (`render_timing.rs`): the frame's expected completion plus a current
+//! delay that follows its jitter estimate; a frame must then be complete
+//! its decode and render time before its playout time. A frame is
 //! - played if its last packet arrived by its playout time,
 //! - late if it completed after it,
 //! - lost if it never completed (a packet lost), or was still incomplete
@@ -37,6 +40,7 @@
 //! neither a freeze nor a gap in the mean (the sender stopped, or nothing
 //! came through for that long).
 
+use super::render_timing::RenderTiming;
 use crate::measure::delay::DelayStats;
 use crate::sim::SimTime;
 use std::collections::VecDeque;
@@ -54,6 +58,15 @@ pub enum PlayoutDelay {
         max: SimTime,
         quantile: f64,
         window: SimTime,
+    },
+    /// libwebrtc's video timing (`render_timing.rs`): the current delay,
+    /// within [min, max], after the expected completion; a frame must be
+    /// complete `decode + render` before its render time.
+    Webrtc {
+        min: SimTime,
+        max: SimTime,
+        decode: SimTime,
+        render: SimTime,
     },
 }
 
@@ -100,6 +113,8 @@ pub struct FrameTag {
     pub packets: u32,
     pub capture: SimTime,
     pub key: bool,
+    /// The frame's payload bytes (libwebrtc's frame size).
+    pub bytes: u32,
 }
 
 /// One frame from the lowest not yet rendered on.
@@ -113,6 +128,7 @@ impl FrameTag {
             packets,
             capture: SimTime::from_millis(40 * index as u64),
             key: false,
+            bytes: 1000,
         }
     }
 }
@@ -244,14 +260,28 @@ pub struct Playout {
     last_key_request: Option<SimTime>,
     /// A key-frame request is due: the member sends it and clears this.
     pub key_request: bool,
+    /// With the `Webrtc` delay: its timing.
+    timing: Option<Box<RenderTiming>>,
+    /// How long before its playout time a frame must be complete.
+    slack: SimTime,
 }
 
 impl Playout {
     pub fn new(p: PlayoutParams) -> Self {
-        let delay = match p.delay {
-            PlayoutDelay::Fixed(d) => d,
-            PlayoutDelay::Adaptive { min, .. } => min,
+        let (delay, timing) = match p.delay {
+            PlayoutDelay::Fixed(d) => (d, None),
+            PlayoutDelay::Adaptive { min, .. } => (min, None),
+            PlayoutDelay::Webrtc {
+                min,
+                max,
+                decode,
+                render,
+            } => (
+                min,
+                Some(Box::new(RenderTiming::new(min, max, decode, render))),
+            ),
         };
+        let slack = timing.as_ref().map_or(SimTime::ZERO, |t| t.slack());
         Playout {
             p,
             slots: VecDeque::new(),
@@ -270,6 +300,8 @@ impl Playout {
             last_key_done: None,
             last_key_request: None,
             key_request: false,
+            timing,
+            slack,
         }
     }
 
@@ -360,12 +392,17 @@ impl Playout {
         *got += 1;
         *recovered |= by_rtx;
         if *got >= *need {
-            let (capture, playout, key) = (*capture, *playout, *key);
-            if !(*recovered && self.p.skip_recovered) {
-                self.estimate(now, now - capture);
+            let (capture, playout, key, recovered) = (*capture, *playout, *key, *recovered);
+            match (&mut self.timing, self.p.delay) {
+                // libwebrtc: a frame delayed by retransmission feeds neither.
+                (Some(t), _) if !recovered => t.on_complete(now, capture, tag.bytes, playout),
+                (None, PlayoutDelay::Adaptive { .. }) if !(recovered && self.p.skip_recovered) => {
+                    self.estimate(now, now - capture)
+                }
+                _ => {}
             }
             self.stats.frame_delay.add((now - capture).as_nanos());
-            let outcome = if now <= playout {
+            let outcome = if now + self.slack <= playout {
                 Outcome::Played
             } else {
                 Outcome::Late
@@ -391,7 +428,11 @@ impl Playout {
     fn first_seen(&mut self, now: SimTime, k: usize, tag: &FrameTag) {
         let reference = self.p.decode == Decode::Reference;
         self.adopt(now, tag.capture);
-        let playout = (tag.capture + self.delay).max(self.last_assigned);
+        let playout = match &self.timing {
+            Some(t) => t.render_time(now, tag.capture),
+            None => tag.capture + self.delay,
+        };
+        let playout = playout.max(self.last_assigned);
         self.last_assigned = playout;
         self.last_capture = Some(tag.capture);
         // Frames skipped over before this one: lost unless their
@@ -907,6 +948,7 @@ mod tests {
             packets: 1,
             capture: ms(40 * 55 + 600),
             key: false,
+            bytes: 1000,
         };
         p.on_packet(ms(40 * 55 + 610), &t);
         p.finish(ms(10_000));
@@ -941,6 +983,7 @@ mod tests {
                 packets: 1,
                 capture: ms(c),
                 key: false,
+                bytes: 1000,
             };
             p.on_packet(ms(c + 10), &tag);
         }
@@ -986,6 +1029,7 @@ mod tests {
                     packets: 1,
                     capture,
                     key: false,
+                    bytes: 1000,
                 };
                 p.on_packet(capture + ms(10), &t);
                 index += 1;
@@ -1000,6 +1044,59 @@ mod tests {
         assert_eq!((s.played, s.late, s.lost), (110, 0, 0));
         assert_eq!((s.pauses, s.pause_total), (1, ms(6000)));
         assert_eq!((s.freezes, s.freeze_total), (2, ms(5600)));
+    }
+
+    fn webrtc(decode: u64) -> Playout {
+        Playout::new(PlayoutParams {
+            delay: PlayoutDelay::Webrtc {
+                min: ms(0),
+                max: ms(10_000),
+                decode: ms(decode),
+                render: ms(10),
+            },
+            ..fixed(100).p
+        })
+    }
+
+    /// libwebrtc's timing on a steady path (frames 40 ms apart, each 50 ms
+    /// on its way, all the same size): a frame plays at its expected
+    /// completion plus the target, 1 ms of noise floor, 10 of OS jitter,
+    /// the decode time and 10 of render delay. The first frame, with no
+    /// fit yet, is due on arrival and late. A frame 15 ms slower is late:
+    /// it must be complete decode + render before its playout time.
+    #[test]
+    fn webrtc_timing_plays_at_the_path_delay_plus_its_target() {
+        for decode in [0u64, 5] {
+            let mut p = webrtc(decode);
+            for i in 0..200 {
+                let t = tag(i, 1);
+                let slow = if i == 150 { ms(15) } else { SimTime::ZERO };
+                p.on_packet(t.capture + ms(50) + slow, &t);
+            }
+            p.finish(ms(40 * 200 + 1000));
+            assert_eq!((p.stats.played, p.stats.late), (198, 2), "decode {decode}");
+            let mean = p.stats.playout_delay_sum.as_secs_f64() * 1e3 / 198.0;
+            let expected = (50 + 21 + decode) as f64;
+            assert!((mean - expected).abs() < 0.05, "decode {decode}: {mean}");
+        }
+    }
+
+    /// A frame that a retransmission completed feeds neither the fit nor
+    /// the jitter estimate (libwebrtc's delayed_by_retransmission).
+    #[test]
+    fn webrtc_timing_leaves_out_recovered_frames() {
+        let mut p = webrtc(0);
+        for i in 0..50 {
+            let t = tag(i, 1);
+            p.on_packet(t.capture + ms(50 + (i as u64 % 3) * 7), &t);
+        }
+        let before = format!("{:?}", p.timing);
+        let t = tag(50, 1);
+        p.on_recovered(t.capture + ms(150), &t);
+        assert_eq!(format!("{:?}", p.timing), before);
+        let t = tag(51, 1);
+        p.on_packet(t.capture + ms(150), &t);
+        assert_ne!(format!("{:?}", p.timing), before);
     }
 
     /// Adaptive: with a constant 60 ms transit the delay is 60 ms, and
@@ -1225,6 +1322,7 @@ mod tests {
                 packets: 1,
                 capture: ms(capture),
                 key: false,
+                bytes: 1000,
             };
             // 30 ms of transit for frame 0 (it starts at the minimum, no
             // delay known yet); frame 1 captured `gap_ms` later.

@@ -168,11 +168,11 @@ fn d_quantile() -> f64 {
 fn d_window_ms() -> f64 {
     2000.0
 }
-fn d_min_ms() -> f64 {
-    10.0
-}
 fn d_max_ms() -> f64 {
     1000.0
+}
+fn d_render_delay_ms() -> f64 {
+    10.0
 }
 fn d_hold_ms() -> f64 {
     1000.0
@@ -205,6 +205,17 @@ pub enum DecodeSpec {
     Reference,
 }
 
+/// How the adaptive playout delay is estimated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum EstimatorSpec {
+    /// The `quantile` of the recent capture-to-completion delays.
+    #[default]
+    Quantile,
+    /// libwebrtc's video jitter estimate and render timing.
+    Webrtc,
+}
+
 /// The receiving member's playout buffer for the media it receives.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -216,12 +227,25 @@ pub struct PlayoutSpec {
     /// delays of the frames of the last `window_ms`, within [min_ms, max_ms].
     #[serde(default)]
     pub adaptive: bool,
+    /// With `adaptive`: `quantile` (the above), or `webrtc` (libwebrtc's
+    /// video jitter estimate and render timing; video only).
+    #[serde(default)]
+    pub estimator: EstimatorSpec,
+    /// With `webrtc`: the decoder's time, ms (libwebrtc measures its 95th
+    /// percentile; mediasim decodes at once, so 0 unless set).
+    #[serde(default)]
+    pub decode_ms: f64,
+    /// With `webrtc`: the renderer's delay, ms (libwebrtc's 10).
+    #[serde(default = "d_render_delay_ms")]
+    pub render_delay_ms: f64,
     #[serde(default = "d_quantile")]
     pub quantile: f64,
     #[serde(default = "d_window_ms")]
     pub window_ms: f64,
-    #[serde(default = "d_min_ms")]
-    pub min_ms: f64,
+    /// The lowest playout delay, ms: 10 for `quantile`; for `webrtc` the
+    /// lowest current delay, 0 (libwebrtc's minimum playout delay).
+    #[serde(default)]
+    pub min_ms: Option<f64>,
     #[serde(default = "d_max_ms")]
     pub max_ms: f64,
     /// An incomplete frame counts as lost this long after its playout time.
@@ -280,7 +304,9 @@ impl PlayoutSpec {
     pub fn validate(&self, p: &str, c: &mut Checker) {
         for (name, x) in [
             ("delay_ms", self.delay_ms),
-            ("min_ms", self.min_ms),
+            ("decode_ms", self.decode_ms),
+            ("render_delay_ms", self.render_delay_ms),
+            ("min_ms", self.min_ms()),
             ("hold_ms", self.hold_ms),
             ("freeze_extra_ms", self.freeze_extra_ms),
         ] {
@@ -291,10 +317,11 @@ impl PlayoutSpec {
         c.probability(format_args!("{p}.quantile"), self.quantile);
         c.interval_ms(format_args!("{p}.window_ms"), self.window_ms);
         c.at_most(format_args!("{p}.max_ms"), self.max_ms, 60_000.0);
-        if self.adaptive && self.min_ms > self.max_ms {
+        if self.adaptive && self.min_ms() > self.max_ms {
             let msg = format!(
                 "must be at most max_ms = {} (got {})",
-                self.max_ms, self.min_ms
+                self.max_ms,
+                self.min_ms()
             );
             c.err(format!("{p}.min_ms"), msg);
         }
@@ -314,9 +341,17 @@ impl PlayoutSpec {
             let msg = format!("must be 1 to 100 (got {})", self.nack_retries);
             c.err(format!("{p}.nack_retries"), msg);
         }
+        let webrtc = self.estimator == EstimatorSpec::Webrtc;
         if self.skip_recovered && !(self.adaptive && self.nack) {
             let msg = "acts only with adaptive = true and nack = true";
             c.err(format!("{p}.skip_recovered"), msg.to_string());
+        } else if self.skip_recovered && webrtc {
+            let msg = "is for the quantile estimator: webrtc always leaves recovered frames out";
+            c.err(format!("{p}.skip_recovered"), msg.to_string());
+        }
+        if webrtc && !self.adaptive {
+            let msg = "`webrtc` acts only with adaptive = true";
+            c.err(format!("{p}.estimator"), msg.to_string());
         }
         c.positive(format_args!("{p}.nack_rtt_ms"), self.nack_rtt_ms);
         c.at_most(format_args!("{p}.nack_rtt_ms"), self.nack_rtt_ms, 60_000.0);
@@ -327,12 +362,24 @@ impl PlayoutSpec {
         );
     }
 
+    fn min_ms(&self) -> f64 {
+        let webrtc = self.estimator == EstimatorSpec::Webrtc;
+        self.min_ms.unwrap_or(if webrtc { 0.0 } else { 10.0 })
+    }
+
     pub fn params(&self, frame_interval: SimTime, voice: bool) -> PlayoutParams {
         let ms = SimTime::from_millis_f64;
         PlayoutParams {
-            delay: if self.adaptive {
+            delay: if self.adaptive && self.estimator == EstimatorSpec::Webrtc {
+                PlayoutDelay::Webrtc {
+                    min: ms(self.min_ms()),
+                    max: ms(self.max_ms),
+                    decode: ms(self.decode_ms),
+                    render: ms(self.render_delay_ms),
+                }
+            } else if self.adaptive {
                 PlayoutDelay::Adaptive {
-                    min: ms(self.min_ms),
+                    min: ms(self.min_ms()),
                     max: ms(self.max_ms),
                     quantile: self.quantile,
                     window: ms(self.window_ms),
@@ -394,7 +441,7 @@ mod tests {
                 s.delay_ms,
                 s.quantile,
                 s.window_ms,
-                s.min_ms,
+                s.min_ms(),
                 s.max_ms,
                 s.hold_ms
             ],
@@ -428,6 +475,35 @@ mod tests {
         let equal: PlayoutSpec =
             serde_json::from_str(r#"{"adaptive": true, "min_ms": 200, "max_ms": 200}"#).unwrap();
         assert_eq!(errors(|c| equal.validate("m.playout", c)), "");
+    }
+
+    /// `webrtc` needs `adaptive`, always leaves recovered frames out (so
+    /// `skip_recovered` is refused with it), and maps to libwebrtc's
+    /// timing with its bounds, decode time and render delay (10 ms).
+    #[test]
+    fn the_webrtc_estimator() {
+        let alone: PlayoutSpec = serde_json::from_str(r#"{"estimator": "webrtc"}"#).unwrap();
+        assert!(errors(|c| alone.validate("m.playout", c)).contains("m.playout.estimator"));
+        let skip: PlayoutSpec = serde_json::from_str(
+            r#"{"estimator": "webrtc", "adaptive": true, "nack": true, "skip_recovered": true}"#,
+        )
+        .unwrap();
+        assert!(errors(|c| skip.validate("m.playout", c)).contains("webrtc always leaves"));
+        let bad: PlayoutSpec =
+            serde_json::from_str(r#"{"adaptive": true, "estimator": "webrtc", "decode_ms": -1}"#)
+                .unwrap();
+        assert!(errors(|c| bad.validate("m.playout", c)).contains("m.playout.decode_ms"));
+        let s: PlayoutSpec =
+            serde_json::from_str(r#"{"adaptive": true, "estimator": "webrtc", "decode_ms": 4}"#)
+                .unwrap();
+        assert_eq!(errors(|c| s.validate("m.playout", c)), "");
+        let want = PlayoutDelay::Webrtc {
+            min: SimTime::ZERO,
+            max: SimTime::from_millis(1000),
+            decode: SimTime::from_millis(4),
+            render: SimTime::from_millis(10),
+        };
+        assert_eq!(s.params(SimTime::from_millis(33), false).delay, want);
     }
 
     /// A voice stream's playout is not video's (talkspurts, no freezes).

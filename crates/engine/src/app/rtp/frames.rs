@@ -287,6 +287,7 @@ impl FrameSender {
             packets: n.min(u32::MAX as usize) as u32,
             capture: now,
             key: frame.key,
+            bytes: frame.bytes,
         };
         self.frame_index = self.frame_index.wrapping_add(1);
         self.last_capture = now;

@@ -351,6 +351,11 @@ impl RtpSessionSpec {
                 let why = "`reference` is for video: voice frames decode alone";
                 c.err(format!("{p}.playout.decode"), why);
             }
+            if pl.estimator == crate::app::media::spec::EstimatorSpec::Webrtc && peer_voice {
+                let why =
+                    "`webrtc` is libwebrtc's video jitter estimate: a voice stream's is NetEQ's";
+                c.err(format!("{p}.playout.estimator"), why);
+            }
         }
     }
 
