@@ -377,6 +377,87 @@ mod tests {
         assert_eq!(format!("{est:?}"), before);
     }
 
+    /// The line's update is the textbook Kalman step, computed here with
+    /// whole 2x2 matrices: P += Q; S = H P H' + r; K = P H' / S;
+    /// x += K (z - H x); P = (I - K H) P, with H = [size change, 1] and
+    /// libwebrtc's observation noise r = max(1, (300 exp(-|size change| /
+    /// max) + 1) sqrt(noise variance)) and slope floor 1e-6.
+    #[test]
+    fn the_line_is_a_kalman_step() {
+        type M = [[f64; 2]; 2];
+        let mul = |a: &M, b: &M| -> M {
+            let mut c = [[0.0; 2]; 2];
+            for i in 0..2 {
+                for j in 0..2 {
+                    c[i][j] = a[i][0] * b[0][j] + a[i][1] * b[1][j];
+                }
+            }
+            c
+        };
+        let mut k = Kalman::new();
+        let (mut x, mut p) = (k.x, k.p);
+        for (z, dsize, max, var) in [
+            (4.0, 300.0, 1300.0, 2.0),
+            (-3.0, -200.0, 1300.0, 9.0),
+            (1.0, 50.0, 1.0, 0.25),
+            (7.0, 900.0, 2000.0, 16.0),
+        ] {
+            k.update(z, dsize, max, var);
+            p[0][0] += 2.5e-10;
+            p[1][1] += 1e-10;
+            let h = [dsize, 1.0];
+            let ph = [
+                p[0][0] * h[0] + p[0][1] * h[1],
+                p[1][0] * h[0] + p[1][1] * h[1],
+            ];
+            let r = ((300.0 * (-dsize.abs() / max).exp() + 1.0) * var.sqrt()).max(1.0);
+            let s = h[0] * ph[0] + h[1] * ph[1] + r;
+            let gain = [ph[0] / s, ph[1] / s];
+            let innovation = z - (h[0] * x[0] + h[1] * x[1]);
+            x = [
+                (x[0] + gain[0] * innovation).max(1e-6),
+                x[1] + gain[1] * innovation,
+            ];
+            let i_kh: M = [
+                [1.0 - gain[0] * h[0], -gain[0] * h[1]],
+                [-gain[1] * h[0], 1.0 - gain[1] * h[1]],
+            ];
+            p = mul(&i_kh, &p);
+            for (a, b) in k.x.iter().zip(x) {
+                assert!(
+                    (a - b).abs() <= 1e-12 * b.abs().max(1e-9),
+                    "{:?} {x:?}",
+                    k.x
+                );
+            }
+            for (a, b) in k.p.iter().flatten().zip(p.iter().flatten()) {
+                assert!(
+                    (a - b).abs() <= 1e-9 * b.abs().max(1e-12),
+                    "{:?} {p:?}",
+                    k.p
+                );
+            }
+        }
+        assert!(k.x[0] > 1e-6 && k.x[1] != 0.0, "{:?}", k.x);
+        // The line read at a size change: slope x change + offset.
+        let line = Kalman {
+            x: [0.01, 3.0],
+            p: k.p,
+        };
+        assert_eq!(line.total(100.0), 4.0);
+        // A max frame size under a byte or no noise: nothing changes.
+        let before = format!("{k:?}");
+        k.update(5.0, 100.0, 0.99, 4.0);
+        k.update(5.0, 100.0, 1000.0, 0.0);
+        assert_eq!(format!("{k:?}"), before);
+        // A falling delay on a growing frame drives the slope to its floor.
+        let mut floor = Kalman::new();
+        for _ in 0..50 {
+            floor.update(-50.0, 2000.0, 2000.0, 1.0);
+        }
+        assert_eq!(floor.x[0], 1e-6);
+    }
+
     /// The line learns the path's time per byte: frames whose arrival gap
     /// grows by 1 ms per 100 bytes more than the frame before (800 kbit/s).
     #[test]
