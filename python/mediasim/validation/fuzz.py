@@ -85,8 +85,8 @@ def bases() -> list[dict[str, Any]]:
     through RED, SVC over TFRC and over PPACC with FEC, RMTP, and the RMCAT
     cases' controllers (GCC, NADA, SCReAM and SCReAMv2 with L4S) over
     capacity steps in both directions, a cellular trace (its viewers
-    asking for retransmissions), FQ-CoDel, short TCP transfers and a
-    paused flow."""
+    asking for retransmissions), libwebrtc's video timing, FQ-CoDel, short
+    TCP transfers and a paused flow."""
     from ..plain import read_file
 
     return ([read_file(p) for p in sorted(EXAMPLES.iterdir()) if p.suffix in (".toml", ".yaml", ".json")]
@@ -133,11 +133,16 @@ def rmcat_bases(rmcat: Any) -> list[dict[str, Any]]:
     for s in v2["rtp_sessions"]:
         s["members"][0]["cc"].update(version="v2", l4s=True)
     # The cellular trace's viewers ask for lost packets again (NACK and
-    # retransmission), decoding by reference.
+    # retransmission), decoding by reference; case 3's use libwebrtc's
+    # video timing.
     for s in out[-1]["rtp_sessions"]:
         for m in s["members"]:
             if "playout" in m:
                 m["playout"].update(nack=True, decode="reference")
+    for s in out[1]["rtp_sessions"]:
+        for m in s["members"]:
+            if "playout" in m:
+                m["playout"].update(estimator="webrtc", decode_ms=2.0)
     return out + [v2]
 
 
