@@ -377,6 +377,92 @@ mod tests {
         assert_eq!(format!("{est:?}"), before);
     }
 
+    /// The frame-size statistics by hand. The first five frames' mean
+    /// seeds the mean at the sixth (during start-up, frames over the mean
+    /// of 500 by two deviations leave it). A frame over the mean by two
+    /// deviations (a key frame) leaves the mean but enters the variance
+    /// (an EWMA of 0.03 of the squared distance to the would-be mean, at
+    /// least 1) and the max, which decays by 0.9999 a frame.
+    #[test]
+    fn frame_size_statistics_by_hand() {
+        let mut e = JitterEstimate::default();
+        for b in [1000.0, 1100.0, 900.0, 1000.0, 1000.0] {
+            e.update(SimTime::ZERO, 0.0, b);
+        }
+        assert_eq!(e.avg_bytes, 500.0);
+        e.update(SimTime::ZERO, 0.0, 1000.0);
+        assert_eq!(e.avg_bytes, 1000.0);
+        for _ in 0..600 {
+            e.update(SimTime::ZERO, 0.0, 1000.0);
+        }
+        assert_eq!((e.avg_bytes, e.var_bytes), (1000.0, 1.0));
+        // The 1100-byte frame's max, 604 frames on.
+        assert!(
+            (e.max_bytes - 1100.0 * 0.9999f64.powi(604)).abs() < 1e-9,
+            "{}",
+            e.max_bytes
+        );
+        e.update(SimTime::ZERO, 0.0, 1500.0);
+        let var = 0.97 + 0.03 * 485.0 * 485.0; // 1015 the would-be mean
+        assert_eq!(e.avg_bytes, 1000.0);
+        assert!((e.var_bytes - var).abs() < 1e-9, "{}", e.var_bytes);
+        assert_eq!(e.max_bytes, 1500.0);
+        e.update(SimTime::ZERO, 0.0, 1000.0);
+        assert!((e.avg_bytes - 1000.0).abs() < 1e-9 && (e.var_bytes - 0.97 * var).abs() < 1e-9);
+        assert!((e.max_bytes - 1499.85).abs() < 1e-9, "{}", e.max_bytes);
+    }
+
+    /// The noise's EWMA by hand: weight (n - 1) / n raised to 30 / fps
+    /// (15 frames/s: squared), the scale eased from 1 over the first 30
+    /// updates; the variance from the distance to the previous mean.
+    #[test]
+    fn the_noise_weight_follows_the_frame_rate() {
+        for (count, scale) in [(400u32, 2.0), (10, (11.0 * 2.0 + 19.0) / 30.0)] {
+            let mut e = JitterEstimate::default();
+            e.periods_us.extend([66_666; RATE_SAMPLES]);
+            e.last_update = Some(SimTime::ZERO);
+            (e.alpha_count, e.avg_noise, e.var_noise) = (count, 1.0, 4.0);
+            e.random_jitter(SimTime::from_micros(66_666), 5.0);
+            let n = count.min(ALPHA_COUNT_MAX) as f64;
+            let alpha = ((n - 1.0) / n).powf(scale);
+            assert!(
+                (e.avg_noise - (alpha + (1.0 - alpha) * 5.0)).abs() < 1e-12,
+                "{count}"
+            );
+            assert!(
+                (e.var_noise - (4.0 * alpha + (1.0 - alpha) * 16.0)).abs() < 1e-12,
+                "{count}"
+            );
+            assert_eq!(e.alpha_count, (count + 1).min(ALPHA_COUNT_MAX));
+        }
+    }
+
+    /// The estimate by hand: slope x (max - mean size) + 2.33 sigma - 30
+    /// ms (at least 1), plus 10 ms of OS jitter; under 1 ms (a mean size
+    /// over the max) it falls back on the last, or on 1 ms.
+    #[test]
+    fn the_estimate_by_hand() {
+        let mut e = JitterEstimate::default();
+        e.periods_us.extend([33_333; RATE_SAMPLES]);
+        e.line.x = [0.01, 0.0];
+        (e.max_bytes, e.avg_bytes, e.var_noise) = (1500.0, 1000.0, 400.0);
+        let want = 5.0 + 2.33 * 20.0 - 30.0;
+        assert!(
+            (e.estimate_ms() - (want + 10.0)).abs() < 1e-9,
+            "{}",
+            e.estimate_ms()
+        );
+        // 0.01 x (1000 - 1500) + 1 < 1 ms: the previous estimate stands.
+        (e.max_bytes, e.avg_bytes, e.var_noise) = (1000.0, 1500.0, 1.0);
+        let low = e.calculate();
+        assert!((low - want).abs() < 1e-9, "{low}");
+        e.prev_estimate_ms = None;
+        assert_eq!(e.calculate(), 1.0);
+        // Above 10 s: 10 s.
+        (e.max_bytes, e.avg_bytes) = (2e6, 0.0);
+        assert_eq!(e.calculate(), 10_000.0);
+    }
+
     /// The line's update is the textbook Kalman step, computed here with
     /// whole 2x2 matrices: P += Q; S = H P H' + r; K = P H' / S;
     /// x += K (z - H x); P = (I - K H) P, with H = [size change, 1] and
