@@ -71,10 +71,10 @@ impl Kalman {
         if max_size < 1.0 || var_noise <= 0.0 {
             return;
         }
+        let innovation = delay_ms - self.total(size_change);
         let p = &mut self.p;
         p[0][0] += 2.5e-10;
         p[1][1] += 1e-10;
-        let innovation = delay_ms - (self.x[0] * size_change + self.x[1]);
         let ph = [
             p[0][0] * size_change + p[0][1],
             p[1][0] * size_change + p[1][1],
