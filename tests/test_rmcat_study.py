@@ -313,6 +313,29 @@ def test_decode_reaches_only_the_receivers_playout_and_the_late_share_counts_eve
     assert md["frames_undecodable"] > 0 and md["key_frame_requests"] > 0
     decided = sum(md[f"frames_{k}"] for k in ("played", "late", "lost", "undecodable"))
     assert fl["frames_late_pct"] == pytest.approx(100 * md["frames_late"] / decided)
+    assert fl["playout_delay_ms"] == md["playout_delay_mean_ms"] > fl["frame_delay_ms"]
+
+
+def test_the_playout_estimator_reaches_only_the_receivers_playout_and_moves_only_the_viewer():
+    import dataclasses
+
+    import mediasim
+
+    p = dataclasses.replace(rmcat.Params(), time_scale=0.2, cases=(6,), one_way_delays_ms=(50.0,))
+    default, webrtc = (rmcat.scenario(q, 6, "gcc", 50.0, "droptail", 0)
+                       for q in (p, dataclasses.replace(p, playout_estimator="webrtc")))
+    playout = [m.get("playout") for s in webrtc.data["rtp_sessions"] for m in s["members"]]
+    assert [x for x in playout if x] == [{"adaptive": True, "estimator": "webrtc"}]
+    # The default names no estimator: the scenarios are as before.
+    assert [m.get("playout") for s in default.data["rtp_sessions"] for m in s["members"] if "playout" in m] == [
+        {"adaptive": True}]
+    a, b = (mediasim.run(x, seed=2) for x in (default, webrtc))
+    assert a.tables["flows"].equals(b.tables["flows"])  # the network does not see the viewer's buffer
+    ma, mb = (r.tables["media"].iloc[0] for r in (a, b))
+    assert ma["frame_delay_mean_ms"] == mb["frame_delay_mean_ms"]
+    assert ma["playout_delay_mean_ms"] != mb["playout_delay_mean_ms"]
+    with pytest.raises(ValueError, match="playout_estimator must be quantile or webrtc"):
+        rmcat.Params(playout_estimator="neteq").check()
 
 
 def test_the_command_runs_the_cases_asked_for(tmp_path):

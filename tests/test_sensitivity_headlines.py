@@ -64,12 +64,14 @@ def test_rmcat_headlines_average_each_controllers_flows_then_the_controllers():
         for ctl, values in (("gcc", (0.8, 1.0)), ("nada", (0.6,))):
             for v in values:
                 rows.append({"case": case, "controller": ctl, "share_ratio": v * case, "queuing_mean_ms": 10 * v,
-                             "jain": v / 2, "resume_queue_peak_ms": 100 * v + case, "freezes": 10 * v + case})
+                             "jain": v / 2, "resume_queue_peak_ms": 100 * v + case, "freezes": 10 * v + case,
+                             "frames_late_pct": 4 * v, "playout_delay_ms": 100 * v + 2 * case})
     h = sens.headline(pd.DataFrame(rows))
     assert list(h) == list(sens.HEADLINES)
     assert h["c1_share"] == pytest.approx(0.75) and h["c1_queuing_ms"] == pytest.approx(7.5)
     assert h["c4_jain"] == pytest.approx(0.375) and h["c6_share"] == pytest.approx(4.5)
     assert h["c6_freezes"] == pytest.approx(13.5)
+    assert h["c6_late_pct"] == pytest.approx(3.0) and h["c6_playout_ms"] == pytest.approx(87.0)
     assert h["c7_share"] == pytest.approx(5.25) and h["c8_resume_queue_ms"] == pytest.approx(83.0)
     # A run's figures reach each of its media flows' rows.
     part = {"run": {"jain": 0.9, "resume_queue_peak_ms": 42.0},

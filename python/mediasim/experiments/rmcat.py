@@ -123,6 +123,9 @@ class Params(StudyParams):
     # The receiver asks for lost packets again (RTCP Generic NACK; the sender answers with RFC 4588
     # retransmissions, held to its target over 500 ms), as WebRTC's video does
     nack: bool = False
+    # The receiver's playout delay: "quantile" (mediasim's, a quantile of the last frames' delays) or "webrtc"
+    # (libwebrtc's video jitter estimate and render timing)
+    playout_estimator: str = "quantile"
     controllers: tuple[str, ...] = ("gcc", "nada", "scream")
     cases: tuple[int, ...] = CASES
     aqm_variant: bool = True  # every case also behind FQ-CoDel
@@ -175,6 +178,8 @@ class Params(StudyParams):
             problems.append(f"gcc_loss_increase must be libwebrtc or draft (got {self.gcc_loss_increase!r})")
         if self.decode not in ("independent", "reference"):
             problems.append(f"decode must be independent or reference (got {self.decode!r})")
+        if self.playout_estimator not in ("quantile", "webrtc"):
+            problems.append(f"playout_estimator must be quantile or webrtc (got {self.playout_estimator!r})")
         if self.nada_rampup_delay not in ("filtered", "raw"):
             problems.append(f"nada_rampup_delay must be filtered or raw (got {self.nada_rampup_delay!r})")
         if not 0 < self.scream_pacing_factor <= 10:
@@ -348,7 +353,8 @@ def scenario(p: Params, number: int, controller: str, one_way_ms: float, aqm: st
                   "cc": {**cc, "min_bps" if cc["type"] != "nada" else "rmin_bps": p.min_bps,
                          "max_bps" if cc["type"] != "nada" else "rmax_bps": p.max_bps, "start_bps": p.start_bps}}
         playout = {"adaptive": True, **({"decode": p.decode} if p.decode != "independent" else {}),
-                   **({"nack": True} if p.nack else {})}
+                   **({"nack": True} if p.nack else {}),
+                   **({"estimator": p.playout_estimator} if p.playout_estimator != "quantile" else {})}
         sc.rtp_session(leg.name, [member, {"node": dst, "playout": playout}], transport="unicast",
                        session_bw_bps=p.max_bps, media_payload_bytes=p.media_payload_bytes, start_s=leg.start_s,
                        avpf={"trr_interval_ms": 1000}, **stop)
@@ -520,6 +526,7 @@ def analyse(res, job: Job) -> dict[str, Any]:
             "unconverged_steps": int(np.sum(~np.isfinite(conv))) if conv else 0,
             "feedback_pct": 100 * float(md["feedback_bytes_received"]) / max(float(md["media_payload_bytes"]), 1),
             "frame_delay_ms": _float(md["frame_delay_mean_ms"]),
+            "playout_delay_ms": _float(md["playout_delay_mean_ms"]),
             "frames_late_pct": 100 * float(md["frames_late"]) / max(float(sum(md[f"frames_{k}"] for k in SHOWN)), 1.0),
             "freezes": int(md["freezes"]),
         })

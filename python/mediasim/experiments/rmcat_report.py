@@ -21,10 +21,11 @@ from .rmcat import CASE_NAMES, Params, cases, fair_share, legs, scaled
 
 KEYS = ["case", "controller", "one_way_ms", "aqm"]
 FLOW_METRICS = ["share_ratio", "settled_ratio", "settled_cv", "queuing_mean_ms", "queuing_p95_ms", "loss_pct",
-                "converge_s", "rate_cv", "feedback_pct", "frame_delay_ms", "frames_late_pct", "freezes"]
+                "converge_s", "rate_cv", "feedback_pct", "frame_delay_ms", "playout_delay_ms", "frames_late_pct",
+                "freezes"]
 RUN_METRICS = ["utilisation", "jain"]
 SHOWN = ["share_ratio", "settled_ratio", "settled_cv", "utilisation", "queuing_mean_ms", "queuing_p95_ms", "loss_pct",
-         "jain", "converge_s", "rate_cv", "feedback_pct", "frame_delay_ms", "freezes"]
+         "jain", "converge_s", "rate_cv", "feedback_pct", "frame_delay_ms", "playout_delay_ms", "freezes"]
 
 CRITERIA = [
     ("share_ratio", "mean over the run of the flow's 1 s sending rate over its share (the bottleneck capacity over "
@@ -42,8 +43,10 @@ CRITERIA = [
                    "counted in `flows.csv` (unconverged_steps)"),
     ("rate_cv", "coefficient of variation of the 1 s rate over the second half of the flow's run (stability)"),
     ("feedback_pct", "feedback bytes over media payload bytes"),
-    ("frame_delay_ms / freezes", "the viewer's side: capture to playout per frame, and freezes (a gap over 5 s, "
-                                 "such as 5.8's pause, is a pause, not a freeze)"),
+    ("frame_delay_ms / playout_delay_ms / freezes", "the viewer's side: capture to each frame's last packet (RFC "
+                                                    "8868's frame delay), capture to playout of the frames played, "
+                                                    "and freezes (a gap over 5 s, such as 5.8's pause, is a pause, "
+                                                    "not a freeze)"),
     ("frames_late_pct", "frames complete after their playout time, of every frame the receiver decided on (played, "
                         "late, lost, undecodable)"),
     ("resume_converge_s / resume_queue_peak_ms", "5.8: seconds from the resume to the first second the resumed flow "

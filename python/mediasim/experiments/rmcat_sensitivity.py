@@ -6,8 +6,8 @@ other value at its default, on a reduced grid: cases 5.1, 5.4, 5.6, 5.7
 and 5.8, the first one-way delay, drop-tail, every controller. Headlines,
 each the mean over the controllers: 5.1's rate over the share and queuing
 delay, 5.4's Jain index, 5.6's and 5.7's rates over the share against TCP,
-5.6's freezes per flow (the viewer's side) and 5.8's largest queue after
-the resume. The yardstick is the
+5.6's freezes per flow, share of late frames and playout delay (the viewer's
+side) and 5.8's largest queue after the resume. The yardstick is the
 replications' own spread (one_at_a_time.py).
 """
 
@@ -39,8 +39,10 @@ OPEN_VALUES: tuple[tuple[str, Any, Any], ...] = (
     ("case58_resume", "restart", "hold"),
     ("decode", "independent", "reference"),
     ("nack", False, True),
+    ("playout_estimator", "quantile", "webrtc"),
 )
-HEADLINES = ("c1_share", "c1_queuing_ms", "c4_jain", "c6_share", "c6_freezes", "c7_share", "c8_resume_queue_ms")
+HEADLINES = ("c1_share", "c1_queuing_ms", "c4_jain", "c6_share", "c6_freezes", "c6_late_pct", "c6_playout_ms",
+             "c7_share", "c8_resume_queue_ms")
 
 
 def reduced(p: rmcat.Params) -> rmcat.Params:
@@ -57,10 +59,11 @@ def rows_of(part: dict[str, Any]) -> list[dict[str, Any]]:
 def headline(rows: pd.DataFrame) -> dict[str, float]:
     """One replication's headlines (means over the controllers)."""
     f = rows.groupby(["case", "controller"])[["share_ratio", "queuing_mean_ms", "jain", "resume_queue_peak_ms",
-                                              "freezes"]].mean()
+                                              "freezes", "frames_late_pct", "playout_delay_ms"]].mean()
     return {"c1_share": f.loc[1]["share_ratio"].mean(), "c1_queuing_ms": f.loc[1]["queuing_mean_ms"].mean(),
             "c4_jain": f.loc[4]["jain"].mean(), "c6_share": f.loc[6]["share_ratio"].mean(),
-            "c6_freezes": f.loc[6]["freezes"].mean(),
+            "c6_freezes": f.loc[6]["freezes"].mean(), "c6_late_pct": f.loc[6]["frames_late_pct"].mean(),
+            "c6_playout_ms": f.loc[6]["playout_delay_ms"].mean(),
             "c7_share": f.loc[7]["share_ratio"].mean(), "c8_resume_queue_ms": f.loc[8]["resume_queue_peak_ms"].mean()}
 
 
@@ -84,6 +87,7 @@ def section(d: pd.DataFrame) -> list[str]:
         "Each chosen value set low and high in turn (everything else at its default) on cases 5.1, 5.4, 5.6, 5.7 "
         "and 5.8 (first one-way delay, drop-tail). Headlines, each the mean over the controllers: 5.1's rate over "
         "the share and mean queuing delay, 5.4's Jain index, 5.6's and 5.7's rates over the share beside TCP, "
-        "5.6's freezes per flow, 5.8's largest queue in the 10 s after the resume; each with its 95% half-width over the replications. "
+        "5.6's freezes per flow, its share of late frames and its mean playout delay (capture to playout), "
+        "5.8's largest queue in the 10 s after the resume; each with its 95% half-width over the replications. "
         "Plot: `sensitivity.png`.",
         d, HEADLINES)

@@ -352,24 +352,56 @@ def _rmcat_sensitivity(folder: Path, p: Any) -> Figures:
     out["sensitivity, NADA's raw ramp-up"] = (
         f"lowers 5.1's share by {default.c1_share - raw.c1_share:.3f}, the mean over the three controllers: NADA's "
         f"own by {3 * (default.c1_share - raw.c1_share):.2f}")
-    freezes = {k: sens.loc[key].c6_freezes for k, key in {
+    at = {k: sens.loc[key] for k, key in {
         "reference": ("decode", "high: reference"), "deep": ("case56_queue_ms", "high: 1000.0"),
         "jitter": ("jitter_std_ms", "high: 15.0"), "reno": ("tcp_cc", "low: reno"),
         "fb20": ("feedback_interval_ms", "low: 20.0"), "fb100": ("feedback_interval_ms", "high: 100.0"),
-        "nack": ("nack", "high: True")}.items()}
+        "nack": ("nack", "high: True"), "webrtc": ("playout_estimator", "high: webrtc")}.items()}
     out["sensitivity, freezes"] = (
         f"each media flow sees {default.c6_freezes:.1f} freezes on average (the mean over the controllers, "
-        f"{study.cases(p)[6].duration_s:.0f} s)")
-    out["sensitivity, freezes by reference"] = f"raises that to {freezes['reference']:.1f}"
+        f"{study.cases(p)[6].duration_s:.0f} s), {default.c6_late_pct:.1f}% of its frames are late, and a frame "
+        f"plays {default.c6_playout_ms:.0f} ms after its capture")
+    out["sensitivity, freezes by reference"] = f"raises the freezes to {at['reference'].c6_freezes:.1f}"
     out["sensitivity, what freezes depend on"] = (
-        f"{freezes['deep']:.1f} behind 5.6's deep 1000 ms queue, {freezes['jitter']:.1f} with 15 ms of jitter")
+        f"{at['deep'].c6_freezes:.1f} behind 5.6's deep 1000 ms queue ({at['deep'].c6_late_pct:.1f}% of frames "
+        f"late), {at['jitter'].c6_freezes:.1f} with 15 ms of jitter (the adaptive playout buffer then holds a larger "
+        f"delay, {at['jitter'].c6_playout_ms:.0f} ms, and {at['jitter'].c6_late_pct:.1f}% of frames are late)")
     out["sensitivity, freezes by TCP and feedback"] = (
-        f"{freezes['reno']:.1f} beside Reno instead of CUBIC, {freezes['fb20']:.1f} and {freezes['fb100']:.1f} "
-        f"with feedback every 20 and 100 ms")
+        f"{at['reno'].c6_freezes:.1f} beside Reno instead of CUBIC, {at['fb20'].c6_freezes:.1f} and "
+        f"{at['fb100'].c6_freezes:.1f} with feedback every 20 and 100 ms")
     out["sensitivity, freezes with retransmission"] = (
-        f"moves no headline beyond noise either: 5.6's freezes are {freezes['nack']:.1f}")
+        f"leaves the freezes {_noise_word(at['nack'], default, 'c6_freezes')} ({at['nack'].c6_freezes:.1f})")
+    out["sensitivity, playout delay with retransmission"] = (
+        f"raise the playout delay by {at['nack'].c6_playout_ms - default.c6_playout_ms:.1f} ms")
+    out.update(_rmcat_playout_estimator(default, at["webrtc"]))
     out.update(table_rows(folder, "Sensitivity", "sensitivity, beyond noise", index=1))
     return out
+
+
+def _noise_word(row: Any, default: Any, headline: str) -> str:
+    """Whether a setting moved a headline beyond noise: sqrt(2) times the
+    default's 95% half-width, the report's yardstick (one_at_a_time.py)."""
+    moved = abs(row[headline] - default[headline]) > np.sqrt(2) * default[f"{headline}_half"]
+    return "beyond noise" if moved else "within noise"
+
+
+def _rmcat_playout_estimator(default: Any, webrtc: Any) -> Figures:
+    """What libwebrtc's video timing in place of the quantile estimator
+    changes: the viewer's headlines, and (the buffer sends nothing back)
+    none of the network's."""
+    network = ["c1_share", "c1_queuing_ms", "c4_jain", "c6_share", "c7_share", "c8_resume_queue_ms"]
+    same = all(webrtc[h] == default[h] and webrtc[f"{h}_half"] == default[f"{h}_half"] for h in network)
+    return {
+        "sensitivity, playout estimator, network": (
+            "leaves every rate and network delay headline as it was, to the last digit" if same
+            else "moves the network's headlines"),
+        "sensitivity, playout estimator, viewer": (
+            f"{webrtc.c6_late_pct:.1f}% of frames late at a playout delay of {webrtc.c6_playout_ms:.0f} ms, with "
+            f"the freezes {_noise_word(webrtc, default, 'c6_freezes')} ({webrtc.c6_freezes:.1f})"),
+        "sensitivity, playout estimator, spread": (
+            f"the late share's 95% half-width over the replications is {webrtc.c6_late_pct_half:.1f} against "
+            f"{default.c6_late_pct_half:.2f}"),
+    }
 
 
 # --- media-scaling ------------------------------------------------------------------------------
