@@ -81,10 +81,9 @@ impl Kalman {
         ];
         // Large size changes are trusted more (libwebrtc's observation noise).
         let r = ((300.0 * (-size_change.abs() / max_size).exp() + 1.0) * var_noise.sqrt()).max(1.0);
+        // S = H P H' + r is at least r >= 1 (P stays positive
+        // semi-definite), so it needs no guard against 0.
         let s = size_change * ph[0] + ph[1] + r;
-        if s.abs() < 1e-9 {
-            return;
-        }
         let k = [ph[0] / s, ph[1] / s];
         self.x[0] = (self.x[0] + k[0] * innovation).max(1e-6);
         self.x[1] += k[1] * innovation;
@@ -542,6 +541,151 @@ mod tests {
             floor.update(-50.0, 2000.0, 2000.0, 1.0);
         }
         assert_eq!(floor.x[0], 1e-6);
+    }
+
+    /// An estimator past its start-up, with the frame before of 1000
+    /// bytes, a mean frame size of 1000 (variance 100), a noise variance
+    /// of 4 (the delay cap 3.5 x 2 + 0.5 = 7.5 ms, the delay outlier bound
+    /// 15 x 2 = 30), and a flat line. Its first noise sample has weight 1
+    /// (alpha (n - 1) / n at n = 1 is 0), so the noise's mean after one
+    /// update is the sample itself.
+    fn primed(offset_ms: f64) -> JitterEstimate {
+        let mut e = JitterEstimate {
+            startup_count: SIZE_STARTUP_FRAMES + 1,
+            prev_bytes: Some(1000.0),
+            avg_bytes: 1000.0,
+            var_bytes: 100.0,
+            var_noise: 4.0,
+            ..Default::default()
+        };
+        e.line.x = [0.0, offset_ms];
+        e
+    }
+
+    /// One update by hand: the delay capped at 7.5 ms and rounded (8);
+    /// a delay outlier counted as +-15 deviations (+-30), the sign its
+    /// own, and leaving the line alone, at exactly 15 deviations too; a
+    /// size outlier (over the mean by 3 deviations, after the variance
+    /// has taken the frame in) kept whatever its delay; a size change of
+    /// exactly -0.25 max leaving the line alone.
+    #[test]
+    fn one_update_by_hand() {
+        let noise_after = |offset_ms: f64, delay_ms: f64, bytes: f64| {
+            let mut e = primed(offset_ms);
+            e.update(SimTime::ZERO, delay_ms, bytes);
+            (e.avg_noise, e.line.x)
+        };
+        // Capped: 100 ms counts as round(7.5) = 8.
+        assert_eq!(noise_after(0.0, 100.0, 1000.0).0, 8.0);
+        // Outliers both ways: deviations 8 + 100 and -8 - 100.
+        assert_eq!(noise_after(-100.0, 100.0, 1000.0), (30.0, [0.0, -100.0]));
+        assert_eq!(noise_after(100.0, -100.0, 1000.0), (-30.0, [0.0, 100.0]));
+        // Exactly 15 deviations (8 + 22 = 30) is an outlier: the line stays.
+        assert_eq!(noise_after(-22.0, 100.0, 1000.0), (30.0, [0.0, -22.0]));
+        // One under: kept, and the line moves.
+        let (noise, x) = noise_after(-21.0, 100.0, 1000.0);
+        assert_eq!(noise, 29.0);
+        assert_ne!(x, [0.0, -21.0]);
+        // Size outliers. A 1040-byte frame: the would-be mean 1001.2, the
+        // variance 0.97 x 100 + 0.03 x 38.8^2 = 142.16, so the bound is
+        // 1000 + 3 x 11.92 = 1035.8: an outlier, kept with its deviation
+        // of 8 + 100 - 40 x 0. A 1030-byte frame (variance 122.4, bound
+        // 1033.2) and a 1020-byte one are not, and count as 30.
+        let var: f64 = 0.97 * 100.0 + 0.03 * (0.97f64 * 40.0).powi(2);
+        assert!(1040.0 > 1000.0 + 3.0 * var.sqrt());
+        assert_eq!(noise_after(-100.0, 100.0, 1040.0).0, 108.0);
+        assert_eq!(noise_after(-100.0, 100.0, 1030.0).0, 30.0);
+        assert_eq!(noise_after(-100.0, 100.0, 1020.0).0, 30.0);
+        // At the bound exactly: a variance of 0.5 leaves the frame's at its
+        // floor of 1, so the bound is 1003, and a 1003-byte frame is not an
+        // outlier.
+        let mut e = primed(-100.0);
+        e.var_bytes = 0.5;
+        e.update(SimTime::ZERO, 100.0, 1003.0);
+        assert_eq!((e.var_bytes, e.avg_noise), (1.0, 30.0));
+        // A size change of exactly -0.25 x the max (1000 after 1250; the
+        // max is this frame's): the line stays. A little above: it moves.
+        let line_after = |prev: f64| {
+            let mut e = primed(0.0);
+            (e.prev_bytes, e.max_bytes) = (Some(prev), 100.0);
+            e.update(SimTime::ZERO, 0.0, 1000.0);
+            e.line.x
+        };
+        assert_eq!(line_after(1250.0), [0.0, 0.0]);
+        assert_ne!(line_after(1249.0), [0.0, 0.0]);
+    }
+
+    /// The mean frame size's key-frame rule at its bound (mean 1000,
+    /// deviation 10: a frame under 1020 enters the mean, one of 1020 does
+    /// not), and the mean after start-up following each frame (no second
+    /// seeding from the start-up frames).
+    #[test]
+    fn the_key_frame_rule_and_the_mean_after_start_up() {
+        for (bytes, enters) in [(1015.0, true), (1020.0, false)] {
+            let mut e = primed(0.0);
+            e.update(SimTime::ZERO, 0.0, bytes);
+            let want = if enters {
+                0.97 * 1000.0 + 0.03 * bytes
+            } else {
+                1000.0
+            };
+            assert!(
+                (e.avg_bytes - want).abs() < 1e-9,
+                "{bytes}: {}",
+                e.avg_bytes
+            );
+        }
+        let mut e = JitterEstimate::default();
+        for _ in 0..6 {
+            e.update(SimTime::ZERO, 0.0, 1000.0);
+        }
+        assert_eq!(e.avg_bytes, 1000.0);
+        e.update(SimTime::ZERO, 0.0, 1010.0);
+        let once = 0.97 * 1000.0 + 0.03 * 1010.0;
+        assert!((e.avg_bytes - once).abs() < 1e-9, "{}", e.avg_bytes);
+        e.update(SimTime::ZERO, 0.0, 1010.0);
+        let twice = 0.97 * once + 0.03 * 1010.0;
+        assert!((e.avg_bytes - twice).abs() < 1e-9, "{}", e.avg_bytes);
+    }
+
+    /// The estimate is post-processed (kept as a floor for the reading)
+    /// from the 31st update that reaches the noise on; before, only the
+    /// count moves.
+    #[test]
+    fn the_filtered_estimate_starts_after_thirty_frames() {
+        let mut e = primed(0.0);
+        for _ in 0..STARTUP_FRAMES {
+            e.update(SimTime::ZERO, 0.0, 1000.0);
+            assert_eq!(e.filtered_ms, 0.0);
+        }
+        assert_eq!(e.frames, STARTUP_FRAMES);
+        e.update(SimTime::ZERO, 0.0, 1000.0);
+        assert!(e.filtered_ms > 0.0 && e.filtered_ms == e.calculate());
+    }
+
+    /// The frame rate is over the last 30 periods: periods of 20 and
+    /// 40 ms alternating give 33.333 Hz (the last one alone would give
+    /// 25 or 50), and a first long period falls out of the window at the
+    /// 31st. A period of 0 (two frames at once) gives no rate, and the
+    /// weight is then the plain (n - 1) / n.
+    #[test]
+    fn the_frame_rate_window_and_a_zero_period() {
+        let mut e = JitterEstimate::default();
+        let mut now = SimTime::ZERO;
+        e.random_jitter(now, 0.0);
+        now += SimTime::from_millis(1000);
+        e.random_jitter(now, 0.0);
+        for i in 0..30 {
+            now += SimTime::from_millis(if i % 2 == 0 { 20 } else { 40 });
+            e.random_jitter(now, 0.0);
+        }
+        assert_eq!(e.periods_us.len(), RATE_SAMPLES);
+        assert_eq!(e.frame_rate(), 33.333);
+        let mut z = JitterEstimate::default();
+        z.random_jitter(SimTime::ZERO, 4.0);
+        z.random_jitter(SimTime::ZERO, 8.0);
+        assert_eq!(z.frame_rate(), 0.0);
+        assert_eq!(z.avg_noise, 6.0);
     }
 
     /// The line learns the path's time per byte: frames whose arrival gap

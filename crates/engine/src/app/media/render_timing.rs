@@ -78,10 +78,9 @@ impl Extrapolator {
             self.prev = now;
         }
         let t = whole_ms(now - self.start);
-        let first = *self.first_ticks.get_or_insert_with(|| {
-            self.w[1] = -self.w[0] * t;
-            ts
-        });
+        // The fit starts at its first frame (t = 0), where libwebrtc's
+        // first offset, -w[0] t, is the 0 it already holds.
+        let first = *self.first_ticks.get_or_insert(ts);
         let residual = (ts - first) as f64 - t * self.w[0] - self.w[1];
         if self.delay_changed(residual) && self.count >= START_UP_FRAMES {
             self.p[1][1] = P11;
@@ -140,6 +139,21 @@ impl Extrapolator {
         };
         let ns = base.as_nanos() as f64 + ms * 1e6;
         (ns >= 0.0).then(|| SimTime::from_nanos(ns.round() as u64))
+    }
+}
+
+/// A frame's delay variation against the last one the variation was
+/// taken from (`last`: its RTP time and completion), ms: the completion
+/// gap less the RTP gap (in whole microseconds, as libwebrtc's). 0 for
+/// the first frame; none for a frame no newer than `last`.
+fn delay_variation(last: Option<(i64, SimTime)>, ts: i64, now: SimTime) -> Option<f64> {
+    match last {
+        None => Some(0.0),
+        Some((prev_ts, prev_at)) if ts > prev_ts => {
+            let rtp_us = (ts - prev_ts) as f64 * 1000.0 / TICKS_PER_MS;
+            Some((now - prev_at).as_nanos() as f64 / 1e6 - rtp_us.trunc() / 1000.0)
+        }
+        Some(_) => None,
     }
 }
 
@@ -204,15 +218,7 @@ impl RenderTiming {
         self.fit
             .get_or_insert_with(|| Extrapolator::new(now))
             .update(now, ts);
-        let variation = match self.last {
-            None => Some(0.0),
-            Some((prev_ts, prev_at)) if ts > prev_ts => {
-                // The RTP gap in whole microseconds, as libwebrtc's.
-                let rtp_us = (ts - prev_ts) as f64 * 1000.0 / TICKS_PER_MS;
-                Some((now - prev_at).as_nanos() as f64 / 1e6 - rtp_us.trunc() / 1000.0)
-            }
-            Some(_) => None,
-        };
+        let variation = delay_variation(self.last, ts, now);
         if variation.is_some() {
             self.last = Some((ts, now));
         }
@@ -347,6 +353,142 @@ mod tests {
         assert_eq!(alarms, [151, 302]);
         assert!((0..1000).all(|_| !f.delay_changed(6000.0)));
         assert_eq!((f.acc_pos, f.acc_neg), (0.0, 0.0));
+    }
+
+    /// The fit is the textbook recursive least-squares step (no
+    /// forgetting), computed here with whole 2x2 matrices: phi = [t, 1],
+    /// e = y - phi' w, K = P phi / (1 + phi' P phi), w += K e,
+    /// P -= K phi' P; y the RTP ticks since the first frame, t whole ms
+    /// since the fit began. Frames from 1000 s on, arriving 40-47 ms
+    /// after capture (residuals within the CUSUM's drift).
+    #[test]
+    fn the_fit_is_a_least_squares_step() {
+        let t0 = ms(1_000_000);
+        let mut f = Extrapolator::new(t0 + ms(40));
+        let (mut w, mut p) = ([90.0, 0.0], [[1.0, 0.0], [0.0, P11]]);
+        let first = ticks(t0);
+        for (i, extra) in [0u64, 3, 7, 1, 5, 2, 6].into_iter().enumerate() {
+            let capture = t0 + ms(33 * i as u64);
+            let now = capture + ms(40 + extra);
+            f.update(now, ticks(capture));
+            let (t, y) = (
+                whole_ms(now - (t0 + ms(40))),
+                (ticks(capture) - first) as f64,
+            );
+            let phi = [t, 1.0];
+            let e = y - (phi[0] * w[0] + phi[1] * w[1]);
+            let p_phi = [
+                p[0][0] * phi[0] + p[0][1] * phi[1],
+                p[1][0] * phi[0] + p[1][1] * phi[1],
+            ];
+            let phi_p = [
+                phi[0] * p[0][0] + phi[1] * p[1][0],
+                phi[0] * p[0][1] + phi[1] * p[1][1],
+            ];
+            let denom = 1.0 + phi[0] * p_phi[0] + phi[1] * p_phi[1];
+            let k = [p_phi[0] / denom, p_phi[1] / denom];
+            w = [w[0] + k[0] * e, w[1] + k[1] * e];
+            for (r, kr) in k.iter().enumerate() {
+                for (c, pc) in phi_p.iter().enumerate() {
+                    p[r][c] -= kr * pc;
+                }
+            }
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+            assert!(
+                close(f.w[0], w[0]) && close(f.w[1], w[1]),
+                "{i}: {:?} {w:?}",
+                f.w
+            );
+            for r in 0..2 {
+                for c in 0..2 {
+                    assert!(close(f.p[r][c], p[r][c]), "{i}: {:?} {p:?}", f.p);
+                }
+            }
+        }
+        assert_eq!((f.acc_pos, f.acc_neg), (0.0, 0.0));
+    }
+
+    /// A frame with the RTP time of the last one still updates the fit
+    /// (only an older one is skipped as reordered); the CUSUM's alarm
+    /// reopens the offset only after start-up (two frames).
+    #[test]
+    fn an_equal_rtp_time_updates_and_start_up_ignores_the_alarm() {
+        let mut f = Extrapolator::new(ms(40));
+        f.update(ms(40), 0);
+        let w = f.w;
+        f.update(ms(50), 0);
+        assert_eq!(f.count, 2);
+        assert_ne!(f.w, w);
+        f.update(ms(60), -90);
+        assert_eq!(f.count, 2);
+        // Frames at 0, 5 and 10 s, all of RTP time 0, with the negative
+        // sum brought past the alarm whatever the residual before frame
+        // `alarm`: during start-up (the second frame) the fit is as
+        // without it; after (the third) it differs.
+        let run = |alarm: Option<usize>| {
+            let mut g = Extrapolator::new(ms(0));
+            for i in 0..3 {
+                if alarm == Some(i) {
+                    g.acc_neg = -ALARM_TICKS - DRIFT_TICKS - 1.0;
+                }
+                g.update(ms(5000 * i as u64), 0);
+            }
+            (g.w, g.p)
+        };
+        assert_eq!(run(Some(1)), run(None));
+        assert_ne!(run(Some(2)), run(None));
+    }
+
+    /// The CUSUM's positive side: residuals of +9000 ticks alarm at the
+    /// 151st frame, as the negative side does.
+    #[test]
+    fn the_cusum_alarm_upwards() {
+        let mut f = Extrapolator::new(SimTime::ZERO);
+        let alarms: Vec<usize> = (1..=400).filter(|_| f.delay_changed(9000.0)).collect();
+        assert_eq!(alarms, [151, 302]);
+    }
+
+    /// The expected completion by hand: at start-up the last arrival
+    /// plus the RTP gap in whole microseconds (3000 ticks: 33.333 ms);
+    /// then the line read backwards from the first frame's RTP time,
+    /// rounded to whole ms ((9900 - 900 - 900) / 90 = 90 ms after the
+    /// start; at the least slope, 1e-3 ticks per ms, 9 / 1e-3); a line
+    /// with less slope gives the start.
+    #[test]
+    fn expected_completion_by_hand() {
+        let mut f = Extrapolator::new(ms(100));
+        (f.first_ticks, f.prev_ticks, f.count) = (Some(0), Some(0), 1);
+        assert_eq!(f.local_time(3000), Some(SimTime::from_micros(133_333)));
+        (f.first_ticks, f.count, f.w) = (Some(900), START_UP_FRAMES, [90.0, 900.0]);
+        assert_eq!(f.local_time(9900), Some(ms(190)));
+        f.w = [1e-3, 0.0];
+        assert_eq!(f.local_time(909), Some(ms(9100)));
+        f.w = [0.0, 900.0];
+        assert_eq!(f.local_time(9900), Some(ms(100)));
+    }
+
+    /// The delay variation by hand: 40 ms between completions, 3000
+    /// ticks between captures (33.333 ms in whole microseconds): 6.667
+    /// ms. None for a frame no newer than the last; 0 for the first.
+    #[test]
+    fn the_delay_variation_by_hand() {
+        let last = Some((9000, ms(50)));
+        let d = delay_variation(last, 12_000, ms(90)).unwrap();
+        assert!((d - 6.667).abs() < 1e-9, "{d}");
+        assert_eq!(delay_variation(last, 9000, ms(90)), None);
+        assert_eq!(delay_variation(last, 8000, ms(90)), None);
+        assert_eq!(delay_variation(None, 8000, ms(90)), Some(0.0));
+    }
+
+    /// Ten seconds exactly between frames keep the fit; more restart it.
+    #[test]
+    fn ten_seconds_exactly_keep_the_fit() {
+        let mut f = Extrapolator::new(ms(0));
+        f.update(ms(0), 0);
+        f.update(ms(10_000), 900_000);
+        assert_eq!((f.start, f.count), (ms(0), 2));
+        f.update(ms(20_001), 1_800_000);
+        assert_eq!((f.start, f.count), (ms(20_001), 1));
     }
 
     /// Ten seconds without a frame start the fit again at the next one.
