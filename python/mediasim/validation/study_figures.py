@@ -379,10 +379,12 @@ def _rmcat_sensitivity(folder: Path, p: Any) -> Figures:
 
 
 def _noise_word(row: Any, default: Any, headline: str) -> str:
-    """Whether a setting moved a headline beyond noise: sqrt(2) times the
-    default's 95% half-width, the report's yardstick (one_at_a_time.py)."""
-    moved = abs(row[headline] - default[headline]) > np.sqrt(2) * default[f"{headline}_half"]
-    return "beyond noise" if moved else "within noise"
+    """Whether a setting moved a headline beyond noise, by the report's
+    own yardstick (``one_at_a_time.noise``)."""
+    from ..experiments import one_at_a_time as oat
+
+    n = oat.noise(pd.DataFrame([{"value": "default", **default}]), [headline])[headline]
+    return "beyond noise" if abs(row[headline] - default[headline]) > n else "within noise"
 
 
 def _rmcat_playout_estimator(default: Any, webrtc: Any) -> Figures:
