@@ -1,8 +1,13 @@
 //! The receiver's retransmission requests (`playout.nack`): which lost
 //! packets of the stream it plays to ask for in a Generic NACK (RFC 4585
 //! 6.2.1), and when to ask again, as libwebrtc's NACK module does:
-//! - a gap in sequence numbers is asked for at once (paths keep packets
-//!   in order, so the missing ones are lost);
+//! - a gap in sequence numbers is asked for at once, even on a path that
+//!   reorders (libwebrtc's reordering estimate never gets a value, since
+//!   it takes every packet for a retransmission, and its send_nack_delay
+//!   is 0 by default);
+//! - a packet asked for whose original comes after all, out of order,
+//!   is no longer asked for (`spurious`); a retransmission of it that
+//!   still comes is a duplicate;
 //! - a packet not yet recovered is asked for again once a round trip has
 //!   passed since the last request (`rtt`: the member's RFC 3550 estimate,
 //!   or `default_rtt` without one: libwebrtc's 100 ms);
@@ -13,7 +18,10 @@
 //!
 //! A retransmission (RFC 4588) names its original sequence number: it is
 //! taken in if that packet is still asked for, else it is a duplicate (its
-//! original was recovered already, or given up).
+//! original was recovered already, came late, or was given up). The
+//! packets recovered within the last `MAX_AGE` are remembered, so that an
+//! original arriving after its retransmission is known for a copy
+//! (libwebrtc's recovered list).
 //!
 //! Sequence numbers here are extended past 16-bit wraps.
 
@@ -22,6 +30,9 @@ use std::collections::VecDeque;
 
 /// Most packets waiting to be recovered (libwebrtc's kMaxNackPackets).
 pub const MAX_LIST: usize = 1000;
+/// How far behind the newest recovered packet one is still remembered
+/// (libwebrtc's kMaxPacketAge).
+pub const MAX_AGE: u64 = 10_000;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NackParams {
@@ -50,6 +61,19 @@ pub struct NackStats {
     pub given_up: u64,
     /// Retransmissions of packets not asked for any more.
     pub duplicates: u64,
+    /// Packets asked for whose original came after all, out of order.
+    pub spurious: u64,
+}
+
+/// What an original packet arriving behind the newest one is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Late {
+    /// Not asked for: new to the receiver.
+    New,
+    /// Asked for: new to the receiver, and no longer asked for.
+    Asked,
+    /// Its retransmission came first: a copy.
+    Recovered,
 }
 
 #[derive(Clone, Debug)]
@@ -57,6 +81,9 @@ pub struct NackRequester {
     p: NackParams,
     /// Packets asked for and not yet recovered, in ascending order.
     list: VecDeque<Missing>,
+    /// Packets recovered by a retransmission, ascending, within `MAX_AGE`
+    /// of the newest of them.
+    recovered: VecDeque<u64>,
     pub stats: NackStats,
 }
 
@@ -65,6 +92,7 @@ impl NackRequester {
         NackRequester {
             p,
             list: VecDeque::new(),
+            recovered: VecDeque::new(),
             stats: NackStats::default(),
         }
     }
@@ -82,7 +110,7 @@ impl NackRequester {
         }
         for seq in from..first + n {
             if self.list.back().is_some_and(|m| m.seq >= seq) {
-                continue; // not past what is listed: paths keep order
+                continue; // listed already (gaps start past the newest packet)
             }
             self.list.push_back(Missing {
                 seq,
@@ -101,12 +129,41 @@ impl NackRequester {
             Ok(i) => {
                 self.list.remove(i);
                 self.stats.recovered += 1;
+                self.remember(seq);
                 true
             }
             Err(_) => {
                 self.stats.duplicates += 1;
                 false
             }
+        }
+    }
+
+    fn remember(&mut self, seq: u64) {
+        let at = self.recovered.partition_point(|&s| s < seq);
+        self.recovered.insert(at, seq);
+        let newest = *self.recovered.back().expect("inserted");
+        while self
+            .recovered
+            .front()
+            .is_some_and(|&s| s + MAX_AGE < newest)
+        {
+            self.recovered.pop_front();
+        }
+    }
+
+    /// The original packet `seq` arrived behind the newest one (the path
+    /// reordered it): what it is to the receiver.
+    #[cold]
+    pub fn on_late(&mut self, seq: u64) -> Late {
+        if let Ok(i) = self.list.binary_search_by_key(&seq, |m| m.seq) {
+            self.list.remove(i);
+            self.stats.spurious += 1;
+            Late::Asked
+        } else if self.recovered.binary_search(&seq).is_ok() {
+            Late::Recovered
+        } else {
+            Late::New
         }
     }
 
@@ -178,7 +235,8 @@ mod tests {
                 requested: 3,
                 recovered: 1,
                 duplicates: 2,
-                given_up: 0
+                given_up: 0,
+                spurious: 0
             }
         );
         assert_eq!(r.waiting(), 2);
@@ -257,5 +315,56 @@ mod tests {
         r.on_gap(ms(1), 11, 4, &mut ask);
         assert_eq!(ask, [10, 11, 12, 13, 14]);
         assert_eq!(r.waiting(), 5);
+    }
+
+    /// An original that comes out of order after its request is no longer
+    /// asked for, and its retransmission is a duplicate; one that comes
+    /// after its retransmission is a copy; one never asked for is new.
+    #[test]
+    fn a_late_original_ends_its_requests_or_is_a_copy() {
+        let mut r = requester(10);
+        let mut ask = Vec::new();
+        r.on_gap(ms(0), 100, 3, &mut ask);
+        assert_eq!(r.on_late(101), Late::Asked);
+        assert_eq!(r.waiting(), 2);
+        ask.clear();
+        r.due(ms(100), None, &mut ask);
+        assert_eq!(ask, [100, 102], "no longer asked for");
+        assert!(!r.on_retransmission(101), "its retransmission: a duplicate");
+        assert!(r.on_retransmission(102));
+        assert_eq!(r.on_late(102), Late::Recovered);
+        assert_eq!(
+            r.on_late(101),
+            Late::New,
+            "came already: the member's own check"
+        );
+        assert_eq!(r.on_late(99), Late::New);
+        assert_eq!(
+            (r.stats.spurious, r.stats.recovered, r.stats.duplicates),
+            (1, 1, 1)
+        );
+    }
+
+    /// Recovered packets are remembered within MAX_AGE of the newest of
+    /// them, whatever order their retransmissions came in.
+    #[test]
+    fn recovered_packets_are_remembered_within_max_age() {
+        let mut r = requester(10);
+        let mut ask = Vec::new();
+        r.on_gap(ms(0), 10, 2, &mut ask);
+        r.on_gap(ms(1), 10 + MAX_AGE, 2, &mut ask);
+        assert!(r.on_retransmission(11));
+        assert!(r.on_retransmission(10));
+        assert!(r.on_retransmission(10 + MAX_AGE));
+        assert_eq!(r.on_late(10), Late::Recovered, "MAX_AGE behind: kept");
+        assert_eq!(r.on_late(11), Late::Recovered);
+        assert!(r.on_retransmission(11 + MAX_AGE));
+        assert_eq!(
+            r.on_late(10),
+            Late::New,
+            "more than MAX_AGE behind: forgotten"
+        );
+        assert_eq!(r.on_late(11), Late::Recovered);
+        assert_eq!(r.on_late(10 + MAX_AGE), Late::Recovered);
     }
 }

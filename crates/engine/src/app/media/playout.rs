@@ -26,8 +26,9 @@
 //!   frame completes. A late frame is decoded, not shown: it keeps the
 //!   chain. The receiver then asks for a key frame (RFC 4585 6.3.1's PLI):
 //!   at once when it sees the loss (a frame's first packet arrives while
-//!   the frame before it is incomplete: paths keep packets in order, so
-//!   the missing ones are lost) or when it declares a frame lost, and
+//!   the frame before it is incomplete: the missing ones are taken for
+//!   lost until the path has reordered a packet, and from then on only
+//!   a frame declared lost asks) or when it declares a frame lost, and
 //!   again every `key_retry` while no key frame after the loss has
 //!   completed (libwebrtc: 200 ms). With retransmission (`nack`), a
 //!   missing packet may still come: the receiver asks for a key frame
@@ -264,6 +265,8 @@ pub struct Playout {
     timing: Option<Box<RenderTiming>>,
     /// How long before its playout time a frame must be complete.
     slack: SimTime,
+    /// No packet of the stream has come out of order yet.
+    in_order: bool,
 }
 
 impl Playout {
@@ -302,7 +305,21 @@ impl Playout {
             key_request: false,
             timing,
             slack,
+            in_order: true,
         }
+    }
+
+    /// Whether the buffer takes a frame's missing packets for lost when
+    /// the next frame begins (reference decoding without retransmission,
+    /// the path in order so far).
+    pub fn infers_loss_from_order(&self) -> bool {
+        self.in_order && self.p.decode == Decode::Reference && !self.p.retransmission
+    }
+
+    /// A packet of the stream came out of order: a gap no longer means a
+    /// loss.
+    pub fn on_reordered(&mut self) {
+        self.in_order = false;
     }
 
     /// Whether a packet may make the buffer ask for a key frame.
@@ -450,9 +467,10 @@ impl Playout {
                 recovered: false,
             };
         }
-        // Packets come in order: the frame before this one is
-        // incomplete for good (a placeholder included).
+        // Packets in order: the frame before this one is incomplete for
+        // good (a placeholder included).
         if reference
+            && self.in_order
             && !self.p.retransmission
             && k > 0
             && matches!(self.slots[k - 1], Slot::Pending { need, got, .. } if got < need)
@@ -861,6 +879,42 @@ mod tests {
             (s.played, s.lost, s.undecodable, s.key_requests),
             (40, 1, 0, 1)
         );
+    }
+
+    /// Once the path has reordered a packet, a gap is no loss: frame 3's
+    /// second packet comes after frame 4's, no key frame is asked for and
+    /// the chain holds. Before the reordering is known the same gap asks,
+    /// at frame 4's packet, and again until a key frame comes.
+    #[test]
+    fn by_reference_a_path_that_reorders_asks_only_for_frames_declared_lost() {
+        let feed = |p: &mut Playout| {
+            let mut asked = vec![];
+            for i in 0..=10u32 {
+                let packets = if i == 3 { 2 } else { 1 };
+                p.on_packet(ms(40 * i as u64 + 10), &frame(i, packets, i == 0));
+                if i == 4 {
+                    p.on_packet(ms(175), &frame(3, 2, false));
+                }
+                if std::mem::take(&mut p.key_request) {
+                    asked.push(40 * i + 10);
+                }
+            }
+            p.finish(ms(10_000));
+            asked
+        };
+        let mut p = by_reference();
+        assert!(p.infers_loss_from_order());
+        assert_eq!(feed(&mut p)[0], 170);
+        let mut p = by_reference();
+        p.on_reordered();
+        assert!(!p.infers_loss_from_order());
+        assert!(feed(&mut p).is_empty());
+        let s = &p.stats;
+        assert_eq!(
+            (s.played, s.lost, s.undecodable, s.key_requests),
+            (11, 0, 0, 0)
+        );
+        assert!(!fixed(100).infers_loss_from_order(), "independent decoding");
     }
 
     /// A loss seen only when its frame is declared lost: frame 3 is

@@ -12,6 +12,7 @@ use super::payload::{Nack, Pli, RtcpCompound, RtcpReport, RtpData};
 use super::sent::SentRecord;
 use super::viewer::{FeedbackOut, Viewer};
 use super::xr::XrEnd;
+use crate::app::media::nack::Late;
 use crate::app::paced::FeedbackEnd;
 use crate::app::{Action, App, AppStats, PacketTemplate};
 use crate::measure::RunningMean;
@@ -866,7 +867,10 @@ impl RtpMember {
     /// the reception statistics, on arrival (held ones: `release_held_now`).
     #[inline(always)]
     fn take_in(&mut self, h: &Held, ssrc: u32, repair: Option<SimTime>, out: &mut Vec<Action>) {
-        if let (Some(tag), Some(v)) = (&h.frame, &mut self.viewer) {
+        let watched =
+            repair.is_none() && self.viewer.as_ref().is_some_and(|v| v.watches_order(ssrc));
+        let copy = watched && self.out_of_order(ssrc, h.seq);
+        if let (Some(tag), Some(v), false) = (&h.frame, &mut self.viewer, copy) {
             v.playout.on_packet(h.now, tag);
             if v.playout.key_request {
                 self.send_pli(out);
@@ -878,6 +882,33 @@ impl RtpMember {
             }
         }
         self.on_rtp(h.now, (ssrc, h.seq, h.timestamp), repair, out);
+    }
+
+    /// Whether packet `seq` of the played stream `ssrc` came behind the
+    /// newest one (the path reorders) as a copy of one its retransmission
+    /// brought already; a packet behind tells the playout buffer so, and
+    /// ends its retransmission requests (nack.rs).
+    #[cold]
+    #[inline(never)]
+    fn out_of_order(&mut self, ssrc: u32, seq: u16) -> bool {
+        let Some(src) = self.sources.get(&ssrc) else {
+            return false;
+        };
+        // Behind as on_rtp reckons it: not within 3000 ahead of the next.
+        if src
+            .next_seq
+            .is_none_or(|next| seq.wrapping_sub(next) < 3000)
+        {
+            return false;
+        }
+        let ext = extend16(seq, src.stats.extended_max() as u64);
+        let Some(v) = &mut self.viewer else {
+            return false;
+        };
+        v.playout.on_reordered();
+        v.nack
+            .as_mut()
+            .is_some_and(|r| r.on_late(ext) == Late::Recovered)
     }
 
     /// The playout buffer wants a key frame: a PLI to the stream's sender

@@ -97,6 +97,7 @@ pub const MEDIA_TABLE: super::AppTable = super::AppTable {
         Count("packets_recovered"),
         Count("packets_given_up"),
         Count("rtx_duplicates"),
+        Count("nack_spurious"),
         Measure("frame_delay_mean_ms"),
         Measure("frame_delay_p95_ms"),
         Measure("frame_delay_max_ms"),

@@ -107,6 +107,13 @@ pub struct Viewer {
 }
 
 impl Viewer {
+    /// Whether a packet of `ssrc` arriving out of order matters: it is the
+    /// played stream's, and a copy of a recovered packet must be told
+    /// apart or a gap would be taken for a loss.
+    pub fn watches_order(&self, ssrc: u32) -> bool {
+        ssrc == self.media_ssrc && (self.nack.is_some() || self.playout.infers_loss_from_order())
+    }
+
     /// The receiver's playout columns of the `media` table, with the
     /// packets still `held` (held.rs) taken in.
     pub fn stats(&self, end: SimTime, held: &[Held]) -> AppStats {
@@ -156,6 +163,7 @@ impl Viewer {
             ("packets_recovered", n.recovered as f64),
             ("packets_given_up", n.given_up as f64),
             ("rtx_duplicates", n.duplicates as f64),
+            ("nack_spurious", n.spurious as f64),
         ]);
         let total: u64 = s.levels.iter().sum();
         values.push((
