@@ -187,6 +187,38 @@ def rtx_osns(pcap_path, rtx_ssrc):
     return out
 
 
+def test_a_trace_answers_key_frame_requests_with_its_mean_key_frame():
+    """A frame trace (one GOP of 30 frames: key frames of 8000 and 10000
+    bytes, 3000-byte delta frames, played as listed) decoding by reference
+    at 1% packet loss: with ``key_on_request`` each answered request
+    puts a 9000-byte key frame (the mean) in place of a listed delta
+    frame, and a lost frame spoils fewer frames than when the receiver
+    must wait for the trace's own key frames."""
+    gop = [8000] + [3000] * 14 + [10000] + [3000] * 14
+    def run(on_request):
+        source = {"type": "trace", "fps": 30, "frames_bytes": gop, "key_frames": [0, 15],
+                  "follow_target": False, "key_on_request": on_request}
+        sc = call(loss={"type": "packet", "rate": 0.01}, source=source, stop_s=9.0,
+                  receiver={"playout": {"delay_ms": 75.0, "decode": "reference"}})
+        res = mediasim.run(sc, seed=3)
+        assert_balanced(res)
+        s = res.tables["media_series"]
+        sizes = s[s["var"].astype(str) == "frame_bytes"].sort_values("time_ns")["value"].to_numpy()
+        return res.tables["media"].iloc[0], sizes
+    m, sizes = run(True)
+    listed = np.resize(np.array(gop), len(sizes))
+    answered = sizes != listed
+    # A request the trace's own key frame came to answer is counted too.
+    assert m["key_frames_on_request"] - (listed != 3000).sum() <= answered.sum() <= m["key_frames_on_request"]
+    assert answered.sum() > 3
+    assert set(sizes[answered]) == {9000} and set(listed[answered]) == {3000}
+    assert m["key_frames"] == (listed != 3000).sum() + answered.sum()
+    ignored, ignored_sizes = run(False)
+    assert ignored["key_frames_on_request"] == 0 and (ignored_sizes == listed).all()
+    assert ignored["pli_received"] > 0
+    assert m["frames_undecodable"] < 0.5 * ignored["frames_undecodable"]
+
+
 def frame_fates(res, arrived, delay_ms):
     """Frames played, late and lost with a fixed ``delay_ms``, each complete
     at the last of its packets' arrivals (``arrived``: time by sequence
@@ -525,6 +557,8 @@ def test_a_voice_call_nobody_heard_has_no_mouth_to_ear_delay():
     ({"media": True, "source": {"type": "synthetic", "fps": 0}}, "members[0].source.fps", "positive"),
     ({"media": True, "source": {"type": "trace", "fps": 25, "frames_bytes": [100], "key_frames": [3]}},
      "members[0].source.key_frames", "not a frame index"),
+    ({"media": True, "source": {"type": "trace", "fps": 25, "frames_bytes": [100], "key_on_request": True}},
+     "members[0].source.key_on_request", "needs key frames"),
     ({"media": True, "source": {"type": "synthetic"}, "feedback": {"interval_ms": -1}},
      "members[0].feedback.interval_ms", "positive"),
     ({"media": True, "source": {"type": "synthetic"}, "cc": {"type": "tfrc"}, "feedback": {}},

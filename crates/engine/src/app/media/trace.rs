@@ -2,7 +2,12 @@
 //! rate, looping, scaled so that their mean rate is the target (the
 //! trace-driven model of RFC 8593 section 5 without its resolution
 //! switching: one size list, scaled linearly). Frames marked as key
-//! frames in the trace stay key frames.
+//! frames in the trace stay key frames. With `key_on_request`, a
+//! receiver's request (a PLI) makes the next frame a key frame the size
+//! of the trace's mean key frame, as a live encoder would; the frames
+//! after it follow the trace as before, so the extra bytes are not paid
+//! back (the synthetic codec's transient pays them back; a trace has no
+//! model of how).
 
 use super::spec::{SourceModel, SourceSite};
 use super::{Frame, FrameSource};
@@ -38,6 +43,11 @@ pub struct TraceSpec {
     /// them as listed (false).
     #[serde(default = "d_true")]
     pub follow_target: bool,
+    /// A key-frame request makes the next frame a key frame of the
+    /// trace's mean key-frame size (false: requests are ignored, as a
+    /// pre-encoded stream would).
+    #[serde(default)]
+    pub key_on_request: bool,
 }
 
 impl SourceModel for TraceSpec {
@@ -76,12 +86,18 @@ impl SourceModel for TraceSpec {
             );
             c.err(format!("{p}.key_frames"), msg);
         }
+        if self.key_on_request && self.key_frames.is_empty() {
+            let msg = "needs key frames in the trace (`key_frames`, or `I` in the file): \
+                       their mean size is the size of a key frame made on request";
+            c.err(format!("{p}.key_on_request"), msg);
+        }
     }
     fn build(&self, site: &SourceSite) -> Box<dyn FrameSource> {
         let frames = (self.frames_bytes.iter().enumerate())
             .map(|(i, &b)| (b, self.key_frames.contains(&i)))
             .collect();
         let mut t = FrameTrace::new(Arc::new(frames), self.fps, self.follow_target);
+        t.key_on_request = self.key_on_request;
         t.set_target(SimTime::ZERO, site.start_bps);
         Box::new(t)
     }
@@ -101,6 +117,12 @@ pub struct FrameTrace {
     mean_bps: f64,
     follows_target: bool,
     next: usize,
+    /// Requests make key frames (`key_on_request`).
+    pub key_on_request: bool,
+    /// The trace's mean key-frame size, bytes, if it has key frames.
+    key_bytes: Option<f64>,
+    /// A request is waiting for the next frame.
+    key_due: bool,
 }
 
 impl FrameTrace {
@@ -108,6 +130,8 @@ impl FrameTrace {
     pub fn new(frames: Arc<Vec<(u32, bool)>>, fps: f64, follows_target: bool) -> Self {
         let mean_bytes =
             frames.iter().map(|f| f.0 as f64).sum::<f64>() / frames.len().max(1) as f64;
+        let (keys, key_sum) = (frames.iter().filter(|f| f.1))
+            .fold((0usize, 0.0), |(n, s), f| (n + 1, s + f.0 as f64));
         FrameTrace {
             frames,
             interval: SimTime::from_secs_f64(1.0 / fps),
@@ -115,6 +139,9 @@ impl FrameTrace {
             mean_bps: mean_bytes * 8.0 * fps,
             follows_target,
             next: 0,
+            key_on_request: false,
+            key_bytes: (keys > 0).then(|| key_sum / keys as f64),
+            key_due: false,
         }
     }
 }
@@ -128,12 +155,19 @@ impl FrameSource for FrameTrace {
     fn rate_bps(&self) -> f64 {
         self.mean_bps * self.scale
     }
+    fn request_key_frame(&mut self) -> bool {
+        self.key_due = self.key_on_request && self.key_bytes.is_some();
+        self.key_due
+    }
     fn next_frame(&mut self, _now: SimTime, _rng: &mut SimRng) -> (Frame, SimTime) {
-        let (bytes, key) = self.frames[self.next % self.frames.len()];
+        let (listed, mut key) = self.frames[self.next % self.frames.len()];
         self.next = (self.next + 1) % self.frames.len();
-        let bytes = (bytes as f64 * self.scale)
-            .round()
-            .clamp(1.0, u32::MAX as f64) as u32;
+        let mut bytes = listed as f64;
+        if std::mem::take(&mut self.key_due) && !key {
+            // In place of the trace's frame: a key frame of its mean size.
+            (bytes, key) = (self.key_bytes.expect("key frames"), true);
+        }
+        let bytes = (bytes * self.scale).round().clamp(1.0, u32::MAX as f64) as u32;
         (Frame { bytes, key }, self.interval)
     }
 }
@@ -173,6 +207,43 @@ mod tests {
         assert_eq!(fixed.next_frame(SimTime::ZERO, &mut rng).0.bytes, 3000);
     }
 
+    /// With `key_on_request`, a request makes the next frame a key frame
+    /// of the trace's mean key-frame size (scaled with the rest) in place
+    /// of the listed one, and the trace goes on where it was; a key frame
+    /// due anyway stays as listed. Without it, requests are ignored.
+    #[test]
+    fn a_request_makes_the_next_frame_a_key_frame_of_the_mean_key_size() {
+        let mut rng = RngStreams::new(1, 0).stream("t");
+        let frames = Arc::new(vec![
+            (3000, true),
+            (1000, false),
+            (1000, false),
+            (5000, true),
+            (1000, false),
+        ]);
+        let mut t = FrameTrace::new(frames.clone(), 25.0, true);
+        let mut next = |t: &mut FrameTrace| {
+            let f = t.next_frame(SimTime::ZERO, &mut rng).0;
+            (f.bytes, f.key)
+        };
+        assert!(!t.request_key_frame(), "off by default: ignored");
+        assert_eq!(next(&mut t), (3000, true));
+        assert_eq!(next(&mut t), (1000, false));
+        t.key_on_request = true;
+        assert!(t.request_key_frame());
+        assert_eq!(next(&mut t), (4000, true), "the mean of 3000 and 5000");
+        assert_eq!(next(&mut t), (5000, true), "the trace goes on");
+        assert!(t.request_key_frame());
+        t.set_target(SimTime::ZERO, t.rate_bps() / 2.0);
+        assert_eq!(next(&mut t), (2000, true), "scaled with the rest");
+        assert!(t.request_key_frame());
+        assert_eq!(next(&mut t), (1500, true), "a key frame due anyway");
+        assert_eq!(next(&mut t), (500, false), "one request, one key frame");
+        let mut no_keys = FrameTrace::new(Arc::new(vec![(1000, false)]), 25.0, true);
+        no_keys.key_on_request = true;
+        assert!(!no_keys.request_key_frame());
+    }
+
     fn errors(spec: serde_json::Value) -> Vec<String> {
         let s: TraceSpec = serde_json::from_value(spec).expect("spec");
         let mut c = Checker::default();
@@ -200,6 +271,14 @@ mod tests {
         assert!(errors(serde_json::json!({"fps": 25, "frames_bytes": most})).is_empty());
         let e = errors(serde_json::json!({"fps": 25, "frames_bytes": [1, 2], "key_frames": [2]}));
         assert!(e[0].contains("m.source.key_frames"), "{e:?}");
+        let e =
+            errors(serde_json::json!({"fps": 25, "frames_bytes": [1, 2], "key_on_request": true}));
+        assert!(
+            e.len() == 1 && e[0].contains("m.source.key_on_request"),
+            "{e:?}"
+        );
+        let keyed = serde_json::json!({"fps": 25, "frames_bytes": [1, 2], "key_frames": [0], "key_on_request": true});
+        assert!(errors(keyed).is_empty());
         let s: TraceSpec =
             serde_json::from_value(serde_json::json!({"fps": 25, "frames_bytes": [1]})).unwrap();
         let site = SourceSite {
