@@ -133,12 +133,18 @@ def rmcat_bases(rmcat: Any) -> list[dict[str, Any]]:
     for s in v2["rtp_sessions"]:
         s["members"][0]["cc"].update(version="v2", l4s=True)
     # The cellular trace's viewers ask for lost packets again (NACK and
-    # retransmission), decoding by reference; case 3's use libwebrtc's
-    # video timing.
+    # retransmission), decoding by reference, over a bottleneck that
+    # reorders; case 3's use libwebrtc's video timing; case 7's first
+    # sender plays a frame trace that answers key-frame requests.
     for s in out[-1]["rtp_sessions"]:
         for m in s["members"]:
             if "playout" in m:
                 m["playout"].update(nack=True, decode="reference")
+    out[-1]["links"][0]["jitter"] = {"std_ms": 5.0, "reorder": True}
+    first = out[2]["rtp_sessions"][0]["members"]
+    first[0]["source"] = {"type": "trace", "fps": 30, "frames_bytes": [9000] + [3000] * 29, "key_frames": [0],
+                          "key_on_request": True}
+    first[1]["playout"].update(decode="reference")
     for s in out[1]["rtp_sessions"]:
         for m in s["members"]:
             if "playout" in m:
