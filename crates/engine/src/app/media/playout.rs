@@ -443,7 +443,6 @@ impl Playout {
     /// The first packet of frame `tag` (slot `k`): its playout time, and
     /// the frames skipped over before it.
     fn first_seen(&mut self, now: SimTime, k: usize, tag: &FrameTag) {
-        let reference = self.p.decode == Decode::Reference;
         self.adopt(now, tag.capture);
         let playout = match &self.timing {
             Some(t) => t.render_time(now, tag.capture),
@@ -469,9 +468,7 @@ impl Playout {
         }
         // Packets in order: the frame before this one is incomplete for
         // good (a placeholder included).
-        if reference
-            && self.in_order
-            && !self.p.retransmission
+        if self.infers_loss_from_order()
             && k > 0
             && matches!(self.slots[k - 1], Slot::Pending { need, got, .. } if got < need)
         {
