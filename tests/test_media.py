@@ -506,6 +506,36 @@ def test_feedback_is_counted_on_both_sides_and_reports_every_packet(fmt):
     assert m["feedback_bytes_sent"] < 100 * m["feedback_sent"] + per_packet * m["packets_reported_received"]
 
 
+@pytest.mark.parametrize("fmt", ["rfc8888", "twcc"])
+def test_feedback_reports_a_late_packet_again(fmt):
+    """On a path that reorders (RFC 8867's 8 ms sigma with ``reorder``, no
+    loss), a packet that arrives after a feedback message reported it lost
+    is reported again, received. From the packet log alone: a packet is
+    late if the last message sent before it arrived had reported a newer
+    one (and it is not older than the first to arrive, which the log
+    starts at). Each is reported lost once and recovered once; every
+    packet from the first to arrive on is reported received once."""
+    res = mediasim.run(call(rate_bps=4e6, jitter={"std_ms": 8.0, "reorder": True}, source={"type": "synthetic"},
+                            pacer={}, feedback={"format": fmt, "interval_ms": 50}, stop_s=9.0), seed=3)
+    assert_balanced(res)
+    m = res.tables["media"].iloc[0]
+    flow = res.packets["flow"].astype(str)
+    media = res.packets[flow == "v/alice/rtp"].sort_values("recv_ns")
+    sends = np.sort(res.packets[flow == "v/bob/fb"]["sent_ns"].to_numpy())
+    seqs, arrivals = media["seq"].to_numpy(), media["recv_ns"].to_numpy()
+    newest = np.maximum.accumulate(seqs)  # the newest arrived by each arrival
+    late = 0
+    for seq, at in zip(seqs, arrivals):
+        before = np.searchsorted(sends, at) - 1  # the last message sent before it arrived
+        if before < 0 or seq < seqs[0]:
+            continue
+        reported_to = newest[np.searchsorted(arrivals, sends[before], side="right") - 1]
+        late += int(reported_to > seq)
+    assert late > 50  # the path reorders a lot
+    assert m["feedback_late_packets"] == m["packets_reported_recovered"] == m["packets_reported_lost"] == late
+    assert m["packets_reported_received"] == (seqs >= seqs[0]).sum()  # those before the first never are
+
+
 def test_the_synthetic_codec_follows_its_target_on_the_wire():
     res = mediasim.run(call(source={"type": "synthetic"}, pacer={}, duration_s=30.0))
     m = res.tables["media"].iloc[0]

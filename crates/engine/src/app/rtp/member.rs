@@ -532,6 +532,7 @@ impl RtpMember {
                 ("feedback_bytes_received", st.fb_bytes as f64),
                 ("packets_reported_received", st.reported_received as f64),
                 ("packets_reported_lost", st.reported_lost as f64),
+                ("packets_reported_recovered", fs.history.recovered as f64),
             ],
             series: vec![
                 ("target_bps", fs.target_series.points().to_vec()),

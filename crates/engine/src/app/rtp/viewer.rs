@@ -51,6 +51,7 @@ impl FeedbackOut {
             values: vec![
                 ("feedback_sent", self.sent as f64),
                 ("feedback_bytes_sent", self.bytes as f64),
+                ("feedback_late_packets", self.log.reported_late as f64),
             ],
             series: vec![],
         }
@@ -279,14 +280,16 @@ mod tests {
             stats(&f),
             vec![
                 ("feedback_sent", 1.0),
-                ("feedback_bytes_sent", msgs[0].0 as f64)
+                ("feedback_bytes_sent", msgs[0].0 as f64),
+                ("feedback_late_packets", 0.0)
             ]
         );
         assert_eq!(
             stats(&g),
             vec![
                 ("feedback_sent", 1.0),
-                ("feedback_bytes_sent", msgs[1].0 as f64)
+                ("feedback_bytes_sent", msgs[1].0 as f64),
+                ("feedback_late_packets", 0.0)
             ]
         );
         assert_eq!(f.stats().flow, 9);

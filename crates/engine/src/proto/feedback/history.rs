@@ -3,6 +3,14 @@
 //! Arrival times are rebuilt from the message's own clock fields,
 //! unwrapped to the values nearest the time the message arrived.
 //!
+//! A packet is reported once to the controller, and once more if a later
+//! message reports received a packet an earlier one reported lost (the
+//! receiver reports a late packet again, `log.rs`): the controller then
+//! sees it received, and the earlier loss stands, as in libwebrtc's
+//! transport feedback adapter. Other repeats (a packet reported received
+//! again, or lost again) are left out; libwebrtc passes a packet reported
+//! lost twice on twice.
+//!
 //! Bounded: the history keeps the last `capacity` packets, and none sent
 //! more than `WINDOW` before the newest (libwebrtc's send-time history
 //! window, 60 s); feedback about older ones is not matched (counted in
@@ -19,13 +27,24 @@ use std::collections::VecDeque;
 /// kSendTimeHistoryWindow): feedback comes within a round trip or two.
 pub const WINDOW: SimTime = SimTime::from_secs(60);
 
+/// What feedback has said of a packet so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Told {
+    Nothing,
+    Lost,
+    Received,
+}
+
 pub struct SendHistory {
-    /// (sent_at, bytes) of packets first_seq, first_seq + 1, ...
-    sent: VecDeque<(SimTime, u32)>,
+    /// (sent_at, bytes, what feedback said) of packets first_seq,
+    /// first_seq + 1, ...
+    sent: VecDeque<(SimTime, u32, Told)>,
     first_seq: u64,
     capacity: usize,
     /// Reports about packets no longer (or never) in the history.
     pub unmatched: u64,
+    /// Packets reported received after a message reported them lost.
+    pub recovered: u64,
 }
 
 impl SendHistory {
@@ -35,6 +54,7 @@ impl SendHistory {
             first_seq: 0,
             capacity: capacity.max(1),
             unmatched: 0,
+            recovered: 0,
         }
     }
 
@@ -44,7 +64,7 @@ impl SendHistory {
             self.first_seq = seq;
         }
         debug_assert_eq!(seq, self.first_seq + self.sent.len() as u64);
-        self.sent.push_back((now, bytes));
+        self.sent.push_back((now, bytes, Told::Nothing));
         if self.sent.len() > self.capacity {
             self.sent.pop_front();
             self.first_seq += 1;
@@ -73,20 +93,24 @@ impl SendHistory {
         ecn: u8,
     ) -> Option<PacketResult> {
         let i = seq.checked_sub(self.first_seq)? as usize;
-        match self.sent.get(i) {
-            Some(&(sent_at, bytes)) => Some(PacketResult {
-                seq,
-                sent_at,
-                bytes,
-                received,
-                arrival,
-                ecn,
-            }),
-            None => {
-                self.unmatched += 1;
-                None
-            }
+        let Some((sent_at, bytes, told)) = self.sent.get_mut(i) else {
+            self.unmatched += 1;
+            return None;
+        };
+        match (*told, received) {
+            (Told::Received, _) | (Told::Lost, false) => return None, // said already
+            (Told::Lost, true) => self.recovered += 1,
+            (Told::Nothing, _) => {}
         }
+        *told = if received { Told::Received } else { Told::Lost };
+        Some(PacketResult {
+            seq,
+            sent_at: *sent_at,
+            bytes: *bytes,
+            received,
+            arrival,
+            ecn,
+        })
     }
 
     /// The results a feedback message `msg`, arriving at `now`, reports.

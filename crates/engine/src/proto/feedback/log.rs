@@ -1,8 +1,16 @@
 //! The receiver's side: arrivals (extended sequence number, time, ECN) in,
 //! feedback messages out. Each message reports every packet from the first
 //! not yet reported to the highest received (at most 16384, RFC 8888
-//! 3.1); a packet that arrives after it was reported lost is not reported
-//! again. Nothing is sent when nothing new arrived.
+//! 3.1). Nothing is sent when nothing new arrived.
+//!
+//! A packet that arrives after a message reported it lost (a path that
+//! reorders) is reported again, received: the next message starts at it
+//! and reports every packet from there on once more, as libwebrtc's
+//! transport feedback does (its RemoteEstimatorProxy moves the window
+//! back to the late packet). For that the log keeps what it reported
+//! until `BACK` (500 ms, libwebrtc's kBackWindow) after its arrival; a
+//! packet arriving later than that, or older than the first logged, is
+//! not reported.
 
 use super::Format;
 use crate::sim::SimTime;
@@ -11,15 +19,26 @@ use crate::wire::rtcp::twcc::{DELTA_US, REFERENCE_MS};
 use crate::wire::rtcp::{Ccfb, CcfbBlock, Metric, RtcpPacket, Status, Twcc};
 use std::collections::VecDeque;
 
+/// How long a reported arrival is kept for a late packet's report.
+pub const BACK: SimTime = SimTime::from_millis(500);
+
 pub struct ArrivalLog {
     format: Format,
     sender_ssrc: u32,
     media_ssrc: u32,
-    next: Option<u64>,
+    /// The first packet the log holds (reported or not).
+    base: Option<u64>,
+    /// The first packet not yet reported.
+    next: u64,
     highest: Option<u64>,
-    /// Arrivals of packets `next`, `next + 1`, ... (None: not arrived).
+    /// The lowest packet that arrived after it was reported lost.
+    late: Option<u64>,
+    /// Arrivals of packets `base`, `base + 1`, ... (None: not arrived).
     arrivals: VecDeque<Option<(SimTime, u8)>>,
     fb_count: u8,
+    /// Packets reported again, received, after a message reported them
+    /// lost.
+    pub reported_late: u64,
 }
 
 impl ArrivalLog {
@@ -28,10 +47,13 @@ impl ArrivalLog {
             format,
             sender_ssrc,
             media_ssrc,
-            next: None,
+            base: None,
+            next: 0,
             highest: None,
+            late: None,
             arrivals: VecDeque::new(),
             fb_count: 0,
+            reported_late: 0,
         }
     }
 
@@ -39,7 +61,7 @@ impl ArrivalLog {
         self.format
     }
 
-    /// Arrivals held for the next message (bounded by MAX_REPORTS).
+    /// Arrivals held, reported or not (bounded by MAX_REPORTS).
     #[cfg(test)]
     pub(super) fn held(&self) -> usize {
         self.arrivals.len()
@@ -54,11 +76,11 @@ impl ArrivalLog {
     #[inline]
     pub fn on_packet(&mut self, now: SimTime, seq: u64, ecn: u8) {
         // The usual case: the packet after the last one logged (the log
-        // holds `next..=highest`), with room below MAX_REPORTS. What the
+        // holds `base..=highest`), with room below MAX_REPORTS. What the
         // general path does then comes down to this append.
-        if let Some(next) = self.next {
+        if let Some(base) = self.base {
             let held = self.arrivals.len();
-            if seq == next + held as u64 && held < MAX_REPORTS {
+            if seq == base + held as u64 && held < MAX_REPORTS {
                 self.arrivals.push_back(Some((now, ecn)));
                 self.highest = Some(seq);
                 return;
@@ -70,48 +92,82 @@ impl ArrivalLog {
     /// Any packet: a gap, a late one, one already reported, the bound.
     #[inline(never)]
     pub(super) fn on_packet_general(&mut self, now: SimTime, seq: u64, ecn: u8) {
-        if self.next.is_some_and(|n| seq < n) {
-            return; // already reported (as lost)
-        }
-        let mut next = *self.next.get_or_insert(seq);
+        let mut base = match self.base {
+            Some(b) if seq < b => return, // older than the log
+            Some(b) => b,
+            None => {
+                self.base = Some(seq);
+                self.next = seq;
+                seq
+            }
+        };
         // Bound: a message reports at most MAX_REPORTS packets, so older
         // ones need not wait.
         let floor = seq.saturating_sub(MAX_REPORTS as u64 - 1);
-        if next < floor {
-            let skip = (floor - next).min(self.arrivals.len() as u64) as usize;
+        if base < floor {
+            let skip = (floor - base).min(self.arrivals.len() as u64) as usize;
             self.arrivals.drain(..skip);
-            next = floor;
-            self.next = Some(floor);
+            base = floor;
+            self.base = Some(floor);
+            self.next = self.next.max(floor);
+            self.late = self.late.filter(|&l| l >= floor);
         }
-        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
-        let k = (seq - next) as usize;
+        let k = (seq - base) as usize;
         if k >= self.arrivals.len() {
             self.arrivals.resize(k + 1, None);
         }
+        if self.arrivals[k].is_some() {
+            return; // a duplicate: the first copy counts (RFC 8888 3.1)
+        }
         self.arrivals[k] = Some((now, ecn));
+        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
+        if seq < self.next {
+            // Reported lost already: report it again.
+            self.late = Some(self.late.map_or(seq, |l| l.min(seq)));
+            self.reported_late += 1;
+        }
     }
 
-    /// The messages reporting everything new, made at `now`.
+    /// The messages reporting everything new, made at `now`: from the
+    /// first packet not yet reported, or the lowest late one, to the
+    /// highest received.
     pub fn flush(&mut self, now: SimTime) -> Vec<RtcpPacket> {
-        let (Some(next), Some(high)) = (self.next, self.highest) else {
+        let (Some(base), Some(high)) = (self.base, self.highest) else {
             return Vec::new();
         };
-        if high < next {
+        let from = self.late.take().map_or(self.next, |l| l.min(self.next));
+        if high < from {
             return Vec::new();
         }
-        let first = next.max(high.saturating_sub(MAX_REPORTS as u64 - 1));
-        self.next = Some(high + 1);
-        let mut arrivals = std::mem::take(&mut self.arrivals);
+        let first = from.max(high.saturating_sub(MAX_REPORTS as u64 - 1));
+        self.next = high + 1;
+        let arrivals = std::mem::take(&mut self.arrivals);
         let range = first..=high;
-        let arrived = |s: u64| arrivals.get((s - next) as usize).copied().flatten();
+        let arrived = |s: u64| arrivals.get((s - base) as usize).copied().flatten();
         let out = match self.format {
             Format::Rfc8888 => vec![self.ccfb(now, range, &arrived)],
             Format::Twcc => self.twcc(range, &arrived),
         };
-        // Emptied, its memory kept for the next packets.
-        arrivals.clear();
         self.arrivals = arrivals;
+        self.forget(now);
         out
+    }
+
+    /// Lets go of reported packets at the front that arrived `BACK` or more
+    /// before `now`, or never did (libwebrtc culls the same way).
+    fn forget(&mut self, now: SimTime) {
+        let Some(mut base) = self.base else { return };
+        let cutoff = now.saturating_sub(BACK);
+        while base < self.next
+            && self
+                .arrivals
+                .front()
+                .is_some_and(|a| a.is_none_or(|(at, _)| at <= cutoff))
+        {
+            self.arrivals.pop_front();
+            base += 1;
+        }
+        self.base = Some(base);
     }
 
     fn ccfb(

@@ -169,7 +169,7 @@ fn nothing_new_sends_nothing_and_old_reports_are_unmatched() {
     log.on_packet(SimTime::from_millis(1), 5, 0);
     assert_eq!(log.flush(SimTime::from_millis(2)).len(), 1);
     assert!(log.flush(SimTime::from_millis(3)).is_empty());
-    // Arriving after being reported (as lost or received): not again.
+    // Older than the first packet logged: not reported.
     log.on_packet(SimTime::from_millis(4), 4, 0);
     assert!(log.flush(SimTime::from_millis(5)).is_empty());
     // A history of 2 after 5 sends: 3 reports below it.
@@ -435,4 +435,122 @@ fn the_in_order_append_is_the_general_path() {
         }
         assert!(messages > 500, "{messages}");
     }
+}
+
+/// The first packet number a message reports.
+fn begin_of(m: &RtcpPacket) -> u16 {
+    match m {
+        RtcpPacket::Ccfb(c) => c.blocks[0].begin_seq,
+        RtcpPacket::Twcc(t) => t.base_seq,
+        _ => panic!("not feedback"),
+    }
+}
+
+/// Each message of `msgs` through the wire and the sender's history at
+/// `now`: the results the controller is handed.
+fn through(hist: &mut SendHistory, now: SimTime, msgs: &[RtcpPacket]) -> Vec<PacketResult> {
+    let mut out = Vec::new();
+    for m in msgs {
+        let mut b = Vec::new();
+        m.emit(&mut b);
+        let (parsed, _) = RtcpPacket::parse(&b).expect("valid");
+        assert_eq!(&parsed, m);
+        out.extend(hist.on_feedback(now, &parsed));
+    }
+    out
+}
+
+/// A packet that arrives after a message reported it lost (a path that
+/// reorders) is reported again: the next message starts at it and
+/// reports the packets after it once more, in both formats. The sender
+/// hands the controller that packet, received at its own arrival time,
+/// and the new ones; not those it has had already.
+#[test]
+fn a_late_packet_is_reported_again_from_where_it_falls() {
+    let ms = SimTime::from_millis;
+    let sent = |s: u64| ms(1000 + 5 * s);
+    // Packet 4 is 40 ms later than the others: it comes after 11.
+    let arrive = |s: u64| sent(s) + ms(if s == 4 { 70 } else { 30 });
+    for format in [Format::Rfc8888, Format::Twcc] {
+        let mut log = ArrivalLog::new(format, 2, 1);
+        let mut hist = SendHistory::new(64);
+        for s in 0..12 {
+            hist.on_sent(s, sent(s), 1000);
+        }
+        for s in (0..10).filter(|&s| s != 4) {
+            log.on_packet(arrive(s), s, 0);
+        }
+        let m1 = log.flush(ms(1080));
+        let r1 = through(&mut hist, ms(1110), &m1);
+        let lost: Vec<u64> = r1.iter().filter(|r| !r.received).map(|r| r.seq).collect();
+        assert_eq!((r1.len(), lost), (10, vec![4]), "{format:?}");
+        for s in [10, 11, 4] {
+            log.on_packet(arrive(s), s, 0);
+        }
+        assert_eq!(log.reported_late, 1);
+        let m2 = log.flush(ms(1100));
+        assert_eq!(begin_of(&m2[0]), 4, "{format:?}: starts at the late packet");
+        let r2 = through(&mut hist, ms(1130), &m2);
+        let seqs: Vec<u64> = r2.iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, [4, 10, 11], "{format:?}");
+        for r in &r2 {
+            let at = r.arrival.expect("received with a time");
+            assert!(
+                at.as_nanos().abs_diff(arrive(r.seq).as_nanos()) < 1_000_000,
+                "{r:?}"
+            );
+        }
+        assert_eq!(hist.recovered, 1);
+        assert!(log.flush(ms(1200)).is_empty(), "nothing new since");
+    }
+}
+
+/// The log keeps a reported arrival until 500 ms after it (libwebrtc's
+/// kBackWindow), and a packet never seen until the one before it is let
+/// go: flushed 500 ms after packet 1's arrival, packets 0 to 2 are let go
+/// and a late packet 2 is not reported; flushed 1 ms sooner, only packet
+/// 0 is, and packet 2 is reported again.
+#[test]
+fn a_late_packet_is_reported_only_while_its_neighbours_are_kept() {
+    let ms = SimTime::from_millis;
+    for (flush_ms, held, late) in [(610, 2, 0), (609, 4, 1)] {
+        let mut log = ArrivalLog::new(Format::Rfc8888, 2, 1);
+        for (s, at) in [(0, 100), (1, 110), (3, 120)] {
+            log.on_packet(ms(at), s, 0);
+        }
+        assert_eq!(log.flush(ms(130)).len(), 1);
+        log.on_packet(ms(600), 4, 0);
+        let m = log.flush(ms(flush_ms));
+        assert_eq!(begin_of(&m[0]), 4);
+        assert_eq!(log.held(), held, "flushed at {flush_ms} ms");
+        log.on_packet(ms(615), 2, 0);
+        assert_eq!(log.reported_late, late);
+        assert_eq!(log.flush(ms(620)).len(), late as usize);
+    }
+}
+
+/// The sender passes a packet on once, and once more when a message says
+/// received a packet an earlier one said lost (counted in `recovered`);
+/// a packet reported again as before, or lost after received, is not
+/// passed on (libwebrtc passes a repeated loss on again).
+#[test]
+fn the_history_passes_on_only_what_is_new() {
+    let mut hist = SendHistory::new(16);
+    for s in 0..4 {
+        hist.on_sent(s, SimTime::from_secs(1), 100);
+    }
+    let rx = Metric::Received { ecn: 0, ato: 10 };
+    let at = SimTime::from_secs(2);
+    let m1 = ccfb(0, 2 << 16, vec![rx, Metric::Lost, rx, Metric::Lost]);
+    assert_eq!(hist.on_feedback(at, &m1).len(), 4);
+    let m2 = ccfb(1, 2 << 16, vec![rx, Metric::Lost, Metric::Lost]);
+    let r2 = hist.on_feedback(at, &m2);
+    assert_eq!(
+        r2.iter().map(|r| (r.seq, r.received)).collect::<Vec<_>>(),
+        [(1, true)]
+    );
+    assert_eq!(hist.recovered, 1);
+    let m3 = ccfb(0, 2 << 16, vec![rx, rx]);
+    assert!(hist.on_feedback(at, &m3).is_empty());
+    assert_eq!((hist.recovered, hist.unmatched), (1, 0));
 }
