@@ -7,10 +7,10 @@
 //! reorders) is reported again, received: the next message starts at it
 //! and reports every packet from there on once more, as libwebrtc's
 //! transport feedback does (its RemoteEstimatorProxy moves the window
-//! back to the late packet). For that the log keeps what it reported
-//! until `BACK` (500 ms, libwebrtc's kBackWindow) after its arrival; a
-//! packet arriving later than that, or older than the first logged, is
-//! not reported.
+//! back to the late packet). For that the log keeps what a message
+//! reported for `BACK` (500 ms, as long as libwebrtc keeps arrivals: its
+//! kBackWindow); a packet arriving later than that after the message that
+//! said it lost, or older than the first logged, is not reported.
 
 use super::Format;
 use crate::sim::SimTime;
@@ -19,8 +19,23 @@ use crate::wire::rtcp::twcc::{DELTA_US, REFERENCE_MS};
 use crate::wire::rtcp::{Ccfb, CcfbBlock, Metric, RtcpPacket, Status, Twcc};
 use std::collections::VecDeque;
 
-/// How long a reported arrival is kept for a late packet's report.
+/// How long a message's packets are kept for a late packet's report.
 pub const BACK: SimTime = SimTime::from_millis(500);
+
+/// An arrival as the log keeps it: its time in nanoseconds and its ECN
+/// bits in one word (a third of an `Option<(SimTime, u8)>`: the log holds
+/// half a second of packets), or `NOT_ARRIVED`.
+type Packed = u64;
+const NOT_ARRIVED: Packed = u64::MAX;
+
+fn pack(at: SimTime, ecn: u8) -> Packed {
+    debug_assert!(at.as_nanos() < 1 << 62, "146 years of simulated time");
+    (at.as_nanos() << 2) | (ecn & 3) as u64
+}
+
+fn unpack(p: Packed) -> Option<(SimTime, u8)> {
+    (p != NOT_ARRIVED).then(|| (SimTime::from_nanos(p >> 2), (p & 3) as u8))
+}
 
 pub struct ArrivalLog {
     format: Format,
@@ -33,8 +48,11 @@ pub struct ArrivalLog {
     highest: Option<u64>,
     /// The lowest packet that arrived after it was reported lost.
     late: Option<u64>,
-    /// Arrivals of packets `base`, `base + 1`, ... (None: not arrived).
-    arrivals: VecDeque<Option<(SimTime, u8)>>,
+    /// Arrivals of packets `base`, `base + 1`, ...
+    arrivals: VecDeque<Packed>,
+    /// (when, the first packet after it) of each message sent in the
+    /// last `BACK`: its packets go when it is that old.
+    sent: VecDeque<(SimTime, u64)>,
     fb_count: u8,
     /// Packets reported again, received, after a message reported them
     /// lost.
@@ -52,6 +70,7 @@ impl ArrivalLog {
             highest: None,
             late: None,
             arrivals: VecDeque::new(),
+            sent: VecDeque::new(),
             fb_count: 0,
             reported_late: 0,
         }
@@ -81,7 +100,7 @@ impl ArrivalLog {
         if let Some(base) = self.base {
             let held = self.arrivals.len();
             if seq == base + held as u64 && held < MAX_REPORTS {
-                self.arrivals.push_back(Some((now, ecn)));
+                self.arrivals.push_back(pack(now, ecn));
                 self.highest = Some(seq);
                 return;
             }
@@ -92,6 +111,9 @@ impl ArrivalLog {
     /// Any packet: a gap, a late one, one already reported, the bound.
     #[inline(never)]
     pub(super) fn on_packet_general(&mut self, now: SimTime, seq: u64, ecn: u8) {
+        if seq < self.next {
+            self.forget(now); // a late packet: is its message still kept?
+        }
         let mut base = match self.base {
             Some(b) if seq < b => return, // older than the log
             Some(b) => b,
@@ -114,12 +136,12 @@ impl ArrivalLog {
         }
         let k = (seq - base) as usize;
         if k >= self.arrivals.len() {
-            self.arrivals.resize(k + 1, None);
+            self.arrivals.resize(k + 1, NOT_ARRIVED);
         }
-        if self.arrivals[k].is_some() {
+        if self.arrivals[k] != NOT_ARRIVED {
             return; // a duplicate: the first copy counts (RFC 8888 3.1)
         }
-        self.arrivals[k] = Some((now, ecn));
+        self.arrivals[k] = pack(now, ecn);
         self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
         if seq < self.next {
             // Reported lost already: report it again.
@@ -143,29 +165,26 @@ impl ArrivalLog {
         self.next = high + 1;
         let arrivals = std::mem::take(&mut self.arrivals);
         let range = first..=high;
-        let arrived = |s: u64| arrivals.get((s - base) as usize).copied().flatten();
+        let arrived = |s: u64| unpack(arrivals[(s - base) as usize]);
         let out = match self.format {
             Format::Rfc8888 => vec![self.ccfb(now, range, &arrived)],
             Format::Twcc => self.twcc(range, &arrived),
         };
         self.arrivals = arrivals;
+        self.sent.push_back((now, self.next));
         self.forget(now);
         out
     }
 
-    /// Lets go of reported packets at the front that arrived `BACK` or more
-    /// before `now`, or never did (libwebrtc culls the same way).
+    /// Lets go of the packets of messages sent `BACK` or more before
+    /// `now` (without reading them: a drain of plain words).
     fn forget(&mut self, now: SimTime) {
         let Some(mut base) = self.base else { return };
-        let cutoff = now.saturating_sub(BACK);
-        while base < self.next
-            && self
-                .arrivals
-                .front()
-                .is_some_and(|a| a.is_none_or(|(at, _)| at <= cutoff))
-        {
-            self.arrivals.pop_front();
-            base += 1;
+        while let Some(&(_, upto)) = self.sent.front().filter(|m| m.0 + BACK <= now) {
+            self.sent.pop_front();
+            let k = (upto.saturating_sub(base) as usize).min(self.arrivals.len());
+            self.arrivals.drain(..k);
+            base = base.max(upto);
         }
         self.base = Some(base);
     }
