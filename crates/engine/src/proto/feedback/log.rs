@@ -10,7 +10,10 @@
 //! back to the late packet). For that the log keeps what a message
 //! reported for `BACK` (500 ms, as long as libwebrtc keeps arrivals: its
 //! kBackWindow); a packet arriving later than that after the message that
-//! said it lost, or older than the first logged, is not reported.
+//! said it lost, or older than the first logged, is not reported. Only
+//! packets from the lowest one reported lost on are kept (a late packet
+//! is one of those), so on a path without loss or reordering the log
+//! empties at every message, as it would without this rule.
 
 use super::Format;
 use crate::sim::SimTime;
@@ -48,6 +51,8 @@ pub struct ArrivalLog {
     highest: Option<u64>,
     /// The lowest packet that arrived after it was reported lost.
     late: Option<u64>,
+    /// The lowest packet kept that was reported lost and has not come.
+    gap: Option<u64>,
     /// Arrivals of packets `base`, `base + 1`, ...
     arrivals: VecDeque<Packed>,
     /// (when, the first packet after it) of each message sent in the
@@ -69,6 +74,7 @@ impl ArrivalLog {
             next: 0,
             highest: None,
             late: None,
+            gap: None,
             arrivals: VecDeque::new(),
             sent: VecDeque::new(),
             fb_count: 0,
@@ -133,6 +139,9 @@ impl ArrivalLog {
             self.base = Some(floor);
             self.next = self.next.max(floor);
             self.late = self.late.filter(|&l| l >= floor);
+            if self.gap.is_some_and(|g| g < floor) {
+                self.gap = self.first_missing(floor);
+            }
         }
         let k = (seq - base) as usize;
         if k >= self.arrivals.len() {
@@ -147,6 +156,9 @@ impl ArrivalLog {
             // Reported lost already: report it again.
             self.late = Some(self.late.map_or(seq, |l| l.min(seq)));
             self.reported_late += 1;
+            if self.gap == Some(seq) {
+                self.gap = self.first_missing(seq + 1);
+            }
         }
     }
 
@@ -171,22 +183,61 @@ impl ArrivalLog {
             Format::Twcc => self.twcc(range, &arrived),
         };
         self.arrivals = arrivals;
-        self.sent.push_back((now, self.next));
-        self.forget(now);
+        if self.gap.is_none() {
+            self.gap = self.first_missing(first);
+        }
+        match self.gap {
+            // Nothing reported lost is kept, so nothing can come late:
+            // emptied, its memory kept for the next packets.
+            None => {
+                self.arrivals.clear();
+                self.sent.clear();
+                self.base = Some(self.next);
+            }
+            Some(gap) => {
+                self.sent.push_back((now, self.next));
+                self.drop_below(gap);
+                self.forget(now);
+            }
+        }
         out
     }
 
-    /// Lets go of the packets of messages sent `BACK` or more before
-    /// `now` (without reading them: a drain of plain words).
+    /// The lowest packet from `from` on that was reported and has not come.
+    fn first_missing(&self, from: u64) -> Option<u64> {
+        let base = self.base?;
+        let start = from.max(base) - base;
+        let end = self
+            .next
+            .saturating_sub(base)
+            .min(self.arrivals.len() as u64);
+        let range = start.min(end) as usize..end as usize;
+        let at = self.arrivals.range(range).position(|&a| a == NOT_ARRIVED)?;
+        Some(from.max(base) + at as u64)
+    }
+
+    /// Lets go of the packets below `seq` (without reading them: a drain
+    /// of plain words).
+    fn drop_below(&mut self, seq: u64) {
+        let Some(base) = self.base.filter(|&b| b < seq) else {
+            return;
+        };
+        let k = ((seq - base) as usize).min(self.arrivals.len());
+        self.arrivals.drain(..k);
+        self.base = Some(base + k as u64);
+    }
+
+    /// Lets go of the packets of messages sent `BACK` or more before `now`.
     fn forget(&mut self, now: SimTime) {
-        let Some(mut base) = self.base else { return };
         while let Some(&(_, upto)) = self.sent.front().filter(|m| m.0 + BACK <= now) {
             self.sent.pop_front();
-            let k = (upto.saturating_sub(base) as usize).min(self.arrivals.len());
-            self.arrivals.drain(..k);
-            base = base.max(upto);
+            self.drop_below(upto);
         }
-        self.base = Some(base);
+        if let (Some(gap), Some(base)) = (self.gap, self.base) {
+            if gap < base {
+                self.gap = self.first_missing(base);
+            }
+        }
     }
 
     fn ccfb(

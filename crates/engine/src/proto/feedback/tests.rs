@@ -168,6 +168,7 @@ fn nothing_new_sends_nothing_and_old_reports_are_unmatched() {
     assert!(log.flush(SimTime::ZERO).is_empty());
     log.on_packet(SimTime::from_millis(1), 5, 0);
     assert_eq!(log.flush(SimTime::from_millis(2)).len(), 1);
+    assert_eq!(log.held(), 0, "nothing reported lost: nothing kept");
     assert!(log.flush(SimTime::from_millis(3)).is_empty());
     // Older than the first packet logged: not reported.
     log.on_packet(SimTime::from_millis(4), 4, 0);
@@ -506,21 +507,27 @@ fn a_late_packet_is_reported_again_from_where_it_falls() {
 }
 
 /// The log keeps what a message reported for 500 ms (as long as
-/// libwebrtc keeps arrivals, kBackWindow): packet 2, reported lost at
-/// 130 ms, is reported again if it comes at 629 ms, not at 630 ms; the
-/// next message then lets packets 0 to 3 go.
+/// libwebrtc keeps arrivals, kBackWindow), from the lowest packet reported
+/// lost on: packet 2, reported lost at 130 ms, is reported again if it
+/// comes at 629 ms, not at 630 ms. Once nothing reported lost is kept,
+/// the log empties at each message.
 #[test]
 fn a_late_packet_is_reported_only_within_500_ms_of_its_report() {
     let ms = SimTime::from_millis;
-    for (late_ms, reported) in [(629, 1), (630, 0)] {
+    for (late_ms, reported, held_after) in [(629, 1, 0), (630, 0, 1)] {
         let mut log = ArrivalLog::new(Format::Rfc8888, 2, 1);
         for (s, at) in [(0, 100), (1, 110), (3, 120)] {
             log.on_packet(ms(at), s, 0);
         }
         assert_eq!(begin_of(&log.flush(ms(130))[0]), 0);
+        assert_eq!(
+            log.held(),
+            2,
+            "2 and 3 kept: from the packet reported lost on"
+        );
         log.on_packet(ms(600), 4, 0);
         assert_eq!(begin_of(&log.flush(ms(610))[0]), 4);
-        assert_eq!(log.held(), 5, "0 to 4 kept");
+        assert_eq!(log.held(), 3, "2 to 4 kept");
         log.on_packet(ms(late_ms), 2, 0);
         assert_eq!(log.reported_late, reported, "packet 2 at {late_ms} ms");
         let m = log.flush(ms(640));
@@ -528,7 +535,7 @@ fn a_late_packet_is_reported_only_within_500_ms_of_its_report() {
         if let Some(m) = m.first() {
             assert_eq!(begin_of(m), 2);
         }
-        assert_eq!(log.held(), 1, "only packet 4 is left");
+        assert_eq!(log.held(), held_after, "packet 2 at {late_ms} ms");
     }
 }
 
