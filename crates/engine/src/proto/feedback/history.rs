@@ -8,8 +8,8 @@
 //! receiver reports a late packet again, `log.rs`): the controller then
 //! sees it received, and the earlier loss stands, as in libwebrtc's
 //! transport feedback adapter. Other repeats (a packet reported received
-//! again, or lost again) are left out; libwebrtc passes a packet reported
-//! lost twice on twice.
+//! again, or lost again) are left out; libwebrtc passes a repeated loss
+//! on again.
 //!
 //! Bounded: the history keeps the last `capacity` packets, and none sent
 //! more than `WINDOW` before the newest (libwebrtc's send-time history
