@@ -160,6 +160,50 @@ def test_reference_decoding_and_key_frame_requests_equal_a_direct_computation():
     assert rtcp_books(independent) == (0, 0)
 
 
+def test_a_key_frame_wait_asks_only_once_no_frame_was_decoded_for_that_long():
+    """``key_frame_wait_ms`` (libwebrtc's max_wait_for_frame, 3 s): from the
+    packet log and the frame sizes alone, each PLI (bob's 40-byte RTCP
+    packets) goes out at the first media packet arriving 3 s or more after
+    the later of the last decoded frame's playout time and the request
+    before it; a loss then freezes the picture for more than the wait,
+    where asking at once ends each run of undecodable frames in a few."""
+    delay_ms, i_bytes, wait_ms = 75.0, 12345, 3000.0
+    source = {"type": "synthetic", "fps": 30, "interval_noise": 0.01, "size_noise": 1e-9, "i_frame_bytes": i_bytes}
+    def run(wait):
+        playout = {"delay_ms": delay_ms, "decode": "reference", **({"key_frame_wait_ms": wait} if wait else {})}
+        res = mediasim.run(call(duration_s=40.0, loss={"type": "packet", "rate": 0.002}, source=source,
+                                stop_s=39.0, receiver={"playout": playout}), seed=4)
+        assert_balanced(res)
+        return res
+    res = run(wait_ms)
+    pk = res.packets[res.packets["flow"].astype(str) == "v/alice/rtp"]
+    recv = dict(zip(pk["seq"].to_numpy(), pk["recv_ns"].to_numpy()))
+    arrivals = np.sort(pk["recv_ns"].to_numpy())
+    s = res.tables["media_series"]
+    sizes = s[s["var"].astype(str) == "frame_bytes"].sort_values("time_ns")["value"].to_numpy()
+    chain, decoded = False, []  # (completion, playout) of each decoded frame
+    for (capture, seqs), size in zip(frames_from_the_logs(res), sizes):
+        if any(q not in recv for q in seqs):
+            chain = False
+        elif size in (i_bytes - 1, i_bytes) or chain:
+            chain = True
+            decoded.append((max(recv[q] for q in seqs), capture + int(delay_ms * 1e6)))
+    bob = res.packets[(res.packets["flow"].astype(str) == "v/bob/rtcp") & (res.packets["size_bytes"] == 40)]
+    plis = np.sort(bob["sent_ns"].to_numpy())
+    m = res.tables["media"].iloc[0]
+    assert len(plis) == m["key_frame_requests"] == m["pli_received"] >= 3
+    last_request = None
+    for t in plis:
+        last_decoded = max(p for c, p in decoded if c <= t)
+        due = max(last_decoded, last_request or last_decoded) + int(wait_ms * 1e6)
+        assert t == arrivals[np.searchsorted(arrivals, due)]
+        last_request = t
+    assert m["freezes"] > 0 and m["freeze_total_s"] / m["freezes"] > wait_ms / 1e3
+    at_once = run(None).tables["media"].iloc[0]
+    assert at_once["frames_undecodable"] * 10 < m["frames_undecodable"]
+    assert at_once["key_frame_requests"] > m["key_frame_requests"]
+
+
 def rtp_on_wire(pcap_path):
     """(time in ns, IP packet bytes, RTP packet) of each RTP packet to port
     5004 in a pcap file."""

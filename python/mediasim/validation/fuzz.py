@@ -135,7 +135,8 @@ def rmcat_bases(rmcat: Any) -> list[dict[str, Any]]:
     # The cellular trace's viewers ask for lost packets again (NACK and
     # retransmission), decoding by reference, over a bottleneck that
     # reorders; case 3's use libwebrtc's video timing; case 7's first
-    # sender plays a frame trace that answers key-frame requests.
+    # sender plays a frame trace that answers key-frame requests, its
+    # viewer asking only after libwebrtc's wait for a decodable frame.
     for s in out[-1]["rtp_sessions"]:
         for m in s["members"]:
             if "playout" in m:
@@ -144,7 +145,7 @@ def rmcat_bases(rmcat: Any) -> list[dict[str, Any]]:
     first = out[2]["rtp_sessions"][0]["members"]
     first[0]["source"] = {"type": "trace", "fps": 30, "frames_bytes": [9000] + [3000] * 29, "key_frames": [0],
                           "key_on_request": True}
-    first[1]["playout"].update(decode="reference")
+    first[1]["playout"].update(decode="reference", key_frame_wait_ms=3000.0)
     for s in out[1]["rtp_sessions"]:
         for m in s["members"]:
             if "playout" in m:

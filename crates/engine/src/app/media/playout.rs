@@ -90,6 +90,10 @@ pub struct PlayoutParams {
     /// With reference decoding, ask for a key frame when one is needed,
     /// again after this long while none has come; `None`: never ask.
     pub key_retry: Option<SimTime>,
+    /// With `key_retry`, once a frame has been decoded: ask only when
+    /// none has been decoded for this long, and again this long after
+    /// each request (libwebrtc's max_wait_for_frame); `None`: ask at once.
+    pub key_wait: Option<SimTime>,
     /// Lost packets are asked for again (`nack`): a frame's missing
     /// packets may still come, so a loss counts only when its frame is
     /// declared lost.
@@ -259,6 +263,8 @@ pub struct Playout {
     /// The highest index of a key frame that completed.
     last_key_done: Option<u32>,
     last_key_request: Option<SimTime>,
+    /// Reference decoding: the playout time of the last frame decoded.
+    last_decoded: Option<SimTime>,
     /// A key-frame request is due: the member sends it and clears this.
     pub key_request: bool,
     /// With the `Webrtc` delay: its timing.
@@ -302,6 +308,7 @@ impl Playout {
             key_needed_after: None,
             last_key_done: None,
             last_key_request: None,
+            last_decoded: None,
             key_request: false,
             timing,
             slack,
@@ -496,12 +503,23 @@ impl Playout {
     }
 
     /// A key frame is needed: ask now unless asked within `key_retry`.
+    /// With `key_wait`, once a frame has been decoded, ask only when no
+    /// frame has been decoded for `key_wait` and none asked for within it:
+    /// libwebrtc's receive stream asks when its frame buffer has had no
+    /// decodable frame for max_wait_for_frame (3 s), not at a loss, and
+    /// its wait starts again after each request.
     #[cold]
     fn ask_key(&mut self, now: SimTime) {
         let Some(retry) = self.p.key_retry else {
             return;
         };
-        if self.last_key_request.is_none_or(|t| now >= t + retry) {
+        let due = match (self.p.key_wait, self.last_decoded) {
+            (Some(wait), Some(decoded)) => {
+                now >= decoded.max(self.last_key_request.unwrap_or(decoded)) + wait
+            }
+            _ => self.last_key_request.is_none_or(|t| now >= t + retry),
+        };
+        if due {
             self.last_key_request = Some(now);
             self.key_request = true;
             self.stats.key_requests += 1;
@@ -577,7 +595,10 @@ impl Playout {
                         self.note_loss(i);
                     }
                 }
-                _ if d.key || self.chain => self.chain = true,
+                _ if d.key || self.chain => {
+                    self.chain = true;
+                    self.last_decoded = Some(d.playout);
+                }
                 _ => outcome = Outcome::Undecodable,
             }
         }
@@ -678,6 +699,7 @@ mod tests {
             pause: ms(5000),
             decode: Decode::Independent,
             key_retry: None,
+            key_wait: None,
             retransmission: false,
             skip_recovered: false,
         })
@@ -850,6 +872,49 @@ mod tests {
         });
         assert!(feed(&mut p).is_empty());
         assert_eq!((p.stats.undecodable, p.stats.key_requests), (29, 0));
+    }
+
+    /// With `key_wait` (3 s), libwebrtc's max_wait_for_frame: frame 10 is
+    /// missing, frame 9 (shown at 460 ms) is the last decoded, so the
+    /// request waits for the first packet at or after 3460 ms (frame 87,
+    /// 3490 ms), the next for 3 s after that (frame 162, 6490 ms); a key
+    /// frame (100) ends the need after the first. Before any frame has
+    /// been decoded (the first key frame lost) it asks at once and every
+    /// `key_retry`, as libwebrtc does while a key frame is required.
+    #[test]
+    fn with_a_wait_the_key_frame_request_waits_for_no_decodable_frame() {
+        let waiting = || {
+            Playout::new(PlayoutParams {
+                key_wait: Some(ms(3000)),
+                ..by_reference().p
+            })
+        };
+        let feed = |p: &mut Playout, missing: u32, keys: &[u32], last: u32| {
+            let mut asked = vec![];
+            for i in (0..=last).filter(|&i| i != missing) {
+                p.on_packet(ms(40 * i as u64 + 10), &frame(i, 1, keys.contains(&i)));
+                if std::mem::take(&mut p.key_request) {
+                    asked.push(40 * i + 10);
+                }
+            }
+            p.finish(ms(10_000));
+            asked
+        };
+        let mut p = waiting();
+        assert_eq!(feed(&mut p, 10, &[0], 170), [3490, 6490]);
+        let s = &p.stats;
+        assert_eq!(
+            (s.played, s.lost, s.undecodable, s.key_requests),
+            (10, 1, 160, 2)
+        );
+        let mut p = waiting();
+        assert_eq!(feed(&mut p, 10, &[0, 100], 170), [3490]);
+        assert_eq!((p.stats.played, p.stats.undecodable), (81, 89));
+        // One packet before the wait is up (3450 ms < 3460): no request.
+        let mut p = waiting();
+        assert!(feed(&mut p, 10, &[0], 86).is_empty());
+        let mut p = waiting();
+        assert_eq!(feed(&mut p, 0, &[0], 12), [50, 250, 450]);
     }
 
     /// A key frame right after the lost frame ends the need: one request,

@@ -274,6 +274,12 @@ pub struct PlayoutSpec {
     /// come, ms (libwebrtc's 200).
     #[serde(default = "d_key_frame_retry_ms")]
     pub key_frame_retry_ms: f64,
+    /// With `reference` and `key_frame_requests`: once a frame has been
+    /// decoded, ask for a key frame only when none has been decoded for
+    /// this long, and again this long after each request, ms (libwebrtc's
+    /// max_wait_for_frame: 3000); unset: ask when a loss breaks the chain.
+    #[serde(default)]
+    pub key_frame_wait_ms: Option<f64>,
     /// Ask for lost packets again (RTCP Generic NACK); the sender then
     /// keeps what it sent and retransmits it (RFC 4588).
     #[serde(default)]
@@ -337,6 +343,15 @@ impl PlayoutSpec {
             60_000.0,
         );
         c.at_most(format_args!("{p}.pause_ms"), self.pause_ms, 86_400_000.0);
+        if let Some(wait) = self.key_frame_wait_ms {
+            let field = format!("{p}.key_frame_wait_ms");
+            c.positive(format_args!("{field}"), wait);
+            c.at_most(format_args!("{field}"), wait, 60_000.0);
+            if self.decode != DecodeSpec::Reference || !self.key_frame_requests {
+                let msg = "acts only with decode = \"reference\" and key_frame_requests = true";
+                c.err(field, msg.to_string());
+            }
+        }
         if !(1..=100).contains(&self.nack_retries) {
             let msg = format!("must be 1 to 100 (got {})", self.nack_retries);
             c.err(format!("{p}.nack_retries"), msg);
@@ -398,6 +413,7 @@ impl PlayoutSpec {
                 DecodeSpec::Reference => Decode::Reference,
             },
             key_retry: self.key_frame_requests.then(|| ms(self.key_frame_retry_ms)),
+            key_wait: self.key_frame_wait_ms.map(ms),
             retransmission: self.nack,
             skip_recovered: self.skip_recovered,
         }
@@ -504,6 +520,34 @@ mod tests {
             render: SimTime::from_millis(10),
         };
         assert_eq!(s.params(SimTime::from_millis(33), false).delay, want);
+    }
+
+    /// `key_frame_wait_ms` acts with reference decoding and key-frame
+    /// requests only, in (0, 60 s]; unset by default (ask at once).
+    #[test]
+    fn the_key_frame_wait() {
+        let parse = |j: &str| -> PlayoutSpec { serde_json::from_str(j).unwrap() };
+        let none = parse("{}");
+        let ms = SimTime::from_millis;
+        assert_eq!(none.params(ms(33), false).key_wait, None);
+        let ok = parse(r#"{"decode": "reference", "key_frame_wait_ms": 3000}"#);
+        assert_eq!(errors(|c| ok.validate("m.playout", c)), "");
+        let p = ok.params(ms(33), false);
+        assert_eq!((p.key_wait, p.key_retry), (Some(ms(3000)), Some(ms(200))));
+        for bad in [
+            r#"{"key_frame_wait_ms": 3000}"#,
+            r#"{"decode": "reference", "key_frame_requests": false, "key_frame_wait_ms": 3000}"#,
+            r#"{"decode": "reference", "key_frame_wait_ms": 0}"#,
+            r#"{"decode": "reference", "key_frame_wait_ms": 60001}"#,
+        ] {
+            let text = errors(|c| parse(bad).validate("m.playout", c));
+            assert!(
+                text.contains("m.playout.key_frame_wait_ms"),
+                "{bad}: {text}"
+            );
+        }
+        let at_edge = parse(r#"{"decode": "reference", "key_frame_wait_ms": 60000}"#);
+        assert_eq!(errors(|c| at_edge.validate("m.playout", c)), "");
     }
 
     /// A voice stream's playout is not video's (talkspurts, no freezes).

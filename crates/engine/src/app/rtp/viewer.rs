@@ -311,6 +311,7 @@ mod tests {
             pause: ms(5000),
             decode: Decode::Independent,
             key_retry: None,
+            key_wait: None,
             retransmission: false,
             skip_recovered: false,
         });
