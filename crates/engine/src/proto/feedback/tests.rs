@@ -536,7 +536,70 @@ fn a_late_packet_is_reported_only_within_500_ms_of_its_report() {
             assert_eq!(begin_of(m), 2);
         }
         assert_eq!(log.held(), held_after, "packet 2 at {late_ms} ms");
+        // Packet 2's message is gone: nothing reported lost is kept, so
+        // the next message empties the log.
+        log.on_packet(ms(650), 5, 0);
+        assert_eq!(begin_of(&log.flush(ms(660))[0]), 5);
+        assert_eq!(log.held(), 0, "packet 2 at {late_ms} ms");
     }
+}
+
+/// The log's books hold wherever the numbers begin: from 1000, the
+/// packet reported lost (1002) is kept with those after it and reported
+/// again when it comes; a copy of the first packet logged (at 0) is a
+/// duplicate, not the next packet.
+#[test]
+fn the_log_keeps_its_books_from_any_first_number() {
+    let ms = SimTime::from_millis;
+    let mut log = ArrivalLog::new(Format::Rfc8888, 2, 1);
+    for (s, at) in [(1000, 100), (1001, 110), (1003, 120)] {
+        log.on_packet(ms(at), s, 0);
+    }
+    assert_eq!(begin_of(&log.flush(ms(130))[0]), 1000);
+    assert_eq!(log.held(), 2, "1002 and 1003");
+    log.on_packet(ms(200), 1002, 0);
+    assert_eq!(log.reported_late, 1);
+    assert_eq!(begin_of(&log.flush(ms(210))[0]), 1002);
+
+    let mut log = ArrivalLog::new(Format::Rfc8888, 2, 1);
+    for s in 0..3 {
+        log.on_packet(ms(100 + s), s, 0);
+    }
+    log.on_packet(ms(150), 0, 1);
+    assert_eq!((log.highest(), log.held()), (Some(2), 3));
+    let RtcpPacket::Ccfb(c) = &log.flush(ms(160))[0] else {
+        panic!("RFC 8888")
+    };
+    assert_eq!(c.blocks[0].metrics.len(), 3);
+    assert!(
+        matches!(c.blocks[0].metrics[0], Metric::Received { ecn: 0, .. }),
+        "the first copy's"
+    );
+}
+
+/// A packet reported lost that comes late is still reported again after
+/// a jump that moves the log's floor (the newest less MAX_REPORTS - 1)
+/// up to it, past an older packet still missing: the message starts at
+/// it.
+#[test]
+fn a_late_packet_at_the_floor_of_a_jump_is_reported_again() {
+    use crate::wire::rtcp::ccfb::MAX_REPORTS;
+    let ms = SimTime::from_millis;
+    let mut log = ArrivalLog::new(Format::Rfc8888, 2, 1);
+    // 10 and 50 reported lost: the log keeps 10 on; 50 comes late.
+    for s in (0..100).filter(|&s| s != 10 && s != 50) {
+        log.on_packet(ms(100), s, 0);
+    }
+    log.flush(ms(110));
+    log.on_packet(ms(120), 50, 0);
+    let newest = 50 + MAX_REPORTS as u64 - 1;
+    log.on_packet(ms(130), newest, 0);
+    let m = log.flush(ms(140));
+    assert_eq!(begin_of(&m[0]), 50);
+    let RtcpPacket::Ccfb(c) = &m[0] else {
+        panic!("RFC 8888")
+    };
+    assert_eq!(c.blocks[0].metrics.len(), MAX_REPORTS);
 }
 
 /// The sender passes a packet on once, and once more when a message says
