@@ -32,7 +32,10 @@
 //!   again every `key_retry` while no key frame after the loss has
 //!   completed (libwebrtc: 200 ms). With retransmission (`nack`), a
 //!   missing packet may still come: the receiver asks for a key frame
-//!   only when it declares a frame lost.
+//!   only when it declares a frame lost. With `key_wait`, once a frame
+//!   has been decoded, it asks as libwebrtc's receive stream does: only
+//!   when no frame has been decoded for `key_wait` (max_wait_for_frame,
+//!   3 s) since the last decoded one's playout time and its last request.
 //!
 //! Freezes (video) follow the WebRTC statistics' rule: a gap between two
 //! played frames longer than max(3 x, x + 150 ms), x the mean of the last
