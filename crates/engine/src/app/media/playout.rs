@@ -27,10 +27,11 @@
 //!   chain. The receiver then asks for a key frame (RFC 4585 6.3.1's PLI):
 //!   at once when it sees the loss (a frame's first packet arrives while
 //!   the frame before it is incomplete: the missing ones are taken for
-//!   lost until the path has reordered a packet, and from then on only
-//!   a frame declared lost asks) or when it declares a frame lost, and
-//!   again every `key_retry` while no key frame after the loss has
-//!   completed (libwebrtc: 200 ms). With retransmission (`nack`), a
+//!   lost until the path has reordered a packet, which withdraws them,
+//!   and from then on only a frame declared lost asks) or when it
+//!   declares a frame lost, and again every `key_retry` while no key
+//!   frame at or after the frame taken for lost has completed
+//!   (libwebrtc: 200 ms). With retransmission (`nack`), a
 //!   missing packet may still come: the receiver asks for a key frame
 //!   only when it declares a frame lost. With `key_wait`, once a frame
 //!   has been decoded, it asks as libwebrtc's receive stream does: only
@@ -268,6 +269,8 @@ pub struct Playout {
     last_key_request: Option<SimTime>,
     /// Reference decoding: the playout time of the last frame decoded.
     last_decoded: Option<SimTime>,
+    /// Reference decoding: the highest index of a frame declared lost.
+    declared_loss: Option<u32>,
     /// A key-frame request is due: the member sends it and clears this.
     pub key_request: bool,
     /// With the `Webrtc` delay: its timing.
@@ -312,6 +315,7 @@ impl Playout {
             last_key_done: None,
             last_key_request: None,
             last_decoded: None,
+            declared_loss: None,
             key_request: false,
             timing,
             slack,
@@ -327,9 +331,14 @@ impl Playout {
     }
 
     /// A packet of the stream came out of order: a gap no longer means a
-    /// loss.
+    /// loss. The first time, the losses inferred from gaps so far are
+    /// withdrawn (the packet may be one of them); a frame really lost asks
+    /// for a key frame when it is declared lost.
     pub fn on_reordered(&mut self) {
-        self.in_order = false;
+        if std::mem::replace(&mut self.in_order, false) {
+            let done = self.last_key_done;
+            self.key_needed_after = self.declared_loss.filter(|&i| done.is_none_or(|k| k < i));
+        }
     }
 
     /// Whether a packet may make the buffer ask for a key frame.
@@ -497,10 +506,11 @@ impl Playout {
         self.key_needed_after = Some(self.key_needed_after.map_or(index, |i| i.max(index)));
     }
 
-    /// Key frame `index` completed.
+    /// Key frame `index` completed: a need noted at or before it ends (at
+    /// it: a frame taken for lost from a gap came after all).
     fn key_done(&mut self, index: u32) {
         self.last_key_done = Some(self.last_key_done.map_or(index, |k| k.max(index)));
-        if self.key_needed_after.is_some_and(|i| index > i) {
+        if self.key_needed_after.is_some_and(|i| index >= i) {
             self.key_needed_after = None;
         }
     }
@@ -595,6 +605,7 @@ impl Playout {
                 Outcome::Lost => {
                     self.chain = false;
                     if let Some(i) = index {
+                        self.declared_loss = Some(self.declared_loss.map_or(i, |d| d.max(i)));
                         self.note_loss(i);
                     }
                 }
@@ -980,6 +991,64 @@ mod tests {
             (11, 0, 0, 0)
         );
         assert!(!fixed(100).infers_loss_from_order(), "independent decoding");
+    }
+
+    /// The first packet out of order withdraws the losses inferred from
+    /// gaps before it: frame 3's second packet comes after frame 4's
+    /// first, which asked for a key frame (170 ms); told of the reordering
+    /// before taking that packet, the buffer asks no more, and the chain
+    /// holds. A key frame (3) that completes after a gap took it for lost
+    /// ends the need by itself. A frame declared lost before the
+    /// reordering still needs its key frame (frame 1, at its hold).
+    #[test]
+    fn the_first_packet_out_of_order_withdraws_the_losses_inferred_before() {
+        let feed = |p: &mut Playout, key3: bool, tell: bool| {
+            let mut asked = vec![];
+            for i in 0..=20u32 {
+                let packets = if i == 3 { 2 } else { 1 };
+                p.on_packet(
+                    ms(40 * i as u64 + 10),
+                    &frame(i, packets, i == 0 || (key3 && i == 3)),
+                );
+                if i == 4 {
+                    if tell {
+                        p.on_reordered();
+                    }
+                    p.on_packet(ms(175), &frame(3, 2, key3));
+                }
+                if std::mem::take(&mut p.key_request) {
+                    asked.push(40 * i + 10);
+                }
+            }
+            p.finish(ms(10_000));
+            asked
+        };
+        for key3 in [false, true] {
+            let mut p = by_reference();
+            assert_eq!(feed(&mut p, key3, true), [170], "key frame 3: {key3}");
+            let s = &p.stats;
+            assert_eq!((s.played, s.undecodable, s.key_requests), (21, 0, 1));
+        }
+        // Not told, a key frame completing at the inferred index ends the
+        // need as well; a delta frame does not (the requests go on).
+        let mut p = by_reference();
+        assert_eq!(feed(&mut p, true, false), [170]);
+        let mut p = by_reference();
+        assert_eq!(feed(&mut p, false, false), [170, 370, 570, 770]);
+        // Frame 1 declared lost (its packet never came; hold 100 ms), then
+        // the reordering: the need for a key frame after 1 stands.
+        let mut p = Playout::new(PlayoutParams {
+            hold: ms(100),
+            ..by_reference().p
+        });
+        p.on_packet(ms(10), &frame(0, 1, true));
+        p.on_packet(ms(50), &frame(1, 2, false));
+        p.on_packet(ms(300), &frame(2, 1, false));
+        assert_eq!(p.stats.lost, 1);
+        p.key_request = false;
+        p.on_reordered();
+        p.on_packet(ms(500), &frame(3, 1, false));
+        assert!(p.key_request, "frame 1's need stands");
     }
 
     /// A loss seen only when its frame is declared lost: frame 3 is
