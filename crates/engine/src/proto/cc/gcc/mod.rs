@@ -13,11 +13,11 @@
 //! rate at once, and for the first `start_phase_ms` while no loss is
 //! reported the loss-based rate follows the delay-based one.
 //!
-//! What it leaves out (docs/models/gcc.md): probing beyond the start (in
-//! the application-limited region, periodic), the application-limited
-//! region detector and the newer loss-based estimator of libwebrtc; the
-//! RTT is the newest packet's feedback delay (it includes
-//! the feedback interval), smoothed.
+//! What it leaves out (docs/models/gcc.md): probing beyond the start
+//! (after a large drop in the application-limited region, on a raised
+//! maximum), the application-limited region detector and the newer
+//! loss-based estimator of libwebrtc; the RTT is the newest packet's
+//! feedback delay (it includes the feedback interval), smoothed.
 
 pub mod aimd;
 pub mod arrival;

@@ -19,8 +19,10 @@
 //! or 0.95 of the receive rate when that is under 0.9 of the send rate
 //! (the probe saturated the path).
 //!
-//! Left out: probing in the application-limited region, periodic probes,
-//! and probes on a change of the allocated or maximum rate.
+//! Left out: the probe after a large drop in the application-limited
+//! region, and probes on a change of the allocated or maximum rate
+//! (libwebrtc's periodic probes there are off unless a field trial or a
+//! screen share asks for them).
 
 use crate::proto::cc::ProbeSend;
 use crate::proto::feedback::PacketResult;
