@@ -36,7 +36,8 @@
 //!   only when it declares a frame lost. With `key_wait`, once a frame
 //!   has been decoded, it asks as libwebrtc's receive stream does: only
 //!   when no frame has been decoded for `key_wait` (max_wait_for_frame,
-//!   3 s) since the last decoded one's playout time and its last request.
+//!   3 s) since the last decoded one's playout time and its last request
+//!   (held back, the wait started again, while a key frame is coming).
 //!
 //! Freezes (video) follow the WebRTC statistics' rule: a gap between two
 //! played frames longer than max(3 x, x + 150 ms), x the mean of the last
@@ -269,6 +270,11 @@ pub struct Playout {
     last_key_request: Option<SimTime>,
     /// Reference decoding: the playout time of the last frame decoded.
     last_decoded: Option<SimTime>,
+    /// With `key_wait`: when its wait last started again (a request, or
+    /// one held back while a key frame was coming).
+    wait_from: Option<SimTime>,
+    /// When the last packet of a key frame came.
+    last_key_packet: Option<SimTime>,
     /// Reference decoding: the highest index of a frame declared lost.
     declared_loss: Option<u32>,
     /// A key-frame request is due: the member sends it and clears this.
@@ -315,6 +321,8 @@ impl Playout {
             last_key_done: None,
             last_key_request: None,
             last_decoded: None,
+            wait_from: None,
+            last_key_packet: None,
             declared_loss: None,
             key_request: false,
             timing,
@@ -394,6 +402,9 @@ impl Playout {
 
     fn take(&mut self, now: SimTime, tag: &FrameTag, by_rtx: bool) {
         self.finalise(now);
+        if tag.key {
+            self.last_key_packet = Some(now);
+        }
         let Some(k) = tag.index.checked_sub(self.next) else {
             return; // its frame was already rendered
         };
@@ -520,7 +531,8 @@ impl Playout {
     /// frame has been decoded for `key_wait` and none asked for within it:
     /// libwebrtc's receive stream asks when its frame buffer has had no
     /// decodable frame for max_wait_for_frame (3 s), not at a loss, and
-    /// its wait starts again after each request.
+    /// its wait starts again after each request, or after a request held
+    /// back because packets of a key frame came within `key_retry`.
     #[cold]
     fn ask_key(&mut self, now: SimTime) {
         let Some(retry) = self.p.key_retry else {
@@ -528,7 +540,14 @@ impl Playout {
         };
         let due = match (self.p.key_wait, self.last_decoded) {
             (Some(wait), Some(decoded)) => {
-                now >= decoded.max(self.last_key_request.unwrap_or(decoded)) + wait
+                if now < decoded.max(self.wait_from.unwrap_or(decoded)) + wait {
+                    return;
+                }
+                // libwebrtc's IsReceivingKeyFrame: packets of a key frame
+                // came within max_wait_for_keyframe (`key_retry`), so one
+                // is on its way; the wait starts again without a request.
+                self.wait_from = Some(now);
+                self.last_key_packet.is_none_or(|t| now >= t + retry)
             }
             _ => self.last_key_request.is_none_or(|t| now >= t + retry),
         };
@@ -927,6 +946,20 @@ mod tests {
         // One packet before the wait is up (3450 ms < 3460): no request.
         let mut p = waiting();
         assert!(feed(&mut p, 10, &[0], 86).is_empty());
+        // Key frame 86's first packet (3450 ms) came within 200 ms when
+        // the wait is up (3490 ms; its second packet never comes): the
+        // request is held back and the wait starts again, so the request
+        // goes 3 s later (frame 162, 6490 ms).
+        let mut p = waiting();
+        let mut asked = vec![];
+        for i in (0..=170u32).filter(|&i| i != 10) {
+            let (packets, key) = (if i == 86 { 2 } else { 1 }, i == 0 || i == 86);
+            p.on_packet(ms(40 * i as u64 + 10), &frame(i, packets, key));
+            if std::mem::take(&mut p.key_request) {
+                asked.push(40 * i + 10);
+            }
+        }
+        assert_eq!(asked, [6490]);
         let mut p = waiting();
         assert_eq!(feed(&mut p, 0, &[0], 12), [50, 250, 450]);
     }
