@@ -160,47 +160,83 @@ def test_reference_decoding_and_key_frame_requests_equal_a_direct_computation():
     assert rtcp_books(independent) == (0, 0)
 
 
-def test_a_key_frame_wait_asks_only_once_no_frame_was_decoded_for_that_long():
+def key_wait_requests(decoded, arrivals, key_arrivals, wait_ns, stop_ns):
+    """When libwebrtc's rule asks for key frames (max_wait_for_frame
+    ``wait_ns``), from (completion, decoded time) of each frame decoded, in
+    order, and the arrival times of the stream's packets and of key-frame
+    packets: the wait runs out ``wait_ns`` after the later of the last
+    decoded time and the last time it ran out, and asks if a packet came
+    within 5 s and no key-frame packet within 200 ms. Also the times it
+    ran out with nothing for 5 s."""
+    asked, idle, i, last, ran_out = [], [], 1, decoded[0][1], None
+    while True:
+        due = max(last, ran_out or last) + wait_ns
+        if i < len(decoded) and decoded[i][0] < due:
+            last, i = max(last, decoded[i][1]), i + 1
+            continue
+        if due >= stop_ns:
+            return asked, idle
+        ran_out = due
+        active = arrivals[np.searchsorted(arrivals, due, side="right") - 1] > due - 5_000_000_000
+        coming = np.any((key_arrivals <= due) & (key_arrivals > due - 200_000_000))
+        if active and not coming:
+            asked.append(due)
+        idle += [] if active else [due]
+
+
+def test_a_key_frame_wait_asks_when_no_frame_was_decoded_for_that_long():
     """``key_frame_wait_ms`` (libwebrtc's max_wait_for_frame, 3 s): from the
-    packet log and the frame sizes alone, each PLI (bob's 40-byte RTCP
-    packets) goes out at the first media packet arriving 3 s or more after
-    the later of the last decoded frame's playout time and the request
-    before it; a loss then freezes the picture for more than the wait,
-    where asking at once ends each run of undecodable frames in a few."""
-    delay_ms, i_bytes, wait_ms = 75.0, 12345, 3000.0
+    packet log and the frame sizes alone, the PLIs (bob's 40-byte RTCP
+    packets) go out exactly when libwebrtc's timer would ask
+    (``key_wait_requests``): 3 s after the last frame decoded (shown, or
+    late when it completed) or the last time the wait ran out, in a 7 s
+    outage too (one request 3 s in, none while nothing came for 5 s, one
+    after the packets came back but not at their return). A loss then
+    freezes the picture for more than the wait, where asking at once ends
+    each run of undecodable frames in a few."""
+    delay_ms, i_bytes, wait_ms, stop_s = 75.0, 12345, 3000.0, 39.0
     source = {"type": "synthetic", "fps": 30, "interval_noise": 0.01, "size_noise": 1e-9, "i_frame_bytes": i_bytes}
     def run(wait):
         playout = {"delay_ms": delay_ms, "decode": "reference", **({"key_frame_wait_ms": wait} if wait else {})}
-        res = mediasim.run(call(duration_s=40.0, loss={"type": "packet", "rate": 0.002}, source=source,
-                                stop_s=39.0, receiver={"playout": playout}), seed=4)
+        sc = call(duration_s=40.0, loss={"type": "packet", "rate": 0.002}, source=source, stop_s=stop_s,
+                  receiver={"playout": playout})
+        sc.data["links"][-1]["ab"]["outages"] = {"down_s": [[20.0, 28.5]], "queued": "drop"}
+        res = mediasim.run(sc, seed=4)
         assert_balanced(res)
         return res
     res = run(wait_ms)
     pk = res.packets[res.packets["flow"].astype(str) == "v/alice/rtp"]
     recv = dict(zip(pk["seq"].to_numpy(), pk["recv_ns"].to_numpy()))
-    arrivals = np.sort(pk["recv_ns"].to_numpy())
+    arrivals = np.sort(pk["recv_ns"].dropna().to_numpy())
     s = res.tables["media_series"]
     sizes = s[s["var"].astype(str) == "frame_bytes"].sort_values("time_ns")["value"].to_numpy()
-    chain, decoded = False, []  # (completion, playout) of each decoded frame
+    chain, decoded, keys = False, [], []  # decoded: (completion, decoded time) of each decoded frame
     for (capture, seqs), size in zip(frames_from_the_logs(res), sizes):
+        key = size in (i_bytes - 1, i_bytes)
+        keys += [recv[q] for q in seqs if key and q in recv]
         if any(q not in recv for q in seqs):
             chain = False
-        elif size in (i_bytes - 1, i_bytes) or chain:
+        elif key or chain:
             chain = True
-            decoded.append((max(recv[q] for q in seqs), capture + int(delay_ms * 1e6)))
+            done = max(recv[q] for q in seqs)
+            decoded.append((done, max(done, capture + int(delay_ms * 1e6))))
     bob = res.packets[(res.packets["flow"].astype(str) == "v/bob/rtcp") & (res.packets["size_bytes"] == 40)]
     plis = np.sort(bob["sent_ns"].to_numpy())
     m = res.tables["media"].iloc[0]
-    assert len(plis) == m["key_frame_requests"] == m["pli_received"] >= 3
-    last_request = None
-    for t in plis:
-        last_decoded = max(p for c, p in decoded if c <= t)
-        due = max(last_decoded, last_request or last_decoded) + int(wait_ms * 1e6)
-        assert t == arrivals[np.searchsorted(arrivals, due)]
-        last_request = t
+    assert len(plis) == m["key_frame_requests"] == m["pli_received"] >= 4
+    expected, idle = key_wait_requests(decoded, arrivals, np.sort(np.array(keys)), int(wait_ms * 1e6),
+                                       int(stop_s * 1e9))
+    assert plis.tolist() == expected
+    # The outage (20-28.5 s): a request with nothing arriving for a second
+    # before it, the wait running out with nothing for 5 s (no request),
+    # and a request after the packets came back, not at their return.
+    back = arrivals[np.searchsorted(arrivals, 28.5e9)]
+    assert any(20e9 < t < 25e9 and not np.any((arrivals > t - 1e9) & (arrivals <= t)) for t in expected)
+    assert any(25e9 < t < 28.5e9 for t in idle)
+    assert back + 1e9 < min(t for t in expected if t >= back) < back + wait_ms * 1e6
     assert m["freezes"] > 0 and m["freeze_total_s"] / m["freezes"] > wait_ms / 1e3
     at_once = run(None).tables["media"].iloc[0]
-    assert at_once["frames_undecodable"] * 10 < m["frames_undecodable"]
+    assert at_once["frames_undecodable"] * 5 < m["frames_undecodable"]
     assert at_once["key_frame_requests"] > m["key_frame_requests"]
 
 

@@ -34,10 +34,12 @@
 //!   (libwebrtc: 200 ms). With retransmission (`nack`), a
 //!   missing packet may still come: the receiver asks for a key frame
 //!   only when it declares a frame lost. With `key_wait`, once a frame
-//!   has been decoded, it asks as libwebrtc's receive stream does: only
-//!   when no frame has been decoded for `key_wait` (max_wait_for_frame,
-//!   3 s) since the last decoded one's playout time and its last request
-//!   (held back, the wait started again, while a key frame is coming).
+//!   has been decoded, it asks as libwebrtc's receive stream does, by a
+//!   timer and not at a loss: when no frame has been decoded for
+//!   `key_wait` (max_wait_for_frame, 3 s), the wait starts again, and a
+//!   request goes out unless the stream sent nothing in the last 5 s or a
+//!   key frame is coming (`on_key_wait`). A frame counts as decoded when
+//!   it is shown, or, late, when it completes.
 //!
 //! Freezes (video) follow the WebRTC statistics' rule: a gap between two
 //! played frames longer than max(3 x, x + 150 ms), x the mean of the last
@@ -55,6 +57,10 @@ use std::collections::VecDeque;
 const MAX_RECENT: usize = 4096;
 /// Gaps averaged for the freeze rule (WebRTC).
 const FREEZE_WINDOW: usize = 30;
+/// With `key_wait`: a wait that runs out asks for a key frame only if a
+/// packet of the stream came within this long (libwebrtc's receive
+/// stream: no requests for a stream not active in the last 5 s).
+const KEY_WAIT_ACTIVE: SimTime = SimTime::from_secs(5);
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PlayoutDelay {
@@ -96,8 +102,9 @@ pub struct PlayoutParams {
     /// again after this long while none has come; `None`: never ask.
     pub key_retry: Option<SimTime>,
     /// With `key_retry`, once a frame has been decoded: ask only when
-    /// none has been decoded for this long, and again this long after
-    /// each request (libwebrtc's max_wait_for_frame); `None`: ask at once.
+    /// none has been decoded for this long, by a timer that runs again
+    /// after each wait (libwebrtc's max_wait_for_frame); `None`: ask at
+    /// once.
     pub key_wait: Option<SimTime>,
     /// Lost packets are asked for again (`nack`): a frame's missing
     /// packets may still come, so a loss counts only when its frame is
@@ -182,6 +189,8 @@ struct Decided {
     playout: SimTime,
     capture: SimTime,
     key: bool,
+    /// When its fate became known (for a complete frame, its last packet).
+    done: SimTime,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,12 +277,13 @@ pub struct Playout {
     /// The highest index of a key frame that completed.
     last_key_done: Option<u32>,
     last_key_request: Option<SimTime>,
-    /// Reference decoding: the playout time of the last frame decoded.
+    /// Reference decoding: when the last frame decoded was shown (its
+    /// playout time) or, late, decoded (when it completed).
     last_decoded: Option<SimTime>,
-    /// With `key_wait`: when its wait last started again (a request, or
-    /// one held back while a key frame was coming).
+    /// With `key_wait`: when its wait last ran out.
     wait_from: Option<SimTime>,
-    /// When the last packet of a key frame came.
+    /// When the last packet of the stream came, and of a key frame.
+    last_packet: Option<SimTime>,
     last_key_packet: Option<SimTime>,
     /// Reference decoding: the highest index of a frame declared lost.
     declared_loss: Option<u32>,
@@ -322,6 +332,7 @@ impl Playout {
             last_key_request: None,
             last_decoded: None,
             wait_from: None,
+            last_packet: None,
             last_key_packet: None,
             declared_loss: None,
             key_request: false,
@@ -402,6 +413,7 @@ impl Playout {
 
     fn take(&mut self, now: SimTime, tag: &FrameTag, by_rtx: bool) {
         self.finalise(now);
+        self.last_packet = Some(now);
         if tag.key {
             self.last_key_packet = Some(now);
         }
@@ -459,6 +471,7 @@ impl Playout {
                 playout,
                 capture,
                 key,
+                done: now,
             });
             if key {
                 self.key_done(tag.index);
@@ -527,34 +540,59 @@ impl Playout {
     }
 
     /// A key frame is needed: ask now unless asked within `key_retry`.
-    /// With `key_wait`, once a frame has been decoded, ask only when no
-    /// frame has been decoded for `key_wait` and none asked for within it:
-    /// libwebrtc's receive stream asks when its frame buffer has had no
-    /// decodable frame for max_wait_for_frame (3 s), not at a loss, and
-    /// its wait starts again after each request, or after a request held
-    /// back because packets of a key frame came within `key_retry`.
+    /// With `key_wait`, once a frame has been decoded, the wait's timer
+    /// asks instead (`on_key_wait`), not a loss.
     #[cold]
     fn ask_key(&mut self, now: SimTime) {
         let Some(retry) = self.p.key_retry else {
             return;
         };
-        let due = match (self.p.key_wait, self.last_decoded) {
-            (Some(wait), Some(decoded)) => {
-                if now < decoded.max(self.wait_from.unwrap_or(decoded)) + wait {
-                    return;
-                }
-                // libwebrtc's IsReceivingKeyFrame: packets of a key frame
-                // came within max_wait_for_keyframe (`key_retry`), so one
-                // is on its way; the wait starts again without a request.
-                self.wait_from = Some(now);
-                self.last_key_packet.is_none_or(|t| now >= t + retry)
-            }
-            _ => self.last_key_request.is_none_or(|t| now >= t + retry),
+        if self.p.key_wait.is_some() && self.last_decoded.is_some() {
+            return;
+        }
+        if self.last_key_request.is_none_or(|t| now >= t + retry) {
+            self.request_key(now);
+        }
+    }
+
+    fn request_key(&mut self, now: SimTime) {
+        self.last_key_request = Some(now);
+        self.key_request = true;
+        self.stats.key_requests += 1;
+    }
+
+    /// With `key_wait` and reference decoding, once a frame has been
+    /// decoded: when the wait runs out, `key_wait` after the later of the
+    /// last decoded frame (`last_decoded`) and the last time it ran out.
+    /// Only moves later, so a timer set for it earlier fires early at worst
+    /// (`on_key_wait` then does nothing).
+    pub fn key_wait_due(&self) -> Option<SimTime> {
+        let (wait, decoded) = (self.p.key_wait?, self.last_decoded?);
+        self.p.key_retry?;
+        Some(decoded.max(self.wait_from.unwrap_or(decoded)) + wait)
+    }
+
+    /// The wait's timer at `now`. libwebrtc's receive stream: when its
+    /// frame buffer has had no decodable frame for max_wait_for_frame
+    /// (`key_wait`, 3 s), whether a loss is known or not, it asks for a key
+    /// frame, unless no packet of the stream came in the last 5 s (the
+    /// stream is not active) or a key frame's packet came within
+    /// max_wait_for_keyframe (`key_retry`: IsReceivingKeyFrame, one is on
+    /// its way); the wait starts again either way.
+    pub fn on_key_wait(&mut self, now: SimTime) {
+        // Frames a loss declared now lets through are decoded first.
+        self.finalise(now);
+        let (Some(due), Some(retry)) = (self.key_wait_due(), self.p.key_retry) else {
+            return;
         };
-        if due {
-            self.last_key_request = Some(now);
-            self.key_request = true;
-            self.stats.key_requests += 1;
+        if now < due {
+            return;
+        }
+        self.wait_from = Some(now);
+        let active = self.last_packet.is_some_and(|t| now < t + KEY_WAIT_ACTIVE);
+        let coming = self.last_key_packet.is_some_and(|t| now < t + retry);
+        if active && !coming {
+            self.request_key(now);
         }
     }
 
@@ -597,6 +635,7 @@ impl Playout {
                         playout,
                         capture,
                         key: false,
+                        done: now,
                     });
                 }
                 _ => break,
@@ -630,7 +669,10 @@ impl Playout {
                 }
                 _ if d.key || self.chain => {
                     self.chain = true;
-                    self.last_decoded = Some(d.playout);
+                    // Shown at its playout time, or decoded late when it
+                    // completed (libwebrtc releases a frame to its
+                    // decoder then).
+                    self.last_decoded = Some(d.playout.max(d.done));
                 }
                 _ => outcome = Outcome::Undecodable,
             }
@@ -702,6 +744,7 @@ impl Playout {
                         playout,
                         capture,
                         key: false,
+                        done: end,
                     };
                     self.decode(lost, None);
                 }
@@ -907,61 +950,125 @@ mod tests {
         assert_eq!((p.stats.undecodable, p.stats.key_requests), (29, 0));
     }
 
-    /// With `key_wait` (3 s), libwebrtc's max_wait_for_frame: frame 10 is
-    /// missing, frame 9 (shown at 460 ms) is the last decoded, so the
-    /// request waits for the first packet at or after 3460 ms (frame 87,
-    /// 3490 ms), the next for 3 s after that (frame 162, 6490 ms); a key
-    /// frame (100) ends the need after the first. Before any frame has
-    /// been decoded (the first key frame lost) it asks at once and every
-    /// `key_retry`, as libwebrtc does while a key frame is required.
+    /// A buffer decoding by reference that waits 3 s (libwebrtc's
+    /// max_wait_for_frame) before it asks for a key frame.
+    fn waiting() -> Playout {
+        Playout::new(PlayoutParams {
+            key_wait: Some(ms(3000)),
+            ..by_reference().p
+        })
+    }
+
+    /// Packet `tag` at `at` ms, after the wait's timer has fired at each
+    /// time it was due before then (as the member's timer does); the
+    /// times of the requests are added to `asked`.
+    fn wait_then_take(p: &mut Playout, at: u64, tag: &FrameTag, asked: &mut Vec<u64>) {
+        wait_until(p, at, asked);
+        p.on_packet(ms(at), tag);
+        if std::mem::take(&mut p.key_request) {
+            asked.push(at);
+        }
+    }
+
+    fn wait_until(p: &mut Playout, at: u64, asked: &mut Vec<u64>) {
+        while let Some(due) = p.key_wait_due().filter(|&d| d <= ms(at)) {
+            p.on_key_wait(due);
+            if std::mem::take(&mut p.key_request) {
+                asked.push(due.as_nanos() / 1_000_000);
+            }
+        }
+    }
+
+    /// With `key_wait` (3 s): frame 10 is missing, frame 9 (shown at
+    /// 460 ms) is the last decoded, so the wait runs out at 3460 ms and
+    /// again 3 s later (6460 ms), a request each time; a key frame (100)
+    /// ends the requests after the first. A key frame's packet within
+    /// 200 ms when the wait runs out holds the request back, and the wait
+    /// starts again. Before any frame has been decoded (the first key
+    /// frame lost) it asks at once and every `key_retry`, as libwebrtc
+    /// does while a key frame is required.
     #[test]
     fn with_a_wait_the_key_frame_request_waits_for_no_decodable_frame() {
-        let waiting = || {
-            Playout::new(PlayoutParams {
-                key_wait: Some(ms(3000)),
-                ..by_reference().p
-            })
-        };
         let feed = |p: &mut Playout, missing: u32, keys: &[u32], last: u32| {
             let mut asked = vec![];
             for i in (0..=last).filter(|&i| i != missing) {
-                p.on_packet(ms(40 * i as u64 + 10), &frame(i, 1, keys.contains(&i)));
-                if std::mem::take(&mut p.key_request) {
-                    asked.push(40 * i + 10);
-                }
+                let key = keys.contains(&i);
+                wait_then_take(p, 40 * i as u64 + 10, &frame(i, 1, key), &mut asked);
             }
             p.finish(ms(10_000));
             asked
         };
         let mut p = waiting();
-        assert_eq!(feed(&mut p, 10, &[0], 170), [3490, 6490]);
+        assert_eq!(feed(&mut p, 10, &[0], 170), [3460, 6460]);
         let s = &p.stats;
         assert_eq!(
             (s.played, s.lost, s.undecodable, s.key_requests),
             (10, 1, 160, 2)
         );
         let mut p = waiting();
-        assert_eq!(feed(&mut p, 10, &[0, 100], 170), [3490]);
+        assert_eq!(feed(&mut p, 10, &[0, 100], 170), [3460]);
         assert_eq!((p.stats.played, p.stats.undecodable), (81, 89));
-        // One packet before the wait is up (3450 ms < 3460): no request.
-        let mut p = waiting();
-        assert!(feed(&mut p, 10, &[0], 86).is_empty());
         // Key frame 86's first packet (3450 ms) came within 200 ms when
-        // the wait is up (3490 ms; its second packet never comes): the
+        // the wait runs out (3460 ms; its second packet never comes): the
         // request is held back and the wait starts again, so the request
-        // goes 3 s later (frame 162, 6490 ms).
-        let mut p = waiting();
-        let mut asked = vec![];
-        for i in (0..=170u32).filter(|&i| i != 10) {
-            let (packets, key) = (if i == 86 { 2 } else { 1 }, i == 0 || i == 86);
-            p.on_packet(ms(40 * i as u64 + 10), &frame(i, packets, key));
-            if std::mem::take(&mut p.key_request) {
-                asked.push(40 * i + 10);
+        // goes 3 s later (6460 ms). At 3650 ms it would not be held back.
+        for (key_at, asked_at) in [(86, 6460), (81, 3460)] {
+            let mut p = waiting();
+            let mut asked = vec![];
+            for i in (0..=170u32).filter(|&i| i != 10) {
+                let (packets, key) = (if i == key_at { 2 } else { 1 }, i == 0 || i == key_at);
+                wait_then_take(
+                    &mut p,
+                    40 * i as u64 + 10,
+                    &frame(i, packets, key),
+                    &mut asked,
+                );
             }
+            assert_eq!(
+                asked,
+                [asked_at, asked_at + 3000][..1 + (key_at == 81) as usize]
+            );
         }
-        assert_eq!(asked, [6490]);
         let mut p = waiting();
         assert_eq!(feed(&mut p, 0, &[0], 12), [50, 250, 450]);
+    }
+
+    /// The wait runs on a timer, not at packets: frames 21-200 never come
+    /// (an outage from 850 to 8050 ms). The wait runs out at 3900 ms
+    /// (frame 20 shown at 900 ms) with no packet since 810 ms: a request
+    /// all the same, the stream active (a packet within 5 s). At 6900 ms
+    /// it has been inactive for over 5 s: no request. At 9900 ms packets
+    /// came again (from 8050 ms): a request, not at their return.
+    #[test]
+    fn the_wait_runs_out_in_an_outage_while_the_stream_is_active() {
+        let mut p = waiting();
+        let mut asked = vec![];
+        for i in (0..=300u32).filter(|&i| !(21..=200).contains(&i)) {
+            wait_then_take(&mut p, 40 * i as u64 + 10, &frame(i, 1, i == 0), &mut asked);
+        }
+        assert_eq!(asked, [3900, 9900]);
+    }
+
+    /// A late frame counts as decoded when it completes, as libwebrtc
+    /// releases it to its decoder then: frames 6 on come 4 s after their
+    /// capture, all late (the buffer's delay is 100 ms) but decodable.
+    /// Nothing is decoded from frame 5 (shown at 300 ms) until frame 6
+    /// completes (at 4240 ms): one request, at 3300 ms, and none while the
+    /// late frames come. Counted from their playout times instead, the
+    /// wait would run out every 3 s.
+    #[test]
+    fn a_late_frame_decoded_restarts_the_wait_when_it_completes() {
+        let mut p = waiting();
+        let mut asked = vec![];
+        for i in 0..=300u32 {
+            let at = 40 * i as u64 + if i < 6 { 10 } else { 4000 };
+            wait_then_take(&mut p, at, &frame(i, 1, i == 0), &mut asked);
+        }
+        assert_eq!(asked, [3300]);
+        assert_eq!(
+            (p.stats.played, p.stats.late, p.stats.undecodable),
+            (6, 295, 0)
+        );
     }
 
     /// A key frame right after the lost frame ends the need: one request,

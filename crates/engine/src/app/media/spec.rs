@@ -276,8 +276,9 @@ pub struct PlayoutSpec {
     pub key_frame_retry_ms: f64,
     /// With `reference` and `key_frame_requests`: once a frame has been
     /// decoded, ask for a key frame only when none has been decoded for
-    /// this long, and again this long after each request, ms (libwebrtc's
-    /// max_wait_for_frame: 3000); unset: ask when a loss breaks the chain.
+    /// this long, by a timer that starts again each time it runs out, ms
+    /// (libwebrtc's max_wait_for_frame: 3000); unset: ask when a loss
+    /// breaks the chain.
     #[serde(default)]
     pub key_frame_wait_ms: Option<f64>,
     /// Ask for lost packets again (RTCP Generic NACK); the sender then

@@ -291,6 +291,7 @@ impl RtpSessionSpec {
             nack: pl.nack_params().map(NackRequester::new),
             nack_timer: None,
             nacks_sent: 0,
+            key_wait_timer: None,
         })
     }
 

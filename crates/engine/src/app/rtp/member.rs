@@ -43,6 +43,8 @@ const TOKEN_PACE: u64 = 7;
 pub const TOKEN_PPFB: u64 = 8;
 /// The receiver's retransmission requests (`nack`).
 const TOKEN_NACK: u64 = 9;
+/// The receiver's wait for a decodable frame (`key_frame_wait_ms`).
+const TOKEN_KEY_WAIT: u64 = 10;
 /// Most sequence numbers one NACK message names (at most 250 entries:
 /// the message stays within 1012 bytes).
 const NACK_SEQS_MAX: usize = 250;
@@ -873,8 +875,9 @@ impl RtpMember {
         let copy = watched && self.out_of_order(ssrc, h.seq);
         if let (Some(tag), Some(v), false) = (&h.frame, &mut self.viewer, copy) {
             v.playout.on_packet(h.now, tag);
-            if v.playout.key_request {
-                self.send_pli(out);
+            let wait = v.key_wait_timer.is_none() && v.playout.key_wait_due().is_some();
+            if v.playout.key_request || wait {
+                self.after_playout(out);
             }
         }
         if let Some(fb) = &mut self.pp_feedback {
@@ -910,6 +913,34 @@ impl RtpMember {
         v.nack
             .as_mut()
             .is_some_and(|r| r.on_late(ext) == Late::Recovered)
+    }
+
+    /// After the playout buffer took a packet: the PLI it asks for, and
+    /// the key-frame wait's timer once its first frame has been decoded.
+    #[cold]
+    #[inline(never)]
+    fn after_playout(&mut self, out: &mut Vec<Action>) {
+        let stop = self.stop;
+        let Some(v) = &mut self.viewer else {
+            return;
+        };
+        if let Some(at) = v.playout.key_wait_due().filter(|&at| at < stop) {
+            crate::app::arm_timer(&mut v.key_wait_timer, at, TOKEN_KEY_WAIT, out);
+        }
+        if v.playout.key_request {
+            self.send_pli(out);
+        }
+    }
+
+    /// The key-frame wait's timer (playout.rs's `on_key_wait`): a PLI if
+    /// the wait ran out, and the timer set again for the next one.
+    #[cold]
+    fn key_wait_due(&mut self, now: SimTime, out: &mut Vec<Action>) {
+        if let Some(v) = &mut self.viewer {
+            crate::app::timer_fired(&mut v.key_wait_timer, now);
+            v.playout.on_key_wait(now);
+        }
+        self.after_playout(out);
     }
 
     /// The playout buffer wants a key frame: a PLI to the stream's sender
@@ -1005,9 +1036,7 @@ impl RtpMember {
             .is_some_and(|r| r.on_retransmission(extend16(osn, near)));
         if let (true, Some(tag)) = (wanted, &h.frame) {
             v.playout.on_recovered(now, tag);
-            if v.playout.key_request {
-                self.send_pli(out);
-            }
+            self.after_playout(out);
         }
     }
 
@@ -1255,7 +1284,7 @@ impl App for RtpMember {
         // events leave RTCP's quiet slots for the next event that does.
         let touches_rtcp = match token {
             TOKEN_MEDIA | TOKEN_FRAME | TOKEN_PACE => !self.sched.timing.we_sent(),
-            TOKEN_CC | TOKEN_FB | TOKEN_PPFB | TOKEN_NACK => false,
+            TOKEN_CC | TOKEN_FB | TOKEN_PPFB | TOKEN_NACK | TOKEN_KEY_WAIT => false,
             _ => true,
         };
         let mut rtcp_moved = touches_rtcp && self.sched.catch_up(now, self.stop, &mut self.rng);
@@ -1295,6 +1324,7 @@ impl App for RtpMember {
                 self.pace(now, out);
             }
             TOKEN_NACK => self.nack_due(now, out),
+            TOKEN_KEY_WAIT => self.key_wait_due(now, out),
             TOKEN_PPFB => {
                 // The feedback timer stops: the next packet starts it again.
                 self.fast.fb_armed = false;

@@ -105,6 +105,8 @@ pub struct Viewer {
     pub nack_timer: Option<SimTime>,
     /// Generic NACK messages sent.
     pub nacks_sent: u64,
+    /// When the key-frame wait's timer is set for (`key_frame_wait_ms`).
+    pub key_wait_timer: Option<SimTime>,
 }
 
 impl Viewer {
@@ -326,6 +328,7 @@ mod tests {
             nack: None,
             nack_timer: None,
             nacks_sent: 0,
+            key_wait_timer: None,
         }
     }
 
