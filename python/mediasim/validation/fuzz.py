@@ -136,7 +136,9 @@ def rmcat_bases(rmcat: Any) -> list[dict[str, Any]]:
     # retransmission), decoding by reference, over a bottleneck that
     # reorders; case 3's use libwebrtc's video timing; case 7's first
     # sender plays a frame trace that answers key-frame requests, its
-    # viewer asking only after libwebrtc's wait for a decodable frame.
+    # viewer asking only after libwebrtc's wait for a decodable frame,
+    # through a 9 s outage of the sender's access link (the wait runs out
+    # with nothing arriving, then with nothing for over 5 s).
     for s in out[-1]["rtp_sessions"]:
         for m in s["members"]:
             if "playout" in m:
@@ -146,6 +148,8 @@ def rmcat_bases(rmcat: Any) -> list[dict[str, Any]]:
     first[0]["source"] = {"type": "trace", "fps": 30, "frames_bytes": [9000] + [3000] * 29, "key_frames": [0],
                           "key_on_request": True}
     first[1]["playout"].update(decode="reference", key_frame_wait_ms=3000.0)
+    access = next(x for x in out[2]["links"] if x["a"] == first[0]["node"])
+    access["outages"] = {"down_s": [[30.0, 39.0]], "queued": "drop"}
     for s in out[1]["rtp_sessions"]:
         for m in s["members"]:
             if "playout" in m:
