@@ -346,7 +346,8 @@ impl PlayoutSpec {
         c.at_most(format_args!("{p}.pause_ms"), self.pause_ms, 86_400_000.0);
         if let Some(wait) = self.key_frame_wait_ms {
             let field = format!("{p}.key_frame_wait_ms");
-            c.positive(format_args!("{field}"), wait);
+            // A timer runs again each `wait`: at least 1 us, as any period.
+            c.interval_ms(format_args!("{field}"), wait);
             c.at_most(format_args!("{field}"), wait, 60_000.0);
             if self.decode != DecodeSpec::Reference || !self.key_frame_requests {
                 let msg = "acts only with decode = \"reference\" and key_frame_requests = true";
@@ -524,7 +525,8 @@ mod tests {
     }
 
     /// `key_frame_wait_ms` acts with reference decoding and key-frame
-    /// requests only, in (0, 60 s]; unset by default (ask at once).
+    /// requests only, from 1 us to 60 s (a timer runs again each wait);
+    /// unset by default (ask at once).
     #[test]
     fn the_key_frame_wait() {
         let parse = |j: &str| -> PlayoutSpec { serde_json::from_str(j).unwrap() };
@@ -539,6 +541,7 @@ mod tests {
             r#"{"key_frame_wait_ms": 3000}"#,
             r#"{"decode": "reference", "key_frame_requests": false, "key_frame_wait_ms": 3000}"#,
             r#"{"decode": "reference", "key_frame_wait_ms": 0}"#,
+            r#"{"decode": "reference", "key_frame_wait_ms": 1e-7}"#,
             r#"{"decode": "reference", "key_frame_wait_ms": 60001}"#,
         ] {
             let text = errors(|c| parse(bad).validate("m.playout", c));
