@@ -1057,6 +1057,36 @@ mod tests {
         assert_eq!(asked, [3900, 9900]);
     }
 
+    /// The bounds are libwebrtc's (`now - last < 5 s`, `now - last key
+    /// packet < 200 ms`): the wait running out 5 s after the last packet
+    /// finds the stream inactive, and 200 ms after a key frame's packet
+    /// finds no key frame coming. Frame 20, shown at 900 ms, is the last
+    /// decoded; the wait runs out at 3900 and 6900 ms.
+    #[test]
+    fn the_wait_s_bounds_are_libwebrtc_s() {
+        let first = |p: &mut Playout, asked: &mut Vec<u64>| {
+            for i in 0..=20u32 {
+                wait_then_take(p, 40 * i as u64 + 10, &frame(i, 1, i == 0), asked);
+            }
+        };
+        // The last packet (frame 22's, undecodable) at 1900 ms: active at
+        // 3900 ms, not at 6900 ms, exactly 5 s later.
+        let mut p = waiting();
+        let mut asked = vec![];
+        first(&mut p, &mut asked);
+        wait_then_take(&mut p, 1900, &frame(22, 1, false), &mut asked);
+        wait_until(&mut p, 7000, &mut asked);
+        assert_eq!(asked, [3900]);
+        // Key frame 90's first packet (of two) at 3700 ms: exactly 200 ms
+        // before the wait runs out, so none is taken to be coming.
+        let mut p = waiting();
+        let mut asked = vec![];
+        first(&mut p, &mut asked);
+        wait_then_take(&mut p, 3700, &frame(90, 2, true), &mut asked);
+        wait_until(&mut p, 4000, &mut asked);
+        assert_eq!(asked, [3900]);
+    }
+
     /// A late frame counts as decoded when it completes, as libwebrtc
     /// releases it to its decoder then: frames 6 on come 4 s after their
     /// capture, all late (the buffer's delay is 100 ms) but decodable.
