@@ -1064,27 +1064,23 @@ mod tests {
     /// decoded; the wait runs out at 3900 and 6900 ms.
     #[test]
     fn the_wait_s_bounds_are_libwebrtc_s() {
-        let first = |p: &mut Playout, asked: &mut Vec<u64>| {
+        // Frames 0-20, then one packet of `tag` at `at` ms; the requests
+        // until `end` ms.
+        let asked = |at: u64, tag: FrameTag, end: u64| {
+            let (mut p, mut asked) = (waiting(), vec![]);
             for i in 0..=20u32 {
-                wait_then_take(p, 40 * i as u64 + 10, &frame(i, 1, i == 0), asked);
+                wait_then_take(&mut p, 40 * i as u64 + 10, &frame(i, 1, i == 0), &mut asked);
             }
+            wait_then_take(&mut p, at, &tag, &mut asked);
+            wait_until(&mut p, end, &mut asked);
+            asked
         };
         // The last packet (frame 22's, undecodable) at 1900 ms: active at
         // 3900 ms, not at 6900 ms, exactly 5 s later.
-        let mut p = waiting();
-        let mut asked = vec![];
-        first(&mut p, &mut asked);
-        wait_then_take(&mut p, 1900, &frame(22, 1, false), &mut asked);
-        wait_until(&mut p, 7000, &mut asked);
-        assert_eq!(asked, [3900]);
+        assert_eq!(asked(1900, frame(22, 1, false), 7000), [3900]);
         // Key frame 90's first packet (of two) at 3700 ms: exactly 200 ms
         // before the wait runs out, so none is taken to be coming.
-        let mut p = waiting();
-        let mut asked = vec![];
-        first(&mut p, &mut asked);
-        wait_then_take(&mut p, 3700, &frame(90, 2, true), &mut asked);
-        wait_until(&mut p, 4000, &mut asked);
-        assert_eq!(asked, [3900]);
+        assert_eq!(asked(3700, frame(90, 2, true), 4000), [3900]);
     }
 
     /// A late frame counts as decoded when it completes, as libwebrtc
