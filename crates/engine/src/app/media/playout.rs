@@ -39,7 +39,8 @@
 //!   `key_wait` (max_wait_for_frame, 3 s), the wait starts again, and a
 //!   request goes out unless the stream sent nothing in the last 5 s or a
 //!   key frame is coming (`on_key_wait`). A frame counts as decoded when
-//!   it is shown, or, late, when it completes.
+//!   it is shown, or, late, when it completes; a complete key frame does
+//!   even while an older frame is incomplete (libwebrtc drops those).
 //!
 //! Freezes (video) follow the WebRTC statistics' rule: a gap between two
 //! played frames longer than max(3 x, x + 150 ms), x the mean of the last
@@ -582,6 +583,16 @@ impl Playout {
     pub fn on_key_wait(&mut self, now: SimTime) {
         // Frames a loss declared now lets through are decoded first.
         self.finalise(now);
+        // A complete key frame still behind an incomplete frame: libwebrtc's
+        // frame buffer decodes it, dropping the older frames, so it counts
+        // as decoded (when it is shown, or completed if late).
+        let waiting_key = self.slots.iter().filter_map(|s| match s {
+            Slot::Done(d) if d.key => Some(d.playout.max(d.done)),
+            _ => None,
+        });
+        if let Some(t) = waiting_key.max() {
+            self.last_decoded = self.last_decoded.max(Some(t));
+        }
         let (Some(due), Some(retry)) = (self.key_wait_due(), self.p.key_retry) else {
             return;
         };
@@ -1081,6 +1092,25 @@ mod tests {
         // Key frame 90's first packet (of two) at 3700 ms: exactly 200 ms
         // before the wait runs out, so none is taken to be coming.
         assert_eq!(asked(3700, frame(90, 2, true), 4000), [3900]);
+    }
+
+    /// A complete key frame counts as decoded when its turn comes even if
+    /// an older frame is still incomplete (libwebrtc's frame buffer drops
+    /// the older ones): frames 10-69 never come, frame 70 lacks a packet
+    /// (lost only at 3900 ms, its playout time plus the hold), key frame
+    /// 71 is complete at 2850 ms (shown at 2940 ms). The wait, from frame
+    /// 9's 460 ms, would run out at 3460 ms; frame 71 moves it to 5940 ms,
+    /// and the frames after it keep it moving: no request.
+    #[test]
+    fn a_complete_key_frame_behind_an_incomplete_one_counts_as_decoded() {
+        let mut p = waiting();
+        let mut asked = vec![];
+        for i in (0..=150u32).filter(|&i| !(10..70).contains(&i)) {
+            let tag = frame(i, if i == 70 { 2 } else { 1 }, i == 0 || i == 71);
+            wait_then_take(&mut p, 40 * i as u64 + 10, &tag, &mut asked);
+        }
+        assert!(asked.is_empty(), "{asked:?}");
+        assert_eq!((p.stats.lost, p.stats.undecodable), (61, 0));
     }
 
     /// A late frame counts as decoded when it completes, as libwebrtc
