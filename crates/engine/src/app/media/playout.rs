@@ -682,8 +682,10 @@ impl Playout {
                     self.chain = true;
                     // Shown at its playout time, or decoded late when it
                     // completed (libwebrtc releases a frame to its
-                    // decoder then).
-                    self.last_decoded = Some(d.playout.max(d.done));
+                    // decoder then); not before the frame it refers to,
+                    // nor a key frame the wait counted (`on_key_wait`).
+                    let at = Some(d.playout.max(d.done));
+                    self.last_decoded = self.last_decoded.max(at);
                 }
                 _ => outcome = Outcome::Undecodable,
             }
@@ -1111,6 +1113,30 @@ mod tests {
         }
         assert!(asked.is_empty(), "{asked:?}");
         assert_eq!((p.stats.lost, p.stats.undecodable), (61, 0));
+    }
+
+    /// A frame is decoded no earlier than the frame it refers to: frame
+    /// 6's second packet comes at 1300 ms (late, playout 340 ms); frame 7
+    /// completed at 290 ms for its 380 ms playout, but is decoded after
+    /// frame 6, at 1300 ms. Nothing comes after: the wait runs out at
+    /// 4300 ms, not 3380.
+    #[test]
+    fn a_frame_is_decoded_no_earlier_than_the_one_it_refers_to() {
+        let mut p = waiting();
+        let mut asked = vec![];
+        for i in 0..=5u32 {
+            wait_then_take(&mut p, 40 * i as u64 + 10, &frame(i, 1, i == 0), &mut asked);
+        }
+        for (at, tag) in [
+            (250, frame(6, 2, false)),
+            (290, frame(7, 1, false)),
+            (1300, frame(6, 2, false)),
+        ] {
+            wait_then_take(&mut p, at, &tag, &mut asked);
+        }
+        wait_until(&mut p, 5000, &mut asked);
+        assert_eq!(asked, [4300]);
+        assert_eq!((p.stats.played, p.stats.late), (7, 1));
     }
 
     /// A late frame counts as decoded when it completes, as libwebrtc
