@@ -983,6 +983,14 @@ mod tests {
         }
     }
 
+    /// Frames 0 (a key frame) to `last`, each in one packet 10 ms after
+    /// its capture, through `wait_then_take`.
+    fn on_time(p: &mut Playout, last: u32, asked: &mut Vec<u64>) {
+        for i in 0..=last {
+            wait_then_take(p, 40 * i as u64 + 10, &frame(i, 1, i == 0), asked);
+        }
+    }
+
     fn wait_until(p: &mut Playout, at: u64, asked: &mut Vec<u64>) {
         while let Some(due) = p.key_wait_due().filter(|&d| d <= ms(at)) {
             p.on_key_wait(due);
@@ -1056,9 +1064,7 @@ mod tests {
     fn the_wait_runs_out_in_an_outage_while_the_stream_is_active() {
         let mut p = waiting();
         let mut asked = vec![];
-        for i in 0..=20u32 {
-            wait_then_take(&mut p, 40 * i as u64 + 10, &frame(i, 1, i == 0), &mut asked);
-        }
+        on_time(&mut p, 20, &mut asked);
         // A timer set for an earlier time fires before the wait runs out:
         // nothing happens.
         p.on_key_wait(ms(3899));
@@ -1081,9 +1087,7 @@ mod tests {
         // until `end` ms.
         let asked = |at: u64, tag: FrameTag, end: u64| {
             let (mut p, mut asked) = (waiting(), vec![]);
-            for i in 0..=20u32 {
-                wait_then_take(&mut p, 40 * i as u64 + 10, &frame(i, 1, i == 0), &mut asked);
-            }
+            on_time(&mut p, 20, &mut asked);
             wait_then_take(&mut p, at, &tag, &mut asked);
             wait_until(&mut p, end, &mut asked);
             asked
@@ -1124,9 +1128,7 @@ mod tests {
     fn a_frame_is_decoded_no_earlier_than_the_one_it_refers_to() {
         let mut p = waiting();
         let mut asked = vec![];
-        for i in 0..=5u32 {
-            wait_then_take(&mut p, 40 * i as u64 + 10, &frame(i, 1, i == 0), &mut asked);
-        }
+        on_time(&mut p, 5, &mut asked);
         for (at, tag) in [
             (250, frame(6, 2, false)),
             (290, frame(7, 1, false)),
