@@ -935,7 +935,7 @@ impl RtpMember {
     /// The key-frame wait's timer (playout.rs's `on_key_wait`): a PLI if
     /// the wait ran out, and the timer set again for the next one.
     #[cold]
-    fn key_wait_due(&mut self, now: SimTime, out: &mut Vec<Action>) {
+    fn key_wait_fired(&mut self, now: SimTime, out: &mut Vec<Action>) {
         if let Some(v) = &mut self.viewer {
             crate::app::timer_fired(&mut v.key_wait_timer, now);
             v.playout.on_key_wait(now);
@@ -1324,7 +1324,7 @@ impl App for RtpMember {
                 self.pace(now, out);
             }
             TOKEN_NACK => self.nack_due(now, out),
-            TOKEN_KEY_WAIT => self.key_wait_due(now, out),
+            TOKEN_KEY_WAIT => self.key_wait_fired(now, out),
             TOKEN_PPFB => {
                 // The feedback timer stops: the next packet starts it again.
                 self.fast.fb_armed = false;
