@@ -184,6 +184,42 @@ def key_wait_requests(decoded, arrivals, key_arrivals, wait_ns, stop_ns):
         idle += [] if active else [due]
 
 
+def what_the_receiver_had(res, i_bytes, delay_ms):
+    """From the packet log and the frame sizes alone (key frames are the
+    ``i_bytes`` ones): (completion, decoded time) of each frame decoded by
+    reference, in order (shown at capture + ``delay_ms``, or late when it
+    completed); the arrival times of the stream's packets and of key-frame
+    packets; the completion times of the complete frames with whether each
+    is a key frame."""
+    pk = res.packets[res.packets["flow"].astype(str) == "v/alice/rtp"]
+    recv = dict(zip(pk["seq"].to_numpy(), pk["recv_ns"].to_numpy()))
+    s = res.tables["media_series"]
+    sizes = s[s["var"].astype(str) == "frame_bytes"].sort_values("time_ns")["value"].to_numpy()
+    chain, decoded, keys, complete = False, [], [], []
+    for (capture, seqs), size in zip(frames_from_the_logs(res), sizes):
+        key = size in (i_bytes - 1, i_bytes)
+        keys += [recv[q] for q in seqs if key and q in recv]
+        if any(q not in recv for q in seqs):
+            chain = False
+            continue
+        done = max(recv[q] for q in seqs)
+        complete.append((done, key))
+        if key or chain:
+            chain = True
+            decoded.append((done, max(done, capture + int(delay_ms * 1e6))))
+    arrivals = np.sort(pk["recv_ns"].dropna().to_numpy())
+    return decoded, arrivals, np.sort(np.array(keys)), sorted(complete)
+
+
+def plis_sent(res):
+    """When bob sent a PLI (a 40-byte RTCP packet alone), delivered or
+    dropped."""
+    sent = res.packets[(res.packets["flow"].astype(str) == "v/bob/rtcp") & (res.packets["size_bytes"] == 40)]
+    d = res.tables["drops"]
+    dropped = d[(d["flow"].astype(str) == "v/bob/rtcp") & (d["size_bytes"] == 40)]
+    return np.sort(np.concatenate([sent["sent_ns"].to_numpy(), dropped["time_ns"].to_numpy()])).tolist()
+
+
 def test_a_key_frame_wait_asks_when_no_frame_was_decoded_for_that_long():
     """``key_frame_wait_ms`` (libwebrtc's max_wait_for_frame, 3 s): from the
     packet log and the frame sizes alone, the PLIs (bob's 40-byte RTCP
@@ -205,28 +241,12 @@ def test_a_key_frame_wait_asks_when_no_frame_was_decoded_for_that_long():
         assert_balanced(res)
         return res
     res = run(wait_ms)
-    pk = res.packets[res.packets["flow"].astype(str) == "v/alice/rtp"]
-    recv = dict(zip(pk["seq"].to_numpy(), pk["recv_ns"].to_numpy()))
-    arrivals = np.sort(pk["recv_ns"].dropna().to_numpy())
-    s = res.tables["media_series"]
-    sizes = s[s["var"].astype(str) == "frame_bytes"].sort_values("time_ns")["value"].to_numpy()
-    chain, decoded, keys = False, [], []  # decoded: (completion, decoded time) of each decoded frame
-    for (capture, seqs), size in zip(frames_from_the_logs(res), sizes):
-        key = size in (i_bytes - 1, i_bytes)
-        keys += [recv[q] for q in seqs if key and q in recv]
-        if any(q not in recv for q in seqs):
-            chain = False
-        elif key or chain:
-            chain = True
-            done = max(recv[q] for q in seqs)
-            decoded.append((done, max(done, capture + int(delay_ms * 1e6))))
-    bob = res.packets[(res.packets["flow"].astype(str) == "v/bob/rtcp") & (res.packets["size_bytes"] == 40)]
-    plis = np.sort(bob["sent_ns"].to_numpy())
+    decoded, arrivals, keys, _ = what_the_receiver_had(res, i_bytes, delay_ms)
+    plis = plis_sent(res)
     m = res.tables["media"].iloc[0]
     assert len(plis) == m["key_frame_requests"] == m["pli_received"] >= 4
-    expected, idle = key_wait_requests(decoded, arrivals, np.sort(np.array(keys)), int(wait_ms * 1e6),
-                                       int(stop_s * 1e9))
-    assert plis.tolist() == expected
+    expected, idle = key_wait_requests(decoded, arrivals, keys, int(wait_ms * 1e6), int(stop_s * 1e9))
+    assert plis == expected
     # The outage (20-28.5 s): a request with nothing arriving for a second
     # before it, the wait running out with nothing for 5 s (no request),
     # and a request after the packets came back, not at their return.
@@ -238,6 +258,48 @@ def test_a_key_frame_wait_asks_when_no_frame_was_decoded_for_that_long():
     at_once = run(None).tables["media"].iloc[0]
     assert at_once["frames_undecodable"] * 5 < m["frames_undecodable"]
     assert at_once["key_frame_requests"] > m["key_frame_requests"]
+
+
+def test_before_the_first_decoded_frame_the_key_frame_wait_asks_every_200_ms():
+    """Before its first decoded frame a receiver with ``key_frame_wait_ms``
+    asks as libwebrtc's does while a key frame is required: at once if the
+    first frame to complete is not a key frame (RtpVideoStreamReceiver2's
+    OnAssembledFrame), then when its timer runs out every 200 ms
+    (max_wait_for_keyframe) from the session's start (0.1 s), unless a
+    key-frame packet came within 200 ms; never at a loss. Both paths are
+    down for the first second (bob's PLIs until 1.4 s), so the first key frame is
+    lost and the first frames to come are delta frames. From the packet
+    log and the frame sizes alone, every PLI bob sends (dropped or not) is
+    one of those, or one of the 3 s wait's once a frame is decoded."""
+    delay_ms, i_bytes, wait_ms, stop_s, retry_ns, start_s = 75.0, 12345, 3000.0, 7.0, 200_000_000, 0.1
+    source = {"type": "synthetic", "fps": 30, "interval_noise": 0.01, "size_noise": 1e-9, "i_frame_bytes": i_bytes}
+    playout = {"delay_ms": delay_ms, "decode": "reference", "key_frame_wait_ms": wait_ms}
+    sc = call(duration_s=8.0, loss={"type": "packet", "rate": 0.002}, source=source, stop_s=stop_s,
+              receiver={"playout": playout})
+    sc.data["rtp_sessions"][0]["start_s"] = start_s
+    link = sc.data["links"][-1]
+    link["ab"]["outages"] = {"down_s": [[0.0, 1.0]], "queued": "drop"}
+    link["ba"] = {"outages": {"down_s": [[0.0, 1.4]], "queued": "drop"}}
+    res = mediasim.run(sc, seed=4)
+    assert_balanced(res)
+    decoded, arrivals, keys, complete = what_the_receiver_had(res, i_bytes, delay_ms)
+    first_done, first_is_key = complete[0]
+    decoded_at = decoded[0][0]
+    at_once = [] if first_is_key else [first_done]
+    grid = range(int(start_s * 1e9) + retry_ns, decoded_at, retry_ns)
+    timer = [g for g in grid if arrivals[0] < g
+             and arrivals[np.searchsorted(arrivals, g, side="right") - 1] > g - 5_000_000_000
+             and not np.any((keys <= g) & (keys > g - retry_ns))]
+    after, _ = key_wait_requests(decoded, arrivals, keys, int(wait_ms * 1e6), int(stop_s * 1e9))
+    plis = plis_sent(res)
+    assert plis == sorted(at_once + timer) + after
+    m = res.tables["media"].iloc[0]
+    assert m["key_frame_requests"] == len(plis)
+    # The first frame to come is a delta frame: a request at once, and the
+    # timer's at 1.1 and 1.3 s (dropped) before one gets through at 1.5 s.
+    assert not first_is_key and 1.0e9 < first_done < 1.1e9
+    assert plis[:4] == [first_done, 1.1e9, 1.3e9, 1.5e9]
+    assert m["pli_received"] == len(plis) - 3 and decoded_at > 1.5e9
 
 
 def rtp_on_wire(pcap_path):

@@ -137,8 +137,10 @@ def rmcat_bases(rmcat: Any) -> list[dict[str, Any]]:
     # reorders; case 3's use libwebrtc's video timing; case 7's first
     # sender plays a frame trace that answers key-frame requests, its
     # viewer asking only after libwebrtc's wait for a decodable frame,
-    # through a 9 s outage of the sender's access link (the wait runs out
-    # with nothing arriving, then with nothing for over 5 s).
+    # through outages of the sender's access link: 1.5 s from the
+    # session's start at 2 s (the first key frames lost: requests every
+    # 200 ms until one is decoded) and 9 s later on (the wait runs out with
+    # nothing arriving, then with nothing for over 5 s).
     for s in out[-1]["rtp_sessions"]:
         for m in s["members"]:
             if "playout" in m:
@@ -149,7 +151,7 @@ def rmcat_bases(rmcat: Any) -> list[dict[str, Any]]:
                           "key_on_request": True}
     first[1]["playout"].update(decode="reference", key_frame_wait_ms=3000.0)
     access = next(x for x in out[2]["links"] if x["a"] == first[0]["node"])
-    access["outages"] = {"down_s": [[30.0, 39.0]], "queued": "drop"}
+    access["outages"] = {"down_s": [[2.0, 3.5], [30.0, 39.0]], "queued": "drop"}
     for s in out[1]["rtp_sessions"]:
         for m in s["members"]:
             if "playout" in m:

@@ -33,14 +33,18 @@
 //!   frame at or after the frame taken for lost has completed
 //!   (libwebrtc: 200 ms). With retransmission (`nack`), a
 //!   missing packet may still come: the receiver asks for a key frame
-//!   only when it declares a frame lost. With `key_wait`, once a frame
-//!   has been decoded, it asks as libwebrtc's receive stream does, by a
-//!   timer and not at a loss: when no frame has been decoded for
-//!   `key_wait` (max_wait_for_frame, 3 s), the wait starts again, and a
-//!   request goes out unless the stream sent nothing in the last 5 s or a
-//!   key frame is coming (`on_key_wait`). A frame counts as decoded when
-//!   it is shown, or, late, when it completes; a complete key frame does
-//!   even while an older frame is incomplete (libwebrtc drops those).
+//!   only when it declares a frame lost. With `key_wait`, it asks as
+//!   libwebrtc's receive stream does, by a timer and never at a loss.
+//!   Until a frame has been decoded (a key frame is required) the timer
+//!   runs out every `key_retry` (max_wait_for_keyframe, 200 ms) from the
+//!   stream's start, and the first frame to complete asks at once if it
+//!   is not a key frame. Once one has been decoded, it runs out when no
+//!   frame has been decoded for `key_wait` (max_wait_for_frame, 3 s).
+//!   Each time it runs out the wait starts again, and a request goes out
+//!   unless the stream sent nothing in the last 5 s or a key frame is
+//!   coming (`on_key_wait`). A frame counts as decoded when it is shown,
+//!   or, late, when it completes; a complete key frame does even while an
+//!   older frame is incomplete (libwebrtc drops those).
 //!
 //! Freezes (video) follow the WebRTC statistics' rule: a gap between two
 //! played frames longer than max(3 x, x + 150 ms), x the mean of the last
@@ -281,8 +285,14 @@ pub struct Playout {
     /// Reference decoding: when the last frame decoded was shown (its
     /// playout time) or, late, decoded (when it completed).
     last_decoded: Option<SimTime>,
-    /// With `key_wait`: when its wait last ran out.
+    /// With `key_wait`: when its wait last ran out (from the stream's
+    /// first packet on: `first_packet`).
     wait_from: Option<SimTime>,
+    /// With `key_wait`: when the receive stream started, the phase of the
+    /// timer before the first decoded frame.
+    origin: SimTime,
+    /// A frame of the stream has completed (libwebrtc's has_received_frame).
+    assembled: bool,
     /// When the last packet of the stream came, and of a key frame.
     last_packet: Option<SimTime>,
     last_key_packet: Option<SimTime>,
@@ -333,6 +343,8 @@ impl Playout {
             last_key_request: None,
             last_decoded: None,
             wait_from: None,
+            origin: SimTime::ZERO,
+            assembled: false,
             last_packet: None,
             last_key_packet: None,
             declared_loss: None,
@@ -341,6 +353,20 @@ impl Playout {
             slack,
             in_order: true,
         }
+    }
+
+    /// The receive stream starts at `start` (the session's start): with
+    /// `key_wait`, the timer that runs before the first decoded frame
+    /// runs out `key_retry` after it, and every `key_retry` on.
+    pub fn starting_at(mut self, start: SimTime) -> Self {
+        self.origin = start;
+        self
+    }
+
+    /// Reference decoding that asks for key frames by libwebrtc's timer
+    /// (`key_wait`), not at a loss.
+    fn waits(&self) -> bool {
+        self.p.key_wait.is_some() && self.asks_for_key_frames()
     }
 
     /// Whether the buffer takes a frame's missing packets for lost when
@@ -414,6 +440,9 @@ impl Playout {
 
     fn take(&mut self, now: SimTime, tag: &FrameTag, by_rtx: bool) {
         self.finalise(now);
+        if self.last_packet.is_none() && self.waits() {
+            self.first_packet(now);
+        }
         self.last_packet = Some(now);
         if tag.key {
             self.last_key_packet = Some(now);
@@ -476,6 +505,12 @@ impl Playout {
             });
             if key {
                 self.key_done(tag.index);
+            }
+            if !std::mem::replace(&mut self.assembled, true) && !key && self.waits() {
+                // libwebrtc's RtpVideoStreamReceiver2::OnAssembledFrame: a
+                // first frame that is not a key frame cannot be decoded;
+                // ask at once.
+                self.request_key(now);
             }
         }
         self.render();
@@ -541,14 +576,14 @@ impl Playout {
     }
 
     /// A key frame is needed: ask now unless asked within `key_retry`.
-    /// With `key_wait`, once a frame has been decoded, the wait's timer
-    /// asks instead (`on_key_wait`), not a loss.
+    /// With `key_wait` the wait's timer asks instead (`on_key_wait`), not
+    /// a loss.
     #[cold]
     fn ask_key(&mut self, now: SimTime) {
         let Some(retry) = self.p.key_retry else {
             return;
         };
-        if self.p.key_wait.is_some() && self.last_decoded.is_some() {
+        if self.p.key_wait.is_some() {
             return;
         }
         if self.last_key_request.is_none_or(|t| now >= t + retry) {
@@ -562,24 +597,45 @@ impl Playout {
         self.stats.key_requests += 1;
     }
 
-    /// With `key_wait` and reference decoding, once a frame has been
-    /// decoded: when the wait runs out, `key_wait` after the later of the
+    /// With `key_wait` and reference decoding, from the stream's first
+    /// packet on: when the wait runs out. Before a frame has been decoded,
+    /// `key_retry` after the last time it ran out (libwebrtc's timer while
+    /// a key frame is required); after, `key_wait` after the later of the
     /// last decoded frame (`last_decoded`) and the last time it ran out.
     /// Only moves later, so a timer set for it earlier fires early at worst
     /// (`on_key_wait` then does nothing).
     pub fn key_wait_due(&self) -> Option<SimTime> {
-        let (wait, decoded) = (self.p.key_wait?, self.last_decoded?);
-        self.p.key_retry?;
-        Some(decoded.max(self.wait_from.unwrap_or(decoded)) + wait)
+        let (wait, retry) = (self.p.key_wait?, self.p.key_retry?);
+        let from = self.wait_from?;
+        Some(match self.last_decoded {
+            Some(decoded) => decoded.max(from) + wait,
+            None => from + retry,
+        })
+    }
+
+    /// The stream's first packet, at `now`: libwebrtc's timer has run out
+    /// every `key_retry` since the stream started (`origin`), finding it
+    /// inactive; it last ran out at the latest such time not after `now`
+    /// (or started at `origin`).
+    #[cold]
+    fn first_packet(&mut self, now: SimTime) {
+        let Some(retry) = self.p.key_retry else {
+            return;
+        };
+        let period = retry.as_nanos().max(1);
+        let runs = now.saturating_sub(self.origin).as_nanos() / period;
+        self.wait_from = Some(self.origin + SimTime::from_nanos(runs * period));
     }
 
     /// The wait's timer at `now`. libwebrtc's receive stream: when its
     /// frame buffer has had no decodable frame for max_wait_for_frame
-    /// (`key_wait`, 3 s), whether a loss is known or not, it asks for a key
-    /// frame, unless no packet of the stream came in the last 5 s (the
-    /// stream is not active) or a key frame's packet came within
-    /// max_wait_for_keyframe (`key_retry`: IsReceivingKeyFrame, one is on
-    /// its way); the wait starts again either way.
+    /// (`key_wait`, 3 s; before the first decoded frame, while a key frame
+    /// is required, max_wait_for_keyframe: `key_retry`), whether a loss is
+    /// known or not, it asks for a key frame, unless no packet of the
+    /// stream came in the last 5 s (the stream is not active) or a key
+    /// frame's packet came within max_wait_for_keyframe (`key_retry`:
+    /// IsReceivingKeyFrame, one is on its way); the wait starts again
+    /// either way.
     pub fn on_key_wait(&mut self, now: SimTime) {
         // Frames a loss declared now lets through are decoded first.
         self.finalise(now);
@@ -1005,9 +1061,7 @@ mod tests {
     /// again 3 s later (6460 ms), a request each time; a key frame (100)
     /// ends the requests after the first. A key frame's packet within
     /// 200 ms when the wait runs out holds the request back, and the wait
-    /// starts again. Before any frame has been decoded (the first key
-    /// frame lost) it asks at once and every `key_retry`, as libwebrtc
-    /// does while a key frame is required.
+    /// starts again.
     #[test]
     fn with_a_wait_the_key_frame_request_waits_for_no_decodable_frame() {
         let feed = |p: &mut Playout, missing: u32, keys: &[u32], last: u32| {
@@ -1050,8 +1104,69 @@ mod tests {
                 [asked_at, asked_at + 3000][..1 + (key_at == 81) as usize]
             );
         }
-        let mut p = waiting();
-        assert_eq!(feed(&mut p, 0, &[0], 12), [50, 250, 450]);
+    }
+
+    /// Before the first decoded frame (key frame 0 lost) the wait runs out
+    /// every `key_retry` (200 ms) from the stream's start, as libwebrtc's
+    /// does while a key frame is required, and not at the loss: frame 1,
+    /// the first to complete (50 ms), is not a key frame and asks at once;
+    /// then 200 and 400 ms. Key frame 13 (530 ms) is decoded: from its
+    /// 620 ms playout the 3 s wait never runs out. With no key frame the
+    /// requests go on until the stream has sent nothing for 5 s (the last
+    /// packet at 490 ms: 5400 ms asks, 5600 does not). From a start at
+    /// 30 ms the timer runs out at 230 and 430 ms. A key frame's packet
+    /// 10 ms before the wait runs out holds the request back.
+    #[test]
+    fn before_the_first_decoded_frame_the_wait_runs_every_key_retry() {
+        // Frames 1 to `last`, one packet each 10 ms after capture (`key`:
+        // key frame 13, in `key_packets` packets, the first alone coming),
+        // then the timer until `end` ms.
+        let feed = |start: u64, last: u32, key_packets: u32, end: u64| {
+            let (mut p, mut asked) = (waiting().starting_at(ms(start)), vec![]);
+            for i in 1..=last {
+                let tag = match i {
+                    13 => frame(i, key_packets, true),
+                    _ => frame(i, 1, false),
+                };
+                wait_then_take(&mut p, 40 * i as u64 + 10, &tag, &mut asked);
+            }
+            wait_until(&mut p, end, &mut asked);
+            (asked, p)
+        };
+        let (asked, p) = feed(0, 100, 1, 7_000);
+        assert_eq!(asked, [50, 200, 400]);
+        assert_eq!((p.stats.key_requests, p.stats.undecodable), (3, 12));
+        let (asked, _) = feed(0, 12, 1, 5_600);
+        let every: Vec<u64> = (1..=27).map(|k| 200 * k).collect();
+        assert_eq!(asked, [&[50][..], &every].concat());
+        assert_eq!(feed(30, 12, 1, 500).0, [50, 230, 430]);
+        // Frame 13's first packet at 530 ms holds back the request at
+        // 600 ms, not the one at 800 ms (the frame never completes).
+        let (asked, _) = feed(0, 13, 2, 900);
+        assert_eq!(asked, [50, 200, 400, 800]);
+    }
+
+    /// Frames 0 and 1 never come. When the first frame to complete (2, at
+    /// 90 ms) is a key frame, nothing is asked for; when it is not (key
+    /// frame 3 follows), it asks at once, and not again once frame 3 is
+    /// decoded.
+    #[test]
+    fn only_a_first_frame_that_is_not_a_key_frame_asks_at_once() {
+        let feed = |key: u32| {
+            let (mut p, mut asked) = (waiting(), vec![]);
+            for i in 2..=60u32 {
+                wait_then_take(
+                    &mut p,
+                    40 * i as u64 + 10,
+                    &frame(i, 1, i == key),
+                    &mut asked,
+                );
+            }
+            wait_until(&mut p, 5000, &mut asked);
+            (asked, p.stats.played)
+        };
+        assert_eq!(feed(2), (vec![], 59));
+        assert_eq!(feed(3), (vec![90], 58));
     }
 
     /// The wait runs on a timer, not at packets: frames 21-200 never come

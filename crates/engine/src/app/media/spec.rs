@@ -334,7 +334,9 @@ impl PlayoutSpec {
         }
         c.positive(format_args!("{p}.freeze_factor"), self.freeze_factor);
         c.positive(format_args!("{p}.pause_ms"), self.pause_ms);
-        c.positive(
+        // With `key_frame_wait_ms` a timer runs again each retry: at least
+        // 1 us, as any period.
+        c.interval_ms(
             format_args!("{p}.key_frame_retry_ms"),
             self.key_frame_retry_ms,
         );
@@ -550,6 +552,13 @@ mod tests {
                 "{bad}: {text}"
             );
         }
+        let tiny_retry =
+            r#"{"decode": "reference", "key_frame_wait_ms": 3000, "key_frame_retry_ms": 1e-7}"#;
+        let text = errors(|c| parse(tiny_retry).validate("m.playout", c));
+        assert!(
+            text.contains("m.playout.key_frame_retry_ms: must be at least"),
+            "{text}"
+        );
         let at_edge = parse(r#"{"decode": "reference", "key_frame_wait_ms": 60000}"#);
         assert_eq!(errors(|c| at_edge.validate("m.playout", c)), "");
     }

@@ -284,7 +284,7 @@ impl RtpSessionSpec {
         let voice = src.model().voice();
         let params = pl.params(src.model().frame_interval(&site), voice.is_some());
         Some(Viewer {
-            playout: Playout::new(params),
+            playout: Playout::new(params).starting_at(plan.start),
             voice,
             media_ssrc: plan.ssrc_base + k as u32,
             stream: stream?,

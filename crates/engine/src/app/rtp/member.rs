@@ -916,7 +916,7 @@ impl RtpMember {
     }
 
     /// After the playout buffer took a packet: the PLI it asks for, and
-    /// the key-frame wait's timer once its first frame has been decoded.
+    /// the key-frame wait's timer from the stream's first packet on.
     #[cold]
     #[inline(never)]
     fn after_playout(&mut self, out: &mut Vec<Action>) {
