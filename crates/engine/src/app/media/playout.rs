@@ -1114,7 +1114,7 @@ mod tests {
     /// 620 ms playout the 3 s wait never runs out. With no key frame the
     /// requests go on until the stream has sent nothing for 5 s (the last
     /// packet at 490 ms: 5400 ms asks, 5600 does not). From a start at
-    /// 30 ms the timer runs out at 230 and 430 ms. A key frame's packet
+    /// 30 ms the timer runs out at 230, 430, 630 ms... A key frame's packet
     /// 10 ms before the wait runs out holds the request back.
     #[test]
     fn before_the_first_decoded_frame_the_wait_runs_every_key_retry() {
@@ -1140,6 +1140,14 @@ mod tests {
         let every: Vec<u64> = (1..=27).map(|k| 200 * k).collect();
         assert_eq!(asked, [&[50][..], &every].concat());
         assert_eq!(feed(30, 12, 1, 500).0, [50, 230, 430]);
+        // The first packet 410 ms in (frames 0-9 never come): the timer,
+        // running since 30 ms, last ran out at 230 ms; next at 430 ms.
+        let (mut p, mut asked) = (waiting().starting_at(ms(30)), vec![]);
+        for i in 10..=12u32 {
+            wait_then_take(&mut p, 40 * i as u64 + 10, &frame(i, 1, false), &mut asked);
+        }
+        wait_until(&mut p, 700, &mut asked);
+        assert_eq!(asked, [410, 430, 630]);
         // Frame 13's first packet at 530 ms holds back the request at
         // 600 ms, not the one at 800 ms (the frame never completes).
         let (asked, _) = feed(0, 13, 2, 900);
@@ -1149,24 +1157,24 @@ mod tests {
     /// Frames 0 and 1 never come. When the first frame to complete (2, at
     /// 90 ms) is a key frame, nothing is asked for; when it is not (key
     /// frame 3 follows), it asks at once, and not again once frame 3 is
-    /// decoded.
+    /// decoded. A stream that starts with a delta frame (0, then key
+    /// frame 1) asks at once too; without `key_wait` it asks for nothing,
+    /// as no frame was lost.
     #[test]
     fn only_a_first_frame_that_is_not_a_key_frame_asks_at_once() {
-        let feed = |key: u32| {
-            let (mut p, mut asked) = (waiting(), vec![]);
-            for i in 2..=60u32 {
-                wait_then_take(
-                    &mut p,
-                    40 * i as u64 + 10,
-                    &frame(i, 1, i == key),
-                    &mut asked,
-                );
+        let feed = |mut p: Playout, first: u32, key: u32| {
+            let mut asked = vec![];
+            for i in first..=60u32 {
+                let tag = frame(i, 1, i == key);
+                wait_then_take(&mut p, 40 * i as u64 + 10, &tag, &mut asked);
             }
             wait_until(&mut p, 5000, &mut asked);
-            (asked, p.stats.played)
+            (asked, p.stats.played, p.stats.key_requests)
         };
-        assert_eq!(feed(2), (vec![], 59));
-        assert_eq!(feed(3), (vec![90], 58));
+        assert_eq!(feed(waiting(), 2, 2), (vec![], 59, 0));
+        assert_eq!(feed(waiting(), 2, 3), (vec![90], 58, 1));
+        assert_eq!(feed(waiting(), 0, 1), (vec![10], 60, 1));
+        assert_eq!(feed(by_reference(), 0, 1), (vec![], 60, 0));
     }
 
     /// The wait runs on a timer, not at packets: frames 21-200 never come
