@@ -549,6 +549,34 @@ def test_libwebrtcs_timing_changes_the_viewer_only():
     assert b["frames_late"] > 1 and b["playout_delay_mean_ms"] != a["playout_delay_mean_ms"]
 
 
+@pytest.mark.parametrize("down_s", [5.0, 8.5])
+def test_a_gap_too_long_for_the_retransmission_list_asks_for_a_key_frame(down_s):
+    """libwebrtc's NACK list holds at most 1000 packets: a gap that would
+    take it past that clears it and asks for a key frame instead of the
+    packets. An outage of the path to bob drops about 150 packets a
+    second: after 5 s every one of them is asked for; after 8.5 s none is,
+    and bob sends one PLI, at the first packet after the outage."""
+    playout = {"delay_ms": 100.0, "decode": "reference", "nack": True}
+    sc = call(duration_s=16.0, source={"type": "synthetic", "fps": 30}, stop_s=15.0, receiver={"playout": playout})
+    sc.data["links"][-1]["ab"] = {"outages": {"down_s": [[4.0, 4.0 + down_s]], "queued": "drop"}}
+    res = mediasim.run(sc, seed=2)
+    assert_balanced(res)
+    m = res.tables["media"].iloc[0]
+    pk = res.packets[res.packets["flow"].astype(str) == "v/alice/rtp"].dropna(subset=["recv_ns"])
+    pk = pk.sort_values("recv_ns")
+    back = pk[pk["recv_ns"] > (4.0 + down_s) * 1e9].iloc[0]
+    before = pk[pk["recv_ns"] < 4.0e9]["seq"].max()
+    gap = int(back["seq"]) - int(before) - 1
+    plis = plis_sent(res)
+    if gap <= 1000:
+        assert gap > 700 and m["nack_requests"] >= gap and m["rtx_packets"] > 0
+        assert int(back["recv_ns"]) in plis
+    else:
+        assert gap < 1500 and m["nack_requests"] == m["rtx_packets"] == m["packets_given_up"] == 0
+        assert plis == [int(back["recv_ns"])] and m["key_frame_requests"] == m["pli_received"] == 1
+        assert m["key_frames_on_request"] == 1
+
+
 def test_retransmissions_are_held_to_the_senders_target_over_500_ms(tmp_path):
     """At 60% loss the NACKs ask for more than the media's own rate; the
     sender retransmits within its wire target (no controller: the

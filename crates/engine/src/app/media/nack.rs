@@ -13,8 +13,10 @@
 //!   or `default_rtt` without one: libwebrtc's 100 ms);
 //! - after `retries` requests (libwebrtc's kMaxNackRetries, 10) it is
 //!   given up;
-//! - at most `MAX_LIST` packets wait: a larger gap gives up the oldest
-//!   (libwebrtc's kMaxNackPackets, 1000).
+//! - at most `MAX_LIST` packets wait (libwebrtc's kMaxNackPackets,
+//!   1000): a gap that would take the list past it clears the list (its
+//!   packets are given up) and asks for none of its own; a key frame is
+//!   asked for instead (NackRequester::AddPacketsToNack).
 //!
 //! A retransmission (RFC 4588) names its original sequence number: it is
 //! taken in if that packet is still asked for, else it is a duplicate (its
@@ -57,7 +59,8 @@ pub struct NackStats {
     pub requested: u64,
     /// Lost packets whose retransmission arrived in time to be taken in.
     pub recovered: u64,
-    /// Lost packets given up (retries spent, or pushed off the list).
+    /// Lost packets given up (retries spent, or cleared from the list
+    /// when a gap overflowed it).
     pub given_up: u64,
     /// Retransmissions of packets not asked for any more.
     pub duplicates: u64,
@@ -99,16 +102,19 @@ impl NackRequester {
 
     /// `n` packets from `first` on (extended) are missing at `now`: each
     /// is asked for at once; returns them (as sent in the NACK) into `ask`.
-    pub fn on_gap(&mut self, now: SimTime, first: u64, n: u64, ask: &mut Vec<u64>) {
-        // Only the newest MAX_LIST of a larger gap can wait.
-        let n_kept = n.min(MAX_LIST as u64);
-        self.stats.given_up += n - n_kept;
-        let from = first + (n - n_kept);
-        while self.list.len() + n_kept as usize > MAX_LIST {
-            self.list.pop_front();
-            self.stats.given_up += 1;
+    /// Returns true when the list would hold more than `MAX_LIST`: it is
+    /// cleared instead, nothing asked for, and a key frame is needed.
+    #[must_use]
+    pub fn on_gap(&mut self, now: SimTime, first: u64, n: u64, ask: &mut Vec<u64>) -> bool {
+        if self.list.len() as u64 + n > MAX_LIST as u64 {
+            // libwebrtc's NackRequester: "NACK list full, clearing NACK
+            // list and requesting keyframe". The gap's packets were never
+            // asked for, so only the listed ones are given up.
+            self.stats.given_up += self.list.len() as u64;
+            self.list.clear();
+            return true;
         }
-        for seq in from..first + n {
+        for seq in first..first + n {
             if self.list.back().is_some_and(|m| m.seq >= seq) {
                 continue; // listed already (gaps start past the newest packet)
             }
@@ -120,6 +126,7 @@ impl NackRequester {
             self.stats.requested += 1;
             ask.push(seq);
         }
+        false
     }
 
     /// A retransmission of packet `seq` arrived: whether it is taken in
@@ -223,7 +230,7 @@ mod tests {
     fn a_gap_is_asked_for_at_once_and_its_retransmission_taken_in_once() {
         let mut r = requester(10);
         let mut ask = Vec::new();
-        r.on_gap(ms(5), 70_000, 3, &mut ask);
+        assert!(!r.on_gap(ms(5), 70_000, 3, &mut ask));
         assert_eq!(ask, [70_000, 70_001, 70_002]);
         assert_eq!(r.waiting(), 3);
         assert!(r.on_retransmission(70_001));
@@ -250,7 +257,7 @@ mod tests {
     fn requests_repeat_every_round_trip_until_the_retries_are_spent() {
         let mut r = requester(3);
         let mut ask = Vec::new();
-        r.on_gap(ms(0), 10, 1, &mut ask);
+        assert!(!r.on_gap(ms(0), 10, 1, &mut ask));
         assert_eq!(r.next_due(None), Some(ms(100)));
         assert_eq!(r.next_due(Some(ms(30))), Some(ms(30)));
         ask.clear();
@@ -279,30 +286,37 @@ mod tests {
     fn one_retry_means_one_request() {
         let mut r = requester(1);
         let mut ask = Vec::new();
-        r.on_gap(ms(0), 1, 2, &mut ask);
+        assert!(!r.on_gap(ms(0), 1, 2, &mut ask));
         ask.clear();
         r.due(ms(100), None, &mut ask);
         assert!(ask.is_empty());
         assert_eq!((r.stats.requested, r.stats.given_up), (2, 2));
     }
 
-    /// The list holds at most MAX_LIST packets: a gap larger than that
-    /// asks for its newest MAX_LIST, and a new gap pushes the oldest off.
+    /// The list holds at most MAX_LIST packets, as libwebrtc's: a gap
+    /// that would take it past that clears it and asks for none of its
+    /// own (a key frame is needed); the packets listed are given up. A
+    /// gap that fills it exactly is asked for.
     #[test]
-    fn the_list_is_bounded_and_gives_up_the_oldest() {
+    fn a_gap_that_overflows_the_list_clears_it() {
         let mut r = requester(10);
         let mut ask = Vec::new();
-        r.on_gap(ms(0), 0, MAX_LIST as u64 + 5, &mut ask);
-        assert_eq!(ask.len(), MAX_LIST);
-        assert_eq!(ask[0], 5);
-        assert_eq!(r.stats.given_up, 5);
+        assert!(r.on_gap(ms(0), 0, MAX_LIST as u64 + 1, &mut ask));
+        assert!(ask.is_empty());
+        assert_eq!(
+            (r.waiting(), r.stats.requested, r.stats.given_up),
+            (0, 0, 0)
+        );
+        assert!(!r.on_gap(ms(1), 2000, 3, &mut ask));
+        assert!(!r.on_gap(ms(1), 2004, MAX_LIST as u64 - 3, &mut ask));
+        assert_eq!((r.waiting(), ask.len()), (MAX_LIST, MAX_LIST));
         ask.clear();
-        r.on_gap(ms(1), 2000, 2, &mut ask);
-        assert_eq!(ask, [2000, 2001]);
-        assert_eq!(r.waiting(), MAX_LIST);
-        assert_eq!(r.stats.given_up, 7);
-        assert!(!r.on_retransmission(5), "pushed off");
-        assert!(r.on_retransmission(7));
+        assert!(r.on_gap(ms(2), 5000, 1, &mut ask));
+        assert!(ask.is_empty());
+        assert_eq!((r.waiting(), r.stats.given_up), (0, MAX_LIST as u64));
+        assert!(!r.on_retransmission(2000), "cleared");
+        assert!(!r.on_gap(ms(3), 6000, 2, &mut ask));
+        assert_eq!(ask, [6000, 6001]);
     }
 
     /// Packets are listed in order and only once: a gap overlapping what
@@ -311,8 +325,8 @@ mod tests {
     fn a_gap_is_listed_once() {
         let mut r = requester(10);
         let mut ask = Vec::new();
-        r.on_gap(ms(0), 10, 3, &mut ask);
-        r.on_gap(ms(1), 11, 4, &mut ask);
+        assert!(!r.on_gap(ms(0), 10, 3, &mut ask));
+        assert!(!r.on_gap(ms(1), 11, 4, &mut ask));
         assert_eq!(ask, [10, 11, 12, 13, 14]);
         assert_eq!(r.waiting(), 5);
     }
@@ -324,7 +338,7 @@ mod tests {
     fn a_late_original_ends_its_requests_or_is_a_copy() {
         let mut r = requester(10);
         let mut ask = Vec::new();
-        r.on_gap(ms(0), 100, 3, &mut ask);
+        assert!(!r.on_gap(ms(0), 100, 3, &mut ask));
         assert_eq!(r.on_late(101), Late::Asked);
         assert_eq!(r.waiting(), 2);
         ask.clear();
@@ -351,8 +365,8 @@ mod tests {
     fn recovered_packets_are_remembered_within_max_age() {
         let mut r = requester(10);
         let mut ask = Vec::new();
-        r.on_gap(ms(0), 10, 2, &mut ask);
-        r.on_gap(ms(1), 10 + MAX_AGE, 2, &mut ask);
+        assert!(!r.on_gap(ms(0), 10, 2, &mut ask));
+        assert!(!r.on_gap(ms(1), 10 + MAX_AGE, 2, &mut ask));
         assert!(r.on_retransmission(11));
         assert!(r.on_retransmission(10));
         assert!(r.on_retransmission(10 + MAX_AGE));

@@ -591,6 +591,20 @@ impl Playout {
         }
     }
 
+    /// The retransmission requests' list overflowed (nack.rs), when the
+    /// buffer asks for key frames at all: with the wait, libwebrtc's
+    /// receiver asks for one at once; without, a key frame is needed, asked
+    /// for unless it was within `key_retry` (`ask_key`: a loss declared at
+    /// the same packet may have asked already).
+    #[cold]
+    pub fn on_nack_list_full(&mut self, now: SimTime) {
+        if self.waits() {
+            self.request_key(now);
+        } else if self.asks_for_key_frames() {
+            self.ask_key(now);
+        }
+    }
+
     fn request_key(&mut self, now: SimTime) {
         self.last_key_request = Some(now);
         self.key_request = true;
@@ -1453,6 +1467,25 @@ mod tests {
         };
         assert!(!quiet(Decode::Reference, None));
         assert!(!quiet(Decode::Independent, Some(ms(200))));
+    }
+
+    /// A retransmission list that overflows asks for a key frame: with the
+    /// wait at once, however recently one was asked for (libwebrtc);
+    /// without, unless one was within `key_retry` (200 ms). Not when the
+    /// buffer asks for none.
+    #[test]
+    fn a_full_retransmission_list_asks_for_a_key_frame() {
+        for (mut p, asked) in [(by_reference(), 2), (waiting(), 3)] {
+            for at in [100, 150, 300] {
+                p.on_nack_list_full(ms(at));
+            }
+            assert!(p.key_request);
+            assert_eq!(p.stats.key_requests, asked);
+        }
+        let mut p = fixed(100);
+        p.on_nack_list_full(ms(100));
+        assert!(!p.key_request);
+        assert_eq!(p.stats.key_requests, 0);
     }
 
     /// A late frame is decoded, not shown: the frame after it decodes. A

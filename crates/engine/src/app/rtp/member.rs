@@ -809,10 +809,15 @@ impl RtpMember {
         let played = self.viewer.as_mut().filter(|v| v.media_ssrc == ssrc);
         if let Some(r) = played.and_then(|v| v.nack.as_mut()) {
             // The played stream's losses are asked for again at once, in
-            // a NACK of their own (nack.rs), not through RTCP's schedule.
+            // a NACK of their own (nack.rs), not through RTCP's schedule;
+            // a gap that overflows the list asks for a key frame instead.
             let mut ask = Vec::new();
-            r.on_gap(now, ext_first, n as u64, &mut ask);
+            let full = r.on_gap(now, ext_first, n as u64, &mut ask);
             self.send_nack(&ask, out);
+            if let (true, Some(v)) = (full, &mut self.viewer) {
+                v.playout.on_nack_list_full(now);
+                self.after_playout(out);
+            }
             return;
         }
         self.loss_seen = true;
