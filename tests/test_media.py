@@ -549,14 +549,18 @@ def test_libwebrtcs_timing_changes_the_viewer_only():
     assert b["frames_late"] > 1 and b["playout_delay_mean_ms"] != a["playout_delay_mean_ms"]
 
 
-@pytest.mark.parametrize("down_s", [5.0, 8.5])
-def test_a_gap_too_long_for_the_retransmission_list_asks_for_a_key_frame(down_s):
+@pytest.mark.parametrize("down_s,wait_ms", [(5.0, None), (8.5, None), (8.5, 3000.0)])
+def test_a_gap_too_long_for_the_retransmission_list_asks_for_a_key_frame(down_s, wait_ms):
     """libwebrtc's NACK list holds at most 1000 packets: a gap that would
     take it past that clears it and asks for a key frame instead of the
     packets. An outage of the path to bob drops about 150 packets a
     second: after 5 s every one of them is asked for; after 8.5 s none is,
-    and bob sends one PLI, at the first packet after the outage."""
-    playout = {"delay_ms": 100.0, "decode": "reference", "nack": True}
+    and bob sends a PLI at the first packet after the outage. With
+    ``key_frame_wait_ms`` that PLI can only be the full list's (the wait's
+    timer asks at 3 s after the last decoded frame, and nothing while the
+    stream has been silent for 5 s)."""
+    playout = {"delay_ms": 100.0, "decode": "reference", "nack": True,
+               **({"key_frame_wait_ms": wait_ms} if wait_ms else {})}
     sc = call(duration_s=16.0, source={"type": "synthetic", "fps": 30}, stop_s=15.0, receiver={"playout": playout})
     sc.data["links"][-1]["ab"] = {"outages": {"down_s": [[4.0, 4.0 + down_s]], "queued": "drop"}}
     res = mediasim.run(sc, seed=2)
@@ -568,9 +572,15 @@ def test_a_gap_too_long_for_the_retransmission_list_asks_for_a_key_frame(down_s)
     before = pk[pk["recv_ns"] < 4.0e9]["seq"].max()
     gap = int(back["seq"]) - int(before) - 1
     plis = plis_sent(res)
+    assert int(back["recv_ns"]) in plis
     if gap <= 1000:
         assert gap > 700 and m["nack_requests"] >= gap and m["rtx_packets"] > 0
-        assert int(back["recv_ns"]) in plis
+    elif wait_ms:
+        assert gap < 1500 and m["nack_requests"] == m["rtx_packets"] == m["packets_given_up"] == 0
+        # The wait's one request in the outage: 3 s after the last frame
+        # decoded, shown within 200 ms of the outage's start.
+        earlier = [t for t in plis if t < back["recv_ns"]]
+        assert len(earlier) == 1 and 3.9e9 + wait_ms * 1e6 < earlier[0] < 4.2e9 + wait_ms * 1e6
     else:
         assert gap < 1500 and m["nack_requests"] == m["rtx_packets"] == m["packets_given_up"] == 0
         assert plis == [int(back["recv_ns"])] and m["key_frame_requests"] == m["pli_received"] == 1

@@ -1124,12 +1124,13 @@ mod tests {
     /// every `key_retry` (200 ms) from the stream's start, as libwebrtc's
     /// does while a key frame is required, and not at the loss: frame 1,
     /// the first to complete (50 ms), is not a key frame and asks at once;
-    /// then 200 and 400 ms. Key frame 13 (530 ms) is decoded: from its
-    /// 620 ms playout the 3 s wait never runs out. With no key frame the
+    /// then 200 and 400 ms. Key frame 13 (530 ms) is decoded, and the
+    /// frames after it to the last (shown at 4100 ms): the 3 s wait does
+    /// not run out before 7000 ms. With no key frame the
     /// requests go on until the stream has sent nothing for 5 s (the last
     /// packet at 490 ms: 5400 ms asks, 5600 does not). From a start at
     /// 30 ms the timer runs out at 230, 430, 630 ms... A key frame's packet
-    /// 10 ms before the wait runs out holds the request back.
+    /// 70 ms before the wait runs out holds the request back.
     #[test]
     fn before_the_first_decoded_frame_the_wait_runs_every_key_retry() {
         // Frames 1 to `last`, one packet each 10 ms after capture (`key`:
