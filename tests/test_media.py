@@ -587,6 +587,66 @@ def test_a_gap_too_long_for_the_retransmission_list_asks_for_a_key_frame(down_s,
         assert m["key_frames_on_request"] == 1
 
 
+def nacks_on_wire(pcap_path):
+    """(time in ns, sequence numbers) of each Generic NACK (RTCP PT 205,
+    FMT 1: RFC 4585 6.2.1) in a pcap file, each FCI entry's PID and BLP
+    unpacked."""
+    import struct
+
+    for ns, _, buf in pcap_records(pcap_path):
+        rtcp = buf[28:]
+        if len(rtcp) >= 16 and rtcp[1] == 205 and rtcp[0] & 0x1F == 1:
+            words, seqs = struct.unpack("!H", rtcp[2:4])[0], []
+            for at in range(12, 4 + 4 * words, 4):
+                pid, blp = struct.unpack("!HH", rtcp[at:at + 4])
+                seqs += [pid] + [pid + i + 1 for i in range(16) if blp >> i & 1]
+            yield ns, seqs
+
+
+def test_a_complete_key_frame_ends_the_requests_for_older_packets(tmp_path):
+    """libwebrtc's NackRequester::ClearUpTo: with reference decoding, once
+    a key frame is complete the packets before it are no longer asked
+    for. At 20% loss on the way to bob, retransmissions are lost too and
+    bob asks for key frames. From the pcap and the packet log alone (a
+    frame completes when the first copy of its last missing packet
+    arrives): no NACK names a packet at or before the last packet of a key
+    frame complete before the NACK went out, while packets asked for
+    before such a key frame completed, with retries left and never
+    recovered, exist: without the rule they would have been asked again a
+    round trip later."""
+    i_bytes = 12345
+    source = {"type": "synthetic", "fps": 30, "i_frame_bytes": i_bytes, "size_noise": 1e-9,
+              "interval_noise": 0.01}
+    playout = {"delay_ms": 150.0, "decode": "reference", "nack": True}
+    sc = call(loss={"type": "packet", "rate": 0.2}, source=source, stop_s=9.0, receiver={"playout": playout})
+    res = mediasim.run(sc, seed=3, out=tmp_path, pcap=True)
+    assert_balanced(res)
+    m = res.tables["media"].iloc[0]
+    flow = res.packets["flow"].astype(str)
+    media, rtx = res.packets[flow == "v/alice/rtp"], res.packets[flow == "v/alice/rtx"]
+    arrived = {int(q): int(t) for q, t in zip(media["seq"], media["recv_ns"]) if t == t}
+    osn = rtx_osns(tmp_path / "pcap" / "alice-router.pcap", 1001 + 500)
+    for q, t in sorted(zip(rtx["seq"], rtx["recv_ns"]), key=lambda x: x[1]):
+        if t == t:
+            arrived.setdefault(osn[int(q)], int(t))
+    s = res.tables["media_series"]
+    sizes = s[s["var"].astype(str) == "frame_bytes"].sort_values("time_ns")["value"].to_numpy()
+    keys = [(max(arrived[q] for q in seqs), seqs[-1]) for (_, seqs), size in zip(frames_from_the_logs(res), sizes)
+            if size in (i_bytes - 1, i_bytes) and all(q in arrived for q in seqs)]
+    assert len(keys) >= 3
+    nacks = list(nacks_on_wire(tmp_path / "pcap" / "router-bob.pcap"))
+    assert len(nacks) == m["nack_sent"] and sum(len(q) for _, q in nacks) == m["nack_requests"]
+    asked = {}
+    for ns, seqs in nacks:
+        cleared = max((last for done, last in keys if done < ns), default=-1)
+        assert min(seqs) > cleared
+        for q in seqs:
+            asked.setdefault(q, []).append(ns)
+    cut = [q for q, times in asked.items() if q not in arrived and len(times) < 10
+           and any(last > q and times[-1] < done < 8e9 for done, last in keys)]
+    assert len(cut) >= 5 and m["packets_given_up"] >= len(cut)
+
+
 def test_retransmissions_are_held_to_the_senders_target_over_500_ms(tmp_path):
     """At 60% loss the NACKs ask for more than the media's own rate; the
     sender retransmits within its wire target (no controller: the

@@ -13,17 +13,33 @@
 //!   or `default_rtt` without one: libwebrtc's 100 ms);
 //! - after `retries` requests (libwebrtc's kMaxNackRetries, 10) it is
 //!   given up;
+//! - a packet more than `MAX_AGE` behind the end of a new gap is given up
+//!   (libwebrtc's kMaxPacketAge);
 //! - at most `MAX_LIST` packets wait (libwebrtc's kMaxNackPackets,
-//!   1000): a gap that would take the list past it clears the list (its
-//!   packets are given up) and asks for none of its own; a key frame is
-//!   asked for instead (NackRequester::AddPacketsToNack).
+//!   1000): a gap that would take the list past it first gives up the
+//!   packets older than the first packet of a key frame that came in
+//!   order, the oldest such key frame first, until the gap fits
+//!   (RemovePacketsUntilKeyFrame); if it still does not fit, the list is
+//!   cleared (its packets given up), none of the gap is asked for, and a
+//!   key frame is asked for instead (NackRequester::AddPacketsToNack);
+//! - with reference decoding, a key frame that completes makes the older
+//!   packets useless: those still asked for are given up (`clear_up_to`:
+//!   libwebrtc's ClearUpTo when the frame buffer finds a frame
+//!   continuous; with one reference per frame the newest continuous
+//!   frame's chain starts at the newest complete key frame, and none of
+//!   its frames' packets is missing).
 //!
 //! A retransmission (RFC 4588) names its original sequence number: it is
 //! taken in if that packet is still asked for, else it is a duplicate (its
 //! original was recovered already, came late, or was given up). The
 //! packets recovered within the last `MAX_AGE` are remembered, so that an
 //! original arriving after its retransmission is known for a copy
-//! (libwebrtc's recovered list).
+//! (libwebrtc's recovered list). `clear_up_to` keeps them (libwebrtc
+//! clears that list too, but its packet buffer still drops a second copy;
+//! here the list is what tells a copy apart). A retransmission of a packet
+//! given up is a duplicate and is not taken in (libwebrtc's packet buffer
+//! would still take it, which matters only when it completes a frame not
+//! yet rendered).
 //!
 //! Sequence numbers here are extended past 16-bit wraps.
 
@@ -59,8 +75,9 @@ pub struct NackStats {
     pub requested: u64,
     /// Lost packets whose retransmission arrived in time to be taken in.
     pub recovered: u64,
-    /// Lost packets given up (retries spent, or cleared from the list
-    /// when a gap overflowed it).
+    /// Lost packets given up: retries spent, too old (`MAX_AGE`), removed
+    /// to make room for a gap (older than a key frame, or the whole list
+    /// cleared), or made useless by a complete key frame.
     pub given_up: u64,
     /// Retransmissions of packets not asked for any more.
     pub duplicates: u64,
@@ -87,6 +104,9 @@ pub struct NackRequester {
     /// Packets recovered by a retransmission, ascending, within `MAX_AGE`
     /// of the newest of them.
     recovered: VecDeque<u64>,
+    /// First packets of key frames that came in order, ascending, within
+    /// `MAX_AGE` of the newest (libwebrtc's keyframe list).
+    key_frames: VecDeque<u64>,
     pub stats: NackStats,
 }
 
@@ -96,6 +116,7 @@ impl NackRequester {
             p,
             list: VecDeque::new(),
             recovered: VecDeque::new(),
+            key_frames: VecDeque::new(),
             stats: NackStats::default(),
         }
     }
@@ -106,7 +127,11 @@ impl NackRequester {
     /// cleared instead, nothing asked for, and a key frame is needed.
     #[must_use]
     pub fn on_gap(&mut self, now: SimTime, first: u64, n: u64, ask: &mut Vec<u64>) -> bool {
-        if self.list.len() as u64 + n > MAX_LIST as u64 {
+        let end = first + n;
+        self.give_up_before(end.saturating_sub(MAX_AGE));
+        let fits = |r: &Self| r.list.len() as u64 + n <= MAX_LIST as u64;
+        while !fits(self) && self.remove_until_key_frame() {}
+        if !fits(self) {
             // libwebrtc's NackRequester: "NACK list full, clearing NACK
             // list and requesting keyframe". The gap's packets were never
             // asked for, so only the listed ones are given up.
@@ -127,6 +152,50 @@ impl NackRequester {
             ask.push(seq);
         }
         false
+    }
+
+    /// Gives up the packets listed before `seq`; returns how many.
+    fn give_up_before(&mut self, seq: u64) -> usize {
+        let n = self.list.partition_point(|m| m.seq < seq);
+        self.list.drain(..n);
+        self.stats.given_up += n as u64;
+        n
+    }
+
+    /// libwebrtc's RemovePacketsUntilKeyFrame: gives up the packets older
+    /// than the oldest key frame that has any; key frames with none are
+    /// forgotten. Returns whether any were given up.
+    fn remove_until_key_frame(&mut self) -> bool {
+        while let Some(&k) = self.key_frames.front() {
+            if self.give_up_before(k) > 0 {
+                return true;
+            }
+            self.key_frames.pop_front();
+        }
+        false
+    }
+
+    /// The first packet of a key frame, `seq`, came as the newest packet
+    /// (in order, not a retransmission).
+    #[cold]
+    pub fn on_key_frame_start(&mut self, seq: u64) {
+        if self.key_frames.back().is_some_and(|&k| k >= seq) {
+            return;
+        }
+        self.key_frames.push_back(seq);
+        while self.key_frames.front().is_some_and(|&k| k + MAX_AGE < seq) {
+            self.key_frames.pop_front();
+        }
+    }
+
+    /// With reference decoding, a key frame completed with its packet
+    /// `seq`: the packets still asked for before it are given up, and the
+    /// key frames before it forgotten (libwebrtc's ClearUpTo).
+    #[cold]
+    pub fn clear_up_to(&mut self, seq: u64) {
+        self.give_up_before(seq);
+        let n = self.key_frames.partition_point(|&k| k < seq);
+        self.key_frames.drain(..n);
     }
 
     /// A retransmission of packet `seq` arrived: whether it is taken in
@@ -319,6 +388,67 @@ mod tests {
         assert_eq!(ask, [6000, 6001]);
     }
 
+    /// A gap first gives up the packets more than MAX_AGE behind its end
+    /// (libwebrtc's kMaxPacketAge), not one more.
+    #[test]
+    fn a_gap_gives_up_packets_more_than_max_age_behind_its_end() {
+        let mut r = requester(10);
+        let mut ask = Vec::new();
+        assert!(!r.on_gap(ms(0), 100, 3, &mut ask));
+        // The gap ends at 101 + MAX_AGE: 100 is more than MAX_AGE behind.
+        assert!(!r.on_gap(ms(1), 100 + MAX_AGE, 1, &mut ask));
+        assert_eq!((r.waiting(), r.stats.given_up), (3, 1));
+        assert!(!r.on_retransmission(100), "given up");
+        assert!(r.on_retransmission(101));
+    }
+
+    /// A gap that would overflow the list first gives up the packets
+    /// before the oldest key frame that has any older, then the next, until
+    /// it fits (libwebrtc's RemovePacketsUntilKeyFrame); no key frame is
+    /// needed then. Key frames with no older packet are forgotten.
+    #[test]
+    fn an_overflow_first_gives_up_the_packets_before_a_key_frame() {
+        let mut r = requester(10);
+        let mut ask = Vec::new();
+        r.on_key_frame_start(5); // older than every packet listed
+        assert!(!r.on_gap(ms(0), 10, 400, &mut ask));
+        r.on_key_frame_start(500);
+        assert!(!r.on_gap(ms(0), 501, 400, &mut ask));
+        r.on_key_frame_start(1000);
+        assert!(!r.on_gap(ms(0), 1001, 200, &mut ask));
+        assert_eq!(r.waiting(), 1000);
+        // 300 more: the 400 before 500 go, and that is enough.
+        ask.clear();
+        assert!(!r.on_gap(ms(1), 2000, 300, &mut ask));
+        assert_eq!(ask.len(), 300, "the gap is asked for");
+        assert_eq!((r.waiting(), r.stats.given_up), (900, 400));
+        assert!(!r.on_retransmission(409));
+        assert!(r.on_retransmission(501));
+        // 700 more: the 399 left before 1000 go, and still 200 + 300 +
+        // 700 > 1000: the list is cleared.
+        assert!(r.on_gap(ms(2), 3000, 700, &mut ask));
+        assert_eq!((r.waiting(), r.stats.given_up), (0, 400 + 399 + 500));
+    }
+
+    /// A complete key frame (reference decoding) gives up what is asked
+    /// for before its packet, and forgets the key frames before it.
+    #[test]
+    fn a_complete_key_frame_gives_up_the_older_packets() {
+        let mut r = requester(10);
+        let mut ask = Vec::new();
+        r.on_key_frame_start(1);
+        assert!(!r.on_gap(ms(0), 10, 5, &mut ask));
+        assert!(!r.on_gap(ms(0), 30, 2, &mut ask));
+        r.clear_up_to(20);
+        assert_eq!((r.waiting(), r.stats.given_up), (2, 5));
+        ask.clear();
+        r.due(ms(100), None, &mut ask);
+        assert_eq!(ask, [30, 31]);
+        assert!(!r.on_retransmission(12), "given up: a duplicate");
+        // The key frame at 1 is forgotten: an overflow finds none.
+        assert!(r.on_gap(ms(1), 40, MAX_LIST as u64 - 1, &mut ask));
+    }
+
     /// Packets are listed in order and only once: a gap overlapping what
     /// is listed adds only the packets past it.
     #[test]
@@ -366,9 +496,9 @@ mod tests {
         let mut r = requester(10);
         let mut ask = Vec::new();
         assert!(!r.on_gap(ms(0), 10, 2, &mut ask));
-        assert!(!r.on_gap(ms(1), 10 + MAX_AGE, 2, &mut ask));
         assert!(r.on_retransmission(11));
         assert!(r.on_retransmission(10));
+        assert!(!r.on_gap(ms(1), 10 + MAX_AGE, 2, &mut ask));
         assert!(r.on_retransmission(10 + MAX_AGE));
         assert_eq!(r.on_late(10), Late::Recovered, "MAX_AGE behind: kept");
         assert_eq!(r.on_late(11), Late::Recovered);

@@ -387,6 +387,12 @@ impl Playout {
         }
     }
 
+    /// With reference decoding: key frame `index` has completed, and no
+    /// later one has (the frames before it are no longer needed).
+    pub fn newest_key_done(&self, index: u32) -> bool {
+        self.p.decode == Decode::Reference && self.last_key_done == Some(index)
+    }
+
     /// Whether a packet may make the buffer ask for a key frame.
     pub fn asks_for_key_frames(&self) -> bool {
         self.p.decode == Decode::Reference && self.p.key_retry.is_some()

@@ -28,6 +28,8 @@ pub struct Queued {
     pub payload: u32,
     pub tag: FrameTag,
     pub marker: bool,
+    /// The first packet of its frame.
+    pub first: bool,
     /// A retransmission (RFC 4588) of the packet with this sequence number.
     pub rtx: Option<u16>,
 }
@@ -301,6 +303,7 @@ impl FrameSender {
             payload,
             tag,
             marker: i + 1 == n,
+            first: i == 0,
             rtx: None,
         });
         match &mut self.pacer {
@@ -436,6 +439,7 @@ impl FrameSender {
             stamp: None,
             frame: Some(q.tag),
             marker: q.marker,
+            first: q.first,
             transport_seq: self.last_transport_seq(),
             padding: false,
             rtx,
@@ -457,6 +461,7 @@ impl FrameSender {
             stamp: None,
             frame: None,
             marker: false,
+            first: false,
             transport_seq: self.last_transport_seq(),
             padding: true,
             rtx: None,

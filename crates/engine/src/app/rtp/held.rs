@@ -40,6 +40,7 @@ pub struct Held {
     pub seq: u16,
     pub transport_seq: Option<u16>,
     pub marker: bool,
+    pub first: bool,
     pub ecn: u8,
 }
 
@@ -128,6 +129,7 @@ impl Held {
             seq,
             transport_seq,
             marker,
+            first: false,
             ecn: 0,
         }
     }

@@ -708,6 +708,7 @@ impl RtpMember {
                 stamp,
                 frame: None,
                 marker: false,
+                first: false,
                 transport_seq: None,
                 padding: false,
                 rtx: None,
@@ -742,6 +743,7 @@ impl RtpMember {
                 stamp: None,
                 frame: None,
                 marker: false,
+                first: false,
                 transport_seq: None,
                 padding: false,
                 rtx: None,
@@ -878,10 +880,14 @@ impl RtpMember {
         let watched =
             repair.is_none() && self.viewer.as_ref().is_some_and(|v| v.watches_order(ssrc));
         let copy = watched && self.out_of_order(ssrc, h.seq);
+        let mut key = None;
         if let (Some(tag), Some(v), false) = (&h.frame, &mut self.viewer, copy) {
             v.playout.on_packet(h.now, tag);
             let wait = v.key_wait_timer.is_none() && v.playout.key_wait_due().is_some();
-            if v.playout.key_request || wait {
+            if tag.key && v.nack.is_some() && ssrc == v.media_ssrc {
+                key = Some((tag.index, self.key_frame_start(ssrc, h)));
+            }
+            if self.viewer.as_ref().is_some_and(|v| v.playout.key_request) || wait {
                 self.after_playout(out);
             }
         }
@@ -891,6 +897,36 @@ impl RtpMember {
             }
         }
         self.on_rtp(h.now, (ssrc, h.seq, h.timestamp), repair, out);
+        if let (Some((index, ext)), Some(v)) = (key, &mut self.viewer) {
+            v.key_frame_packet(index, ext);
+        }
+    }
+
+    /// The highest sequence number (extended) received from `ssrc` so far.
+    fn extended_max(&self, ssrc: u32) -> u64 {
+        self.sources
+            .get(&ssrc)
+            .map_or(0, |s| s.stats.extended_max() as u64)
+    }
+
+    /// A packet of a key frame of the played stream, `h`, reached the
+    /// playout buffer: its sequence number, extended; if it is the frame's
+    /// first packet and came as the newest one (not out of order), the
+    /// retransmission requests note the key frame (before the gap it may
+    /// end: libwebrtc's NackRequester::OnReceivedPacket).
+    #[cold]
+    #[inline(never)]
+    fn key_frame_start(&mut self, ssrc: u32, h: &Held) -> u64 {
+        let src = self.sources.get(&ssrc);
+        let ext = extend16(h.seq, src.map_or(0, |s| s.stats.extended_max() as u64));
+        // Newest as on_rtp reckons it: within 3000 ahead of the next.
+        let newest = src
+            .and_then(|s| s.next_seq)
+            .is_none_or(|next| h.seq.wrapping_sub(next) < 3000);
+        if let (true, Some(v)) = (h.first && newest, &mut self.viewer) {
+            v.key_frame_start(ext);
+        }
+        ext
     }
 
     /// Whether packet `seq` of the played stream `ssrc` came behind the
@@ -1041,6 +1077,9 @@ impl RtpMember {
             .is_some_and(|r| r.on_retransmission(extend16(osn, near)));
         if let (true, Some(tag)) = (wanted, &h.frame) {
             v.playout.on_recovered(now, tag);
+            if tag.key {
+                v.key_frame_packet(tag.index, extend16(osn, near));
+            }
             self.after_playout(out);
         }
     }
@@ -1088,12 +1127,9 @@ impl RtpMember {
     #[inline(never)]
     fn release_held_now(&mut self) {
         let held = std::mem::take(&mut self.fast.held);
+        let (ssrc, near) = (self.fast.ssrc, self.extended_max(self.fast.ssrc));
         if let Some(v) = &mut self.viewer {
-            for h in &held {
-                if let Some(tag) = &h.frame {
-                    v.playout.on_packet(h.now, tag);
-                }
-            }
+            v.take_held(&held, ssrc, near);
             // A buffer that may ask for key frames is never held for.
             debug_assert!(!v.playout.key_request);
         }
@@ -1383,6 +1419,7 @@ impl App for RtpMember {
                 seq: d.seq,
                 transport_seq: d.transport_seq,
                 marker: d.marker,
+                first: d.first,
                 ecn: pkt.ecn,
             };
             let plain = d.stamp.is_none() && d.repair.is_none() && d.rtx.is_none();
@@ -1417,7 +1454,8 @@ impl App for RtpMember {
             v.push(self.sender_media_stats(fs, end));
         }
         if let Some(view) = &self.viewer {
-            v.push(view.stats(end, &self.fast.held));
+            let ssrc = self.fast.ssrc;
+            v.push(view.stats(end, (&self.fast.held, ssrc, self.extended_max(ssrc))));
         }
         if let Some(fb) = &self.pp_feedback {
             v.push(fb.stats());

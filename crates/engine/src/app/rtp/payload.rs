@@ -23,6 +23,9 @@ pub struct RtpData {
     pub frame: Option<crate::app::media::playout::FrameTag>,
     /// The last packet of its frame (RTP marker bit).
     pub marker: bool,
+    /// The first packet of its frame (a payload format's start-of-frame
+    /// bit, as VP8's S bit; not in the pcap's bytes).
+    pub first: bool,
     /// The transport-wide sequence number (header extension), with
     /// transport-wide feedback.
     pub transport_seq: Option<u16>,
@@ -253,6 +256,7 @@ mod tests {
             stamp: None,
             frame: None,
             marker: true,
+            first: false,
             transport_seq: Some(77),
             padding: false,
             rtx: Some(0xBEEF),

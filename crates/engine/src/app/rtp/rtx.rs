@@ -202,6 +202,7 @@ mod tests {
             payload,
             tag: FrameTag::test_frame(3, 2),
             marker: true,
+            first: false,
             rtx: None,
         }
     }

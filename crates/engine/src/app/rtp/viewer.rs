@@ -92,6 +92,7 @@ impl FeedbackOut {
 }
 
 /// The playout buffer of the stream a receiver plays, and how it reports.
+#[derive(Clone)]
 pub struct Viewer {
     pub playout: Playout,
     pub voice: Option<VoiceCodec>,
@@ -117,13 +118,56 @@ impl Viewer {
         ssrc == self.media_ssrc && (self.nack.is_some() || self.playout.infers_loss_from_order())
     }
 
-    /// The receiver's playout columns of the `media` table, with the
-    /// packets still `held` (held.rs) taken in.
-    pub fn stats(&self, end: SimTime, held: &[Held]) -> AppStats {
-        let mut p = self.playout.clone();
-        for (h, tag) in held.iter().filter_map(|h| Some((h, h.frame.as_ref()?))) {
-            p.on_packet(h.now, tag);
+    /// The first packet of a key frame came as the newest packet of the
+    /// played stream, `ext` its sequence number (extended): the
+    /// retransmission requests note it (nack.rs), before any gap it ends.
+    #[cold]
+    pub fn key_frame_start(&mut self, ext: u64) {
+        if let Some(r) = &mut self.nack {
+            r.on_key_frame_start(ext);
         }
+    }
+
+    /// A packet of key frame `index`, `ext` its sequence number (extended;
+    /// a retransmission's original), reached the playout buffer: if it
+    /// completed the frame and the frame is the newest key frame complete
+    /// (reference decoding), the requests before it end (nack.rs's
+    /// `clear_up_to`), after those for any gap it ended went out.
+    #[cold]
+    pub fn key_frame_packet(&mut self, index: u32, ext: u64) {
+        if let Some(r) = &mut self.nack {
+            if self.playout.newest_key_done(index) {
+                r.clear_up_to(ext);
+            }
+        }
+    }
+
+    /// The held packets (held.rs: in order from `ssrc`, no gap), the
+    /// extended sequence numbers near `near`, taken in by the playout
+    /// buffer and, for a key frame's packets, the retransmission requests.
+    pub fn take_held(&mut self, held: &[Held], ssrc: u32, near: u64) {
+        let nack = self.nack.is_some() && ssrc == self.media_ssrc;
+        for h in held {
+            if let Some(tag) = &h.frame {
+                self.playout.on_packet(h.now, tag);
+                if tag.key && nack {
+                    let ext = extend16(h.seq, near);
+                    if h.first {
+                        self.key_frame_start(ext);
+                    }
+                    self.key_frame_packet(tag.index, ext);
+                }
+            }
+        }
+    }
+
+    /// The receiver's playout columns of the `media` table, with the
+    /// packets still `held` (held.rs: in order from `ssrc`, near `near`)
+    /// taken in.
+    pub fn stats(&self, end: SimTime, (held, ssrc, near): (&[Held], u32, u64)) -> AppStats {
+        let mut v = self.clone();
+        v.take_held(held, ssrc, near);
+        let p = &mut v.playout;
         p.finish(end);
         let s = &p.stats;
         let d = s.frame_delay.summary_ns();
@@ -159,7 +203,7 @@ impl Viewer {
             "frames_level_5",
         ];
         values.extend(LEVELS.iter().zip(s.levels).map(|(n, c)| (*n, c as f64)));
-        let n = self.nack.as_ref().map(|r| r.stats).unwrap_or_default();
+        let n = v.nack.as_ref().map(|r| r.stats).unwrap_or_default();
         values.extend([
             ("nack_sent", self.nacks_sent as f64),
             ("nack_requests", n.requested as f64),
@@ -358,7 +402,7 @@ mod tests {
     #[test]
     fn the_table_counts_frames_and_scores_voice_from_them() {
         let end = ms(2_000);
-        let v = viewer(None, &FIVE).stats(end, &[]).values;
+        let v = viewer(None, &FIVE).stats(end, (&[], 0, 0)).values;
         let count = |n| value(&v, n);
         assert_eq!(
             [
@@ -386,7 +430,9 @@ mod tests {
             "video has no E-model score"
         );
 
-        let v = viewer(Some(CodecName::G729a), &FIVE).stats(end, &[]).values;
+        let v = viewer(Some(CodecName::G729a), &FIVE)
+            .stats(end, (&[], 0, 0))
+            .values;
         let burst = burst_ratio(2, 2, 5);
         let r = EModel::call(125.0, 40.0, burst, 11.0, 19.0).r();
         assert_eq!(value(&v, "voice_loss_pct"), 40.0);
@@ -401,7 +447,7 @@ mod tests {
     #[test]
     fn with_no_frame_played_voice_scores_the_codec_delay_alone() {
         let v = viewer(Some(CodecName::G729a), &[(150, 0, 1)])
-            .stats(ms(2_000), &[])
+            .stats(ms(2_000), (&[], 0, 0))
             .values;
         assert_eq!(
             (value(&v, "frames_played"), value(&v, "frames_late")),
@@ -423,7 +469,7 @@ mod tests {
         let mut second = held(196, 3, None, true);
         second.frame = Some(tag(2, 2));
         let v = viewer(None, &[(30, 0, 1), (190, 1, 1), (195, 2, 2)])
-            .stats(ms(2_000), &[second])
+            .stats(ms(2_000), (&[second], 0, 0))
             .values;
         assert_eq!(
             [

@@ -293,6 +293,7 @@ fn media_packet(ssrc: u32, seq: u16) -> Packet {
         stamp: None,
         frame: None,
         marker: false,
+        first: false,
         transport_seq: None,
         padding: false,
         rtx: None,
