@@ -189,13 +189,13 @@ impl NackRequester {
     }
 
     /// With reference decoding, a key frame completed with its packet
-    /// `seq`: the packets still asked for before it are given up, and the
-    /// key frames before it forgotten (libwebrtc's ClearUpTo).
+    /// `seq`: the packets still asked for before it are given up
+    /// (libwebrtc's ClearUpTo). That also forgets the key frames before
+    /// it; here they stay until they age out, as they can no longer give
+    /// anything up (every packet before them is gone).
     #[cold]
     pub fn clear_up_to(&mut self, seq: u64) {
         self.give_up_before(seq);
-        let n = self.key_frames.partition_point(|&k| k < seq);
-        self.key_frames.drain(..n);
     }
 
     /// A retransmission of packet `seq` arrived: whether it is taken in
@@ -430,8 +430,26 @@ mod tests {
         assert_eq!((r.waiting(), r.stats.given_up), (0, 400 + 399 + 500));
     }
 
+    /// Key frames are kept within MAX_AGE of the newest (a bound on the
+    /// list when no gap overflows; older ones could give nothing up).
+    #[test]
+    fn key_frames_are_kept_within_max_age_of_the_newest() {
+        let mut r = requester(10);
+        let kept = |r: &NackRequester| r.key_frames.iter().copied().collect::<Vec<_>>();
+        for k in [0, 5000, MAX_AGE] {
+            r.on_key_frame_start(k);
+        }
+        assert_eq!(kept(&r), [0, 5000, MAX_AGE], "MAX_AGE behind: kept");
+        r.on_key_frame_start(MAX_AGE + 1);
+        assert_eq!(kept(&r), [5000, MAX_AGE, MAX_AGE + 1]);
+        r.on_key_frame_start(2 * MAX_AGE + 1);
+        assert_eq!(kept(&r), [MAX_AGE + 1, 2 * MAX_AGE + 1]);
+        r.on_key_frame_start(2 * MAX_AGE); // not the newest: ignored
+        assert_eq!(kept(&r), [MAX_AGE + 1, 2 * MAX_AGE + 1]);
+    }
+
     /// A complete key frame (reference decoding) gives up what is asked
-    /// for before its packet, and forgets the key frames before it.
+    /// for before its packet.
     #[test]
     fn a_complete_key_frame_gives_up_the_older_packets() {
         let mut r = requester(10);
@@ -445,7 +463,7 @@ mod tests {
         r.due(ms(100), None, &mut ask);
         assert_eq!(ask, [30, 31]);
         assert!(!r.on_retransmission(12), "given up: a duplicate");
-        // The key frame at 1 is forgotten: an overflow finds none.
+        // The key frame at 1 has nothing older left: an overflow clears.
         assert!(r.on_gap(ms(1), 40, MAX_LIST as u64 - 1, &mut ask));
     }
 
