@@ -917,10 +917,9 @@ impl RtpMember {
     #[cold]
     #[inline(never)]
     fn key_frame_start(&mut self, ssrc: u32, h: &Held) -> u64 {
-        let src = self.sources.get(&ssrc);
-        let ext = extend16(h.seq, src.map_or(0, |s| s.stats.extended_max() as u64));
+        let ext = extend16(h.seq, self.extended_max(ssrc));
         // Newest as on_rtp reckons it: within 3000 ahead of the next.
-        let newest = src
+        let newest = (self.sources.get(&ssrc))
             .and_then(|s| s.next_seq)
             .is_none_or(|next| h.seq.wrapping_sub(next) < 3000);
         if let (true, Some(v)) = (h.first && newest, &mut self.viewer) {
@@ -1127,7 +1126,12 @@ impl RtpMember {
     #[inline(never)]
     fn release_held_now(&mut self) {
         let held = std::mem::take(&mut self.fast.held);
-        let (ssrc, near) = (self.fast.ssrc, self.extended_max(self.fast.ssrc));
+        let ssrc = self.fast.ssrc;
+        // Extended numbers only for the retransmission requests.
+        let near = match &self.viewer {
+            Some(v) if v.nack.is_some() => self.extended_max(ssrc),
+            _ => 0,
+        };
         if let Some(v) = &mut self.viewer {
             v.take_held(&held, ssrc, near);
             // A buffer that may ask for key frames is never held for.

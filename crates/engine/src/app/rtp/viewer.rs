@@ -345,11 +345,17 @@ mod tests {
         FrameTag::test_frame(index, packets)
     }
 
-    /// A fixed 100 ms playout buffer fed `arrivals` (ms, frame, packets).
-    fn viewer(voice: Option<CodecName>, arrivals: &[(u64, u32, u32)]) -> Viewer {
-        let mut playout = Playout::new(PlayoutParams {
+    impl Viewer {
+        /// The fixed 100 ms buffer's parameters (`viewer`).
+        fn playout_params(&self) -> PlayoutParams {
+            params(self.voice.is_none())
+        }
+    }
+
+    fn params(video: bool) -> PlayoutParams {
+        PlayoutParams {
             delay: PlayoutDelay::Fixed(ms(100)),
-            video: voice.is_none(),
+            video,
             frame_interval: ms(40),
             hold: ms(1000),
             freeze_factor: 3.0,
@@ -360,7 +366,12 @@ mod tests {
             key_wait: None,
             retransmission: false,
             skip_recovered: false,
-        });
+        }
+    }
+
+    /// A fixed 100 ms playout buffer fed `arrivals` (ms, frame, packets).
+    fn viewer(voice: Option<CodecName>, arrivals: &[(u64, u32, u32)]) -> Viewer {
+        let mut playout = Playout::new(params(voice.is_none()));
         for &(at, frame, packets) in arrivals {
             playout.on_packet(ms(at), &tag(frame, packets));
         }
@@ -374,6 +385,71 @@ mod tests {
             nacks_sent: 0,
             key_wait_timer: None,
         }
+    }
+
+    /// Held packets of a key frame reach the retransmission requests
+    /// (reference decoding): its first packet is noted as a key frame, and
+    /// its last, completing it, gives up what is asked for before it; a
+    /// key frame's packets of another stream, or a delta frame's, do
+    /// neither.
+    #[test]
+    fn held_key_frame_packets_reach_the_retransmission_requests() {
+        use crate::app::media::nack::{NackParams, NackRequester};
+        let mut v = viewer(None, &[]);
+        v.playout = Playout::new(PlayoutParams {
+            decode: Decode::Reference,
+            ..v.playout_params()
+        });
+        let mut r = NackRequester::new(NackParams {
+            retries: 10,
+            default_rtt: ms(100),
+        });
+        let mut ask = Vec::new();
+        assert!(!r.on_gap(ms(0), 3, 2, &mut ask));
+        v.nack = Some(r);
+        let key = |index, at, seq, first, marker| Held {
+            first,
+            frame: Some(FrameTag {
+                key: true,
+                ..tag(index, 2)
+            }),
+            ..held(at, seq, None, marker)
+        };
+        let waiting = |v: &Viewer| v.nack.as_ref().map(|r| (r.waiting(), r.stats.given_up));
+        // Another stream's key frame, and a delta frame: nothing.
+        v.take_held(
+            &[key(0, 10, 5, true, false), key(0, 11, 6, false, true)],
+            8,
+            0,
+        );
+        v.take_held(
+            &[Held {
+                frame: Some(tag(1, 1)),
+                ..held(12, 5, None, true)
+            }],
+            7,
+            0,
+        );
+        assert_eq!(waiting(&v), Some((2, 0)));
+        // The key frame's first packet: not complete yet, nothing given up.
+        v.take_held(&[key(2, 20, 7, true, false)], 7, 6);
+        assert_eq!(waiting(&v), Some((2, 0)));
+        v.take_held(&[key(2, 21, 8, false, true)], 7, 7);
+        assert_eq!(waiting(&v), Some((0, 2)));
+        // A first packet is noted whatever the decoding: a gap that would
+        // overflow the list gives up the packets before it instead.
+        let mut v = viewer(None, &[]);
+        let mut r = NackRequester::new(NackParams {
+            retries: 10,
+            default_rtt: ms(100),
+        });
+        assert!(!r.on_gap(ms(0), 50, 10, &mut ask));
+        v.nack = Some(r);
+        v.take_held(&[key(0, 30, 100, true, false)], 7, 99);
+        let r = v.nack.as_mut().expect("set");
+        let n = crate::app::media::nack::MAX_LIST as u64 - 5;
+        assert!(!r.on_gap(ms(40), 101, n, &mut ask));
+        assert_eq!((r.waiting() as u64, r.stats.given_up), (n, 10));
     }
 
     /// Frames 40 ms apart, played 100 ms after capture: 0 in 30 ms
