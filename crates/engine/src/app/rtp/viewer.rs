@@ -425,16 +425,16 @@ mod tests {
         v.take_held(
             &[Held {
                 frame: Some(tag(1, 1)),
-                ..held(12, 5, None, true)
+                ..held(50, 5, None, true)
             }],
             7,
             0,
         );
         assert_eq!(waiting(&v), Some((2, 0)));
         // The key frame's first packet: not complete yet, nothing given up.
-        v.take_held(&[key(2, 20, 7, true, false)], 7, 6);
+        v.take_held(&[key(2, 90, 7, true, false)], 7, 6);
         assert_eq!(waiting(&v), Some((2, 0)));
-        v.take_held(&[key(2, 21, 8, false, true)], 7, 7);
+        v.take_held(&[key(2, 91, 8, false, true)], 7, 7);
         assert_eq!(waiting(&v), Some((0, 2)));
         // A first packet is noted whatever the decoding: a gap that would
         // overflow the list gives up the packets before it instead.
