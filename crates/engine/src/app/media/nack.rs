@@ -123,8 +123,10 @@ impl NackRequester {
 
     /// `n` packets from `first` on (extended) are missing at `now`: each
     /// is asked for at once; returns them (as sent in the NACK) into `ask`.
-    /// Returns true when the list would hold more than `MAX_LIST`: it is
-    /// cleared instead, nothing asked for, and a key frame is needed.
+    /// Packets more than `MAX_AGE` behind go first, then, while the list
+    /// would hold more than `MAX_LIST`, those before key frames. Returns
+    /// true when it still would: it is cleared instead, nothing asked for,
+    /// and a key frame is needed.
     #[must_use]
     pub fn on_gap(&mut self, now: SimTime, first: u64, n: u64, ask: &mut Vec<u64>) -> bool {
         let end = first + n;
